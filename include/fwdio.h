@@ -1,0 +1,301 @@
+/*
+ * fwdio — nonblocking forwarded output for MPI applications.
+ *
+ * Every rank hands chunks of a shared file to fwdio_write() and goes back to
+ * computing. The chunks travel, split at stripe boundaries, to a few writer
+ * ranks that assemble whole write units and pwrite() them. Completion is
+ * reported through callbacks and fwdio_wait()/fwdio_test().
+ *
+ * Threads. Every rank runs one progress thread (a libevent loop) that owns all
+ * of fwdio's MPI traffic, on private duplicates of the communicator given to
+ * fwdio_init(), and one I/O thread on writer ranks (created on demand) that
+ * does the pwrite()/fdatasync() calls. The application may call every function
+ * below from any of its threads unless a function says otherwise; calls on the
+ * same file handle from several threads at once are serialised internally.
+ *
+ * Errors. Every int-returning function returns FWDIO_OK (0) or a negative
+ * FWDIO_E* code; fwdio_strerror() names it. A bad argument is refused at the
+ * call, with no change of state. Errors that can only be known later (a path
+ * that cannot be opened, a failed pwrite, overlapping writes found by a
+ * writer) become the file's final status, agreed on by every rank, delivered
+ * to the callbacks and returned by fwdio_wait(); fwdio_file_error() gives the
+ * writer rank, offset and errno. fwdio never aborts the application.
+ */
+#ifndef FWDIO_H
+#define FWDIO_H
+
+#include <mpi.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(FWDIO_BUILDING_LIBRARY) && defined(__GNUC__)
+#define FWDIO_API __attribute__((visibility("default")))
+#else
+#define FWDIO_API
+#endif
+
+/** Library version, as numbers and as "MAJOR.MINOR.PATCH". */
+#define FWDIO_VERSION_MAJOR 0
+#define FWDIO_VERSION_MINOR 1
+#define FWDIO_VERSION_PATCH 0
+
+/*
+ * The one list of status codes: FWDIO_X(NAME, value, "text"). The enum and
+ * fwdio_strerror() are both generated from it, so they cannot drift apart.
+ */
+#define FWDIO_STATUS_LIST(FWDIO_X)                                                         \
+    FWDIO_X(FWDIO_OK, 0, "success")                                                       \
+    FWDIO_X(FWDIO_EINVAL, -1, "invalid argument")                                          \
+    FWDIO_X(FWDIO_ENOMEM, -2, "out of memory")                                             \
+    FWDIO_X(FWDIO_ETHREAD, -3, "MPI was not initialised with MPI_THREAD_MULTIPLE")          \
+    FWDIO_X(FWDIO_EMPI, -4, "an MPI call failed")                                          \
+    FWDIO_X(FWDIO_ESYSTEM, -5, "a system call (thread, event loop) failed")                \
+    FWDIO_X(FWDIO_ERANGE, -6, "write extends past the size given to fwdio_open")           \
+    FWDIO_X(FWDIO_ECLOSED, -7, "file already closed on this rank")                         \
+    FWDIO_X(FWDIO_ENOTCLOSED, -8, "file not closed on this rank: call fwdio_close first")   \
+    FWDIO_X(FWDIO_EOVERLAP, -9, "two writes overlap the same bytes of the file")           \
+    FWDIO_X(FWDIO_EOPEN, -10, "a writer could not open or size the file")                  \
+    FWDIO_X(FWDIO_EWRITE, -11, "a writer's pwrite failed")                                 \
+    FWDIO_X(FWDIO_ESYNC, -12, "a writer's fdatasync or close failed")                      \
+    FWDIO_X(FWDIO_EFAILED, -13, "the file has already failed; see fwdio_file_error")       \
+    FWDIO_X(FWDIO_ECONTEXT, -14, "function may not be called from this thread or callback") \
+    FWDIO_X(FWDIO_EAGAIN, -15, "resource temporarily full; try again")
+
+/** Status codes: FWDIO_OK is 0, every error is negative. */
+typedef enum fwdio_status {
+#define FWDIO_X_ENUM(name, value, text) name = (value),
+    FWDIO_STATUS_LIST(FWDIO_X_ENUM)
+#undef FWDIO_X_ENUM
+} fwdio_status_t;
+
+/** Runtime handle: one per fwdio_init(), owned by the caller until fwdio_finalize(). */
+typedef struct fwdio_runtime fwdio_runtime_t;
+
+/** File handle: one per fwdio_open(), owned by the caller until fwdio_file_free(). */
+typedef struct fwdio_file fwdio_file_t;
+
+/** Where the ready/complete callbacks run. */
+typedef enum fwdio_callback_mode {
+    /** Default. Callbacks are queued and run on an application thread inside
+     *  fwdio_poll(), fwdio_test() or fwdio_wait(). A callback may call any fwdio
+     *  function except fwdio_finalize(). */
+    FWDIO_CALLBACKS_ON_POLL = 0,
+    /** Callbacks run on the progress thread as soon as the status is known. They
+     *  must be short, must be thread-safe against the application, and may only
+     *  call fwdio_write(), fwdio_close(), fwdio_test(), fwdio_file_error*() and
+     *  fwdio_strerror(); other calls return FWDIO_ECONTEXT. */
+    FWDIO_CALLBACKS_ON_PROGRESS = 1
+} fwdio_callback_mode_t;
+
+/**
+ * Runtime configuration for fwdio_init(). Zero-initialise it (or pass NULL):
+ * every zero field means "the documented default".
+ */
+typedef struct fwdio_config {
+    /** Where callbacks run; default FWDIO_CALLBACKS_ON_POLL. */
+    fwdio_callback_mode_t callback_mode;
+    /** Shortest interval, in microseconds, between two polls of MPI requests while
+     *  data is in flight; default 20. */
+    unsigned poll_min_us;
+    /** Longest interval between two polls while files are open but quiet; the
+     *  interval doubles from poll_min_us up to this. Default 2000. With no file
+     *  open the progress thread sleeps until the application calls fwdio. */
+    unsigned poll_max_us;
+    /** Largest MPI message fwdio sends, in bytes: a write larger than this goes
+     *  to its writer as several messages, so the writer can start assembling
+     *  before the whole write has arrived. Default 8 MiB, at most 1 GiB. */
+    size_t max_message_size;
+} fwdio_config_t;
+
+/** How the stripes of a file map to writers. */
+typedef enum fwdio_layout {
+    /** Default. Each writer owns one contiguous run of stripes; the runs differ
+     *  in length by at most one stripe (CkIO's long-stripe arrangement). */
+    FWDIO_LAYOUT_BLOCK = 0,
+    /** Stripe s goes to writer s mod W (with W equal to the storage stripe count,
+     *  each writer talks to one storage target). */
+    FWDIO_LAYOUT_CYCLIC = 1
+} fwdio_layout_t;
+
+/**
+ * Per-file options. Call fwdio_options_init() and then change what you need;
+ * a zero-filled struct also means "all defaults". Sizes are in bytes.
+ */
+typedef struct fwdio_options {
+    /** Bytes a writer gathers before one pwrite (CkIO's writeStripe); should match
+     *  the file system's stripe unit. Default 4 MiB (FWDIO_DEFAULT_WRITE_SIZE). */
+    uint64_t write_size;
+    /** Unit of the file that maps to one writer (CkIO's peStripe); a multiple of
+     *  write_size. Default 4 x write_size. */
+    uint64_t stripe_size;
+    /** Number of writer ranks (CkIO's activePEs); clamped to what the placement
+     *  can give. 0 (default): FWDIO_DEFAULT_WRITERS_PER_NODE per node, at most 32
+     *  and at most the number of ranks. */
+    int writers;
+    /** Rank of the first writer (CkIO's basePE); default 0. */
+    int first_writer;
+    /** Distance in ranks between consecutive writers (CkIO's skipPEs). 0 (default):
+     *  spread the writers evenly, stride = max(1, (P - first_writer) / writers). */
+    int writer_stride;
+    /** Stripe-to-writer mapping; default FWDIO_LAYOUT_BLOCK. */
+    fwdio_layout_t layout;
+    /** Non-zero: every writer fdatasync()s the file before the file is reported
+     *  complete. Default 0 (data is in the page cache when complete fires). */
+    int durable;
+} fwdio_options_t;
+
+/** Default write_size, chosen by measurement (see bench/README.md). */
+#define FWDIO_DEFAULT_WRITE_SIZE ((uint64_t)4 << 20)
+/** Default stripe_size in write units. */
+#define FWDIO_DEFAULT_STRIPE_UNITS 4
+/** Default number of writers per node when options.writers is 0. */
+#define FWDIO_DEFAULT_WRITERS_PER_NODE 2
+/** Upper bound of the default writer count. */
+#define FWDIO_DEFAULT_MAX_WRITERS 32
+
+/**
+ * Callback for file events. `status` is the status agreed on by every rank
+ * (FWDIO_OK or an error); `user` is fwdio_callbacks_t.user.
+ */
+typedef void (*fwdio_file_cb_t)(fwdio_file_t *file, int status, void *user);
+
+/** Callbacks of one file; any may be NULL. Each fires exactly once on every rank. */
+typedef struct fwdio_callbacks {
+    /** The writers have opened and sized the file (or failed to). */
+    fwdio_file_cb_t ready;
+    /** Every byte is in the file (and durable, with options.durable), or the file
+     *  failed. Fires after ready. */
+    fwdio_file_cb_t complete;
+    /** Passed to both callbacks. */
+    void *user;
+} fwdio_callbacks_t;
+
+/** Detail of a file's failure, the same on every rank. */
+typedef struct fwdio_error_info {
+    int status;      /**< the final status (FWDIO_OK if the file did not fail) */
+    int rank;        /**< rank (in the fwdio_init communicator) that found the error, or -1 */
+    int sys_errno;   /**< errno of the failing system call, or 0 */
+    uint64_t offset; /**< file offset concerned */
+} fwdio_error_info_t;
+
+/**
+ * Start fwdio on every rank of `comm` (collective over comm). MPI must have been
+ * initialised with MPI_THREAD_MULTIPLE, otherwise FWDIO_ETHREAD. Starts the
+ * progress thread and duplicates `comm` for fwdio's own traffic.
+ * @param comm  the ranks that will open files together; it is duplicated, so
+ *              the caller may free it after this call.
+ * @param cfg   runtime configuration, or NULL for the defaults.
+ * @param rt    receives the runtime handle.
+ * @return FWDIO_OK, FWDIO_EINVAL, FWDIO_ETHREAD, FWDIO_EMPI, FWDIO_ESYSTEM, FWDIO_ENOMEM.
+ * Call from one application thread per rank.
+ */
+FWDIO_API int fwdio_init(MPI_Comm comm, const fwdio_config_t *cfg, fwdio_runtime_t **rt);
+
+/**
+ * Stop fwdio (collective over the init communicator). Files not yet closed on
+ * this rank are closed, every file is waited for, file handles still held are
+ * released (do not use them afterwards), and the threads are joined. Call
+ * from an application thread, not from a callback.
+ * @return FWDIO_OK, FWDIO_EINVAL, FWDIO_ECONTEXT.
+ */
+FWDIO_API int fwdio_finalize(fwdio_runtime_t *rt);
+
+/** Fill `opts` with the documented defaults (the same as a zero-filled struct). */
+FWDIO_API void fwdio_options_init(fwdio_options_t *opts);
+
+/**
+ * Open `path` for writing `size` bytes (collective, nonblocking). Every rank of
+ * the runtime calls fwdio_open for the same files in the same order with the
+ * same size and options. The handle is usable at once: writes are accepted
+ * before the file is ready. The writers create the file if needed and set its
+ * length to exactly `size` (an existing file is truncated first).
+ * @param opts  options, or NULL for the defaults.
+ * @param cbs   callbacks (copied), or NULL for none.
+ * @param file  receives the handle.
+ * @return FWDIO_OK; FWDIO_EINVAL for a NULL path or handle, write_size 0 after
+ *         defaults, a stripe_size that is not a multiple of write_size, or a
+ *         first_writer outside the communicator; FWDIO_ECONTEXT from a callback
+ *         on the progress thread. A path that cannot be opened is reported later
+ *         as FWDIO_EOPEN through the callbacks and fwdio_wait().
+ */
+FWDIO_API int fwdio_open(fwdio_runtime_t *rt, const char *path, uint64_t size,
+                         const fwdio_options_t *opts, const fwdio_callbacks_t *cbs,
+                         fwdio_file_t **file);
+
+/**
+ * Write `len` bytes of `buf` at `offset` of the file (nonblocking). Returns as
+ * soon as `buf` may be reused: the bytes are copied. Ranks may write any
+ * disjoint pieces of the file in any order; bytes nobody writes stay holes
+ * (they read as zeros).
+ * @return FWDIO_OK; FWDIO_EINVAL (NULL file, NULL buf with len > 0);
+ *         FWDIO_ERANGE (offset + len > size); FWDIO_ECLOSED (after fwdio_close);
+ *         FWDIO_EFAILED (the file is already known to have failed: the bytes are
+ *         dropped); FWDIO_ENOMEM.
+ */
+FWDIO_API int fwdio_write(fwdio_file_t *file, const void *buf, size_t len, uint64_t offset);
+
+/**
+ * Declare that this rank has written all it will to the file (nonblocking).
+ * The file completes once every rank has closed it and the writers are done.
+ * @return FWDIO_OK; FWDIO_EINVAL; FWDIO_ECLOSED if already closed.
+ */
+FWDIO_API int fwdio_close(fwdio_file_t *file);
+
+/**
+ * Block until the file is complete or failed and its callbacks have run on this
+ * rank; return the final status. Runs queued callbacks while waiting.
+ * @return the final status (FWDIO_OK or an error), FWDIO_ENOTCLOSED if this
+ *         rank has not closed the file (waiting could never end), FWDIO_EINVAL,
+ *         FWDIO_ECONTEXT (from a callback on the progress thread).
+ */
+FWDIO_API int fwdio_wait(fwdio_file_t *file);
+
+/**
+ * Check without blocking whether the file is complete (its callbacks run on this
+ * rank). Runs queued callbacks first.
+ * @param done  set to 1 when complete, else 0.
+ * @return the final status when *done is 1, else FWDIO_OK; FWDIO_EINVAL.
+ */
+FWDIO_API int fwdio_test(fwdio_file_t *file, int *done);
+
+/**
+ * Run the callbacks queued for the application (FWDIO_CALLBACKS_ON_POLL mode)
+ * on the calling thread, without blocking.
+ * @return the number of callbacks run (>= 0), or FWDIO_EINVAL.
+ */
+FWDIO_API int fwdio_poll(fwdio_runtime_t *rt);
+
+/**
+ * Release a file handle. A file that is not complete yet is closed on this rank
+ * if needed and goes on in the background; its callbacks still fire, and its
+ * memory is released once it completes. The handle may not be used afterwards.
+ */
+FWDIO_API void fwdio_file_free(fwdio_file_t *file);
+
+/** Name of a status code, e.g. "a writer's pwrite failed"; never NULL. */
+FWDIO_API const char *fwdio_strerror(int status);
+
+/**
+ * A one-line description of why the file failed, e.g. "a writer's pwrite failed:
+ * writer rank 2, offset 8388608: No space left on device (errno 28)"; "success"
+ * while the file has not failed. Valid until fwdio_file_free().
+ */
+FWDIO_API const char *fwdio_file_error(const fwdio_file_t *file);
+
+/** Structured form of fwdio_file_error(): fills `info`; FWDIO_OK or FWDIO_EINVAL. */
+FWDIO_API int fwdio_file_error_info(const fwdio_file_t *file, fwdio_error_info_t *info);
+
+/**
+ * The writer ranks of an open file, in writer order. `ranks` may be NULL to ask
+ * for the count only. @return the number of writers, or FWDIO_EINVAL.
+ */
+FWDIO_API int fwdio_file_writers(const fwdio_file_t *file, int *ranks, int max_ranks);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* FWDIO_H */
