@@ -1,0 +1,531 @@
+/*
+ * fwdio-demo: one checkpoint written through fwdio while the ranks compute.
+ *
+ * Every rank fills its contiguous share of a file with a reproducible pattern,
+ * hands it to fwdio a few MiB at a time (as a simulation writes its arrays),
+ * closes, computes while the writers put the bytes in the file, and waits.
+ * Then all ranks verify the file byte for byte, and rank 0 prints the plan,
+ * how long each rank was blocked in fwdio calls beside a memcpy of the same
+ * bytes, the end-to-end time and the bandwidth.
+ *
+ *   mpirun -np 8 fwdio-demo [--size BYTES] [--writers W] [--path FILE]
+ *                           [--durable] [--keep] [--compute SECONDS]
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include "fwdio.h"
+#include "pattern.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define DEMO_SEED 0x5EEDu
+#define CHUNK_BYTES ((size_t)4 << 20)  /* one fwdio_write call, like one array */
+#define MIB (1024.0 * 1024.0)
+#define COMPUTE_SLICE_S 0.001          /* poll for callbacks this often while computing */
+#define NO_BAD_OFFSET UINT64_MAX
+
+struct demo_args {
+    uint64_t size;
+    int writers;        /* 0: fwdio's default */
+    const char *path;   /* NULL: a file in a fresh temporary directory */
+    int durable;
+    int keep;
+    double compute_s;
+};
+
+/* The bytes [offset, offset + len) of the file that one rank writes and checks. */
+struct share {
+    uint64_t offset;
+    uint64_t len;
+};
+
+/* What each rank measures; gathered to rank 0 for the report. */
+struct rank_times {
+    double blocked;     /* inside fwdio_open + fwdio_write + fwdio_close */
+    double memcpy_ref;  /* one memcpy of the rank's bytes */
+    double compute;     /* the compute phase, overlapped with output */
+    double end_to_end;  /* first fwdio call to fwdio_wait returning */
+    double complete_at; /* first fwdio call to the complete callback */
+};
+
+/* Written by the callbacks, which run on this thread inside fwdio_poll/wait. */
+struct callback_log {
+    int rank;
+    double t0;
+    double ready_at;
+    double complete_at;
+    int ready_status;
+    int complete_status;
+};
+
+static int rank_of_world(void)
+{
+    int rank;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    return rank;
+}
+
+/* "256M" -> 268435456; K, M, G, T are powers of 1024. Returns 0 on success. */
+static int parse_size(const char *text, uint64_t *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long long value = strtoull(text, &end, 10);
+    if (errno || end == text || text[0] == '-')
+        return -1;
+    unsigned shift = 0;
+    switch (*end) {
+    case 'k': case 'K': shift = 10; end++; break;
+    case 'm': case 'M': shift = 20; end++; break;
+    case 'g': case 'G': shift = 30; end++; break;
+    case 't': case 'T': shift = 40; end++; break;
+    default: break;
+    }
+    if (*end != '\0' || (shift && value > (UINT64_MAX >> shift)))
+        return -1;
+    *out = (uint64_t)value << shift;
+    return 0;
+}
+
+static void print_usage(const char *prog)
+{
+    fprintf(stderr,
+            "usage: %s [--size BYTES[K|M|G]] [--writers W] [--path FILE] [--durable] [--keep]\n"
+            "          [--compute SECONDS]\n"
+            "  --size     checkpoint size (default 256M)\n"
+            "  --writers  writer ranks (default 2; 0 = fwdio's default)\n"
+            "  --path     file to write (default: a fresh temp dir under $TMPDIR or /tmp);\n"
+            "             a file given here is kept\n"
+            "  --durable  fdatasync before the file counts as complete\n"
+            "  --keep     keep the file\n"
+            "  --compute  seconds of computation overlapped with output (default 0.1)\n",
+            prog);
+}
+
+/* Returns 0 on success, -1 on a bad command line. */
+static int parse_args(int argc, char **argv, struct demo_args *args)
+{
+    *args = (struct demo_args){.size = (uint64_t)256 << 20, .writers = 2, .compute_s = 0.1};
+    for (int i = 1; i < argc; i++) {
+        const char *opt = argv[i];
+        const char *val = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(opt, "--durable")) {
+            args->durable = 1;
+        } else if (!strcmp(opt, "--keep")) {
+            args->keep = 1;
+        } else if (!strcmp(opt, "--size") && val) {
+            if (parse_size(val, &args->size) || args->size == 0)
+                return -1;
+            i++;
+        } else if (!strcmp(opt, "--writers") && val) {
+            char *end;
+            long w = strtol(val, &end, 10);
+            if (*end || w < 0 || w > INT_MAX)
+                return -1;
+            args->writers = (int)w;
+            i++;
+        } else if (!strcmp(opt, "--path") && val) {
+            args->path = val;
+            i++;
+        } else if (!strcmp(opt, "--compute") && val) {
+            char *end;
+            args->compute_s = strtod(val, &end);
+            if (*end || args->compute_s < 0)
+                return -1;
+            i++;
+        } else {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Rank 0 makes a fresh directory and every rank receives the file name in it.
+ * Returns 0 on success; *dir is empty when the user gave the path. */
+static int choose_path(const struct demo_args *args, char *path, size_t path_cap, char *dir,
+                       size_t dir_cap)
+{
+    dir[0] = '\0';
+    if (args->path) {
+        if (strlen(args->path) >= path_cap)
+            return -1;
+        strcpy(path, args->path);
+        return 0;
+    }
+    if (rank_of_world() == 0) {
+        const char *tmp = getenv("TMPDIR");
+        snprintf(dir, dir_cap, "%s/fwdio-demo-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+        if (!mkdtemp(dir)) {
+            fprintf(stderr, "fwdio-demo: cannot create a directory %s: %s\n", dir,
+                    strerror(errno));
+            dir[0] = '\0';
+        }
+    }
+    MPI_Bcast(dir, (int)dir_cap, MPI_CHAR, 0, MPI_COMM_WORLD);
+    if (dir[0] == '\0')
+        return -1;
+    snprintf(path, path_cap, "%s/checkpoint.dat", dir);
+    return 0;
+}
+
+/* Rank r writes [r * (S/P), (r+1) * (S/P)); the last rank also takes the remainder. */
+static struct share share_of_rank(uint64_t size, int rank, int nranks)
+{
+    uint64_t base = size / (uint64_t)nranks;
+    struct share s = {.offset = base * (uint64_t)rank, .len = base};
+    if (rank == nranks - 1)
+        s.len = size - s.offset;
+    return s;
+}
+
+static double time_memcpy_reference(const void *src, size_t len)
+{
+    char *dst = malloc(len ? len : 1);
+    if (!dst)
+        return -1.0;
+    memset(dst, 1, len); /* touch every page first: we time the copy, not page faults */
+    double t = MPI_Wtime();
+    memcpy(dst, src, len);
+    t = MPI_Wtime() - t;
+    /* Read a byte back so the copy cannot be optimised away. */
+    volatile char sink = len ? dst[len / 2] : 0;
+    (void)sink;
+    free(dst);
+    return t;
+}
+
+/* A stand-in for a simulation step: floating-point work on a cache-resident array. */
+static double compute_kernel(long iterations)
+{
+    enum { N = 1024 };
+    static double a[N];
+    double acc = 0.0;
+    for (long it = 0; it < iterations; it++) {
+        for (int i = 0; i < N; i++) {
+            a[i] = a[i] * 0.999 + (double)i * 1e-6;
+            acc += a[i];
+        }
+    }
+    return acc;
+}
+
+/* Iterations of compute_kernel that take about COMPUTE_SLICE_S on this rank. */
+static long calibrate_slice(void)
+{
+    volatile double sink = 0.0;
+    long iters = 1;
+    double t;
+    for (;;) {
+        t = MPI_Wtime();
+        sink += compute_kernel(iters);
+        t = MPI_Wtime() - t;
+        if (t > 0.02 || iters > (LONG_MAX >> 2))
+            break;
+        iters *= 2;
+    }
+    (void)sink;
+    long slice = (long)((double)iters * COMPUTE_SLICE_S / t);
+    return slice > 0 ? slice : 1;
+}
+
+/* Compute for the calibrated amount of work, letting queued callbacks run in between. */
+static double compute_phase(fwdio_runtime_t *rt, long slice_iters, double seconds)
+{
+    volatile double sink = 0.0;
+    long slices = (long)(seconds / COMPUTE_SLICE_S + 0.5);
+    double t = MPI_Wtime();
+    for (long s = 0; s < slices; s++) {
+        sink += compute_kernel(slice_iters);
+        fwdio_poll(rt);
+    }
+    (void)sink;
+    return MPI_Wtime() - t;
+}
+
+static void on_ready(fwdio_file_t *file, int status, void *user)
+{
+    (void)file;
+    struct callback_log *log = user;
+    log->ready_at = MPI_Wtime() - log->t0;
+    log->ready_status = status;
+    if (log->rank == 0)
+        printf("[rank 0] ready callback: status %d (%s) at %.3f s\n", status,
+               fwdio_strerror(status), log->ready_at);
+}
+
+static void on_complete(fwdio_file_t *file, int status, void *user)
+{
+    (void)file;
+    struct callback_log *log = user;
+    log->complete_at = MPI_Wtime() - log->t0;
+    log->complete_status = status;
+    if (log->rank == 0)
+        printf("[rank 0] complete callback: status %d (%s) at %.3f s\n", status,
+               fwdio_strerror(status), log->complete_at);
+}
+
+/* Rank 0 prints which ranks write and how the file is cut. */
+static void print_plan(const fwdio_file_t *file, const fwdio_options_t *opts, uint64_t size,
+                       int nranks)
+{
+    int count = fwdio_file_writers(file, NULL, 0);
+    if (count < 0) {
+        printf("plan: fwdio_file_writers failed: %s\n", fwdio_strerror(count));
+        return;
+    }
+    int *ranks = malloc(sizeof *ranks * (size_t)(count ? count : 1));
+    if (!ranks)
+        return;
+    count = fwdio_file_writers(file, ranks, count);
+    printf("plan: %" PRIu64 " bytes (%.1f MiB) from %d ranks; %d writer%s: ranks", size,
+           (double)size / MIB, nranks, count, count == 1 ? "" : "s");
+    for (int i = 0; i < count; i++)
+        printf(" %d", ranks[i]);
+    printf("; layout %s, write_size ", opts->layout == FWDIO_LAYOUT_CYCLIC ? "cyclic" : "block");
+    if (opts->write_size)
+        printf("%.1f MiB", (double)opts->write_size / MIB);
+    else
+        printf("default");
+    printf(", %s\n", opts->durable ? "durable (fdatasync)" : "page cache");
+    free(ranks);
+}
+
+/*
+ * Open, write in chunks and close, timing only the calls. Returns FWDIO_OK or
+ * the first error a call returned; *file is set when the open succeeded.
+ */
+static int write_checkpoint(fwdio_runtime_t *rt, const char *path, uint64_t size,
+                            const fwdio_options_t *opts, const fwdio_callbacks_t *cbs,
+                            const unsigned char *data, struct share share, fwdio_file_t **file,
+                            double *blocked)
+{
+    double t = MPI_Wtime();
+    int rc = fwdio_open(rt, path, size, opts, cbs, file);
+    *blocked = MPI_Wtime() - t;
+    if (rc != FWDIO_OK) {
+        *file = NULL;
+        return rc;
+    }
+    int first_error = FWDIO_OK;
+    for (uint64_t done = 0; done < share.len && first_error == FWDIO_OK;) {
+        size_t len = share.len - done < CHUNK_BYTES ? (size_t)(share.len - done) : CHUNK_BYTES;
+        t = MPI_Wtime();
+        rc = fwdio_write(*file, data + done, len, share.offset + done);
+        *blocked += MPI_Wtime() - t;
+        if (rc != FWDIO_OK)
+            first_error = rc;
+        done += len;
+    }
+    /* Close even after a failed write, so that the file (and every rank) can finish. */
+    t = MPI_Wtime();
+    rc = fwdio_close(*file);
+    *blocked += MPI_Wtime() - t;
+    return first_error != FWDIO_OK ? first_error : rc;
+}
+
+/* Every rank checks its share; returns the first bad offset of the file, or NO_BAD_OFFSET. */
+static uint64_t verify_file(const char *path, uint64_t size, struct share share)
+{
+    uint64_t bad = NO_BAD_OFFSET;
+    if (share.len && !pattern_check_file(path, size, share.offset, share.len, DEMO_SEED, 0, &bad))
+        bad = NO_BAD_OFFSET;
+    uint64_t first_bad;
+    MPI_Allreduce(&bad, &first_bad, 1, MPI_UINT64_T, MPI_MIN, MPI_COMM_WORLD);
+    return first_bad;
+}
+
+static int compare_doubles(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* One line per rank, or min/median/max when there are too many ranks to list. */
+static void print_rank_table(const struct rank_times *all, int nranks)
+{
+    enum { MAX_LISTED = 16 };
+    if (nranks <= MAX_LISTED) {
+        printf("  rank  blocked ms  memcpy ms  blocked/memcpy  compute ms\n");
+        for (int r = 0; r < nranks; r++)
+            printf("  %4d  %10.2f  %9.2f  %14.1f  %10.1f\n", r, all[r].blocked * 1e3,
+                   all[r].memcpy_ref * 1e3,
+                   all[r].memcpy_ref > 0 ? all[r].blocked / all[r].memcpy_ref : 0.0,
+                   all[r].compute * 1e3);
+        return;
+    }
+    double *v = malloc(sizeof *v * (size_t)nranks);
+    if (!v)
+        return;
+    for (int r = 0; r < nranks; r++)
+        v[r] = all[r].blocked;
+    qsort(v, (size_t)nranks, sizeof *v, compare_doubles);
+    printf("  blocked ms over %d ranks: min %.2f  median %.2f  max %.2f\n", nranks, v[0] * 1e3,
+           v[nranks / 2] * 1e3, v[nranks - 1] * 1e3);
+    free(v);
+}
+
+static void print_report(const struct rank_times *all, int nranks, uint64_t size,
+                         double compute_planned, uint64_t first_bad)
+{
+    double blocked_max = 0, memcpy_max = 0, e2e_max = 0, complete_max = 0, compute_max = 0;
+    for (int r = 0; r < nranks; r++) {
+        blocked_max = all[r].blocked > blocked_max ? all[r].blocked : blocked_max;
+        memcpy_max = all[r].memcpy_ref > memcpy_max ? all[r].memcpy_ref : memcpy_max;
+        e2e_max = all[r].end_to_end > e2e_max ? all[r].end_to_end : e2e_max;
+        complete_max = all[r].complete_at > complete_max ? all[r].complete_at : complete_max;
+        compute_max = all[r].compute > compute_max ? all[r].compute : compute_max;
+    }
+    printf("time blocked in fwdio_open + fwdio_write + fwdio_close, per rank:\n");
+    print_rank_table(all, nranks);
+    printf("blocked (max over ranks):   %8.2f ms   memcpy reference (max): %.2f ms   ratio %.1f\n",
+           blocked_max * 1e3, memcpy_max * 1e3, memcpy_max > 0 ? blocked_max / memcpy_max : 0.0);
+    printf("compute overlapped:         %8.2f ms   (calibrated for %.0f ms)\n", compute_max * 1e3,
+           compute_planned * 1e3);
+    printf("complete callback (max):    %8.2f ms   %.1f MiB/s\n", complete_max * 1e3,
+           complete_max > 0 ? (double)size / MIB / complete_max : 0.0);
+    printf("end-to-end (max, to wait):  %8.2f ms   %.1f MiB/s\n", e2e_max * 1e3,
+           e2e_max > 0 ? (double)size / MIB / e2e_max : 0.0);
+    if (first_bad == NO_BAD_OFFSET)
+        printf("verified: OK\n");
+    else
+        printf("verified: FAILED, first bad offset %" PRIu64 "\n", first_bad);
+}
+
+static void remove_output(const char *path, const char *dir)
+{
+    if (unlink(path) != 0 && errno != ENOENT)
+        fprintf(stderr, "fwdio-demo: cannot remove %s: %s\n", path, strerror(errno));
+    if (dir[0] && rmdir(dir) != 0)
+        fprintf(stderr, "fwdio-demo: cannot remove %s: %s\n", dir, strerror(errno));
+}
+
+/*
+ * The checkpoint itself, run by every rank once fwdio is up. Returns 0 when the
+ * file completed with FWDIO_OK and verified on every rank, else 1.
+ */
+static int run_checkpoint(fwdio_runtime_t *rt, const struct demo_args *args, const char *path)
+{
+    int rank, nranks;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+    struct share share = share_of_rank(args->size, rank, nranks);
+
+    unsigned char *data = malloc(share.len ? (size_t)share.len : 1);
+    int local_fail = data == NULL;
+    if (data)
+        pattern_fill(data, (size_t)share.len, share.offset, DEMO_SEED);
+    struct rank_times mine = {0};
+    mine.memcpy_ref = data ? time_memcpy_reference(data, (size_t)share.len) : -1.0;
+    long slice_iters = calibrate_slice();
+
+    int any_fail;
+    MPI_Allreduce(&local_fail, &any_fail, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (any_fail) {
+        if (rank == 0)
+            fprintf(stderr, "fwdio-demo: out of memory for the checkpoint data\n");
+        free(data);
+        return 1;
+    }
+
+    fwdio_options_t opts;
+    fwdio_options_init(&opts);
+    opts.writers = args->writers;
+    opts.durable = args->durable;
+    struct callback_log log = {.rank = rank, .ready_status = 1, .complete_status = 1};
+    fwdio_callbacks_t cbs = {.ready = on_ready, .complete = on_complete, .user = &log};
+    fwdio_file_t *file = NULL;
+
+    MPI_Barrier(MPI_COMM_WORLD);
+    log.t0 = MPI_Wtime();
+    int rc = write_checkpoint(rt, path, args->size, &opts, &cbs, data, share, &file,
+                              &mine.blocked);
+    if (rc != FWDIO_OK)
+        fprintf(stderr, "[rank %d] fwdio call failed: %s\n", rank, fwdio_strerror(rc));
+    if (file && rank == 0)
+        print_plan(file, &opts, args->size, nranks);
+    mine.compute = compute_phase(rt, slice_iters, args->compute_s);
+    int status = file ? fwdio_wait(file) : rc;
+    mine.end_to_end = MPI_Wtime() - log.t0;
+    mine.complete_at = log.complete_at;
+    if (status != FWDIO_OK)
+        fprintf(stderr, "[rank %d] file failed: %s\n", rank,
+                file ? fwdio_file_error(file) : fwdio_strerror(status));
+    local_fail = rc != FWDIO_OK || status != FWDIO_OK;
+    if (file)
+        fwdio_file_free(file);
+    free(data);
+
+    MPI_Barrier(MPI_COMM_WORLD); /* every rank is done before anyone reads the file back */
+    uint64_t first_bad = verify_file(path, args->size, share);
+
+    struct rank_times *all = rank == 0 ? malloc(sizeof *all * (size_t)nranks) : NULL;
+    MPI_Gather(&mine, (int)(sizeof mine), MPI_BYTE, all, (int)(sizeof mine), MPI_BYTE, 0,
+               MPI_COMM_WORLD);
+    if (rank == 0 && all)
+        print_report(all, nranks, args->size, args->compute_s, first_bad);
+    free(all);
+
+    MPI_Allreduce(&local_fail, &any_fail, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    return any_fail || first_bad != NO_BAD_OFFSET;
+}
+
+/* Returns 0 when fwdio started on every rank, -1 when it failed on every rank. */
+static int start_fwdio(fwdio_runtime_t **rt)
+{
+    int rc = fwdio_init(MPI_COMM_WORLD, NULL, rt);
+    if (rc != FWDIO_OK)
+        fprintf(stderr, "[rank %d] fwdio_init: %s\n", rank_of_world(), fwdio_strerror(rc));
+    int failed = rc != FWDIO_OK, nfailed, nranks;
+    MPI_Allreduce(&failed, &nfailed, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+    /* The ranks that did start could only leave through a collective finalize
+     * that the failed ones would never join. */
+    if (nfailed > 0 && nfailed < nranks)
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    return nfailed ? -1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+    int provided;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    int rank = rank_of_world();
+
+    struct demo_args args;
+    if (parse_args(argc, argv, &args) != 0) {
+        if (rank == 0)
+            print_usage(argv[0]);
+        MPI_Finalize();
+        return 2;
+    }
+    char path[PATH_MAX], dir[PATH_MAX];
+    if (choose_path(&args, path, sizeof path, dir, sizeof dir) != 0) {
+        if (rank == 0)
+            fprintf(stderr, "fwdio-demo: no usable output path\n");
+        MPI_Finalize();
+        return 1;
+    }
+
+    fwdio_runtime_t *rt = NULL;
+    if (start_fwdio(&rt) != 0) {
+        MPI_Finalize();
+        return 1;
+    }
+    int failed = run_checkpoint(rt, &args, path);
+    fwdio_finalize(rt);
+
+    if (rank == 0) {
+        if (args.keep || args.path)
+            printf("file kept: %s\n", path);
+        else
+            remove_output(path, dir);
+    }
+    MPI_Finalize();
+    return failed ? 1 : 0;
+}
