@@ -1,0 +1,28 @@
+# Defines the ctest `install_consumer`: install this build into a scratch
+# prefix, then build and run tests/consumer against it, once through
+# find_package(fwdio) and once through pkg-config + the MPI compiler wrapper.
+# Include it from tests/CMakeLists.txt:
+#   include(${PROJECT_SOURCE_DIR}/tests/consumer/consumer_test.cmake)
+
+get_target_property(_fwdio_consumer_type fwdio TYPE)
+if(_fwdio_consumer_type STREQUAL "STATIC_LIBRARY")
+  set(_fwdio_consumer_static 1)
+else()
+  set(_fwdio_consumer_static 0)
+endif()
+
+add_test(NAME install_consumer
+  COMMAND "${CMAKE_COMMAND}"
+    "-DFWDIO_BUILD_DIR=${PROJECT_BINARY_DIR}"
+    "-DFWDIO_CONSUMER_SOURCE_DIR=${CMAKE_CURRENT_LIST_DIR}"
+    "-DFWDIO_CONSUMER_WORK_DIR=${PROJECT_BINARY_DIR}/install_consumer"
+    "-DFWDIO_CONFIG=$<CONFIG>"
+    "-DFWDIO_STATIC=${_fwdio_consumer_static}"
+    "-DFWDIO_LIBDIR=${CMAKE_INSTALL_LIBDIR}"
+    "-DFWDIO_C_COMPILER=${CMAKE_C_COMPILER}"
+    "-DFWDIO_MPI_C_COMPILER=${MPI_C_COMPILER}"
+    "-DFWDIO_PKG_CONFIG=${PKG_CONFIG_EXECUTABLE}"
+    -P "${CMAKE_CURRENT_LIST_DIR}/run_consumer_test.cmake")
+set_tests_properties(install_consumer PROPERTIES TIMEOUT 300 LABELS "install")
+unset(_fwdio_consumer_type)
+unset(_fwdio_consumer_static)
