@@ -1,0 +1,33 @@
+/*
+ * Agreement on a file's status: every rank contributes what it saw, a
+ * nonblocking MPI_Iallreduce with our own operation keeps the error of the
+ * lowest rank that reported one, and every rank ends up with the same answer.
+ */
+#ifndef FWDIOI_AGREE_H
+#define FWDIOI_AGREE_H
+
+#include "fwdio.h"
+
+/* Laid out as 4 x int64 so MPI can reduce it as MPI_INT64_T[4]. */
+typedef struct fwdioi_errinfo {
+    int64_t status;    /* FWDIO_OK or an error */
+    int64_t rank;      /* who saw it, -1 if nobody */
+    int64_t sys_errno; /* errno of the failing call */
+    int64_t offset;    /* file offset concerned */
+} fwdioi_errinfo_t;
+
+#define FWDIOI_ERRINFO_INTS 4
+#define FWDIOI_ERRINFO_OK ((fwdioi_errinfo_t){FWDIO_OK, -1, 0, 0})
+
+/** Create / free the MPI reduction operation (collective-free, local). */
+int fwdioi_agree_op_create(MPI_Op *op);
+void fwdioi_agree_op_free(MPI_Op *op);
+
+/** Record an error in `info` unless one is there already (first error wins). */
+void fwdioi_errinfo_set(fwdioi_errinfo_t *info, int status, int rank, int sys_errno,
+                        uint64_t offset);
+
+/** One-line text for an agreed error (see fwdio_file_error). */
+void fwdioi_errinfo_format(const fwdioi_errinfo_t *info, char *buf, size_t len);
+
+#endif

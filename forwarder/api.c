@@ -1,0 +1,302 @@
+/* The public API: argument checks, the application side of each call, and the
+ * hand-over to the progress thread. */
+#include "file.h"
+#include "log.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- runtime ---- */
+
+int fwdio_init(MPI_Comm comm, const fwdio_config_t *cfg, fwdio_runtime_t **out)
+{
+    if (!out || comm == MPI_COMM_NULL)
+        return FWDIO_EINVAL;
+    int initialized = 0, provided = 0;
+    MPI_Initialized(&initialized);
+    if (!initialized)
+        return FWDIO_EINVAL;
+    MPI_Query_thread(&provided);
+    if (provided < MPI_THREAD_MULTIPLE) {
+        fwdioi_log(FWDIOI_LOG_WARN, "fwdio_init: %s", fwdio_strerror(FWDIO_ETHREAD));
+        return FWDIO_ETHREAD;
+    }
+    fwdio_runtime_t *rt = calloc(1, sizeof *rt);
+    if (!rt)
+        return FWDIO_ENOMEM;
+    rt->agree_op = MPI_OP_NULL;
+    int rc = fwdioi_agree_op_create(&rt->agree_op);
+    if (rc != FWDIO_OK)
+        goto fail;
+    fwdioi_client_t client = {fwdioi_session_poll, rt};
+    rc = fwdioi_rt_create(comm, cfg, &client, &rt->rt);
+    if (rc != FWDIO_OK)
+        goto fail;
+    *out = rt;
+    return FWDIO_OK;
+fail:
+    fwdioi_agree_op_free(&rt->agree_op);
+    free(rt);
+    return rc;
+}
+
+static int all_files_completed(void *arg)
+{
+    fwdio_runtime_t *rt = arg;
+    for (fwdio_file_t *f = rt->live; f; f = f->live_next)
+        if (!f->complete_delivered)
+            return 0;
+    return 1;
+}
+
+int fwdio_finalize(fwdio_runtime_t *rt)
+{
+    if (!rt)
+        return FWDIO_EINVAL;
+    if (fwdioi_rt_on_progress_thread())
+        return FWDIO_ECONTEXT;
+    fwdioi_rt_lock(rt->rt);
+    for (fwdio_file_t *f = rt->live; f; f = f->live_next) {
+        if (!f->app_closed) {
+            f->app_closed = 1;
+            fwdioi_rt_submit_locked(rt->rt, &f->close_task, &f->close_task);
+        }
+    }
+    fwdioi_rt_unlock(rt->rt);
+    fwdioi_rt_wait(rt->rt, all_files_completed, rt);
+    while (rt->live)
+        fwdioi_file_destroy(rt->live);
+    /* Every rank's files are complete, so no message of ours is in flight; the
+     * barrier makes finalize collective as documented. */
+    MPI_Barrier(fwdioi_rt_comm(rt->rt));
+    fwdioi_rt_destroy(rt->rt);
+    fwdioi_agree_op_free(&rt->agree_op);
+    free(rt);
+    return FWDIO_OK;
+}
+
+int fwdio_poll(fwdio_runtime_t *rt)
+{
+    if (!rt)
+        return FWDIO_EINVAL;
+    return fwdioi_rt_run_calls(rt->rt);
+}
+
+void fwdio_options_init(fwdio_options_t *opts)
+{
+    if (!opts)
+        return;
+    memset(opts, 0, sizeof *opts);
+    opts->write_size = FWDIO_DEFAULT_WRITE_SIZE;
+    opts->stripe_size = FWDIO_DEFAULT_WRITE_SIZE * FWDIO_DEFAULT_STRIPE_UNITS;
+    opts->layout = FWDIO_LAYOUT_BLOCK;
+}
+
+/* ---- files ---- */
+
+void fwdioi_file_destroy(fwdio_file_t *f)
+{
+    fwdio_runtime_t *owner = f->owner;
+    fwdioi_rt_lock(f->rt);
+    if (f->live_prev)
+        f->live_prev->live_next = f->live_next;
+    else
+        owner->live = f->live_next;
+    if (f->live_next)
+        f->live_next->live_prev = f->live_prev;
+    fwdioi_rt_unlock(f->rt);
+    free(f->s.sent_bytes);
+    free(f->s.expected_bytes);
+    free(f->path);
+    free(f);
+}
+
+int fwdio_open(fwdio_runtime_t *rt, const char *path, uint64_t size, const fwdio_options_t *opts,
+               const fwdio_callbacks_t *cbs, fwdio_file_t **out)
+{
+    if (!rt || !path || !*path || !out)
+        return FWDIO_EINVAL;
+    if (fwdioi_rt_on_progress_thread())
+        return FWDIO_ECONTEXT;
+    fwdio_options_t resolved;
+    int rc = fwdioi_options_resolve(opts, fwdioi_rt_size(rt->rt), fwdioi_rt_nodes(rt->rt),
+                                    &resolved);
+    if (rc != FWDIO_OK)
+        return rc;
+    fwdio_file_t *f = calloc(1, sizeof *f);
+    if (!f)
+        return FWDIO_ENOMEM;
+    f->owner = rt;
+    f->rt = rt->rt;
+    f->size = size;
+    f->opts = resolved;
+    if (cbs)
+        f->cbs = *cbs;
+    f->rank = fwdioi_rt_rank(rt->rt);
+    fwdioi_plan_init(&f->plan, size, &resolved, fwdioi_rt_size(rt->rt));
+    f->my_writer = fwdioi_plan_writer_of_rank(&f->plan, f->rank);
+    f->path = strdup(path);
+    f->s.sent_bytes = calloc((size_t)f->plan.nwriters, sizeof *f->s.sent_bytes);
+    f->s.expected_bytes = calloc((size_t)f->plan.nwriters, sizeof *f->s.expected_bytes);
+    if (!f->path || !f->s.sent_bytes || !f->s.expected_bytes) {
+        free(f->path);
+        free(f->s.sent_bytes);
+        free(f->s.expected_bytes);
+        free(f);
+        return FWDIO_ENOMEM;
+    }
+    f->known_error = FWDIOI_ERRINFO_OK;
+    fwdioi_errinfo_format(&f->known_error, f->error_text, sizeof f->error_text);
+    fwdioi_session_init(f);
+
+    fwdioi_rt_lock(rt->rt);
+    f->seq = rt->next_seq++;
+    f->live_next = rt->live;
+    if (rt->live)
+        rt->live->live_prev = f;
+    rt->live = f;
+    fwdioi_rt_submit_locked(rt->rt, &f->open_task, &f->open_task);
+    fwdioi_rt_unlock(rt->rt);
+    fwdioi_log(FWDIOI_LOG_INFO, "rank %d: open %s, %llu bytes, %d writer(s), stripe %llu, unit %llu",
+               f->rank, path, (unsigned long long)size, f->plan.nwriters,
+               (unsigned long long)resolved.stripe_size, (unsigned long long)resolved.write_size);
+    *out = f;
+    return FWDIO_OK;
+}
+
+/* Why a write may not go ahead now (call with the lock held). */
+static int write_refusal_locked(const fwdio_file_t *f)
+{
+    if (f->app_closed)
+        return FWDIO_ECLOSED;
+    if (f->failed_known)
+        return FWDIO_EFAILED;
+    return FWDIO_OK;
+}
+
+int fwdio_write(fwdio_file_t *f, const void *buf, size_t len, uint64_t offset)
+{
+    if (!f || (!buf && len > 0))
+        return FWDIO_EINVAL;
+    if (offset > f->size || len > f->size - offset)
+        return FWDIO_ERANGE;
+    fwdioi_rt_lock(f->rt);
+    int rc = write_refusal_locked(f);
+    fwdioi_rt_unlock(f->rt);
+    if (rc != FWDIO_OK || len == 0)
+        return rc;
+
+    fwdioi_msg_t *first, *last;
+    rc = fwdioi_route_write(f, buf, len, offset, &first, &last);
+    if (rc != FWDIO_OK)
+        return rc;
+    /* Check again: another thread may have closed the file while we copied, and
+     * a message queued after the close task would never be counted. */
+    fwdioi_rt_lock(f->rt);
+    rc = write_refusal_locked(f);
+    if (rc == FWDIO_OK)
+        fwdioi_rt_submit_locked(f->rt, &first->task, &last->task);
+    fwdioi_rt_unlock(f->rt);
+    if (rc != FWDIO_OK)
+        fwdioi_msgs_free(first);
+    return rc;
+}
+
+int fwdio_close(fwdio_file_t *f)
+{
+    if (!f)
+        return FWDIO_EINVAL;
+    int rc = FWDIO_OK;
+    fwdioi_rt_lock(f->rt);
+    if (f->app_closed)
+        rc = FWDIO_ECLOSED;
+    else {
+        f->app_closed = 1;
+        fwdioi_rt_submit_locked(f->rt, &f->close_task, &f->close_task);
+    }
+    fwdioi_rt_unlock(f->rt);
+    return rc;
+}
+
+static int file_completed(void *arg)
+{
+    return ((fwdio_file_t *)arg)->complete_delivered;
+}
+
+int fwdio_wait(fwdio_file_t *f)
+{
+    if (!f)
+        return FWDIO_EINVAL;
+    if (fwdioi_rt_on_progress_thread())
+        return FWDIO_ECONTEXT;
+    fwdioi_rt_lock(f->rt);
+    int closed = f->app_closed;
+    fwdioi_rt_unlock(f->rt);
+    if (!closed)
+        return FWDIO_ENOTCLOSED;
+    fwdioi_rt_wait(f->rt, file_completed, f);
+    fwdioi_rt_lock(f->rt);
+    int status = (int)f->known_error.status;
+    fwdioi_rt_unlock(f->rt);
+    return status;
+}
+
+int fwdio_test(fwdio_file_t *f, int *done)
+{
+    if (!f || !done)
+        return FWDIO_EINVAL;
+    if (!fwdioi_rt_on_progress_thread())
+        fwdioi_rt_run_calls(f->rt);
+    fwdioi_rt_lock(f->rt);
+    *done = f->complete_delivered;
+    int status = *done ? (int)f->known_error.status : FWDIO_OK;
+    fwdioi_rt_unlock(f->rt);
+    return status;
+}
+
+void fwdio_file_free(fwdio_file_t *f)
+{
+    if (!f)
+        return;
+    fwdioi_rt_lock(f->rt);
+    if (!f->app_closed) {
+        f->app_closed = 1;
+        fwdioi_rt_submit_locked(f->rt, &f->close_task, &f->close_task);
+    }
+    f->app_freed = 1;
+    int destroy = f->complete_delivered;
+    fwdioi_rt_unlock(f->rt);
+    if (destroy)
+        fwdioi_file_destroy(f);
+}
+
+const char *fwdio_file_error(const fwdio_file_t *f)
+{
+    if (!f)
+        return fwdio_strerror(FWDIO_EINVAL);
+    /* error_text is written once, under the lock, before failed_known or
+     * complete_delivered become visible; callers read it after those. */
+    return f->error_text;
+}
+
+int fwdio_file_error_info(const fwdio_file_t *f, fwdio_error_info_t *info)
+{
+    if (!f || !info)
+        return FWDIO_EINVAL;
+    fwdioi_rt_lock(f->rt);
+    info->status = (int)f->known_error.status;
+    info->rank = (int)f->known_error.rank;
+    info->sys_errno = (int)f->known_error.sys_errno;
+    info->offset = (uint64_t)f->known_error.offset;
+    fwdioi_rt_unlock(f->rt);
+    return FWDIO_OK;
+}
+
+int fwdio_file_writers(const fwdio_file_t *f, int *ranks, int max_ranks)
+{
+    if (!f || max_ranks < 0)
+        return FWDIO_EINVAL;
+    for (int w = 0; ranks && w < f->plan.nwriters && w < max_ranks; w++)
+        ranks[w] = fwdioi_plan_writer_rank(&f->plan, w);
+    return f->plan.nwriters;
+}

@@ -1,0 +1,120 @@
+/*
+ * The state of a runtime and of a file as the forwarder keeps it. Fields are
+ * grouped by owner: "locked" fields are shared between application and
+ * progress threads and guarded by the runtime lock; "progress" fields belong to
+ * the progress thread alone; the rest is fixed after fwdio_open.
+ */
+#ifndef FWDIOI_FILE_H
+#define FWDIOI_FILE_H
+
+#include "agree.h"
+#include "assembly.h"
+#include "plan.h"
+#include "runtime.h"
+
+/* Wire format of a data message: header, pieces, then the pieces' bytes. */
+typedef struct fwdioi_wire_header {
+    uint32_t npieces;
+    uint32_t reserved;
+} fwdioi_wire_header_t;
+
+typedef struct fwdioi_piece {
+    uint64_t offset;
+    uint64_t len;
+} fwdioi_piece_t;
+
+/* One staged data message for one writer, built by fwdio_write. */
+typedef struct fwdioi_msg {
+    fwdioi_task_t task; /* first: the progress thread gets it as a task */
+    fwdio_file_t *file;
+    struct fwdioi_msg *next_held;
+    int writer;
+    uint64_t payload; /* data bytes */
+    size_t wire_len;
+    uint8_t wire[]; /* fwdioi_wire_header_t, pieces, data */
+} fwdioi_msg_t;
+
+typedef enum fwdioi_phase {
+    FWDIOI_PHASE_DUP,      /* duplicating the communicator for the file */
+    FWDIOI_PHASE_OPENING,  /* writers opening; open status being agreed */
+    FWDIOI_PHASE_OPEN,     /* ready: data flows */
+    FWDIOI_PHASE_CLOSING,  /* byte counts per writer being agreed */
+    FWDIOI_PHASE_SYNCING,  /* writers draining, flushing, syncing; final status agreed */
+    FWDIOI_PHASE_DONE
+} fwdioi_phase_t;
+
+/* Progress-thread state of one file. */
+typedef struct fwdioi_session {
+    fwdioi_phase_t phase;
+    MPI_Comm comm;
+    int close_requested;
+    fwdioi_msg_t *held_head, *held_tail; /* writes issued before ready */
+    uint64_t *sent_bytes;                /* [nwriters] bytes this rank sent to each writer */
+    uint64_t *expected_bytes;            /* [nwriters] agreed totals */
+    fwdioi_errinfo_t open_local, open_agreed;
+    fwdioi_errinfo_t local_error; /* first error this rank saw after open */
+    fwdioi_errinfo_t final_agreed;
+    struct fwdio_file *next_active;
+
+    /* writer only */
+    int fd;
+    fwdioi_assembly_t assembly;
+    uint64_t received;
+    int recvs_pending;
+    int io_pending;
+    int close_agreed;
+    int finishing;
+} fwdioi_session_t;
+
+struct fwdio_runtime {
+    fwdioi_rt_t *rt;
+    MPI_Op agree_op;
+    /* locked */
+    uint64_t next_seq;
+    struct fwdio_file *live; /* every file not yet destroyed */
+    /* progress */
+    struct fwdio_file *active; /* files whose session has not ended */
+};
+
+struct fwdio_file {
+    struct fwdio_runtime *owner;
+    fwdioi_rt_t *rt;
+    char *path;
+    uint64_t size;
+    uint64_t seq;
+    fwdio_options_t opts;
+    fwdio_callbacks_t cbs;
+    fwdioi_plan_t plan;
+    int rank;
+    int my_writer; /* writer index of this rank, or -1 */
+
+    /* locked */
+    int app_closed;
+    int app_freed;
+    int failed_known; /* a failure is agreed: further writes are refused */
+    int complete_delivered;
+    fwdioi_errinfo_t known_error;
+    char error_text[256];
+    struct fwdio_file *live_prev, *live_next;
+
+    /* progress */
+    fwdioi_session_t s;
+    fwdioi_task_t open_task, close_task;
+    fwdioi_call_t ready_call, complete_call;
+};
+
+/* route.c: split a write into messages, one per writer (application thread). */
+int fwdioi_route_write(fwdio_file_t *f, const uint8_t *buf, uint64_t len, uint64_t offset,
+                       fwdioi_msg_t **first, fwdioi_msg_t **last);
+void fwdioi_msgs_free(fwdioi_msg_t *first);
+
+/* api.c: release a file (any thread; the progress thread is done with it). */
+void fwdioi_file_destroy(fwdio_file_t *f);
+
+/* session.c: the state machine (progress thread). */
+void fwdioi_session_init(fwdio_file_t *f);
+void fwdioi_session_free(fwdio_file_t *f);
+int fwdioi_session_poll(void *runtime, int *active);
+void fwdioi_msg_task(fwdioi_task_t *task);
+
+#endif

@@ -1,0 +1,135 @@
+/*
+ * Routing: a write is cut at stripe boundaries and the pieces for each writer
+ * are copied into one message (several if larger than max_message_size), so
+ * the caller's buffer is free once fwdio_write returns.
+ */
+#include "file.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct piece_list {
+    fwdioi_piece_t *p;
+    size_t n, cap;
+    uint64_t payload;
+} piece_list_t;
+
+static int piece_list_add(piece_list_t *l, uint64_t offset, uint64_t len)
+{
+    if (l->n > 0 && l->p[l->n - 1].offset + l->p[l->n - 1].len == offset) {
+        l->p[l->n - 1].len += len; /* contiguous stripes of one writer: one piece */
+        l->payload += len;
+        return 0;
+    }
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? 2 * l->cap : 8;
+        fwdioi_piece_t *p = realloc(l->p, cap * sizeof *p);
+        if (!p)
+            return -1;
+        l->p = p;
+        l->cap = cap;
+    }
+    l->p[l->n++] = (fwdioi_piece_t){offset, len};
+    l->payload += len;
+    return 0;
+}
+
+/* Turn the collected pieces into a message; `base` is the caller's buffer
+ * holding file bytes from `base_offset`. */
+static fwdioi_msg_t *emit(fwdio_file_t *f, int writer, piece_list_t *l, const uint8_t *base,
+                          uint64_t base_offset)
+{
+    size_t head = sizeof(fwdioi_wire_header_t) + l->n * sizeof(fwdioi_piece_t);
+    size_t wire_len = head + (size_t)l->payload;
+    fwdioi_msg_t *m = malloc(sizeof *m + wire_len);
+    if (!m)
+        return NULL;
+    memset(m, 0, sizeof *m);
+    m->task.run = fwdioi_msg_task;
+    m->file = f;
+    m->writer = writer;
+    m->payload = l->payload;
+    m->wire_len = wire_len;
+    fwdioi_wire_header_t h = {(uint32_t)l->n, 0};
+    memcpy(m->wire, &h, sizeof h);
+    memcpy(m->wire + sizeof h, l->p, l->n * sizeof(fwdioi_piece_t));
+    uint8_t *data = m->wire + head;
+    for (size_t i = 0; i < l->n; i++) {
+        memcpy(data, base + (l->p[i].offset - base_offset), l->p[i].len);
+        data += l->p[i].len;
+    }
+    l->n = 0;
+    l->payload = 0;
+    return m;
+}
+
+static void append(fwdioi_msg_t **first, fwdioi_msg_t **last, fwdioi_msg_t *m)
+{
+    m->task.next = NULL;
+    if (*last)
+        (*last)->task.next = &m->task;
+    else
+        *first = m;
+    *last = m;
+}
+
+int fwdioi_route_write(fwdio_file_t *f, const uint8_t *buf, uint64_t len, uint64_t offset,
+                       fwdioi_msg_t **first, fwdioi_msg_t **last)
+{
+    const fwdioi_plan_t *p = &f->plan;
+    const uint64_t cap = fwdioi_rt_config(f->rt)->max_message_size;
+    const uint64_t end = offset + len;
+    const uint64_t s0 = offset / p->stripe_size, s1 = (end - 1) / p->stripe_size;
+    int w0, nw;
+    fwdioi_plan_writers_in_range(p, s0, s1, &w0, &nw);
+
+    *first = *last = NULL;
+    piece_list_t l = {0};
+    int rc = FWDIO_OK;
+    for (int i = 0; i < nw && rc == FWDIO_OK; i++) {
+        int w = (w0 + i) % p->nwriters;
+        for (uint64_t s = fwdioi_plan_next_stripe(p, w, s0); s <= s1 && rc == FWDIO_OK;
+             s = fwdioi_plan_next_stripe(p, w, s + 1)) {
+            uint64_t a = s * p->stripe_size > offset ? s * p->stripe_size : offset;
+            uint64_t b = (s + 1) * p->stripe_size < end ? (s + 1) * p->stripe_size : end;
+            while (a < b) {
+                uint64_t take = b - a < cap - l.payload ? b - a : cap - l.payload;
+                if (piece_list_add(&l, a, take) != 0) {
+                    rc = FWDIO_ENOMEM;
+                    break;
+                }
+                a += take;
+                if (l.payload == cap) {
+                    fwdioi_msg_t *m = emit(f, w, &l, buf, offset);
+                    if (!m) {
+                        rc = FWDIO_ENOMEM;
+                        break;
+                    }
+                    append(first, last, m);
+                }
+            }
+        }
+        if (rc == FWDIO_OK && l.n > 0) {
+            fwdioi_msg_t *m = emit(f, w, &l, buf, offset);
+            if (m)
+                append(first, last, m);
+            else
+                rc = FWDIO_ENOMEM;
+        }
+    }
+    free(l.p);
+    if (rc != FWDIO_OK) {
+        fwdioi_msgs_free(*first);
+        *first = *last = NULL;
+    }
+    return rc;
+}
+
+void fwdioi_msgs_free(fwdioi_msg_t *first)
+{
+    while (first) {
+        fwdioi_msg_t *next = (fwdioi_msg_t *)first->task.next;
+        free(first);
+        first = next;
+    }
+}

@@ -1,0 +1,491 @@
+/*
+ * The per-file session state machine, run on the progress thread:
+ *
+ *   DUP -> OPENING -> OPEN -> CLOSING -> SYNCING -> DONE
+ *
+ * DUP: the file gets its own communicator (MPI_Comm_idup), so its collectives
+ * never mix with another file's, whatever order ranks close files in.
+ * OPENING: writers open the file on the I/O thread; the statuses are agreed
+ * (Iallreduce); ready fires. Writes issued before are held here, then sent.
+ * OPEN: data messages flow; writers receive and assemble them.
+ * CLOSING: once this rank closed, the bytes sent to each writer are summed
+ * (Iallreduce), so each writer knows how many bytes to wait for.
+ * SYNCING: writers drain, flush partial units, fdatasync if asked, close, and
+ * the final status is agreed; complete fires.
+ * A failed writer keeps receiving and discarding, so no sender and no
+ * collective ever waits for it forever.
+ */
+#include "file.h"
+#include "log.h"
+#include "storage.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum { TAG_DATA = 1 };
+
+/* Messages a writer starts receiving per file and per poll: keeps one busy file
+ * from starving the others. */
+enum { RECVS_PER_POLL = 16 };
+
+static void start_final_agreement(fwdio_file_t *f);
+static void writer_check_drained(fwdio_file_t *f);
+
+static MPI_Op agree_op(fwdio_file_t *f) { return f->owner->agree_op; }
+
+static void mpi_failed(fwdio_file_t *f, const char *what)
+{
+    /* fwdio's own communicators use MPI_ERRORS_RETURN; an MPI failure here is
+     * not recoverable for the file, but must not kill the job silently. */
+    fwdioi_log(FWDIOI_LOG_WARN, "rank %d: %s failed for %s", f->rank, what, f->path);
+}
+
+/* Make a failure visible to the application (writes refused, error text). */
+static void publish_error(fwdio_file_t *f, const fwdioi_errinfo_t *e)
+{
+    fwdioi_rt_lock(f->rt);
+    if (e->status != FWDIO_OK && !f->failed_known) {
+        f->failed_known = 1;
+        f->known_error = *e;
+        fwdioi_errinfo_format(e, f->error_text, sizeof f->error_text);
+    }
+    fwdioi_rt_unlock(f->rt);
+}
+
+/* ---- callbacks ---- */
+
+static void run_ready(fwdioi_call_t *call)
+{
+    fwdio_file_t *f = (fwdio_file_t *)((char *)call - offsetof(fwdio_file_t, ready_call));
+    if (f->cbs.ready)
+        f->cbs.ready(f, (int)f->s.open_agreed.status, f->cbs.user);
+}
+
+static void run_complete(fwdioi_call_t *call)
+{
+    fwdio_file_t *f = (fwdio_file_t *)((char *)call - offsetof(fwdio_file_t, complete_call));
+    if (f->cbs.complete)
+        f->cbs.complete(f, (int)f->known_error.status, f->cbs.user);
+    fwdioi_rt_lock(f->rt);
+    f->complete_delivered = 1;
+    int destroy = f->app_freed;
+    fwdioi_rt_broadcast(f->rt);
+    fwdioi_rt_unlock(f->rt);
+    if (destroy)
+        fwdioi_file_destroy(f);
+}
+
+/* ---- the end: final agreement ---- */
+
+static void on_final_agreed(void *arg, const MPI_Status *st)
+{
+    (void)st;
+    fwdio_file_t *f = arg;
+    fwdioi_session_t *s = &f->s;
+    const fwdioi_errinfo_t *result =
+        s->open_agreed.status != FWDIO_OK ? &s->open_agreed : &s->final_agreed;
+    s->phase = FWDIOI_PHASE_DONE;
+    /* unlink from the active list */
+    for (fwdio_file_t **pp = &f->owner->active; *pp; pp = &(*pp)->s.next_active) {
+        if (*pp == f) {
+            *pp = s->next_active;
+            break;
+        }
+    }
+    MPI_Comm_free(&s->comm);
+    fwdioi_session_free(f);
+    publish_error(f, result);
+    fwdioi_rt_lock(f->rt);
+    f->known_error = *result;
+    fwdioi_rt_unlock(f->rt);
+    fwdioi_log(FWDIOI_LOG_INFO, "rank %d: %s complete: %s", f->rank, f->path,
+               fwdio_strerror((int)result->status));
+    fwdioi_rt_deliver(f->rt, &f->complete_call); /* last: it may free f */
+}
+
+static void start_final_agreement(fwdio_file_t *f)
+{
+    fwdioi_session_t *s = &f->s;
+    s->phase = FWDIOI_PHASE_SYNCING;
+    MPI_Request req;
+    if (MPI_Iallreduce(&s->local_error, &s->final_agreed, FWDIOI_ERRINFO_INTS, MPI_INT64_T,
+                       agree_op(f), s->comm, &req) != MPI_SUCCESS) {
+        mpi_failed(f, "MPI_Iallreduce (final status)");
+        return;
+    }
+    fwdioi_rt_track(f->rt, req, on_final_agreed, f);
+}
+
+/* ---- writer: storage jobs ---- */
+
+static void record_job_error(fwdio_file_t *f, const fwdioi_storage_job_t *job)
+{
+    if (job->status != FWDIO_OK)
+        fwdioi_errinfo_set(&f->s.local_error, job->status, f->rank, job->sys_errno,
+                           job->err_offset);
+}
+
+static void on_write_done(fwdioi_storage_job_t *job)
+{
+    fwdio_file_t *f = job->owner;
+    record_job_error(f, job);
+    f->s.io_pending--;
+    fwdioi_storage_job_free(job);
+}
+
+static void on_finish_done(fwdioi_storage_job_t *job)
+{
+    fwdio_file_t *f = job->owner;
+    record_job_error(f, job);
+    f->s.io_pending--;
+    f->s.fd = -1;
+    fwdioi_storage_job_free(job);
+    /* The I/O thread runs jobs in order: every write of the file is done. */
+    start_final_agreement(f);
+}
+
+/* Assembly hands over a unit: write it, unless the file already failed. */
+static void flush_unit(void *arg, uint8_t *buf, uint64_t offset, fwdioi_range_t *extents,
+                       size_t nextents)
+{
+    fwdio_file_t *f = arg;
+    fwdioi_storage_job_t *job =
+        f->s.local_error.status == FWDIO_OK
+            ? fwdioi_storage_job_new(FWDIOI_STORAGE_WRITE, f, on_write_done)
+            : NULL;
+    if (!job) {
+        if (f->s.local_error.status == FWDIO_OK)
+            fwdioi_errinfo_set(&f->s.local_error, FWDIO_ENOMEM, f->rank, 0, offset);
+        free(buf);
+        free(extents);
+        return;
+    }
+    job->fd = f->s.fd;
+    job->buf = buf;
+    job->base = offset;
+    job->extents = extents;
+    job->nextents = nextents;
+    f->s.io_pending++;
+    fwdioi_rt_io_submit(f->rt, &job->io);
+}
+
+/* Everything announced has arrived: flush what is left, sync, close. */
+static void writer_check_drained(fwdio_file_t *f)
+{
+    fwdioi_session_t *s = &f->s;
+    if (!s->close_agreed || s->finishing || s->recvs_pending > 0)
+        return;
+    uint64_t expected = s->expected_bytes[f->my_writer];
+    if (s->received < expected)
+        return;
+    if (s->received > expected)
+        fwdioi_log(FWDIOI_LOG_WARN, "rank %d: %s: received %llu bytes, %llu announced", f->rank,
+                   f->path, (unsigned long long)s->received, (unsigned long long)expected);
+    s->finishing = 1;
+    if (s->local_error.status == FWDIO_OK)
+        fwdioi_assembly_flush_partial(&s->assembly);
+    if (s->fd < 0) { /* open failed: nothing to sync or close */
+        start_final_agreement(f);
+        return;
+    }
+    fwdioi_storage_job_t *job = fwdioi_storage_job_new(FWDIOI_STORAGE_FINISH, f, on_finish_done);
+    if (!job) {
+        fwdioi_errinfo_set(&s->local_error, FWDIO_ENOMEM, f->rank, 0, 0);
+        start_final_agreement(f); /* the fd leaks rather than the job hangs */
+        return;
+    }
+    job->fd = s->fd;
+    job->durable = f->opts.durable;
+    s->io_pending++;
+    fwdioi_rt_io_submit(f->rt, &job->io);
+}
+
+/* ---- writer: receiving data ---- */
+
+/* Take the pieces of one message (from MPI or from this rank itself). */
+static void writer_accept(fwdio_file_t *f, const uint8_t *wire, size_t wire_len)
+{
+    fwdioi_session_t *s = &f->s;
+    fwdioi_wire_header_t h;
+    memcpy(&h, wire, sizeof h);
+    size_t head = sizeof h + (size_t)h.npieces * sizeof(fwdioi_piece_t);
+    const uint8_t *data = wire + head;
+    for (uint32_t i = 0; i < h.npieces && head <= wire_len; i++) {
+        fwdioi_piece_t p;
+        memcpy(&p, wire + sizeof h + i * sizeof p, sizeof p);
+        s->received += p.len;
+        if (s->local_error.status == FWDIO_OK) {
+            uint64_t bad = p.offset;
+            int rc = fwdioi_assembly_add(&s->assembly, p.offset, data, p.len, &bad);
+            if (rc != FWDIO_OK)
+                fwdioi_errinfo_set(&s->local_error, rc, f->rank, 0, bad);
+        }
+        data += p.len;
+    }
+}
+
+typedef struct recv_op {
+    fwdio_file_t *file;
+    int len;
+    uint8_t buf[];
+} recv_op_t;
+
+static void on_recv_done(void *arg, const MPI_Status *st)
+{
+    (void)st;
+    recv_op_t *r = arg;
+    fwdio_file_t *f = r->file;
+    f->s.recvs_pending--;
+    writer_accept(f, r->buf, (size_t)r->len);
+    free(r);
+    writer_check_drained(f);
+}
+
+/* Start receiving the messages that have arrived for this file. */
+static int writer_probe(fwdio_file_t *f)
+{
+    fwdioi_session_t *s = &f->s;
+    int started = 0;
+    while (started < RECVS_PER_POLL) {
+        int flag = 0;
+        MPI_Message msg;
+        MPI_Status st;
+        if (MPI_Improbe(MPI_ANY_SOURCE, TAG_DATA, s->comm, &flag, &msg, &st) != MPI_SUCCESS) {
+            mpi_failed(f, "MPI_Improbe");
+            break;
+        }
+        if (!flag)
+            break;
+        int len = 0;
+        MPI_Get_count(&st, MPI_BYTE, &len);
+        recv_op_t *r = malloc(sizeof *r + (size_t)len);
+        if (!r) {
+            /* Cannot buffer it: receive it into nothing and fail the file, so
+             * the sender is not blocked forever. */
+            fwdioi_errinfo_set(&s->local_error, FWDIO_ENOMEM, f->rank, 0, 0);
+            MPI_Mrecv(NULL, 0, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
+            continue;
+        }
+        r->file = f;
+        r->len = len;
+        MPI_Request req;
+        MPI_Imrecv(r->buf, len, MPI_BYTE, &msg, &req);
+        s->recvs_pending++;
+        fwdioi_rt_track(f->rt, req, on_recv_done, r);
+        started++;
+    }
+    return started;
+}
+
+/* ---- sending data ---- */
+
+static void on_send_done(void *arg, const MPI_Status *st)
+{
+    (void)st;
+    free(arg);
+}
+
+static void dispatch(fwdio_file_t *f, fwdioi_msg_t *m)
+{
+    f->s.sent_bytes[m->writer] += m->payload;
+    if (m->writer == f->my_writer) { /* to ourselves: no MPI */
+        writer_accept(f, m->wire, m->wire_len);
+        free(m);
+        writer_check_drained(f);
+        return;
+    }
+    MPI_Request req;
+    if (MPI_Isend(m->wire, (int)m->wire_len, MPI_BYTE, fwdioi_plan_writer_rank(&f->plan, m->writer),
+                  TAG_DATA, f->s.comm, &req) != MPI_SUCCESS) {
+        mpi_failed(f, "MPI_Isend");
+        fwdioi_errinfo_set(&f->s.local_error, FWDIO_EMPI, f->rank, 0, 0);
+        f->s.sent_bytes[m->writer] -= m->payload;
+        free(m);
+        return;
+    }
+    fwdioi_rt_track(f->rt, req, on_send_done, m);
+}
+
+/* Task: a message from fwdio_write. */
+void fwdioi_msg_task(fwdioi_task_t *task)
+{
+    fwdioi_msg_t *m = (fwdioi_msg_t *)task;
+    fwdio_file_t *f = m->file;
+    fwdioi_session_t *s = &f->s;
+    if (s->phase < FWDIOI_PHASE_OPEN) {
+        m->next_held = NULL;
+        if (s->held_tail)
+            s->held_tail->next_held = m;
+        else
+            s->held_head = m;
+        s->held_tail = m;
+        return;
+    }
+    if (s->open_agreed.status != FWDIO_OK) { /* the file failed to open: drop */
+        free(m);
+        return;
+    }
+    dispatch(f, m);
+}
+
+/* ---- closing: agree on the bytes per writer ---- */
+
+static void on_close_agreed(void *arg, const MPI_Status *st)
+{
+    (void)st;
+    fwdio_file_t *f = arg;
+    if (f->my_writer < 0) {
+        start_final_agreement(f);
+        return;
+    }
+    f->s.close_agreed = 1;
+    writer_check_drained(f);
+}
+
+static void start_close_agreement(fwdio_file_t *f)
+{
+    fwdioi_session_t *s = &f->s;
+    s->phase = FWDIOI_PHASE_CLOSING;
+    MPI_Request req;
+    if (MPI_Iallreduce(s->sent_bytes, s->expected_bytes, f->plan.nwriters, MPI_UINT64_T, MPI_SUM,
+                       s->comm, &req) != MPI_SUCCESS) {
+        mpi_failed(f, "MPI_Iallreduce (byte counts)");
+        return;
+    }
+    fwdioi_rt_track(f->rt, req, on_close_agreed, f);
+}
+
+static void close_task(fwdioi_task_t *task)
+{
+    fwdio_file_t *f = (fwdio_file_t *)((char *)task - offsetof(fwdio_file_t, close_task));
+    f->s.close_requested = 1;
+    if (f->s.phase == FWDIOI_PHASE_OPEN)
+        start_close_agreement(f);
+    /* else: started when the open status is agreed */
+}
+
+/* ---- opening ---- */
+
+static void on_open_agreed(void *arg, const MPI_Status *st)
+{
+    (void)st;
+    fwdio_file_t *f = arg;
+    fwdioi_session_t *s = &f->s;
+    s->phase = FWDIOI_PHASE_OPEN;
+    fwdioi_msg_t *held = s->held_head;
+    s->held_head = s->held_tail = NULL;
+    if (s->open_agreed.status != FWDIO_OK) {
+        publish_error(f, &s->open_agreed);
+        while (held) {
+            fwdioi_msg_t *next = held->next_held;
+            free(held);
+            held = next;
+        }
+    }
+    while (held) {
+        fwdioi_msg_t *next = held->next_held;
+        dispatch(f, held);
+        held = next;
+    }
+    fwdioi_rt_deliver(f->rt, &f->ready_call);
+    if (s->close_requested)
+        start_close_agreement(f);
+}
+
+static void start_open_agreement(fwdio_file_t *f)
+{
+    fwdioi_session_t *s = &f->s;
+    s->phase = FWDIOI_PHASE_OPENING;
+    MPI_Request req;
+    if (MPI_Iallreduce(&s->open_local, &s->open_agreed, FWDIOI_ERRINFO_INTS, MPI_INT64_T,
+                       agree_op(f), s->comm, &req) != MPI_SUCCESS) {
+        mpi_failed(f, "MPI_Iallreduce (open status)");
+        return;
+    }
+    fwdioi_rt_track(f->rt, req, on_open_agreed, f);
+}
+
+static void on_open_done(fwdioi_storage_job_t *job)
+{
+    fwdio_file_t *f = job->owner;
+    f->s.fd = job->fd;
+    if (job->status != FWDIO_OK)
+        fwdioi_errinfo_set(&f->s.open_local, job->status, f->rank, job->sys_errno,
+                           job->err_offset);
+    f->s.io_pending--;
+    fwdioi_storage_job_free(job);
+    start_open_agreement(f);
+}
+
+static void on_dup_done(void *arg, const MPI_Status *st)
+{
+    (void)st;
+    fwdio_file_t *f = arg;
+    MPI_Comm_set_errhandler(f->s.comm, MPI_ERRORS_RETURN);
+    if (f->my_writer < 0) {
+        start_open_agreement(f);
+        return;
+    }
+    fwdioi_assembly_init(&f->s.assembly, &f->plan, f->my_writer, flush_unit, f);
+    fwdioi_storage_job_t *job = fwdioi_storage_job_new(FWDIOI_STORAGE_OPEN, f, on_open_done);
+    if (!job) {
+        fwdioi_errinfo_set(&f->s.open_local, FWDIO_ENOMEM, f->rank, 0, 0);
+        start_open_agreement(f);
+        return;
+    }
+    job->path = f->path;
+    job->size = f->size;
+    job->sets_length = f->my_writer == 0;
+    f->s.io_pending++;
+    fwdioi_rt_io_submit(f->rt, &job->io);
+}
+
+static void open_task(fwdioi_task_t *task)
+{
+    fwdio_file_t *f = (fwdio_file_t *)((char *)task - offsetof(fwdio_file_t, open_task));
+    fwdioi_session_t *s = &f->s;
+    s->next_active = f->owner->active;
+    f->owner->active = f;
+    MPI_Request req;
+    if (MPI_Comm_idup(fwdioi_rt_comm(f->rt), &s->comm, &req) != MPI_SUCCESS) {
+        mpi_failed(f, "MPI_Comm_idup");
+        return;
+    }
+    fwdioi_rt_track(f->rt, req, on_dup_done, f);
+}
+
+/* ---- setup, teardown, polling ---- */
+
+void fwdioi_session_init(fwdio_file_t *f)
+{
+    fwdioi_session_t *s = &f->s;
+    s->phase = FWDIOI_PHASE_DUP;
+    s->comm = MPI_COMM_NULL;
+    s->fd = -1;
+    s->open_local = s->open_agreed = s->local_error = s->final_agreed = FWDIOI_ERRINFO_OK;
+    f->open_task.run = open_task;
+    f->close_task.run = close_task;
+    f->ready_call.run = run_ready;
+    f->complete_call.run = run_complete;
+}
+
+void fwdioi_session_free(fwdio_file_t *f)
+{
+    fwdioi_assembly_free(&f->s.assembly);
+}
+
+/* Client poll hook: writers look for data of every file in the OPEN..SYNCING
+ * phases. Returns the number of receives started; *active while any session
+ * runs. */
+int fwdioi_session_poll(void *runtime, int *active)
+{
+    struct fwdio_runtime *owner = runtime;
+    int events = 0;
+    for (fwdio_file_t *f = owner->active; f; f = f->s.next_active) {
+        if (f->my_writer >= 0 && f->s.phase >= FWDIOI_PHASE_OPEN && !f->s.finishing &&
+            f->s.open_agreed.status == FWDIO_OK)
+            events += writer_probe(f);
+    }
+    *active = owner->active != NULL;
+    return events;
+}

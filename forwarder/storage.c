@@ -1,0 +1,117 @@
+#include "storage.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+int fwdioi_pwrite_all(int fd, const uint8_t *buf, uint64_t len, uint64_t offset,
+                      uint64_t *failed_at)
+{
+    /* Bounded chunks: Linux moves at most ~2 GiB per call anyway. */
+    const uint64_t max_chunk = (uint64_t)1 << 30;
+    uint64_t done = 0;
+    while (done < len) {
+        uint64_t want = len - done < max_chunk ? len - done : max_chunk;
+        ssize_t n = pwrite(fd, buf + done, (size_t)want, (off_t)(offset + done));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            if (n == 0)
+                errno = EIO; /* no progress and no error: do not spin */
+            *failed_at = offset + done;
+            return -1;
+        }
+        done += (uint64_t)n;
+    }
+    return 0;
+}
+
+static void fail(fwdioi_storage_job_t *job, int status, uint64_t offset)
+{
+    job->status = status;
+    job->sys_errno = errno;
+    job->err_offset = offset;
+}
+
+static void run_open(fwdioi_storage_job_t *job)
+{
+    int flags = O_CREAT | O_WRONLY | O_CLOEXEC | (job->sets_length ? O_TRUNC : 0);
+    job->fd = open(job->path, flags, 0666);
+    if (job->fd < 0) {
+        fail(job, FWDIO_EOPEN, 0);
+        return;
+    }
+    if (job->sets_length && ftruncate(job->fd, (off_t)job->size) != 0) {
+        fail(job, FWDIO_EOPEN, job->size);
+        close(job->fd);
+        job->fd = -1;
+    }
+}
+
+static void run_write(fwdioi_storage_job_t *job)
+{
+    for (size_t i = 0; i < job->nextents; i++) {
+        const fwdioi_range_t *e = &job->extents[i];
+        uint64_t failed_at;
+        if (fwdioi_pwrite_all(job->fd, job->buf + e->start, e->end - e->start,
+                              job->base + e->start, &failed_at) != 0) {
+            fail(job, FWDIO_EWRITE, failed_at);
+            return;
+        }
+    }
+}
+
+static void run_finish(fwdioi_storage_job_t *job)
+{
+    if (job->durable && fdatasync(job->fd) != 0)
+        fail(job, FWDIO_ESYNC, 0);
+    if (close(job->fd) != 0 && job->status == FWDIO_OK)
+        fail(job, FWDIO_ESYNC, 0);
+    job->fd = -1;
+}
+
+static void run_job(fwdioi_io_job_t *io)
+{
+    fwdioi_storage_job_t *job = (fwdioi_storage_job_t *)io;
+    switch (job->kind) {
+    case FWDIOI_STORAGE_OPEN:
+        run_open(job);
+        break;
+    case FWDIOI_STORAGE_WRITE:
+        run_write(job);
+        break;
+    case FWDIOI_STORAGE_FINISH:
+        run_finish(job);
+        break;
+    }
+}
+
+static void job_done(fwdioi_io_job_t *io)
+{
+    fwdioi_storage_job_t *job = (fwdioi_storage_job_t *)io;
+    job->on_done(job);
+}
+
+fwdioi_storage_job_t *fwdioi_storage_job_new(fwdioi_storage_kind_t kind, void *owner,
+                                             void (*on_done)(fwdioi_storage_job_t *))
+{
+    fwdioi_storage_job_t *job = calloc(1, sizeof *job);
+    if (!job)
+        return NULL;
+    job->io.run = run_job;
+    job->io.done = job_done;
+    job->kind = kind;
+    job->owner = owner;
+    job->on_done = on_done;
+    job->fd = -1;
+    job->status = FWDIO_OK;
+    return job;
+}
+
+void fwdioi_storage_job_free(fwdioi_storage_job_t *job)
+{
+    free(job->buf);
+    free(job->extents);
+    free(job);
+}

@@ -1,0 +1,56 @@
+/*
+ * The storage backend: the POSIX calls a writer makes, wrapped as jobs for the
+ * runtime's I/O thread. Each job records the first error with its errno and
+ * offset; the session turns it into the file's status.
+ */
+#ifndef FWDIOI_STORAGE_H
+#define FWDIOI_STORAGE_H
+
+#include "ranges.h"
+#include "runtime.h"
+
+#include <stdint.h>
+
+typedef enum fwdioi_storage_kind {
+    FWDIOI_STORAGE_OPEN,   /* open (and, for the first writer, truncate + size) */
+    FWDIOI_STORAGE_WRITE,  /* pwrite the extents of one assembly buffer */
+    FWDIOI_STORAGE_FINISH  /* fdatasync if durable, then close */
+} fwdioi_storage_kind_t;
+
+typedef struct fwdioi_storage_job {
+    fwdioi_io_job_t io;
+    fwdioi_storage_kind_t kind;
+    void (*on_done)(struct fwdioi_storage_job *job); /* progress thread */
+    void *owner;
+
+    int fd;
+    /* OPEN */
+    const char *path;
+    uint64_t size;
+    int sets_length;
+    /* WRITE: buf holds file bytes [base, base + len); extents are relative to base */
+    uint8_t *buf;
+    uint64_t base;
+    fwdioi_range_t *extents;
+    size_t nextents;
+    /* FINISH */
+    int durable;
+
+    /* results */
+    int status;
+    int sys_errno;
+    uint64_t err_offset;
+} fwdioi_storage_job_t;
+
+/** Allocate a job of `kind` that calls on_done(job) on the progress thread. */
+fwdioi_storage_job_t *fwdioi_storage_job_new(fwdioi_storage_kind_t kind, void *owner,
+                                             void (*on_done)(fwdioi_storage_job_t *));
+/** Free a job and the buffers it owns. */
+void fwdioi_storage_job_free(fwdioi_storage_job_t *job);
+
+/** Write all of buf to fd at offset, retrying EINTR and short writes. Returns 0,
+ *  or -1 with errno set and *failed_at the offset that could not be written. */
+int fwdioi_pwrite_all(int fd, const uint8_t *buf, uint64_t len, uint64_t offset,
+                      uint64_t *failed_at);
+
+#endif

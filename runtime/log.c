@@ -1,0 +1,25 @@
+#include "log.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+int fwdioi_log_level(void)
+{
+    /* Read once; a data race on the cached value is benign but TSan would
+     * flag it, so every call reads the environment (cheap next to logging). */
+    const char *v = getenv("FWDIO_VERBOSE");
+    return v ? atoi(v) : 0;
+}
+
+void fwdioi_log(int level, const char *fmt, ...)
+{
+    if (fwdioi_log_level() < level)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("fwdio: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}

@@ -1,0 +1,171 @@
+/*
+ * The progress thread: one libevent loop that runs the application's tasks,
+ * polls MPI requests and the client, and finishes I/O jobs. The polling policy
+ * lives in schedule_next_poll().
+ */
+#include "runtime_internal.h"
+
+#include "log.h"
+
+#include <event2/thread.h>
+#include <stdlib.h>
+
+static _Thread_local int on_progress_thread;
+
+int fwdioi_rt_on_progress_thread(void) { return on_progress_thread; }
+
+/*
+ * When to poll again. Something moved: poll again after poll_min_us, since
+ * more is likely to follow. Nothing moved: back off by doubling, up to a short
+ * cap while MPI requests are in flight (a large transfer needs regular calls
+ * into MPI to advance even when nothing completes) and up to poll_max_us while
+ * files are merely open. Nothing in flight and no open file: do not poll at all;
+ * the next task wakes the loop. This keeps an idle runtime off the CPU it
+ * shares with the application.
+ */
+static void schedule_next_poll(fwdioi_rt_t *rt, int events, int client_active)
+{
+    const unsigned busy_cap = 8 * rt->cfg.poll_min_us;
+    int in_flight = rt->requests.count > 0;
+    if (!in_flight && !client_active) {
+        rt->poll_interval_us = rt->cfg.poll_min_us;
+        if (rt->poll_armed) {
+            evtimer_del(rt->poll_ev);
+            rt->poll_armed = 0;
+        }
+        return;
+    }
+    if (events > 0) {
+        rt->poll_interval_us = rt->cfg.poll_min_us;
+    } else {
+        unsigned cap = in_flight && busy_cap < rt->cfg.poll_max_us ? busy_cap : rt->cfg.poll_max_us;
+        unsigned next = rt->poll_interval_us * 2;
+        rt->poll_interval_us = next < cap ? next : cap;
+    }
+    struct timeval tv = {.tv_sec = rt->poll_interval_us / 1000000,
+                         .tv_usec = rt->poll_interval_us % 1000000};
+    evtimer_add(rt->poll_ev, &tv);
+    rt->poll_armed = 1;
+}
+
+static void progress_tick(fwdioi_rt_t *rt)
+{
+    int active = 0;
+    int events = fwdioi_requests_test(rt);
+    events += rt->client.poll(rt->client.arg, &active);
+    /* Receives the client just posted may already be complete. */
+    events += fwdioi_requests_test(rt);
+    schedule_next_poll(rt, events, active);
+}
+
+static void on_poll_timer(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    fwdioi_rt_t *rt = arg;
+    rt->poll_armed = 0;
+    progress_tick(rt);
+}
+
+static void on_wake(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    fwdioi_rt_t *rt = arg;
+    fwdioi_rt_lock(rt);
+    fwdioi_task_t *task = rt->tasks_head;
+    rt->tasks_head = rt->tasks_tail = NULL;
+    fwdioi_rt_unlock(rt);
+    while (task) {
+        fwdioi_task_t *next = task->next;
+        task->run(task);
+        task = next;
+    }
+    rt->poll_interval_us = rt->cfg.poll_min_us;
+    progress_tick(rt);
+}
+
+static void on_io_done(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    fwdioi_rt_t *rt = arg;
+    fwdioi_io_run_done(rt);
+    progress_tick(rt);
+}
+
+static void on_stop(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    fwdioi_rt_t *rt = arg;
+    event_base_loopbreak(rt->base);
+}
+
+static void *progress_main(void *arg)
+{
+    fwdioi_rt_t *rt = arg;
+    on_progress_thread = 1;
+    event_base_loop(rt->base, EVLOOP_NO_EXIT_ON_EMPTY);
+    return NULL;
+}
+
+static void route_libevent_log(int severity, const char *msg)
+{
+    fwdioi_log(severity >= EVENT_LOG_WARN ? FWDIOI_LOG_WARN : FWDIOI_LOG_DEBUG, "libevent: %s",
+               msg);
+}
+
+static pthread_once_t libevent_once = PTHREAD_ONCE_INIT;
+static int libevent_threads_rc;
+
+static void libevent_setup(void)
+{
+    event_set_log_callback(route_libevent_log);
+    libevent_threads_rc = evthread_use_pthreads();
+}
+
+int fwdioi_progress_start(fwdioi_rt_t *rt)
+{
+    pthread_once(&libevent_once, libevent_setup);
+    if (libevent_threads_rc != 0)
+        return FWDIO_ESYSTEM;
+    rt->base = event_base_new();
+    if (!rt->base)
+        return FWDIO_ESYSTEM;
+    rt->wake_ev = event_new(rt->base, -1, 0, on_wake, rt);
+    rt->io_done_ev = event_new(rt->base, -1, 0, on_io_done, rt);
+    rt->stop_ev = event_new(rt->base, -1, 0, on_stop, rt);
+    rt->poll_ev = evtimer_new(rt->base, on_poll_timer, rt);
+    rt->poll_interval_us = rt->cfg.poll_min_us;
+    if (!rt->wake_ev || !rt->io_done_ev || !rt->stop_ev || !rt->poll_ev ||
+        pthread_create(&rt->progress_thread, NULL, progress_main, rt) != 0) {
+        fwdioi_progress_stop(rt);
+        return FWDIO_ESYSTEM;
+    }
+    return FWDIO_OK;
+}
+
+static void free_event(struct event **ev)
+{
+    if (*ev)
+        event_free(*ev);
+    *ev = NULL;
+}
+
+/* Called with the thread running (join it) or after a failed start (just free). */
+void fwdioi_progress_stop(fwdioi_rt_t *rt)
+{
+    if (rt->progress_thread) {
+        event_active(rt->stop_ev, EV_READ, 0);
+        pthread_join(rt->progress_thread, NULL);
+        rt->progress_thread = 0;
+    }
+    free_event(&rt->poll_ev);
+    free_event(&rt->stop_ev);
+    free_event(&rt->io_done_ev);
+    free_event(&rt->wake_ev);
+    if (rt->base)
+        event_base_free(rt->base);
+    rt->base = NULL;
+}

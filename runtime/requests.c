@@ -1,0 +1,107 @@
+/* MPI requests polled by the progress thread, each with a completion callback. */
+#include "runtime_internal.h"
+
+#include <stdlib.h>
+
+static int grow(fwdioi_requests_t *r)
+{
+    int cap = r->capacity ? 2 * r->capacity : 64;
+    MPI_Request *reqs = realloc(r->reqs, (size_t)cap * sizeof *reqs);
+    if (reqs)
+        r->reqs = reqs;
+    fwdioi_req_cb_t *cbs = realloc(r->cbs, (size_t)cap * sizeof *cbs);
+    if (cbs)
+        r->cbs = cbs;
+    void **args = realloc(r->args, (size_t)cap * sizeof *args);
+    if (args)
+        r->args = args;
+    int *indices = realloc(r->indices, (size_t)cap * sizeof *indices);
+    if (indices)
+        r->indices = indices;
+    MPI_Status *statuses = realloc(r->statuses, (size_t)cap * sizeof *statuses);
+    if (statuses)
+        r->statuses = statuses;
+    if (!reqs || !cbs || !args || !indices || !statuses)
+        return -1;
+    r->capacity = cap;
+    return 0;
+}
+
+void fwdioi_rt_track(fwdioi_rt_t *rt, MPI_Request req, fwdioi_req_cb_t cb, void *arg)
+{
+    fwdioi_requests_t *r = &rt->requests;
+    if (r->count == r->capacity && grow(r) != 0) {
+        /* Out of memory for bookkeeping: complete the request the slow way
+         * rather than lose it. */
+        MPI_Status st;
+        MPI_Wait(&req, &st);
+        cb(arg, &st);
+        return;
+    }
+    r->reqs[r->count] = req;
+    r->cbs[r->count] = cb;
+    r->args[r->count] = arg;
+    r->count++;
+}
+
+/* Test all requests once; run the callbacks of the completed ones. Callbacks may
+ * track new requests (and so grow the arrays), so completions are first copied
+ * to the `done` scratch array, which only grows here, before testing. */
+int fwdioi_requests_test(fwdioi_rt_t *rt)
+{
+    fwdioi_requests_t *r = &rt->requests;
+    if (r->count == 0)
+        return 0;
+    if (r->done_capacity < r->count) {
+        fwdioi_done_t *done = realloc(r->done, (size_t)r->capacity * sizeof *done);
+        if (!done)
+            return 0; /* try again on the next tick */
+        r->done = done;
+        r->done_capacity = r->capacity;
+    }
+    int ndone = 0;
+    MPI_Testsome(r->count, r->reqs, &ndone, r->indices, r->statuses);
+    if (ndone <= 0 || ndone == MPI_UNDEFINED)
+        return 0;
+    fwdioi_done_t *done = r->done;
+    for (int i = 0; i < ndone; i++) {
+        done[i].cb = r->cbs[r->indices[i]];
+        done[i].arg = r->args[r->indices[i]];
+        done[i].status = r->statuses[i];
+    }
+    /* Compact: completed requests were set to MPI_REQUEST_NULL. */
+    int keep = 0;
+    for (int i = 0; i < r->count; i++) {
+        if (r->reqs[i] == MPI_REQUEST_NULL)
+            continue;
+        r->reqs[keep] = r->reqs[i];
+        r->cbs[keep] = r->cbs[i];
+        r->args[keep] = r->args[i];
+        keep++;
+    }
+    r->count = keep;
+    /* The scratch is detached while callbacks run, so nothing can move it. */
+    int done_capacity = r->done_capacity;
+    r->done = NULL;
+    r->done_capacity = 0;
+    for (int i = 0; i < ndone; i++)
+        done[i].cb(done[i].arg, &done[i].status);
+    if (r->done) { /* a nested test grew a new scratch: keep that one */
+        free(done);
+    } else {
+        r->done = done;
+        r->done_capacity = done_capacity;
+    }
+    return ndone;
+}
+
+void fwdioi_requests_free(fwdioi_requests_t *r)
+{
+    free(r->reqs);
+    free(r->cbs);
+    free(r->args);
+    free(r->indices);
+    free(r->statuses);
+    free(r->done);
+    *r = (fwdioi_requests_t){0};
+}

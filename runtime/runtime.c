@@ -1,0 +1,126 @@
+/* Runtime lifetime, identity and the shared lock. */
+#include "runtime_internal.h"
+
+#include "log.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static void apply_config_defaults(fwdio_config_t *cfg)
+{
+    if (cfg->poll_min_us == 0)
+        cfg->poll_min_us = 20;
+    if (cfg->poll_max_us == 0)
+        cfg->poll_max_us = 2000;
+    if (cfg->poll_max_us < cfg->poll_min_us)
+        cfg->poll_max_us = cfg->poll_min_us;
+    if (cfg->max_message_size == 0)
+        cfg->max_message_size = (size_t)8 << 20;
+}
+
+static int config_is_valid(const fwdio_config_t *cfg)
+{
+    return (cfg->callback_mode == FWDIO_CALLBACKS_ON_POLL ||
+            cfg->callback_mode == FWDIO_CALLBACKS_ON_PROGRESS) &&
+           cfg->max_message_size <= ((size_t)1 << 30) && cfg->max_message_size >= 4096;
+}
+
+/* Count nodes: ranks that share memory form one node; node leaders count. */
+static int count_nodes(MPI_Comm comm, int *nodes)
+{
+    MPI_Comm local;
+    if (MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local) != MPI_SUCCESS)
+        return FWDIO_EMPI;
+    int local_rank;
+    MPI_Comm_rank(local, &local_rank);
+    int leader = local_rank == 0;
+    int rc = MPI_Allreduce(&leader, nodes, 1, MPI_INT, MPI_SUM, comm);
+    MPI_Comm_free(&local);
+    return rc == MPI_SUCCESS ? FWDIO_OK : FWDIO_EMPI;
+}
+
+int fwdioi_rt_create(MPI_Comm comm, const fwdio_config_t *cfg, const fwdioi_client_t *client,
+                     fwdioi_rt_t **out)
+{
+    fwdio_config_t conf;
+    if (cfg)
+        conf = *cfg;
+    else
+        memset(&conf, 0, sizeof conf);
+    apply_config_defaults(&conf);
+    if (!config_is_valid(&conf))
+        return FWDIO_EINVAL;
+
+    fwdioi_rt_t *rt = calloc(1, sizeof *rt);
+    if (!rt)
+        return FWDIO_ENOMEM;
+    rt->cfg = conf;
+    rt->client = *client;
+    rt->comm = MPI_COMM_NULL;
+    int rc = FWDIO_EMPI;
+    if (MPI_Comm_dup(comm, &rt->comm) != MPI_SUCCESS)
+        goto fail_free;
+    MPI_Comm_rank(rt->comm, &rt->rank);
+    MPI_Comm_size(rt->comm, &rt->size);
+    if ((rc = count_nodes(rt->comm, &rt->nodes)) != FWDIO_OK)
+        goto fail_comm;
+    pthread_mutex_init(&rt->lock, NULL);
+    pthread_cond_init(&rt->cond, NULL);
+    pthread_cond_init(&rt->io_cond, NULL);
+    if ((rc = fwdioi_progress_start(rt)) != FWDIO_OK)
+        goto fail_sync;
+    fwdioi_log(FWDIOI_LOG_INFO, "rank %d of %d on %d node(s): runtime started", rt->rank,
+               rt->size, rt->nodes);
+    *out = rt;
+    return FWDIO_OK;
+
+fail_sync:
+    pthread_cond_destroy(&rt->io_cond);
+    pthread_cond_destroy(&rt->cond);
+    pthread_mutex_destroy(&rt->lock);
+fail_comm:
+    MPI_Comm_free(&rt->comm);
+fail_free:
+    free(rt);
+    return rc;
+}
+
+void fwdioi_rt_destroy(fwdioi_rt_t *rt)
+{
+    fwdioi_progress_stop(rt);
+    fwdioi_io_stop(rt);
+    fwdioi_requests_free(&rt->requests);
+    pthread_cond_destroy(&rt->io_cond);
+    pthread_cond_destroy(&rt->cond);
+    pthread_mutex_destroy(&rt->lock);
+    MPI_Comm_free(&rt->comm);
+    free(rt);
+}
+
+MPI_Comm fwdioi_rt_comm(const fwdioi_rt_t *rt) { return rt->comm; }
+int fwdioi_rt_rank(const fwdioi_rt_t *rt) { return rt->rank; }
+int fwdioi_rt_size(const fwdioi_rt_t *rt) { return rt->size; }
+int fwdioi_rt_nodes(const fwdioi_rt_t *rt) { return rt->nodes; }
+const fwdio_config_t *fwdioi_rt_config(const fwdioi_rt_t *rt) { return &rt->cfg; }
+
+void fwdioi_rt_lock(fwdioi_rt_t *rt) { pthread_mutex_lock(&rt->lock); }
+void fwdioi_rt_unlock(fwdioi_rt_t *rt) { pthread_mutex_unlock(&rt->lock); }
+void fwdioi_rt_broadcast(fwdioi_rt_t *rt) { pthread_cond_broadcast(&rt->cond); }
+
+void fwdioi_rt_submit_locked(fwdioi_rt_t *rt, fwdioi_task_t *first, fwdioi_task_t *last)
+{
+    last->next = NULL;
+    if (rt->tasks_tail)
+        rt->tasks_tail->next = first;
+    else
+        rt->tasks_head = first;
+    rt->tasks_tail = last;
+    event_active(rt->wake_ev, EV_READ, 0);
+}
+
+void fwdioi_rt_submit(fwdioi_rt_t *rt, fwdioi_task_t *task)
+{
+    fwdioi_rt_lock(rt);
+    fwdioi_rt_submit_locked(rt, task, task);
+    fwdioi_rt_unlock(rt);
+}

@@ -1,0 +1,93 @@
+/*
+ * The per-rank runtime engine: a progress thread running a libevent loop, the
+ * MPI requests it polls, an I/O thread for blocking storage calls, and the
+ * delivery of user callbacks. It knows nothing about files: the forwarder
+ * drives it through the functions below (the seam of DESIGN.md).
+ *
+ * Threads: "app" functions may be called from any application thread,
+ * "progress" functions only from the progress thread (tasks, request and job
+ * completions, the client's poll hook).
+ */
+#ifndef FWDIOI_RUNTIME_H
+#define FWDIOI_RUNTIME_H
+
+#include "fwdio.h"
+
+#include <pthread.h>
+
+typedef struct fwdioi_rt fwdioi_rt_t;
+
+/** A unit of work handed from an application thread to the progress thread. */
+typedef struct fwdioi_task {
+    struct fwdioi_task *next;
+    void (*run)(struct fwdioi_task *task); /* runs on the progress thread */
+} fwdioi_task_t;
+
+/** A blocking job for the I/O thread; `done` then runs on the progress thread. */
+typedef struct fwdioi_io_job {
+    struct fwdioi_io_job *next;
+    void (*run)(struct fwdioi_io_job *job);
+    void (*done)(struct fwdioi_io_job *job);
+} fwdioi_io_job_t;
+
+/** A user-visible callback, delivered where the callback mode says. */
+typedef struct fwdioi_call {
+    struct fwdioi_call *next;
+    void (*run)(struct fwdioi_call *call);
+} fwdioi_call_t;
+
+/** Completion of a tracked MPI request (progress thread). */
+typedef void (*fwdioi_req_cb_t)(void *arg, const MPI_Status *status);
+
+/**
+ * The client (the forwarder) is polled on every tick of the progress loop. It
+ * returns how many things it moved forward and sets *active when it has work
+ * that needs further polls (open files); with nothing active and no request in
+ * flight the loop sleeps until the next task.
+ */
+typedef struct fwdioi_client {
+    int (*poll)(void *arg, int *active);
+    void *arg;
+} fwdioi_client_t;
+
+/** Start the runtime on `comm` (collective; app). Duplicates comm. */
+int fwdioi_rt_create(MPI_Comm comm, const fwdio_config_t *cfg, const fwdioi_client_t *client,
+                     fwdioi_rt_t **out);
+/** Stop the threads and free everything (app; no task may be pending). */
+void fwdioi_rt_destroy(fwdioi_rt_t *rt);
+
+MPI_Comm fwdioi_rt_comm(const fwdioi_rt_t *rt);
+int fwdioi_rt_rank(const fwdioi_rt_t *rt);
+int fwdioi_rt_size(const fwdioi_rt_t *rt);
+/** Number of shared-memory nodes the ranks run on. */
+int fwdioi_rt_nodes(const fwdioi_rt_t *rt);
+const fwdio_config_t *fwdioi_rt_config(const fwdioi_rt_t *rt);
+
+/** The runtime lock guards state shared between application and progress threads. */
+void fwdioi_rt_lock(fwdioi_rt_t *rt);
+void fwdioi_rt_unlock(fwdioi_rt_t *rt);
+/** Wake threads blocked in fwdioi_rt_wait (call with or without the lock). */
+void fwdioi_rt_broadcast(fwdioi_rt_t *rt);
+
+/** Queue tasks for the progress thread and wake it (app). With the lock held:
+ *  the _locked variant; the caller must hold the runtime lock. */
+void fwdioi_rt_submit_locked(fwdioi_rt_t *rt, fwdioi_task_t *first, fwdioi_task_t *last);
+void fwdioi_rt_submit(fwdioi_rt_t *rt, fwdioi_task_t *task);
+
+/** Poll `req` until it completes, then call cb (progress). */
+void fwdioi_rt_track(fwdioi_rt_t *rt, MPI_Request req, fwdioi_req_cb_t cb, void *arg);
+/** Run a job on the I/O thread, started on first use (progress). */
+void fwdioi_rt_io_submit(fwdioi_rt_t *rt, fwdioi_io_job_t *job);
+/** Deliver a user callback: now, or queued for fwdio_poll, per callback mode (progress). */
+void fwdioi_rt_deliver(fwdioi_rt_t *rt, fwdioi_call_t *call);
+
+/** Run the queued user callbacks on the calling thread; returns how many (app). */
+int fwdioi_rt_run_calls(fwdioi_rt_t *rt);
+/** Block until done(arg) holds (evaluated under the runtime lock), running queued
+ *  callbacks meanwhile (app). */
+void fwdioi_rt_wait(fwdioi_rt_t *rt, int (*done)(void *arg), void *arg);
+
+/** True on the progress thread of any runtime (for calls a callback may not make). */
+int fwdioi_rt_on_progress_thread(void);
+
+#endif

@@ -1,0 +1,79 @@
+/* The runtime's private state, shared by the files of runtime/ only. */
+#ifndef FWDIOI_RUNTIME_INTERNAL_H
+#define FWDIOI_RUNTIME_INTERNAL_H
+
+#include "runtime.h"
+
+#include <event2/event.h>
+#include <stdatomic.h>
+
+/* A completed request whose callback is about to run. */
+typedef struct fwdioi_done {
+    fwdioi_req_cb_t cb;
+    void *arg;
+    MPI_Status status;
+} fwdioi_done_t;
+
+/* MPI requests the progress thread polls (owned by the progress thread). */
+typedef struct fwdioi_requests {
+    MPI_Request *reqs;
+    fwdioi_req_cb_t *cbs;
+    void **args;
+    int *indices;
+    MPI_Status *statuses;
+    int count, capacity;
+    fwdioi_done_t *done; /* scratch for completions */
+    int done_capacity;
+} fwdioi_requests_t;
+
+struct fwdioi_rt {
+    MPI_Comm comm; /* private duplicate for collectives of the runtime */
+    int rank, size, nodes;
+    fwdio_config_t cfg;
+    fwdioi_client_t client;
+
+    /* Guards the task queue, the call queue, the I/O queues and whatever the
+     * client keeps under fwdioi_rt_lock. */
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+
+    /* Application -> progress thread. */
+    fwdioi_task_t *tasks_head, *tasks_tail;
+
+    /* Progress thread -> application threads (FWDIO_CALLBACKS_ON_POLL). */
+    fwdioi_call_t *calls_head, *calls_tail;
+
+    /* The progress thread and its loop. */
+    pthread_t progress_thread;
+    struct event_base *base;
+    struct event *wake_ev;    /* activated when tasks arrive */
+    struct event *io_done_ev; /* activated when I/O jobs finish */
+    struct event *poll_ev;    /* the adaptive MPI poll timer */
+    struct event *stop_ev;    /* activated by fwdioi_rt_destroy */
+    unsigned poll_interval_us;
+    int poll_armed;
+    fwdioi_requests_t requests;
+
+    /* The I/O thread (created on first job); queues guarded by lock. */
+    int io_started;
+    int io_stop;
+    pthread_t io_thread;
+    pthread_cond_t io_cond;
+    fwdioi_io_job_t *io_head, *io_tail;
+    fwdioi_io_job_t *io_done_head, *io_done_tail;
+};
+
+/* progress.c */
+int fwdioi_progress_start(fwdioi_rt_t *rt);
+void fwdioi_progress_stop(fwdioi_rt_t *rt);
+void fwdioi_progress_kick(fwdioi_rt_t *rt);
+
+/* requests.c */
+int fwdioi_requests_test(fwdioi_rt_t *rt);
+void fwdioi_requests_free(fwdioi_requests_t *r);
+
+/* io_thread.c */
+void fwdioi_io_run_done(fwdioi_rt_t *rt);
+void fwdioi_io_stop(fwdioi_rt_t *rt);
+
+#endif
