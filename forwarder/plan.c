@@ -78,23 +78,31 @@ int fwdioi_plan_writer_of_rank(const fwdioi_plan_t *plan, int rank)
     return w < plan->nwriters ? w : -1;
 }
 
-/* Block layout: stripes of the long writers come first. */
+/*
+ * Block layout: W - r writers own q stripes, then r writers own q + 1. The long
+ * runs go last so that the file's short final stripe lands on a long run: no
+ * two writers differ by more than one stripe of bytes.
+ */
+static uint64_t block_short_writers(const fwdioi_plan_t *plan)
+{
+    return (uint64_t)plan->nwriters - plan->block_long;
+}
+
 static uint64_t block_first_stripe(const fwdioi_plan_t *plan, int w)
 {
-    uint64_t uw = (uint64_t)w;
-    if (uw < plan->block_long)
-        return uw * (plan->block_q + 1);
-    return plan->block_long * (plan->block_q + 1) + (uw - plan->block_long) * plan->block_q;
+    uint64_t uw = (uint64_t)w, nshort = block_short_writers(plan);
+    return uw * plan->block_q + (uw > nshort ? uw - nshort : 0);
 }
 
 int fwdioi_plan_stripe_writer(const fwdioi_plan_t *plan, uint64_t s)
 {
     if (plan->layout == FWDIO_LAYOUT_CYCLIC)
         return (int)(s % (uint64_t)plan->nwriters);
-    uint64_t long_part = plan->block_long * (plan->block_q + 1);
-    if (s < long_part)
-        return (int)(s / (plan->block_q + 1));
-    return (int)(plan->block_long + (s - long_part) / plan->block_q);
+    uint64_t nshort = block_short_writers(plan);
+    uint64_t short_part = nshort * plan->block_q;
+    if (s < short_part)
+        return (int)(s / plan->block_q);
+    return (int)(nshort + (s - short_part) / (plan->block_q + 1));
 }
 
 uint64_t fwdioi_plan_writer_stripes(const fwdioi_plan_t *plan, int w)
@@ -102,7 +110,7 @@ uint64_t fwdioi_plan_writer_stripes(const fwdioi_plan_t *plan, int w)
     uint64_t uw = (uint64_t)w, W = (uint64_t)plan->nwriters;
     if (plan->layout == FWDIO_LAYOUT_CYCLIC)
         return plan->nstripes / W + (uw < plan->nstripes % W ? 1 : 0);
-    return plan->block_q + (uw < plan->block_long ? 1 : 0);
+    return plan->block_q + (uw >= block_short_writers(plan) ? 1 : 0);
 }
 
 uint64_t fwdioi_plan_local_stripe(const fwdioi_plan_t *plan, uint64_t s)

@@ -18,7 +18,7 @@ typedef struct fwdioi_plan {
     int first_writer;
     int writer_stride;
     fwdio_layout_t layout;
-    /* block layout: the first `block_long` writers own block_q + 1 stripes, the
+    /* block layout: the last `block_long` writers own block_q + 1 stripes, the
      * others block_q */
     uint64_t block_q;
     uint64_t block_long;

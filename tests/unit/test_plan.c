@@ -1,0 +1,150 @@
+/* Properties of the file plan over many shapes (no MPI needed). */
+#include "plan.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int failures;
+
+#define CHECK(cond, ...)                                                           \
+    do {                                                                           \
+        if (!(cond)) {                                                             \
+            fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, __LINE__, #cond); \
+            fprintf(stderr, __VA_ARGS__);                                          \
+            fputc('\n', stderr);                                                   \
+            failures++;                                                            \
+            return;                                                                \
+        }                                                                          \
+    } while (0)
+
+static void check_plan(uint64_t size, uint64_t stripe, uint64_t unit, int writers, int first,
+                       int stride, fwdio_layout_t layout, int nranks)
+{
+    fwdio_options_t in = {.write_size = unit, .stripe_size = stripe, .writers = writers,
+                          .first_writer = first, .writer_stride = stride, .layout = layout};
+    fwdio_options_t o;
+    CHECK(fwdioi_options_resolve(&in, nranks, 1, &o) == FWDIO_OK, "resolve P=%d", nranks);
+    fwdioi_plan_t p;
+    fwdioi_plan_init(&p, size, &o, nranks);
+    const char *shape = layout == FWDIO_LAYOUT_BLOCK ? "block" : "cyclic";
+    CHECK(p.nwriters >= 1 && p.nwriters <= nranks, "%s W=%d P=%d", shape, p.nwriters, nranks);
+    if (writers > 0 && stride > 0 && first + (writers - 1) * stride < nranks)
+        CHECK(p.nwriters == writers, "asked %d writers, got %d", writers, p.nwriters);
+
+    /* writer ranks: distinct, in range, CkIO's basePE + w * skipPEs, invertible */
+    for (int w = 0; w < p.nwriters; w++) {
+        int r = fwdioi_plan_writer_rank(&p, w);
+        CHECK(r >= 0 && r < nranks, "writer %d rank %d", w, r);
+        CHECK(r == o.first_writer + w * o.writer_stride, "stride mapping w=%d", w);
+        CHECK(fwdioi_plan_writer_of_rank(&p, r) == w, "inverse w=%d", w);
+    }
+    int writer_count = 0;
+    for (int r = 0; r < nranks; r++)
+        writer_count += fwdioi_plan_writer_of_rank(&p, r) >= 0;
+    CHECK(writer_count == p.nwriters, "%d ranks think they write, %d writers", writer_count,
+          p.nwriters);
+
+    /* every stripe exactly one writer; local indices count up per writer */
+    uint64_t *seen = calloc((size_t)p.nwriters, sizeof *seen);
+    uint64_t total_bytes = 0, min_bytes = UINT64_MAX, max_bytes = 0;
+    for (uint64_t s = 0; s < p.nstripes; s++) {
+        int w = fwdioi_plan_stripe_writer(&p, s);
+        CHECK(w >= 0 && w < p.nwriters, "stripe %llu writer %d", (unsigned long long)s, w);
+        CHECK(fwdioi_plan_local_stripe(&p, s) == seen[w], "local index of stripe %llu",
+              (unsigned long long)s);
+        seen[w]++;
+    }
+    for (int w = 0; w < p.nwriters; w++) {
+        CHECK(seen[w] == fwdioi_plan_writer_stripes(&p, w), "stripe count of writer %d", w);
+        /* walking next_stripe visits exactly the writer's stripes */
+        uint64_t n = 0;
+        for (uint64_t s = fwdioi_plan_next_stripe(&p, w, 0); s < p.nstripes;
+             s = fwdioi_plan_next_stripe(&p, w, s + 1)) {
+            CHECK(fwdioi_plan_stripe_writer(&p, s) == w, "next_stripe gave a foreign stripe");
+            n++;
+        }
+        CHECK(n == seen[w], "next_stripe walk of writer %d", w);
+        uint64_t b = fwdioi_plan_writer_bytes(&p, w);
+        total_bytes += b;
+        if (b < min_bytes)
+            min_bytes = b;
+        if (b > max_bytes)
+            max_bytes = b;
+    }
+    free(seen);
+    CHECK(total_bytes == size, "bytes per writer add up to %llu, not %llu",
+          (unsigned long long)total_bytes, (unsigned long long)size);
+    /* balanced within one stripe */
+    CHECK(max_bytes - min_bytes <= stripe, "imbalance %llu > stripe %llu",
+          (unsigned long long)(max_bytes - min_bytes), (unsigned long long)stripe);
+
+    /* writers_in_range names exactly the writers of the stripes in the range */
+    for (uint64_t s0 = 0; s0 < p.nstripes && s0 < 40; s0 += 3) {
+        for (uint64_t s1 = s0; s1 < p.nstripes && s1 < s0 + 2 * (uint64_t)p.nwriters + 3; s1++) {
+            int first_w, count;
+            fwdioi_plan_writers_in_range(&p, s0, s1, &first_w, &count);
+            char *in_range = calloc((size_t)p.nwriters, 1);
+            for (int i = 0; i < count; i++)
+                in_range[(first_w + i) % p.nwriters] = 1;
+            int ok = 1;
+            for (uint64_t s = s0; s <= s1; s++)
+                ok &= in_range[fwdioi_plan_stripe_writer(&p, s)];
+            int named = 0;
+            for (int w = 0; w < p.nwriters; w++)
+                named += in_range[w];
+            free(in_range);
+            CHECK(ok && named == count, "writers_in_range [%llu,%llu]", (unsigned long long)s0,
+                  (unsigned long long)s1);
+        }
+    }
+}
+
+static void check_resolve_errors(void)
+{
+    fwdio_options_t o;
+    fwdio_options_t bad_multiple = {.write_size = 3000, .stripe_size = 4000};
+    CHECK(fwdioi_options_resolve(&bad_multiple, 4, 1, &o) == FWDIO_EINVAL, "stripe not a multiple of unit");
+    fwdio_options_t bad_first = {.first_writer = 4};
+    CHECK(fwdioi_options_resolve(&bad_first, 4, 1, &o) == FWDIO_EINVAL, "first_writer >= P");
+    fwdio_options_t bad_writers = {.writers = -1};
+    CHECK(fwdioi_options_resolve(&bad_writers, 4, 1, &o) == FWDIO_EINVAL, "writers < 0");
+    fwdio_options_t bad_layout = {.layout = (fwdio_layout_t)7};
+    CHECK(fwdioi_options_resolve(&bad_layout, 4, 1, &o) == FWDIO_EINVAL, "layout");
+
+    /* documented defaults */
+    CHECK(fwdioi_options_resolve(NULL, 8, 1, &o) == FWDIO_OK, "defaults");
+    CHECK(o.write_size == FWDIO_DEFAULT_WRITE_SIZE, "default write_size");
+    CHECK(o.stripe_size == FWDIO_DEFAULT_STRIPE_UNITS * FWDIO_DEFAULT_WRITE_SIZE, "stripe");
+    CHECK(o.writers == FWDIO_DEFAULT_WRITERS_PER_NODE, "writers on one node: %d", o.writers);
+    CHECK(o.writer_stride == 8 / FWDIO_DEFAULT_WRITERS_PER_NODE, "stride %d", o.writer_stride);
+    CHECK(fwdioi_options_resolve(NULL, 4096, 64, &o) == FWDIO_OK, "defaults at scale");
+    CHECK(o.writers == FWDIO_DEFAULT_MAX_WRITERS, "writer cap: %d", o.writers);
+    CHECK(fwdioi_options_resolve(NULL, 1, 1, &o) == FWDIO_OK && o.writers == 1, "one rank");
+    /* stride clamps the writer count to the ranks that exist */
+    fwdio_options_t strided = {.writers = 5, .first_writer = 1, .writer_stride = 3};
+    CHECK(fwdioi_options_resolve(&strided, 8, 1, &o) == FWDIO_OK && o.writers == 3,
+          "clamped to %d", o.writers);
+}
+
+int main(void)
+{
+    const uint64_t K = 1024;
+    const uint64_t sizes[] = {0, 1, 1000, 16 * K, 64 * K, 64 * K + 1, 1000 * K, 3 * 1024 * K + 17};
+    const int ranks[] = {1, 2, 3, 4, 7, 8, 16, 64};
+    for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++)
+        for (size_t ri = 0; ri < sizeof ranks / sizeof *ranks; ri++)
+            for (int layout = 0; layout < 2; layout++)
+                for (int writers = 0; writers <= ranks[ri] + 1; writers += 1 + writers / 3)
+                    for (int stride = 0; stride <= 3; stride++)
+                        for (int first = 0; first < ranks[ri] && first < 3; first++)
+                            check_plan(sizes[si], 64 * K, 16 * K, writers, first, stride,
+                                       (fwdio_layout_t)layout, ranks[ri]);
+    check_resolve_errors();
+    if (failures) {
+        fprintf(stderr, "test_plan: %d failure(s)\n", failures);
+        return 1;
+    }
+    printf("test_plan: all checks passed\n");
+    return 0;
+}
