@@ -1,0 +1,478 @@
+/*
+ * One shared file written by every rank through fwdio, then verified byte for
+ * byte against the pattern (holes against zeros).
+ *
+ * The write plan is a pure function of the options and the seed, so every rank
+ * knows who writes which extent (for verification) without talking:
+ *   --chunk random      extents of random size (some tiny, many crossing
+ *                       stripes) given to random ranks, each rank issuing its
+ *                       extents in a random order;
+ *   --chunk block       each active rank one contiguous region, written in
+ *                       pieces of --max-chunk bytes, in order;
+ *   --chunk roundrobin  pieces of --max-chunk bytes dealt to the ranks in turn.
+ * --holes leaves some extents (always the first and the last) unwritten;
+ * --idle-rank R makes rank R write nothing (it still opens and closes).
+ *
+ * Also checked: fwdio_open/write/close return FWDIO_OK, the final status is
+ * FWDIO_OK on every rank, ready and complete run once each and in order with
+ * the same status everywhere, fwdio_file_error reports success, and
+ * fwdio_file_writers gives the placement the header documents.
+ */
+#define _GNU_SOURCE
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "fwdio.h"
+#include "pattern.h"
+#include "test_common.h"
+
+enum chunk_mode { CHUNK_RANDOM, CHUNK_BLOCK, CHUNK_ROUNDROBIN };
+enum wait_mode { WAIT_WAIT, WAIT_TEST, WAIT_POLL };
+
+typedef struct opts {
+    fwdio_layout_t layout;
+    int writers; /* 0: default, -1: every rank */
+    int first_writer;
+    int stride;
+    uint64_t size;
+    uint64_t stripe_size;
+    uint64_t write_size;
+    uint64_t max_chunk;
+    uint64_t max_message;
+    enum chunk_mode chunk;
+    uint64_t seed;
+    int holes;
+    int idle_rank;
+    fwdio_callback_mode_t cb_mode;
+    enum wait_mode wait;
+    unsigned timeout;
+} opts_t;
+
+static void usage(const char *prog)
+{
+    fprintf(stderr,
+            "usage: %s [--layout block|cyclic] [--writers N|P] [--first-writer N] [--stride N]\n"
+            "          [--size S] [--stripe-size S] [--write-size S] [--chunk random|block|roundrobin]\n"
+            "          [--max-chunk S] [--max-message S] [--seed N] [--holes] [--idle-rank R]\n"
+            "          [--callback-mode poll|progress] [--wait wait|test|poll] [--timeout SEC]\n"
+            "sizes accept K/M/G suffixes\n",
+            prog);
+}
+
+static int parse(int argc, char **argv, opts_t *o)
+{
+    memset(o, 0, sizeof *o);
+    o->layout = FWDIO_LAYOUT_BLOCK;
+    o->size = 1 << 20;
+    o->max_chunk = 100000;
+    o->chunk = CHUNK_RANDOM;
+    o->seed = 1;
+    o->idle_rank = -1;
+    o->cb_mode = FWDIO_CALLBACKS_ON_POLL;
+    o->wait = WAIT_WAIT;
+    o->timeout = 100;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = (i + 1 < argc) ? argv[i + 1] : NULL;
+#define NEEDV()                                                                            \
+    do {                                                                                   \
+        if (!v) {                                                                          \
+            fprintf(stderr, "%s needs a value\n", a);                                      \
+            return -1;                                                                     \
+        }                                                                                  \
+        i++;                                                                               \
+    } while (0)
+        if (!strcmp(a, "--layout")) {
+            NEEDV();
+            if (!strcmp(v, "block"))
+                o->layout = FWDIO_LAYOUT_BLOCK;
+            else if (!strcmp(v, "cyclic"))
+                o->layout = FWDIO_LAYOUT_CYCLIC;
+            else
+                return -1;
+        } else if (!strcmp(a, "--writers")) {
+            NEEDV();
+            o->writers = (!strcmp(v, "P") || !strcmp(v, "all")) ? -1 : (int)tc_parse_long(v);
+        } else if (!strcmp(a, "--first-writer")) {
+            NEEDV();
+            o->first_writer = (int)tc_parse_long(v);
+        } else if (!strcmp(a, "--stride")) {
+            NEEDV();
+            o->stride = (int)tc_parse_long(v);
+        } else if (!strcmp(a, "--size")) {
+            NEEDV();
+            o->size = tc_parse_size(v);
+        } else if (!strcmp(a, "--stripe-size")) {
+            NEEDV();
+            o->stripe_size = tc_parse_size(v);
+        } else if (!strcmp(a, "--write-size")) {
+            NEEDV();
+            o->write_size = tc_parse_size(v);
+        } else if (!strcmp(a, "--max-chunk")) {
+            NEEDV();
+            o->max_chunk = tc_parse_size(v);
+        } else if (!strcmp(a, "--max-message")) {
+            NEEDV();
+            o->max_message = tc_parse_size(v);
+        } else if (!strcmp(a, "--chunk")) {
+            NEEDV();
+            if (!strcmp(v, "random"))
+                o->chunk = CHUNK_RANDOM;
+            else if (!strcmp(v, "block"))
+                o->chunk = CHUNK_BLOCK;
+            else if (!strcmp(v, "roundrobin"))
+                o->chunk = CHUNK_ROUNDROBIN;
+            else
+                return -1;
+        } else if (!strcmp(a, "--seed")) {
+            NEEDV();
+            o->seed = tc_parse_size(v);
+        } else if (!strcmp(a, "--holes")) {
+            o->holes = 1;
+        } else if (!strcmp(a, "--idle-rank")) {
+            NEEDV();
+            o->idle_rank = (int)tc_parse_long(v);
+        } else if (!strcmp(a, "--callback-mode")) {
+            NEEDV();
+            if (!strcmp(v, "poll"))
+                o->cb_mode = FWDIO_CALLBACKS_ON_POLL;
+            else if (!strcmp(v, "progress"))
+                o->cb_mode = FWDIO_CALLBACKS_ON_PROGRESS;
+            else
+                return -1;
+        } else if (!strcmp(a, "--wait")) {
+            NEEDV();
+            if (!strcmp(v, "wait"))
+                o->wait = WAIT_WAIT;
+            else if (!strcmp(v, "test"))
+                o->wait = WAIT_TEST;
+            else if (!strcmp(v, "poll"))
+                o->wait = WAIT_POLL;
+            else
+                return -1;
+        } else if (!strcmp(a, "--timeout")) {
+            NEEDV();
+            o->timeout = (unsigned)tc_parse_long(v);
+        } else {
+            fprintf(stderr, "unknown option %s\n", a);
+            return -1;
+        }
+#undef NEEDV
+    }
+    if (o->max_chunk == 0)
+        return -1;
+    return 0;
+}
+
+/* The whole write plan, identical on every rank. */
+typedef struct plan {
+    tc_extent_t *ext;
+    size_t n;
+    size_t cap;
+} plan_t;
+
+static void plan_push(plan_t *p, uint64_t off, uint64_t len, int owner)
+{
+    if (p->n == p->cap) {
+        p->cap = p->cap ? 2 * p->cap : 64;
+        p->ext = realloc(p->ext, p->cap * sizeof *p->ext);
+        if (!p->ext) {
+            fprintf(stderr, "out of memory\n");
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        }
+    }
+    p->ext[p->n].offset = off;
+    p->ext[p->n].len = len;
+    p->ext[p->n].owner = owner;
+    p->n++;
+}
+
+static void make_plan(const opts_t *o, int nprocs, plan_t *p)
+{
+    memset(p, 0, sizeof *p);
+    int *active = malloc(sizeof(int) * (size_t)nprocs);
+    int n_active = 0;
+    for (int r = 0; r < nprocs; r++)
+        if (r != o->idle_rank)
+            active[n_active++] = r;
+    tc_rng_t rng;
+    tc_rng_seed(&rng, o->seed);
+
+    if (o->chunk == CHUNK_RANDOM) {
+        for (uint64_t off = 0; off < o->size;) {
+            uint64_t len = (tc_rng_below(&rng, 4) == 0) ? 1 + tc_rng_below(&rng, 64)
+                                                         : 1 + tc_rng_below(&rng, o->max_chunk);
+            if (len > o->size - off)
+                len = o->size - off;
+            int owner = n_active ? active[tc_rng_below(&rng, (uint64_t)n_active)] : -1;
+            plan_push(p, off, len, owner);
+            off += len;
+        }
+    } else if (o->chunk == CHUNK_BLOCK) {
+        int parts = n_active ? n_active : 1;
+        for (int i = 0; i < parts; i++) {
+            uint64_t lo = o->size * (uint64_t)i / (uint64_t)parts;
+            uint64_t hi = o->size * (uint64_t)(i + 1) / (uint64_t)parts;
+            for (uint64_t off = lo; off < hi; off += o->max_chunk) {
+                uint64_t len = hi - off < o->max_chunk ? hi - off : o->max_chunk;
+                plan_push(p, off, len, n_active ? active[i] : -1);
+            }
+        }
+    } else {
+        uint64_t k = 0;
+        for (uint64_t off = 0; off < o->size; off += o->max_chunk, k++) {
+            uint64_t len = o->size - off < o->max_chunk ? o->size - off : o->max_chunk;
+            plan_push(p, off, len, n_active ? active[k % (uint64_t)n_active] : -1);
+        }
+    }
+    if (o->holes) {
+        for (size_t i = 0; i < p->n; i++)
+            if (tc_rng_below(&rng, 5) == 0)
+                p->ext[i].owner = -1;
+        if (p->n >= 3) {
+            p->ext[0].owner = -1;
+            p->ext[p->n - 1].owner = -1;
+        }
+    }
+    free(active);
+}
+
+/* Check fwdio_file_writers against the placement documented in fwdio.h. */
+static void check_writers(const opts_t *o, const fwdio_file_t *f, int nprocs)
+{
+    int n = fwdio_file_writers(f, NULL, 0);
+    int valid = n > 0 && n <= nprocs;
+    int *ranks = calloc(valid ? (size_t)n : 1, sizeof(int));
+    long sig = -1 - tc_rank; /* differs between ranks unless the list is valid */
+    if (!valid) {
+        tc_fail("fwdio_file_writers(count) returned %d with %d ranks", n, nprocs);
+    } else {
+        int n2 = fwdio_file_writers(f, ranks, n);
+        TC_CHECK(n2 == n, "fwdio_file_writers returned %d then %d", n, n2);
+        for (int i = 0; i < n; i++) {
+            TC_CHECK(ranks[i] >= 0 && ranks[i] < nprocs, "writer %d is rank %d, outside [0, %d)",
+                     i, ranks[i], nprocs);
+            for (int j = 0; j < i; j++)
+                TC_CHECK(ranks[i] != ranks[j], "rank %d is listed twice as a writer", ranks[i]);
+        }
+        sig = n;
+        for (int i = 0; i < n; i++)
+            sig = sig * 131 + ranks[i];
+    }
+    /* The same collectives on every rank, whatever this rank found. */
+    if (!tc_all_same(MPI_COMM_WORLD, sig))
+        tc_fail("the writer list differs between ranks");
+    int nodes = tc_node_count(MPI_COMM_WORLD);
+    if (!valid) {
+        free(ranks);
+        return;
+    }
+
+    int avail = nprocs - o->first_writer;
+    int w;
+    if (o->writers > 0)
+        w = o->writers;
+    else if (o->writers < 0)
+        w = nprocs;
+    else {
+        w = FWDIO_DEFAULT_WRITERS_PER_NODE * nodes;
+        if (w > FWDIO_DEFAULT_MAX_WRITERS)
+            w = FWDIO_DEFAULT_MAX_WRITERS;
+        if (w > nprocs)
+            w = nprocs;
+    }
+    int stride = o->stride > 0 ? o->stride : (avail / w > 1 ? avail / w : 1);
+    int can = (avail + stride - 1) / stride;
+    int want_n = w < can ? w : can;
+    if (o->stride > 0 || nodes == 1) {
+        int same = (n == want_n);
+        for (int i = 0; same && i < n; i++)
+            same = ranks[i] == o->first_writer + i * stride;
+        if (!same) {
+            char got[256] = "", want[256] = "";
+            for (int i = 0; i < n && strlen(got) < 200; i++)
+                snprintf(got + strlen(got), sizeof got - strlen(got), " %d", ranks[i]);
+            for (int i = 0; i < want_n && strlen(want) < 200; i++)
+                snprintf(want + strlen(want), sizeof want - strlen(want), " %d",
+                         o->first_writer + i * stride);
+            tc_fail("writers are [%s ] but fwdio.h's placement (writers %d, first %d, stride %d, "
+                    "%d node(s)) gives [%s ]",
+                    got, w, o->first_writer, stride, nodes, want);
+        }
+    } else {
+        TC_CHECK(n == want_n || o->writers == 0, "%d writers, expected %d", n, want_n);
+    }
+    if (tc_rank == 0) {
+        char got[256] = "";
+        for (int i = 0; i < n && strlen(got) < 200; i++)
+            snprintf(got + strlen(got), sizeof got - strlen(got), " %d", ranks[i]);
+        tc_note("writer ranks:%s", got);
+    }
+    free(ranks);
+}
+
+int main(int argc, char **argv)
+{
+    opts_t o;
+    int bad_args = 0;
+    if (parse(argc, argv, &o) != 0)
+        bad_args = 1;
+    tc_mpi_init(&argc, &argv, bad_args ? 0 : o.timeout);
+    if (bad_args) {
+        if (tc_rank == 0)
+            usage(argv[0]);
+        MPI_Finalize();
+        return 2;
+    }
+    int P = tc_size;
+    if (o.idle_rank >= P) {
+        if (tc_rank == 0)
+            fprintf(stderr, "--idle-rank %d needs at least %d ranks\n", o.idle_rank,
+                    o.idle_rank + 1);
+        MPI_Finalize();
+        return 2;
+    }
+
+    plan_t plan;
+    make_plan(&o, P, &plan);
+    size_t mine = 0, holes = 0;
+    uint64_t my_bytes = 0;
+    for (size_t i = 0; i < plan.n; i++) {
+        if (plan.ext[i].owner == tc_rank) {
+            mine++;
+            my_bytes += plan.ext[i].len;
+        }
+        if (plan.ext[i].owner < 0)
+            holes++;
+    }
+    size_t *order = malloc(sizeof(size_t) * (mine + 1));
+    size_t k = 0;
+    for (size_t i = 0; i < plan.n; i++)
+        if (plan.ext[i].owner == tc_rank)
+            order[k++] = i;
+    if (o.chunk == CHUNK_RANDOM) {
+        tc_rng_t rng;
+        tc_rng_seed(&rng, o.seed * 1000003u + (uint64_t)tc_rank + 1);
+        for (size_t i = mine; i > 1; i--) {
+            size_t j = (size_t)tc_rng_below(&rng, i);
+            size_t t = order[i - 1];
+            order[i - 1] = order[j];
+            order[j] = t;
+        }
+    }
+    if (tc_rank == 0)
+        tc_note("size %" PRIu64 ", %zu extents (%zu holes), layout %s, writers %d, stripe %" PRIu64
+                ", write %" PRIu64 ", seed %" PRIu64,
+                o.size, plan.n, holes, o.layout == FWDIO_LAYOUT_BLOCK ? "block" : "cyclic",
+                o.writers < 0 ? P : o.writers, o.stripe_size, o.write_size, o.seed);
+    long total = tc_sum(MPI_COMM_WORLD, (long)my_bytes);
+    if (o.idle_rank == tc_rank)
+        TC_CHECK(mine == 0, "test bug: idle rank owns %zu extents", mine);
+
+    tc_phase("fwdio_init");
+    fwdio_config_t cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.callback_mode = o.cb_mode;
+    cfg.max_message_size = (size_t)o.max_message;
+    fwdio_runtime_t *rt = NULL;
+    int rc = fwdio_init(MPI_COMM_WORLD, &cfg, &rt);
+    if (rc != FWDIO_OK || !rt) {
+        tc_fail("fwdio_init returned %d (%s)", rc, fwdio_strerror(rc));
+        fflush(stderr);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+
+    char path[4096];
+    tc_path(path, sizeof path, "out.dat");
+    fwdio_options_t fo;
+    fwdio_options_init(&fo);
+    fo.layout = o.layout;
+    fo.writers = o.writers < 0 ? P : o.writers;
+    fo.first_writer = o.first_writer;
+    fo.writer_stride = o.stride;
+    if (o.stripe_size)
+        fo.stripe_size = o.stripe_size;
+    if (o.write_size)
+        fo.write_size = o.write_size;
+
+    tc_cbstate_t cbs_state;
+    tc_cb_init(&cbs_state);
+    fwdio_callbacks_t cbs = tc_cb_callbacks(&cbs_state);
+    fwdio_file_t *f = NULL;
+    tc_phase("fwdio_open");
+    rc = fwdio_open(rt, path, o.size, &fo, &cbs, &f);
+    if (rc != FWDIO_OK || !f) {
+        tc_fail("fwdio_open(%s, %" PRIu64 ") returned %d (%s)", path, o.size, rc,
+                fwdio_strerror(rc));
+        fflush(stderr);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+
+    /* Writes go out at once, typically before the file is ready. */
+    tc_phase("writing %zu extents", mine);
+    for (size_t i = 0; i < mine; i++) {
+        const tc_extent_t *e = &plan.ext[order[i]];
+        rc = tc_write_pattern(f, e->offset, e->len, o.seed, 0);
+        if (rc != FWDIO_OK) {
+            tc_fail("fwdio_write(offset %" PRIu64 ", len %" PRIu64 ") returned %d (%s)",
+                    e->offset, e->len, rc, fwdio_strerror(rc));
+            break;
+        }
+    }
+    tc_phase("fwdio_close");
+    TC_EXPECT(fwdio_close(f), FWDIO_OK, "fwdio_close");
+
+    tc_phase("waiting for completion");
+    int status = FWDIO_OK;
+    if (o.wait == WAIT_WAIT) {
+        status = fwdio_wait(f);
+    } else if (o.wait == WAIT_TEST) {
+        struct timespec ts = {0, 200 * 1000};
+        int done = 0;
+        for (;;) {
+            status = fwdio_test(f, &done);
+            if (done || status != FWDIO_OK)
+                break;
+            nanosleep(&ts, NULL);
+        }
+        TC_CHECK(done == 1, "fwdio_test returned %d (%s) with done=%d", status,
+                 fwdio_strerror(status), done);
+    } else {
+        tc_poll_until_complete(rt, &cbs_state);
+        status = fwdio_wait(f);
+        TC_CHECK(status == atomic_load(&cbs_state.complete_status),
+                 "fwdio_wait returned %d but the complete callback got %d", status,
+                 atomic_load(&cbs_state.complete_status));
+    }
+    TC_EXPECT(status, FWDIO_OK, "final status");
+    /* Asking again returns the same final status. */
+    TC_EXPECT(fwdio_wait(f), status, "second fwdio_wait");
+
+    tc_phase("checking callbacks and error info");
+    tc_cb_check(MPI_COMM_WORLD, &cbs_state, "out.dat", FWDIO_OK, FWDIO_OK, o.cb_mode, f);
+    fwdio_error_info_t info;
+    memset(&info, 0x7f, sizeof info);
+    TC_EXPECT(fwdio_file_error_info(f, &info), FWDIO_OK, "fwdio_file_error_info");
+    TC_CHECK(info.status == FWDIO_OK, "fwdio_file_error_info status %d (%s) for a good file",
+             info.status, fwdio_strerror(info.status));
+    const char *es = fwdio_file_error(f);
+    TC_CHECK(es && strcmp(es, fwdio_strerror(FWDIO_OK)) == 0,
+             "fwdio_file_error of a good file is '%s', expected '%s'", es ? es : "(null)",
+             fwdio_strerror(FWDIO_OK));
+    check_writers(&o, f, P);
+
+    tc_phase("verifying %s", path);
+    int bad = tc_verify_extents(MPI_COMM_WORLD, path, o.size, o.seed, plan.ext, plan.n);
+    if (tc_rank == 0 && bad == 0)
+        tc_note("verified %" PRIu64 " bytes (%ld written, the rest holes)", o.size, total);
+
+    fwdio_file_free(f);
+    tc_phase("fwdio_finalize");
+    TC_EXPECT(fwdio_finalize(rt), FWDIO_OK, "fwdio_finalize");
+    free(order);
+    free(plan.ext);
+    return tc_finish("test_write_patterns");
+}
