@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# Build fwdio and run its test suite with ctest: first the normal build
+# (build/), then an ASan+UBSan build (build-asan/) and a TSan build
+# (build-tsan/). Ends with one line "N passed, N failed" over all suites and
+# exits non-zero if any suite failed to build or had a failing test.
+#
+# Usage: scripts/test.sh [--quick] [ctest args...]
+#   --quick                    skip the sanitizer builds (same as
+#                              FWDIO_TEST_SANITIZERS=0)
+#   ctest args                 passed to every ctest run, e.g. -R install
+# Environment:
+#   FWDIO_TEST_SANITIZERS=0    skip the sanitizer builds
+#   FWDIO_TEST_JOBS=N          run N tests at once (default 1: the MPI tests
+#                              oversubscribe the cores already)
+#   FWDIO_TEST_TIMEOUT=S       timeout of a test that sets none (default 600)
+#
+# Sanitizer options and suppressions reach the tests through the ENVIRONMENT
+# property set in CMake (cmake/sanitizer_env.cmake, tests/sanitizers/).
+set -euo pipefail
+
+say() { printf 'test: %s\n' "$*"; }
+
+repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+
+sanitizers=${FWDIO_TEST_SANITIZERS:-1}
+ctest_args=()
+for arg in "$@"; do
+    case $arg in
+        --quick) sanitizers=0 ;;
+        -h|--help)
+            sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"
+            exit 0 ;;
+        *) ctest_args+=("$arg") ;;
+    esac
+done
+jobs=${FWDIO_TEST_JOBS:-1}
+timeout=${FWDIO_TEST_TIMEOUT:-600}
+
+# The MPI tests start mpirun, which refuses root unless told twice; they run
+# more ranks than this machine has cores.
+if [[ $(id -u) -eq 0 ]]; then
+    export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+fi
+export OMPI_MCA_rmaps_base_oversubscribe=1
+
+# name  build dir  extra cmake args
+suites=("default build")
+if [[ $sanitizers != 0 ]]; then
+    suites+=("asan build-asan -DFWDIO_SANITIZE=address"
+             "tsan build-tsan -DFWDIO_SANITIZE=thread")
+fi
+
+total_passed=0
+total_failed=0
+failed_suites=()
+
+# Runs one suite; adds to the totals. A suite that does not build, or whose
+# ctest runs no test, counts as one failure, so it cannot pass unseen.
+run_suite() {
+    local name=$1 dir=$2
+    shift 2
+    local log
+    say "=== $name: building $dir"
+    if ! bash "$repo_root/scripts/setup.sh" "$dir" "$@"; then
+        say "=== $name: build FAILED"
+        total_failed=$((total_failed + 1))
+        failed_suites+=("$name (build)")
+        return
+    fi
+    say "=== $name: running ctest in $dir"
+    log=$(mktemp "${TMPDIR:-/tmp}/fwdio-ctest.XXXXXX")
+    local rc=0
+    ctest --test-dir "$repo_root/$dir" --output-on-failure --timeout "$timeout" \
+        -j "$jobs" "${ctest_args[@]}" </dev/null 2>&1 | tee "$log" || rc=$?
+
+    # ctest closes with "NN% tests passed, F tests failed out of T".
+    local line passed failed
+    line=$(grep -E '^[0-9]+% tests passed, [0-9]+ tests? failed out of [0-9]+' "$log" | tail -n 1 || true)
+    rm -f -- "$log"
+    if [[ -z $line ]]; then
+        say "=== $name: ctest ran no test (exit $rc)"
+        total_failed=$((total_failed + 1))
+        failed_suites+=("$name (no tests)")
+        return
+    fi
+    failed=$(sed -E 's/^.* ([0-9]+) tests? failed out of ([0-9]+).*$/\1/' <<<"$line")
+    passed=$(( $(sed -E 's/^.* failed out of ([0-9]+).*$/\1/' <<<"$line") - failed ))
+    if [[ $rc -ne 0 && $failed -eq 0 ]]; then
+        # ctest failed without a failing test (e.g. a bad argument): count it.
+        failed=1
+    fi
+    say "=== $name: $passed passed, $failed failed"
+    total_passed=$((total_passed + passed))
+    total_failed=$((total_failed + failed))
+    [[ $failed -eq 0 ]] || failed_suites+=("$name")
+}
+
+start=$SECONDS
+for suite in "${suites[@]}"; do
+    read -r -a words <<<"$suite"
+    run_suite "${words[@]}"
+done
+
+say "finished in $((SECONDS - start)) s"
+if [[ ${#failed_suites[@]} -gt 0 ]]; then
+    say "failed: ${failed_suites[*]}"
+fi
+printf '%d passed, %d failed\n' "$total_passed" "$total_failed"
+[[ $total_failed -eq 0 ]]
