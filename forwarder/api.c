@@ -198,7 +198,7 @@ int fwdio_write(fwdio_file_t *f, const void *buf, size_t len, uint64_t offset)
         fwdioi_rt_submit_locked(f->rt, &first->task, &last->task);
     fwdioi_rt_unlock(f->rt);
     if (rc != FWDIO_OK)
-        fwdioi_msgs_free(first);
+        fwdioi_msgs_free(f->rt, first);
     return rc;
 }
 

@@ -4,7 +4,7 @@
 #include <string.h>
 
 void fwdioi_assembly_init(fwdioi_assembly_t *a, const fwdioi_plan_t *plan, int writer,
-                          fwdioi_flush_fn flush, void *flush_arg)
+                          fwdioi_flush_fn flush, fwdioi_direct_fn direct, void *flush_arg)
 {
     memset(a, 0, sizeof *a);
     a->plan = plan;
@@ -12,6 +12,7 @@ void fwdioi_assembly_init(fwdioi_assembly_t *a, const fwdioi_plan_t *plan, int w
     a->units_per_stripe = plan->stripe_size / plan->write_size;
     a->nunits = fwdioi_plan_writer_stripes(plan, writer) * a->units_per_stripe;
     a->flush = flush;
+    a->direct = direct;
     a->flush_arg = flush_arg;
 }
 
@@ -45,6 +46,28 @@ static void flush_unit(fwdioi_assembly_t *a, fwdioi_unit_t *u, uint64_t start)
     u->flushed = 1;
 }
 
+static int unit_untouched(const fwdioi_unit_t *u)
+{
+    return !u->flushed && !u->buf && u->filled.n == 0;
+}
+
+/* Length of the run of whole, untouched units starting at `offset` (a unit
+ * start) that [offset, offset + len) covers; marks them flushed. */
+static uint64_t take_direct_run(fwdioi_assembly_t *a, uint64_t offset, uint64_t len)
+{
+    const fwdioi_plan_t *p = a->plan;
+    uint64_t run = 0;
+    while (run < len) {
+        uint64_t ulen = unit_length(p, offset + run);
+        fwdioi_unit_t *u = &a->units[unit_index(a, offset + run)];
+        if (ulen > len - run || !unit_untouched(u))
+            break;
+        u->flushed = 1;
+        run += ulen;
+    }
+    return run;
+}
+
 int fwdioi_assembly_add(fwdioi_assembly_t *a, uint64_t offset, const uint8_t *data,
                         uint64_t len, uint64_t *bad_offset)
 {
@@ -56,6 +79,16 @@ int fwdioi_assembly_add(fwdioi_assembly_t *a, uint64_t offset, const uint8_t *da
     }
     while (len > 0) {
         uint64_t start = unit_start(p, offset);
+        if (a->direct && start == offset) {
+            uint64_t run = take_direct_run(a, offset, len);
+            if (run > 0) {
+                a->direct(a->flush_arg, data, offset, run);
+                offset += run;
+                data += run;
+                len -= run;
+                continue;
+            }
+        }
         uint64_t ulen = unit_length(p, start);
         uint64_t take = start + ulen - offset < len ? start + ulen - offset : len;
         fwdioi_unit_t *u = &a->units[unit_index(a, offset)];

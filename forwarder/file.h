@@ -23,9 +23,18 @@ typedef struct fwdioi_piece {
     uint64_t len;
 } fwdioi_piece_t;
 
+/* Keeps a message buffer alive while writes straight from it are in flight
+ * (progress thread only, so a plain count). */
+typedef struct fwdioi_hold {
+    int refs;
+    void *block; /* given back to the buffer cache when refs drops to 0 */
+    size_t size;
+} fwdioi_hold_t;
+
 /* One staged data message for one writer, built by fwdio_write. */
 typedef struct fwdioi_msg {
     fwdioi_task_t task; /* first: the progress thread gets it as a task */
+    fwdioi_hold_t hold;
     fwdio_file_t *file;
     struct fwdioi_msg *next_held;
     int writer;
@@ -64,6 +73,7 @@ typedef struct fwdioi_session {
     int io_pending;
     int close_agreed;
     int finishing;
+    fwdioi_hold_t *accepting; /* the message being assembled */
 } fwdioi_session_t;
 
 struct fwdio_runtime {
@@ -106,7 +116,9 @@ struct fwdio_file {
 /* route.c: split a write into messages, one per writer (application thread). */
 int fwdioi_route_write(fwdio_file_t *f, const uint8_t *buf, uint64_t len, uint64_t offset,
                        fwdioi_msg_t **first, fwdioi_msg_t **last);
-void fwdioi_msgs_free(fwdioi_msg_t *first);
+void fwdioi_msgs_free(fwdioi_rt_t *rt, fwdioi_msg_t *first);
+/** Give one message's buffer back. */
+void fwdioi_msg_free(fwdioi_rt_t *rt, fwdioi_msg_t *m);
 
 /* api.c: release a file (any thread; the progress thread is done with it). */
 void fwdioi_file_destroy(fwdio_file_t *f);

@@ -41,7 +41,7 @@ static fwdioi_msg_t *emit(fwdio_file_t *f, int writer, piece_list_t *l, const ui
 {
     size_t head = sizeof(fwdioi_wire_header_t) + l->n * sizeof(fwdioi_piece_t);
     size_t wire_len = head + (size_t)l->payload;
-    fwdioi_msg_t *m = malloc(sizeof *m + wire_len);
+    fwdioi_msg_t *m = fwdioi_rt_buf_get(f->rt, sizeof *m + wire_len);
     if (!m)
         return NULL;
     memset(m, 0, sizeof *m);
@@ -119,17 +119,22 @@ int fwdioi_route_write(fwdio_file_t *f, const uint8_t *buf, uint64_t len, uint64
     }
     free(l.p);
     if (rc != FWDIO_OK) {
-        fwdioi_msgs_free(*first);
+        fwdioi_msgs_free(f->rt, *first);
         *first = *last = NULL;
     }
     return rc;
 }
 
-void fwdioi_msgs_free(fwdioi_msg_t *first)
+void fwdioi_msg_free(fwdioi_rt_t *rt, fwdioi_msg_t *m)
+{
+    fwdioi_rt_buf_put(rt, m, sizeof *m + m->wire_len);
+}
+
+void fwdioi_msgs_free(fwdioi_rt_t *rt, fwdioi_msg_t *first)
 {
     while (first) {
         fwdioi_msg_t *next = (fwdioi_msg_t *)first->task.next;
-        free(first);
+        fwdioi_msg_free(rt, first);
         first = next;
     }
 }

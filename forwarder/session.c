@@ -125,11 +125,19 @@ static void record_job_error(fwdio_file_t *f, const fwdioi_storage_job_t *job)
                            job->err_offset);
 }
 
+static void hold_release(fwdioi_rt_t *rt, fwdioi_hold_t *h)
+{
+    if (--h->refs == 0)
+        fwdioi_rt_buf_put(rt, h->block, h->size);
+}
+
 static void on_write_done(fwdioi_storage_job_t *job)
 {
     fwdio_file_t *f = job->owner;
     record_job_error(f, job);
     f->s.io_pending--;
+    if (job->hold)
+        hold_release(f->rt, job->hold);
     fwdioi_storage_job_free(job);
 }
 
@@ -169,6 +177,28 @@ static void flush_unit(void *arg, uint8_t *buf, uint64_t offset, fwdioi_range_t 
     fwdioi_rt_io_submit(f->rt, &job->io);
 }
 
+/* Assembly found whole units in the message being accepted: write them from
+ * the message itself, which stays alive until the write is done. */
+static void write_direct(void *arg, const uint8_t *data, uint64_t offset, uint64_t len)
+{
+    fwdio_file_t *f = arg;
+    if (f->s.local_error.status != FWDIO_OK)
+        return;
+    fwdioi_storage_job_t *job = fwdioi_storage_job_new(FWDIOI_STORAGE_WRITE, f, on_write_done);
+    if (!job) {
+        fwdioi_errinfo_set(&f->s.local_error, FWDIO_ENOMEM, f->rank, 0, offset);
+        return;
+    }
+    job->fd = f->s.fd;
+    job->src = data;
+    job->base = offset;
+    job->len = len;
+    job->hold = f->s.accepting;
+    f->s.accepting->refs++;
+    f->s.io_pending++;
+    fwdioi_rt_io_submit(f->rt, &job->io);
+}
+
 /* Everything announced has arrived: flush what is left, sync, close. */
 static void writer_check_drained(fwdio_file_t *f)
 {
@@ -202,10 +232,13 @@ static void writer_check_drained(fwdio_file_t *f)
 
 /* ---- writer: receiving data ---- */
 
-/* Take the pieces of one message (from MPI or from this rank itself). */
-static void writer_accept(fwdio_file_t *f, const uint8_t *wire, size_t wire_len)
+/* Take the pieces of one message (from MPI or from this rank itself), then drop
+ * the caller's reference to it. */
+static void writer_accept(fwdio_file_t *f, const uint8_t *wire, size_t wire_len,
+                          fwdioi_hold_t *hold)
 {
     fwdioi_session_t *s = &f->s;
+    s->accepting = hold;
     fwdioi_wire_header_t h;
     memcpy(&h, wire, sizeof h);
     size_t head = sizeof h + (size_t)h.npieces * sizeof(fwdioi_piece_t);
@@ -222,9 +255,12 @@ static void writer_accept(fwdio_file_t *f, const uint8_t *wire, size_t wire_len)
         }
         data += p.len;
     }
+    s->accepting = NULL;
+    hold_release(f->rt, hold);
 }
 
 typedef struct recv_op {
+    fwdioi_hold_t hold;
     fwdio_file_t *file;
     int len;
     uint8_t buf[];
@@ -236,8 +272,7 @@ static void on_recv_done(void *arg, const MPI_Status *st)
     recv_op_t *r = arg;
     fwdio_file_t *f = r->file;
     f->s.recvs_pending--;
-    writer_accept(f, r->buf, (size_t)r->len);
-    free(r);
+    writer_accept(f, r->buf, (size_t)r->len, &r->hold);
     writer_check_drained(f);
 }
 
@@ -258,7 +293,7 @@ static int writer_probe(fwdio_file_t *f)
             break;
         int len = 0;
         MPI_Get_count(&st, MPI_BYTE, &len);
-        recv_op_t *r = malloc(sizeof *r + (size_t)len);
+        recv_op_t *r = fwdioi_rt_buf_get(f->rt, sizeof *r + (size_t)len);
         if (!r) {
             /* Cannot buffer it: receive it into nothing and fail the file, so
              * the sender is not blocked forever. */
@@ -266,6 +301,7 @@ static int writer_probe(fwdio_file_t *f)
             MPI_Mrecv(NULL, 0, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
             continue;
         }
+        r->hold = (fwdioi_hold_t){1, r, sizeof *r + (size_t)len};
         r->file = f;
         r->len = len;
         MPI_Request req;
@@ -282,15 +318,16 @@ static int writer_probe(fwdio_file_t *f)
 static void on_send_done(void *arg, const MPI_Status *st)
 {
     (void)st;
-    free(arg);
+    fwdioi_msg_t *m = arg;
+    fwdioi_msg_free(m->file->rt, m);
 }
 
 static void dispatch(fwdio_file_t *f, fwdioi_msg_t *m)
 {
     f->s.sent_bytes[m->writer] += m->payload;
     if (m->writer == f->my_writer) { /* to ourselves: no MPI */
-        writer_accept(f, m->wire, m->wire_len);
-        free(m);
+        m->hold = (fwdioi_hold_t){1, m, sizeof *m + m->wire_len};
+        writer_accept(f, m->wire, m->wire_len, &m->hold);
         writer_check_drained(f);
         return;
     }
@@ -300,7 +337,7 @@ static void dispatch(fwdio_file_t *f, fwdioi_msg_t *m)
         mpi_failed(f, "MPI_Isend");
         fwdioi_errinfo_set(&f->s.local_error, FWDIO_EMPI, f->rank, 0, 0);
         f->s.sent_bytes[m->writer] -= m->payload;
-        free(m);
+        fwdioi_msg_free(f->rt, m);
         return;
     }
     fwdioi_rt_track(f->rt, req, on_send_done, m);
@@ -322,7 +359,7 @@ void fwdioi_msg_task(fwdioi_task_t *task)
         return;
     }
     if (s->open_agreed.status != FWDIO_OK) { /* the file failed to open: drop */
-        free(m);
+        fwdioi_msg_free(f->rt, m);
         return;
     }
     dispatch(f, m);
@@ -378,7 +415,7 @@ static void on_open_agreed(void *arg, const MPI_Status *st)
         publish_error(f, &s->open_agreed);
         while (held) {
             fwdioi_msg_t *next = held->next_held;
-            free(held);
+            fwdioi_msg_free(f->rt, held);
             held = next;
         }
     }
@@ -426,7 +463,7 @@ static void on_dup_done(void *arg, const MPI_Status *st)
         start_open_agreement(f);
         return;
     }
-    fwdioi_assembly_init(&f->s.assembly, &f->plan, f->my_writer, flush_unit, f);
+    fwdioi_assembly_init(&f->s.assembly, &f->plan, f->my_writer, flush_unit, write_direct, f);
     fwdioi_storage_job_t *job = fwdioi_storage_job_new(FWDIOI_STORAGE_OPEN, f, on_open_done);
     if (!job) {
         fwdioi_errinfo_set(&f->s.open_local, FWDIO_ENOMEM, f->rank, 0, 0);

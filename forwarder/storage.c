@@ -51,9 +51,14 @@ static void run_open(fwdioi_storage_job_t *job)
 
 static void run_write(fwdioi_storage_job_t *job)
 {
+    uint64_t failed_at;
+    if (job->nextents == 0) {
+        if (fwdioi_pwrite_all(job->fd, job->src, job->len, job->base, &failed_at) != 0)
+            fail(job, FWDIO_EWRITE, failed_at);
+        return;
+    }
     for (size_t i = 0; i < job->nextents; i++) {
         const fwdioi_range_t *e = &job->extents[i];
-        uint64_t failed_at;
         if (fwdioi_pwrite_all(job->fd, job->buf + e->start, e->end - e->start,
                               job->base + e->start, &failed_at) != 0) {
             fail(job, FWDIO_EWRITE, failed_at);

@@ -28,11 +28,16 @@ typedef struct fwdioi_storage_job {
     const char *path;
     uint64_t size;
     int sets_length;
-    /* WRITE: buf holds file bytes [base, base + len); extents are relative to base */
+    /* WRITE, buffered: buf (owned) holds file bytes from base; the extents,
+     * relative to base, are written */
     uint8_t *buf;
     uint64_t base;
     fwdioi_range_t *extents;
     size_t nextents;
+    /* WRITE, direct (nextents == 0): src (not owned) holds [base, base + len) */
+    const uint8_t *src;
+    uint64_t len;
+    void *hold; /* what keeps src alive; released by the owner's on_done */
     /* FINISH */
     int durable;
 

@@ -64,6 +64,9 @@ int fwdioi_rt_create(MPI_Comm comm, const fwdio_config_t *cfg, const fwdioi_clie
     MPI_Comm_size(rt->comm, &rt->size);
     if ((rc = count_nodes(rt->comm, &rt->nodes)) != FWDIO_OK)
         goto fail_comm;
+    if ((rc = fwdioi_bufcache_init(rt, rt->cfg.max_message_size + FWDIOI_MESSAGE_HEADROOM)) !=
+        FWDIO_OK)
+        goto fail_comm;
     pthread_mutex_init(&rt->lock, NULL);
     pthread_cond_init(&rt->cond, NULL);
     pthread_cond_init(&rt->io_cond, NULL);
@@ -78,6 +81,7 @@ fail_sync:
     pthread_cond_destroy(&rt->io_cond);
     pthread_cond_destroy(&rt->cond);
     pthread_mutex_destroy(&rt->lock);
+    fwdioi_bufcache_free(rt);
 fail_comm:
     MPI_Comm_free(&rt->comm);
 fail_free:
@@ -90,6 +94,7 @@ void fwdioi_rt_destroy(fwdioi_rt_t *rt)
     fwdioi_progress_stop(rt);
     fwdioi_io_stop(rt);
     fwdioi_requests_free(&rt->requests);
+    fwdioi_bufcache_free(rt);
     pthread_cond_destroy(&rt->io_cond);
     pthread_cond_destroy(&rt->cond);
     pthread_mutex_destroy(&rt->lock);

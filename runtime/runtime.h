@@ -87,6 +87,14 @@ int fwdioi_rt_run_calls(fwdioi_rt_t *rt);
  *  callbacks meanwhile (app). */
 void fwdioi_rt_wait(fwdioi_rt_t *rt, int (*done)(void *arg), void *arg);
 
+/** A buffer for a message of `len` bytes, reused when possible (any thread). */
+void *fwdioi_rt_buf_get(fwdioi_rt_t *rt, size_t len);
+/** Give back a buffer from fwdioi_rt_buf_get with the same `len` (any thread). */
+void fwdioi_rt_buf_put(fwdioi_rt_t *rt, void *buf, size_t len);
+
+/** Room the runtime leaves for headers beside max_message_size bytes of data. */
+#define FWDIOI_MESSAGE_HEADROOM ((size_t)64 << 10)
+
 /** True on the progress thread of any runtime (for calls a callback may not make). */
 int fwdioi_rt_on_progress_thread(void);
 

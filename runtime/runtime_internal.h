@@ -61,6 +61,12 @@ struct fwdioi_rt {
     pthread_cond_t io_cond;
     fwdioi_io_job_t *io_head, *io_tail;
     fwdioi_io_job_t *io_done_head, *io_done_tail;
+
+    /* Reusable message buffers (bufcache.c), guarded by buf_lock. */
+    pthread_mutex_t buf_lock;
+    size_t buf_chunk;
+    void **buf_free;
+    int buf_nfree;
 };
 
 /* progress.c */
@@ -71,6 +77,10 @@ void fwdioi_progress_kick(fwdioi_rt_t *rt);
 /* requests.c */
 int fwdioi_requests_test(fwdioi_rt_t *rt);
 void fwdioi_requests_free(fwdioi_requests_t *r);
+
+/* bufcache.c */
+int fwdioi_bufcache_init(fwdioi_rt_t *rt, size_t chunk);
+void fwdioi_bufcache_free(fwdioi_rt_t *rt);
 
 /* io_thread.c */
 void fwdioi_io_run_done(fwdioi_rt_t *rt);

@@ -34,12 +34,23 @@ static void flush_to_image(void *arg, uint8_t *buf, uint64_t offset, fwdioi_rang
     free(ext);
 }
 
+static void direct_to_image(void *arg, const uint8_t *data, uint64_t offset, uint64_t len)
+{
+    image_t *img = arg;
+    fwdioi_range_t ext = {0, len};
+    uint8_t *copy = malloc(len);
+    memcpy(copy, data, len);
+    fwdioi_range_t *e = malloc(sizeof *e);
+    *e = ext;
+    flush_to_image(img, copy, offset, e, 1);
+}
+
 typedef struct piece {
     uint64_t off, len;
 } piece_t;
 
 static int run_case(uint64_t size, uint64_t stripe, uint64_t unit, int writers,
-                    fwdio_layout_t layout, unsigned seed)
+                    fwdio_layout_t layout, int direct, unsigned seed)
 {
     fwdio_options_t in = {.write_size = unit, .stripe_size = stripe, .writers = writers,
                           .writer_stride = 1, .layout = layout};
@@ -53,12 +64,18 @@ static int run_case(uint64_t size, uint64_t stripe, uint64_t unit, int writers,
     uint8_t *hole = calloc(size + 1, 1);
     for (uint64_t i = 0; i < size; i++)
         src[i] = (uint8_t)(i * 131 + 7);
-    /* cut the file into random pieces that never cross a stripe; drop some */
+    /* cut the file into random pieces that never cross into another writer's
+     * stripe (as routing does); drop some */
     piece_t *pieces = malloc((size + 1) * sizeof *pieces);
     size_t np = 0;
     for (uint64_t off = 0; off < size;) {
-        uint64_t stripe_end = (off / stripe + 1) * stripe;
-        uint64_t len = 1 + (uint64_t)(rand_r(&seed) % (unit + unit / 2));
+        uint64_t s = off / stripe;
+        int owner = fwdioi_plan_stripe_writer(&plan, s);
+        while (s + 1 < plan.nstripes && fwdioi_plan_stripe_writer(&plan, s + 1) == owner)
+            s++;
+        uint64_t stripe_end = (s + 1) * stripe;
+        uint64_t longest = rand_r(&seed) % 4 == 0 ? 5 * unit : unit + unit / 2;
+        uint64_t len = 1 + (uint64_t)rand_r(&seed) % longest;
         if (off + len > stripe_end)
             len = stripe_end - off;
         if (off + len > size)
@@ -80,7 +97,8 @@ static int run_case(uint64_t size, uint64_t stripe, uint64_t unit, int writers,
     int rc = 0;
     fwdioi_assembly_t *asm_ = calloc((size_t)plan.nwriters, sizeof *asm_);
     for (int w = 0; w < plan.nwriters; w++)
-        fwdioi_assembly_init(&asm_[w], &plan, w, flush_to_image, &img);
+        fwdioi_assembly_init(&asm_[w], &plan, w, flush_to_image,
+                             direct ? direct_to_image : NULL, &img);
     for (size_t i = 0; i < np && !rc; i++) {
         int w = fwdioi_plan_stripe_writer(&plan, pieces[i].off / stripe);
         uint64_t bad;
@@ -132,16 +150,19 @@ int main(void)
     const uint64_t K = 1024;
     unsigned seed = 7;
     int cases = 0;
-    for (int layout = 0; layout < 2; layout++)
-        for (int writers = 1; writers <= 5; writers++)
-            for (uint64_t size = 1; size < 400 * K; size = size * 3 + 1001) {
-                if (run_case(size, 16 * K, 4 * K, writers, (fwdio_layout_t)layout, seed++)) {
-                    fprintf(stderr, "test_assembly: failed: size %llu writers %d layout %d\n",
-                            (unsigned long long)size, writers, layout);
-                    return 1;
+    for (int direct = 0; direct < 2; direct++)
+        for (int layout = 0; layout < 2; layout++)
+            for (int writers = 1; writers <= 5; writers++)
+                for (uint64_t size = 1; size < 400 * K; size = size * 3 + 1001) {
+                    if (run_case(size, 16 * K, 4 * K, writers, (fwdio_layout_t)layout, direct,
+                                 seed++)) {
+                        fprintf(stderr,
+                                "test_assembly: failed: size %llu writers %d layout %d direct %d\n",
+                                (unsigned long long)size, writers, layout, direct);
+                        return 1;
+                    }
+                    cases++;
                 }
-                cases++;
-            }
     printf("test_assembly: %d cases passed\n", cases);
     return 0;
 }
