@@ -53,7 +53,7 @@ int fwdio_finalize(fwdio_runtime_t *rt)
 {
     if (!rt)
         return FWDIO_EINVAL;
-    if (fwdioi_rt_on_progress_thread())
+    if (fwdioi_rt_on_progress_thread() || fwdioi_rt_in_callback())
         return FWDIO_ECONTEXT;
     fwdioi_rt_lock(rt->rt);
     for (fwdio_file_t *f = rt->live; f; f = f->live_next) {
@@ -79,6 +79,8 @@ int fwdio_poll(fwdio_runtime_t *rt)
 {
     if (!rt)
         return FWDIO_EINVAL;
+    if (fwdioi_rt_on_progress_thread())
+        return FWDIO_ECONTEXT;
     return fwdioi_rt_run_calls(rt->rt);
 }
 
@@ -227,7 +229,7 @@ int fwdio_wait(fwdio_file_t *f)
 {
     if (!f)
         return FWDIO_EINVAL;
-    if (fwdioi_rt_on_progress_thread())
+    if (fwdioi_rt_on_progress_thread() || fwdioi_rt_in_callback())
         return FWDIO_ECONTEXT;
     fwdioi_rt_lock(f->rt);
     int closed = f->app_closed;

@@ -82,7 +82,8 @@ typedef struct fwdio_file fwdio_file_t;
 typedef enum fwdio_callback_mode {
     /** Default. Callbacks are queued and run on an application thread inside
      *  fwdio_poll(), fwdio_test() or fwdio_wait(). A callback may call any fwdio
-     *  function except fwdio_finalize(). */
+     *  function except the blocking ones, fwdio_wait() and fwdio_finalize(),
+     *  which return FWDIO_ECONTEXT there (they would wait for the callback). */
     FWDIO_CALLBACKS_ON_POLL = 0,
     /** Callbacks run on the progress thread as soon as the status is known. They
      *  must be short, must be thread-safe against the application, and may only
@@ -200,7 +201,7 @@ FWDIO_API int fwdio_init(MPI_Comm comm, const fwdio_config_t *cfg, fwdio_runtime
  * this rank are closed, every file is waited for, file handles still held are
  * released (do not use them afterwards), and the threads are joined. Call
  * from an application thread, not from a callback.
- * @return FWDIO_OK, FWDIO_EINVAL, FWDIO_ECONTEXT.
+ * @return FWDIO_OK, FWDIO_EINVAL, FWDIO_ECONTEXT (from a callback).
  */
 FWDIO_API int fwdio_finalize(fwdio_runtime_t *rt);
 
@@ -250,7 +251,7 @@ FWDIO_API int fwdio_close(fwdio_file_t *file);
  * rank; return the final status. Runs queued callbacks while waiting.
  * @return the final status (FWDIO_OK or an error), FWDIO_ENOTCLOSED if this
  *         rank has not closed the file (waiting could never end), FWDIO_EINVAL,
- *         FWDIO_ECONTEXT (from a callback on the progress thread).
+ *         FWDIO_ECONTEXT (from a callback, in either mode).
  */
 FWDIO_API int fwdio_wait(fwdio_file_t *file);
 
@@ -265,7 +266,8 @@ FWDIO_API int fwdio_test(fwdio_file_t *file, int *done);
 /**
  * Run the callbacks queued for the application (FWDIO_CALLBACKS_ON_POLL mode)
  * on the calling thread, without blocking.
- * @return the number of callbacks run (>= 0), or FWDIO_EINVAL.
+ * @return the number of callbacks run (>= 0), FWDIO_EINVAL, or FWDIO_ECONTEXT
+ *         from a callback on the progress thread.
  */
 FWDIO_API int fwdio_poll(fwdio_runtime_t *rt);
 

@@ -6,10 +6,23 @@
  */
 #include "runtime_internal.h"
 
+/* Depth of user callbacks running on this thread: blocking calls made from a
+ * callback would wait for the callback itself, so the API refuses them. */
+static _Thread_local int callback_depth;
+
+int fwdioi_rt_in_callback(void) { return callback_depth > 0; }
+
+static void run_call(fwdioi_call_t *call)
+{
+    callback_depth++;
+    call->run(call);
+    callback_depth--;
+}
+
 void fwdioi_rt_deliver(fwdioi_rt_t *rt, fwdioi_call_t *call)
 {
     if (rt->cfg.callback_mode == FWDIO_CALLBACKS_ON_PROGRESS) {
-        call->run(call);
+        run_call(call);
         return;
     }
     fwdioi_rt_lock(rt);
@@ -38,7 +51,7 @@ int fwdioi_rt_run_calls(fwdioi_rt_t *rt)
         if (!call)
             return n;
         /* One at a time, in order, without the lock: a callback may call fwdio. */
-        call->run(call);
+        run_call(call);
         n++;
     }
 }

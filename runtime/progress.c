@@ -130,7 +130,14 @@ int fwdioi_progress_start(fwdioi_rt_t *rt)
     pthread_once(&libevent_once, libevent_setup);
     if (libevent_threads_rc != 0)
         return FWDIO_ESYSTEM;
-    rt->base = event_base_new();
+    /* Poll intervals are tens of microseconds; without a precise timer libevent
+     * rounds every wait up to a whole millisecond (epoll's resolution). */
+    struct event_config *ecfg = event_config_new();
+    if (!ecfg)
+        return FWDIO_ESYSTEM;
+    event_config_set_flag(ecfg, EVENT_BASE_FLAG_PRECISE_TIMER);
+    rt->base = event_base_new_with_config(ecfg);
+    event_config_free(ecfg);
     if (!rt->base)
         return FWDIO_ESYSTEM;
     rt->wake_ev = event_new(rt->base, -1, 0, on_wake, rt);

@@ -95,6 +95,9 @@ void fwdioi_rt_buf_put(fwdioi_rt_t *rt, void *buf, size_t len);
 /** Room the runtime leaves for headers beside max_message_size bytes of data. */
 #define FWDIOI_MESSAGE_HEADROOM ((size_t)64 << 10)
 
+/** True inside a user callback on the calling thread (either mode). */
+int fwdioi_rt_in_callback(void);
+
 /** True on the progress thread of any runtime (for calls a callback may not make). */
 int fwdioi_rt_on_progress_thread(void);
 
