@@ -64,8 +64,15 @@ int fwdio_finalize(fwdio_runtime_t *rt)
     }
     fwdioi_rt_unlock(rt->rt);
     fwdioi_rt_wait(rt->rt, all_files_completed, rt);
-    while (rt->live)
-        fwdioi_file_destroy(rt->live);
+    fwdioi_rt_lock(rt->rt);
+    fwdio_file_t *left = rt->live;
+    rt->live = NULL;
+    fwdioi_rt_unlock(rt->rt);
+    while (left) {
+        fwdio_file_t *next = left->live_next;
+        fwdioi_file_release(left);
+        left = next;
+    }
     /* Every rank's files are complete, so no message of ours is in flight; the
      * barrier makes finalize collective as documented. */
     MPI_Barrier(fwdioi_rt_comm(rt->rt));
@@ -96,17 +103,19 @@ void fwdio_options_init(fwdio_options_t *opts)
 
 /* ---- files ---- */
 
-void fwdioi_file_destroy(fwdio_file_t *f)
+void fwdioi_file_unlink_locked(fwdio_file_t *f)
 {
-    fwdio_runtime_t *owner = f->owner;
-    fwdioi_rt_lock(f->rt);
     if (f->live_prev)
         f->live_prev->live_next = f->live_next;
     else
-        owner->live = f->live_next;
+        f->owner->live = f->live_next;
     if (f->live_next)
         f->live_next->live_prev = f->live_prev;
-    fwdioi_rt_unlock(f->rt);
+    f->live_prev = f->live_next = NULL;
+}
+
+void fwdioi_file_release(fwdio_file_t *f)
+{
     free(f->s.sent_bytes);
     free(f->s.expected_bytes);
     free(f->path);
@@ -266,10 +275,14 @@ void fwdio_file_free(fwdio_file_t *f)
         fwdioi_rt_submit_locked(f->rt, &f->close_task, &f->close_task);
     }
     f->app_freed = 1;
-    int destroy = f->complete_delivered;
+    /* Complete already delivered: nobody else will touch the file. Else the
+     * complete call releases it. */
+    int release = f->complete_delivered;
+    if (release)
+        fwdioi_file_unlink_locked(f);
     fwdioi_rt_unlock(f->rt);
-    if (destroy)
-        fwdioi_file_destroy(f);
+    if (release)
+        fwdioi_file_release(f);
 }
 
 const char *fwdio_file_error(const fwdio_file_t *f)

@@ -74,6 +74,7 @@ typedef struct fwdioi_session {
     int close_agreed;
     int finishing;
     fwdioi_hold_t *accepting; /* the message being assembled */
+    struct fwdio_file *next_dup;
 } fwdioi_session_t;
 
 struct fwdio_runtime {
@@ -84,6 +85,11 @@ struct fwdio_runtime {
     struct fwdio_file *live; /* every file not yet destroyed */
     /* progress */
     struct fwdio_file *active; /* files whose session has not ended */
+    /* Files waiting for their communicator, in open order. Open MPI hangs when
+     * several MPI_Comm_idup of one communicator are in flight at once, so they
+     * run one after the other (the same order on every rank). */
+    struct fwdio_file *dup_head, *dup_tail;
+    int dup_in_flight;
 };
 
 struct fwdio_file {
@@ -120,8 +126,10 @@ void fwdioi_msgs_free(fwdioi_rt_t *rt, fwdioi_msg_t *first);
 /** Give one message's buffer back. */
 void fwdioi_msg_free(fwdioi_rt_t *rt, fwdioi_msg_t *m);
 
-/* api.c: release a file (any thread; the progress thread is done with it). */
-void fwdioi_file_destroy(fwdio_file_t *f);
+/* api.c: take a file off the runtime's list (runtime lock held), then free it
+ * (any thread, once nothing else can reach it). */
+void fwdioi_file_unlink_locked(fwdio_file_t *f);
+void fwdioi_file_release(fwdio_file_t *f);
 
 /* session.c: the state machine (progress thread). */
 void fwdioi_session_init(fwdio_file_t *f);

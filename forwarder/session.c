@@ -68,11 +68,15 @@ static void run_complete(fwdioi_call_t *call)
         f->cbs.complete(f, (int)f->known_error.status, f->cbs.user);
     fwdioi_rt_lock(f->rt);
     f->complete_delivered = 1;
-    int destroy = f->app_freed;
+    /* Freed by the application already: the last reference is ours. Unlinked in
+     * the same critical section, so fwdio_finalize never sees it half gone. */
+    int release = f->app_freed;
+    if (release)
+        fwdioi_file_unlink_locked(f);
     fwdioi_rt_broadcast(f->rt);
     fwdioi_rt_unlock(f->rt);
-    if (destroy)
-        fwdioi_file_destroy(f);
+    if (release)
+        fwdioi_file_release(f);
 }
 
 /* ---- the end: final agreement ---- */
@@ -454,10 +458,14 @@ static void on_open_done(fwdioi_storage_job_t *job)
     start_open_agreement(f);
 }
 
+static void start_next_dup(struct fwdio_runtime *owner);
+
 static void on_dup_done(void *arg, const MPI_Status *st)
 {
     (void)st;
     fwdio_file_t *f = arg;
+    f->owner->dup_in_flight = 0;
+    start_next_dup(f->owner);
     MPI_Comm_set_errhandler(f->s.comm, MPI_ERRORS_RETURN);
     if (f->my_writer < 0) {
         start_open_agreement(f);
@@ -477,18 +485,38 @@ static void on_dup_done(void *arg, const MPI_Status *st)
     fwdioi_rt_io_submit(f->rt, &job->io);
 }
 
-static void open_task(fwdioi_task_t *task)
+/* Start the communicator duplication of the next file in open order, if none
+ * is in flight. */
+static void start_next_dup(struct fwdio_runtime *owner)
 {
-    fwdio_file_t *f = (fwdio_file_t *)((char *)task - offsetof(fwdio_file_t, open_task));
-    fwdioi_session_t *s = &f->s;
-    s->next_active = f->owner->active;
-    f->owner->active = f;
+    fwdio_file_t *f = owner->dup_head;
+    if (owner->dup_in_flight || !f)
+        return;
+    owner->dup_head = f->s.next_dup;
+    if (!owner->dup_head)
+        owner->dup_tail = NULL;
     MPI_Request req;
-    if (MPI_Comm_idup(fwdioi_rt_comm(f->rt), &s->comm, &req) != MPI_SUCCESS) {
+    if (MPI_Comm_idup(fwdioi_rt_comm(f->rt), &f->s.comm, &req) != MPI_SUCCESS) {
         mpi_failed(f, "MPI_Comm_idup");
         return;
     }
+    owner->dup_in_flight = 1;
     fwdioi_rt_track(f->rt, req, on_dup_done, f);
+}
+
+static void open_task(fwdioi_task_t *task)
+{
+    fwdio_file_t *f = (fwdio_file_t *)((char *)task - offsetof(fwdio_file_t, open_task));
+    struct fwdio_runtime *owner = f->owner;
+    f->s.next_active = owner->active;
+    owner->active = f;
+    f->s.next_dup = NULL;
+    if (owner->dup_tail)
+        owner->dup_tail->s.next_dup = f;
+    else
+        owner->dup_head = f;
+    owner->dup_tail = f;
+    start_next_dup(owner);
 }
 
 /* ---- setup, teardown, polling ---- */
