@@ -157,7 +157,6 @@ int fwdio_open(fwdio_runtime_t *rt, const char *path, uint64_t size, const fwdio
         return FWDIO_ENOMEM;
     }
     f->known_error = FWDIOI_ERRINFO_OK;
-    fwdioi_errinfo_format(&f->known_error, f->error_text, sizeof f->error_text);
     fwdioi_session_init(f);
 
     fwdioi_rt_lock(rt->rt);
@@ -289,9 +288,12 @@ const char *fwdio_file_error(const fwdio_file_t *f)
 {
     if (!f)
         return fwdio_strerror(FWDIO_EINVAL);
-    /* error_text is written once, under the lock, before failed_known or
-     * complete_delivered become visible; callers read it after those. */
-    return f->error_text;
+    /* error_text is written once, under the lock, when failed_known is set, and
+     * never again: once failed_known is seen, reading it needs no lock. */
+    fwdioi_rt_lock(f->rt);
+    const char *text = f->failed_known ? f->error_text : fwdio_strerror(FWDIO_OK);
+    fwdioi_rt_unlock(f->rt);
+    return text;
 }
 
 int fwdio_file_error_info(const fwdio_file_t *f, fwdio_error_info_t *info)
