@@ -16,7 +16,7 @@
  *  4. NULL callbacks, and callbacks with only `complete` set.
  *  5. two application threads writing halves of the rank's slice of one file
  *     at the same time.
- *  6. with --finalize-in-callback (alone, as a hang would hide the rest):
+ *  6. only with --only finalize-in-callback (a hang would hide the rest):
  *     fwdio_finalize from a complete callback gives FWDIO_ECONTEXT.
  *  Every file is verified byte for byte.
  */
@@ -390,10 +390,10 @@ static void test_threads(void)
 int main(int argc, char **argv)
 {
     unsigned timeout = 100;
-    int only_finalize = 0;
+    const char *only = NULL;
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--finalize-in-callback"))
-            only_finalize = 1;
+        if (!strcmp(argv[i], "--only") && i + 1 < argc)
+            only = argv[++i];
         else if (!strcmp(argv[i], "--timeout") && i + 1 < argc)
             timeout = (unsigned)tc_parse_long(argv[++i]);
         else if (!strcmp(argv[i], "--callback-mode") && i + 1 < argc) {
@@ -405,8 +405,9 @@ int main(int argc, char **argv)
             else
                 return 2;
         } else {
-            fprintf(stderr, "usage: %s [--callback-mode poll|progress] [--finalize-in-callback] "
-                            "[--timeout SEC]\n",
+            fprintf(stderr, "usage: %s [--callback-mode poll|progress] [--timeout SEC]\n"
+                            "  [--only plain|empty|chain|partial|threads|finalize-in-callback]\n"
+                            "  (finalize-in-callback runs only when named)\n",
                     argv[0]);
             return 2;
         }
@@ -428,14 +429,27 @@ int main(int argc, char **argv)
         tc_note("callback mode %s",
                 g_mode == FWDIO_CALLBACKS_ON_POLL ? "ON_POLL" : "ON_PROGRESS");
 
-    if (only_finalize) {
-        test_finalize_in_callback();
-    } else {
-        test_plain();
-        test_empty_fast();
-        test_calls_from_callbacks();
-        test_partial_callbacks();
-        test_threads();
+    static const struct {
+        const char *name;
+        void (*run)(void);
+        int by_default;
+    } sections[] = {
+        {"plain", test_plain, 1},
+        {"empty", test_empty_fast, 1},
+        {"chain", test_calls_from_callbacks, 1},
+        {"partial", test_partial_callbacks, 1},
+        {"threads", test_threads, 1},
+        {"finalize-in-callback", test_finalize_in_callback, 0},
+    };
+    int ran = 0;
+    for (size_t i = 0; i < sizeof sections / sizeof sections[0]; i++) {
+        if (only ? strcmp(only, sections[i].name) == 0 : sections[i].by_default) {
+            sections[i].run();
+            ran++;
+        }
+    }
+    if (ran == 0) {
+        tc_fail("--only %s names no section", only ? only : "(none)");
     }
 
     tc_phase("fwdio_finalize");

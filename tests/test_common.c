@@ -336,10 +336,16 @@ int tc_verify_extents(MPI_Comm comm, const char *path, uint64_t size, uint64_t s
                     snprintf(gotbuf, sizeof gotbuf, "0x%02x", got);
                 else
                     snprintf(gotbuf, sizeof gotbuf, "end of file/read error");
-                tc_fail("%s: wrong byte at offset %" PRIu64 " (in %s [%" PRIu64 ", %" PRIu64
-                        ") written by rank %d): got %s, expected 0x%02x",
-                        path, bad_off, hole ? "hole" : "extent", ext[i].offset, e,
-                        ext[i].owner, gotbuf, hole ? 0u : (unsigned)pattern_byte(seed, bad_off));
+                char where[96];
+                if (hole)
+                    snprintf(where, sizeof where, "hole [%" PRIu64 ", %" PRIu64 ")",
+                             ext[i].offset, e);
+                else
+                    snprintf(where, sizeof where, "extent [%" PRIu64 ", %" PRIu64
+                             ") written by rank %d", ext[i].offset, e, ext[i].owner);
+                tc_fail("%s: wrong byte at offset %" PRIu64 " (in %s): got %s, expected 0x%02x",
+                        path, bad_off, where, gotbuf,
+                        hole ? 0u : (unsigned)pattern_byte(seed, bad_off));
                 bad = 1;
             }
         }

@@ -212,15 +212,19 @@ static void section_finalize_drains(fwdio_runtime_t *rt)
 int main(int argc, char **argv)
 {
     unsigned timeout = 100;
+    const char *only = NULL;
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--timeout") && i + 1 < argc)
+        if (!strcmp(argv[i], "--only") && i + 1 < argc)
+            only = argv[++i];
+        else if (!strcmp(argv[i], "--timeout") && i + 1 < argc)
             timeout = (unsigned)tc_parse_long(argv[++i]);
         else if (!strcmp(argv[i], "--callback-mode") && i + 1 < argc) {
             i++;
             g_mode = !strcmp(argv[i], "progress") ? FWDIO_CALLBACKS_ON_PROGRESS
                                                   : FWDIO_CALLBACKS_ON_POLL;
         } else {
-            fprintf(stderr, "usage: %s [--callback-mode poll|progress] [--timeout SEC]\n",
+            fprintf(stderr, "usage: %s [--callback-mode poll|progress] [--timeout SEC]\n"
+                            "  [--only twice|not-closed|free|split|finalize]\n",
                     argv[0]);
             return 2;
         }
@@ -228,12 +232,24 @@ int main(int argc, char **argv)
     tc_mpi_init(&argc, &argv, timeout);
     (void)tc_tmpdir();
 
-    section_twice();
+#define WANT(name) (!only || strcmp(only, (name)) == 0)
+    if (only && !WANT("twice") && !WANT("not-closed") && !WANT("free") && !WANT("split") &&
+        !WANT("finalize"))
+        tc_fail("--only %s names no section", only);
+    if (WANT("twice"))
+        section_twice();
     fwdio_runtime_t *rt = start(MPI_COMM_WORLD);
-    section_not_closed(rt);
-    section_free_in_flight(rt);
-    section_split();
-    section_finalize_drains(rt);
+    if (WANT("not-closed"))
+        section_not_closed(rt);
+    if (WANT("free"))
+        section_free_in_flight(rt);
+    if (WANT("split"))
+        section_split();
+    if (WANT("finalize"))
+        section_finalize_drains(rt);
+    else
+        TC_EXPECT(fwdio_finalize(rt), FWDIO_OK, "fwdio_finalize");
+#undef WANT
 
     return tc_finish("test_lifecycle");
 }
