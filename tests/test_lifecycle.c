@@ -209,6 +209,20 @@ static void section_finalize_drains(fwdio_runtime_t *rt)
     tverify(&freed_f);
 }
 
+/* Is `name` one of the comma-separated words of `list`? */
+static int listed(const char *list, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *p = list; *p;) {
+        const char *end = strchr(p, ',');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        if (len == n && strncmp(p, name, n) == 0)
+            return 1;
+        p += len + (end ? 1 : 0);
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     unsigned timeout = 100;
@@ -224,7 +238,7 @@ int main(int argc, char **argv)
                                                   : FWDIO_CALLBACKS_ON_POLL;
         } else {
             fprintf(stderr, "usage: %s [--callback-mode poll|progress] [--timeout SEC]\n"
-                            "  [--only twice|not-closed|free|split|finalize]\n",
+                            "  [--only SECTION[,SECTION...]]  sections: twice,not-closed,free,split,finalize\n",
                     argv[0]);
             return 2;
         }
@@ -232,7 +246,7 @@ int main(int argc, char **argv)
     tc_mpi_init(&argc, &argv, timeout);
     (void)tc_tmpdir();
 
-#define WANT(name) (!only || strcmp(only, (name)) == 0)
+#define WANT(name) (!only || listed(only, (name)))
     if (only && !WANT("twice") && !WANT("not-closed") && !WANT("free") && !WANT("split") &&
         !WANT("finalize"))
         tc_fail("--only %s names no section", only);
