@@ -11,8 +11,11 @@
  *                       pieces of --max-chunk bytes, in order;
  *   --chunk roundrobin  pieces of --max-chunk bytes dealt to the ranks in turn.
  * --holes leaves some extents (always the first and the last) unwritten;
- * --idle-rank R makes rank R write nothing (it still opens and closes).
+ * --idle-rank R makes rank R write nothing (it still opens and closes);
+ * --durable asks the writers to fdatasync before complete.
  *
+ * The writes are issued right after fwdio_open, before the file is ready (in
+ * ON_POLL mode no callback may have run before the application polls).
  * Also checked: fwdio_open/write/close return FWDIO_OK, the final status is
  * FWDIO_OK on every rank, ready and complete run once each and in order with
  * the same status everywhere, fwdio_file_error reports success, and
@@ -45,6 +48,7 @@ typedef struct opts {
     enum chunk_mode chunk;
     uint64_t seed;
     int holes;
+    int durable;
     int idle_rank;
     fwdio_callback_mode_t cb_mode;
     enum wait_mode wait;
@@ -56,7 +60,7 @@ static void usage(const char *prog)
     fprintf(stderr,
             "usage: %s [--layout block|cyclic] [--writers N|P] [--first-writer N] [--stride N]\n"
             "          [--size S] [--stripe-size S] [--write-size S] [--chunk random|block|roundrobin]\n"
-            "          [--max-chunk S] [--max-message S] [--seed N] [--holes] [--idle-rank R]\n"
+            "          [--max-chunk S] [--max-message S] [--seed N] [--holes] [--durable] [--idle-rank R]\n"
             "          [--callback-mode poll|progress] [--wait wait|test|poll] [--timeout SEC]\n"
             "sizes accept K/M/G suffixes\n",
             prog);
@@ -132,6 +136,8 @@ static int parse(int argc, char **argv, opts_t *o)
             o->seed = tc_parse_size(v);
         } else if (!strcmp(a, "--holes")) {
             o->holes = 1;
+        } else if (!strcmp(a, "--durable")) {
+            o->durable = 1;
         } else if (!strcmp(a, "--idle-rank")) {
             NEEDV();
             o->idle_rank = (int)tc_parse_long(v);
@@ -393,6 +399,7 @@ int main(int argc, char **argv)
     fo.writers = o.writers < 0 ? P : o.writers;
     fo.first_writer = o.first_writer;
     fo.writer_stride = o.stride;
+    fo.durable = o.durable;
     if (o.stripe_size)
         fo.stripe_size = o.stripe_size;
     if (o.write_size)
@@ -422,6 +429,11 @@ int main(int argc, char **argv)
             break;
         }
     }
+    if (o.cb_mode == FWDIO_CALLBACKS_ON_POLL)
+        TC_CHECK(atomic_load(&cbs_state.ready_count) == 0 &&
+                     atomic_load(&cbs_state.complete_count) == 0,
+                 "ON_POLL callbacks ran before the application polled (ready %d, complete %d)",
+                 atomic_load(&cbs_state.ready_count), atomic_load(&cbs_state.complete_count));
     tc_phase("fwdio_close");
     TC_EXPECT(fwdio_close(f), FWDIO_OK, "fwdio_close");
 
