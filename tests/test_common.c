@@ -417,7 +417,6 @@ static void cb_ready(fwdio_file_t *f, int status, void *user)
 {
     tc_cbstate_t *st = user;
     int s = atomic_fetch_add(&st->seq, 1) + 1;
-    atomic_fetch_add(&st->ready_count, 1);
     atomic_store(&st->ready_status, status);
     atomic_store(&st->ready_seq, s);
     atomic_store(&st->ready_file, f);
@@ -425,6 +424,10 @@ static void cb_ready(fwdio_file_t *f, int status, void *user)
         atomic_fetch_add(&st->on_main_thread, 1);
     else
         atomic_fetch_add(&st->off_main_thread, 1);
+    /* Counted after the status: a thread that waits for the count (wait_ready)
+     * must see the status this callback delivered. The hook runs after, as a
+     * ready callback that writes and closes would otherwise race the waiter. */
+    atomic_fetch_add(&st->ready_count, 1);
     if (st->on_ready)
         st->on_ready(st, f, status);
 }
