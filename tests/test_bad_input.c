@@ -401,17 +401,8 @@ int main(int argc, char **argv)
     tc_mpi_init(&argc, &argv, timeout);
     (void)tc_tmpdir();
 
-    fwdio_config_t cfg;
-    memset(&cfg, 0, sizeof cfg);
-    cfg.callback_mode = g_mode;
-    fwdio_runtime_t *rt = NULL;
     tc_phase("fwdio_init");
-    int rc = fwdio_init(MPI_COMM_WORLD, &cfg, &rt);
-    if (rc != FWDIO_OK || !rt) {
-        tc_fail("fwdio_init returned %d (%s)", rc, fwdio_strerror(rc));
-        fflush(stderr);
-        MPI_Abort(MPI_COMM_WORLD, 1);
-    }
+    fwdio_runtime_t *rt = tc_start_runtime(MPI_COMM_WORLD, g_mode);
 
     phase_arguments(rt);
     phase_bad_writes(rt);

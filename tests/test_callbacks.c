@@ -415,16 +415,8 @@ int main(int argc, char **argv)
     tc_mpi_init(&argc, &argv, timeout);
     (void)tc_tmpdir();
 
-    fwdio_config_t cfg;
-    memset(&cfg, 0, sizeof cfg);
-    cfg.callback_mode = g_mode;
     tc_phase("fwdio_init");
-    int rc = fwdio_init(MPI_COMM_WORLD, &cfg, &g_rt);
-    if (rc != FWDIO_OK || !g_rt) {
-        tc_fail("fwdio_init returned %d (%s)", rc, fwdio_strerror(rc));
-        fflush(stderr);
-        MPI_Abort(MPI_COMM_WORLD, 1);
-    }
+    g_rt = tc_start_runtime(MPI_COMM_WORLD, g_mode);
     if (tc_rank == 0)
         tc_note("callback mode %s",
                 g_mode == FWDIO_CALLBACKS_ON_POLL ? "ON_POLL" : "ON_PROGRESS");

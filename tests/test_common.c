@@ -411,6 +411,21 @@ int tc_node_count(MPI_Comm comm)
     return (int)tc_sum(comm, node_rank == 0 ? 1 : 0);
 }
 
+fwdio_runtime_t *tc_start_runtime(MPI_Comm comm, fwdio_callback_mode_t mode)
+{
+    fwdio_config_t cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.callback_mode = mode;
+    fwdio_runtime_t *rt = NULL;
+    int rc = fwdio_init(comm, &cfg, &rt);
+    if (rc != FWDIO_OK || !rt) {
+        tc_fail("fwdio_init returned %d (%s)", rc, fwdio_strerror(rc));
+        fflush(stderr);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    return rt;
+}
+
 /* ---- callbacks --------------------------------------------------------- */
 
 static void cb_ready(fwdio_file_t *f, int status, void *user)

@@ -30,17 +30,7 @@ static fwdio_callback_mode_t g_mode = FWDIO_CALLBACKS_ON_POLL;
 
 static fwdio_runtime_t *start(MPI_Comm comm)
 {
-    fwdio_config_t cfg;
-    memset(&cfg, 0, sizeof cfg);
-    cfg.callback_mode = g_mode;
-    fwdio_runtime_t *rt = NULL;
-    int rc = fwdio_init(comm, &cfg, &rt);
-    if (rc != FWDIO_OK || !rt) {
-        tc_fail("fwdio_init returned %d (%s)", rc, fwdio_strerror(rc));
-        fflush(stderr);
-        MPI_Abort(MPI_COMM_WORLD, 1);
-    }
-    return rt;
+    return tc_start_runtime(comm, g_mode);
 }
 
 typedef struct tfile {
