@@ -29,6 +29,8 @@ typedef struct fwdioi_hold {
     int refs;
     void *block; /* given back to the buffer cache when refs drops to 0 */
     size_t size;
+    int counted;   /* a received message: its bytes count against writer_buffer */
+    int releasing; /* only I/O jobs hold it now */
 } fwdioi_hold_t;
 
 /* One staged data message for one writer, built by fwdio_write. */
@@ -42,6 +44,13 @@ typedef struct fwdioi_msg {
     size_t wire_len;
     uint8_t wire[]; /* fwdioi_wire_header_t, pieces, data */
 } fwdioi_msg_t;
+
+/* Counters the progress thread keeps per file (published at completion). */
+typedef struct fwdioi_session_stats {
+    uint64_t messages_sent, messages_received;
+    uint64_t pwrite_calls, partial_flushes;
+    double pwrite_seconds, sync_seconds;
+} fwdioi_session_stats_t;
 
 typedef enum fwdioi_phase {
     FWDIOI_PHASE_DUP,      /* duplicating the communicator for the file */
@@ -75,6 +84,11 @@ typedef struct fwdioi_session {
     int finishing;
     fwdioi_hold_t *accepting; /* the message being assembled */
     struct fwdio_file *next_dup;
+    uint64_t wbuf_file, wbuf_file_peak; /* writer bytes held for this file */
+    fwdioi_session_stats_t stats;
+    int has_waiting;          /* a matched message waits for room */
+    MPI_Message waiting_msg;
+    int waiting_len;
 } fwdioi_session_t;
 
 struct fwdio_runtime {
@@ -90,6 +104,9 @@ struct fwdio_runtime {
      * run one after the other (the same order on every rank). */
     struct fwdio_file *dup_head, *dup_tail;
     int dup_in_flight;
+    /* Writer memory over all files (progress): unit buffers and received
+     * messages held, the part of it that I/O completions will free, the peak. */
+    uint64_t wbuf_held, wbuf_releasing, wbuf_peak;
 };
 
 struct fwdio_file {

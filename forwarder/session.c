@@ -129,10 +129,55 @@ static void record_job_error(fwdio_file_t *f, const fwdioi_storage_job_t *job)
                            job->err_offset);
 }
 
-static void hold_release(fwdioi_rt_t *rt, fwdioi_hold_t *h)
+/* ---- writer memory: every byte held counts against writer_buffer ---- */
+
+static uint64_t writer_budget(const fwdio_file_t *f)
 {
-    if (--h->refs == 0)
-        fwdioi_rt_buf_put(rt, h->block, h->size);
+    return fwdioi_rt_config(f->rt)->writer_buffer;
+}
+
+static void wbuf_add(fwdio_file_t *f, uint64_t bytes)
+{
+    struct fwdio_runtime *o = f->owner;
+    o->wbuf_held += bytes;
+    if (o->wbuf_held > o->wbuf_peak)
+        o->wbuf_peak = o->wbuf_held;
+    f->s.wbuf_file += bytes;
+    if (f->s.wbuf_file > f->s.wbuf_file_peak)
+        f->s.wbuf_file_peak = f->s.wbuf_file;
+}
+
+static void wbuf_sub(fwdio_file_t *f, uint64_t bytes)
+{
+    f->owner->wbuf_held -= bytes;
+    f->s.wbuf_file -= bytes;
+}
+
+static int reserve_unit(void *arg, uint64_t bytes)
+{
+    fwdio_file_t *f = arg;
+    if (f->owner->wbuf_held + bytes > writer_budget(f))
+        return 0;
+    wbuf_add(f, bytes);
+    return 1;
+}
+
+static void unreserve_unit(void *arg, uint64_t bytes)
+{
+    wbuf_sub(arg, bytes);
+}
+
+/* Drop one reference to a message; the last one frees it (and its bytes). */
+static void hold_release(fwdio_file_t *f, fwdioi_hold_t *h)
+{
+    if (--h->refs > 0)
+        return;
+    if (h->counted) {
+        wbuf_sub(f, h->size);
+        if (h->releasing)
+            f->owner->wbuf_releasing -= h->size;
+    }
+    fwdioi_rt_buf_put(f->rt, h->block, h->size);
 }
 
 static void on_write_done(fwdioi_storage_job_t *job)
@@ -140,8 +185,14 @@ static void on_write_done(fwdioi_storage_job_t *job)
     fwdio_file_t *f = job->owner;
     record_job_error(f, job);
     f->s.io_pending--;
+    f->s.stats.pwrite_seconds += job->seconds;
+    f->s.stats.pwrite_calls += job->nextents ? job->nextents : 1;
     if (job->hold)
-        hold_release(f->rt, job->hold);
+        hold_release(f, job->hold);
+    if (job->buf) {
+        wbuf_sub(f, job->buf_size);
+        f->owner->wbuf_releasing -= job->buf_size;
+    }
     fwdioi_storage_job_free(job);
 }
 
@@ -151,38 +202,44 @@ static void on_finish_done(fwdioi_storage_job_t *job)
     record_job_error(f, job);
     f->s.io_pending--;
     f->s.fd = -1;
+    f->s.stats.sync_seconds += job->seconds;
     fwdioi_storage_job_free(job);
     /* The I/O thread runs jobs in order: every write of the file is done. */
     start_final_agreement(f);
 }
 
-/* Assembly hands over a unit: write it, unless the file already failed. */
-static void flush_unit(void *arg, uint8_t *buf, uint64_t offset, fwdioi_range_t *extents,
-                       size_t nextents)
+/* Assembly hands over a unit buffer: write its extents, unless the file
+ * already failed. Its bytes stay counted until the write is done. */
+static void flush_unit(void *arg, uint8_t *buf, uint64_t size, uint64_t offset,
+                       fwdioi_range_t *extents, size_t nextents)
 {
     fwdio_file_t *f = arg;
     fwdioi_storage_job_t *job =
-        f->s.local_error.status == FWDIO_OK
+        f->s.local_error.status == FWDIO_OK && nextents > 0
             ? fwdioi_storage_job_new(FWDIOI_STORAGE_WRITE, f, on_write_done)
             : NULL;
     if (!job) {
-        if (f->s.local_error.status == FWDIO_OK)
+        if (f->s.local_error.status == FWDIO_OK && nextents > 0)
             fwdioi_errinfo_set(&f->s.local_error, FWDIO_ENOMEM, f->rank, 0, offset);
+        wbuf_sub(f, size);
         free(buf);
         free(extents);
         return;
     }
     job->fd = f->s.fd;
     job->buf = buf;
+    job->buf_size = size;
     job->base = offset;
     job->extents = extents;
     job->nextents = nextents;
+    f->owner->wbuf_releasing += size;
     f->s.io_pending++;
     fwdioi_rt_io_submit(f->rt, &job->io);
 }
 
-/* Assembly found whole units in the message being accepted: write them from
- * the message itself, which stays alive until the write is done. */
+/* Write bytes straight from the message being accepted, which stays alive
+ * until the write is done: whole units (no copy needed) and pieces for which
+ * the budget has no buffer. */
 static void write_direct(void *arg, const uint8_t *data, uint64_t offset, uint64_t len)
 {
     fwdio_file_t *f = arg;
@@ -260,7 +317,12 @@ static void writer_accept(fwdio_file_t *f, const uint8_t *wire, size_t wire_len,
         data += p.len;
     }
     s->accepting = NULL;
-    hold_release(f->rt, hold);
+    s->stats.messages_received++;
+    if (hold->counted && hold->refs > 1) { /* now only writes keep it alive */
+        hold->releasing = 1;
+        f->owner->wbuf_releasing += hold->size;
+    }
+    hold_release(f, hold);
 }
 
 typedef struct recv_op {
@@ -280,38 +342,87 @@ static void on_recv_done(void *arg, const MPI_Status *st)
     writer_check_drained(f);
 }
 
-/* Start receiving the messages that have arrived for this file. */
+/*
+ * The writer is at its budget and a message waits: unless the writes under way
+ * will free enough, hand the fullest partly filled units (of any file) to
+ * storage as extents, so their memory comes back whatever order the rest of
+ * their bytes arrives in.
+ */
+static void make_room(struct fwdio_runtime *o, uint64_t need, uint64_t budget)
+{
+    while (o->wbuf_held - o->wbuf_releasing + need > budget) {
+        fwdio_file_t *best = NULL;
+        uint64_t best_bytes = 0;
+        for (fwdio_file_t *f = o->active; f; f = f->s.next_active) {
+            if (f->my_writer < 0 || f->s.phase < FWDIOI_PHASE_OPEN)
+                continue;
+            uint64_t b = fwdioi_assembly_fullest_pending(&f->s.assembly);
+            if (b > best_bytes) {
+                best = f;
+                best_bytes = b;
+            }
+        }
+        if (!best)
+            return; /* only in-flight writes hold memory: wait for them */
+        uint64_t pending;
+        if (fwdioi_assembly_flush_fullest(&best->s.assembly, &pending) == 0)
+            return;
+        best->s.stats.partial_flushes++;
+    }
+}
+
+static void start_receive(fwdio_file_t *f, MPI_Message *msg, int len)
+{
+    fwdioi_session_t *s = &f->s;
+    recv_op_t *r = fwdioi_rt_buf_get(f->rt, sizeof *r + (size_t)len);
+    if (!r) {
+        /* Cannot buffer it: receive it into nothing and fail the file, so the
+         * sender is not blocked forever. */
+        fwdioi_errinfo_set(&s->local_error, FWDIO_ENOMEM, f->rank, 0, 0);
+        MPI_Mrecv(NULL, 0, MPI_BYTE, msg, MPI_STATUS_IGNORE);
+        return;
+    }
+    r->hold = (fwdioi_hold_t){1, r, sizeof *r + (size_t)len, 1, 0};
+    r->file = f;
+    r->len = len;
+    wbuf_add(f, r->hold.size);
+    MPI_Request req;
+    MPI_Imrecv(r->buf, len, MPI_BYTE, msg, &req);
+    s->recvs_pending++;
+    fwdioi_rt_track(f->rt, req, on_recv_done, r);
+}
+
+/* Receive the messages that have arrived for this file while the writer has
+ * room; a message that does not fit waits, matched, until it does. Returns
+ * the number of receives started. */
 static int writer_probe(fwdio_file_t *f)
 {
     fwdioi_session_t *s = &f->s;
+    struct fwdio_runtime *o = f->owner;
+    const uint64_t budget = writer_budget(f);
     int started = 0;
     while (started < RECVS_PER_POLL) {
-        int flag = 0;
-        MPI_Message msg;
-        MPI_Status st;
-        if (MPI_Improbe(MPI_ANY_SOURCE, TAG_DATA, s->comm, &flag, &msg, &st) != MPI_SUCCESS) {
-            mpi_failed(f, "MPI_Improbe");
+        if (!s->has_waiting) {
+            int flag = 0;
+            MPI_Status st;
+            if (MPI_Improbe(MPI_ANY_SOURCE, TAG_DATA, s->comm, &flag, &s->waiting_msg, &st) !=
+                MPI_SUCCESS) {
+                mpi_failed(f, "MPI_Improbe");
+                break;
+            }
+            if (!flag)
+                break;
+            MPI_Get_count(&st, MPI_BYTE, &s->waiting_len);
+            s->has_waiting = 1;
+        }
+        uint64_t need = sizeof(recv_op_t) + (uint64_t)s->waiting_len;
+        /* An empty writer takes any message: budget + one message at most. */
+        if (o->wbuf_held > 0 && o->wbuf_held + need > budget) {
+            make_room(o, need, budget);
             break;
         }
-        if (!flag)
-            break;
-        int len = 0;
-        MPI_Get_count(&st, MPI_BYTE, &len);
-        recv_op_t *r = fwdioi_rt_buf_get(f->rt, sizeof *r + (size_t)len);
-        if (!r) {
-            /* Cannot buffer it: receive it into nothing and fail the file, so
-             * the sender is not blocked forever. */
-            fwdioi_errinfo_set(&s->local_error, FWDIO_ENOMEM, f->rank, 0, 0);
-            MPI_Mrecv(NULL, 0, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
-            continue;
-        }
-        r->hold = (fwdioi_hold_t){1, r, sizeof *r + (size_t)len};
-        r->file = f;
-        r->len = len;
-        MPI_Request req;
-        MPI_Imrecv(r->buf, len, MPI_BYTE, &msg, &req);
-        s->recvs_pending++;
-        fwdioi_rt_track(f->rt, req, on_recv_done, r);
+        s->has_waiting = 0;
+        start_receive(f, &s->waiting_msg, s->waiting_len);
         started++;
     }
     return started;
@@ -330,7 +441,7 @@ static void dispatch(fwdio_file_t *f, fwdioi_msg_t *m)
 {
     f->s.sent_bytes[m->writer] += m->payload;
     if (m->writer == f->my_writer) { /* to ourselves: no MPI */
-        m->hold = (fwdioi_hold_t){1, m, sizeof *m + m->wire_len};
+        m->hold = (fwdioi_hold_t){1, m, sizeof *m + m->wire_len, 0, 0};
         writer_accept(f, m->wire, m->wire_len, &m->hold);
         writer_check_drained(f);
         return;
@@ -471,7 +582,8 @@ static void on_dup_done(void *arg, const MPI_Status *st)
         start_open_agreement(f);
         return;
     }
-    fwdioi_assembly_init(&f->s.assembly, &f->plan, f->my_writer, flush_unit, write_direct, f);
+    fwdioi_assembly_hooks_t hooks = {flush_unit, write_direct, reserve_unit, unreserve_unit, f};
+    fwdioi_assembly_init(&f->s.assembly, &f->plan, f->my_writer, &hooks);
     fwdioi_storage_job_t *job = fwdioi_storage_job_new(FWDIOI_STORAGE_OPEN, f, on_open_done);
     if (!job) {
         fwdioi_errinfo_set(&f->s.open_local, FWDIO_ENOMEM, f->rank, 0, 0);

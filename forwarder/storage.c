@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 
 int fwdioi_pwrite_all(int fd, const uint8_t *buf, uint64_t len, uint64_t offset,
@@ -76,9 +77,17 @@ static void run_finish(fwdioi_storage_job_t *job)
     job->fd = -1;
 }
 
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
 static void run_job(fwdioi_io_job_t *io)
 {
     fwdioi_storage_job_t *job = (fwdioi_storage_job_t *)io;
+    double t0 = now();
     switch (job->kind) {
     case FWDIOI_STORAGE_OPEN:
         run_open(job);
@@ -90,6 +99,7 @@ static void run_job(fwdioi_io_job_t *io)
         run_finish(job);
         break;
     }
+    job->seconds = now() - t0;
 }
 
 static void job_done(fwdioi_io_job_t *io)

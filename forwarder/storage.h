@@ -31,6 +31,7 @@ typedef struct fwdioi_storage_job {
     /* WRITE, buffered: buf (owned) holds file bytes from base; the extents,
      * relative to base, are written */
     uint8_t *buf;
+    uint64_t buf_size; /* bytes reserved for buf */
     uint64_t base;
     fwdioi_range_t *extents;
     size_t nextents;
@@ -42,6 +43,7 @@ typedef struct fwdioi_storage_job {
     int durable;
 
     /* results */
+    double seconds; /* time in the system calls */
     int status;
     int sys_errno;
     uint64_t err_offset;

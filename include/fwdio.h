@@ -108,9 +108,34 @@ typedef struct fwdio_config {
     unsigned poll_max_us;
     /** Largest MPI message fwdio sends, in bytes: a write larger than this goes
      *  to its writer as several messages, so the writer can start assembling
-     *  before the whole write has arrived. Default 8 MiB, at most 1 GiB. */
+     *  before the whole write has arrived. Default 8 MiB, at most 1 GiB; lowered
+     *  to writer_buffer / 4 (but not below 64 KiB) so a writer always has room
+     *  for several messages. */
     size_t max_message_size;
+    /** Bytes a writer rank may hold for assembly, over all its files: unit
+     *  buffers, received messages and buffers waiting for pwrite. A writer at
+     *  its budget stops receiving, so MPI holds the senders back. 0: the
+     *  environment variable FWDIO_WRITER_BUFFER (bytes, K/M/G suffixes), else
+     *  FWDIO_DEFAULT_WRITER_BUFFER. At most budget + one message is ever held. */
+    size_t writer_buffer;
+    /** Bytes of copied writes a rank may hold before they are sent (its staging
+     *  memory). fwdio_write waits for room beyond it; fwdio_try_write returns
+     *  FWDIO_EAGAIN instead. 0: FWDIO_STAGING_BUFFER, else
+     *  FWDIO_DEFAULT_STAGING_BUFFER. */
+    size_t staging_buffer;
+    /** Non-zero: writers call pwrite/fdatasync on the progress thread instead of
+     *  a separate I/O thread (receiving then waits for the disk). For measuring
+     *  the pipeline; default 0. FWDIO_IO_INLINE=1 sets it too. */
+    int io_inline;
 } fwdio_config_t;
+
+/** Default writer_buffer: 64 MiB, 16 write units of the default size; enough for
+ *  a writer to receive the next units while the I/O thread writes the last
+ *  ones (see bench/README.md for the measurement). */
+#define FWDIO_DEFAULT_WRITER_BUFFER ((size_t)64 << 20)
+/** Default staging_buffer: 64 MiB; a rank's output step up to this size is
+ *  copied without waiting. */
+#define FWDIO_DEFAULT_STAGING_BUFFER ((size_t)64 << 20)
 
 /** How the stripes of a file map to writers. */
 typedef enum fwdio_layout {

@@ -7,6 +7,18 @@
 
 #include "log.h"
 
+/* Queue a finished job for its `done` half on the progress thread (lock held). */
+static void push_done_locked(fwdioi_rt_t *rt, fwdioi_io_job_t *job)
+{
+    job->next = NULL;
+    if (rt->io_done_tail)
+        rt->io_done_tail->next = job;
+    else
+        rt->io_done_head = job;
+    rt->io_done_tail = job;
+    event_active(rt->io_done_ev, EV_READ, 0);
+}
+
 static void *io_main(void *arg)
 {
     fwdioi_rt_t *rt = arg;
@@ -25,13 +37,7 @@ static void *io_main(void *arg)
         job->run(job);
 
         fwdioi_rt_lock(rt);
-        job->next = NULL;
-        if (rt->io_done_tail)
-            rt->io_done_tail->next = job;
-        else
-            rt->io_done_head = job;
-        rt->io_done_tail = job;
-        event_active(rt->io_done_ev, EV_READ, 0);
+        push_done_locked(rt, job);
     }
     fwdioi_rt_unlock(rt);
     return NULL;
@@ -39,14 +45,25 @@ static void *io_main(void *arg)
 
 void fwdioi_rt_io_submit(fwdioi_rt_t *rt, fwdioi_io_job_t *job)
 {
+    if (rt->cfg.io_inline) {
+        /* Measuring without the pipeline: the disk call blocks the progress
+         * thread. `done` still runs from the loop, never inside the caller. */
+        job->run(job);
+        fwdioi_rt_lock(rt);
+        push_done_locked(rt, job);
+        fwdioi_rt_unlock(rt);
+        return;
+    }
     fwdioi_rt_lock(rt);
     if (!rt->io_started) {
         if (pthread_create(&rt->io_thread, NULL, io_main, rt) != 0) {
             /* No thread: run the job here rather than fail the file. */
-            fwdioi_rt_unlock(rt);
             fwdioi_log(FWDIOI_LOG_WARN, "cannot start the I/O thread; writing inline");
+            fwdioi_rt_unlock(rt);
             job->run(job);
-            job->done(job);
+            fwdioi_rt_lock(rt);
+            push_done_locked(rt, job);
+            fwdioi_rt_unlock(rt);
             return;
         }
         rt->io_started = 1;

@@ -23,3 +23,13 @@ void fwdioi_log(int level, const char *fmt, ...)
     fputc('\n', stderr);
     va_end(ap);
 }
+
+void fwdioi_report(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("fwdio: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}

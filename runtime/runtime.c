@@ -1,29 +1,11 @@
 /* Runtime lifetime, identity and the shared lock. */
 #include "runtime_internal.h"
 
+#include "config.h"
 #include "log.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-static void apply_config_defaults(fwdio_config_t *cfg)
-{
-    if (cfg->poll_min_us == 0)
-        cfg->poll_min_us = 20;
-    if (cfg->poll_max_us == 0)
-        cfg->poll_max_us = 2000;
-    if (cfg->poll_max_us < cfg->poll_min_us)
-        cfg->poll_max_us = cfg->poll_min_us;
-    if (cfg->max_message_size == 0)
-        cfg->max_message_size = (size_t)8 << 20;
-}
-
-static int config_is_valid(const fwdio_config_t *cfg)
-{
-    return (cfg->callback_mode == FWDIO_CALLBACKS_ON_POLL ||
-            cfg->callback_mode == FWDIO_CALLBACKS_ON_PROGRESS) &&
-           cfg->max_message_size <= ((size_t)1 << 30) && cfg->max_message_size >= 4096;
-}
 
 /* Count nodes: ranks that share memory form one node; node leaders count. */
 static int count_nodes(MPI_Comm comm, int *nodes)
@@ -43,13 +25,9 @@ int fwdioi_rt_create(MPI_Comm comm, const fwdio_config_t *cfg, const fwdioi_clie
                      fwdioi_rt_t **out)
 {
     fwdio_config_t conf;
-    if (cfg)
-        conf = *cfg;
-    else
-        memset(&conf, 0, sizeof conf);
-    apply_config_defaults(&conf);
-    if (!config_is_valid(&conf))
-        return FWDIO_EINVAL;
+    int rc = fwdioi_config_resolve(cfg, &conf);
+    if (rc != FWDIO_OK)
+        return rc;
 
     fwdioi_rt_t *rt = calloc(1, sizeof *rt);
     if (!rt)
@@ -57,7 +35,7 @@ int fwdioi_rt_create(MPI_Comm comm, const fwdio_config_t *cfg, const fwdioi_clie
     rt->cfg = conf;
     rt->client = *client;
     rt->comm = MPI_COMM_NULL;
-    int rc = FWDIO_EMPI;
+    rc = FWDIO_EMPI;
     if (MPI_Comm_dup(comm, &rt->comm) != MPI_SUCCESS)
         goto fail_free;
     MPI_Comm_rank(rt->comm, &rt->rank);

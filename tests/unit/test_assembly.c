@@ -15,12 +15,14 @@ typedef struct image {
     uint8_t *written; /* how often each byte was written */
     uint64_t size;
     int bad;
+    uint64_t budget;   /* buffer bytes the assembly may hold */
+    uint64_t reserved; /* buffer bytes it holds now */
+    uint64_t peak;
 } image_t;
 
-static void flush_to_image(void *arg, uint8_t *buf, uint64_t offset, fwdioi_range_t *ext,
-                           size_t n)
+static void write_extents(image_t *img, const uint8_t *buf, uint64_t offset,
+                          const fwdioi_range_t *ext, size_t n)
 {
-    image_t *img = arg;
     for (size_t i = 0; i < n; i++)
         for (uint64_t j = ext[i].start; j < ext[i].end; j++) {
             if (offset + j >= img->size) {
@@ -30,27 +32,48 @@ static void flush_to_image(void *arg, uint8_t *buf, uint64_t offset, fwdioi_rang
             img->bytes[offset + j] = buf[j];
             img->written[offset + j]++;
         }
+}
+
+static void flush_to_image(void *arg, uint8_t *buf, uint64_t size, uint64_t offset,
+                           fwdioi_range_t *ext, size_t n)
+{
+    image_t *img = arg;
+    write_extents(img, buf, offset, ext, n);
+    img->reserved -= size;
     free(buf);
     free(ext);
 }
 
-static void direct_to_image(void *arg, const uint8_t *data, uint64_t offset, uint64_t len)
+static int reserve(void *arg, uint64_t bytes)
 {
     image_t *img = arg;
+    if (img->reserved + bytes > img->budget)
+        return 0;
+    img->reserved += bytes;
+    if (img->reserved > img->peak)
+        img->peak = img->reserved;
+    return 1;
+}
+
+static void unreserve(void *arg, uint64_t bytes)
+{
+    ((image_t *)arg)->reserved -= bytes;
+}
+
+static void direct_to_image(void *arg, const uint8_t *data, uint64_t offset, uint64_t len)
+{
     fwdioi_range_t ext = {0, len};
-    uint8_t *copy = malloc(len);
-    memcpy(copy, data, len);
-    fwdioi_range_t *e = malloc(sizeof *e);
-    *e = ext;
-    flush_to_image(img, copy, offset, e, 1);
+    write_extents(arg, data, offset, &ext, 1);
 }
 
 typedef struct piece {
     uint64_t off, len;
 } piece_t;
 
+/* budget: buffer bytes each writer's assembly may hold (UINT64_MAX: no limit);
+ * flush_every: flush the fullest partial unit after every n-th piece (0: never) */
 static int run_case(uint64_t size, uint64_t stripe, uint64_t unit, int writers,
-                    fwdio_layout_t layout, int direct, unsigned seed)
+                    fwdio_layout_t layout, uint64_t budget, int flush_every, unsigned seed)
 {
     fwdio_options_t in = {.write_size = unit, .stripe_size = stripe, .writers = writers,
                           .writer_stride = 1, .layout = layout};
@@ -93,12 +116,12 @@ static int run_case(uint64_t size, uint64_t stripe, uint64_t unit, int writers,
         pieces[j] = t;
     }
 
-    image_t img = {calloc(size + 1, 1), calloc(size + 1, 1), size, 0};
+    image_t img = {calloc(size + 1, 1), calloc(size + 1, 1), size, 0, budget, 0, 0};
+    fwdioi_assembly_hooks_t hooks = {flush_to_image, direct_to_image, reserve, unreserve, &img};
     int rc = 0;
     fwdioi_assembly_t *asm_ = calloc((size_t)plan.nwriters, sizeof *asm_);
     for (int w = 0; w < plan.nwriters; w++)
-        fwdioi_assembly_init(&asm_[w], &plan, w, flush_to_image,
-                             direct ? direct_to_image : NULL, &img);
+        fwdioi_assembly_init(&asm_[w], &plan, w, &hooks);
     for (size_t i = 0; i < np && !rc; i++) {
         int w = fwdioi_plan_stripe_writer(&plan, pieces[i].off / stripe);
         uint64_t bad;
@@ -106,6 +129,15 @@ static int run_case(uint64_t size, uint64_t stripe, uint64_t unit, int writers,
                                 &bad) != FWDIO_OK) {
             fprintf(stderr, "add [%llu,+%llu) failed\n", (unsigned long long)pieces[i].off,
                     (unsigned long long)pieces[i].len);
+            rc = 1;
+        }
+        if (flush_every && i % (size_t)flush_every == 0) {
+            uint64_t pending;
+            fwdioi_assembly_flush_fullest(&asm_[w], &pending);
+        }
+        if (img.reserved > budget) {
+            fprintf(stderr, "holds %llu buffer bytes, budget %llu\n",
+                    (unsigned long long)img.reserved, (unsigned long long)budget);
             rc = 1;
         }
     }
@@ -123,6 +155,10 @@ static int run_case(uint64_t size, uint64_t stripe, uint64_t unit, int writers,
     for (int w = 0; w < plan.nwriters; w++) {
         fwdioi_assembly_flush_partial(&asm_[w]);
         fwdioi_assembly_free(&asm_[w]);
+    }
+    if (img.reserved != 0) {
+        fprintf(stderr, "%llu buffer bytes never given back\n", (unsigned long long)img.reserved);
+        rc = 1;
     }
     for (uint64_t i = 0; i < size && !rc; i++) {
         int want = hole[i] ? 0 : 1;
@@ -150,19 +186,25 @@ int main(void)
     const uint64_t K = 1024;
     unsigned seed = 7;
     int cases = 0;
-    for (int direct = 0; direct < 2; direct++)
-        for (int layout = 0; layout < 2; layout++)
-            for (int writers = 1; writers <= 5; writers++)
-                for (uint64_t size = 1; size < 400 * K; size = size * 3 + 1001) {
-                    if (run_case(size, 16 * K, 4 * K, writers, (fwdio_layout_t)layout, direct,
-                                 seed++)) {
-                        fprintf(stderr,
-                                "test_assembly: failed: size %llu writers %d layout %d direct %d\n",
-                                (unsigned long long)size, writers, layout, direct);
-                        return 1;
+    /* no budget, a budget of a few units, and none at all; with and without
+     * forced partial flushes */
+    const uint64_t budgets[] = {UINT64_MAX, 3 * 4 * K, 0};
+    for (size_t b = 0; b < sizeof budgets / sizeof *budgets; b++)
+        for (int flush_every = 0; flush_every <= 7; flush_every += 7)
+            for (int layout = 0; layout < 2; layout++)
+                for (int writers = 1; writers <= 5; writers++)
+                    for (uint64_t size = 1; size < 400 * K; size = size * 3 + 1001) {
+                        if (run_case(size, 16 * K, 4 * K, writers, (fwdio_layout_t)layout,
+                                     budgets[b], flush_every, seed++)) {
+                            fprintf(stderr,
+                                    "test_assembly: failed: size %llu writers %d layout %d "
+                                    "budget %llu flush_every %d\n",
+                                    (unsigned long long)size, writers, layout,
+                                    (unsigned long long)budgets[b], flush_every);
+                            return 1;
+                        }
+                        cases++;
                     }
-                    cases++;
-                }
     printf("test_assembly: %d cases passed\n", cases);
     return 0;
 }

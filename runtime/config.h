@@ -1,0 +1,14 @@
+/* Runtime configuration: defaults, environment variables, checks. */
+#ifndef FWDIOI_CONFIG_H
+#define FWDIOI_CONFIG_H
+
+#include "fwdio.h"
+
+/** Parse "123", "64K", "8M", "2GiB", "1G" (binary units) into bytes; 0 or -1. */
+int fwdioi_parse_size(const char *text, uint64_t *out);
+
+/** Fill in defaults and the FWDIO_* environment; FWDIO_OK or FWDIO_EINVAL (the
+ *  reason is reported on stderr). */
+int fwdioi_config_resolve(const fwdio_config_t *in, fwdio_config_t *out);
+
+#endif
