@@ -116,6 +116,7 @@ void fwdioi_file_unlink_locked(fwdio_file_t *f)
 
 void fwdioi_file_release(fwdio_file_t *f)
 {
+    free(f->writer_bytes_agreed);
     free(f->s.sent_bytes);
     free(f->s.expected_bytes);
     free(f->path);
@@ -129,6 +130,7 @@ int fwdio_open(fwdio_runtime_t *rt, const char *path, uint64_t size, const fwdio
         return FWDIO_EINVAL;
     if (fwdioi_rt_on_progress_thread())
         return FWDIO_ECONTEXT;
+    double t0 = fwdioi_now();
     fwdio_options_t resolved;
     int rc = fwdioi_options_resolve(opts, fwdioi_rt_size(rt->rt), fwdioi_rt_nodes(rt->rt),
                                     &resolved);
@@ -149,13 +151,12 @@ int fwdio_open(fwdio_runtime_t *rt, const char *path, uint64_t size, const fwdio
     f->path = strdup(path);
     f->s.sent_bytes = calloc((size_t)f->plan.nwriters, sizeof *f->s.sent_bytes);
     f->s.expected_bytes = calloc((size_t)f->plan.nwriters, sizeof *f->s.expected_bytes);
-    if (!f->path || !f->s.sent_bytes || !f->s.expected_bytes) {
-        free(f->path);
-        free(f->s.sent_bytes);
-        free(f->s.expected_bytes);
-        free(f);
+    f->writer_bytes_agreed = calloc((size_t)f->plan.nwriters, sizeof *f->writer_bytes_agreed);
+    if (!f->path || !f->s.sent_bytes || !f->s.expected_bytes || !f->writer_bytes_agreed) {
+        fwdioi_file_release(f);
         return FWDIO_ENOMEM;
     }
+    f->t_open = t0;
     f->known_error = FWDIOI_ERRINFO_OK;
     fwdioi_session_init(f);
 
@@ -166,6 +167,7 @@ int fwdio_open(fwdio_runtime_t *rt, const char *path, uint64_t size, const fwdio
         rt->live->live_prev = f;
     rt->live = f;
     fwdioi_rt_submit_locked(rt->rt, &f->open_task, &f->open_task);
+    f->stats.time_blocked = fwdioi_now() - t0;
     fwdioi_rt_unlock(rt->rt);
     fwdioi_log(FWDIOI_LOG_INFO, "rank %d: open %s, %llu bytes, %d writer(s), stripe %llu, unit %llu",
                f->rank, path, (unsigned long long)size, f->plan.nwriters,
@@ -184,32 +186,75 @@ static int write_refusal_locked(const fwdio_file_t *f)
     return FWDIO_OK;
 }
 
-int fwdio_write(fwdio_file_t *f, const void *buf, size_t len, uint64_t offset)
+/* Copy one chunk (at most the staging budget) into messages and queue them. */
+static int write_chunk(fwdio_file_t *f, const uint8_t *buf, uint64_t len, uint64_t offset,
+                       int may_wait)
+{
+    fwdioi_rt_lock(f->rt);
+    int rc = fwdioi_staging_reserve_locked(f, len, may_wait);
+    fwdioi_rt_unlock(f->rt);
+    if (rc != FWDIO_OK)
+        return rc;
+    fwdioi_msg_t *first, *last;
+    rc = fwdioi_route_write(f, buf, len, offset, &first, &last);
+    if (rc != FWDIO_OK) {
+        fwdioi_staging_release(f, len);
+        return rc;
+    }
+    /* Check again: another thread may have closed the file while we copied, and
+     * a message queued after the close task would never be counted. */
+    fwdioi_rt_lock(f->rt);
+    rc = write_refusal_locked(f);
+    if (rc == FWDIO_OK) {
+        fwdioi_rt_submit_locked(f->rt, &first->task, &last->task);
+        f->stats.bytes_written += len;
+    }
+    fwdioi_rt_unlock(f->rt);
+    if (rc != FWDIO_OK)
+        fwdioi_msgs_free(f->rt, first); /* gives the staging back */
+    return rc;
+}
+
+/* fwdio_write and fwdio_try_write: copy the bytes through the staging budget,
+ * in chunks no larger than the budget. */
+static int write_copied(fwdio_file_t *f, const void *buf, size_t len, uint64_t offset,
+                        int may_wait)
 {
     if (!f || (!buf && len > 0))
         return FWDIO_EINVAL;
     if (offset > f->size || len > f->size - offset)
         return FWDIO_ERANGE;
+    const uint64_t budget = fwdioi_rt_config(f->rt)->staging_buffer;
+    if (!may_wait && len > budget)
+        return FWDIO_ETOOBIG;
+    if (fwdioi_rt_on_progress_thread())
+        may_wait = 0; /* waiting there would stop the sends that make room */
+    double t0 = fwdioi_now();
     fwdioi_rt_lock(f->rt);
     int rc = write_refusal_locked(f);
     fwdioi_rt_unlock(f->rt);
-    if (rc != FWDIO_OK || len == 0)
-        return rc;
-
-    fwdioi_msg_t *first, *last;
-    rc = fwdioi_route_write(f, buf, len, offset, &first, &last);
-    if (rc != FWDIO_OK)
-        return rc;
-    /* Check again: another thread may have closed the file while we copied, and
-     * a message queued after the close task would never be counted. */
+    for (uint64_t done = 0; rc == FWDIO_OK && done < len;) {
+        uint64_t n = len - done < budget ? len - done : budget;
+        rc = write_chunk(f, (const uint8_t *)buf + done, n, offset + done, may_wait);
+        done += n;
+    }
+    double t = fwdioi_now() - t0;
     fwdioi_rt_lock(f->rt);
-    rc = write_refusal_locked(f);
-    if (rc == FWDIO_OK)
-        fwdioi_rt_submit_locked(f->rt, &first->task, &last->task);
+    f->stats.time_blocked += t;
+    if (rc == FWDIO_OK && len > 0)
+        f->stats.write_calls++;
     fwdioi_rt_unlock(f->rt);
-    if (rc != FWDIO_OK)
-        fwdioi_msgs_free(f->rt, first);
     return rc;
+}
+
+int fwdio_write(fwdio_file_t *f, const void *buf, size_t len, uint64_t offset)
+{
+    return write_copied(f, buf, len, offset, 1);
+}
+
+int fwdio_try_write(fwdio_file_t *f, const void *buf, size_t len, uint64_t offset)
+{
+    return write_copied(f, buf, len, offset, 0);
 }
 
 int fwdio_close(fwdio_file_t *f)
@@ -217,6 +262,7 @@ int fwdio_close(fwdio_file_t *f)
     if (!f)
         return FWDIO_EINVAL;
     int rc = FWDIO_OK;
+    double t0 = fwdioi_now();
     fwdioi_rt_lock(f->rt);
     if (f->app_closed)
         rc = FWDIO_ECLOSED;
@@ -224,6 +270,7 @@ int fwdio_close(fwdio_file_t *f)
         f->app_closed = 1;
         fwdioi_rt_submit_locked(f->rt, &f->close_task, &f->close_task);
     }
+    f->stats.time_blocked += fwdioi_now() - t0;
     fwdioi_rt_unlock(f->rt);
     return rc;
 }
@@ -316,4 +363,41 @@ int fwdio_file_writers(const fwdio_file_t *f, int *ranks, int max_ranks)
     for (int w = 0; ranks && w < f->plan.nwriters && w < max_ranks; w++)
         ranks[w] = fwdioi_plan_writer_rank(&f->plan, w);
     return f->plan.nwriters;
+}
+
+int fwdio_file_stats(const fwdio_file_t *f, fwdio_file_stats_t *stats)
+{
+    if (!f || !stats)
+        return FWDIO_EINVAL;
+    fwdioi_rt_lock(f->rt);
+    *stats = f->stats;
+    fwdioi_rt_unlock(f->rt);
+    return FWDIO_OK;
+}
+
+int fwdio_file_writer_bytes(const fwdio_file_t *f, uint64_t *bytes, int max)
+{
+    if (!f || max < 0)
+        return FWDIO_EINVAL;
+    fwdioi_rt_lock(f->rt);
+    for (int w = 0; bytes && w < f->plan.nwriters && w < max; w++)
+        bytes[w] = f->writer_bytes_agreed[w];
+    fwdioi_rt_unlock(f->rt);
+    return f->plan.nwriters;
+}
+
+int fwdio_runtime_stats(fwdio_runtime_t *rt, fwdio_runtime_stats_t *stats)
+{
+    if (!rt || !stats)
+        return FWDIO_EINVAL;
+    const fwdio_config_t *cfg = fwdioi_rt_config(rt->rt);
+    stats->writer_budget = cfg->writer_buffer;
+    stats->staging_budget = cfg->staging_buffer;
+    stats->max_message = cfg->max_message_size;
+    stats->writer_peak = atomic_load_explicit(&rt->wbuf_peak, memory_order_relaxed);
+    fwdioi_rt_lock(rt->rt);
+    stats->staging_peak = rt->staged_peak;
+    stats->staged = rt->staged;
+    fwdioi_rt_unlock(rt->rt);
+    return FWDIO_OK;
 }

@@ -8,6 +8,8 @@
 #define FWDIOI_FILE_H
 
 #include "agree.h"
+
+#include <stdatomic.h>
 #include "assembly.h"
 #include "plan.h"
 #include "runtime.h"
@@ -40,6 +42,7 @@ typedef struct fwdioi_msg {
     fwdio_file_t *file;
     struct fwdioi_msg *next_held;
     int writer;
+    int staged;       /* a copy: counts against the staging budget */
     uint64_t payload; /* data bytes */
     size_t wire_len;
     uint8_t wire[]; /* fwdioi_wire_header_t, pieces, data */
@@ -106,7 +109,10 @@ struct fwdio_runtime {
     int dup_in_flight;
     /* Writer memory over all files (progress): unit buffers and received
      * messages held, the part of it that I/O completions will free, the peak. */
-    uint64_t wbuf_held, wbuf_releasing, wbuf_peak;
+    uint64_t wbuf_held, wbuf_releasing;
+    _Atomic uint64_t wbuf_peak; /* also read by fwdio_runtime_stats */
+    /* locked: copied writes not yet sent (staging budget) */
+    uint64_t staged, staged_peak;
 };
 
 struct fwdio_file {
@@ -128,6 +134,10 @@ struct fwdio_file {
     int complete_delivered;
     fwdioi_errinfo_t known_error;
     char error_text[256];
+    fwdio_file_stats_t stats;     /* app fields live; writer fields published */
+    uint64_t staged_file;         /* bytes of this file staged now */
+    uint64_t *writer_bytes_agreed; /* [nwriters], set when closing is agreed */
+    double t_open;
     struct fwdio_file *live_prev, *live_next;
 
     /* progress */
@@ -135,6 +145,12 @@ struct fwdio_file {
     fwdioi_task_t open_task, close_task;
     fwdioi_call_t ready_call, complete_call;
 };
+
+/* staging.c: the staging budget (application threads, runtime lock held for
+ * reserve; release takes it). */
+int fwdioi_staging_reserve_locked(fwdio_file_t *f, uint64_t bytes, int may_wait);
+void fwdioi_staging_release(fwdio_file_t *f, uint64_t bytes);
+double fwdioi_now(void);
 
 /* route.c: split a write into messages, one per writer (application thread). */
 int fwdioi_route_write(fwdio_file_t *f, const uint8_t *buf, uint64_t len, uint64_t offset,

@@ -48,6 +48,7 @@ static fwdioi_msg_t *emit(fwdio_file_t *f, int writer, piece_list_t *l, const ui
     m->task.run = fwdioi_msg_task;
     m->file = f;
     m->writer = writer;
+    m->staged = 1;
     m->payload = l->payload;
     m->wire_len = wire_len;
     fwdioi_wire_header_t h = {(uint32_t)l->n, 0};
@@ -127,6 +128,8 @@ int fwdioi_route_write(fwdio_file_t *f, const uint8_t *buf, uint64_t len, uint64
 
 void fwdioi_msg_free(fwdioi_rt_t *rt, fwdioi_msg_t *m)
 {
+    if (m->staged)
+        fwdioi_staging_release(m->file, m->payload);
     fwdioi_rt_buf_put(rt, m, sizeof *m + m->wire_len);
 }
 

@@ -52,6 +52,25 @@ static void publish_error(fwdio_file_t *f, const fwdioi_errinfo_t *e)
     fwdioi_rt_unlock(f->rt);
 }
 
+/* Hand the progress thread's counters to fwdio_file_stats (at completion). */
+static void publish_stats(fwdio_file_t *f)
+{
+    const fwdioi_session_stats_t *ss = &f->s.stats;
+    double t = fwdioi_now();
+    fwdioi_rt_lock(f->rt);
+    fwdio_file_stats_t *st = &f->stats;
+    st->messages_sent = ss->messages_sent;
+    st->writer_bytes = f->s.received;
+    st->messages_received = ss->messages_received;
+    st->pwrite_calls = ss->pwrite_calls;
+    st->partial_flushes = ss->partial_flushes;
+    st->pwrite_time = ss->pwrite_seconds;
+    st->sync_time = ss->sync_seconds;
+    st->peak_writer_bytes = f->s.wbuf_file_peak;
+    st->time_to_complete = t - f->t_open;
+    fwdioi_rt_unlock(f->rt);
+}
+
 /* ---- callbacks ---- */
 
 static void run_ready(fwdioi_call_t *call)
@@ -89,6 +108,7 @@ static void on_final_agreed(void *arg, const MPI_Status *st)
     const fwdioi_errinfo_t *result =
         s->open_agreed.status != FWDIO_OK ? &s->open_agreed : &s->final_agreed;
     s->phase = FWDIOI_PHASE_DONE;
+    publish_stats(f);
     /* unlink from the active list */
     for (fwdio_file_t **pp = &f->owner->active; *pp; pp = &(*pp)->s.next_active) {
         if (*pp == f) {
@@ -140,8 +160,8 @@ static void wbuf_add(fwdio_file_t *f, uint64_t bytes)
 {
     struct fwdio_runtime *o = f->owner;
     o->wbuf_held += bytes;
-    if (o->wbuf_held > o->wbuf_peak)
-        o->wbuf_peak = o->wbuf_held;
+    if (o->wbuf_held > atomic_load_explicit(&o->wbuf_peak, memory_order_relaxed))
+        atomic_store_explicit(&o->wbuf_peak, o->wbuf_held, memory_order_relaxed);
     f->s.wbuf_file += bytes;
     if (f->s.wbuf_file > f->s.wbuf_file_peak)
         f->s.wbuf_file_peak = f->s.wbuf_file;
@@ -172,11 +192,13 @@ static void hold_release(fwdio_file_t *f, fwdioi_hold_t *h)
 {
     if (--h->refs > 0)
         return;
-    if (h->counted) {
-        wbuf_sub(f, h->size);
-        if (h->releasing)
-            f->owner->wbuf_releasing -= h->size;
+    if (!h->counted) { /* one of this rank's own messages */
+        fwdioi_msg_free(f->rt, h->block);
+        return;
     }
+    wbuf_sub(f, h->size);
+    if (h->releasing)
+        f->owner->wbuf_releasing -= h->size;
     fwdioi_rt_buf_put(f->rt, h->block, h->size);
 }
 
@@ -440,6 +462,7 @@ static void on_send_done(void *arg, const MPI_Status *st)
 static void dispatch(fwdio_file_t *f, fwdioi_msg_t *m)
 {
     f->s.sent_bytes[m->writer] += m->payload;
+    f->s.stats.messages_sent++;
     if (m->writer == f->my_writer) { /* to ourselves: no MPI */
         m->hold = (fwdioi_hold_t){1, m, sizeof *m + m->wire_len, 0, 0};
         writer_accept(f, m->wire, m->wire_len, &m->hold);
@@ -486,6 +509,10 @@ static void on_close_agreed(void *arg, const MPI_Status *st)
 {
     (void)st;
     fwdio_file_t *f = arg;
+    fwdioi_rt_lock(f->rt);
+    memcpy(f->writer_bytes_agreed, f->s.expected_bytes,
+           (size_t)f->plan.nwriters * sizeof *f->writer_bytes_agreed);
+    fwdioi_rt_unlock(f->rt);
     if (f->my_writer < 0) {
         start_final_agreement(f);
         return;
@@ -524,6 +551,10 @@ static void on_open_agreed(void *arg, const MPI_Status *st)
     fwdio_file_t *f = arg;
     fwdioi_session_t *s = &f->s;
     s->phase = FWDIOI_PHASE_OPEN;
+    double t = fwdioi_now();
+    fwdioi_rt_lock(f->rt);
+    f->stats.time_to_ready = t - f->t_open;
+    fwdioi_rt_unlock(f->rt);
     fwdioi_msg_t *held = s->held_head;
     s->held_head = s->held_tail = NULL;
     if (s->open_agreed.status != FWDIO_OK) {

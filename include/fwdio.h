@@ -63,7 +63,8 @@ extern "C" {
     FWDIO_X(FWDIO_ESYNC, -12, "a writer's fdatasync or close failed")                      \
     FWDIO_X(FWDIO_EFAILED, -13, "the file has already failed; see fwdio_file_error")       \
     FWDIO_X(FWDIO_ECONTEXT, -14, "function may not be called from this thread or callback") \
-    FWDIO_X(FWDIO_EAGAIN, -15, "resource temporarily full; try again")
+    FWDIO_X(FWDIO_EAGAIN, -15, "resource temporarily full; try again")                      \
+    FWDIO_X(FWDIO_ETOOBIG, -16, "write larger than the staging budget; use fwdio_write")
 
 /** Status codes: FWDIO_OK is 0, every error is negative. */
 typedef enum fwdio_status {
@@ -257,12 +258,33 @@ FWDIO_API int fwdio_open(fwdio_runtime_t *rt, const char *path, uint64_t size,
  * soon as `buf` may be reused: the bytes are copied. Ranks may write any
  * disjoint pieces of the file in any order; bytes nobody writes stay holes
  * (they read as zeros).
+ *
+ * Backpressure: the copies count against the rank's staging budget
+ * (fwdio_config_t.staging_buffer) until they are sent. When it is full, the
+ * call waits until enough has been sent; a write larger than the budget
+ * streams through it. From a callback on the progress thread it cannot wait
+ * and returns FWDIO_EAGAIN instead. Writes to a file that is not ready yet are
+ * held (and count) until every rank has opened it, so a rank must not block in
+ * fwdio_wait on a file that another rank will only close after writing to a
+ * later file.
  * @return FWDIO_OK; FWDIO_EINVAL (NULL file, NULL buf with len > 0);
  *         FWDIO_ERANGE (offset + len > size); FWDIO_ECLOSED (after fwdio_close);
  *         FWDIO_EFAILED (the file is already known to have failed: the bytes are
- *         dropped); FWDIO_ENOMEM.
+ *         dropped); FWDIO_ENOMEM; FWDIO_EAGAIN (see above). If another thread
+ *         closes the file or it fails while a large write streams, the part
+ *         already accepted stays and the error is returned.
  */
 FWDIO_API int fwdio_write(fwdio_file_t *file, const void *buf, size_t len, uint64_t offset);
+
+/**
+ * Like fwdio_write, but never waits for staging memory: the whole write is
+ * copied now, or nothing is.
+ * @return as fwdio_write, plus FWDIO_EAGAIN when the rank's staging budget
+ *         (fwdio_config_t.staging_buffer) has no room for `len` bytes now (try
+ *         again after some output has been sent, e.g. after fwdio_poll), and
+ *         FWDIO_ETOOBIG when `len` exceeds the whole budget.
+ */
+FWDIO_API int fwdio_try_write(fwdio_file_t *file, const void *buf, size_t len, uint64_t offset);
 
 /**
  * Declare that this rank has written all it will to the file (nonblocking).
@@ -315,6 +337,48 @@ FWDIO_API const char *fwdio_file_error(const fwdio_file_t *file);
 
 /** Structured form of fwdio_file_error(): fills `info`; FWDIO_OK or FWDIO_EINVAL. */
 FWDIO_API int fwdio_file_error_info(const fwdio_file_t *file, fwdio_error_info_t *info);
+
+/** What one rank saw of one file. Times in seconds; writer fields are 0 on
+ *  ranks that do not write the file. Final once the file is complete. */
+typedef struct fwdio_file_stats {
+    uint64_t bytes_written;     /**< bytes this rank passed to fwdio_write* */
+    uint64_t write_calls;       /**< fwdio_write* calls that were accepted */
+    uint64_t messages_sent;     /**< data messages this rank sent (to itself too) */
+    double time_blocked;        /**< time inside fwdio_open/write/close for it */
+    double time_to_ready;       /**< from fwdio_open to the ready status */
+    double time_to_complete;    /**< from fwdio_open to the complete status */
+    uint64_t writer_bytes;      /**< bytes this writer received for the file */
+    uint64_t messages_received; /**< messages this writer took in */
+    uint64_t pwrite_calls;      /**< extents written */
+    uint64_t partial_flushes;   /**< partly filled units flushed to make room */
+    double pwrite_time;         /**< time in pwrite */
+    double sync_time;           /**< time in fdatasync + close */
+    uint64_t peak_writer_bytes; /**< peak bytes this writer held for the file */
+    uint64_t peak_staged_bytes; /**< peak bytes this rank had staged for the file */
+} fwdio_file_stats_t;
+
+/** Fill `stats` for `file` on this rank; FWDIO_OK or FWDIO_EINVAL. */
+FWDIO_API int fwdio_file_stats(const fwdio_file_t *file, fwdio_file_stats_t *stats);
+
+/**
+ * Bytes each writer of the file receives, in writer order, as agreed when every
+ * rank has closed it (zeros before). @return the number of writers, or
+ * FWDIO_EINVAL.
+ */
+FWDIO_API int fwdio_file_writer_bytes(const fwdio_file_t *file, uint64_t *bytes, int max);
+
+/** Memory of one rank's runtime, over all files. */
+typedef struct fwdio_runtime_stats {
+    uint64_t writer_budget; /**< fwdio_config_t.writer_buffer in force */
+    uint64_t staging_budget; /**< fwdio_config_t.staging_buffer in force */
+    uint64_t max_message;   /**< largest data message (max_message_size in force) */
+    uint64_t writer_peak;   /**< peak bytes held by this rank as a writer */
+    uint64_t staging_peak;  /**< peak bytes of copied writes waiting to be sent */
+    uint64_t staged;        /**< bytes staged now */
+} fwdio_runtime_stats_t;
+
+/** Fill `stats`; FWDIO_OK or FWDIO_EINVAL. Any thread. */
+FWDIO_API int fwdio_runtime_stats(fwdio_runtime_t *rt, fwdio_runtime_stats_t *stats);
 
 /**
  * The writer ranks of an open file, in writer order. `ranks` may be NULL to ask

@@ -89,6 +89,7 @@ const fwdio_config_t *fwdioi_rt_config(const fwdioi_rt_t *rt) { return &rt->cfg;
 void fwdioi_rt_lock(fwdioi_rt_t *rt) { pthread_mutex_lock(&rt->lock); }
 void fwdioi_rt_unlock(fwdioi_rt_t *rt) { pthread_mutex_unlock(&rt->lock); }
 void fwdioi_rt_broadcast(fwdioi_rt_t *rt) { pthread_cond_broadcast(&rt->cond); }
+void fwdioi_rt_sleep_locked(fwdioi_rt_t *rt) { pthread_cond_wait(&rt->cond, &rt->lock); }
 
 void fwdioi_rt_submit_locked(fwdioi_rt_t *rt, fwdioi_task_t *first, fwdioi_task_t *last)
 {

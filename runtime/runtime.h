@@ -66,8 +66,10 @@ const fwdio_config_t *fwdioi_rt_config(const fwdioi_rt_t *rt);
 /** The runtime lock guards state shared between application and progress threads. */
 void fwdioi_rt_lock(fwdioi_rt_t *rt);
 void fwdioi_rt_unlock(fwdioi_rt_t *rt);
-/** Wake threads blocked in fwdioi_rt_wait (call with or without the lock). */
+/** Wake threads blocked in fwdioi_rt_wait / fwdioi_rt_sleep_locked. */
 void fwdioi_rt_broadcast(fwdioi_rt_t *rt);
+/** Wait for a broadcast, the runtime lock held (app threads only). */
+void fwdioi_rt_sleep_locked(fwdioi_rt_t *rt);
 
 /** Queue tasks for the progress thread and wake it (app). With the lock held:
  *  the _locked variant; the caller must hold the runtime lock. */

@@ -1,0 +1,59 @@
+/*
+ * The staging budget: bytes of copied writes a rank holds until they are sent.
+ * fwdio_write reserves before it copies and waits while the budget is full
+ * (backpressure); the progress thread releases as sends complete and wakes
+ * the waiters.
+ */
+#include "file.h"
+
+#include <time.h>
+
+double fwdioi_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Why a write may not go ahead now (lock held). */
+static int refusal_locked(const fwdio_file_t *f)
+{
+    if (f->app_closed)
+        return FWDIO_ECLOSED;
+    if (f->failed_known)
+        return FWDIO_EFAILED;
+    return FWDIO_OK;
+}
+
+int fwdioi_staging_reserve_locked(fwdio_file_t *f, uint64_t bytes, int may_wait)
+{
+    struct fwdio_runtime *o = f->owner;
+    const uint64_t budget = fwdioi_rt_config(f->rt)->staging_buffer;
+    for (;;) {
+        int rc = refusal_locked(f);
+        if (rc != FWDIO_OK)
+            return rc;
+        /* With nothing staged, any reservation up to the budget fits. */
+        if (o->staged == 0 || o->staged + bytes <= budget)
+            break;
+        if (!may_wait)
+            return FWDIO_EAGAIN;
+        fwdioi_rt_sleep_locked(f->rt);
+    }
+    o->staged += bytes;
+    if (o->staged > o->staged_peak)
+        o->staged_peak = o->staged;
+    f->staged_file += bytes;
+    if (f->staged_file > f->stats.peak_staged_bytes)
+        f->stats.peak_staged_bytes = f->staged_file;
+    return FWDIO_OK;
+}
+
+void fwdioi_staging_release(fwdio_file_t *f, uint64_t bytes)
+{
+    fwdioi_rt_lock(f->rt);
+    f->owner->staged -= bytes;
+    f->staged_file -= bytes;
+    fwdioi_rt_broadcast(f->rt);
+    fwdioi_rt_unlock(f->rt);
+}
