@@ -1,0 +1,268 @@
+/*
+ * Bounded memory and backpressure (the writer pipeline):
+ *
+ *   adversarial  every rank writes small pieces round-robin over all write
+ *                units, so every unit is partly filled at once; the writers'
+ *                budget holds two units
+ *   one-sender   rank 0 writes the whole file in one fwdio_write call, which
+ *                streams through a staging budget of a few MiB
+ *   try-write    fwdio_try_write returns FWDIO_EAGAIN while the staging budget
+ *                is full (the file cannot be ready yet: the other ranks open it
+ *                only after rank 0 has seen EAGAIN) and FWDIO_ETOOBIG for a
+ *                write larger than the budget, and succeeds once room is made
+ *
+ * Every file is verified byte for byte, and no rank may ever hold more than its
+ * writer budget plus one message, or stage more than its staging budget.
+ */
+#define _GNU_SOURCE
+#include "test_common.h"
+
+#include "pattern.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static uint64_t g_size = (uint64_t)1 << 30;
+static uint64_t g_piece = 128 << 10;
+static uint64_t g_writer_buffer = 8 << 20;
+static uint64_t g_staging_buffer = 8 << 20;
+static int g_inline;
+
+static fwdio_runtime_t *start(uint64_t writer_buffer, uint64_t staging_buffer)
+{
+    fwdio_config_t cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.writer_buffer = writer_buffer;
+    cfg.staging_buffer = staging_buffer;
+    cfg.io_inline = g_inline;
+    fwdio_runtime_t *rt = NULL;
+    int rc = fwdio_init(MPI_COMM_WORLD, &cfg, &rt);
+    if (rc != FWDIO_OK || !rt) {
+        tc_fail("fwdio_init returned %d (%s)", rc, fwdio_strerror(rc));
+        fflush(stderr);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    return rt;
+}
+
+/* The memory bounds, on every rank. */
+static void check_bounds(fwdio_runtime_t *rt, const char *what)
+{
+    fwdio_runtime_stats_t rs;
+    TC_EXPECT(fwdio_runtime_stats(rt, &rs), FWDIO_OK, "fwdio_runtime_stats");
+    /* one message: its bytes plus the receive bookkeeping in front of them */
+    uint64_t limit = rs.writer_budget + rs.max_message + 4096;
+    TC_CHECK(rs.writer_peak <= limit,
+             "%s: rank %d held %llu writer bytes, budget %llu + one message %llu", what, tc_rank,
+             (unsigned long long)rs.writer_peak, (unsigned long long)rs.writer_budget,
+             (unsigned long long)rs.max_message);
+    TC_CHECK(rs.staging_peak <= rs.staging_budget,
+             "%s: rank %d staged %llu bytes, budget %llu", what, tc_rank,
+             (unsigned long long)rs.staging_peak, (unsigned long long)rs.staging_budget);
+    TC_CHECK(rs.staged == 0, "%s: rank %d still has %llu bytes staged", what, tc_rank,
+             (unsigned long long)rs.staged);
+    long peak = tc_sum(MPI_COMM_WORLD, (long)rs.writer_peak);
+    if (tc_rank == 0)
+        tc_note("%s: writer budget %llu, max message %llu; writer peaks sum %ld", what,
+                (unsigned long long)rs.writer_budget, (unsigned long long)rs.max_message, peak);
+}
+
+static fwdio_file_t *open_file(fwdio_runtime_t *rt, const char *name, uint64_t size,
+                               char *path, size_t path_size)
+{
+    fwdio_options_t o;
+    fwdio_options_init(&o);
+    o.writers = 2;
+    tc_path(path, path_size, name);
+    fwdio_file_t *f = NULL;
+    int rc = fwdio_open(rt, path, size, &o, NULL, &f);
+    if (rc != FWDIO_OK || !f) {
+        tc_fail("fwdio_open(%s) returned %d (%s)", name, rc, fwdio_strerror(rc));
+        fflush(stderr);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    return f;
+}
+
+static void close_wait_verify(fwdio_file_t *f, const char *path, uint64_t size, uint64_t seed,
+                              const char *what)
+{
+    TC_EXPECT(fwdio_close(f), FWDIO_OK, "fwdio_close");
+    tc_phase("%s: fwdio_wait", what);
+    TC_EXPECT(fwdio_wait(f), FWDIO_OK, "fwdio_wait");
+    tc_phase("%s: verify", what);
+    tc_verify_full(MPI_COMM_WORLD, path, size, seed);
+}
+
+/* Every rank writes pieces k with k % P == rank, walking all units at one slot
+ * before the next slot, so that every unit waits for every rank. */
+static void section_adversarial(void)
+{
+    const uint64_t seed = 301;
+    fwdio_runtime_t *rt = start(g_writer_buffer, g_staging_buffer);
+    char path[4096];
+    fwdio_file_t *f = open_file(rt, "adversarial.dat", g_size, path, sizeof path);
+    const uint64_t unit = FWDIO_DEFAULT_WRITE_SIZE;
+    const uint64_t per_unit = unit / g_piece, units = g_size / unit;
+    uint8_t *buf = malloc(g_piece);
+    tc_phase("adversarial: writing");
+    int rc = FWDIO_OK;
+    for (uint64_t slot = (uint64_t)tc_rank; slot < per_unit && rc == FWDIO_OK;
+         slot += (uint64_t)tc_size)
+        for (uint64_t u = 0; u < units && rc == FWDIO_OK; u++) {
+            uint64_t off = u * unit + slot * g_piece;
+            pattern_fill(buf, g_piece, off, seed);
+            rc = fwdio_write(f, buf, g_piece, off);
+        }
+    TC_EXPECT(rc, FWDIO_OK, "adversarial: fwdio_write");
+    free(buf);
+    close_wait_verify(f, path, g_size, seed, "adversarial");
+
+    fwdio_file_stats_t st;
+    TC_EXPECT(fwdio_file_stats(f, &st), FWDIO_OK, "fwdio_file_stats");
+    long flushes = tc_sum(MPI_COMM_WORLD, (long)st.partial_flushes);
+    long received = tc_sum(MPI_COMM_WORLD, (long)st.writer_bytes);
+    TC_CHECK(received == (long)g_size, "adversarial: writers received %ld bytes of %llu",
+             received, (unsigned long long)g_size);
+    /* two units of budget against every unit partly filled: the writers must
+     * have flushed partial units to make room */
+    TC_CHECK(flushes > 0, "adversarial: no partial unit was flushed");
+    if (tc_rank == 0)
+        tc_note("adversarial: %ld partial flushes", flushes);
+    check_bounds(rt, "adversarial");
+    fwdio_file_free(f);
+    TC_EXPECT(fwdio_finalize(rt), FWDIO_OK, "fwdio_finalize");
+}
+
+static void section_one_sender(void)
+{
+    const uint64_t seed = 302;
+    fwdio_runtime_t *rt = start(g_writer_buffer, g_staging_buffer);
+    char path[4096];
+    fwdio_file_t *f = open_file(rt, "one_sender.dat", g_size, path, sizeof path);
+    if (tc_rank == 0) {
+        uint8_t *buf = malloc(g_size);
+        if (!buf) {
+            tc_fail("no memory for a %llu-byte buffer", (unsigned long long)g_size);
+        } else {
+            pattern_fill(buf, g_size, 0, seed);
+            tc_phase("one-sender: one fwdio_write of the whole file");
+            TC_EXPECT(fwdio_write(f, buf, g_size, 0), FWDIO_OK, "one-sender: fwdio_write");
+            free(buf);
+        }
+    }
+    close_wait_verify(f, path, g_size, seed, "one-sender");
+    fwdio_file_stats_t st;
+    TC_EXPECT(fwdio_file_stats(f, &st), FWDIO_OK, "fwdio_file_stats");
+    if (tc_rank == 0)
+        TC_CHECK(st.bytes_written == g_size && st.write_calls == 1,
+                 "one-sender: stats say %llu bytes in %llu calls",
+                 (unsigned long long)st.bytes_written, (unsigned long long)st.write_calls);
+    check_bounds(rt, "one-sender");
+    fwdio_file_free(f);
+    TC_EXPECT(fwdio_finalize(rt), FWDIO_OK, "fwdio_finalize");
+}
+
+/* Rank 0 fills its staging budget while the file cannot be ready (no other
+ * rank has opened it), so the next try must be refused; after the others open
+ * it, retries succeed. */
+static void section_try_write(void)
+{
+    const uint64_t seed = 303, budget = 1 << 20, size = 4 << 20;
+    fwdio_runtime_t *rt = start(g_writer_buffer, budget);
+    char path[4096];
+    tc_path(path, sizeof path, "try_write.dat");
+    fwdio_file_t *f = NULL;
+    uint8_t *buf = malloc(size);
+    pattern_fill(buf, size, 0, seed);
+    int go = 0;
+    if (tc_rank == 0) {
+        f = open_file(rt, "try_write.dat", size, path, sizeof path);
+        TC_EXPECT(fwdio_try_write(f, buf, budget, 0), FWDIO_OK, "try_write: the first MiB");
+        TC_EXPECT(fwdio_try_write(f, buf + budget, 1, budget), FWDIO_EAGAIN,
+                  "try_write with the staging budget full");
+        TC_EXPECT(fwdio_try_write(f, buf, budget + 1, 0), FWDIO_ETOOBIG,
+                  "try_write larger than the budget");
+        fwdio_runtime_stats_t rs;
+        fwdio_runtime_stats(rt, &rs);
+        TC_CHECK(rs.staged == budget, "try_write: %llu bytes staged, expected %llu",
+                 (unsigned long long)rs.staged, (unsigned long long)budget);
+        go = 1;
+    }
+    MPI_Bcast(&go, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    if (tc_rank != 0)
+        f = open_file(rt, "try_write.dat", size, path, sizeof path);
+    if (tc_rank == 0) {
+        tc_phase("try_write: retrying until the rest is accepted");
+        struct timespec pause = {0, 1000 * 1000};
+        uint64_t off = budget, eagain = 0;
+        while (off < size) {
+            uint64_t n = size - off < budget / 2 ? size - off : budget / 2;
+            int rc = fwdio_try_write(f, buf + off, n, off);
+            if (rc == FWDIO_EAGAIN) {
+                eagain++;
+                fwdio_poll(rt);
+                nanosleep(&pause, NULL);
+                continue;
+            }
+            TC_EXPECT(rc, FWDIO_OK, "try_write retry");
+            if (rc != FWDIO_OK)
+                break;
+            off += n;
+        }
+        tc_note("try_write: %llu EAGAIN before the rest was accepted", (unsigned long long)eagain);
+    }
+    free(buf);
+    close_wait_verify(f, path, size, seed, "try-write");
+    check_bounds(rt, "try-write");
+    fwdio_file_free(f);
+    TC_EXPECT(fwdio_finalize(rt), FWDIO_OK, "fwdio_finalize");
+}
+
+int main(int argc, char **argv)
+{
+    const char *only = NULL;
+    unsigned timeout = 300;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--only") && i + 1 < argc)
+            only = argv[++i];
+        else if (!strcmp(argv[i], "--size") && i + 1 < argc)
+            g_size = tc_parse_size(argv[++i]);
+        else if (!strcmp(argv[i], "--piece") && i + 1 < argc)
+            g_piece = tc_parse_size(argv[++i]);
+        else if (!strcmp(argv[i], "--writer-buffer") && i + 1 < argc)
+            g_writer_buffer = tc_parse_size(argv[++i]);
+        else if (!strcmp(argv[i], "--staging-buffer") && i + 1 < argc)
+            g_staging_buffer = tc_parse_size(argv[++i]);
+        else if (!strcmp(argv[i], "--inline"))
+            g_inline = 1;
+        else if (!strcmp(argv[i], "--timeout") && i + 1 < argc)
+            timeout = (unsigned)tc_parse_long(argv[++i]);
+        else {
+            fprintf(stderr,
+                    "usage: %s --only adversarial|one-sender|try-write [--size B] [--piece B] "
+                    "[--writer-buffer B] [--staging-buffer B] [--inline] [--timeout SEC]\n",
+                    argv[0]);
+            return 2;
+        }
+    }
+    if (!only || g_piece == 0 || FWDIO_DEFAULT_WRITE_SIZE % g_piece != 0 ||
+        g_size % FWDIO_DEFAULT_WRITE_SIZE != 0) {
+        fprintf(stderr, "--only is required; --piece must divide the 4 MiB write unit and "
+                        "--size must be a multiple of it\n");
+        return 2;
+    }
+    tc_mpi_init(&argc, &argv, timeout);
+    (void)tc_tmpdir();
+    if (!strcmp(only, "adversarial"))
+        section_adversarial();
+    else if (!strcmp(only, "one-sender"))
+        section_one_sender();
+    else if (!strcmp(only, "try-write"))
+        section_try_write();
+    else
+        tc_fail("unknown section '%s'", only);
+    return tc_finish("test_budgets");
+}
