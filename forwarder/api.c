@@ -196,7 +196,7 @@ static int write_chunk(fwdio_file_t *f, const uint8_t *buf, uint64_t len, uint64
     if (rc != FWDIO_OK)
         return rc;
     fwdioi_msg_t *first, *last;
-    rc = fwdioi_route_write(f, buf, len, offset, &first, &last);
+    rc = fwdioi_route_write(f, buf, len, offset, NULL, &first, &last);
     if (rc != FWDIO_OK) {
         fwdioi_staging_release(f, len);
         return rc;
@@ -255,6 +255,62 @@ int fwdio_write(fwdio_file_t *f, const void *buf, size_t len, uint64_t offset)
 int fwdio_try_write(fwdio_file_t *f, const void *buf, size_t len, uint64_t offset)
 {
     return write_copied(f, buf, len, offset, 0);
+}
+
+static void run_lent_done(fwdioi_call_t *call)
+{
+    fwdioi_lent_t *lent = (fwdioi_lent_t *)call;
+    lent->done(lent->file, lent->buf, lent->status, lent->arg);
+    free(lent);
+}
+
+int fwdio_write_lent(fwdio_file_t *f, const void *buf, size_t len, uint64_t offset,
+                     fwdio_lent_cb_t done, void *arg)
+{
+    if (!f || (!buf && len > 0) || !done)
+        return FWDIO_EINVAL;
+    if (offset > f->size || len > f->size - offset)
+        return FWDIO_ERANGE;
+    double t0 = fwdioi_now();
+    fwdioi_rt_lock(f->rt);
+    int rc = write_refusal_locked(f);
+    fwdioi_rt_unlock(f->rt);
+    if (rc != FWDIO_OK)
+        return rc;
+    fwdioi_lent_t *lent = calloc(1, sizeof *lent);
+    if (!lent)
+        return FWDIO_ENOMEM;
+    lent->call.run = run_lent_done;
+    lent->file = f;
+    lent->buf = buf;
+    lent->done = done;
+    lent->arg = arg;
+    lent->status = FWDIO_OK;
+    if (len == 0) { /* nothing to send: the buffer is free at once */
+        fwdioi_rt_deliver_later(f->rt, &lent->call);
+        return FWDIO_OK;
+    }
+    fwdioi_msg_t *first, *last;
+    rc = fwdioi_route_write(f, buf, len, offset, lent, &first, &last);
+    if (rc != FWDIO_OK) {
+        free(lent);
+        return rc;
+    }
+    fwdioi_rt_lock(f->rt);
+    rc = write_refusal_locked(f);
+    if (rc == FWDIO_OK) {
+        fwdioi_rt_submit_locked(f->rt, &first->task, &last->task);
+        f->stats.bytes_written += len;
+        f->stats.write_calls++;
+        f->stats.time_blocked += fwdioi_now() - t0;
+    }
+    fwdioi_rt_unlock(f->rt);
+    if (rc != FWDIO_OK) {
+        lent->refs = 0; /* the call fails: no callback */
+        fwdioi_msgs_free(f->rt, first);
+        free(lent);
+    }
+    return rc;
 }
 
 int fwdio_close(fwdio_file_t *f)

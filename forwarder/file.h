@@ -35,7 +35,20 @@ typedef struct fwdioi_hold {
     int releasing; /* only I/O jobs hold it now */
 } fwdioi_hold_t;
 
-/* One staged data message for one writer, built by fwdio_write. */
+/* One fwdio_write_lent call: its buffer is lent until every message of it is
+ * done with it; then the callback is delivered. */
+typedef struct fwdioi_lent {
+    fwdioi_call_t call;
+    fwdio_file_t *file;
+    const void *buf;
+    fwdio_lent_cb_t done;
+    void *arg;
+    int refs;   /* messages not done yet (progress thread once submitted) */
+    int status; /* FWDIO_OK, or why bytes were dropped */
+} fwdioi_lent_t;
+
+/* One data message for one writer, built by fwdio_write (a copy) or
+ * fwdio_write_lent (header here, data still in the caller's buffer). */
 typedef struct fwdioi_msg {
     fwdioi_task_t task; /* first: the progress thread gets it as a task */
     fwdioi_hold_t hold;
@@ -43,9 +56,12 @@ typedef struct fwdioi_msg {
     struct fwdioi_msg *next_held;
     int writer;
     int staged;       /* a copy: counts against the staging budget */
+    fwdioi_lent_t *lent;      /* lent: the call, and where its data is */
+    const uint8_t *lent_base; /* file byte lent_offset is lent_base[0] */
+    uint64_t lent_offset;
     uint64_t payload; /* data bytes */
     size_t wire_len;
-    uint8_t wire[]; /* fwdioi_wire_header_t, pieces, data */
+    uint8_t wire[]; /* fwdioi_wire_header_t, pieces, data (not for lent) */
 } fwdioi_msg_t;
 
 /* Counters the progress thread keeps per file (published at completion). */
@@ -89,6 +105,8 @@ typedef struct fwdioi_session {
     struct fwdio_file *next_dup;
     uint64_t wbuf_file, wbuf_file_peak; /* writer bytes held for this file */
     fwdioi_session_stats_t stats;
+    int sends_pending;        /* this rank's data messages not yet sent */
+    int final_ready, final_started;
     int has_waiting;          /* a matched message waits for room */
     MPI_Message waiting_msg;
     int waiting_len;
@@ -154,7 +172,10 @@ double fwdioi_now(void);
 
 /* route.c: split a write into messages, one per writer (application thread). */
 int fwdioi_route_write(fwdio_file_t *f, const uint8_t *buf, uint64_t len, uint64_t offset,
-                       fwdioi_msg_t **first, fwdioi_msg_t **last);
+                       fwdioi_lent_t *lent, fwdioi_msg_t **first, fwdioi_msg_t **last);
+/** Pointer to the data of piece `p` of a message (copied or lent). */
+const uint8_t *fwdioi_msg_piece_data(const fwdioi_msg_t *m, const fwdioi_piece_t *p,
+                                     const uint8_t *packed);
 void fwdioi_msgs_free(fwdioi_rt_t *rt, fwdioi_msg_t *first);
 /** Give one message's buffer back. */
 void fwdioi_msg_free(fwdioi_rt_t *rt, fwdioi_msg_t *m);

@@ -37,10 +37,10 @@ static int piece_list_add(piece_list_t *l, uint64_t offset, uint64_t len)
 /* Turn the collected pieces into a message; `base` is the caller's buffer
  * holding file bytes from `base_offset`. */
 static fwdioi_msg_t *emit(fwdio_file_t *f, int writer, piece_list_t *l, const uint8_t *base,
-                          uint64_t base_offset)
+                          uint64_t base_offset, fwdioi_lent_t *lent)
 {
     size_t head = sizeof(fwdioi_wire_header_t) + l->n * sizeof(fwdioi_piece_t);
-    size_t wire_len = head + (size_t)l->payload;
+    size_t wire_len = head + (lent ? 0 : (size_t)l->payload);
     fwdioi_msg_t *m = fwdioi_rt_buf_get(f->rt, sizeof *m + wire_len);
     if (!m)
         return NULL;
@@ -48,17 +48,22 @@ static fwdioi_msg_t *emit(fwdio_file_t *f, int writer, piece_list_t *l, const ui
     m->task.run = fwdioi_msg_task;
     m->file = f;
     m->writer = writer;
-    m->staged = 1;
+    m->staged = !lent;
+    m->lent = lent;
+    m->lent_base = base;
+    m->lent_offset = base_offset;
     m->payload = l->payload;
     m->wire_len = wire_len;
     fwdioi_wire_header_t h = {(uint32_t)l->n, 0};
     memcpy(m->wire, &h, sizeof h);
     memcpy(m->wire + sizeof h, l->p, l->n * sizeof(fwdioi_piece_t));
     uint8_t *data = m->wire + head;
-    for (size_t i = 0; i < l->n; i++) {
+    for (size_t i = 0; !lent && i < l->n; i++) {
         memcpy(data, base + (l->p[i].offset - base_offset), l->p[i].len);
         data += l->p[i].len;
     }
+    if (lent)
+        lent->refs++;
     l->n = 0;
     l->payload = 0;
     return m;
@@ -75,7 +80,7 @@ static void append(fwdioi_msg_t **first, fwdioi_msg_t **last, fwdioi_msg_t *m)
 }
 
 int fwdioi_route_write(fwdio_file_t *f, const uint8_t *buf, uint64_t len, uint64_t offset,
-                       fwdioi_msg_t **first, fwdioi_msg_t **last)
+                       fwdioi_lent_t *lent, fwdioi_msg_t **first, fwdioi_msg_t **last)
 {
     const fwdioi_plan_t *p = &f->plan;
     const uint64_t cap = fwdioi_rt_config(f->rt)->max_message_size;
@@ -101,7 +106,7 @@ int fwdioi_route_write(fwdio_file_t *f, const uint8_t *buf, uint64_t len, uint64
                 }
                 a += take;
                 if (l.payload == cap) {
-                    fwdioi_msg_t *m = emit(f, w, &l, buf, offset);
+                    fwdioi_msg_t *m = emit(f, w, &l, buf, offset, lent);
                     if (!m) {
                         rc = FWDIO_ENOMEM;
                         break;
@@ -111,7 +116,7 @@ int fwdioi_route_write(fwdio_file_t *f, const uint8_t *buf, uint64_t len, uint64
             }
         }
         if (rc == FWDIO_OK && l.n > 0) {
-            fwdioi_msg_t *m = emit(f, w, &l, buf, offset);
+            fwdioi_msg_t *m = emit(f, w, &l, buf, offset, lent);
             if (m)
                 append(first, last, m);
             else
@@ -120,17 +125,30 @@ int fwdioi_route_write(fwdio_file_t *f, const uint8_t *buf, uint64_t len, uint64
     }
     free(l.p);
     if (rc != FWDIO_OK) {
+        if (lent)
+            lent->refs = 0; /* the call fails: no callback */
         fwdioi_msgs_free(f->rt, *first);
         *first = *last = NULL;
     }
     return rc;
 }
 
+const uint8_t *fwdioi_msg_piece_data(const fwdioi_msg_t *m, const fwdioi_piece_t *p,
+                                     const uint8_t *packed)
+{
+    return m->lent ? m->lent_base + (p->offset - m->lent_offset) : packed;
+}
+
 void fwdioi_msg_free(fwdioi_rt_t *rt, fwdioi_msg_t *m)
 {
     if (m->staged)
         fwdioi_staging_release(m->file, m->payload);
+    fwdioi_lent_t *lent = m->lent;
     fwdioi_rt_buf_put(rt, m, sizeof *m + m->wire_len);
+    /* The last message of a lent write gives the buffer back. refs is 0 when
+     * the call itself failed before submitting: then there is no callback. */
+    if (lent && lent->refs > 0 && --lent->refs == 0)
+        fwdioi_rt_deliver(rt, &lent->call);
 }
 
 void fwdioi_msgs_free(fwdioi_rt_t *rt, fwdioi_msg_t *first)

@@ -127,9 +127,18 @@ static void on_final_agreed(void *arg, const MPI_Status *st)
     fwdioi_rt_deliver(f->rt, &f->complete_call); /* last: it may free f */
 }
 
+/*
+ * This rank is done with the file (closing agreed; as a writer, everything
+ * written and synced). Its final status goes in once its own sends are done
+ * too, so that every lent buffer is handed back before complete fires.
+ */
 static void start_final_agreement(fwdio_file_t *f)
 {
     fwdioi_session_t *s = &f->s;
+    s->final_ready = 1;
+    if (s->sends_pending > 0 || s->final_started)
+        return;
+    s->final_started = 1;
     s->phase = FWDIOI_PHASE_SYNCING;
     MPI_Request req;
     if (MPI_Iallreduce(&s->local_error, &s->final_agreed, FWDIOI_ERRINFO_INTS, MPI_INT64_T,
@@ -318,7 +327,7 @@ static void writer_check_drained(fwdio_file_t *f)
 /* Take the pieces of one message (from MPI or from this rank itself), then drop
  * the caller's reference to it. */
 static void writer_accept(fwdio_file_t *f, const uint8_t *wire, size_t wire_len,
-                          fwdioi_hold_t *hold)
+                          const fwdioi_msg_t *lent, fwdioi_hold_t *hold)
 {
     fwdioi_session_t *s = &f->s;
     s->accepting = hold;
@@ -332,7 +341,8 @@ static void writer_accept(fwdio_file_t *f, const uint8_t *wire, size_t wire_len,
         s->received += p.len;
         if (s->local_error.status == FWDIO_OK) {
             uint64_t bad = p.offset;
-            int rc = fwdioi_assembly_add(&s->assembly, p.offset, data, p.len, &bad);
+            const uint8_t *bytes = lent ? fwdioi_msg_piece_data(lent, &p, data) : data;
+            int rc = fwdioi_assembly_add(&s->assembly, p.offset, bytes, p.len, &bad);
             if (rc != FWDIO_OK)
                 fwdioi_errinfo_set(&s->local_error, rc, f->rank, 0, bad);
         }
@@ -360,7 +370,7 @@ static void on_recv_done(void *arg, const MPI_Status *st)
     recv_op_t *r = arg;
     fwdio_file_t *f = r->file;
     f->s.recvs_pending--;
-    writer_accept(f, r->buf, (size_t)r->len, &r->hold);
+    writer_accept(f, r->buf, (size_t)r->len, NULL, &r->hold);
     writer_check_drained(f);
 }
 
@@ -456,7 +466,52 @@ static void on_send_done(void *arg, const MPI_Status *st)
 {
     (void)st;
     fwdioi_msg_t *m = arg;
-    fwdioi_msg_free(m->file->rt, m);
+    fwdio_file_t *f = m->file;
+    fwdioi_msg_free(f->rt, m);
+    if (--f->s.sends_pending == 0 && f->s.final_ready)
+        start_final_agreement(f);
+}
+
+/* Drop a message that will never be sent (the file failed). */
+static void drop_msg(fwdio_file_t *f, fwdioi_msg_t *m, int status)
+{
+    if (m->lent && m->lent->status == FWDIO_OK)
+        m->lent->status = status;
+    fwdioi_msg_free(f->rt, m);
+}
+
+/* A lent message goes out as one MPI message all the same: a datatype of
+ * absolute addresses gathers its header and the pieces from the caller's
+ * buffer, so the receiver sees the usual wire format and nothing is copied
+ * here. */
+static int isend_lent(fwdio_file_t *f, fwdioi_msg_t *m, int dest, MPI_Request *req)
+{
+    fwdioi_wire_header_t h;
+    memcpy(&h, m->wire, sizeof h);
+    int n = (int)h.npieces + 1;
+    int *lens = malloc((size_t)n * sizeof *lens);
+    MPI_Aint *addrs = malloc((size_t)n * sizeof *addrs);
+    int rc = MPI_ERR_NO_MEM;
+    if (lens && addrs) {
+        lens[0] = (int)m->wire_len;
+        MPI_Get_address(m->wire, &addrs[0]);
+        for (int i = 1; i < n; i++) {
+            fwdioi_piece_t p;
+            memcpy(&p, m->wire + sizeof h + (size_t)(i - 1) * sizeof p, sizeof p);
+            lens[i] = (int)p.len;
+            MPI_Get_address(fwdioi_msg_piece_data(m, &p, NULL), &addrs[i]);
+        }
+        MPI_Datatype type;
+        rc = MPI_Type_create_hindexed(n, lens, addrs, MPI_BYTE, &type);
+        if (rc == MPI_SUCCESS) {
+            MPI_Type_commit(&type);
+            rc = MPI_Isend(MPI_BOTTOM, 1, type, dest, TAG_DATA, f->s.comm, req);
+            MPI_Type_free(&type); /* the send keeps what it needs */
+        }
+    }
+    free(lens);
+    free(addrs);
+    return rc;
 }
 
 static void dispatch(fwdio_file_t *f, fwdioi_msg_t *m)
@@ -465,19 +520,23 @@ static void dispatch(fwdio_file_t *f, fwdioi_msg_t *m)
     f->s.stats.messages_sent++;
     if (m->writer == f->my_writer) { /* to ourselves: no MPI */
         m->hold = (fwdioi_hold_t){1, m, sizeof *m + m->wire_len, 0, 0};
-        writer_accept(f, m->wire, m->wire_len, &m->hold);
+        writer_accept(f, m->wire, m->wire_len, m->lent ? m : NULL, &m->hold);
         writer_check_drained(f);
         return;
     }
     MPI_Request req;
-    if (MPI_Isend(m->wire, (int)m->wire_len, MPI_BYTE, fwdioi_plan_writer_rank(&f->plan, m->writer),
-                  TAG_DATA, f->s.comm, &req) != MPI_SUCCESS) {
+    int dest = fwdioi_plan_writer_rank(&f->plan, m->writer);
+    int rc = m->lent ? isend_lent(f, m, dest, &req)
+                     : MPI_Isend(m->wire, (int)m->wire_len, MPI_BYTE, dest, TAG_DATA, f->s.comm,
+                                 &req);
+    if (rc != MPI_SUCCESS) {
         mpi_failed(f, "MPI_Isend");
         fwdioi_errinfo_set(&f->s.local_error, FWDIO_EMPI, f->rank, 0, 0);
         f->s.sent_bytes[m->writer] -= m->payload;
-        fwdioi_msg_free(f->rt, m);
+        drop_msg(f, m, FWDIO_EMPI);
         return;
     }
+    f->s.sends_pending++;
     fwdioi_rt_track(f->rt, req, on_send_done, m);
 }
 
@@ -497,7 +556,7 @@ void fwdioi_msg_task(fwdioi_task_t *task)
         return;
     }
     if (s->open_agreed.status != FWDIO_OK) { /* the file failed to open: drop */
-        fwdioi_msg_free(f->rt, m);
+        drop_msg(f, m, (int)s->open_agreed.status);
         return;
     }
     dispatch(f, m);
@@ -561,7 +620,7 @@ static void on_open_agreed(void *arg, const MPI_Status *st)
         publish_error(f, &s->open_agreed);
         while (held) {
             fwdioi_msg_t *next = held->next_held;
-            fwdioi_msg_free(f->rt, held);
+            drop_msg(f, held, (int)s->open_agreed.status);
             held = next;
         }
     }

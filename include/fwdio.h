@@ -277,6 +277,24 @@ FWDIO_API int fwdio_open(fwdio_runtime_t *rt, const char *path, uint64_t size,
 FWDIO_API int fwdio_write(fwdio_file_t *file, const void *buf, size_t len, uint64_t offset);
 
 /**
+ * Called once per fwdio_write_lent() when `buf` may be reused: its bytes are in
+ * the writers' hands (status FWDIO_OK), or were dropped because the file failed
+ * (the file's error). Runs where the callback mode says.
+ */
+typedef void (*fwdio_lent_cb_t)(fwdio_file_t *file, const void *buf, int status, void *arg);
+
+/**
+ * Write without copying: the bytes are sent straight from `buf`, which the
+ * caller must leave untouched until `done` is called (exactly once, unless this
+ * call returns an error, in which case it is not called). Does not count
+ * against the staging budget and never waits for it.
+ * @return as fwdio_write, except FWDIO_EAGAIN/FWDIO_ETOOBIG; FWDIO_EINVAL also
+ *         for a NULL `done`.
+ */
+FWDIO_API int fwdio_write_lent(fwdio_file_t *file, const void *buf, size_t len, uint64_t offset,
+                               fwdio_lent_cb_t done, void *arg);
+
+/**
  * Like fwdio_write, but never waits for staging memory: the whole write is
  * copied now, or nothing is.
  * @return as fwdio_write, plus FWDIO_EAGAIN when the rank's staging budget

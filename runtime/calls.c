@@ -6,6 +6,8 @@
  */
 #include "runtime_internal.h"
 
+#include <stdlib.h>
+
 /* Depth of user callbacks running on this thread: blocking calls made from a
  * callback would wait for the callback itself, so the API refuses them. */
 static _Thread_local int callback_depth;
@@ -19,12 +21,9 @@ static void run_call(fwdioi_call_t *call)
     callback_depth--;
 }
 
-void fwdioi_rt_deliver(fwdioi_rt_t *rt, fwdioi_call_t *call)
+/* Queue a callback for the application's next fwdio_poll/test/wait. */
+static void enqueue_call(fwdioi_rt_t *rt, fwdioi_call_t *call)
 {
-    if (rt->cfg.callback_mode == FWDIO_CALLBACKS_ON_PROGRESS) {
-        run_call(call);
-        return;
-    }
     fwdioi_rt_lock(rt);
     call->next = NULL;
     if (rt->calls_tail)
@@ -34,6 +33,43 @@ void fwdioi_rt_deliver(fwdioi_rt_t *rt, fwdioi_call_t *call)
     rt->calls_tail = call;
     pthread_cond_broadcast(&rt->cond);
     fwdioi_rt_unlock(rt);
+}
+
+void fwdioi_rt_deliver(fwdioi_rt_t *rt, fwdioi_call_t *call)
+{
+    if (rt->cfg.callback_mode == FWDIO_CALLBACKS_ON_PROGRESS)
+        run_call(call);
+    else
+        enqueue_call(rt, call);
+}
+
+typedef struct deliver_task {
+    fwdioi_task_t task; /* first */
+    fwdioi_rt_t *rt;
+    fwdioi_call_t *call;
+} deliver_task_t;
+
+static void run_deliver_task(fwdioi_task_t *task)
+{
+    deliver_task_t *d = (deliver_task_t *)task;
+    fwdioi_rt_t *rt = d->rt;
+    fwdioi_call_t *call = d->call;
+    free(d);
+    fwdioi_rt_deliver(rt, call);
+}
+
+void fwdioi_rt_deliver_later(fwdioi_rt_t *rt, fwdioi_call_t *call)
+{
+    deliver_task_t *d =
+        rt->cfg.callback_mode == FWDIO_CALLBACKS_ON_PROGRESS ? malloc(sizeof *d) : NULL;
+    if (!d) { /* poll mode (or no memory for the hop): queue it for fwdio_poll */
+        enqueue_call(rt, call);
+        return;
+    }
+    d->task.run = run_deliver_task;
+    d->rt = rt;
+    d->call = call;
+    fwdioi_rt_submit(rt, &d->task);
 }
 
 int fwdioi_rt_run_calls(fwdioi_rt_t *rt)

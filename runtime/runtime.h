@@ -83,6 +83,10 @@ void fwdioi_rt_io_submit(fwdioi_rt_t *rt, fwdioi_io_job_t *job);
 /** Deliver a user callback: now, or queued for fwdio_poll, per callback mode (progress). */
 void fwdioi_rt_deliver(fwdioi_rt_t *rt, fwdioi_call_t *call);
 
+/** fwdioi_rt_deliver from an application thread: the callback still runs on the
+ *  progress thread in FWDIO_CALLBACKS_ON_PROGRESS mode (app). */
+void fwdioi_rt_deliver_later(fwdioi_rt_t *rt, fwdioi_call_t *call);
+
 /** Run the queued user callbacks on the calling thread; returns how many (app). */
 int fwdioi_rt_run_calls(fwdioi_rt_t *rt);
 /** Block until done(arg) holds (evaluated under the runtime lock), running queued
