@@ -186,6 +186,21 @@ static int write_refusal_locked(const fwdio_file_t *f)
     return FWDIO_OK;
 }
 
+/* Queue a write's messages unless the file was closed or failed meanwhile:
+ * another thread may have closed it while we routed, and a message queued
+ * after the close task would never be counted. */
+static int submit_write(fwdio_file_t *f, fwdioi_msg_t *first, fwdioi_msg_t *last, uint64_t len)
+{
+    fwdioi_rt_lock(f->rt);
+    int rc = write_refusal_locked(f);
+    if (rc == FWDIO_OK) {
+        fwdioi_rt_submit_locked(f->rt, &first->task, &last->task);
+        f->stats.bytes_written += len;
+    }
+    fwdioi_rt_unlock(f->rt);
+    return rc;
+}
+
 /* Copy one chunk (at most the staging budget) into messages and queue them. */
 static int write_chunk(fwdio_file_t *f, const uint8_t *buf, uint64_t len, uint64_t offset,
                        int may_wait)
@@ -201,15 +216,7 @@ static int write_chunk(fwdio_file_t *f, const uint8_t *buf, uint64_t len, uint64
         fwdioi_staging_release(f, len);
         return rc;
     }
-    /* Check again: another thread may have closed the file while we copied, and
-     * a message queued after the close task would never be counted. */
-    fwdioi_rt_lock(f->rt);
-    rc = write_refusal_locked(f);
-    if (rc == FWDIO_OK) {
-        fwdioi_rt_submit_locked(f->rt, &first->task, &last->task);
-        f->stats.bytes_written += len;
-    }
-    fwdioi_rt_unlock(f->rt);
+    rc = submit_write(f, first, last, len);
     if (rc != FWDIO_OK)
         fwdioi_msgs_free(f->rt, first); /* gives the staging back */
     return rc;
@@ -296,14 +303,11 @@ int fwdio_write_lent(fwdio_file_t *f, const void *buf, size_t len, uint64_t offs
         free(lent);
         return rc;
     }
+    rc = submit_write(f, first, last, len);
     fwdioi_rt_lock(f->rt);
-    rc = write_refusal_locked(f);
-    if (rc == FWDIO_OK) {
-        fwdioi_rt_submit_locked(f->rt, &first->task, &last->task);
-        f->stats.bytes_written += len;
+    if (rc == FWDIO_OK)
         f->stats.write_calls++;
-        f->stats.time_blocked += fwdioi_now() - t0;
-    }
+    f->stats.time_blocked += fwdioi_now() - t0;
     fwdioi_rt_unlock(f->rt);
     if (rc != FWDIO_OK) {
         lent->refs = 0; /* the call fails: no callback */

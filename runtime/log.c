@@ -12,15 +12,20 @@ int fwdioi_log_level(void)
     return v ? atoi(v) : 0;
 }
 
+static void print_line(const char *fmt, va_list ap)
+{
+    fputs("fwdio: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+}
+
 void fwdioi_log(int level, const char *fmt, ...)
 {
     if (fwdioi_log_level() < level)
         return;
     va_list ap;
     va_start(ap, fmt);
-    fputs("fwdio: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    print_line(fmt, ap);
     va_end(ap);
 }
 
@@ -28,8 +33,6 @@ void fwdioi_report(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    fputs("fwdio: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    print_line(fmt, ap);
     va_end(ap);
 }
