@@ -6,7 +6,8 @@
  * closes, computes while the writers put the bytes in the file, and waits.
  * Then all ranks verify the file byte for byte, and rank 0 prints the plan,
  * how long each rank was blocked in fwdio calls beside a memcpy of the same
- * bytes, the end-to-end time and the bandwidth.
+ * bytes, the end-to-end time and the bandwidth, then fwdio's own statistics of
+ * the file (per rank and per writer) and of its memory budgets.
  *
  *   mpirun -np 8 fwdio-demo [--size BYTES] [--writers W] [--path FILE]
  *                           [--durable] [--keep] [--compute SECONDS]
@@ -14,6 +15,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "fwdio.h"
+#include "app_util.h"
 #include "pattern.h"
 
 #include <errno.h>
@@ -28,7 +30,6 @@
 #define DEMO_SEED 0x5EEDu
 #define CHUNK_BYTES ((size_t)4 << 20)  /* one fwdio_write call, like one array */
 #define MIB (1024.0 * 1024.0)
-#define COMPUTE_SLICE_S 0.001          /* poll for callbacks this often while computing */
 #define NO_BAD_OFFSET UINT64_MAX
 
 struct demo_args {
@@ -72,28 +73,6 @@ static int rank_of_world(void)
     return rank;
 }
 
-/* "256M" -> 268435456; K, M, G, T are powers of 1024. Returns 0 on success. */
-static int parse_size(const char *text, uint64_t *out)
-{
-    char *end;
-    errno = 0;
-    unsigned long long value = strtoull(text, &end, 10);
-    if (errno || end == text || text[0] == '-')
-        return -1;
-    unsigned shift = 0;
-    switch (*end) {
-    case 'k': case 'K': shift = 10; end++; break;
-    case 'm': case 'M': shift = 20; end++; break;
-    case 'g': case 'G': shift = 30; end++; break;
-    case 't': case 'T': shift = 40; end++; break;
-    default: break;
-    }
-    if (*end != '\0' || (shift && value > (UINT64_MAX >> shift)))
-        return -1;
-    *out = (uint64_t)value << shift;
-    return 0;
-}
-
 static void print_usage(const char *prog)
 {
     fprintf(stderr,
@@ -121,7 +100,7 @@ static int parse_args(int argc, char **argv, struct demo_args *args)
         } else if (!strcmp(opt, "--keep")) {
             args->keep = 1;
         } else if (!strcmp(opt, "--size") && val) {
-            if (parse_size(val, &args->size) || args->size == 0)
+            if (app_parse_size(val, &args->size) || args->size == 0)
                 return -1;
             i++;
         } else if (!strcmp(opt, "--writers") && val) {
@@ -199,65 +178,6 @@ static double time_memcpy_reference(const void *src, size_t len)
     (void)sink;
     free(dst);
     return t;
-}
-
-/* A stand-in for a simulation step: floating-point work on a cache-resident array. */
-static double compute_kernel(long iterations)
-{
-    enum { N = 1024 };
-    static double a[N];
-    double acc = 0.0;
-    for (long it = 0; it < iterations; it++) {
-        for (int i = 0; i < N; i++) {
-            a[i] = a[i] * 0.999 + (double)i * 1e-6;
-            acc += a[i];
-        }
-    }
-    return acc;
-}
-
-static double thread_cpu_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-/*
- * Iterations of compute_kernel that take about COMPUTE_SLICE_S of CPU on this
- * rank. CPU time, not wall time: with more ranks than cores a rank may be
- * descheduled while calibrating, and wall time would make the work too small.
- */
-static long calibrate_slice(void)
-{
-    volatile double sink = 0.0;
-    long iters = 1;
-    double t;
-    for (;;) {
-        t = thread_cpu_seconds();
-        sink += compute_kernel(iters);
-        t = thread_cpu_seconds() - t;
-        if (t > 0.02 || iters > (LONG_MAX >> 2))
-            break;
-        iters *= 2;
-    }
-    (void)sink;
-    long slice = (long)((double)iters * COMPUTE_SLICE_S / t);
-    return slice > 0 ? slice : 1;
-}
-
-/* Compute for the calibrated amount of work, letting queued callbacks run in between. */
-static double compute_phase(fwdio_runtime_t *rt, long slice_iters, double seconds)
-{
-    volatile double sink = 0.0;
-    long slices = (long)(seconds / COMPUTE_SLICE_S + 0.5);
-    double t = MPI_Wtime();
-    for (long s = 0; s < slices; s++) {
-        sink += compute_kernel(slice_iters);
-        fwdio_poll(rt);
-    }
-    (void)sink;
-    return MPI_Wtime() - t;
 }
 
 static void on_ready(fwdio_file_t *file, int status, void *user)
@@ -409,6 +329,122 @@ static void print_report(const struct rank_times *all, int nranks, uint64_t size
         printf("verified: FAILED, first bad offset %" PRIu64 "\n", first_bad);
 }
 
+/* What fwdio counted on one rank, gathered to rank 0 after the file completed. */
+struct rank_stats {
+    fwdio_file_stats_t file;
+    fwdio_runtime_stats_t runtime;
+};
+
+/* The file's writers and the bytes each was planned to receive (the same on every rank). */
+struct writer_plan {
+    int count;
+    int *ranks;
+    uint64_t *bytes;
+};
+
+/* Fills *plan from the file on this rank; count stays 0 when it cannot. */
+static void collect_writer_plan(const fwdio_file_t *file, struct writer_plan *plan)
+{
+    *plan = (struct writer_plan){0};
+    int count = file ? fwdio_file_writers(file, NULL, 0) : 0;
+    if (count <= 0)
+        return;
+    plan->ranks = malloc(sizeof *plan->ranks * (size_t)count);
+    plan->bytes = malloc(sizeof *plan->bytes * (size_t)count);
+    if (plan->ranks && plan->bytes && fwdio_file_writers(file, plan->ranks, count) == count &&
+        fwdio_file_writer_bytes(file, plan->bytes, count) == count)
+        plan->count = count;
+}
+
+static void free_writer_plan(struct writer_plan *plan)
+{
+    free(plan->ranks);
+    free(plan->bytes);
+    *plan = (struct writer_plan){0};
+}
+
+/* Sender side of every rank: one line each, or totals when there are too many. */
+static void print_sender_stats(const struct rank_stats *all, int nranks)
+{
+    enum { MAX_LISTED = 16 };
+    printf("fwdio_file_stats per rank (times from fwdio_open):\n");
+    if (nranks > MAX_LISTED) {
+        uint64_t bytes = 0, calls = 0, msgs = 0;
+        double ready = 0, complete = 0;
+        for (int r = 0; r < nranks; r++) {
+            bytes += all[r].file.bytes_written;
+            calls += all[r].file.write_calls;
+            msgs += all[r].file.messages_sent;
+            ready = all[r].file.time_to_ready > ready ? all[r].file.time_to_ready : ready;
+            complete = all[r].file.time_to_complete > complete ? all[r].file.time_to_complete
+                                                               : complete;
+        }
+        printf("  %d ranks: %.1f MiB in %" PRIu64 " write calls, %" PRIu64
+               " messages; ready (max) %.2f ms, complete (max) %.2f ms\n",
+               nranks, (double)bytes / MIB, calls, msgs, ready * 1e3, complete * 1e3);
+        return;
+    }
+    printf("  rank  written MiB  calls  msgs sent  ready ms  complete ms\n");
+    for (int r = 0; r < nranks; r++) {
+        const fwdio_file_stats_t *f = &all[r].file;
+        printf("  %4d  %11.1f  %5" PRIu64 "  %9" PRIu64 "  %8.2f  %11.2f\n", r,
+               (double)f->bytes_written / MIB, f->write_calls, f->messages_sent,
+               f->time_to_ready * 1e3, f->time_to_complete * 1e3);
+    }
+}
+
+/* Writer side: one line per writer rank, with the bytes planned for it. */
+static void print_writer_stats(const struct rank_stats *all, int nranks,
+                               const struct writer_plan *plan)
+{
+    printf("writers (fwdio_file_writer_bytes planned, fwdio_file_stats as seen by the writer):\n");
+    printf("  rank  planned MiB  received MiB  msgs rcvd  pwrites  pwrite ms  sync ms  "
+           "partial flushes  peak MiB\n");
+    for (int w = 0; w < plan->count; w++) {
+        int r = plan->ranks[w];
+        if (r < 0 || r >= nranks)
+            continue;
+        const fwdio_file_stats_t *f = &all[r].file;
+        printf("  %4d  %11.1f  %12.1f  %9" PRIu64 "  %7" PRIu64 "  %9.2f  %7.2f  %15" PRIu64
+               "  %8.1f\n",
+               r, (double)plan->bytes[w] / MIB, (double)f->writer_bytes / MIB,
+               f->messages_received, f->pwrite_calls, f->pwrite_time * 1e3, f->sync_time * 1e3,
+               f->partial_flushes, (double)f->peak_writer_bytes / MIB);
+    }
+}
+
+/* Budgets and the largest peaks over all ranks, with the rank that reached them. */
+static void print_memory_stats(const struct rank_stats *all, int nranks)
+{
+    int wr = 0, sr = 0;
+    for (int r = 1; r < nranks; r++) {
+        wr = all[r].runtime.writer_peak > all[wr].runtime.writer_peak ? r : wr;
+        sr = all[r].runtime.staging_peak > all[sr].runtime.staging_peak ? r : sr;
+    }
+    printf("memory (fwdio_runtime_stats): writer budget %.1f MiB, peak %.1f MiB (rank %d); "
+           "staging budget %.1f MiB, peak %.1f MiB (rank %d)\n",
+           (double)all[wr].runtime.writer_budget / MIB,
+           (double)all[wr].runtime.writer_peak / MIB, wr,
+           (double)all[sr].runtime.staging_budget / MIB,
+           (double)all[sr].runtime.staging_peak / MIB, sr);
+}
+
+/* Gathers every rank's statistics to rank 0, which prints them. Collective. */
+static void report_stats(const struct rank_stats *mine, const struct writer_plan *plan,
+                         int rank, int nranks)
+{
+    struct rank_stats *all = rank == 0 ? malloc(sizeof *all * (size_t)nranks) : NULL;
+    MPI_Gather(mine, (int)sizeof *mine, MPI_BYTE, all, (int)sizeof *mine, MPI_BYTE, 0,
+               MPI_COMM_WORLD);
+    if (rank == 0 && all) {
+        print_sender_stats(all, nranks);
+        if (plan->count)
+            print_writer_stats(all, nranks, plan);
+        print_memory_stats(all, nranks);
+    }
+    free(all);
+}
+
 static void remove_output(const char *path, const char *dir)
 {
     if (unlink(path) != 0 && errno != ENOENT)
@@ -435,7 +471,7 @@ static int run_checkpoint(fwdio_runtime_t *rt, const struct demo_args *args, con
     struct rank_times mine = {0};
     MPI_Barrier(MPI_COMM_WORLD); /* every rank copies at once, as every rank writes at once */
     mine.memcpy_ref = data ? time_memcpy_reference(data, (size_t)share.len) : -1.0;
-    long slice_iters = calibrate_slice();
+    long slice_iters = app_calibrate_slice();
 
     int any_fail;
     MPI_Allreduce(&local_fail, &any_fail, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
@@ -462,7 +498,7 @@ static int run_checkpoint(fwdio_runtime_t *rt, const struct demo_args *args, con
         fprintf(stderr, "[rank %d] fwdio call failed: %s\n", rank, fwdio_strerror(rc));
     if (file && rank == 0)
         print_plan(file, &opts, args->size, nranks);
-    mine.compute = compute_phase(rt, slice_iters, args->compute_s);
+    mine.compute = app_compute(rt, slice_iters, args->compute_s);
     int status = file ? fwdio_wait(file) : rc;
     mine.end_to_end = MPI_Wtime() - log.t0;
     mine.complete_at = log.complete_at;
@@ -471,6 +507,12 @@ static int run_checkpoint(fwdio_runtime_t *rt, const struct demo_args *args, con
         fprintf(stderr, "[rank %d] file failed: %s\n", rank,
                 file ? fwdio_file_error(file) : fwdio_strerror(status));
     local_fail = rc != FWDIO_OK || status != FWDIO_OK;
+    struct rank_stats stats = {0};
+    struct writer_plan plan;
+    collect_writer_plan(file, &plan);
+    if (file)
+        fwdio_file_stats(file, &stats.file);
+    fwdio_runtime_stats(rt, &stats.runtime);
     if (file)
         fwdio_file_free(file);
     free(data);
@@ -484,6 +526,8 @@ static int run_checkpoint(fwdio_runtime_t *rt, const struct demo_args *args, con
     if (rank == 0 && all)
         print_report(all, nranks, args->size, args->compute_s, first_bad);
     free(all);
+    report_stats(&stats, &plan, rank, nranks);
+    free_writer_plan(&plan);
 
     MPI_Allreduce(&local_fail, &any_fail, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     return any_fail || first_bad != NO_BAD_OFFSET;

@@ -1,0 +1,92 @@
+#define _POSIX_C_SOURCE 200809L
+
+#include "app_util.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <time.h>
+
+int app_parse_size(const char *text, uint64_t *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long long value = strtoull(text, &end, 10);
+    if (errno || end == text || text[0] == '-')
+        return -1;
+    unsigned shift = 0;
+    switch (*end) {
+    case 'k': case 'K': shift = 10; end++; break;
+    case 'm': case 'M': shift = 20; end++; break;
+    case 'g': case 'G': shift = 30; end++; break;
+    case 't': case 'T': shift = 40; end++; break;
+    default: break;
+    }
+    if (*end != '\0' || (shift && value > (UINT64_MAX >> shift)))
+        return -1;
+    *out = (uint64_t)value << shift;
+    return 0;
+}
+
+void app_quiet_barrier(MPI_Comm comm)
+{
+    MPI_Request req;
+    int done = 0;
+    MPI_Ibarrier(comm, &req);
+    for (MPI_Test(&req, &done, MPI_STATUS_IGNORE); !done; MPI_Test(&req, &done, MPI_STATUS_IGNORE))
+        nanosleep(&(struct timespec){.tv_nsec = 50000}, NULL);
+}
+
+/* A stand-in for a simulation step: floating-point work on a cache-resident array. */
+static double compute_kernel(long iterations)
+{
+    enum { N = 1024 };
+    static double a[N];
+    double acc = 0.0;
+    for (long it = 0; it < iterations; it++) {
+        for (int i = 0; i < N; i++) {
+            a[i] = a[i] * 0.999 + (double)i * 1e-6;
+            acc += a[i];
+        }
+    }
+    return acc;
+}
+
+static double thread_cpu_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+long app_calibrate_slice(void)
+{
+    volatile double sink = 0.0;
+    long iters = 1;
+    double t;
+    for (;;) {
+        t = thread_cpu_seconds();
+        sink += compute_kernel(iters);
+        t = thread_cpu_seconds() - t;
+        if (t > 0.02 || iters > (LONG_MAX >> 2))
+            break;
+        iters *= 2;
+    }
+    (void)sink;
+    long slice = (long)((double)iters * APP_COMPUTE_SLICE_S / t);
+    return slice > 0 ? slice : 1;
+}
+
+double app_compute(fwdio_runtime_t *rt, long slice_iters, double seconds)
+{
+    volatile double sink = 0.0;
+    long slices = (long)(seconds / APP_COMPUTE_SLICE_S + 0.5);
+    double t = MPI_Wtime();
+    for (long s = 0; s < slices; s++) {
+        sink += compute_kernel(slice_iters);
+        if (rt)
+            fwdio_poll(rt);
+    }
+    (void)sink;
+    return MPI_Wtime() - t;
+}

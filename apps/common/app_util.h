@@ -1,0 +1,39 @@
+/*
+ * Helpers shared by the demo and the benchmarks (not part of the library):
+ * size parsing, a barrier that sleeps, and a calibrated compute phase.
+ */
+#ifndef FWDIO_APP_UTIL_H
+#define FWDIO_APP_UTIL_H
+
+#include "fwdio.h"
+
+#include <mpi.h>
+#include <stdint.h>
+
+/** Seconds of CPU in one compute slice; app_compute polls fwdio after each. */
+#define APP_COMPUTE_SLICE_S 0.001
+
+/** "256M" -> 268435456; K, M, G, T are powers of 1024. Returns 0, or -1 on bad text. */
+int app_parse_size(const char *text, uint64_t *out);
+
+/**
+ * A barrier that sleeps instead of spinning (MPI_Ibarrier + MPI_Test +
+ * nanosleep). With more ranks than cores, ranks spinning in MPI_Barrier take
+ * the CPU from the ranks still working.
+ */
+void app_quiet_barrier(MPI_Comm comm);
+
+/**
+ * Iterations of the compute kernel that take about APP_COMPUTE_SLICE_S of CPU
+ * on this rank. Measured in thread CPU time, so a rank descheduled while
+ * calibrating (more ranks than cores) does not get too little work.
+ */
+long app_calibrate_slice(void);
+
+/**
+ * Compute about `seconds` of CPU in slices of `slice_iters` iterations, calling
+ * fwdio_poll(rt) after each slice when rt is not NULL. Returns the wall time.
+ */
+double app_compute(fwdio_runtime_t *rt, long slice_iters, double seconds);
+
+#endif
