@@ -1,0 +1,539 @@
+/*
+ * Writer placement over many synthetic topologies and rank layouts (no MPI
+ * launch needed): spread, stride and list placements, and the synthetic
+ * topology builder they are tested on.
+ */
+#include "placement.h"
+#include "topology.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int failures;
+static int checks;
+
+#define CHECK(cond, ...)                                                             \
+    do {                                                                             \
+        checks++;                                                                    \
+        if (!(cond)) {                                                               \
+            fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, __LINE__, #cond); \
+            fprintf(stderr, __VA_ARGS__);                                            \
+            fputc('\n', stderr);                                                     \
+            failures++;                                                              \
+            return;                                                                  \
+        }                                                                            \
+    } while (0)
+
+/** The case being checked, for failure messages. */
+static char where[256];
+
+/** The ranks of one node of a topology, in rank order. */
+typedef struct node_view {
+    int *rank;
+    int n;
+} node_view_t;
+
+static node_view_t node_ranks(const fwdioi_topology_t *t, int node)
+{
+    node_view_t v = {malloc((size_t)t->nranks * sizeof(int)), 0};
+    for (int r = 0; r < t->nranks; r++)
+        if (t->ranks[r].node == node)
+            v.rank[v.n++] = r;
+    return v;
+}
+
+/** Place of rank r: which of package (0), numa (1), core (2). */
+static int level(const fwdioi_topology_t *t, int r, int which)
+{
+    const fwdioi_rank_place_t *p = &t->ranks[r];
+    return which == 0 ? p->package : which == 1 ? p->numa : p->core;
+}
+
+/** Number of distinct known values of a level over the given ranks. */
+static int count_distinct(const fwdioi_topology_t *t, const int *ranks, int n, int which)
+{
+    int d = 0;
+    for (int i = 0; i < n; i++) {
+        int v = level(t, ranks[i], which), seen = v < 0;
+        for (int j = 0; j < i && !seen; j++)
+            seen = level(t, ranks[j], which) == v;
+        d += !seen;
+    }
+    return d;
+}
+
+static int node_known(const fwdioi_topology_t *t, const node_view_t *v)
+{
+    for (int i = 0; i < v->n; i++)
+        if (level(t, v->rank[i], 0) < 0 || level(t, v->rank[i], 1) < 0)
+            return 0;
+    return 1;
+}
+
+/** Writers of one node (in the order returned) into mine; returns their count. */
+static int writers_on_node(const fwdioi_topology_t *t, const int *w, int nw, int node, int *mine)
+{
+    int k = 0;
+    for (int i = 0; i < nw; i++)
+        if (t->ranks[w[i]].node == node)
+            mine[k++] = w[i];
+    return k;
+}
+
+/** Spread within one node: domains distinct while possible, or the stride
+ *  rule where places are unknown. */
+static void check_node_spread(const fwdioi_topology_t *t, int node, const int *mine, int k)
+{
+    node_view_t v = node_ranks(t, node);
+    int known = node_known(t, &v);
+    int n = v.n;
+    int packages = count_distinct(t, v.rank, n, 0), numas = count_distinct(t, v.rank, n, 1);
+    int cores = count_distinct(t, v.rank, n, 2);
+    int stride_rank[k > 0 ? k : 1];
+    for (int i = 0; i < k; i++)
+        stride_rank[i] = v.rank[(long)i * n / k];
+    free(v.rank);
+    for (int i = 1; i < k; i++)
+        CHECK(mine[i - 1] < mine[i], "%s: node %d writers not in rank order", where, node);
+    if (!known) {
+        for (int i = 0; i < k; i++)
+            CHECK(mine[i] == stride_rank[i], "%s: node %d writer %d is %d, stride rule says %d",
+                  where, node, i, mine[i], stride_rank[i]);
+        return;
+    }
+    if (k <= packages)
+        CHECK(count_distinct(t, mine, k, 0) == k, "%s: node %d: %d writers share %d packages",
+              where, node, k, packages);
+    if (k <= numas)
+        CHECK(count_distinct(t, mine, k, 1) == k, "%s: node %d: %d writers share %d NUMA nodes",
+              where, node, k, numas);
+    if (k <= cores)
+        CHECK(count_distinct(t, mine, k, 2) == k, "%s: node %d: %d writers share %d cores",
+              where, node, k, cores);
+}
+
+/** Writers of a node whose package is p. */
+static int in_package(const fwdioi_topology_t *t, const int *mine, int k, int p)
+{
+    int c = 0;
+    for (int i = 0; i < k; i++)
+        c += t->ranks[mine[i]].package == p;
+    return c;
+}
+
+/** A node whose packages hold equal numbers of ranks gets writers balanced
+ *  over them within one. */
+static void check_package_balance(const fwdioi_topology_t *t, int node, const int *mine, int k)
+{
+    node_view_t v = node_ranks(t, node);
+    int npk = 0, lo = -1, hi = -1;
+    for (int i = 0; i < v.n; i++)
+        if (t->ranks[v.rank[i]].package + 1 > npk)
+            npk = t->ranks[v.rank[i]].package + 1;
+    for (int p = 0; p < npk; p++) {
+        int size = in_package(t, v.rank, v.n, p);
+        if (size == 0 || (lo >= 0 && size != lo)) {
+            free(v.rank);
+            return; /* asymmetric: no claim */
+        }
+        lo = size;
+    }
+    free(v.rank);
+    lo = k, hi = 0;
+    for (int p = 0; p < npk; p++) {
+        int c = in_package(t, mine, k, p);
+        lo = c < lo ? c : lo;
+        hi = c > hi ? c : hi;
+    }
+    CHECK(npk == 0 || hi - lo <= 1, "%s: node %d: %d..%d writers per package", where, node, lo,
+          hi);
+}
+
+/** Writers per node: as requested, each within its cap, water-filled. */
+static void check_node_counts(const fwdioi_topology_t *t, const int *count, const int *cap,
+                              const int *size)
+{
+    for (int i = 0; i < t->nnodes; i++) {
+        CHECK(count[i] <= cap[i], "%s: node %d has %d writers, cap %d", where, i, count[i],
+              cap[i]);
+        for (int j = 0; j < t->nnodes; j++) {
+            if (count[i] >= count[j] || count[i] == cap[i])
+                continue;
+            /* i has room yet fewer writers than j: only an extra may separate them */
+            CHECK(count[j] == count[i] + 1, "%s: nodes %d/%d get %d/%d writers", where, i, j,
+                  count[i], count[j]);
+            CHECK(size[j] > size[i] || (size[j] == size[i] && j < i),
+                  "%s: extra writer to node %d (%d ranks) before node %d (%d ranks)", where, j,
+                  size[j], i, size[i]);
+        }
+    }
+}
+
+/** Distinct, in range, in node order; returns 0 if not. */
+static int check_basic(const fwdioi_topology_t *t, const int *w, int nw)
+{
+    unsigned char *seen = calloc((size_t)t->nranks, 1);
+    int ok = 1;
+    for (int i = 0; i < nw && ok; i++) {
+        ok = w[i] >= 0 && w[i] < t->nranks && !seen[w[i]];
+        if (ok)
+            seen[w[i]] = 1;
+        if (ok && i > 0)
+            ok = t->ranks[w[i - 1]].node <= t->ranks[w[i]].node;
+    }
+    free(seen);
+    return ok;
+}
+
+/** Check SPREAD with `writers` wanted and `wpn` writers per node. */
+static void check_spread(const fwdioi_topology_t *t, int writers, int wpn)
+{
+    fwdio_options_t o = {.placement = FWDIO_PLACEMENT_SPREAD, .writers = writers,
+                         .writers_per_node = wpn};
+    int *w = malloc((size_t)writers * sizeof *w), nw = -1;
+    int *count = calloc((size_t)t->nnodes, sizeof *count);
+    int *cap = calloc((size_t)t->nnodes, sizeof *cap);
+    int *size = calloc((size_t)t->nnodes, sizeof *size);
+    int *mine = malloc((size_t)t->nranks * sizeof *mine);
+    int rc = fwdioi_place_writers(t, &o, w, &nw);
+    long room = 0;
+    for (int r = 0; r < t->nranks; r++)
+        size[t->ranks[r].node]++;
+    for (int j = 0; j < t->nnodes; j++) {
+        cap[j] = wpn > 0 && wpn < size[j] ? wpn : size[j];
+        room += cap[j];
+    }
+    int expect = writers < room ? writers : (int)room;
+    if (rc == FWDIO_OK && nw == expect && check_basic(t, w, nw)) {
+        for (int i = 0; i < nw; i++)
+            count[t->ranks[w[i]].node]++;
+        check_node_counts(t, count, cap, size);
+        for (int j = 0; j < t->nnodes; j++) {
+            int k = writers_on_node(t, w, nw, j, mine);
+            check_node_spread(t, j, mine, k);
+            check_package_balance(t, j, mine, k);
+        }
+    }
+    free(w);
+    free(count);
+    free(cap);
+    free(size);
+    free(mine);
+    CHECK(rc == FWDIO_OK, "%s: rc %d", where, rc);
+    CHECK(nw == expect, "%s: %d writers, expected %d", where, nw, expect);
+}
+
+/** Check STRIDE: exactly CkIO's basePE + i * skipPEs while below nranks. */
+static void check_stride(const fwdioi_topology_t *t, int writers, int first, int stride)
+{
+    fwdio_options_t o = {.placement = FWDIO_PLACEMENT_STRIDE, .writers = writers,
+                         .first_writer = first, .writer_stride = stride};
+    int w[writers], nw = -1;
+    CHECK(fwdioi_place_writers(t, &o, w, &nw) == FWDIO_OK, "stride P=%d", t->nranks);
+    int fit = (t->nranks - first - 1) / stride + 1;
+    int expect = writers < fit ? writers : fit;
+    CHECK(nw == expect, "stride P=%d W=%d first=%d stride=%d: %d writers, expected %d",
+          t->nranks, writers, first, stride, nw, expect);
+    for (int i = 0; i < nw; i++)
+        CHECK(w[i] == first + i * stride, "stride writer %d is %d", i, w[i]);
+}
+
+static void check_stride_all(const fwdioi_topology_t *t)
+{
+    int P = t->nranks;
+    int firsts[] = {0, 1, P / 2, P - 1};
+    int strides[] = {1, 2, 3, 7, P};
+    int writers[] = {1, 3, P};
+    for (size_t f = 0; f < sizeof firsts / sizeof *firsts; f++)
+        for (size_t s = 0; s < sizeof strides / sizeof *strides; s++)
+            for (size_t n = 0; n < sizeof writers / sizeof *writers; n++)
+                if (firsts[f] < P && strides[s] > 0)
+                    check_stride(t, writers[n], firsts[f], strides[s]);
+}
+
+/** Check LIST on a shuffled valid list and on the lists it must refuse. */
+static void check_list(const fwdioi_topology_t *t)
+{
+    int P = t->nranks, n = P < 5 ? P : 5;
+    int list[6], w[6], nw = -1;
+    for (int i = 0; i < n; i++)
+        list[i] = P - 1 - i; /* distinct, not in rank order */
+    fwdio_options_t o = {.placement = FWDIO_PLACEMENT_LIST, .writers = n, .writer_list = list,
+                         .writer_list_len = n};
+    CHECK(fwdioi_place_writers(t, &o, w, &nw) == FWDIO_OK, "list P=%d", P);
+    CHECK(nw == n && memcmp(w, list, (size_t)n * sizeof *w) == 0, "list P=%d not kept", P);
+    int bad[][2] = {{0, P}, {-1, 0}, {P - 1, P - 1}};
+    for (int b = 0; b < 3; b++) {
+        o.writer_list = bad[b];
+        o.writer_list_len = o.writers = 2;
+        CHECK(fwdioi_place_writers(t, &o, w, &nw) == FWDIO_EINVAL, "list P=%d bad %d", P, b);
+    }
+    o.writer_list = list, o.writer_list_len = 2, o.writers = 1;
+    CHECK(fwdioi_place_writers(t, &o, w, &nw) == FWDIO_EINVAL, "list longer than writers");
+}
+
+/** A hand-made topology: node of each rank given, places unknown or known. */
+static fwdioi_topology_t make_topology(const int *node, int nranks, int nnodes)
+{
+    fwdioi_topology_t t = {nranks, nnodes, malloc((size_t)nranks * sizeof(fwdioi_rank_place_t))};
+    for (int r = 0; r < nranks; r++)
+        t.ranks[r] = (fwdioi_rank_place_t){.node = node[r], .package = -1, .numa = -1, .core = -1};
+    return t;
+}
+
+/** Place writers by SPREAD and compare with the expected ranks. */
+static void expect_spread(const fwdioi_topology_t *t, int writers, int wpn, const int *expect,
+                          int n, const char *what)
+{
+    fwdio_options_t o = {.placement = FWDIO_PLACEMENT_SPREAD, .writers = writers,
+                         .writers_per_node = wpn};
+    int w[writers], nw = -1;
+    CHECK(fwdioi_place_writers(t, &o, w, &nw) == FWDIO_OK, "%s", what);
+    CHECK(nw == n, "%s: %d writers, expected %d", what, nw, n);
+    for (int i = 0; i < n; i++)
+        CHECK(w[i] == expect[i], "%s: writer %d is rank %d, expected %d", what, i, w[i],
+              expect[i]);
+}
+
+/** The paper's example: 20 ranks on nodes of 8, 8 and 4, two aggregators
+ *  per node, binding unknown: P0 P4 P8 P12 P16 P18. */
+static void test_paper_example(void)
+{
+    int node[20];
+    for (int r = 0; r < 20; r++)
+        node[r] = r / 8;
+    fwdioi_topology_t t = make_topology(node, 20, 3);
+    int expect[] = {0, 4, 8, 12, 16, 18};
+    expect_spread(&t, 6, 2, expect, 6, "paper example, writers_per_node 2");
+    expect_spread(&t, 6, 0, expect, 6, "paper example, 6 writers");
+    fwdioi_topology_free(&t);
+}
+
+/** Ranks dealt round-robin to two nodes: writer order is node by node. */
+static void test_interleaved_nodes(void)
+{
+    int node[8] = {0, 1, 0, 1, 0, 1, 0, 1};
+    fwdioi_topology_t t = make_topology(node, 8, 2);
+    int expect[] = {0, 4, 1, 5};
+    expect_spread(&t, 4, 0, expect, 4, "interleaved nodes");
+    fwdioi_topology_free(&t);
+}
+
+/** Extras go to the nodes with the most ranks; short nodes pass theirs on. */
+static void test_node_shares(void)
+{
+    int node[20];
+    for (int r = 0; r < 20; r++)
+        node[r] = r < 4 ? 0 : r < 12 ? 1 : 2;
+    fwdioi_topology_t t = make_topology(node, 20, 3);
+    int four[] = {0, 4, 8, 12}; /* 1 + 2 + 1: the extra to node 1 (8 ranks, lower) */
+    expect_spread(&t, 4, 0, four, 4, "extras to the biggest node");
+    int five[] = {0, 4, 8, 12, 16};
+    expect_spread(&t, 5, 0, five, 5, "two extras");
+    fwdioi_topology_free(&t);
+    for (int r = 0; r < 17; r++)
+        node[r] = r < 1 ? 0 : r < 9 ? 1 : 2;
+    t = make_topology(node, 17, 3);
+    int nine[] = {0, 1, 3, 5, 7, 9, 11, 13, 15}; /* 1 + 4 + 4 */
+    expect_spread(&t, 9, 0, nine, 9, "node of one rank");
+    fwdioi_topology_free(&t);
+}
+
+/** Known places on one node, unknown on the other; one rank of a node
+ *  unknown makes the whole node use the stride rule. */
+static void test_mixed_knowledge(void)
+{
+    char err[128];
+    fwdioi_topology_t t;
+    CHECK(fwdioi_topology_synthetic("package:2 core:4 pu:1", 16, 8, &t, err, sizeof err) == 0,
+          "%s", err);
+    int two_each[] = {0, 4, 8, 12};
+    expect_spread(&t, 4, 0, two_each, 4, "known places, 2 packages");
+    t.ranks[9].core = -1; /* core unknown only: still by packages */
+    expect_spread(&t, 4, 0, two_each, 4, "one core unknown");
+    t.ranks[9].package = -1;
+    int stride_node1[] = {0, 4, 8, 12};
+    expect_spread(&t, 4, 0, stride_node1, 4, "one package unknown");
+    t.ranks[1].package = -1; /* now node 0 by the stride rule too: same ranks */
+    int six[] = {0, 2, 5, 8, 10, 13}; /* floor(i * 8 / 3) on each node */
+    expect_spread(&t, 6, 0, six, 6, "both nodes by the stride rule");
+    fwdioi_topology_free(&t);
+}
+
+/** Spread within a node over packages, then NUMA nodes. */
+static void test_domains_by_hand(void)
+{
+    char err[128];
+    fwdioi_topology_t t;
+    CHECK(fwdioi_topology_synthetic("package:2 core:8 pu:1", 16, 16, &t, err, sizeof err) == 0,
+          "%s", err);
+    int two[] = {0, 8};
+    expect_spread(&t, 2, 0, two, 2, "one per package");
+    int four[] = {0, 1, 8, 9};
+    expect_spread(&t, 4, 0, four, 4, "two per package");
+    fwdioi_topology_free(&t);
+    CHECK(fwdioi_topology_synthetic("package:2 numa:2 core:8 pu:1", 32, 32, &t, err,
+                                    sizeof err) == 0,
+          "%s", err);
+    int numa4[] = {0, 8, 16, 24};
+    expect_spread(&t, 4, 0, numa4, 4, "one per NUMA node");
+    int numa3[] = {0, 8, 16};
+    expect_spread(&t, 3, 0, numa3, 3, "three NUMA nodes of four");
+    fwdioi_topology_free(&t);
+}
+
+/** Give rank r of a one-node topology its package, NUMA node and core. */
+static void set_place(fwdioi_topology_t *t, int r, int package, int numa, int core)
+{
+    t->ranks[r] = (fwdioi_rank_place_t){.node = 0, .package = package, .numa = numa, .core = core};
+}
+
+/** Uneven hierarchies, where the order of the levels matters. */
+static void test_uneven_domains(void)
+{
+    int node[8] = {0};
+    fwdioi_topology_t t = make_topology(node, 8, 1);
+    /* package 0 has NUMA nodes 0, 1, 2 and package 1 only NUMA node 3:
+     * four writers take all four NUMA nodes */
+    int numa_of[8] = {0, 0, 1, 1, 2, 2, 3, 3};
+    for (int r = 0; r < 8; r++)
+        set_place(&t, r, numa_of[r] < 3 ? 0 : 1, numa_of[r], r);
+    int by_numa[] = {0, 2, 4, 6};
+    expect_spread(&t, 4, 0, by_numa, 4, "NUMA nodes unevenly over packages");
+    /* NUMA node 0 holds packages 0, 1, 2 and NUMA node 1 package 3: four
+     * writers take all four packages */
+    for (int r = 0; r < 8; r++)
+        set_place(&t, r, numa_of[r], numa_of[r] < 3 ? 0 : 1, r);
+    expect_spread(&t, 4, 0, by_numa, 4, "packages unevenly over NUMA nodes");
+    /* two ranks per core, neighbours sharing: cores before rank order */
+    for (int r = 0; r < 8; r++)
+        set_place(&t, r, 0, 0, r / 2);
+    expect_spread(&t, 4, 0, by_numa, 4, "two ranks per core");
+    fwdioi_topology_free(&t);
+}
+
+/** The synthetic builder: places, wrapping, nodes, errors. */
+static void test_synthetic(void)
+{
+    char err[128] = "";
+    fwdioi_topology_t t;
+    CHECK(fwdioi_topology_synthetic("package:2 numa:2 core:4 pu:2", 40, 20, &t, err,
+                                    sizeof err) == 0,
+          "%s", err);
+    CHECK(t.nranks == 40 && t.nnodes == 2, "%d ranks %d nodes", t.nranks, t.nnodes);
+    const fwdioi_rank_place_t *p = t.ranks;
+    CHECK(p[5].node == 0 && p[5].package == 0 && p[5].numa == 1 && p[5].core == 5, "rank 5");
+    CHECK(p[9].package == 1 && p[9].numa == 2 && p[9].core == 9, "rank 9");
+    CHECK(p[17].core == 1 && p[17].package == 0, "rank 17 wraps to core 1");
+    CHECK(p[21].node == 1 && p[21].core == 1 && p[21].numa == 0, "rank 21 on node 1");
+    fwdioi_topology_free(&t);
+    CHECK(t.ranks == NULL && t.nranks == 0, "free clears");
+
+    CHECK(fwdioi_topology_synthetic("core:16 pu:1", 16, 16, &t, err, sizeof err) == 0, "%s", err);
+    CHECK(t.ranks[15].package == 0 && t.ranks[15].numa == 0 && t.ranks[15].core == 15,
+          "no package level");
+    fwdioi_topology_free(&t);
+    CHECK(fwdioi_topology_synthetic("numa:4 core:4 pu:1", 16, 16, &t, err, sizeof err) == 0, "%s",
+          err);
+    CHECK(t.ranks[6].package == 0 && t.ranks[6].numa == 1 && t.ranks[6].core == 6, "NUMA only");
+    fwdioi_topology_free(&t);
+    CHECK(fwdioi_topology_synthetic("package:2 pu:3", 6, 6, &t, err, sizeof err) == 0, "%s", err);
+    CHECK(t.ranks[4].package == 1 && t.ranks[4].core == 4, "no core level: PUs are cores");
+    fwdioi_topology_free(&t);
+    CHECK(fwdioi_topology_synthetic(NULL, 10, 4, &t, err, sizeof err) == 0, "%s", err);
+    CHECK(t.nnodes == 3 && t.ranks[9].node == 2 && t.ranks[9].package == -1 &&
+              t.ranks[9].numa == -1 && t.ranks[9].core == -1,
+          "unknown shape");
+    fwdioi_topology_free(&t);
+
+    err[0] = 0;
+    CHECK(fwdioi_topology_synthetic("sockets:banana", 4, 4, &t, err, sizeof err) == -1, "bad");
+    CHECK(err[0] != 0 && t.ranks == NULL, "no reason given for a bad description");
+    CHECK(fwdioi_topology_synthetic("core:2", 0, 4, &t, err, sizeof err) == -1, "no ranks");
+    CHECK(fwdioi_topology_synthetic("core:2", 4, 0, &t, NULL, 0) == -1, "no ranks per node");
+}
+
+/** Arguments refused by every placement. */
+static void test_bad_arguments(void)
+{
+    fwdioi_topology_t t;
+    CHECK(fwdioi_topology_synthetic(NULL, 8, 4, &t, NULL, 0) == 0, "unknown");
+    int w[8], nw;
+    fwdio_options_t o = {.writers = 0};
+    CHECK(fwdioi_place_writers(&t, &o, w, &nw) == FWDIO_EINVAL, "0 writers");
+    o = (fwdio_options_t){.placement = FWDIO_PLACEMENT_STRIDE, .writers = 2, .first_writer = 8};
+    CHECK(fwdioi_place_writers(&t, &o, w, &nw) == FWDIO_EINVAL, "first_writer past the end");
+    o.first_writer = 2; /* writer_stride 0: the default spacing (8 - 2) / 2 = 3 */
+    CHECK(fwdioi_place_writers(&t, &o, w, &nw) == FWDIO_OK && nw == 2 && w[0] == 2 && w[1] == 5,
+          "default stride");
+    o = (fwdio_options_t){.placement = FWDIO_PLACEMENT_LIST, .writers = 2};
+    CHECK(fwdioi_place_writers(&t, &o, w, &nw) == FWDIO_EINVAL, "no list");
+    o = (fwdio_options_t){.placement = (fwdio_placement_t)7, .writers = 2};
+    CHECK(fwdioi_place_writers(&t, &o, w, &nw) == FWDIO_EINVAL, "unknown placement");
+    fwdioi_topology_free(&t);
+}
+
+/** Every writer count and writers_per_node of interest on one topology. */
+static void check_topology(const fwdioi_topology_t *t)
+{
+    int N = t->nnodes, P = t->nranks;
+    int writers[] = {1, 2, 3, N, 2 * N, 3 * N + 1, P};
+    for (size_t i = 0; i < sizeof writers / sizeof *writers; i++)
+        check_spread(t, writers[i], 0);
+    for (int wpn = 1; wpn <= 4; wpn++) {
+        check_spread(t, wpn * N < P ? wpn * N : P, wpn);
+        check_spread(t, 3, wpn);
+    }
+}
+
+static const char *const shapes[] = {
+    "package:2 core:8 pu:1", "package:2 numa:2 core:8 pu:1", "package:4 core:4 pu:2",
+    "core:16 pu:1",          "numa:4 core:4 pu:1",           "package:1 core:2 pu:1",
+    NULL,
+};
+
+/** All shapes x ranks per node x nodes, full nodes and a short last node. */
+static void test_many_topologies(void)
+{
+    int per_node[] = {1, 2, 7, 8, 16, 64, 128};
+    int nodes[] = {1, 2, 3, 64};
+    char err[128];
+    int cases = 0;
+    for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++)
+        for (size_t r = 0; r < sizeof per_node / sizeof *per_node; r++)
+            for (size_t n = 0; n < sizeof nodes / sizeof *nodes; n++)
+                for (int shortened = 0; shortened < 2; shortened++) {
+                    int rpn = per_node[r], P = nodes[n] * rpn - shortened * (rpn / 2);
+                    if (shortened && (nodes[n] == 1 || rpn < 2))
+                        continue;
+                    fwdioi_topology_t t;
+                    int rc = fwdioi_topology_synthetic(shapes[s], P, rpn, &t, err, sizeof err);
+                    CHECK(rc == 0, "%s: %s", shapes[s] ? shapes[s] : "unknown", err);
+                    snprintf(where, sizeof where, "\"%s\" %d ranks/node, %d ranks",
+                             shapes[s] ? shapes[s] : "unknown", rpn, P);
+                    check_topology(&t);
+                    if (s == 0)
+                        check_stride_all(&t);
+                    if (s == 0 && r == 3)
+                        check_list(&t);
+                    fwdioi_topology_free(&t);
+                    cases++;
+                }
+    printf("%d topologies\n", cases);
+}
+
+int main(void)
+{
+    test_synthetic();
+    test_bad_arguments();
+    test_paper_example();
+    test_interleaved_nodes();
+    test_node_shares();
+    test_mixed_knowledge();
+    test_domains_by_hand();
+    test_uneven_domains();
+    test_many_topologies();
+    printf("%d checks, %d failures\n", checks, failures);
+    return failures ? 1 : 0;
+}
