@@ -1,6 +1,7 @@
 /* The public API: argument checks, the application side of each call, and the
  * hand-over to the progress thread. */
 #include "file.h"
+#include "placement.h"
 #include "log.h"
 
 #include <stdlib.h>
@@ -32,8 +33,14 @@ int fwdio_init(MPI_Comm comm, const fwdio_config_t *cfg, fwdio_runtime_t **out)
     rc = fwdioi_rt_create(comm, cfg, &client, &rt->rt);
     if (rc != FWDIO_OK)
         goto fail;
+    if (fwdioi_topology_discover(fwdioi_rt_comm(rt->rt), &rt->topo) != 0) {
+        rc = FWDIO_EMPI;
+        goto fail_rt;
+    }
     *out = rt;
     return FWDIO_OK;
+fail_rt:
+    fwdioi_rt_destroy(rt->rt);
 fail:
     fwdioi_agree_op_free(&rt->agree_op);
     free(rt);
@@ -78,6 +85,7 @@ int fwdio_finalize(fwdio_runtime_t *rt)
     MPI_Barrier(fwdioi_rt_comm(rt->rt));
     fwdioi_rt_destroy(rt->rt);
     fwdioi_agree_op_free(&rt->agree_op);
+    fwdioi_topology_free(&rt->topo);
     free(rt);
     return FWDIO_OK;
 }
@@ -116,6 +124,7 @@ void fwdioi_file_unlink_locked(fwdio_file_t *f)
 
 void fwdioi_file_release(fwdio_file_t *f)
 {
+    free(f->writer_ranks);
     free(f->writer_bytes_agreed);
     free(f->s.sent_bytes);
     free(f->s.expected_bytes);
@@ -132,13 +141,25 @@ int fwdio_open(fwdio_runtime_t *rt, const char *path, uint64_t size, const fwdio
         return FWDIO_ECONTEXT;
     double t0 = fwdioi_now();
     fwdio_options_t resolved;
-    int rc = fwdioi_options_resolve(opts, fwdioi_rt_size(rt->rt), fwdioi_rt_nodes(rt->rt),
-                                    &resolved);
+    int rc = fwdioi_options_resolve(opts, fwdioi_rt_size(rt->rt), rt->topo.nnodes, &resolved);
     if (rc != FWDIO_OK)
         return rc;
     fwdio_file_t *f = calloc(1, sizeof *f);
     if (!f)
         return FWDIO_ENOMEM;
+    int nwriters = 0;
+    f->writer_ranks = malloc((size_t)resolved.writers * sizeof *f->writer_ranks);
+    if (!f->writer_ranks) {
+        free(f);
+        return FWDIO_ENOMEM;
+    }
+    rc = fwdioi_place_writers(&rt->topo, &resolved, f->writer_ranks, &nwriters);
+    if (rc != FWDIO_OK || nwriters < 1) {
+        fwdioi_file_release(f);
+        return rc != FWDIO_OK ? rc : FWDIO_EINVAL;
+    }
+    resolved.writer_list = NULL; /* the caller's list is not kept */
+    resolved.writers = nwriters;
     f->owner = rt;
     f->rt = rt->rt;
     f->size = size;
@@ -146,7 +167,7 @@ int fwdio_open(fwdio_runtime_t *rt, const char *path, uint64_t size, const fwdio
     if (cbs)
         f->cbs = *cbs;
     f->rank = fwdioi_rt_rank(rt->rt);
-    fwdioi_plan_init(&f->plan, size, &resolved, fwdioi_rt_size(rt->rt));
+    fwdioi_plan_init(&f->plan, size, &resolved, fwdioi_rt_size(rt->rt), f->writer_ranks, nwriters);
     f->my_writer = fwdioi_plan_writer_of_rank(&f->plan, f->rank);
     f->path = strdup(path);
     f->s.sent_bytes = calloc((size_t)f->plan.nwriters, sizeof *f->s.sent_bytes);

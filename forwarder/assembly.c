@@ -38,12 +38,7 @@ static uint64_t unit_index(const fwdioi_assembly_t *a, uint64_t offset)
 static uint64_t local_unit_offset(const fwdioi_assembly_t *a, uint64_t i)
 {
     const fwdioi_plan_t *p = a->plan;
-    uint64_t local_stripe = i / a->units_per_stripe;
-    uint64_t s;
-    if (p->layout == FWDIO_LAYOUT_CYCLIC)
-        s = local_stripe * (uint64_t)p->nwriters + (uint64_t)a->writer;
-    else
-        s = fwdioi_plan_next_stripe(p, a->writer, 0) + local_stripe;
+    uint64_t s = fwdioi_plan_writer_stripe_at(p, a->writer, i / a->units_per_stripe);
     return s * p->stripe_size + (i % a->units_per_stripe) * p->write_size;
 }
 

@@ -13,6 +13,7 @@
 #include "assembly.h"
 #include "plan.h"
 #include "runtime.h"
+#include "topology.h"
 
 /* Wire format of a data message: header, pieces, then the pieces' bytes. */
 typedef struct fwdioi_wire_header {
@@ -115,6 +116,7 @@ typedef struct fwdioi_session {
 struct fwdio_runtime {
     fwdioi_rt_t *rt;
     MPI_Op agree_op;
+    fwdioi_topology_t topo; /* where every rank runs (fixed after init) */
     /* locked */
     uint64_t next_seq;
     struct fwdio_file *live; /* every file not yet destroyed */
@@ -142,6 +144,7 @@ struct fwdio_file {
     fwdio_options_t opts;
     fwdio_callbacks_t cbs;
     fwdioi_plan_t plan;
+    int *writer_ranks; /* the plan's writers */
     int rank;
     int my_writer; /* writer index of this rank, or -1 */
 
@@ -184,6 +187,10 @@ void fwdioi_msg_free(fwdioi_rt_t *rt, fwdioi_msg_t *m);
  * (any thread, once nothing else can reach it). */
 void fwdioi_file_unlink_locked(fwdio_file_t *f);
 void fwdioi_file_release(fwdio_file_t *f);
+
+/* describe.c: print the plan for a topology (used by FWDIO_VERBOSE too). */
+int fwdioi_plan_print(const fwdioi_topology_t *topo, uint64_t size, const fwdio_options_t *opts,
+                      int json, FILE *out);
 
 /* session.c: the state machine (progress thread). */
 void fwdioi_session_init(fwdio_file_t *f);

@@ -2,6 +2,28 @@
 
 #include <string.h>
 
+static int default_writers(int nnodes)
+{
+    long w = (long)(nnodes > 0 ? nnodes : 1) * FWDIO_DEFAULT_WRITERS_PER_NODE;
+    return (int)(w > FWDIO_DEFAULT_MAX_WRITERS ? FWDIO_DEFAULT_MAX_WRITERS : w);
+}
+
+static int check_ranges(const fwdio_options_t *o, int nranks)
+{
+    if (o->stripe_size % o->write_size != 0)
+        return FWDIO_EINVAL;
+    /* A write unit is one assembly buffer and one pwrite: keep it addressable. */
+    if (o->write_size > ((uint64_t)1 << 31))
+        return FWDIO_EINVAL;
+    if ((unsigned)o->layout > FWDIO_LAYOUT_TARGETS || (unsigned)o->placement > FWDIO_PLACEMENT_LIST)
+        return FWDIO_EINVAL;
+    if (o->writers < 0 || o->writer_stride < 0 || o->writers_per_node < 0 || o->targets < 0)
+        return FWDIO_EINVAL;
+    if (o->first_writer < 0 || o->first_writer >= nranks)
+        return FWDIO_EINVAL;
+    return FWDIO_OK;
+}
+
 int fwdioi_options_resolve(const fwdio_options_t *in, int nranks, int nnodes,
                            fwdio_options_t *out)
 {
@@ -11,44 +33,79 @@ int fwdioi_options_resolve(const fwdio_options_t *in, int nranks, int nnodes,
         memset(out, 0, sizeof *out);
     if (nranks < 1)
         return FWDIO_EINVAL;
+    /* The default unit, unless a given stripe is no multiple of it: then one
+     * unit per stripe. */
     if (out->write_size == 0)
-        out->write_size = FWDIO_DEFAULT_WRITE_SIZE;
+        out->write_size = out->stripe_size % FWDIO_DEFAULT_WRITE_SIZE == 0
+                              ? FWDIO_DEFAULT_WRITE_SIZE
+                              : out->stripe_size;
     if (out->stripe_size == 0)
         out->stripe_size = out->write_size * FWDIO_DEFAULT_STRIPE_UNITS;
-    if (out->stripe_size % out->write_size != 0)
-        return FWDIO_EINVAL;
-    /* A write unit is one assembly buffer and one pwrite: keep it addressable. */
-    if (out->write_size > ((uint64_t)1 << 31))
-        return FWDIO_EINVAL;
-    if (out->layout != FWDIO_LAYOUT_BLOCK && out->layout != FWDIO_LAYOUT_CYCLIC)
-        return FWDIO_EINVAL;
-    if (out->writers < 0 || out->writer_stride < 0)
-        return FWDIO_EINVAL;
-    if (out->first_writer < 0 || out->first_writer >= nranks)
-        return FWDIO_EINVAL;
-    if (out->writers == 0) {
-        long w = (long)(nnodes > 0 ? nnodes : 1) * FWDIO_DEFAULT_WRITERS_PER_NODE;
-        if (w > FWDIO_DEFAULT_MAX_WRITERS)
-            w = FWDIO_DEFAULT_MAX_WRITERS;
-        out->writers = (int)w;
+    int rc = check_ranges(out, nranks);
+    if (rc != FWDIO_OK)
+        return rc;
+    /* Asking for a first writer or a stride asks for that placement. */
+    if (out->placement == FWDIO_PLACEMENT_SPREAD && (out->first_writer || out->writer_stride))
+        out->placement = FWDIO_PLACEMENT_STRIDE;
+
+    switch (out->placement) {
+    case FWDIO_PLACEMENT_LIST:
+        if (!out->writer_list || out->writer_list_len <= 0 || out->writer_list_len > nranks)
+            return FWDIO_EINVAL;
+        out->writers = out->writer_list_len;
+        break;
+    case FWDIO_PLACEMENT_SPREAD:
+        if (out->writers_per_node > 0)
+            out->writers = out->writers_per_node * (nnodes > 0 ? nnodes : 1);
+        else if (out->writers == 0)
+            out->writers = default_writers(nnodes);
+        if (out->writers > nranks)
+            out->writers = nranks;
+        break;
+    case FWDIO_PLACEMENT_STRIDE: {
+        if (out->writers == 0)
+            out->writers = default_writers(nnodes);
+        int room = nranks - out->first_writer;
+        if (out->writers > room)
+            out->writers = room;
+        if (out->writer_stride == 0)
+            out->writer_stride = room / out->writers > 1 ? room / out->writers : 1;
+        /* Clamp to the writers that fit: first + (W - 1) * stride < nranks. */
+        int fit = (room - 1) / out->writer_stride + 1;
+        if (out->writers > fit)
+            out->writers = fit;
+        break;
     }
-    int room = nranks - out->first_writer;
-    if (out->writers > room)
-        out->writers = room;
-    if (out->writer_stride == 0) {
-        out->writer_stride = room / out->writers;
-        if (out->writer_stride < 1)
-            out->writer_stride = 1;
     }
-    /* Clamp to the writers that fit: first + (W - 1) * stride < nranks. */
-    int fit = (room - 1) / out->writer_stride + 1;
-    if (out->writers > fit)
-        out->writers = fit;
+    if (out->layout == FWDIO_LAYOUT_TARGETS && out->targets == 0)
+        out->targets = out->writers;
     out->durable = out->durable != 0;
     return FWDIO_OK;
 }
 
-void fwdioi_plan_init(fwdioi_plan_t *plan, uint64_t size, const fwdio_options_t *o, int nranks)
+/* "q or q+1 each, the long ones last": how block stripes and target groups are
+ * shared out. n items over W owners; owner w's first item and count. */
+static uint64_t share_first(uint64_t q, uint64_t nlong, uint64_t W, uint64_t w)
+{
+    uint64_t nshort = W - nlong;
+    return w * q + (w > nshort ? w - nshort : 0);
+}
+
+static uint64_t share_count(uint64_t q, uint64_t nlong, uint64_t W, uint64_t w)
+{
+    return q + (w >= W - nlong ? 1 : 0);
+}
+
+static uint64_t share_owner(uint64_t q, uint64_t nlong, uint64_t W, uint64_t item)
+{
+    uint64_t short_part = (W - nlong) * q;
+    if (item < short_part)
+        return item / q;
+    return (W - nlong) + (item - short_part) / (q + 1);
+}
+
+void fwdioi_plan_init(fwdioi_plan_t *plan, uint64_t size, const fwdio_options_t *o, int nranks,
+                      const int *writer_ranks, int nwriters)
 {
     memset(plan, 0, sizeof *plan);
     plan->size = size;
@@ -56,84 +113,202 @@ void fwdioi_plan_init(fwdioi_plan_t *plan, uint64_t size, const fwdio_options_t 
     plan->write_size = o->write_size;
     plan->nstripes = (size + o->stripe_size - 1) / o->stripe_size;
     plan->nranks = nranks;
-    plan->nwriters = o->writers;
-    plan->first_writer = o->first_writer;
-    plan->writer_stride = o->writer_stride;
+    plan->nwriters = nwriters;
+    plan->writer_ranks = writer_ranks;
     plan->layout = o->layout;
-    plan->block_q = plan->nstripes / (uint64_t)plan->nwriters;
-    plan->block_long = plan->nstripes % (uint64_t)plan->nwriters;
+    plan->block_q = plan->nstripes / (uint64_t)nwriters;
+    plan->block_long = plan->nstripes % (uint64_t)nwriters;
+    plan->ntargets = (uint64_t)o->targets;
+    if (plan->ntargets >= (uint64_t)nwriters) {
+        plan->group_q = plan->ntargets / (uint64_t)nwriters;
+        plan->group_long = plan->ntargets % (uint64_t)nwriters;
+    }
 }
 
-int fwdioi_plan_writer_rank(const fwdioi_plan_t *plan, int w)
-{
-    return plan->first_writer + w * plan->writer_stride;
-}
+int fwdioi_plan_writer_rank(const fwdioi_plan_t *plan, int w) { return plan->writer_ranks[w]; }
 
 int fwdioi_plan_writer_of_rank(const fwdioi_plan_t *plan, int rank)
 {
-    int d = rank - plan->first_writer;
-    if (d < 0 || d % plan->writer_stride != 0)
-        return -1;
-    int w = d / plan->writer_stride;
-    return w < plan->nwriters ? w : -1;
+    for (int w = 0; w < plan->nwriters; w++)
+        if (plan->writer_ranks[w] == rank)
+            return w;
+    return -1;
 }
 
-/*
- * Block layout: W - r writers own q stripes, then r writers own q + 1. The long
- * runs go last so that the file's short final stripe lands on a long run: no
- * two writers differ by more than one stripe of bytes.
- */
-static uint64_t block_short_writers(const fwdioi_plan_t *plan)
+/* ---- the targets layout ---- */
+
+static int targets_grouped(const fwdioi_plan_t *p) { return p->ntargets >= (uint64_t)p->nwriters; }
+
+/* W > T: writer w serves target w mod T, as the (w / T)-th of c writers. */
+static uint64_t shared_writers_of_target(const fwdioi_plan_t *p, uint64_t t)
 {
-    return (uint64_t)plan->nwriters - plan->block_long;
+    uint64_t W = (uint64_t)p->nwriters, T = p->ntargets;
+    return W / T + (t < W % T ? 1 : 0);
 }
 
-static uint64_t block_first_stripe(const fwdioi_plan_t *plan, int w)
+/* Stripes that land on target t. */
+static uint64_t stripes_on_target(const fwdioi_plan_t *p, uint64_t t)
 {
-    uint64_t uw = (uint64_t)w, nshort = block_short_writers(plan);
-    return uw * plan->block_q + (uw > nshort ? uw - nshort : 0);
+    return p->nstripes / p->ntargets + (t < p->nstripes % p->ntargets ? 1 : 0);
 }
+
+static int targets_stripe_writer(const fwdioi_plan_t *p, uint64_t s)
+{
+    uint64_t T = p->ntargets, t = s % T, W = (uint64_t)p->nwriters;
+    if (targets_grouped(p))
+        return (int)share_owner(p->group_q, p->group_long, W, t);
+    uint64_t c = shared_writers_of_target(p, t);
+    return (int)(((s / T) % c) * T + t);
+}
+
+static uint64_t targets_writer_stripes(const fwdioi_plan_t *p, int w)
+{
+    uint64_t T = p->ntargets, W = (uint64_t)p->nwriters, uw = (uint64_t)w;
+    if (targets_grouped(p)) {
+        uint64_t a = share_first(p->group_q, p->group_long, W, uw);
+        uint64_t m = share_count(p->group_q, p->group_long, W, uw);
+        uint64_t rest = p->nstripes % T; /* targets [0, rest) have one more */
+        uint64_t extra = rest > a ? (rest - a < m ? rest - a : m) : 0;
+        return m * (p->nstripes / T) + extra;
+    }
+    uint64_t t = uw % T, r = uw / T, c = shared_writers_of_target(p, t);
+    uint64_t k = stripes_on_target(p, t);
+    return k / c + (r < k % c ? 1 : 0);
+}
+
+static uint64_t targets_local_stripe(const fwdioi_plan_t *p, uint64_t s)
+{
+    uint64_t T = p->ntargets, t = s % T, W = (uint64_t)p->nwriters;
+    if (targets_grouped(p)) {
+        uint64_t w = share_owner(p->group_q, p->group_long, W, t);
+        uint64_t a = share_first(p->group_q, p->group_long, W, w);
+        uint64_t m = share_count(p->group_q, p->group_long, W, w);
+        return (s / T) * m + (t - a);
+    }
+    return (s / T) / shared_writers_of_target(p, t);
+}
+
+static uint64_t targets_stripe_at(const fwdioi_plan_t *p, int w, uint64_t i)
+{
+    uint64_t T = p->ntargets, W = (uint64_t)p->nwriters, uw = (uint64_t)w;
+    if (targets_grouped(p)) {
+        uint64_t a = share_first(p->group_q, p->group_long, W, uw);
+        uint64_t m = share_count(p->group_q, p->group_long, W, uw);
+        return (i / m) * T + a + i % m;
+    }
+    uint64_t t = uw % T, r = uw / T, c = shared_writers_of_target(p, t);
+    return t + (i * c + r) * T;
+}
+
+static uint64_t targets_next_stripe(const fwdioi_plan_t *p, int w, uint64_t s)
+{
+    uint64_t T = p->ntargets, W = (uint64_t)p->nwriters, uw = (uint64_t)w;
+    if (targets_grouped(p)) {
+        uint64_t a = share_first(p->group_q, p->group_long, W, uw);
+        uint64_t m = share_count(p->group_q, p->group_long, W, uw);
+        uint64_t cycle = s / T, t = s % T;
+        if (t < a)
+            return cycle * T + a;
+        if (t < a + m)
+            return s;
+        return (cycle + 1) * T + a;
+    }
+    uint64_t t = uw % T, r = uw / T, c = shared_writers_of_target(p, t);
+    uint64_t k = s <= t ? 0 : (s - t + T - 1) / T; /* first stripe of t at or after s */
+    k += (r + c - k % c) % c;                       /* ... that is writer w's turn */
+    return t + k * T;
+}
+
+static void targets_writers_in_range(const fwdioi_plan_t *p, uint64_t s0, uint64_t s1,
+                                     int *first, int *count)
+{
+    uint64_t T = p->ntargets, W = (uint64_t)p->nwriters;
+    if (!targets_grouped(p) || s1 - s0 + 1 >= T) {
+        *first = 0;
+        *count = p->nwriters;
+        return;
+    }
+    uint64_t g0 = share_owner(p->group_q, p->group_long, W, s0 % T);
+    uint64_t g1 = share_owner(p->group_q, p->group_long, W, s1 % T);
+    uint64_t n = s0 % T <= s1 % T ? g1 - g0 + 1 : (W - g0) + g1 + 1;
+    *first = (int)g0;
+    *count = (int)(n < W ? n : W);
+}
+
+/* ---- every layout ---- */
 
 int fwdioi_plan_stripe_writer(const fwdioi_plan_t *plan, uint64_t s)
 {
-    if (plan->layout == FWDIO_LAYOUT_CYCLIC)
-        return (int)(s % (uint64_t)plan->nwriters);
-    uint64_t nshort = block_short_writers(plan);
-    uint64_t short_part = nshort * plan->block_q;
-    if (s < short_part)
-        return (int)(s / plan->block_q);
-    return (int)(nshort + (s - short_part) / (plan->block_q + 1));
+    uint64_t W = (uint64_t)plan->nwriters;
+    switch (plan->layout) {
+    case FWDIO_LAYOUT_CYCLIC:
+        return (int)(s % W);
+    case FWDIO_LAYOUT_TARGETS:
+        return targets_stripe_writer(plan, s);
+    default:
+        return (int)share_owner(plan->block_q, plan->block_long, W, s);
+    }
 }
 
 uint64_t fwdioi_plan_writer_stripes(const fwdioi_plan_t *plan, int w)
 {
     uint64_t uw = (uint64_t)w, W = (uint64_t)plan->nwriters;
-    if (plan->layout == FWDIO_LAYOUT_CYCLIC)
+    switch (plan->layout) {
+    case FWDIO_LAYOUT_CYCLIC:
         return plan->nstripes / W + (uw < plan->nstripes % W ? 1 : 0);
-    return plan->block_q + (uw >= block_short_writers(plan) ? 1 : 0);
+    case FWDIO_LAYOUT_TARGETS:
+        return targets_writer_stripes(plan, w);
+    default:
+        return share_count(plan->block_q, plan->block_long, W, uw);
+    }
 }
 
 uint64_t fwdioi_plan_local_stripe(const fwdioi_plan_t *plan, uint64_t s)
 {
-    if (plan->layout == FWDIO_LAYOUT_CYCLIC)
-        return s / (uint64_t)plan->nwriters;
-    return s - block_first_stripe(plan, fwdioi_plan_stripe_writer(plan, s));
+    uint64_t W = (uint64_t)plan->nwriters;
+    switch (plan->layout) {
+    case FWDIO_LAYOUT_CYCLIC:
+        return s / W;
+    case FWDIO_LAYOUT_TARGETS:
+        return targets_local_stripe(plan, s);
+    default:
+        return s - share_first(plan->block_q, plan->block_long, W,
+                               (uint64_t)fwdioi_plan_stripe_writer(plan, s));
+    }
+}
+
+uint64_t fwdioi_plan_writer_stripe_at(const fwdioi_plan_t *plan, int w, uint64_t i)
+{
+    uint64_t W = (uint64_t)plan->nwriters;
+    switch (plan->layout) {
+    case FWDIO_LAYOUT_CYCLIC:
+        return i * W + (uint64_t)w;
+    case FWDIO_LAYOUT_TARGETS:
+        return targets_stripe_at(plan, w, i);
+    default:
+        return share_first(plan->block_q, plan->block_long, W, (uint64_t)w) + i;
+    }
 }
 
 uint64_t fwdioi_plan_next_stripe(const fwdioi_plan_t *plan, int w, uint64_t s)
 {
     if (s >= plan->nstripes)
         return plan->nstripes;
-    uint64_t next;
-    if (plan->layout == FWDIO_LAYOUT_CYCLIC) {
-        uint64_t W = (uint64_t)plan->nwriters;
+    uint64_t W = (uint64_t)plan->nwriters, next;
+    switch (plan->layout) {
+    case FWDIO_LAYOUT_CYCLIC:
         next = s + ((uint64_t)w + W - s % W) % W;
-    } else {
-        uint64_t first = block_first_stripe(plan, w);
+        break;
+    case FWDIO_LAYOUT_TARGETS:
+        next = targets_next_stripe(plan, w, s);
+        break;
+    default: {
+        uint64_t first = share_first(plan->block_q, plan->block_long, W, (uint64_t)w);
         uint64_t end = first + fwdioi_plan_writer_stripes(plan, w);
         next = s < first ? first : s;
         if (next >= end)
             return plan->nstripes;
+    }
     }
     return next < plan->nstripes ? next : plan->nstripes;
 }
@@ -150,14 +325,26 @@ uint64_t fwdioi_plan_writer_bytes(const fwdioi_plan_t *plan, int w)
     return bytes;
 }
 
+uint64_t fwdioi_plan_stripe_target(const fwdioi_plan_t *plan, uint64_t s)
+{
+    return plan->ntargets ? s % plan->ntargets : UINT64_MAX;
+}
+
 void fwdioi_plan_writers_in_range(const fwdioi_plan_t *plan, uint64_t s0, uint64_t s1,
                                   int *first, int *count)
 {
-    *first = fwdioi_plan_stripe_writer(plan, s0);
-    if (plan->layout == FWDIO_LAYOUT_CYCLIC) {
+    switch (plan->layout) {
+    case FWDIO_LAYOUT_CYCLIC: {
+        *first = fwdioi_plan_stripe_writer(plan, s0);
         uint64_t n = s1 - s0 + 1;
         *count = n < (uint64_t)plan->nwriters ? (int)n : plan->nwriters;
-    } else {
+        return;
+    }
+    case FWDIO_LAYOUT_TARGETS:
+        targets_writers_in_range(plan, s0, s1, first, count);
+        return;
+    default:
+        *first = fwdioi_plan_stripe_writer(plan, s0);
         *count = fwdioi_plan_stripe_writer(plan, s1) - *first + 1;
     }
 }

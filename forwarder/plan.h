@@ -1,7 +1,15 @@
 /*
  * The file plan: which ranks write and which stripes each writer owns. A pure
- * function of (file size, resolved options, rank count), computed identically
- * on every rank, so no rank has to ask another who writes what.
+ * function of (file size, resolved options, the writer ranks), computed
+ * identically on every rank, so no rank has to ask another who writes what.
+ *
+ * Three layouts map stripe s to a writer:
+ * - block: writers own contiguous runs of stripes, differing by at most one;
+ * - cyclic: writer s mod W;
+ * - targets: stripe s lives on storage target s mod T. With W <= T writer w owns
+ *   a contiguous group of ceil(T/W) or floor(T/W) targets; with W > T writer w
+ *   serves target w mod T, and the writers of one target take its stripes in
+ *   turn. No writer touches more than ceil(T/W) targets.
  */
 #ifndef FWDIOI_PLAN_H
 #define FWDIOI_PLAN_H
@@ -15,25 +23,32 @@ typedef struct fwdioi_plan {
     uint64_t nstripes;
     int nranks;
     int nwriters;
-    int first_writer;
-    int writer_stride;
+    const int *writer_ranks; /* [nwriters], owned by the caller */
     fwdio_layout_t layout;
-    /* block layout: the last `block_long` writers own block_q + 1 stripes, the
-     * others block_q */
+    /* block: the last `block_long` writers own block_q + 1 stripes, the others
+     * block_q */
     uint64_t block_q;
     uint64_t block_long;
+    /* targets */
+    uint64_t ntargets;
+    /* W <= T: the last `group_long` writers own group_q + 1 targets, the others
+     * group_q */
+    uint64_t group_q;
+    uint64_t group_long;
 } fwdioi_plan_t;
 
 /**
  * Fill in defaults and check options for a file over `nranks` ranks on `nnodes`
- * nodes. `in` may be NULL. Returns FWDIO_OK or FWDIO_EINVAL.
+ * nodes. `in` may be NULL. After it, out->writers is the number of writers to
+ * place (the placement may give fewer for a stride that runs out of ranks).
+ * Returns FWDIO_OK or FWDIO_EINVAL.
  */
 int fwdioi_options_resolve(const fwdio_options_t *in, int nranks, int nnodes,
                            fwdio_options_t *out);
 
-/** Build the plan from resolved options. */
+/** Build the plan; `writer_ranks` (nwriters of them, distinct) must outlive it. */
 void fwdioi_plan_init(fwdioi_plan_t *plan, uint64_t size, const fwdio_options_t *resolved,
-                      int nranks);
+                      int nranks, const int *writer_ranks, int nwriters);
 
 /** Rank of writer `w` (0 <= w < nwriters). */
 int fwdioi_plan_writer_rank(const fwdioi_plan_t *plan, int w);
@@ -45,14 +60,19 @@ int fwdioi_plan_stripe_writer(const fwdioi_plan_t *plan, uint64_t s);
 uint64_t fwdioi_plan_writer_stripes(const fwdioi_plan_t *plan, int w);
 /** Index of stripe `s` among the stripes of its writer (0, 1, ...). */
 uint64_t fwdioi_plan_local_stripe(const fwdioi_plan_t *plan, uint64_t s);
+/** The stripe with local index `i` of writer `w` (i < writer_stripes). */
+uint64_t fwdioi_plan_writer_stripe_at(const fwdioi_plan_t *plan, int w, uint64_t i);
 /** The first stripe >= s owned by writer w, or nstripes if none. */
 uint64_t fwdioi_plan_next_stripe(const fwdioi_plan_t *plan, int w, uint64_t s);
 /** Bytes of the file writer `w` owns. */
 uint64_t fwdioi_plan_writer_bytes(const fwdioi_plan_t *plan, int w);
+/** Storage target of stripe s (targets layout: s mod T; others: s mod T as
+ *  well when a target count is known, which describes where the stripe lands). */
+uint64_t fwdioi_plan_stripe_target(const fwdioi_plan_t *plan, uint64_t s);
 
 /**
- * The writers owning any stripe in [s0, s1] are first, first+1, ... (count of
- * them, modulo nwriters).
+ * Every writer owning a stripe in [s0, s1] is among first, first+1, ... (count
+ * of them, modulo nwriters); the route asks each of them for its stripes.
  */
 void fwdioi_plan_writers_in_range(const fwdioi_plan_t *plan, uint64_t s0, uint64_t s1,
                                   int *first, int *count);

@@ -27,6 +27,7 @@
 #include <mpi.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -145,8 +146,27 @@ typedef enum fwdio_layout {
     FWDIO_LAYOUT_BLOCK = 0,
     /** Stripe s goes to writer s mod W (with W equal to the storage stripe count,
      *  each writer talks to one storage target). */
-    FWDIO_LAYOUT_CYCLIC = 1
+    FWDIO_LAYOUT_CYCLIC = 1,
+    /** Storage-target aware: stripe s lives on target s mod T (T =
+     *  fwdio_options_t.targets, stripe_size = the storage stripe unit, as on
+     *  Lustre). With W <= T each writer owns ceil(T/W) or floor(T/W) whole
+     *  targets; with W > T each target's stripes are shared out among the
+     *  writers assigned to it. Either way no writer touches more than ceil(T/W)
+     *  targets (one each when W = T: the 1-OST pattern). */
+    FWDIO_LAYOUT_TARGETS = 2
 } fwdio_layout_t;
+
+/** Which ranks become writers. */
+typedef enum fwdio_placement {
+    /** Default. Writers spread evenly over nodes, then over packages and NUMA
+     *  domains within a node, then cores; ranks whose binding is unknown are
+     *  spaced evenly over their node (the stride rule of aggregator placement). */
+    FWDIO_PLACEMENT_SPREAD = 0,
+    /** first_writer + i * writer_stride (CkIO's basePE/skipPEs). */
+    FWDIO_PLACEMENT_STRIDE = 1,
+    /** Exactly the ranks in writer_list. */
+    FWDIO_PLACEMENT_LIST = 2
+} fwdio_placement_t;
 
 /**
  * Per-file options. Call fwdio_options_init() and then change what you need;
@@ -154,7 +174,8 @@ typedef enum fwdio_layout {
  */
 typedef struct fwdio_options {
     /** Bytes a writer gathers before one pwrite (CkIO's writeStripe); should match
-     *  the file system's stripe unit. Default 4 MiB (FWDIO_DEFAULT_WRITE_SIZE). */
+     *  the file system's stripe unit. Default 4 MiB (FWDIO_DEFAULT_WRITE_SIZE),
+     *  or stripe_size when that is set and no multiple of 4 MiB. */
     uint64_t write_size;
     /** Unit of the file that maps to one writer (CkIO's peStripe); a multiple of
      *  write_size. Default 4 x write_size. */
@@ -173,6 +194,16 @@ typedef struct fwdio_options {
     /** Non-zero: every writer fdatasync()s the file before the file is reported
      *  complete. Default 0 (data is in the page cache when complete fires). */
     int durable;
+    /** How writers are chosen; default FWDIO_PLACEMENT_SPREAD. */
+    fwdio_placement_t placement;
+    /** Spread: writers per node (0: writers / nodes, or the default). */
+    int writers_per_node;
+    /** List: the writer ranks (copied by fwdio_open) and their number. */
+    const int *writer_list;
+    int writer_list_len;
+    /** Storage stripe count T for FWDIO_LAYOUT_TARGETS (0: the number of
+     *  writers). */
+    int targets;
 } fwdio_options_t;
 
 /** Default write_size, chosen by measurement (see bench/README.md). */
@@ -397,6 +428,24 @@ typedef struct fwdio_runtime_stats {
 
 /** Fill `stats`; FWDIO_OK or FWDIO_EINVAL. Any thread. */
 FWDIO_API int fwdio_runtime_stats(fwdio_runtime_t *rt, fwdio_runtime_stats_t *stats);
+
+/**
+ * Print the plan fwdio would use for a file of `size` bytes with `opts`
+ * (NULL: defaults): which ranks write (with their node, package, NUMA domain
+ * and core), the stripes and storage targets each writer owns, bytes per
+ * writer, and the largest number of targets any writer touches. As a short
+ * table, or as JSON when `json` is non-zero.
+ *
+ * The ranks are either the runtime's own (`rt` non-NULL, `nranks` 0: its real
+ * topology), or a what-if: `nranks` ranks, `ranks_per_node` per node, on nodes
+ * of the hwloc synthetic shape `synthetic` (e.g. "package:2 numa:2 core:8
+ * pu:1"; NULL: binding unknown), filled node by node and core by core.
+ * @return FWDIO_OK, FWDIO_EINVAL (bad options, counts or description; a
+ *         reason is printed to `out`), FWDIO_ENOMEM. Any thread; no MPI.
+ */
+FWDIO_API int fwdio_plan_describe(fwdio_runtime_t *rt, uint64_t size, const fwdio_options_t *opts,
+                                  int nranks, int ranks_per_node, const char *synthetic, int json,
+                                  FILE *out);
 
 /**
  * The writer ranks of an open file, in writer order. `ranks` may be NULL to ask

@@ -1,6 +1,9 @@
 #define _GNU_SOURCE
 #include "test_common.h"
 
+#include <sched.h>
+#include <unistd.h>
+
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -554,4 +557,17 @@ void tc_poll_until_complete(fwdio_runtime_t *rt, const tc_cbstate_t *st)
         if (n == 0)
             nanosleep(&ts, NULL);
     }
+}
+
+int tc_ranks_bound(MPI_Comm comm)
+{
+    cpu_set_t mine;
+    int bound = 0;
+    if (sched_getaffinity(0, sizeof mine, &mine) == 0) {
+        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+        bound = cpus > 0 && CPU_COUNT(&mine) < cpus;
+    }
+    int all = 0;
+    MPI_Allreduce(&bound, &all, 1, MPI_INT, MPI_LAND, comm);
+    return all;
 }

@@ -189,4 +189,8 @@ void tc_poll_until_complete(fwdio_runtime_t *rt, const tc_cbstate_t *st);
 /** Number of distinct nodes (shared-memory domains) in comm. */
 int tc_node_count(MPI_Comm comm);
 
+/** Collective: non-zero when every rank is bound to a part of the machine
+ *  (then fwdio's spread placement follows packages and cores, not rank order). */
+int tc_ranks_bound(MPI_Comm comm);
+
 #endif

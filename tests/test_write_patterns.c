@@ -290,27 +290,37 @@ static void check_writers(const opts_t *o, const fwdio_file_t *f, int nprocs)
         if (w > nprocs)
             w = nprocs;
     }
+    /* Stride placement (a first writer or a stride was asked for): first + i *
+     * stride. Spread on one node whose ranks are not bound (mpiexec
+     * --oversubscribe does not bind): the stride rule, writer i at
+     * floor(i * P / W). */
+    int stride_placement = o->stride > 0 || o->first_writer > 0;
     int stride = o->stride > 0 ? o->stride : (avail / w > 1 ? avail / w : 1);
-    int can = (avail + stride - 1) / stride;
+    int can = stride_placement ? (avail + stride - 1) / stride : nprocs;
     int want_n = w < can ? w : can;
-    if (o->stride > 0 || nodes == 1) {
+    int *want = malloc((size_t)(want_n > 0 ? want_n : 1) * sizeof *want);
+    for (int i = 0; i < want_n; i++)
+        want[i] = stride_placement ? o->first_writer + i * stride
+                                   : (int)((long)i * nprocs / want_n);
+    if (stride_placement || (nodes == 1 && !tc_ranks_bound(MPI_COMM_WORLD))) {
         int same = (n == want_n);
         for (int i = 0; same && i < n; i++)
-            same = ranks[i] == o->first_writer + i * stride;
+            same = ranks[i] == want[i];
         if (!same) {
-            char got[256] = "", want[256] = "";
+            char got[256] = "", exp[256] = "";
             for (int i = 0; i < n && strlen(got) < 200; i++)
                 snprintf(got + strlen(got), sizeof got - strlen(got), " %d", ranks[i]);
-            for (int i = 0; i < want_n && strlen(want) < 200; i++)
-                snprintf(want + strlen(want), sizeof want - strlen(want), " %d",
-                         o->first_writer + i * stride);
-            tc_fail("writers are [%s ] but fwdio.h's placement (writers %d, first %d, stride %d, "
-                    "%d node(s)) gives [%s ]",
-                    got, w, o->first_writer, stride, nodes, want);
+            for (int i = 0; i < want_n && strlen(exp) < 200; i++)
+                snprintf(exp + strlen(exp), sizeof exp - strlen(exp), " %d", want[i]);
+            tc_fail("writers are [%s ] but fwdio.h's %s placement (writers %d, first %d, "
+                    "stride %d, %d node(s)) gives [%s ]",
+                    got, stride_placement ? "stride" : "spread", w, o->first_writer, stride,
+                    nodes, exp);
         }
     } else {
         TC_CHECK(n == want_n || o->writers == 0, "%d writers, expected %d", n, want_n);
     }
+    free(want);
     if (tc_rank == 0) {
         char got[256] = "";
         for (int i = 0; i < n && strlen(got) < 200; i++)

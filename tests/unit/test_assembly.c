@@ -76,12 +76,15 @@ static int run_case(uint64_t size, uint64_t stripe, uint64_t unit, int writers,
                     fwdio_layout_t layout, uint64_t budget, int flush_every, unsigned seed)
 {
     fwdio_options_t in = {.write_size = unit, .stripe_size = stripe, .writers = writers,
-                          .writer_stride = 1, .layout = layout};
+                          .layout = layout, .targets = layout == FWDIO_LAYOUT_TARGETS ? 3 : 0};
     fwdio_options_t o;
     if (fwdioi_options_resolve(&in, writers, 1, &o) != FWDIO_OK)
         return 1;
+    int ranks[16];
+    for (int w = 0; w < o.writers; w++)
+        ranks[w] = w;
     fwdioi_plan_t plan;
-    fwdioi_plan_init(&plan, size, &o, writers);
+    fwdioi_plan_init(&plan, size, &o, writers, ranks, o.writers);
 
     uint8_t *src = malloc(size + 1);
     uint8_t *hole = calloc(size + 1, 1);
@@ -191,7 +194,7 @@ int main(void)
     const uint64_t budgets[] = {UINT64_MAX, 3 * 4 * K, 0};
     for (size_t b = 0; b < sizeof budgets / sizeof *budgets; b++)
         for (int flush_every = 0; flush_every <= 7; flush_every += 7)
-            for (int layout = 0; layout < 2; layout++)
+            for (int layout = 0; layout < 3; layout++)
                 for (int writers = 1; writers <= 5; writers++)
                     for (uint64_t size = 1; size < 400 * K; size = size * 3 + 1001) {
                         if (run_case(size, 16 * K, 4 * K, writers, (fwdio_layout_t)layout,

@@ -18,17 +18,25 @@ static int failures;
         }                                                                          \
     } while (0)
 
+/* The plan with writers at first + w * stride (CkIO's basePE/skipPEs). */
 static void check_plan(uint64_t size, uint64_t stripe, uint64_t unit, int writers, int first,
-                       int stride, fwdio_layout_t layout, int nranks)
+                       int stride, fwdio_layout_t layout, int targets, int nranks)
 {
     fwdio_options_t in = {.write_size = unit, .stripe_size = stripe, .writers = writers,
-                          .first_writer = first, .writer_stride = stride, .layout = layout};
+                          .first_writer = first, .writer_stride = stride, .layout = layout,
+                          .targets = targets, .placement = FWDIO_PLACEMENT_STRIDE};
     fwdio_options_t o;
     CHECK(fwdioi_options_resolve(&in, nranks, 1, &o) == FWDIO_OK, "resolve P=%d", nranks);
+    int ranks[256];
+    int nw = o.writers;
+    CHECK(nw >= 1 && nw <= nranks && nw <= 256, "W=%d P=%d", nw, nranks);
+    for (int w = 0; w < nw; w++)
+        ranks[w] = o.first_writer + w * o.writer_stride;
     fwdioi_plan_t p;
-    fwdioi_plan_init(&p, size, &o, nranks);
-    const char *shape = layout == FWDIO_LAYOUT_BLOCK ? "block" : "cyclic";
-    CHECK(p.nwriters >= 1 && p.nwriters <= nranks, "%s W=%d P=%d", shape, p.nwriters, nranks);
+    fwdioi_plan_init(&p, size, &o, nranks, ranks, nw);
+    const char *shape = layout == FWDIO_LAYOUT_BLOCK    ? "block"
+                        : layout == FWDIO_LAYOUT_CYCLIC ? "cyclic"
+                                                        : "targets";
     if (writers > 0 && stride > 0 && first + (writers - 1) * stride < nranks)
         CHECK(p.nwriters == writers, "asked %d writers, got %d", writers, p.nwriters);
 
@@ -36,7 +44,6 @@ static void check_plan(uint64_t size, uint64_t stripe, uint64_t unit, int writer
     for (int w = 0; w < p.nwriters; w++) {
         int r = fwdioi_plan_writer_rank(&p, w);
         CHECK(r >= 0 && r < nranks, "writer %d rank %d", w, r);
-        CHECK(r == o.first_writer + w * o.writer_stride, "stride mapping w=%d", w);
         CHECK(fwdioi_plan_writer_of_rank(&p, r) == w, "inverse w=%d", w);
     }
     int writer_count = 0;
@@ -56,7 +63,15 @@ static void check_plan(uint64_t size, uint64_t stripe, uint64_t unit, int writer
         seen[w]++;
     }
     for (int w = 0; w < p.nwriters; w++) {
-        CHECK(seen[w] == fwdioi_plan_writer_stripes(&p, w), "stripe count of writer %d", w);
+        CHECK(seen[w] == fwdioi_plan_writer_stripes(&p, w), "%s: stripe count of writer %d: %llu vs %llu",
+              shape, w, (unsigned long long)seen[w],
+              (unsigned long long)fwdioi_plan_writer_stripes(&p, w));
+        for (uint64_t i = 0; i < seen[w]; i++) {
+            uint64_t st = fwdioi_plan_writer_stripe_at(&p, w, i);
+            CHECK(st < p.nstripes && fwdioi_plan_stripe_writer(&p, st) == w &&
+                      fwdioi_plan_local_stripe(&p, st) == i,
+                  "%s: stripe_at(%d, %llu)", shape, w, (unsigned long long)i);
+        }
         /* walking next_stripe visits exactly the writer's stripes */
         uint64_t n = 0;
         for (uint64_t s = fwdioi_plan_next_stripe(&p, w, 0); s < p.nstripes;
@@ -75,11 +90,33 @@ static void check_plan(uint64_t size, uint64_t stripe, uint64_t unit, int writer
     free(seen);
     CHECK(total_bytes == size, "bytes per writer add up to %llu, not %llu",
           (unsigned long long)total_bytes, (unsigned long long)size);
-    /* balanced within one stripe */
-    CHECK(max_bytes - min_bytes <= stripe, "imbalance %llu > stripe %llu",
-          (unsigned long long)(max_bytes - min_bytes), (unsigned long long)stripe);
+    if (layout != FWDIO_LAYOUT_TARGETS) {
+        /* balanced within one stripe */
+        CHECK(max_bytes - min_bytes <= stripe, "imbalance %llu > stripe %llu",
+              (unsigned long long)(max_bytes - min_bytes), (unsigned long long)stripe);
+    } else {
+        /* each writer touches at most ceil(T/W) targets */
+        uint64_t T = (uint64_t)o.targets, W = (uint64_t)p.nwriters;
+        uint64_t bound = (T + W - 1) / W;
+        for (int w = 0; w < p.nwriters; w++) {
+            unsigned char touched[512] = {0};
+            uint64_t n = 0;
+            for (uint64_t s = fwdioi_plan_next_stripe(&p, w, 0); s < p.nstripes;
+                 s = fwdioi_plan_next_stripe(&p, w, s + 1)) {
+                uint64_t t = fwdioi_plan_stripe_target(&p, s);
+                if (t < 512 && !touched[t]) {
+                    touched[t] = 1;
+                    n++;
+                }
+            }
+            CHECK(n <= bound, "targets: writer %d touches %llu targets, bound %llu (T=%llu W=%llu)",
+                  w, (unsigned long long)n, (unsigned long long)bound, (unsigned long long)T,
+                  (unsigned long long)W);
+        }
+    }
 
-    /* writers_in_range names exactly the writers of the stripes in the range */
+    /* writers_in_range names every writer of the stripes in the range (and
+     * exactly them for block and cyclic) */
     for (uint64_t s0 = 0; s0 < p.nstripes && s0 < 40; s0 += 3) {
         for (uint64_t s1 = s0; s1 < p.nstripes && s1 < s0 + 2 * (uint64_t)p.nwriters + 3; s1++) {
             int first_w, count;
@@ -94,7 +131,8 @@ static void check_plan(uint64_t size, uint64_t stripe, uint64_t unit, int writer
             for (int w = 0; w < p.nwriters; w++)
                 named += in_range[w];
             free(in_range);
-            CHECK(ok && named == count, "writers_in_range [%llu,%llu]", (unsigned long long)s0,
+            int exact = layout == FWDIO_LAYOUT_TARGETS || named == count;
+            CHECK(ok && exact, "%s: writers_in_range [%llu,%llu]", shape, (unsigned long long)s0,
                   (unsigned long long)s1);
         }
     }
@@ -117,14 +155,32 @@ static void check_resolve_errors(void)
     CHECK(o.write_size == FWDIO_DEFAULT_WRITE_SIZE, "default write_size");
     CHECK(o.stripe_size == FWDIO_DEFAULT_STRIPE_UNITS * FWDIO_DEFAULT_WRITE_SIZE, "stripe");
     CHECK(o.writers == FWDIO_DEFAULT_WRITERS_PER_NODE, "writers on one node: %d", o.writers);
-    CHECK(o.writer_stride == 8 / FWDIO_DEFAULT_WRITERS_PER_NODE, "stride %d", o.writer_stride);
+    CHECK(o.placement == FWDIO_PLACEMENT_SPREAD, "default placement");
     CHECK(fwdioi_options_resolve(NULL, 4096, 64, &o) == FWDIO_OK, "defaults at scale");
     CHECK(o.writers == FWDIO_DEFAULT_MAX_WRITERS, "writer cap: %d", o.writers);
     CHECK(fwdioi_options_resolve(NULL, 1, 1, &o) == FWDIO_OK && o.writers == 1, "one rank");
-    /* stride clamps the writer count to the ranks that exist */
+    /* stride clamps the writer count to the ranks that exist; asking for a
+     * first writer or a stride selects the stride placement */
     fwdio_options_t strided = {.writers = 5, .first_writer = 1, .writer_stride = 3};
-    CHECK(fwdioi_options_resolve(&strided, 8, 1, &o) == FWDIO_OK && o.writers == 3,
+    CHECK(fwdioi_options_resolve(&strided, 8, 1, &o) == FWDIO_OK && o.writers == 3 &&
+              o.placement == FWDIO_PLACEMENT_STRIDE,
           "clamped to %d", o.writers);
+    /* spread: writers per node times nodes */
+    fwdio_options_t per_node = {.writers_per_node = 3};
+    CHECK(fwdioi_options_resolve(&per_node, 64, 4, &o) == FWDIO_OK && o.writers == 12,
+          "3 per node on 4 nodes: %d", o.writers);
+    /* list: the list's length; an empty list is refused */
+    int list[3] = {5, 1, 7};
+    fwdio_options_t listed = {.placement = FWDIO_PLACEMENT_LIST, .writer_list = list,
+                              .writer_list_len = 3};
+    CHECK(fwdioi_options_resolve(&listed, 8, 1, &o) == FWDIO_OK && o.writers == 3, "list");
+    listed.writer_list_len = 0;
+    CHECK(fwdioi_options_resolve(&listed, 8, 1, &o) == FWDIO_EINVAL, "empty list");
+    /* targets default to the writer count */
+    fwdio_options_t tgt = {.layout = FWDIO_LAYOUT_TARGETS, .writers = 4};
+    CHECK(fwdioi_options_resolve(&tgt, 8, 1, &o) == FWDIO_OK && o.targets == 4, "targets");
+    fwdio_options_t bad_targets = {.targets = -2};
+    CHECK(fwdioi_options_resolve(&bad_targets, 8, 1, &o) == FWDIO_EINVAL, "targets < 0");
 }
 
 int main(void)
@@ -134,12 +190,14 @@ int main(void)
     const int ranks[] = {1, 2, 3, 4, 7, 8, 16, 64};
     for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++)
         for (size_t ri = 0; ri < sizeof ranks / sizeof *ranks; ri++)
-            for (int layout = 0; layout < 2; layout++)
+            for (int layout = 0; layout < 3; layout++)
                 for (int writers = 0; writers <= ranks[ri] + 1; writers += 1 + writers / 3)
                     for (int stride = 0; stride <= 3; stride++)
                         for (int first = 0; first < ranks[ri] && first < 3; first++)
-                            check_plan(sizes[si], 64 * K, 16 * K, writers, first, stride,
-                                       (fwdio_layout_t)layout, ranks[ri]);
+                            for (int targets = 0; targets <= (layout == 2 ? 13 : 0);
+                                 targets += 1 + targets / 2)
+                                check_plan(sizes[si], 64 * K, 16 * K, writers, first, stride,
+                                           (fwdio_layout_t)layout, targets, ranks[ri]);
     check_resolve_errors();
     if (failures) {
         fprintf(stderr, "test_plan: %d failure(s)\n", failures);
