@@ -14,12 +14,18 @@
  * --idle-rank R makes rank R write nothing (it still opens and closes);
  * --durable asks the writers to fdatasync before complete.
  *
+ * Placement and layout: --policy spread|stride|list (--writers-per-node N for
+ * spread, --first-writer/--stride for stride, --list R,R,... for list) and
+ * --layout block|cyclic|targets (--targets T for targets).
+ *
  * The writes are issued right after fwdio_open, before the file is ready (in
  * ON_POLL mode no callback may have run before the application polls).
  * Also checked: fwdio_open/write/close return FWDIO_OK, the final status is
  * FWDIO_OK on every rank, ready and complete run once each and in order with
  * the same status everywhere, fwdio_file_error reports success, and
- * fwdio_file_writers gives the placement the header documents.
+ * fwdio_file_writers gives the placement the header documents, and
+ * fwdio_file_writer_bytes gives each writer exactly the bytes of the stripes
+ * the documented layout (fwdio.h, forwarder/plan.h) assigns to it.
  */
 #define _GNU_SOURCE
 #include <inttypes.h>
@@ -34,12 +40,19 @@
 
 enum chunk_mode { CHUNK_RANDOM, CHUNK_BLOCK, CHUNK_ROUNDROBIN };
 enum wait_mode { WAIT_WAIT, WAIT_TEST, WAIT_POLL };
+enum { POLICY_UNSET = -1 };
+#define MAX_LIST 64
 
 typedef struct opts {
     fwdio_layout_t layout;
     int writers; /* 0: default, -1: every rank */
     int first_writer;
     int stride;
+    int policy; /* POLICY_UNSET or a fwdio_placement_t */
+    int writers_per_node;
+    int list[MAX_LIST];
+    int list_len;
+    int targets;
     uint64_t size;
     uint64_t stripe_size;
     uint64_t write_size;
@@ -58,12 +71,30 @@ typedef struct opts {
 static void usage(const char *prog)
 {
     fprintf(stderr,
-            "usage: %s [--layout block|cyclic] [--writers N|P] [--first-writer N] [--stride N]\n"
+            "usage: %s [--layout block|cyclic|targets] [--targets T] [--writers N|P]\n"
+            "          [--policy spread|stride|list] [--writers-per-node N] [--list R,R,...]\n"
+            "          [--first-writer N] [--stride N]\n"
             "          [--size S] [--stripe-size S] [--write-size S] [--chunk random|block|roundrobin]\n"
             "          [--max-chunk S] [--max-message S] [--seed N] [--holes] [--durable] [--idle-rank R]\n"
             "          [--callback-mode poll|progress] [--wait wait|test|poll] [--timeout SEC]\n"
             "sizes accept K/M/G suffixes\n",
             prog);
+}
+
+/* "7,2,5" into out[0..max); returns 0, or -1 for a bad or too long list. */
+static int parse_list(const char *text, int *out, int max, int *n)
+{
+    *n = 0;
+    for (const char *p = text; *p;) {
+        char *end;
+        long v = strtol(p, &end, 10);
+        if (end == p || v < 0 || v > 1 << 20 || *n == max || (*end && *end != ',') ||
+            (*end == ',' && end[1] == '\0'))
+            return -1;
+        out[(*n)++] = (int)v;
+        p = *end ? end + 1 : end;
+    }
+    return *n > 0 ? 0 : -1;
 }
 
 static int parse(int argc, char **argv, opts_t *o)
@@ -78,6 +109,7 @@ static int parse(int argc, char **argv, opts_t *o)
     o->cb_mode = FWDIO_CALLBACKS_ON_POLL;
     o->wait = WAIT_WAIT;
     o->timeout = 100;
+    o->policy = POLICY_UNSET;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = (i + 1 < argc) ? argv[i + 1] : NULL;
@@ -95,7 +127,33 @@ static int parse(int argc, char **argv, opts_t *o)
                 o->layout = FWDIO_LAYOUT_BLOCK;
             else if (!strcmp(v, "cyclic"))
                 o->layout = FWDIO_LAYOUT_CYCLIC;
+            else if (!strcmp(v, "targets"))
+                o->layout = FWDIO_LAYOUT_TARGETS;
             else
+                return -1;
+        } else if (!strcmp(a, "--targets")) {
+            NEEDV();
+            o->targets = (int)tc_parse_long(v);
+            if (o->targets < 1)
+                return -1;
+        } else if (!strcmp(a, "--policy")) {
+            NEEDV();
+            if (!strcmp(v, "spread"))
+                o->policy = FWDIO_PLACEMENT_SPREAD;
+            else if (!strcmp(v, "stride"))
+                o->policy = FWDIO_PLACEMENT_STRIDE;
+            else if (!strcmp(v, "list"))
+                o->policy = FWDIO_PLACEMENT_LIST;
+            else
+                return -1;
+        } else if (!strcmp(a, "--writers-per-node")) {
+            NEEDV();
+            o->writers_per_node = (int)tc_parse_long(v);
+            if (o->writers_per_node < 1)
+                return -1;
+        } else if (!strcmp(a, "--list")) {
+            NEEDV();
+            if (parse_list(v, o->list, MAX_LIST, &o->list_len) != 0)
                 return -1;
         } else if (!strcmp(a, "--writers")) {
             NEEDV();
@@ -170,6 +228,16 @@ static int parse(int argc, char **argv, opts_t *o)
     }
     if (o->max_chunk == 0)
         return -1;
+    if (o->list_len > 0 && o->policy == POLICY_UNSET)
+        o->policy = FWDIO_PLACEMENT_LIST;
+    if ((o->policy == FWDIO_PLACEMENT_LIST) != (o->list_len > 0)) {
+        fprintf(stderr, "--policy list and --list go together\n");
+        return -1;
+    }
+    if (o->targets && o->layout != FWDIO_LAYOUT_TARGETS) {
+        fprintf(stderr, "--targets needs --layout targets\n");
+        return -1;
+    }
     return 0;
 }
 
@@ -279,7 +347,12 @@ static void check_writers(const opts_t *o, const fwdio_file_t *f, int nprocs)
 
     int avail = nprocs - o->first_writer;
     int w;
-    if (o->writers > 0)
+    if (o->policy == FWDIO_PLACEMENT_LIST)
+        w = o->list_len;
+    else if (o->writers_per_node > 0 && o->policy != FWDIO_PLACEMENT_STRIDE &&
+             !o->first_writer && !o->stride)
+        w = o->writers_per_node * nodes; /* spread: writers_per_node per node */
+    else if (o->writers > 0)
         w = o->writers;
     else if (o->writers < 0)
         w = nprocs;
@@ -290,19 +363,24 @@ static void check_writers(const opts_t *o, const fwdio_file_t *f, int nprocs)
         if (w > nprocs)
             w = nprocs;
     }
-    /* Stride placement (a first writer or a stride was asked for): first + i *
-     * stride. Spread on one node whose ranks are not bound (mpiexec
-     * --oversubscribe does not bind): the stride rule, writer i at
-     * floor(i * P / W). */
-    int stride_placement = o->stride > 0 || o->first_writer > 0;
+    /* List placement: exactly the list, in its order. Stride placement (asked
+     * for, or implied by a first writer or a stride): first + i * stride.
+     * Spread on one node whose ranks are not bound (mpiexec --oversubscribe
+     * does not bind): the stride rule, writer i at floor(i * P / W). */
+    int list_placement = o->policy == FWDIO_PLACEMENT_LIST;
+    int stride_placement = !list_placement && (o->policy == FWDIO_PLACEMENT_STRIDE ||
+                                               o->stride > 0 || o->first_writer > 0);
     int stride = o->stride > 0 ? o->stride : (avail / w > 1 ? avail / w : 1);
     int can = stride_placement ? (avail + stride - 1) / stride : nprocs;
     int want_n = w < can ? w : can;
     int *want = malloc((size_t)(want_n > 0 ? want_n : 1) * sizeof *want);
     for (int i = 0; i < want_n; i++)
-        want[i] = stride_placement ? o->first_writer + i * stride
-                                   : (int)((long)i * nprocs / want_n);
-    if (stride_placement || (nodes == 1 && !tc_ranks_bound(MPI_COMM_WORLD))) {
+        want[i] = list_placement     ? o->list[i]
+                  : stride_placement ? o->first_writer + i * stride
+                                     : (int)((long)i * nprocs / want_n);
+    const char *policy_name = list_placement ? "list" : stride_placement ? "stride" : "spread";
+    if (list_placement || stride_placement ||
+        (nodes == 1 && !tc_ranks_bound(MPI_COMM_WORLD))) {
         int same = (n == want_n);
         for (int i = 0; same && i < n; i++)
             same = ranks[i] == want[i];
@@ -314,11 +392,24 @@ static void check_writers(const opts_t *o, const fwdio_file_t *f, int nprocs)
                 snprintf(exp + strlen(exp), sizeof exp - strlen(exp), " %d", want[i]);
             tc_fail("writers are [%s ] but fwdio.h's %s placement (writers %d, first %d, "
                     "stride %d, %d node(s)) gives [%s ]",
-                    got, stride_placement ? "stride" : "spread", w, o->first_writer, stride,
-                    nodes, exp);
+                    got, policy_name, w, o->first_writer, stride, nodes, exp);
         }
     } else {
-        TC_CHECK(n == want_n || o->writers == 0, "%d writers, expected %d", n, want_n);
+        TC_CHECK(n == want_n || o->writers == 0 || o->writers_per_node > 0,
+                 "%d writers, expected %d", n, want_n);
+        if (o->writers_per_node > 0) {
+            /* No node holds more writers than writers_per_node. */
+            int mine = 0, node_writers = 0;
+            for (int i = 0; i < n; i++)
+                mine |= ranks[i] == tc_rank;
+            MPI_Comm node;
+            MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+            MPI_Allreduce(&mine, &node_writers, 1, MPI_INT, MPI_SUM, node);
+            MPI_Comm_free(&node);
+            TC_CHECK(node_writers <= o->writers_per_node,
+                     "rank %d's node holds %d writers, writers_per_node is %d", tc_rank,
+                     node_writers, o->writers_per_node);
+        }
     }
     free(want);
     if (tc_rank == 0) {
@@ -328,6 +419,84 @@ static void check_writers(const opts_t *o, const fwdio_file_t *f, int nprocs)
         tc_note("writer ranks:%s", got);
     }
     free(ranks);
+}
+
+/*
+ * Writer (index) of stripe s as documented: block — contiguous runs, the last
+ * nstripes mod W writers one stripe longer; cyclic — s mod W; targets — stripe
+ * s on target t = s mod T; with W <= T writer w owns a contiguous group of
+ * floor(T/W) targets, the last T mod W groups one longer; with W > T target t
+ * is served by writers t, t + T, t + 2T, ... (< W), which take its stripes in
+ * turn.
+ */
+static uint64_t layout_writer(fwdio_layout_t layout, uint64_t s, uint64_t nstripes, uint64_t W,
+                              uint64_t T)
+{
+    if (layout == FWDIO_LAYOUT_CYCLIC)
+        return s % W;
+    uint64_t items = layout == FWDIO_LAYOUT_BLOCK ? nstripes : T;
+    uint64_t item = layout == FWDIO_LAYOUT_BLOCK ? s : s % T;
+    if (layout == FWDIO_LAYOUT_TARGETS && W > T) {
+        uint64_t t = s % T, serving = W / T + (t < W % T ? 1 : 0);
+        return t + ((s / T) % serving) * T;
+    }
+    uint64_t q = items / W, nshort = W - items % W;
+    return item < nshort * q ? item / q : nshort + (item - nshort * q) / (q + 1);
+}
+
+/* Check fwdio_file_writer_bytes against the bytes the plan's extents put in
+ * each writer's stripes under the documented layout. */
+static void check_layout(const opts_t *o, const fwdio_file_t *f, const plan_t *plan)
+{
+    int n = fwdio_file_writers(f, NULL, 0);
+    if (n <= 0)
+        return; /* reported by check_writers */
+    uint64_t *got = calloc((size_t)n, sizeof *got), *want = calloc((size_t)n, sizeof *want);
+    if (!got || !want) {
+        tc_fail("out of memory");
+        free(got);
+        free(want);
+        return;
+    }
+    TC_CHECK(fwdio_file_writer_bytes(f, got, n) == n, "fwdio_file_writer_bytes count");
+    uint64_t write_size = o->write_size ? o->write_size
+                          : o->stripe_size % FWDIO_DEFAULT_WRITE_SIZE == 0
+                              ? FWDIO_DEFAULT_WRITE_SIZE
+                              : o->stripe_size;
+    uint64_t stripe = o->stripe_size ? o->stripe_size : write_size * FWDIO_DEFAULT_STRIPE_UNITS;
+    uint64_t nstripes = (o->size + stripe - 1) / stripe;
+    uint64_t W = (uint64_t)n, T = o->targets ? (uint64_t)o->targets : W;
+    for (size_t i = 0; i < plan->n; i++) {
+        const tc_extent_t *e = &plan->ext[i];
+        if (e->owner < 0)
+            continue;
+        for (uint64_t off = e->offset; off < e->offset + e->len;) {
+            uint64_t s = off / stripe, end = (s + 1) * stripe;
+            if (end > e->offset + e->len)
+                end = e->offset + e->len;
+            want[layout_writer(o->layout, s, nstripes, W, T)] += end - off;
+            off = end;
+        }
+    }
+    char line[512] = "";
+    int bad = 0;
+    for (int w = 0; w < n; w++) {
+        bad |= got[w] != want[w];
+        if (strlen(line) < 400)
+            snprintf(line + strlen(line), sizeof line - strlen(line), " %" PRIu64 "/%" PRIu64,
+                     got[w], want[w]);
+    }
+    if (bad)
+        tc_fail("bytes per writer (got/documented) differ from the %s layout (W %d, T %" PRIu64
+                ", %" PRIu64 " stripes):%s",
+                o->layout == FWDIO_LAYOUT_BLOCK ? "block"
+                : o->layout == FWDIO_LAYOUT_CYCLIC ? "cyclic" : "targets",
+                n, T, nstripes, line);
+    else if (tc_rank == 0)
+        tc_note("bytes per writer as documented (%" PRIu64 " stripes, T %" PRIu64 "):%s",
+                nstripes, T, line);
+    free(got);
+    free(want);
 }
 
 int main(int argc, char **argv)
@@ -344,6 +513,14 @@ int main(int argc, char **argv)
         return 2;
     }
     int P = tc_size;
+    for (int i = 0; i < o.list_len; i++)
+        if (o.list[i] >= P) {
+            if (tc_rank == 0)
+                fprintf(stderr, "--list rank %d needs at least %d ranks\n", o.list[i],
+                        o.list[i] + 1);
+            MPI_Finalize();
+            return 2;
+        }
     if (o.idle_rank >= P) {
         if (tc_rank == 0)
             fprintf(stderr, "--idle-rank %d needs at least %d ranks\n", o.idle_rank,
@@ -380,10 +557,20 @@ int main(int argc, char **argv)
         }
     }
     if (tc_rank == 0)
-        tc_note("size %" PRIu64 ", %zu extents (%zu holes), layout %s, writers %d, stripe %" PRIu64
-                ", write %" PRIu64 ", seed %" PRIu64,
-                o.size, plan.n, holes, o.layout == FWDIO_LAYOUT_BLOCK ? "block" : "cyclic",
-                o.writers < 0 ? P : o.writers, o.stripe_size, o.write_size, o.seed);
+        tc_note("size %" PRIu64 ", %zu extents (%zu holes), layout %s (targets %d), policy %s, "
+                "writers %d (per node %d, list of %d), stripe %" PRIu64 ", write %" PRIu64
+                ", seed %" PRIu64,
+                o.size, plan.n, holes,
+                o.layout == FWDIO_LAYOUT_BLOCK    ? "block"
+                : o.layout == FWDIO_LAYOUT_CYCLIC ? "cyclic"
+                                                  : "targets",
+                o.targets,
+                o.policy == FWDIO_PLACEMENT_LIST     ? "list"
+                : o.policy == FWDIO_PLACEMENT_STRIDE ? "stride"
+                : o.policy == FWDIO_PLACEMENT_SPREAD ? "spread"
+                                                     : "default",
+                o.writers < 0 ? P : o.writers, o.writers_per_node, o.list_len, o.stripe_size,
+                o.write_size, o.seed);
     long total = tc_sum(MPI_COMM_WORLD, (long)my_bytes);
     if (o.idle_rank == tc_rank)
         TC_CHECK(mine == 0, "test bug: idle rank owns %zu extents", mine);
@@ -409,6 +596,12 @@ int main(int argc, char **argv)
     fo.writers = o.writers < 0 ? P : o.writers;
     fo.first_writer = o.first_writer;
     fo.writer_stride = o.stride;
+    if (o.policy != POLICY_UNSET)
+        fo.placement = (fwdio_placement_t)o.policy;
+    fo.writers_per_node = o.writers_per_node;
+    fo.writer_list = o.list_len ? o.list : NULL;
+    fo.writer_list_len = o.list_len;
+    fo.targets = o.targets;
     fo.durable = o.durable;
     if (o.stripe_size)
         fo.stripe_size = o.stripe_size;
@@ -485,6 +678,7 @@ int main(int argc, char **argv)
              "fwdio_file_error of a good file is '%s', expected '%s'", es ? es : "(null)",
              fwdio_strerror(FWDIO_OK));
     check_writers(&o, f, P);
+    check_layout(&o, f, &plan);
 
     tc_phase("verifying %s", path);
     int bad = tc_verify_extents(MPI_COMM_WORLD, path, o.size, o.seed, plan.ext, plan.n);
