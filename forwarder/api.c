@@ -2,6 +2,7 @@
  * hand-over to the progress thread. */
 #include "file.h"
 #include "placement.h"
+#include "settings.h"
 #include "log.h"
 
 #include <stdlib.h>
@@ -29,10 +30,26 @@ int fwdio_init(MPI_Comm comm, const fwdio_config_t *cfg, fwdio_runtime_t **out)
     int rc = fwdioi_agree_op_create(&rt->agree_op);
     if (rc != FWDIO_OK)
         goto fail;
-    fwdioi_client_t client = {fwdioi_session_poll, rt};
-    rc = fwdioi_rt_create(comm, cfg, &client, &rt->rt);
+    int world_rank = 0;
+    MPI_Comm_rank(comm, &world_rank);
+    /* Every rank checks the settings, so a bad one fails init everywhere. */
+    rc = fwdioi_settings_load(&rt->settings, world_rank == 0);
     if (rc != FWDIO_OK)
         goto fail;
+    fwdio_config_t conf;
+    if (cfg)
+        conf = *cfg;
+    else
+        memset(&conf, 0, sizeof conf);
+    rc = fwdioi_settings_apply_config(&rt->settings, &conf);
+    if (rc != FWDIO_OK)
+        goto fail;
+    fwdioi_client_t client = {fwdioi_session_poll, rt};
+    rc = fwdioi_rt_create(comm, &conf, &client, &rt->rt);
+    if (rc != FWDIO_OK)
+        goto fail;
+    if (world_rank == 0 && fwdioi_log_level() >= FWDIOI_LOG_WARN)
+        fwdioi_settings_print_config(fwdioi_rt_config(rt->rt), stderr);
     if (fwdioi_topology_discover(fwdioi_rt_comm(rt->rt), &rt->topo) != 0) {
         rc = FWDIO_EMPI;
         goto fail_rt;
@@ -42,6 +59,7 @@ int fwdio_init(MPI_Comm comm, const fwdio_config_t *cfg, fwdio_runtime_t **out)
 fail_rt:
     fwdioi_rt_destroy(rt->rt);
 fail:
+    fwdioi_settings_free(&rt->settings);
     fwdioi_agree_op_free(&rt->agree_op);
     free(rt);
     return rc;
@@ -86,6 +104,7 @@ int fwdio_finalize(fwdio_runtime_t *rt)
     fwdioi_rt_destroy(rt->rt);
     fwdioi_agree_op_free(&rt->agree_op);
     fwdioi_topology_free(&rt->topo);
+    fwdioi_settings_free(&rt->settings);
     free(rt);
     return FWDIO_OK;
 }
@@ -101,12 +120,8 @@ int fwdio_poll(fwdio_runtime_t *rt)
 
 void fwdio_options_init(fwdio_options_t *opts)
 {
-    if (!opts)
-        return;
-    memset(opts, 0, sizeof *opts);
-    opts->write_size = FWDIO_DEFAULT_WRITE_SIZE;
-    opts->stripe_size = FWDIO_DEFAULT_WRITE_SIZE * FWDIO_DEFAULT_STRIPE_UNITS;
-    opts->layout = FWDIO_LAYOUT_BLOCK;
+    if (opts)
+        memset(opts, 0, sizeof *opts);
 }
 
 /* ---- files ---- */
@@ -140,20 +155,37 @@ int fwdio_open(fwdio_runtime_t *rt, const char *path, uint64_t size, const fwdio
     if (fwdioi_rt_on_progress_thread())
         return FWDIO_ECONTEXT;
     double t0 = fwdioi_now();
-    fwdio_options_t resolved;
-    int rc = fwdioi_options_resolve(opts, fwdioi_rt_size(rt->rt), rt->topo.nnodes, &resolved);
-    if (rc != FWDIO_OK)
+    fwdio_options_t given, resolved;
+    if (opts)
+        given = *opts;
+    else
+        memset(&given, 0, sizeof given);
+    int *env_list = NULL; /* a writer list from the environment or file */
+    int rc = fwdioi_settings_apply_options(&rt->settings, &given, &env_list);
+    if (rc == FWDIO_OK)
+        rc = fwdioi_options_resolve(&given, fwdioi_rt_size(rt->rt), rt->topo.nnodes, &resolved);
+    if (rc == FWDIO_OK && fwdioi_rt_rank(rt->rt) == 0 && fwdioi_log_level() >= FWDIOI_LOG_WARN) {
+        fprintf(stderr, "fwdio: plan of %s:\n", path);
+        fwdioi_plan_print(&rt->topo, size, &given, 0, stderr);
+    }
+    if (rc != FWDIO_OK) {
+        free(env_list);
         return rc;
+    }
     fwdio_file_t *f = calloc(1, sizeof *f);
-    if (!f)
+    if (!f) {
+        free(env_list);
         return FWDIO_ENOMEM;
+    }
     int nwriters = 0;
     f->writer_ranks = malloc((size_t)resolved.writers * sizeof *f->writer_ranks);
     if (!f->writer_ranks) {
+        free(env_list);
         free(f);
         return FWDIO_ENOMEM;
     }
     rc = fwdioi_place_writers(&rt->topo, &resolved, f->writer_ranks, &nwriters);
+    free(env_list);
     if (rc != FWDIO_OK || nwriters < 1) {
         fwdioi_file_release(f);
         return rc != FWDIO_OK ? rc : FWDIO_EINVAL;

@@ -13,6 +13,7 @@
 #include "assembly.h"
 #include "plan.h"
 #include "runtime.h"
+#include "settings.h"
 #include "topology.h"
 
 /* Wire format of a data message: header, pieces, then the pieces' bytes. */
@@ -117,6 +118,7 @@ struct fwdio_runtime {
     fwdioi_rt_t *rt;
     MPI_Op agree_op;
     fwdioi_topology_t topo; /* where every rank runs (fixed after init) */
+    fwdioi_settings_file_t settings; /* FWDIO_CONFIG, read at init */
     /* locked */
     uint64_t next_seq;
     struct fwdio_file *live; /* every file not yet destroyed */

@@ -94,9 +94,27 @@ typedef enum fwdio_callback_mode {
     FWDIO_CALLBACKS_ON_PROGRESS = 1
 } fwdio_callback_mode_t;
 
+/*
+ * Where settings come from. Every field of fwdio_config_t and fwdio_options_t
+ * has a key: its field name (writer_buffer, stripe_size, layout, ...). A field
+ * the code leaves at 0 takes, first found:
+ *   1. the environment variable FWDIO_<KEY>, e.g. FWDIO_STRIPE_SIZE=1M,
+ *      FWDIO_LAYOUT=cyclic, FWDIO_WRITER_LIST=0,4,8;
+ *   2. the `key = value` line of the file named by FWDIO_CONFIG (# comments);
+ *   3. the documented default.
+ * MPI-IO hints (fwdio_options_set_info) write the fields they name, so they
+ * count as code. Sizes take K/M/G/T suffixes; choices are spelled as in the
+ * enum names (poll|progress, block|cyclic|targets, spread|stride|list); flags
+ * are 0 or 1. A malformed value or an unknown key in the file makes fwdio_init
+ * or fwdio_open fail with FWDIO_EINVAL and a message on stderr; unknown FWDIO_*
+ * variables are reported by rank 0. FWDIO_VERBOSE=1 prints the effective
+ * configuration at init and each file's plan at open (rank 0).
+ */
+
 /**
  * Runtime configuration for fwdio_init(). Zero-initialise it (or pass NULL):
- * every zero field means "the documented default".
+ * every zero field means "from the environment, the config file, or the
+ * documented default".
  */
 typedef struct fwdio_config {
     /** Where callbacks run; default FWDIO_CALLBACKS_ON_POLL. */
@@ -262,8 +280,22 @@ FWDIO_API int fwdio_init(MPI_Comm comm, const fwdio_config_t *cfg, fwdio_runtime
  */
 FWDIO_API int fwdio_finalize(fwdio_runtime_t *rt);
 
-/** Fill `opts` with the documented defaults (the same as a zero-filled struct). */
+/**
+ * Fill `opts` with defaults: zeros, which fwdio_open replaces by the
+ * environment, the config file or the documented defaults (see "Where settings
+ * come from" above fwdio_config_t).
+ */
 FWDIO_API void fwdio_options_init(fwdio_options_t *opts);
+
+/**
+ * Set file options from MPI-IO hints, under the names MPI-IO users know:
+ * cb_nodes -> writers, cb_config_list "*:N" -> writers_per_node,
+ * striping_unit -> stripe_size, striping_factor -> targets, and
+ * fwdio_<key> for any other option key (e.g. fwdio_layout = targets). Other
+ * hints are ignored. The hints overwrite the fields they name.
+ * @return FWDIO_OK, or FWDIO_EINVAL for a malformed value (reason on stderr).
+ */
+FWDIO_API int fwdio_options_set_info(fwdio_options_t *opts, MPI_Info info);
 
 /**
  * Open `path` for writing `size` bytes (collective, nonblocking). Every rank of

@@ -1,4 +1,4 @@
-/* Runtime configuration: defaults, the FWDIO_* environment, and checks. */
+/* Runtime configuration: defaults and checks. */
 #include "config.h"
 
 #include "log.h"
@@ -41,21 +41,6 @@ int fwdioi_parse_size(const char *text, uint64_t *out)
     return 0;
 }
 
-/* A size from the environment: 0 if unset, -1 (reported) if malformed. */
-static int env_size(const char *name, size_t *out)
-{
-    const char *v = getenv(name);
-    if (!v || !*v)
-        return 0;
-    uint64_t n;
-    if (fwdioi_parse_size(v, &n) != 0 || n == 0 || n > SIZE_MAX) {
-        fwdioi_report("%s=\"%s\" is not a size in bytes (e.g. 8M, 512K, 1G)", name, v);
-        return -1;
-    }
-    *out = (size_t)n;
-    return 0;
-}
-
 int fwdioi_config_resolve(const fwdio_config_t *in, fwdio_config_t *out)
 {
     if (in)
@@ -72,26 +57,11 @@ int fwdioi_config_resolve(const fwdio_config_t *in, fwdio_config_t *out)
     if (out->poll_max_us < out->poll_min_us)
         out->poll_max_us = out->poll_min_us;
 
-    /* Code first, then the environment, then the default. */
-    if (out->writer_buffer == 0 && env_size("FWDIO_WRITER_BUFFER", &out->writer_buffer) != 0)
-        return FWDIO_EINVAL;
-    if (out->staging_buffer == 0 && env_size("FWDIO_STAGING_BUFFER", &out->staging_buffer) != 0)
-        return FWDIO_EINVAL;
+    /* The environment and the config file were applied by the caller. */
     if (out->writer_buffer == 0)
         out->writer_buffer = FWDIO_DEFAULT_WRITER_BUFFER;
     if (out->staging_buffer == 0)
         out->staging_buffer = FWDIO_DEFAULT_STAGING_BUFFER;
-    if (!out->io_inline) {
-        const char *v = getenv("FWDIO_IO_INLINE");
-        if (v && *v) {
-            if (strcmp(v, "0") != 0 && strcmp(v, "1") != 0) {
-                fwdioi_report("FWDIO_IO_INLINE=\"%s\" must be 0 or 1", v);
-                return FWDIO_EINVAL;
-            }
-            out->io_inline = v[0] == '1';
-        }
-    }
-
     if (out->max_message_size == 0)
         out->max_message_size = (size_t)8 << 20;
     if (out->max_message_size > ((size_t)1 << 30) || out->max_message_size < 4096)

@@ -7,8 +7,7 @@
 /** Parse "123", "64K", "8M", "2GiB", "1G" (binary units) into bytes; 0 or -1. */
 int fwdioi_parse_size(const char *text, uint64_t *out);
 
-/** Fill in defaults and the FWDIO_* environment; FWDIO_OK or FWDIO_EINVAL (the
- *  reason is reported on stderr). */
+/** Fill in defaults and check; FWDIO_OK or FWDIO_EINVAL. */
 int fwdioi_config_resolve(const fwdio_config_t *in, fwdio_config_t *out);
 
 #endif

@@ -1,15 +1,26 @@
 #include "log.h"
 
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 
+/* FWDIO_VERBOSE, read on first use (fwdio_init's thread) and kept: the
+ * progress thread must not read the environment while the application may be
+ * changing it. */
+static atomic_int cached_level = -1;
+
 int fwdioi_log_level(void)
 {
-    /* Read once; a data race on the cached value is benign but TSan would
-     * flag it, so every call reads the environment (cheap next to logging). */
-    const char *v = getenv("FWDIO_VERBOSE");
-    return v ? atoi(v) : 0;
+    int level = atomic_load_explicit(&cached_level, memory_order_relaxed);
+    if (level < 0) {
+        const char *v = getenv("FWDIO_VERBOSE");
+        level = v ? atoi(v) : 0;
+        if (level < 0)
+            level = 0;
+        atomic_store_explicit(&cached_level, level, memory_order_relaxed);
+    }
+    return level;
 }
 
 static void print_line(const char *fmt, va_list ap)
