@@ -44,8 +44,10 @@ int fwdioi_options_resolve(const fwdio_options_t *in, int nranks, int nnodes,
     int rc = check_ranges(out, nranks);
     if (rc != FWDIO_OK)
         return rc;
-    /* Asking for a first writer or a stride asks for that placement. */
-    if (out->placement == FWDIO_PLACEMENT_SPREAD && (out->first_writer || out->writer_stride))
+    /* Giving a writer list, or a first writer or stride, asks for that placement. */
+    if (out->placement == FWDIO_PLACEMENT_SPREAD && out->writer_list)
+        out->placement = FWDIO_PLACEMENT_LIST;
+    else if (out->placement == FWDIO_PLACEMENT_SPREAD && (out->first_writer || out->writer_stride))
         out->placement = FWDIO_PLACEMENT_STRIDE;
 
     switch (out->placement) {

@@ -212,7 +212,8 @@ typedef struct fwdio_options {
     /** Non-zero: every writer fdatasync()s the file before the file is reported
      *  complete. Default 0 (data is in the page cache when complete fires). */
     int durable;
-    /** How writers are chosen; default FWDIO_PLACEMENT_SPREAD. */
+    /** How writers are chosen; default FWDIO_PLACEMENT_SPREAD, or LIST when
+     *  writer_list is given, or STRIDE when first_writer or writer_stride is. */
     fwdio_placement_t placement;
     /** Spread: writers per node (0: writers / nodes, or the default). */
     int writers_per_node;
