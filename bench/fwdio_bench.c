@@ -30,12 +30,20 @@
 
 #define MIB (1024.0 * 1024.0)
 #define MAX_WRITER_COUNTS 32
+#define MAX_LIST 1024
 #define MAX_EXTENTS 64
 #define NO_BAD_OFFSET UINT64_MAX
 /* Largest count handed to one MPI-IO call: counts are ints. */
 #define MPIIO_MAX_CALL ((uint64_t)1 << 30)
 
 /* ------------------------------------------------------------------ options */
+
+/* Writer placements the benchmark can ask for: fwdio's three policies, plus
+ * "packed", the crowded placement (a list of ranks 0 .. W-1). */
+enum bench_policy { POLICY_SPREAD, POLICY_STRIDE, POLICY_LIST, POLICY_PACKED, NPOLICIES };
+static const char *const policy_names[NPOLICIES] = {"spread", "stride", "list", "packed"};
+#define NLAYOUTS 3
+static const char *const layout_names[NLAYOUTS] = {"block", "cyclic", "targets"};
 
 struct bench_opts {
     uint64_t size;
@@ -47,7 +55,16 @@ struct bench_opts {
     const char *modes;    /* comma-separated names from modes[] */
     int writers[MAX_WRITER_COUNTS];
     int nwriters;
-    fwdio_layout_t layout;
+    /* fwdio configurations: every policy x every layout, in the order given */
+    enum bench_policy policies[NPOLICIES];
+    int npolicies;
+    fwdio_layout_t layouts[NLAYOUTS];
+    int nlayouts;
+    int targets;          /* layout targets: T (0: fwdio's default, T = W) */
+    int first_writer;     /* stride */
+    int writer_stride;    /* stride (0: fwdio's default spacing) */
+    int list[MAX_LIST];   /* list: writer w of W is list[w] */
+    int list_len;
     uint64_t write_size;  /* 0: fwdio's default */
     uint64_t stripe_size; /* 0: fwdio's default */
     uint64_t call_size;   /* bytes per fwdio_write call; 0: one call per extent */
@@ -155,7 +172,9 @@ struct mode {
 struct config {
     const struct mode *mode;
     int writers; /* 0: the mode's own default */
-    char label[32];
+    enum bench_policy policy; /* fwdio only */
+    fwdio_layout_t layout;    /* fwdio only */
+    char label[48];
     char plan[160];
 };
 
@@ -206,11 +225,38 @@ static int fwdio_write_extents(struct bench_ctx *ctx, fwdio_file_t *file)
 static void run_fwdio(struct bench_ctx *ctx, const struct config *cfg, const char *path,
                       struct run_local *out)
 {
+    const struct bench_opts *o = ctx->opts;
     fwdio_options_t fo;
     fwdio_options_init(&fo);
     fo.writers = cfg->writers;
-    fo.layout = ctx->opts->layout;
-    fo.durable = ctx->opts->durable;
+    fo.layout = cfg->layout;
+    fo.targets = cfg->layout == FWDIO_LAYOUT_TARGETS ? o->targets : 0;
+    fo.durable = o->durable;
+    int packed[MAX_LIST];
+    switch (cfg->policy) {
+    case POLICY_SPREAD:
+        fo.placement = FWDIO_PLACEMENT_SPREAD;
+        break;
+    case POLICY_STRIDE:
+        fo.placement = FWDIO_PLACEMENT_STRIDE;
+        fo.first_writer = o->first_writer;
+        fo.writer_stride = o->writer_stride;
+        break;
+    case POLICY_LIST: /* the first W ranks of --list (checked at start-up) */
+        fo.placement = FWDIO_PLACEMENT_LIST;
+        fo.writer_list = o->list;
+        fo.writer_list_len = cfg->writers;
+        break;
+    case POLICY_PACKED: /* ranks 0 .. W-1: every writer on consecutive ranks */
+        for (int w = 0; w < cfg->writers && w < MAX_LIST; w++)
+            packed[w] = w;
+        fo.placement = FWDIO_PLACEMENT_LIST;
+        fo.writer_list = packed;
+        fo.writer_list_len = cfg->writers;
+        break;
+    case NPOLICIES:
+        break;
+    }
     if (ctx->opts->write_size)
         fo.write_size = ctx->opts->write_size;
     if (ctx->opts->stripe_size)
@@ -388,7 +434,14 @@ static void print_usage(const char *prog)
             "  --writers LIST      writer counts W, e.g. 1,2,4,8 (default 1,2,4,8)\n"
             "  --modes LIST        of memcpy,fwdio,mpiio (default all three)\n"
             "  --pattern NAME      which bytes each rank writes: block (default)\n"
-            "  --layout block|cyclic   fwdio stripe layout (default block)\n"
+            "  --policy LIST       of spread,stride,list,packed: fwdio writer placements\n"
+            "                      (default spread; packed = writers on ranks 0..W-1)\n"
+            "  --layout LIST       of block,cyclic,targets: fwdio stripe layouts (default block)\n"
+            "                      every policy x layout runs for every W, interleaved\n"
+            "  --targets T         storage targets for layout targets (default: W)\n"
+            "  --first-writer R    stride: first writer rank (default 0)\n"
+            "  --stride S          stride: ranks between writers (default: fwdio's spacing)\n"
+            "  --list R,R,...      list: writer w is the w-th rank listed (needs max W entries)\n"
             "  --write-size BYTES  fwdio write unit (default: fwdio's)\n"
             "  --stripe-size BYTES fwdio stripe (default: fwdio's)\n"
             "  --call-size BYTES   bytes per fwdio_write call (default: one call per block)\n"
@@ -398,15 +451,72 @@ static void print_usage(const char *prog)
             prog);
 }
 
-static int parse_layout(const char *text, fwdio_layout_t *out)
+/* "a,b,c" of names[0..nnames) into out (each at most once); returns the count, or -1. */
+static int parse_name_list(const char *text, const char *const *names, int nnames, int *out)
 {
-    if (!strcmp(text, "block"))
-        *out = FWDIO_LAYOUT_BLOCK;
-    else if (!strcmp(text, "cyclic"))
-        *out = FWDIO_LAYOUT_CYCLIC;
-    else
+    int n = 0;
+    for (const char *p = text; *p;) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        int found = -1;
+        for (int i = 0; i < nnames; i++)
+            if (strlen(names[i]) == len && !strncmp(p, names[i], len))
+                found = i;
+        for (int i = 0; i < n; i++)
+            if (out[i] == found)
+                found = -1;
+        if (found < 0 || n == nnames || (comma && !comma[1]))
+            return -1;
+        out[n++] = found;
+        p += len + (comma != NULL);
+    }
+    return n ? n : -1;
+}
+
+static int parse_policies(const char *text, struct bench_opts *o)
+{
+    int v[NPOLICIES];
+    o->npolicies = parse_name_list(text, policy_names, NPOLICIES, v);
+    for (int i = 0; i < o->npolicies; i++)
+        o->policies[i] = (enum bench_policy)v[i];
+    return o->npolicies < 0 ? -1 : 0;
+}
+
+static int parse_layouts(const char *text, struct bench_opts *o)
+{
+    int v[NLAYOUTS];
+    o->nlayouts = parse_name_list(text, layout_names, NLAYOUTS, v);
+    for (int i = 0; i < o->nlayouts; i++)
+        o->layouts[i] = (fwdio_layout_t)v[i];
+    return o->nlayouts < 0 ? -1 : 0;
+}
+
+/* A non-negative int option. */
+static int parse_count(const char *text, int *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(text, &end, 10);
+    if (errno || end == text || *end || v < 0 || v > INT_MAX)
         return -1;
+    *out = (int)v;
     return 0;
+}
+
+/* "7,2,5" (ranks, 0 allowed) into o->list. */
+static int parse_rank_list(const char *text, struct bench_opts *o)
+{
+    o->list_len = 0;
+    for (const char *p = text; *p;) {
+        char *end;
+        long v = strtol(p, &end, 10);
+        if (end == p || v < 0 || v > INT_MAX || o->list_len == MAX_LIST ||
+            (*end && *end != ',') || (*end == ',' && !end[1]))
+            return -1;
+        o->list[o->list_len++] = (int)v;
+        p = *end ? end + 1 : end;
+    }
+    return o->list_len ? 0 : -1;
 }
 
 /* Handles one "--name value" option; returns 0, or -1 when the value is bad. */
@@ -427,7 +537,17 @@ static int parse_valued_option(struct bench_opts *o, const char *name, const cha
     if (!strcmp(name, "--pattern"))
         return o->pattern = val, find_pattern(val) ? 0 : -1;
     if (!strcmp(name, "--layout"))
-        return parse_layout(val, &o->layout);
+        return parse_layouts(val, o);
+    if (!strcmp(name, "--policy"))
+        return parse_policies(val, o);
+    if (!strcmp(name, "--targets"))
+        return parse_count(val, &o->targets);
+    if (!strcmp(name, "--first-writer"))
+        return parse_count(val, &o->first_writer);
+    if (!strcmp(name, "--stride"))
+        return parse_count(val, &o->writer_stride);
+    if (!strcmp(name, "--list"))
+        return parse_rank_list(val, o);
     if (!strcmp(name, "--write-size"))
         return parse_size(val, &o->write_size);
     if (!strcmp(name, "--stripe-size"))
@@ -445,7 +565,8 @@ static int parse_args(int argc, char **argv, struct bench_opts *o)
 {
     *o = (struct bench_opts){.size = (uint64_t)256 << 20, .reps = 3, .pattern = "block",
                              .modes = "memcpy,fwdio,mpiio", .writers = {1, 2, 4, 8},
-                             .nwriters = 4, .layout = FWDIO_LAYOUT_BLOCK};
+                             .nwriters = 4, .policies = {POLICY_SPREAD}, .npolicies = 1,
+                             .layouts = {FWDIO_LAYOUT_BLOCK}, .nlayouts = 1};
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--durable")) {
             o->durable = 1;
@@ -454,6 +575,19 @@ static int parse_args(int argc, char **argv, struct bench_opts *o)
         if (i + 1 >= argc || parse_valued_option(o, argv[i], argv[i + 1]) != 0)
             return -1;
         i++;
+    }
+    int uses_list = 0, max_w = 0;
+    for (int p = 0; p < o->npolicies; p++)
+        uses_list |= o->policies[p] == POLICY_LIST;
+    for (int w = 0; w < o->nwriters; w++)
+        max_w = o->writers[w] > max_w ? o->writers[w] : max_w;
+    if (uses_list && o->list_len < max_w) {
+        fprintf(stderr, "fwdio-bench: policy list needs --list with at least %d ranks\n", max_w);
+        return -1;
+    }
+    if (max_w > MAX_LIST) {
+        fprintf(stderr, "fwdio-bench: at most %d writers\n", MAX_LIST);
+        return -1;
     }
     return 0;
 }
@@ -486,12 +620,23 @@ static int modes_valid(const char *list)
 
 /* ------------------------------------------------------ the configurations */
 
-static void add_config(struct config *cfgs, int *n, const struct mode *m, int writers)
+/* Whether fwdio runs more than its default placement and layout: then labels say which. */
+static int varies_fwdio(const struct bench_opts *o)
+{
+    return o->npolicies > 1 || o->nlayouts > 1 || o->policies[0] != POLICY_SPREAD ||
+           o->layouts[0] != FWDIO_LAYOUT_BLOCK;
+}
+
+static void add_config(struct config *cfgs, int *n, const struct mode *m, int writers,
+                       enum bench_policy policy, fwdio_layout_t layout, int name_variant)
 {
     struct config *c = &cfgs[(*n)++];
-    *c = (struct config){.mode = m, .writers = writers};
+    *c = (struct config){.mode = m, .writers = writers, .policy = policy, .layout = layout};
     if (!m->per_writers)
         snprintf(c->label, sizeof c->label, "%s", m->name);
+    else if (writers && name_variant)
+        snprintf(c->label, sizeof c->label, "%s W=%d %s/%s", m->name, writers,
+                 policy_names[policy], layout_names[layout]);
     else if (writers)
         snprintf(c->label, sizeof c->label, "%s W=%d", m->name, writers);
     else
@@ -499,26 +644,37 @@ static void add_config(struct config *cfgs, int *n, const struct mode *m, int wr
 }
 
 /* The references first, then for each W every per-W mode (so fwdio and MPI-IO with
- * the same W run back to back), then the unhinted baselines. Returns the count. */
+ * the same W run back to back; fwdio once per policy x layout), then the unhinted
+ * baselines. Returns the count. */
 static int build_configs(const struct bench_opts *o, struct config *cfgs)
 {
-    int n = 0;
+    int n = 0, named = varies_fwdio(o);
     for (size_t m = 0; m < NMODES; m++)
         if (!modes[m].per_writers && list_has(o->modes, modes[m].name))
-            add_config(cfgs, &n, &modes[m], 0);
+            add_config(cfgs, &n, &modes[m], 0, POLICY_SPREAD, FWDIO_LAYOUT_BLOCK, 0);
     for (int w = 0; w < o->nwriters; w++)
-        for (size_t m = 0; m < NMODES; m++)
-            if (modes[m].per_writers && list_has(o->modes, modes[m].name))
-                add_config(cfgs, &n, &modes[m], o->writers[w]);
+        for (size_t m = 0; m < NMODES; m++) {
+            if (!modes[m].per_writers || !list_has(o->modes, modes[m].name))
+                continue;
+            if (modes[m].run != run_fwdio) {
+                add_config(cfgs, &n, &modes[m], o->writers[w], POLICY_SPREAD,
+                           FWDIO_LAYOUT_BLOCK, 0);
+                continue;
+            }
+            for (int p = 0; p < o->npolicies; p++)
+                for (int l = 0; l < o->nlayouts; l++)
+                    add_config(cfgs, &n, &modes[m], o->writers[w], o->policies[p],
+                               o->layouts[l], named);
+        }
     for (size_t m = 0; m < NMODES; m++)
         if (modes[m].also_unhinted && list_has(o->modes, modes[m].name))
-            add_config(cfgs, &n, &modes[m], 0);
+            add_config(cfgs, &n, &modes[m], 0, POLICY_SPREAD, FWDIO_LAYOUT_BLOCK, 0);
     return n;
 }
 
 static int max_configs(const struct bench_opts *o)
 {
-    return (int)NMODES * (o->nwriters + 2);
+    return (int)NMODES * (o->nwriters * o->npolicies * o->nlayouts + 2);
 }
 
 /* ------------------------------------------------------------ one run */
@@ -706,7 +862,7 @@ static void format_verified(char *buf, size_t cap, const struct table *t, int co
     snprintf(buf, cap, "%d/%d", ok, t->reps);
 }
 
-static void print_table_row(const struct table *t, int c, int memcpy_cfg)
+static void print_table_row(const struct table *t, int c, int memcpy_cfg, int width)
 {
     char blocked[48], e2e[48], mibs[48], vs_memcpy[48], vs_mpiio[48], ok[16];
     format_spread(blocked, sizeof blocked, config_spread(t, c, FIELD_BLOCKED, 1e3), 2);
@@ -721,16 +877,22 @@ static void print_table_row(const struct table *t, int c, int memcpy_cfg)
     format_spread(vs_mpiio, sizeof vs_mpiio,
                   mpiio_cfg >= 0 ? paired_ratio(t, c, mpiio_cfg, FIELD_END_TO_END) : none, 2);
     format_verified(ok, sizeof ok, t, c);
-    printf("%-14s %-26s %-26s %-20s %-22s %-20s %s\n", t->cfgs[c].label, blocked, e2e, mibs,
-           vs_memcpy, vs_mpiio, ok);
+    printf("%-*s %-26s %-26s %-20s %-22s %-20s %s\n", width, t->cfgs[c].label, blocked, e2e,
+           mibs, vs_memcpy, vs_mpiio, ok);
 }
 
 static void print_header(const struct bench_opts *o, int nranks)
 {
-    printf("\nfwdio-bench: pattern %s, S = %.1f MiB, P = %d ranks, %d reps, %s, fwdio layout %s",
+    printf("\nfwdio-bench: pattern %s, S = %.1f MiB, P = %d ranks, %d reps, %s, fwdio policy",
            o->pattern, (double)o->size / MIB, nranks, o->reps,
-           o->durable ? "durable (fdatasync / MPI_File_sync)" : "page cache",
-           o->layout == FWDIO_LAYOUT_CYCLIC ? "cyclic" : "block");
+           o->durable ? "durable (fdatasync / MPI_File_sync)" : "page cache");
+    for (int p = 0; p < o->npolicies; p++)
+        printf("%s%s", p ? "," : " ", policy_names[o->policies[p]]);
+    printf(", layout");
+    for (int l = 0; l < o->nlayouts; l++)
+        printf("%s%s", l ? "," : " ", layout_names[o->layouts[l]]);
+    if (o->targets)
+        printf(", targets %d", o->targets);
     if (o->write_size)
         printf(", write_size %.2f MiB", (double)o->write_size / MIB);
     if (o->stripe_size)
@@ -740,17 +902,75 @@ static void print_header(const struct bench_opts *o, int nranks)
     printf("\nmedian [min, max] over reps; ratios paired rep by rep\n");
 }
 
+/* The fwdio configuration with this W, policy and layout, or -1. */
+static int find_fwdio_config(const struct table *t, int writers, enum bench_policy policy,
+                             fwdio_layout_t layout)
+{
+    for (int c = 0; c < t->ncfg; c++)
+        if (t->cfgs[c].mode->run == run_fwdio && t->cfgs[c].writers == writers &&
+            t->cfgs[c].policy == policy && t->cfgs[c].layout == layout)
+            return c;
+    return -1;
+}
+
+static void print_ratio_row(const struct table *t, int num, int den, const char *what, int w,
+                            const char *fixed)
+{
+    char e2e[48], blocked[48];
+    format_spread(e2e, sizeof e2e, paired_ratio(t, num, den, FIELD_END_TO_END), 2);
+    format_spread(blocked, sizeof blocked, paired_ratio(t, num, den, FIELD_BLOCKED), 2);
+    printf("%-22s W=%-4d %-16s %-26s %s\n", what, w, fixed, e2e, blocked);
+}
+
+/* Paired per-rep ratios between fwdio configurations of the same W: every other
+ * policy over the first one listed (same layout), every other layout over the
+ * first one listed (same policy). */
+static void print_variant_ratios(const struct table *t, const struct bench_opts *o)
+{
+    if (o->npolicies < 2 && o->nlayouts < 2)
+        return;
+    printf("\npaired ratios between fwdio configurations (same W, same rep), median [min, max]\n");
+    printf("%-22s %-6s %-16s %-26s %s\n", "ratio", "W", "with", "end-to-end", "blocked");
+    char what[64];
+    for (int p = 1; p < o->npolicies; p++)
+        for (int l = 0; l < o->nlayouts; l++)
+            for (int w = 0; w < o->nwriters; w++) {
+                int num = find_fwdio_config(t, o->writers[w], o->policies[p], o->layouts[l]);
+                int den = find_fwdio_config(t, o->writers[w], o->policies[0], o->layouts[l]);
+                snprintf(what, sizeof what, "%s/%s", policy_names[o->policies[p]],
+                         policy_names[o->policies[0]]);
+                if (num >= 0 && den >= 0)
+                    print_ratio_row(t, num, den, what, o->writers[w],
+                                    layout_names[o->layouts[l]]);
+            }
+    for (int l = 1; l < o->nlayouts; l++)
+        for (int p = 0; p < o->npolicies; p++)
+            for (int w = 0; w < o->nwriters; w++) {
+                int num = find_fwdio_config(t, o->writers[w], o->policies[p], o->layouts[l]);
+                int den = find_fwdio_config(t, o->writers[w], o->policies[p], o->layouts[0]);
+                snprintf(what, sizeof what, "%s/%s", layout_names[o->layouts[l]],
+                         layout_names[o->layouts[0]]);
+                if (num >= 0 && den >= 0)
+                    print_ratio_row(t, num, den, what, o->writers[w],
+                                    policy_names[o->policies[p]]);
+            }
+}
+
 static void print_table(const struct table *t, const struct bench_opts *o, int nranks)
 {
     print_header(o, nranks);
-    printf("%-14s %-26s %-26s %-20s %-22s %-20s %s\n", "config", "blocked ms", "end-to-end ms",
-           "MiB/s", "blocked/memcpy", "e2e fwdio/mpiio", "verified");
+    int width = 14;
+    for (int c = 0; c < t->ncfg; c++)
+        width = (int)strlen(t->cfgs[c].label) > width ? (int)strlen(t->cfgs[c].label) : width;
+    printf("%-*s %-26s %-26s %-20s %-22s %-20s %s\n", width, "config", "blocked ms",
+           "end-to-end ms", "MiB/s", "blocked/memcpy", "e2e fwdio/mpiio", "verified");
     int memcpy_cfg = find_config(t, "memcpy", 0);
     for (int c = 0; c < t->ncfg; c++)
-        print_table_row(t, c, memcpy_cfg);
+        print_table_row(t, c, memcpy_cfg, width);
+    print_variant_ratios(t, o);
     printf("plans:\n");
     for (int c = 0; c < t->ncfg; c++)
-        printf("  %-14s %s\n", t->cfgs[c].label, t->cfgs[c].plan);
+        printf("  %-*s %s\n", width, t->cfgs[c].label, t->cfgs[c].plan);
 }
 
 /* One row per run, every field, for plotting and later comparison. */
@@ -764,19 +984,20 @@ static int write_csv(const char *path, const struct table *t, const struct bench
     }
     fprintf(f, "run,rep,config,mode,writers,pattern,layout,write_size,stripe_size,call_size,"
                "size,nranks,durable,blocked_s,end_to_end_s,mib_per_s,status,verified,"
-               "bad_offset\n");
+               "bad_offset,policy,targets\n");
     for (int i = 0; i < t->reps * t->ncfg; i++) {
         const struct run_result *r = &t->results[i];
         const struct config *c = &t->cfgs[r->config];
         fprintf(f, "%d,%d,%s,%s,%d,%s,%s,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
                    ",%d,%d,%.9f,%.9f,%.3f,%d,%d,",
                 r->run, r->rep, c->label, c->mode->name, c->writers, o->pattern,
-                o->layout == FWDIO_LAYOUT_CYCLIC ? "cyclic" : "block", o->write_size,
+                layout_names[c->layout], o->write_size,
                 o->stripe_size, o->call_size, o->size, nranks, o->durable, r->blocked,
                 r->end_to_end, r->mib_per_s, r->status, r->verified);
         if (r->bad_offset != NO_BAD_OFFSET)
             fprintf(f, "%" PRIu64, r->bad_offset);
-        fputc('\n', f);
+        fprintf(f, ",%s,%d\n", c->mode->run == run_fwdio ? policy_names[c->policy] : "",
+                c->mode->run == run_fwdio && c->layout == FWDIO_LAYOUT_TARGETS ? o->targets : 0);
     }
     if (fclose(f) != 0) {
         fprintf(stderr, "fwdio-bench: cannot write %s: %s\n", path, strerror(errno));
@@ -787,7 +1008,7 @@ static int write_csv(const char *path, const struct table *t, const struct bench
 
 static void print_progress(const struct run_result *r, const struct config *cfg, int total)
 {
-    printf("run %3d/%d rep %d %-14s blocked %9.2f ms  end-to-end %9.1f ms  %8.0f MiB/s  %s\n",
+    printf("run %3d/%d rep %d %-24s blocked %9.2f ms  end-to-end %9.1f ms  %8.0f MiB/s  %s\n",
            r->run + 1, total, r->rep, cfg->label, r->blocked * 1e3, r->end_to_end * 1e3,
            r->mib_per_s,
            r->status ? "FAILED" : r->verified == 0 ? "BAD BYTES" : r->verified == 1 ? "verified" : "");
