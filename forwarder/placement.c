@@ -232,6 +232,8 @@ static int better(const domain_counts_t *c, const fwdioi_rank_place_t *a,
 static void pick_by_domains(const fwdioi_topology_t *topo, const int *local, int n, int k,
                             domain_counts_t *c, unsigned char *taken, int numa_first, int *out)
 {
+    if (n <= 0 || k <= 0)
+        return;
     memset(c->package, 0, (size_t)c->npackage * sizeof *c->package);
     memset(c->numa, 0, (size_t)c->nnuma * sizeof *c->numa);
     memset(c->core, 0, (size_t)c->ncore * sizeof *c->core);
