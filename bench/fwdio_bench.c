@@ -1,40 +1,53 @@
 /*
- * fwdio-bench: one output step written by every rank, through fwdio and
- * through MPI-IO, side by side, with a memcpy of the same bytes as the floor.
+ * fwdio-bench: output steps written by every rank, through fwdio and through
+ * the MPI-IO and POSIX baselines, side by side, with a memcpy of the same
+ * bytes as the floor and a compute-only run as the reference of time to
+ * solution.
  *
  * The rules are those of /BENCHMARKS.md: every configuration runs on the same
  * data and ranks, runs are interleaved (rep by rep, every configuration in
  * order), every file is verified after its run (not timed) and then removed,
- * and the report gives median, min and max over reps plus the ratios
- * "blocked / memcpy" and "fwdio end-to-end / mpiio end-to-end (same W)".
+ * and the report gives median, min and max over reps plus ratios paired rep by
+ * rep ("blocked / memcpy", "fwdio end-to-end / mpiio end-to-end (same W)",
+ * "time to solution / none").
  *
  * The pieces are tables so that new workloads and baselines slot in:
- *   patterns[]  which bytes of the file each rank writes;
- *   modes[]     how a configuration runs one output step;
+ *   patterns[]  which bytes of the file each rank writes (block, scattered, dcd);
+ *   modes[]     how a configuration runs one output step, and what it waits
+ *               for after the last one;
  *   struct run_result, write_csv()  one record per run.
  * See bench/README.md for the options and the meaning of each column.
  */
 #define _POSIX_C_SOURCE 200809L
 
+#include "app_util.h"
 #include "fwdio.h"
 #include "pattern.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #define MIB (1024.0 * 1024.0)
 #define MAX_WRITER_COUNTS 32
 #define MAX_LIST 1024
-#define MAX_EXTENTS 64
+#define MAX_STEPS 10000
 #define NO_BAD_OFFSET UINT64_MAX
 /* Largest count handed to one MPI-IO call: counts are ints. */
 #define MPIIO_MAX_CALL ((uint64_t)1 << 30)
+/* Largest single pwrite / read of the benchmark's own POSIX paths. */
+#define POSIX_MAX_CALL ((size_t)1 << 30)
+/* A run's status when the configuration was skipped (not an error). */
+#define STATUS_SKIPPED 1
 
 /* ------------------------------------------------------------------ options */
 
@@ -68,6 +81,14 @@ struct bench_opts {
     uint64_t write_size;  /* 0: fwdio's default */
     uint64_t stripe_size; /* 0: fwdio's default */
     uint64_t call_size;   /* bytes per fwdio_write call; 0: one call per extent */
+    uint64_t record_size; /* pattern scattered: bytes per record */
+    int steps;            /* output steps per run, each a new file */
+    double compute;       /* calibrated CPU seconds before each output step */
+    int romio_iwrite;     /* run iwrite under ROMIO anyway (it crashes in Open MPI 4.1) */
+    uint64_t writer_buffer;  /* fwdio_config_t.writer_buffer; 0: fwdio's */
+    uint64_t staging_buffer; /* fwdio_config_t.staging_buffer; 0: fwdio's */
+    uint64_t max_message;    /* fwdio_config_t.max_message_size; 0: fwdio's */
+    int io_inline;           /* fwdio_config_t.io_inline */
 };
 
 /* ----------------------------------------------------------------- patterns */
@@ -78,9 +99,10 @@ struct extent {
     uint64_t len;
 };
 
-/* Fills out[0..max) with the extents rank `rank` writes, in file order; returns the count. */
-typedef size_t (*pattern_fn)(uint64_t size, int rank, int nranks, struct extent *out,
-                             size_t max);
+/* The extents rank `rank` writes, in file order: stores the first `max` of them
+ * in out (out may be NULL when max is 0) and returns how many there are. */
+typedef size_t (*pattern_fn)(const struct bench_opts *o, int rank, int nranks,
+                             struct extent *out, size_t max);
 
 struct pattern {
     const char *name;
@@ -95,19 +117,109 @@ static uint64_t scaled_boundary(uint64_t size, int r, int p)
     return q * (uint64_t)r + m * (uint64_t)r / (uint64_t)p;
 }
 
-static size_t pattern_block(uint64_t size, int rank, int nranks, struct extent *out, size_t max)
+/* Where a pattern puts its extents: the first `max` go to out, all are counted. */
+struct extent_sink {
+    struct extent *out;
+    size_t max, n;
+    uint64_t end; /* end of the last extent added */
+};
+
+/* Adds [offset, offset + len) (nothing when len is 0), merged with the previous
+ * extent when the two touch. */
+static void add_extent(struct extent_sink *k, uint64_t offset, uint64_t len)
 {
-    if (max < 1)
-        return 0;
+    if (len == 0)
+        return;
+    if (k->n > 0 && k->end == offset) {
+        if (k->n <= k->max)
+            k->out[k->n - 1].len += len;
+    } else {
+        if (k->n < k->max)
+            k->out[k->n] = (struct extent){.offset = offset, .len = len};
+        k->n++;
+    }
+    k->end = offset + len;
+}
+
+static size_t pattern_block(const struct bench_opts *o, int rank, int nranks, struct extent *out,
+                            size_t max)
+{
     /* r*S/P boundaries: deliberately not aligned to stripes or write units. */
-    uint64_t begin = scaled_boundary(size, rank, nranks);
-    uint64_t end = scaled_boundary(size, rank + 1, nranks);
-    out[0] = (struct extent){.offset = begin, .len = end - begin};
-    return 1;
+    uint64_t begin = scaled_boundary(o->size, rank, nranks);
+    uint64_t end = scaled_boundary(o->size, rank + 1, nranks);
+    struct extent_sink k = {.out = out, .max = max};
+    add_extent(&k, begin, end - begin);
+    return k.n;
+}
+
+/* splitmix64: the same sequence on every rank. */
+static uint64_t next_random(uint64_t *state)
+{
+    uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+/* Atoms after migration: the file is N records of R bytes (the last may be short),
+ * cut into contiguous runs of 1..64 records; the runs are dealt to the ranks in
+ * rounds of P, each round in a freshly shuffled rank order (fixed seed), so every
+ * rank holds about the same number of runs, scattered over the whole file. */
+static size_t pattern_scattered(const struct bench_opts *o, int rank, int nranks,
+                                struct extent *out, size_t max)
+{
+    int *order = malloc(sizeof *order * (size_t)nranks);
+    if (!order)
+        return 0;
+    uint64_t state = 0x5CA77E3Dull, record = o->record_size;
+    struct extent_sink k = {.out = out, .max = max};
+    int slot = nranks; /* next position in the current round */
+    for (uint64_t offset = 0; offset < o->size;) {
+        if (slot == nranks) { /* a new round: Fisher-Yates shuffle of the ranks */
+            for (int i = 0; i < nranks; i++)
+                order[i] = i;
+            for (int i = nranks - 1; i > 0; i--) {
+                int j = (int)(next_random(&state) % (uint64_t)(i + 1));
+                int t = order[i];
+                order[i] = order[j];
+                order[j] = t;
+            }
+            slot = 0;
+        }
+        uint64_t records = 1 + next_random(&state) % 64;
+        uint64_t len = records * record;
+        if (len > o->size - offset)
+            len = o->size - offset;
+        if (order[slot++] == rank)
+            add_extent(&k, offset, len);
+        offset += len;
+    }
+    free(order);
+    return k.n;
+}
+
+/* A DCD-like frame: x[0..N), then y[0..N), then z[0..N) as float32 (N = S / 12);
+ * rank r owns atoms [r*N/P, (r+1)*N/P), so it writes one piece of each array. The
+ * S mod 12 bytes after the arrays (a trailer) go to the last rank. */
+static size_t pattern_dcd(const struct bench_opts *o, int rank, int nranks, struct extent *out,
+                          size_t max)
+{
+    uint64_t atoms = o->size / 12, array = atoms * 4;
+    uint64_t first = scaled_boundary(atoms, rank, nranks);
+    uint64_t last = scaled_boundary(atoms, rank + 1, nranks);
+    struct extent_sink k = {.out = out, .max = max};
+    for (int axis = 0; axis < 3; axis++)
+        add_extent(&k, (uint64_t)axis * array + first * 4, (last - first) * 4);
+    if (rank == nranks - 1)
+        add_extent(&k, 3 * array, o->size - 3 * array);
+    return k.n;
 }
 
 static const struct pattern patterns[] = {
     {"block", "each rank one contiguous block [r*S/P, (r+1)*S/P)", pattern_block},
+    {"scattered", "records dealt out in shuffled runs of 1..64 (atoms after migration)",
+     pattern_scattered},
+    {"dcd", "x, y, z float32 arrays; each rank one piece of each", pattern_dcd},
 };
 
 static const struct pattern *find_pattern(const char *name)
@@ -118,6 +230,17 @@ static const struct pattern *find_pattern(const char *name)
     return NULL;
 }
 
+/* The extents of `rank` in a new array (*n of them); NULL when out of memory. */
+static struct extent *pattern_extents(const struct bench_opts *o, int rank, int nranks, size_t *n)
+{
+    const struct pattern *pat = find_pattern(o->pattern);
+    *n = pat->extents(o, rank, nranks, NULL, 0);
+    struct extent *x = malloc(sizeof *x * (*n ? *n : 1));
+    if (x)
+        pat->extents(o, rank, nranks, x, *n);
+    return x;
+}
+
 /* ------------------------------------------------------- runs and results */
 
 struct config;
@@ -126,21 +249,40 @@ struct config;
 struct bench_ctx {
     const struct bench_opts *opts;
     int rank, nranks;
-    fwdio_runtime_t *rt;
-    struct extent extents[MAX_EXTENTS];
+    fwdio_runtime_t *rt;    /* up during runs of modes that use it */
+    struct extent *extents;
     size_t nextents;
+    size_t max_nextents;    /* over all ranks */
     uint64_t nbytes;        /* this rank's bytes: the sum of its extents */
     unsigned char *data;    /* this rank's bytes, extents back to back */
     unsigned char *scratch; /* pre-touched destination of the memcpy reference */
+    MPI_Datatype filetype;  /* the extents as an hindexed type, or MPI_DATATYPE_NULL */
+    int view_ok;            /* every rank's bytes fit one MPI-IO call through the view */
+    long slice_iters;       /* calibrated compute slice */
+    const char *io;         /* Open MPI's io component as selected by the environment */
     char dir[PATH_MAX];     /* fresh directory holding this process's run files */
 };
 
 /* One rank's view of one run, before the ranks' numbers are combined. */
 struct run_local {
-    double blocked;    /* time in output calls before the rank may compute again */
-    double end_to_end; /* first call to every byte in the file, on this rank */
-    int status;        /* 0, or a negative fwdio/bench error */
+    double blocked;    /* time in output calls inside the step loop, summed over steps */
+    double end_to_end; /* per step: first call to every byte in the file, summed */
+    double drain;      /* after the last step: waiting for output still in flight */
+    double tts;        /* the whole loop: compute, output, drain */
+    int status;        /* 0, STATUS_SKIPPED, or a negative fwdio/bench error */
+    int64_t peak;      /* bytes the mode buffered on this rank at most; -1: not visible */
+    uint64_t peak_writer, peak_staging; /* fwdio_runtime_stats */
     char plan[160];    /* what the configuration actually did (rank 0 reports it) */
+    /* output in flight between steps */
+    fwdio_file_t **files;
+    double *opened;
+    int nfiles;
+    MPI_File fh;
+    MPI_Request req;
+    double started;
+    int pending;
+    unsigned char *image;   /* gather: the whole file on rank 0 */
+    unsigned char *staging; /* gather: rank 0's receive buffer (patterns of several pieces) */
 };
 
 /* One run as reported: the record written to CSV. */
@@ -148,24 +290,34 @@ struct run_result {
     int run;             /* index in execution order */
     int rep;
     int config;          /* index into the config list */
-    double blocked;      /* max over ranks, seconds */
-    double end_to_end;   /* max over ranks, seconds */
+    double blocked;      /* per step, max over ranks, seconds */
+    double end_to_end;   /* per step, max over ranks, seconds */
     double mib_per_s;    /* S / end_to_end */
+    double drain;        /* max over ranks */
+    double tts;          /* time to solution, max over ranks */
     int status;          /* worst (lowest) status over ranks */
     int verified;        /* 1: every byte checked; 0: failed; -1: not a file mode */
     uint64_t bad_offset; /* first bad offset when verified == 0 */
+    int64_t peak;        /* max over ranks; -1: not visible */
+    uint64_t peak_writer, peak_staging;
 };
 
-/* How one configuration runs one output step on every rank. */
-typedef void (*mode_fn)(struct bench_ctx *ctx, const struct config *cfg, const char *path,
-                        struct run_local *out);
+/* How one configuration runs one output step on every rank, and finishes a run. */
+typedef void (*mode_step_fn)(struct bench_ctx *ctx, const struct config *cfg, const char *path,
+                             int step, struct run_local *out);
+typedef void (*mode_finish_fn)(struct bench_ctx *ctx, const struct config *cfg,
+                               struct run_local *out);
+
+enum file_kind { FILES_NONE, FILES_SHARED, FILES_PER_PROCESS };
 
 struct mode {
     const char *name;
-    mode_fn run;
-    int writes_file;   /* 0: a reference that never touches storage */
-    int per_writers;   /* one configuration per entry of --writers */
-    int also_unhinted; /* plus one configuration with no writer count */
+    mode_step_fn step;
+    mode_finish_fn finish; /* NULL: nothing left in flight after a step */
+    enum file_kind files;  /* FILES_NONE: a reference that never touches storage */
+    int per_writers;       /* one configuration per entry of --writers */
+    int also_unhinted;     /* plus one configuration with no writer count */
+    int uses_runtime;      /* a fwdio runtime is up during the run */
 };
 
 /* One line of the report: a mode with its parameters. */
@@ -177,17 +329,35 @@ struct config {
     char label[48];
     char plan[160];
 };
-
 /* -------------------------------------------------------------- the modes */
 
-/* memcpy of the rank's bytes into a pre-touched buffer: no output path can block less. */
-static void run_memcpy(struct bench_ctx *ctx, const struct config *cfg, const char *path,
-                       struct run_local *out)
+static void add_step_time(struct run_local *out, double blocked, double end_to_end)
 {
-    (void)cfg, (void)path;
+    out->blocked += blocked;
+    out->end_to_end += end_to_end;
+}
+
+/* Compute only: the reference of time to solution (`none`, no runtime) and, with a
+ * runtime that was started but never used, the idle cost (`idle`). */
+static void step_nothing(struct bench_ctx *ctx, const struct config *cfg, const char *path,
+                         int step, struct run_local *out)
+{
+    (void)ctx, (void)cfg, (void)path, (void)step;
+    out->peak = 0;
+    snprintf(out->plan, sizeof out->plan, "compute only%s",
+             cfg->mode->uses_runtime ? ", fwdio runtime up and idle" : ", no fwdio runtime");
+}
+
+/* memcpy of the rank's bytes into a pre-touched buffer: no output path can block less. */
+static void step_memcpy(struct bench_ctx *ctx, const struct config *cfg, const char *path,
+                        int step, struct run_local *out)
+{
+    (void)cfg, (void)path, (void)step;
     double t0 = MPI_Wtime();
     memcpy(ctx->scratch, ctx->data, (size_t)ctx->nbytes);
-    out->blocked = out->end_to_end = MPI_Wtime() - t0;
+    double t = MPI_Wtime() - t0;
+    add_step_time(out, t, t);
+    out->peak = (int64_t)ctx->nbytes;
     snprintf(out->plan, sizeof out->plan, "%.1f MiB per rank", (double)ctx->nbytes / MIB);
 }
 
@@ -222,45 +392,53 @@ static int fwdio_write_extents(struct bench_ctx *ctx, fwdio_file_t *file)
     return first_error;
 }
 
-static void run_fwdio(struct bench_ctx *ctx, const struct config *cfg, const char *path,
-                      struct run_local *out)
+/* The file options of a fwdio configuration; `packed` must outlive fwdio_open. */
+static void fwdio_options_for(const struct bench_ctx *ctx, const struct config *cfg,
+                              fwdio_options_t *fo, int *packed)
 {
     const struct bench_opts *o = ctx->opts;
-    fwdio_options_t fo;
-    fwdio_options_init(&fo);
-    fo.writers = cfg->writers;
-    fo.layout = cfg->layout;
-    fo.targets = cfg->layout == FWDIO_LAYOUT_TARGETS ? o->targets : 0;
-    fo.durable = o->durable;
-    int packed[MAX_LIST];
+    fwdio_options_init(fo);
+    fo->writers = cfg->writers;
+    fo->layout = cfg->layout;
+    fo->targets = cfg->layout == FWDIO_LAYOUT_TARGETS ? o->targets : 0;
+    fo->durable = o->durable;
     switch (cfg->policy) {
     case POLICY_SPREAD:
-        fo.placement = FWDIO_PLACEMENT_SPREAD;
+        fo->placement = FWDIO_PLACEMENT_SPREAD;
         break;
     case POLICY_STRIDE:
-        fo.placement = FWDIO_PLACEMENT_STRIDE;
-        fo.first_writer = o->first_writer;
-        fo.writer_stride = o->writer_stride;
+        fo->placement = FWDIO_PLACEMENT_STRIDE;
+        fo->first_writer = o->first_writer;
+        fo->writer_stride = o->writer_stride;
         break;
     case POLICY_LIST: /* the first W ranks of --list (checked at start-up) */
-        fo.placement = FWDIO_PLACEMENT_LIST;
-        fo.writer_list = o->list;
-        fo.writer_list_len = cfg->writers;
+        fo->placement = FWDIO_PLACEMENT_LIST;
+        fo->writer_list = o->list;
+        fo->writer_list_len = cfg->writers;
         break;
     case POLICY_PACKED: /* ranks 0 .. W-1: every writer on consecutive ranks */
         for (int w = 0; w < cfg->writers && w < MAX_LIST; w++)
             packed[w] = w;
-        fo.placement = FWDIO_PLACEMENT_LIST;
-        fo.writer_list = packed;
-        fo.writer_list_len = cfg->writers;
+        fo->placement = FWDIO_PLACEMENT_LIST;
+        fo->writer_list = packed;
+        fo->writer_list_len = cfg->writers;
         break;
     case NPOLICIES:
         break;
     }
-    if (ctx->opts->write_size)
-        fo.write_size = ctx->opts->write_size;
-    if (ctx->opts->stripe_size)
-        fo.stripe_size = ctx->opts->stripe_size;
+    if (o->write_size)
+        fo->write_size = o->write_size;
+    if (o->stripe_size)
+        fo->stripe_size = o->stripe_size;
+}
+
+/* open + one fwdio_write per piece + close; the file stays in flight until the end. */
+static void step_fwdio(struct bench_ctx *ctx, const struct config *cfg, const char *path,
+                       int step, struct run_local *out)
+{
+    fwdio_options_t fo;
+    int packed[MAX_LIST];
+    fwdio_options_for(ctx, cfg, &fo, packed);
     fwdio_file_t *file = NULL;
 
     double t0 = MPI_Wtime();
@@ -270,17 +448,48 @@ static void run_fwdio(struct bench_ctx *ctx, const struct config *cfg, const cha
         int crc = fwdio_close(file);
         rc = wrc != FWDIO_OK ? wrc : crc;
     }
-    out->blocked = MPI_Wtime() - t0;
-    int status = file ? fwdio_wait(file) : rc;
-    out->end_to_end = MPI_Wtime() - t0;
-
-    out->status = rc != FWDIO_OK ? rc : status;
-    if (out->status != FWDIO_OK)
+    out->blocked += MPI_Wtime() - t0;
+    out->files[step] = file;
+    out->opened[step] = t0;
+    out->nfiles = step + 1;
+    if (rc != FWDIO_OK) {
+        if (out->status == 0)
+            out->status = rc;
         fprintf(stderr, "[rank %d] %s: %s\n", ctx->rank, cfg->label,
-                file ? fwdio_file_error(file) : fwdio_strerror(out->status));
-    if (file) {
-        describe_fwdio_plan(file, out->plan, sizeof out->plan);
+                file ? fwdio_file_error(file) : fwdio_strerror(rc));
+    }
+}
+
+/* Waits for every file of the run; end-to-end of a step is fwdio's own open-to-complete. */
+static void finish_fwdio(struct bench_ctx *ctx, const struct config *cfg, struct run_local *out)
+{
+    double t0 = MPI_Wtime();
+    for (int k = 0; k < out->nfiles; k++) {
+        fwdio_file_t *file = out->files[k];
+        if (!file)
+            continue;
+        int status = fwdio_wait(file);
+        double waited = MPI_Wtime() - out->opened[k];
+        if (status != FWDIO_OK) {
+            if (out->status == 0)
+                out->status = status;
+            fprintf(stderr, "[rank %d] %s: %s\n", ctx->rank, cfg->label, fwdio_file_error(file));
+        }
+        fwdio_file_stats_t st;
+        double e2e = fwdio_file_stats(file, &st) == FWDIO_OK && st.time_to_complete > 0
+                         ? st.time_to_complete : waited;
+        out->end_to_end += e2e;
+        if (k == 0)
+            describe_fwdio_plan(file, out->plan, sizeof out->plan);
         fwdio_file_free(file);
+        out->files[k] = NULL;
+    }
+    out->drain = MPI_Wtime() - t0;
+    fwdio_runtime_stats_t rs;
+    if (fwdio_runtime_stats(ctx->rt, &rs) == FWDIO_OK) {
+        out->peak_writer = rs.writer_peak;
+        out->peak_staging = rs.staging_peak;
+        out->peak = (int64_t)(rs.writer_peak + rs.staging_peak);
     }
 }
 
@@ -329,27 +538,34 @@ static int mpiio_write_extents(struct bench_ctx *ctx, MPI_File fh, int calls)
     return failed;
 }
 
+/* Sets the rank's view to its pieces (one hindexed element each); returns 0 or -1. */
+static int mpiio_set_view(struct bench_ctx *ctx, MPI_File fh)
+{
+    MPI_Datatype type = ctx->filetype != MPI_DATATYPE_NULL ? ctx->filetype : MPI_BYTE;
+    int err = MPI_File_set_view(fh, 0, MPI_BYTE, type, "native", MPI_INFO_NULL);
+    return err == MPI_SUCCESS ? 0 : report_mpi_error(ctx, "MPI_File_set_view", err);
+}
+
 /* Which aggregator count the MPI library says it kept from the cb_nodes hint. */
-static void describe_mpiio_plan(MPI_File fh, const struct config *cfg, char *plan, size_t cap)
+static void describe_mpiio_plan(const struct bench_ctx *ctx, MPI_File fh, const struct config *cfg,
+                                char *plan, size_t cap)
 {
     MPI_Info used;
-    char value[64] = "";
+    char nodes[64] = "";
     int flag = 0;
     if (MPI_File_get_info(fh, &used) == MPI_SUCCESS) {
-        MPI_Info_get(used, "cb_nodes", (int)sizeof value - 1, value, &flag);
+        MPI_Info_get(used, "cb_nodes", (int)sizeof nodes - 1, nodes, &flag);
         MPI_Info_free(&used);
     }
     char hint[16] = "none";
     if (cfg->writers)
         snprintf(hint, sizeof hint, "%d", cfg->writers);
-    snprintf(plan, cap, "hint cb_nodes=%s; the file reports cb_nodes=%s", hint,
-             flag ? value : "(not reported)");
+    snprintf(plan, cap, "io %s; hint cb_nodes=%s; the file reports cb_nodes=%s", ctx->io, hint,
+             flag ? nodes : "(not reported)");
 }
 
-static void run_mpiio(struct bench_ctx *ctx, const struct config *cfg, const char *path,
-                      struct run_local *out)
+static MPI_Info mpiio_hints(const struct config *cfg)
 {
-    int calls = mpiio_call_count(ctx);
     MPI_Info info = MPI_INFO_NULL;
     if (cfg->writers) {
         char value[16];
@@ -357,6 +573,18 @@ static void run_mpiio(struct bench_ctx *ctx, const struct config *cfg, const cha
         MPI_Info_create(&info);
         MPI_Info_set(info, "cb_nodes", value);
     }
+    return info;
+}
+
+/* open + write_at_all (+ sync) + close: blocking collective I/O. A pattern of one
+ * piece per rank writes it with explicit offsets; several pieces go through a view
+ * of one hindexed element per piece, in one write_at_all. */
+static void step_mpiio(struct bench_ctx *ctx, const struct config *cfg, const char *path,
+                       int step, struct run_local *out)
+{
+    (void)step;
+    int calls = ctx->max_nextents <= 1 ? mpiio_call_count(ctx) : 0;
+    MPI_Info info = mpiio_hints(cfg);
     MPI_File fh;
     int failed = 0;
 
@@ -365,27 +593,341 @@ static void run_mpiio(struct bench_ctx *ctx, const struct config *cfg, const cha
     if (err != MPI_SUCCESS) {
         failed = report_mpi_error(ctx, "MPI_File_open", err);
     } else {
-        failed |= mpiio_write_extents(ctx, fh, calls);
+        if (ctx->max_nextents <= 1) {
+            failed |= mpiio_write_extents(ctx, fh, calls);
+        } else if ((failed = mpiio_set_view(ctx, fh)) == 0) {
+            err = MPI_File_write_at_all(fh, 0, ctx->data, (int)ctx->nbytes, MPI_BYTE,
+                                        MPI_STATUS_IGNORE);
+            if (err != MPI_SUCCESS)
+                failed = report_mpi_error(ctx, "MPI_File_write_at_all", err);
+        }
         if (ctx->opts->durable && (err = MPI_File_sync(fh)) != MPI_SUCCESS)
             failed = report_mpi_error(ctx, "MPI_File_sync", err);
-        describe_mpiio_plan(fh, cfg, out->plan, sizeof out->plan); /* a local query */
+        describe_mpiio_plan(ctx, fh, cfg, out->plan, sizeof out->plan); /* a local query */
         if ((err = MPI_File_close(&fh)) != MPI_SUCCESS)
             failed = report_mpi_error(ctx, "MPI_File_close", err);
     }
-    /* Blocking collective I/O: the application waits for all of it. */
-    out->blocked = out->end_to_end = MPI_Wtime() - t0;
-    out->status = failed ? -1 : 0;
+    double t = MPI_Wtime() - t0;
+    add_step_time(out, t, t); /* the application waits for all of it */
+    if (failed && out->status == 0)
+        out->status = -1;
+    out->peak = -1; /* inside the MPI library: not visible from here */
     if (info != MPI_INFO_NULL)
         MPI_Info_free(&info);
 }
 
+static int io_is_romio(const struct bench_ctx *ctx)
+{
+    return strstr(ctx->io, "romio") != NULL;
+}
+
+/* MPI_Wait for the step in flight, (sync,) close. */
+static void iwrite_complete(struct bench_ctx *ctx, const struct config *cfg, struct run_local *out)
+{
+    if (!out->pending)
+        return;
+    int err = MPI_Wait(&out->req, MPI_STATUS_IGNORE), failed = 0;
+    if (err != MPI_SUCCESS)
+        failed = report_mpi_error(ctx, "MPI_Wait (iwrite_at_all)", err);
+    if (ctx->opts->durable && (err = MPI_File_sync(out->fh)) != MPI_SUCCESS)
+        failed = report_mpi_error(ctx, "MPI_File_sync", err);
+    describe_mpiio_plan(ctx, out->fh, cfg, out->plan, sizeof out->plan);
+    if ((err = MPI_File_close(&out->fh)) != MPI_SUCCESS)
+        failed = report_mpi_error(ctx, "MPI_File_close", err);
+    out->end_to_end += MPI_Wtime() - out->started;
+    out->pending = 0;
+    if (failed && out->status == 0)
+        out->status = -1;
+}
+
+/* With --romio-iwrite: say what crashed before the process dies (async-signal-safe). */
+static void romio_iwrite_crashed(int sig)
+{
+    static const char msg[] = "fwdio-bench: crashed in mode iwrite under ROMIO "
+                              "(MPI_File_iwrite_at_all is known to crash in this Open MPI)\n";
+    ssize_t n = write(STDERR_FILENO, msg, sizeof msg - 1);
+    (void)n;
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+/* Waits for the previous step (blocked), then open + set_view + iwrite_at_all; the
+ * compute before the next step overlaps the write. */
+static void step_iwrite(struct bench_ctx *ctx, const struct config *cfg, const char *path,
+                        int step, struct run_local *out)
+{
+    (void)step;
+    out->peak = -1;
+    if (io_is_romio(ctx) && !ctx->opts->romio_iwrite) {
+        out->status = STATUS_SKIPPED;
+        snprintf(out->plan, sizeof out->plan,
+                 "skipped: ROMIO's iwrite_at_all crashes in this Open MPI (--romio-iwrite runs it)");
+        return;
+    }
+    if (io_is_romio(ctx))
+        signal(SIGSEGV, romio_iwrite_crashed);
+    if (!ctx->view_ok) {
+        if (out->status == 0)
+            out->status = -1;
+        if (ctx->rank == 0)
+            fprintf(stderr, "fwdio-bench: iwrite needs every rank's bytes below 2 GiB\n");
+        return;
+    }
+    double t0 = MPI_Wtime();
+    iwrite_complete(ctx, cfg, out);
+    MPI_Info info = mpiio_hints(cfg);
+    double t1 = MPI_Wtime();
+    int err = MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_WRONLY, info, &out->fh);
+    if (info != MPI_INFO_NULL)
+        MPI_Info_free(&info);
+    if (err != MPI_SUCCESS) {
+        report_mpi_error(ctx, "MPI_File_open", err);
+        out->status = -1;
+    } else if (mpiio_set_view(ctx, out->fh) != 0) {
+        MPI_File_close(&out->fh);
+        out->status = -1;
+    } else if ((err = MPI_File_iwrite_at_all(out->fh, 0, ctx->data, (int)ctx->nbytes, MPI_BYTE,
+                                             &out->req)) != MPI_SUCCESS) {
+        report_mpi_error(ctx, "MPI_File_iwrite_at_all", err);
+        MPI_File_close(&out->fh);
+        out->status = -1;
+    } else {
+        out->pending = 1;
+        out->started = t1;
+    }
+    out->blocked += MPI_Wtime() - t0;
+}
+
+static void finish_iwrite(struct bench_ctx *ctx, const struct config *cfg, struct run_local *out)
+{
+    double t0 = MPI_Wtime();
+    iwrite_complete(ctx, cfg, out);
+    out->drain = MPI_Wtime() - t0;
+}
+
+/* Every rank MPI_File_write_at of each of its pieces into the shared file, no collective
+ * write (open, sync and close are collective by definition). */
+static void step_independent(struct bench_ctx *ctx, const struct config *cfg, const char *path,
+                             int step, struct run_local *out)
+{
+    (void)cfg, (void)step;
+    MPI_File fh;
+    int failed = 0;
+    double t0 = MPI_Wtime();
+    int err = MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_WRONLY,
+                            MPI_INFO_NULL, &fh);
+    if (err != MPI_SUCCESS) {
+        failed = report_mpi_error(ctx, "MPI_File_open", err);
+    } else {
+        const unsigned char *src = ctx->data;
+        for (size_t e = 0; e < ctx->nextents; e++) {
+            const struct extent *x = &ctx->extents[e];
+            for (uint64_t done = 0; done < x->len;) {
+                uint64_t len = x->len - done < MPIIO_MAX_CALL ? x->len - done : MPIIO_MAX_CALL;
+                err = MPI_File_write_at(fh, (MPI_Offset)(x->offset + done), src + done, (int)len,
+                                        MPI_BYTE, MPI_STATUS_IGNORE);
+                if (err != MPI_SUCCESS)
+                    failed = report_mpi_error(ctx, "MPI_File_write_at", err);
+                done += len;
+            }
+            src += x->len;
+        }
+        if (ctx->opts->durable && (err = MPI_File_sync(fh)) != MPI_SUCCESS)
+            failed = report_mpi_error(ctx, "MPI_File_sync", err);
+        snprintf(out->plan, sizeof out->plan, "io %s; %zu MPI_File_write_at per rank (rank 0)",
+                 ctx->io, ctx->nextents);
+        if ((err = MPI_File_close(&fh)) != MPI_SUCCESS)
+            failed = report_mpi_error(ctx, "MPI_File_close", err);
+    }
+    double t = MPI_Wtime() - t0;
+    add_step_time(out, t, t);
+    out->peak = 0;
+    if (failed && out->status == 0)
+        out->status = -1;
+}
+
+/* pwrite all of buf at offset; returns 0 or -1 (errno set). */
+static int pwrite_full(int fd, const unsigned char *buf, uint64_t len, uint64_t offset)
+{
+    while (len > 0) {
+        size_t chunk = len < POSIX_MAX_CALL ? (size_t)len : POSIX_MAX_CALL;
+        ssize_t n = pwrite(fd, buf, chunk, (off_t)offset);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return -1;
+        buf += n, len -= (uint64_t)n, offset += (uint64_t)n;
+    }
+    return 0;
+}
+
+/* Creates path, writes len bytes of buf at 0, fdatasyncs with --durable; 0 or -1. */
+static int write_whole_file(const struct bench_ctx *ctx, const char *path,
+                            const unsigned char *buf, uint64_t len)
+{
+    int fd = open(path, O_CREAT | O_TRUNC | O_WRONLY, 0644);
+    if (fd < 0) {
+        fprintf(stderr, "[rank %d] open %s: %s\n", ctx->rank, path, strerror(errno));
+        return -1;
+    }
+    int rc = pwrite_full(fd, buf, len, 0);
+    if (rc != 0)
+        fprintf(stderr, "[rank %d] pwrite %s: %s\n", ctx->rank, path, strerror(errno));
+    if (rc == 0 && ctx->opts->durable && fdatasync(fd) != 0) {
+        fprintf(stderr, "[rank %d] fdatasync %s: %s\n", ctx->rank, path, strerror(errno));
+        rc = -1;
+    }
+    if (close(fd) != 0 && rc == 0)
+        rc = -1;
+    return rc;
+}
+
+static void rank_file_path(char *out, size_t cap, const char *path, int rank)
+{
+    snprintf(out, cap, "%s.rank%d", path, rank);
+}
+
+/* File per process: each rank pwrites its pieces back to back into its own file. */
+static void step_fpp(struct bench_ctx *ctx, const struct config *cfg, const char *path, int step,
+                     struct run_local *out)
+{
+    (void)cfg, (void)step;
+    char mine[PATH_MAX + 96];
+    rank_file_path(mine, sizeof mine, path, ctx->rank);
+    double t0 = MPI_Wtime();
+    int rc = write_whole_file(ctx, mine, ctx->data, ctx->nbytes);
+    double t = MPI_Wtime() - t0;
+    add_step_time(out, t, t);
+    out->peak = 0;
+    if (rc != 0 && out->status == 0)
+        out->status = -1;
+    snprintf(out->plan, sizeof out->plan, "one file per rank, %zu pieces back to back (rank 0)",
+             ctx->nextents);
+}
+
+/* Gather to rank 0: where every rank's pieces go in the file (rank 0 only). */
+struct gather_map {
+    int *counts, *displs;   /* bytes per rank and their place in the receive buffer */
+    struct extent *pieces;  /* every rank's pieces, rank by rank, in receive order */
+    size_t npieces;
+    int direct;             /* one piece per rank: receive straight into the file image */
+};
+static struct gather_map gather_map;
+
+static int build_gather_map(struct bench_ctx *ctx)
+{
+    struct gather_map *g = &gather_map;
+    if (ctx->opts->size > INT_MAX)
+        return -1;
+    g->counts = calloc((size_t)ctx->nranks, sizeof *g->counts);
+    g->displs = calloc((size_t)ctx->nranks, sizeof *g->displs);
+    if (!g->counts || !g->displs)
+        return -1;
+    g->direct = ctx->max_nextents <= 1;
+    uint64_t at = 0;
+    for (int r = 0; r < ctx->nranks; r++) {
+        size_t n;
+        struct extent *x = pattern_extents(ctx->opts, r, ctx->nranks, &n);
+        if (!x)
+            return -1;
+        uint64_t bytes = 0;
+        for (size_t i = 0; i < n; i++)
+            bytes += x[i].len;
+        g->counts[r] = (int)bytes;
+        g->displs[r] = g->direct ? (int)(n ? x[0].offset : 0) : (int)at;
+        at += bytes;
+        if (!g->direct) {
+            struct extent *grown = realloc(g->pieces, sizeof *grown * (g->npieces + n + 1));
+            if (!grown) {
+                free(x);
+                return -1;
+            }
+            g->pieces = grown;
+            memcpy(g->pieces + g->npieces, x, sizeof *x * n);
+            g->npieces += n;
+        }
+        free(x);
+    }
+    return 0;
+}
+
+static void free_gather_map(void)
+{
+    free(gather_map.counts);
+    free(gather_map.displs);
+    free(gather_map.pieces);
+    gather_map = (struct gather_map){0};
+}
+
+/* MPI_Gatherv of every rank's bytes to rank 0, which places the pieces in an image of
+ * the file and pwrites it whole. */
+static void step_gather(struct bench_ctx *ctx, const struct config *cfg, const char *path,
+                        int step, struct run_local *out)
+{
+    (void)cfg, (void)step;
+    const struct gather_map *g = &gather_map;
+    uint64_t size = ctx->opts->size;
+    if (size > INT_MAX) {
+        out->status = -1;
+        if (ctx->rank == 0)
+            fprintf(stderr, "fwdio-bench: gather needs S below 2 GiB (MPI_Gatherv counts)\n");
+        return;
+    }
+    if (ctx->rank == 0 && !out->image) { /* once per run, pre-touched, not timed */
+        out->image = malloc((size_t)size);
+        out->staging = g->direct ? NULL : malloc((size_t)size);
+        if (!out->image || (!g->direct && !out->staging))
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        memset(out->image, 0, (size_t)size);
+        if (out->staging)
+            memset(out->staging, 0, (size_t)size);
+    }
+    double t0 = MPI_Wtime();
+    unsigned char *recv = g->direct ? out->image : out->staging;
+    int err = MPI_Gatherv(ctx->data, (int)ctx->nbytes, MPI_BYTE, recv, g->counts, g->displs,
+                          MPI_BYTE, 0, MPI_COMM_WORLD);
+    int rc = err == MPI_SUCCESS ? 0 : report_mpi_error(ctx, "MPI_Gatherv", err);
+    if (ctx->rank == 0) {
+        if (!g->direct) {
+            const unsigned char *src = out->staging;
+            for (size_t i = 0; i < g->npieces; i++) {
+                memcpy(out->image + g->pieces[i].offset, src, (size_t)g->pieces[i].len);
+                src += g->pieces[i].len;
+            }
+        }
+        rc |= write_whole_file(ctx, path, out->image, size);
+    }
+    double t = MPI_Wtime() - t0;
+    add_step_time(out, t, t);
+    out->peak = ctx->rank == 0 ? (int64_t)(g->direct ? size : 2 * size) : 0;
+    if (rc != 0 && out->status == 0)
+        out->status = -1;
+    snprintf(out->plan, sizeof out->plan, "MPI_Gatherv to rank 0 (%s), one pwrite of %.1f MiB",
+             g->direct ? "straight into the file image" : "then pieces copied into the image",
+             (double)size / MIB);
+}
+
+static void finish_gather(struct bench_ctx *ctx, const struct config *cfg, struct run_local *out)
+{
+    (void)ctx, (void)cfg;
+    free(out->image);
+    free(out->staging);
+    out->image = out->staging = NULL;
+}
+
 static const struct mode modes[] = {
-    {"memcpy", run_memcpy, 0, 0, 0},
-    {"fwdio", run_fwdio, 1, 1, 0},
-    {"mpiio", run_mpiio, 1, 1, 1},
+    /* name       step              finish         files              perW unh rt */
+    {"memcpy", step_memcpy, NULL, FILES_NONE, 0, 0, 0},
+    {"none", step_nothing, NULL, FILES_NONE, 0, 0, 0},
+    {"idle", step_nothing, NULL, FILES_NONE, 0, 0, 1},
+    {"fwdio", step_fwdio, finish_fwdio, FILES_SHARED, 1, 0, 1},
+    {"mpiio", step_mpiio, NULL, FILES_SHARED, 1, 1, 0},
+    {"iwrite", step_iwrite, finish_iwrite, FILES_SHARED, 1, 1, 0},
+    {"independent", step_independent, NULL, FILES_SHARED, 0, 0, 0},
+    {"fpp", step_fpp, NULL, FILES_PER_PROCESS, 0, 0, 0},
+    {"gather", step_gather, finish_gather, FILES_SHARED, 0, 0, 0},
 };
 #define NMODES (sizeof modes / sizeof modes[0])
-
 /* ------------------------------------------------------- command line */
 
 static int parse_size(const char *text, uint64_t *out)
@@ -425,15 +967,43 @@ static int parse_int_list(const char *text, int *out, int max)
     return n ? n : -1;
 }
 
-static void print_usage(const char *prog)
+static void print_usage(FILE *to, const char *prog)
 {
-    fprintf(stderr,
+    fprintf(to,
             "usage: %s [options]\n"
-            "  --size BYTES        file size S, K/M/G suffixes (default 256M)\n"
+            "workload\n"
+            "  --size BYTES        file size S per output step, K/M/G/T suffixes (default 256M)\n"
+            "  --pattern NAME      which bytes each rank writes (default block):\n"
+            "                        block      one contiguous block [r*S/P, (r+1)*S/P), not\n"
+            "                                   aligned to stripes (a coordinate dump)\n"
+            "                        scattered  N records of --record-size bytes in runs of\n"
+            "                                   1..64 records dealt to ranks in shuffled rounds\n"
+            "                                   (atoms after migration: many small pieces)\n"
+            "                        dcd        float32 x[N], y[N], z[N] (N = S/12); rank r owns\n"
+            "                                   atoms [r*N/P, (r+1)*N/P): 3 pieces\n"
+            "  --record-size BYTES scattered: bytes per record (default 24, 3 doubles)\n"
+            "  --steps N           output steps per run, each a new file (default 1)\n"
+            "  --compute SECONDS   calibrated CPU before each step (default 0); with it the\n"
+            "                      modes none and idle run too and the table adds time to\n"
+            "                      solution and the overhead over none\n"
+            "  --durable           fdatasync (fwdio, fpp, gather) / MPI_File_sync (MPI-IO)\n"
             "  --reps N            repetitions of every configuration (default 3)\n"
-            "  --writers LIST      writer counts W, e.g. 1,2,4,8 (default 1,2,4,8)\n"
-            "  --modes LIST        of memcpy,fwdio,mpiio (default all three)\n"
-            "  --pattern NAME      which bytes each rank writes: block (default)\n"
+            "modes (--modes LIST, default memcpy,fwdio,mpiio)\n"
+            "  memcpy       copy of the rank's bytes: the floor of blocked\n"
+            "  none         compute only, no fwdio runtime (reference of time to solution)\n"
+            "  idle         compute only with a started, idle fwdio runtime (idle cost)\n"
+            "  fwdio        fwdio_open, one fwdio_write per piece, fwdio_close; waited at the end\n"
+            "  mpiio        MPI_File_write_at_all (pieces as one hindexed view), cb_nodes = W\n"
+            "  iwrite       MPI_File_iwrite_at_all, compute, MPI_Wait before the next step\n"
+            "               (skipped under ROMIO, which crashes; --romio-iwrite runs it)\n"
+            "  independent  MPI_File_write_at of every piece by its rank, no collective\n"
+            "  fpp          file per process: each rank pwrites its pieces into its own file\n"
+            "  gather       MPI_Gatherv to rank 0, which pwrites the whole file\n"
+            "  The MPI-IO component is Open MPI's choice; OMPI_MCA_io=romio321 (or mpirun\n"
+            "  --mca io romio321) selects ROMIO. The output records which.\n"
+            "fwdio and MPI-IO writers\n"
+            "  --writers LIST      writer counts W, e.g. 1,2,4,8 (default 1,2,4,8): one\n"
+            "                      fwdio, mpiio and iwrite configuration per W\n"
             "  --policy LIST       of spread,stride,list,packed: fwdio writer placements\n"
             "                      (default spread; packed = writers on ranks 0..W-1)\n"
             "  --layout LIST       of block,cyclic,targets: fwdio stripe layouts (default block)\n"
@@ -444,10 +1014,16 @@ static void print_usage(const char *prog)
             "  --list R,R,...      list: writer w is the w-th rank listed (needs max W entries)\n"
             "  --write-size BYTES  fwdio write unit (default: fwdio's)\n"
             "  --stripe-size BYTES fwdio stripe (default: fwdio's)\n"
-            "  --call-size BYTES   bytes per fwdio_write call (default: one call per block)\n"
-            "  --durable           fdatasync (fwdio) / MPI_File_sync (MPI-IO) before done\n"
+            "  --call-size BYTES   bytes per fwdio_write call (default: one call per piece)\n"
+            "  --writer-buffer BYTES   fwdio writer memory budget (default: fwdio's)\n"
+            "  --staging-buffer BYTES  fwdio staging memory budget (default: fwdio's)\n"
+            "  --max-message BYTES     largest fwdio data message (default: fwdio's)\n"
+            "  --io-inline         fwdio writers pwrite on the progress thread\n"
+            "  --romio-iwrite      run iwrite under ROMIO anyway (may crash the job)\n"
+            "output\n"
             "  --dir DIR           where the run files go (default $TMPDIR or /tmp)\n"
-            "  --csv FILE          also write one CSV row per run\n",
+            "  --csv FILE          also write one CSV row per run\n"
+            "  --help              this text\n",
             prog);
 }
 
@@ -558,18 +1134,39 @@ static int parse_valued_option(struct bench_opts *o, const char *name, const cha
         return o->dir = val, 0;
     if (!strcmp(name, "--csv"))
         return o->csv = val, 0;
+    if (!strcmp(name, "--record-size"))
+        return parse_size(val, &o->record_size) || o->record_size == 0 ? -1 : 0;
+    if (!strcmp(name, "--steps"))
+        return parse_count(val, &o->steps) || o->steps < 1 || o->steps > MAX_STEPS ? -1 : 0;
+    if (!strcmp(name, "--compute")) {
+        o->compute = strtod(val, &end);
+        return end == val || *end || !(o->compute >= 0.0) || o->compute > 1e6 ? -1 : 0;
+    }
+    if (!strcmp(name, "--writer-buffer"))
+        return parse_size(val, &o->writer_buffer);
+    if (!strcmp(name, "--staging-buffer"))
+        return parse_size(val, &o->staging_buffer);
+    if (!strcmp(name, "--max-message"))
+        return parse_size(val, &o->max_message);
     return -1;
 }
 
+/* Fills o from the command line; returns 0, 1 for --help, or -1 for a bad option. */
 static int parse_args(int argc, char **argv, struct bench_opts *o)
 {
     *o = (struct bench_opts){.size = (uint64_t)256 << 20, .reps = 3, .pattern = "block",
                              .modes = "memcpy,fwdio,mpiio", .writers = {1, 2, 4, 8},
                              .nwriters = 4, .policies = {POLICY_SPREAD}, .npolicies = 1,
-                             .layouts = {FWDIO_LAYOUT_BLOCK}, .nlayouts = 1};
+                             .layouts = {FWDIO_LAYOUT_BLOCK}, .nlayouts = 1,
+                             .record_size = 24, .steps = 1};
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--durable")) {
-            o->durable = 1;
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
+            return 1;
+        if (!strcmp(argv[i], "--durable") || !strcmp(argv[i], "--io-inline") ||
+            !strcmp(argv[i], "--romio-iwrite")) {
+            o->durable |= !strcmp(argv[i], "--durable");
+            o->io_inline |= !strcmp(argv[i], "--io-inline");
+            o->romio_iwrite |= !strcmp(argv[i], "--romio-iwrite");
             continue;
         }
         if (i + 1 >= argc || parse_valued_option(o, argv[i], argv[i + 1]) != 0)
@@ -620,6 +1217,17 @@ static int modes_valid(const char *list)
 
 /* ------------------------------------------------------ the configurations */
 
+/* Whether mode `name` runs: listed in --modes, or with --compute the compute-only
+ * references none (always) and idle (when fwdio runs). */
+static int mode_selected(const struct bench_opts *o, const char *name)
+{
+    if (list_has(o->modes, name))
+        return 1;
+    if (o->compute > 0 && !strcmp(name, "none"))
+        return 1;
+    return o->compute > 0 && !strcmp(name, "idle") && list_has(o->modes, "fwdio");
+}
+
 /* Whether fwdio runs more than its default placement and layout: then labels say which. */
 static int varies_fwdio(const struct bench_opts *o)
 {
@@ -650,13 +1258,13 @@ static int build_configs(const struct bench_opts *o, struct config *cfgs)
 {
     int n = 0, named = varies_fwdio(o);
     for (size_t m = 0; m < NMODES; m++)
-        if (!modes[m].per_writers && list_has(o->modes, modes[m].name))
+        if (!modes[m].per_writers && mode_selected(o, modes[m].name))
             add_config(cfgs, &n, &modes[m], 0, POLICY_SPREAD, FWDIO_LAYOUT_BLOCK, 0);
     for (int w = 0; w < o->nwriters; w++)
         for (size_t m = 0; m < NMODES; m++) {
-            if (!modes[m].per_writers || !list_has(o->modes, modes[m].name))
+            if (!modes[m].per_writers || !mode_selected(o, modes[m].name))
                 continue;
-            if (modes[m].run != run_fwdio) {
+            if (modes[m].step != step_fwdio) {
                 add_config(cfgs, &n, &modes[m], o->writers[w], POLICY_SPREAD,
                            FWDIO_LAYOUT_BLOCK, 0);
                 continue;
@@ -667,7 +1275,7 @@ static int build_configs(const struct bench_opts *o, struct config *cfgs)
                                o->layouts[l], named);
         }
     for (size_t m = 0; m < NMODES; m++)
-        if (modes[m].also_unhinted && list_has(o->modes, modes[m].name))
+        if (modes[m].also_unhinted && mode_selected(o, modes[m].name))
             add_config(cfgs, &n, &modes[m], 0, POLICY_SPREAD, FWDIO_LAYOUT_BLOCK, 0);
     return n;
 }
@@ -677,21 +1285,84 @@ static int max_configs(const struct bench_opts *o)
     return (int)NMODES * (o->nwriters * o->npolicies * o->nlayouts + 2);
 }
 
+
 /* ------------------------------------------------------------ one run */
 
-/* Every rank checks the bytes it wrote; returns the first bad offset over all ranks. */
-static uint64_t verify_run(const struct bench_ctx *ctx, const char *path, uint64_t seed)
+/* Every rank checks the bytes it wrote to the shared file (and its size); returns the
+ * first bad offset over all ranks. */
+static uint64_t verify_shared(const struct bench_ctx *ctx, const char *path, uint64_t seed)
 {
     uint64_t bad = NO_BAD_OFFSET;
+    int fd = open(path, O_RDONLY);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0 || (uint64_t)st.st_size != ctx->opts->size)
+        bad = fd < 0 ? 0 : (uint64_t)(fstat(fd, &st) == 0 ? st.st_size : 0);
     for (size_t e = 0; e < ctx->nextents && bad == NO_BAD_OFFSET; e++) {
         const struct extent *x = &ctx->extents[e];
-        if (x->len &&
-            pattern_check_file(path, ctx->opts->size, x->offset, x->len, seed, 0, &bad) == 0)
+        if (pattern_check_fd(fd, x->offset, x->len, seed, 0, &bad) == 0)
             bad = NO_BAD_OFFSET;
     }
+    if (fd >= 0)
+        close(fd);
     uint64_t first_bad;
     MPI_Allreduce(&bad, &first_bad, 1, MPI_UINT64_T, MPI_MIN, MPI_COMM_WORLD);
     return first_bad;
+}
+
+/* File per process: the shared file is the ranks' files put back together piece by
+ * piece; each rank checks that its file holds exactly its pieces, back to back, with
+ * the bytes the shared file would have at their offsets. Returns the first bad offset
+ * (in the shared file) over all ranks. */
+static uint64_t verify_per_process(const struct bench_ctx *ctx, const char *path, uint64_t seed)
+{
+    char mine[PATH_MAX + 96];
+    rank_file_path(mine, sizeof mine, path, ctx->rank);
+    uint64_t bad = NO_BAD_OFFSET;
+    const size_t cap = (size_t)4 << 20;
+    unsigned char *got = malloc(cap), *want = malloc(cap);
+    int fd = open(mine, O_RDONLY);
+    struct stat st;
+    if (!got || !want || fd < 0 || fstat(fd, &st) != 0 || (uint64_t)st.st_size != ctx->nbytes)
+        bad = ctx->nextents ? ctx->extents[0].offset : 0;
+    uint64_t at = 0; /* position in this rank's file */
+    for (size_t e = 0; e < ctx->nextents && bad == NO_BAD_OFFSET; e++) {
+        const struct extent *x = &ctx->extents[e];
+        for (uint64_t done = 0; done < x->len && bad == NO_BAD_OFFSET;) {
+            size_t n = x->len - done < cap ? (size_t)(x->len - done) : cap;
+            ssize_t r = pread(fd, got, n, (off_t)(at + done));
+            pattern_fill(want, n, x->offset + done, seed);
+            if (r != (ssize_t)n) {
+                bad = x->offset + done;
+            } else if (memcmp(got, want, n) != 0) {
+                size_t i = 0;
+                while (got[i] == want[i])
+                    i++;
+                bad = x->offset + done + i;
+            }
+            done += n;
+        }
+        at += x->len;
+    }
+    if (fd >= 0)
+        close(fd);
+    free(got);
+    free(want);
+    uint64_t first_bad;
+    MPI_Allreduce(&bad, &first_bad, 1, MPI_UINT64_T, MPI_MIN, MPI_COMM_WORLD);
+    return first_bad;
+}
+
+static void remove_files(const struct bench_ctx *ctx, enum file_kind kind, const char *path)
+{
+    char name[PATH_MAX + 96];
+    if (kind == FILES_PER_PROCESS)
+        rank_file_path(name, sizeof name, path, ctx->rank);
+    else if (ctx->rank == 0)
+        snprintf(name, sizeof name, "%s", path);
+    else
+        return;
+    if (unlink(name) != 0 && errno != ENOENT)
+        fprintf(stderr, "fwdio-bench: cannot remove %s: %s\n", name, strerror(errno));
 }
 
 /*
@@ -701,12 +1372,7 @@ static uint64_t verify_run(const struct bench_ctx *ctx, const char *path, uint64
  */
 static void quiet_barrier(void)
 {
-    MPI_Request req;
-    int done = 0;
-    MPI_Ibarrier(MPI_COMM_WORLD, &req);
-    for (MPI_Test(&req, &done, MPI_STATUS_IGNORE); !done;
-         MPI_Test(&req, &done, MPI_STATUS_IGNORE))
-        nanosleep(&(struct timespec){.tv_nsec = 50000}, NULL);
+    app_quiet_barrier(MPI_COMM_WORLD);
 }
 
 /* Fill this rank's bytes with the run's pattern (not timed). */
@@ -719,40 +1385,111 @@ static void fill_data(struct bench_ctx *ctx, uint64_t seed)
     }
 }
 
+static void step_path(char *out, size_t cap, const struct bench_ctx *ctx, int run, int step)
+{
+    if (ctx->opts->steps == 1)
+        snprintf(out, cap, "%s/run%04d.dat", ctx->dir, run);
+    else
+        snprintf(out, cap, "%s/run%04d.step%04d.dat", ctx->dir, run, step);
+}
+
+/* Starts a fwdio runtime for one run (collective); returns 0 or -1 on every rank alike. */
+static int start_fwdio(struct bench_ctx *ctx)
+{
+    const struct bench_opts *o = ctx->opts;
+    fwdio_config_t cfg = {.writer_buffer = (size_t)o->writer_buffer,
+                          .staging_buffer = (size_t)o->staging_buffer,
+                          .max_message_size = (size_t)o->max_message,
+                          .io_inline = o->io_inline};
+    ctx->rt = NULL;
+    int rc = fwdio_init(MPI_COMM_WORLD, &cfg, &ctx->rt);
+    if (rc != FWDIO_OK)
+        fprintf(stderr, "[rank %d] fwdio_init: %s\n", ctx->rank, fwdio_strerror(rc));
+    int failed = rc != FWDIO_OK, nfailed;
+    MPI_Allreduce(&failed, &nfailed, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    /* Ranks that did start could only leave through a collective finalize that the
+     * failed ones would never join. */
+    if (nfailed > 0 && nfailed < ctx->nranks)
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    return nfailed ? -1 : 0;
+}
+
+/*
+ * One run: --steps times (compute, then one output step), then whatever the mode
+ * left in flight is waited for. The fwdio runtime, when the mode uses one, is started
+ * before and stopped after the timed loop, so its peaks are this run's and the other
+ * modes run without it.
+ */
 static void run_one(struct bench_ctx *ctx, struct config *cfgs, int config, int run, int rep,
                     struct run_result *res)
 {
     struct config *cfg = &cfgs[config];
+    const struct mode *mode = cfg->mode;
+    const struct bench_opts *o = ctx->opts;
     /* A new seed per run: bytes left from an earlier run can never pass verification. */
     uint64_t seed = 0xB5EEDull + (uint64_t)run;
     char path[PATH_MAX + 64];
-    snprintf(path, sizeof path, "%s/run%04d.dat", ctx->dir, run);
     fill_data(ctx, seed);
 
-    struct run_local local = {0};
+    struct run_local local = {.peak = -1};
+    local.files = calloc((size_t)o->steps, sizeof *local.files);
+    local.opened = calloc((size_t)o->steps, sizeof *local.opened);
+    if (!local.files || !local.opened)
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    int runtime_failed = mode->uses_runtime && start_fwdio(ctx) != 0;
+
     quiet_barrier();
-    cfg->mode->run(ctx, cfg, path, &local);
+    double t0 = MPI_Wtime();
+    for (int k = 0; k < o->steps && !runtime_failed; k++) {
+        if (o->compute > 0)
+            app_compute(ctx->rt, ctx->slice_iters, o->compute);
+        step_path(path, sizeof path, ctx, run, k);
+        mode->step(ctx, cfg, path, k, &local);
+    }
+    if (mode->finish && !runtime_failed)
+        mode->finish(ctx, cfg, &local);
+    local.tts = MPI_Wtime() - t0;
     quiet_barrier();
-    double mine[2] = {local.blocked, local.end_to_end}, most[2];
-    MPI_Allreduce(mine, most, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    if (runtime_failed)
+        local.status = -1;
+    if (ctx->rt) {
+        fwdio_finalize(ctx->rt);
+        ctx->rt = NULL;
+    }
+    free(local.files);
+    free(local.opened);
+
+    double mine[4] = {local.blocked / o->steps, local.end_to_end / o->steps, local.drain,
+                      local.tts}, most[4];
+    MPI_Allreduce(mine, most, 4, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     int worst;
     MPI_Allreduce(&local.status, &worst, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    int64_t peak;
+    MPI_Allreduce(&local.peak, &peak, 1, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
+    uint64_t peaks[2] = {local.peak_writer, local.peak_staging}, peaks_max[2];
+    MPI_Allreduce(peaks, peaks_max, 2, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
 
     *res = (struct run_result){.run = run, .rep = rep, .config = config, .blocked = most[0],
                                .end_to_end = most[1],
-                               .mib_per_s = (double)ctx->opts->size / MIB / most[1],
-                               .status = worst, .verified = -1, .bad_offset = NO_BAD_OFFSET};
+                               .mib_per_s = most[1] > 0 ? (double)o->size / MIB / most[1] : 0,
+                               .drain = most[2], .tts = most[3], .status = worst,
+                               .verified = -1, .bad_offset = NO_BAD_OFFSET, .peak = peak,
+                               .peak_writer = peaks_max[0], .peak_staging = peaks_max[1]};
     if (ctx->rank == 0 && !cfg->plan[0])
         snprintf(cfg->plan, sizeof cfg->plan, "%s", local.plan);
-    if (!cfg->mode->writes_file)
+    if (mode->files == FILES_NONE || worst == STATUS_SKIPPED)
         return;
-    res->bad_offset = verify_run(ctx, path, seed);
+    for (int k = 0; k < o->steps; k++) {
+        step_path(path, sizeof path, ctx, run, k);
+        uint64_t bad = mode->files == FILES_PER_PROCESS ? verify_per_process(ctx, path, seed)
+                                                         : verify_shared(ctx, path, seed);
+        if (bad != NO_BAD_OFFSET && res->bad_offset == NO_BAD_OFFSET)
+            res->bad_offset = bad;
+        remove_files(ctx, mode->files, path);
+    }
     res->verified = res->bad_offset == NO_BAD_OFFSET;
-    if (ctx->rank == 0 && unlink(path) != 0)
-        fprintf(stderr, "fwdio-bench: cannot remove %s: %s\n", path, strerror(errno));
-    MPI_Barrier(MPI_COMM_WORLD); /* the next run starts with this file gone */
+    MPI_Barrier(MPI_COMM_WORLD); /* the next run starts with these files gone */
 }
-
 /* ------------------------------------------------------------- reporting */
 
 struct spread {
@@ -777,7 +1514,7 @@ static struct spread spread_of(double *v, int n)
 }
 
 /* Which field of a run a column shows. */
-enum field { FIELD_BLOCKED, FIELD_END_TO_END, FIELD_MIBS };
+enum field { FIELD_BLOCKED, FIELD_END_TO_END, FIELD_MIBS, FIELD_TTS };
 
 static double field_of(const struct run_result *r, enum field f)
 {
@@ -785,6 +1522,7 @@ static double field_of(const struct run_result *r, enum field f)
     case FIELD_BLOCKED: return r->blocked;
     case FIELD_END_TO_END: return r->end_to_end;
     case FIELD_MIBS: return r->mib_per_s;
+    case FIELD_TTS: return r->tts;
     }
     return 0.0;
 }
@@ -807,9 +1545,13 @@ static struct spread config_spread(const struct table *t, int config, enum field
     double *v = malloc(sizeof *v * (size_t)t->reps);
     if (!v)
         return (struct spread){0};
-    for (int rep = 0; rep < t->reps; rep++)
-        v[rep] = field_of(result_at(t, rep, config), f) * scale;
-    struct spread s = spread_of(v, t->reps);
+    int n = 0;
+    for (int rep = 0; rep < t->reps; rep++) {
+        const struct run_result *r = result_at(t, rep, config);
+        if (r->status != STATUS_SKIPPED && (f != FIELD_MIBS || r->end_to_end > 0))
+            v[n++] = field_of(r, f) * scale;
+    }
+    struct spread s = spread_of(v, n);
     free(v);
     return s;
 }
@@ -852,19 +1594,48 @@ static void format_spread(char *buf, size_t cap, struct spread s, int decimals)
 /* "3/3" runs verified, or "-" for a mode that writes no file. */
 static void format_verified(char *buf, size_t cap, const struct table *t, int config)
 {
-    if (!t->cfgs[config].mode->writes_file) {
+    if (t->cfgs[config].mode->files == FILES_NONE) {
         snprintf(buf, cap, "-");
         return;
     }
-    int ok = 0;
-    for (int rep = 0; rep < t->reps; rep++)
+    int ok = 0, skipped = 0;
+    for (int rep = 0; rep < t->reps; rep++) {
         ok += result_at(t, rep, config)->verified == 1 && result_at(t, rep, config)->status == 0;
-    snprintf(buf, cap, "%d/%d", ok, t->reps);
+        skipped += result_at(t, rep, config)->status == STATUS_SKIPPED;
+    }
+    if (skipped == t->reps)
+        snprintf(buf, cap, "skipped");
+    else
+        snprintf(buf, cap, "%d/%d", ok, t->reps);
 }
 
-static void print_table_row(const struct table *t, int c, int memcpy_cfg, int width)
+/* (time to solution / none) - 1 per rep, in percent: the overhead on time to solution. */
+static struct spread overhead_spread(const struct table *t, int config, int none_cfg)
 {
-    char blocked[48], e2e[48], mibs[48], vs_memcpy[48], vs_mpiio[48], ok[16];
+    struct spread s = paired_ratio(t, config, none_cfg, FIELD_TTS);
+    return (struct spread){.median = 100.0 * (s.median - 1.0), .min = 100.0 * (s.min - 1.0),
+                           .max = 100.0 * (s.max - 1.0), .n = s.n};
+}
+
+/* Median over reps of the peak bytes, in MiB, or "-" when the mode's memory is not visible. */
+static void format_peak(char *buf, size_t cap, const struct table *t, int config)
+{
+    double v[64];
+    int n = 0;
+    for (int rep = 0; rep < t->reps && n < 64; rep++)
+        if (result_at(t, rep, config)->peak >= 0)
+            v[n++] = (double)result_at(t, rep, config)->peak / MIB;
+    if (n == 0)
+        snprintf(buf, cap, "-");
+    else
+        snprintf(buf, cap, "%.1f", spread_of(v, n).median);
+}
+
+static void print_table_row(const struct table *t, int c, int memcpy_cfg, int none_cfg,
+                            int width)
+{
+    char blocked[48], e2e[48], mibs[48], vs_memcpy[48], vs_mpiio[48], ok[16], tts[48],
+        overhead[48], peak[24];
     format_spread(blocked, sizeof blocked, config_spread(t, c, FIELD_BLOCKED, 1e3), 2);
     format_spread(e2e, sizeof e2e, config_spread(t, c, FIELD_END_TO_END, 1e3), 1);
     format_spread(mibs, sizeof mibs, config_spread(t, c, FIELD_MIBS, 1.0), 0);
@@ -872,20 +1643,35 @@ static void print_table_row(const struct table *t, int c, int memcpy_cfg, int wi
     format_spread(vs_memcpy, sizeof vs_memcpy,
                   memcpy_cfg >= 0 && c != memcpy_cfg
                       ? paired_ratio(t, c, memcpy_cfg, FIELD_BLOCKED) : none, 1);
-    int mpiio_cfg = !strcmp(t->cfgs[c].mode->name, "fwdio") && t->cfgs[c].writers
+    int mpiio_cfg = t->cfgs[c].mode->step == step_fwdio && t->cfgs[c].writers
                         ? find_config(t, "mpiio", t->cfgs[c].writers) : -1;
     format_spread(vs_mpiio, sizeof vs_mpiio,
                   mpiio_cfg >= 0 ? paired_ratio(t, c, mpiio_cfg, FIELD_END_TO_END) : none, 2);
     format_verified(ok, sizeof ok, t, c);
-    printf("%-*s %-26s %-26s %-20s %-22s %-20s %s\n", width, t->cfgs[c].label, blocked, e2e,
-           mibs, vs_memcpy, vs_mpiio, ok);
+    format_peak(peak, sizeof peak, t, c);
+    if (none_cfg < 0) {
+        printf("%-*s %-26s %-26s %-20s %-22s %-20s %-9s %s\n", width, t->cfgs[c].label, blocked,
+               e2e, mibs, vs_memcpy, vs_mpiio, peak, ok);
+        return;
+    }
+    format_spread(tts, sizeof tts, config_spread(t, c, FIELD_TTS, 1.0), 2);
+    format_spread(overhead, sizeof overhead,
+                  c != none_cfg ? overhead_spread(t, c, none_cfg) : none, 1);
+    printf("%-*s %-26s %-26s %-20s %-22s %-20s %-9s %-22s %-22s %s\n", width, t->cfgs[c].label,
+           blocked, e2e, mibs, vs_memcpy, vs_mpiio, peak, tts, overhead, ok);
 }
 
-static void print_header(const struct bench_opts *o, int nranks)
+static void print_header(const struct bench_opts *o, int nranks, const char *io)
 {
-    printf("\nfwdio-bench: pattern %s, S = %.1f MiB, P = %d ranks, %d reps, %s, fwdio policy",
-           o->pattern, (double)o->size / MIB, nranks, o->reps,
-           o->durable ? "durable (fdatasync / MPI_File_sync)" : "page cache");
+    printf("\nfwdio-bench: pattern %s", o->pattern);
+    if (!strcmp(o->pattern, "scattered"))
+        printf(" (%" PRIu64 "-byte records)", o->record_size);
+    printf(", S = %.1f MiB, P = %d ranks, %d reps, %d step%s", (double)o->size / MIB, nranks,
+           o->reps, o->steps, o->steps > 1 ? "s" : "");
+    if (o->compute > 0)
+        printf(" after %.3f s compute each", o->compute);
+    printf(", %s, MPI-IO component %s, fwdio policy",
+           o->durable ? "durable (fdatasync / MPI_File_sync)" : "page cache", io);
     for (int p = 0; p < o->npolicies; p++)
         printf("%s%s", p ? "," : " ", policy_names[o->policies[p]]);
     printf(", layout");
@@ -899,7 +1685,8 @@ static void print_header(const struct bench_opts *o, int nranks)
         printf(", stripe_size %.2f MiB", (double)o->stripe_size / MIB);
     if (o->call_size)
         printf(", %.2f MiB per fwdio_write", (double)o->call_size / MIB);
-    printf("\nmedian [min, max] over reps; ratios paired rep by rep\n");
+    printf("\nmedian [min, max] over reps; ratios paired rep by rep; blocked and end-to-end "
+           "per step; peak = max over ranks of bytes buffered (fwdio: writer + staging peaks)\n");
 }
 
 /* The fwdio configuration with this W, policy and layout, or -1. */
@@ -907,7 +1694,7 @@ static int find_fwdio_config(const struct table *t, int writers, enum bench_poli
                              fwdio_layout_t layout)
 {
     for (int c = 0; c < t->ncfg; c++)
-        if (t->cfgs[c].mode->run == run_fwdio && t->cfgs[c].writers == writers &&
+        if (t->cfgs[c].mode->step == step_fwdio && t->cfgs[c].writers == writers &&
             t->cfgs[c].policy == policy && t->cfgs[c].layout == layout)
             return c;
     return -1;
@@ -956,17 +1743,30 @@ static void print_variant_ratios(const struct table *t, const struct bench_opts 
             }
 }
 
-static void print_table(const struct table *t, const struct bench_opts *o, int nranks)
+static void print_table(const struct table *t, const struct bench_opts *o, int nranks,
+                        const char *io)
 {
-    print_header(o, nranks);
+    print_header(o, nranks, io);
     int width = 14;
     for (int c = 0; c < t->ncfg; c++)
         width = (int)strlen(t->cfgs[c].label) > width ? (int)strlen(t->cfgs[c].label) : width;
-    printf("%-*s %-26s %-26s %-20s %-22s %-20s %s\n", width, "config", "blocked ms",
-           "end-to-end ms", "MiB/s", "blocked/memcpy", "e2e fwdio/mpiio", "verified");
-    int memcpy_cfg = find_config(t, "memcpy", 0);
+    int memcpy_cfg = find_config(t, "memcpy", 0), none_cfg = find_config(t, "none", 0);
+    if (none_cfg < 0)
+        printf("%-*s %-26s %-26s %-20s %-22s %-20s %-9s %s\n", width, "config", "blocked ms",
+               "end-to-end ms", "MiB/s", "blocked/memcpy", "e2e fwdio/mpiio", "peak MiB",
+               "verified");
+    else
+        printf("%-*s %-26s %-26s %-20s %-22s %-20s %-9s %-22s %-22s %s\n", width, "config",
+               "blocked ms", "end-to-end ms", "MiB/s", "blocked/memcpy", "e2e fwdio/mpiio",
+               "peak MiB", "time to solution s", "overhead vs none %", "verified");
     for (int c = 0; c < t->ncfg; c++)
-        print_table_row(t, c, memcpy_cfg, width);
+        print_table_row(t, c, memcpy_cfg, none_cfg, width);
+    int idle_cfg = find_config(t, "idle", 0);
+    if (idle_cfg >= 0 && none_cfg >= 0) {
+        char idle[48];
+        format_spread(idle, sizeof idle, overhead_spread(t, idle_cfg, none_cfg), 2);
+        printf("idle cost: compute with an idle fwdio runtime vs none: %s %%\n", idle);
+    }
     print_variant_ratios(t, o);
     printf("plans:\n");
     for (int c = 0; c < t->ncfg; c++)
@@ -975,7 +1775,7 @@ static void print_table(const struct table *t, const struct bench_opts *o, int n
 
 /* One row per run, every field, for plotting and later comparison. */
 static int write_csv(const char *path, const struct table *t, const struct bench_opts *o,
-                     int nranks)
+                     int nranks, const char *io)
 {
     FILE *f = fopen(path, "w");
     if (!f) {
@@ -984,7 +1784,10 @@ static int write_csv(const char *path, const struct table *t, const struct bench
     }
     fprintf(f, "run,rep,config,mode,writers,pattern,layout,write_size,stripe_size,call_size,"
                "size,nranks,durable,blocked_s,end_to_end_s,mib_per_s,status,verified,"
-               "bad_offset,policy,targets\n");
+               "bad_offset,policy,targets,io_component,steps,compute_s,time_to_solution_s,"
+               "drain_s,overhead,peak_bytes,peak_writer_bytes,peak_staging_bytes,record_size,"
+               "skipped\n");
+    int none_cfg = find_config(t, "none", 0);
     for (int i = 0; i < t->reps * t->ncfg; i++) {
         const struct run_result *r = &t->results[i];
         const struct config *c = &t->cfgs[r->config];
@@ -996,8 +1799,15 @@ static int write_csv(const char *path, const struct table *t, const struct bench
                 r->end_to_end, r->mib_per_s, r->status, r->verified);
         if (r->bad_offset != NO_BAD_OFFSET)
             fprintf(f, "%" PRIu64, r->bad_offset);
-        fprintf(f, ",%s,%d\n", c->mode->run == run_fwdio ? policy_names[c->policy] : "",
-                c->mode->run == run_fwdio && c->layout == FWDIO_LAYOUT_TARGETS ? o->targets : 0);
+        fprintf(f, ",%s,%d,%s,%d,%.6f,%.9f,%.9f,",
+                c->mode->step == step_fwdio ? policy_names[c->policy] : "",
+                c->mode->step == step_fwdio && c->layout == FWDIO_LAYOUT_TARGETS ? o->targets : 0,
+                io, o->steps, o->compute, r->tts, r->drain);
+        const struct run_result *base = none_cfg >= 0 ? result_at(t, r->rep, none_cfg) : NULL;
+        if (base && base->tts > 0 && r->config != none_cfg)
+            fprintf(f, "%.6f", r->tts / base->tts - 1.0);
+        fprintf(f, ",%" PRId64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%d\n", r->peak,
+                r->peak_writer, r->peak_staging, o->record_size, r->status == STATUS_SKIPPED);
     }
     if (fclose(f) != 0) {
         fprintf(stderr, "fwdio-bench: cannot write %s: %s\n", path, strerror(errno));
@@ -1008,10 +1818,12 @@ static int write_csv(const char *path, const struct table *t, const struct bench
 
 static void print_progress(const struct run_result *r, const struct config *cfg, int total)
 {
-    printf("run %3d/%d rep %d %-24s blocked %9.2f ms  end-to-end %9.1f ms  %8.0f MiB/s  %s\n",
+    printf("run %3d/%d rep %d %-24s blocked %9.2f ms  end-to-end %9.1f ms  %8.0f MiB/s  "
+           "tts %8.3f s  %s\n",
            r->run + 1, total, r->rep, cfg->label, r->blocked * 1e3, r->end_to_end * 1e3,
-           r->mib_per_s,
-           r->status ? "FAILED" : r->verified == 0 ? "BAD BYTES" : r->verified == 1 ? "verified" : "");
+           r->mib_per_s, r->tts,
+           r->status == STATUS_SKIPPED ? "skipped" : r->status ? "FAILED"
+           : r->verified == 0 ? "BAD BYTES" : r->verified == 1 ? "verified" : "");
     if (r->verified == 0)
         printf("    first bad offset %" PRIu64 "\n", r->bad_offset);
     fflush(stdout);
@@ -1038,22 +1850,53 @@ static int make_run_dir(struct bench_ctx *ctx)
     return ctx->dir[0] ? 0 : -1;
 }
 
+/* The rank's pieces as one hindexed element each (for the MPI-IO view), when every
+ * rank's bytes fit the int counts of one call. */
+static void setup_filetype(struct bench_ctx *ctx)
+{
+    int fits = ctx->nbytes <= INT_MAX, all_fit;
+    MPI_Allreduce(&fits, &all_fit, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    ctx->view_ok = all_fit;
+    ctx->filetype = MPI_DATATYPE_NULL;
+    if (!all_fit || ctx->nextents == 0 || ctx->nextents > INT_MAX)
+        return;
+    int *lens = malloc(sizeof *lens * ctx->nextents);
+    MPI_Aint *displs = malloc(sizeof *displs * ctx->nextents);
+    if (lens && displs) {
+        for (size_t e = 0; e < ctx->nextents; e++) {
+            lens[e] = (int)ctx->extents[e].len;
+            displs[e] = (MPI_Aint)ctx->extents[e].offset;
+        }
+        MPI_Type_create_hindexed((int)ctx->nextents, lens, displs, MPI_BYTE, &ctx->filetype);
+        MPI_Type_commit(&ctx->filetype);
+    }
+    free(lens);
+    free(displs);
+}
+
 /* This rank's extents and buffers; returns 0 when every rank has them. */
 static int setup_data(struct bench_ctx *ctx)
 {
-    const struct pattern *pat = find_pattern(ctx->opts->pattern);
-    ctx->nextents = pat->extents(ctx->opts->size, ctx->rank, ctx->nranks, ctx->extents,
-                                 MAX_EXTENTS);
+    ctx->extents = pattern_extents(ctx->opts, ctx->rank, ctx->nranks, &ctx->nextents);
+    unsigned long long n = ctx->nextents, most;
+    MPI_Allreduce(&n, &most, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+    ctx->max_nextents = (size_t)most;
     ctx->nbytes = 0;
-    for (size_t e = 0; e < ctx->nextents; e++)
+    for (size_t e = 0; ctx->extents && e < ctx->nextents; e++)
         ctx->nbytes += ctx->extents[e].len;
     size_t alloc = ctx->nbytes ? (size_t)ctx->nbytes : 1;
     ctx->data = malloc(alloc);
     ctx->scratch = malloc(alloc);
-    int ok = ctx->data && ctx->scratch, all_ok;
+    int ok = ctx->extents && ctx->data && ctx->scratch, all_ok;
     if (ok)
         memset(ctx->scratch, 0xA5, alloc); /* pre-touch: the reference times a copy, not faults */
+    if (ok && ctx->rank == 0 && mode_selected(ctx->opts, "gather") && build_gather_map(ctx) != 0) {
+        fprintf(stderr, "fwdio-bench: gather needs S below 2 GiB and memory for its map\n");
+        ok = 0;
+    }
     MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (all_ok)
+        setup_filetype(ctx);
     return all_ok ? 0 : -1;
 }
 
@@ -1061,6 +1904,10 @@ static void teardown(struct bench_ctx *ctx)
 {
     if (ctx->rank == 0 && ctx->dir[0] && rmdir(ctx->dir) != 0)
         fprintf(stderr, "fwdio-bench: cannot remove %s: %s\n", ctx->dir, strerror(errno));
+    if (ctx->filetype != MPI_DATATYPE_NULL)
+        MPI_Type_free(&ctx->filetype);
+    free_gather_map();
+    free(ctx->extents);
     free(ctx->data);
     free(ctx->scratch);
 }
@@ -1075,7 +1922,7 @@ static int run_all(struct bench_ctx *ctx, struct config *cfgs, int ncfg,
             int run = rep * ncfg + c;
             struct run_result *r = &results[run];
             run_one(ctx, cfgs, c, run, rep, r);
-            failures += r->status != 0 || r->verified == 0;
+            failures += (r->status != 0 && r->status != STATUS_SKIPPED) || r->verified == 0;
             if (ctx->rank == 0)
                 print_progress(r, &cfgs[c], ctx->opts->reps * ncfg);
         }
@@ -1083,32 +1930,17 @@ static int run_all(struct bench_ctx *ctx, struct config *cfgs, int ncfg,
     return failures ? -1 : 0;
 }
 
-static int uses_mode(const struct bench_opts *o, const char *name)
+/* Open MPI's io component as the environment selects it (mpirun --mca io X exports
+ * OMPI_MCA_io=X to the ranks); "default" is Open MPI's own choice (ompio in 4.1). */
+static const char *io_component(void)
 {
-    return list_has(o->modes, name);
-}
-
-/* Starts fwdio when a configuration needs it; returns 0 or -1 (on every rank alike). */
-static int start_fwdio(struct bench_ctx *ctx)
-{
-    ctx->rt = NULL;
-    if (!uses_mode(ctx->opts, "fwdio"))
-        return 0;
-    int rc = fwdio_init(MPI_COMM_WORLD, NULL, &ctx->rt);
-    if (rc != FWDIO_OK)
-        fprintf(stderr, "[rank %d] fwdio_init: %s\n", ctx->rank, fwdio_strerror(rc));
-    int failed = rc != FWDIO_OK, nfailed;
-    MPI_Allreduce(&failed, &nfailed, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    /* Ranks that did start could only leave through a collective finalize that the
-     * failed ones would never join. */
-    if (nfailed > 0 && nfailed < ctx->nranks)
-        MPI_Abort(MPI_COMM_WORLD, 1);
-    return nfailed ? -1 : 0;
+    const char *io = getenv("OMPI_MCA_io");
+    return io && *io ? io : "default";
 }
 
 static int bench_main(const struct bench_opts *opts)
 {
-    struct bench_ctx ctx = {.opts = opts};
+    struct bench_ctx ctx = {.opts = opts, .filetype = MPI_DATATYPE_NULL, .io = io_component()};
     MPI_Comm_rank(MPI_COMM_WORLD, &ctx.rank);
     MPI_Comm_size(MPI_COMM_WORLD, &ctx.nranks);
     if (setup_data(&ctx) != 0 || make_run_dir(&ctx) != 0) {
@@ -1117,10 +1949,8 @@ static int bench_main(const struct bench_opts *opts)
         teardown(&ctx);
         return 1;
     }
-    if (start_fwdio(&ctx) != 0) {
-        teardown(&ctx);
-        return 1;
-    }
+    if (opts->compute > 0)
+        ctx.slice_iters = app_calibrate_slice();
     struct config *cfgs = calloc((size_t)max_configs(opts), sizeof *cfgs);
     int ncfg = cfgs ? build_configs(opts, cfgs) : 0;
     struct run_result *results = calloc((size_t)(opts->reps * (ncfg ? ncfg : 1)), sizeof *results);
@@ -1130,12 +1960,10 @@ static int bench_main(const struct bench_opts *opts)
 
     if (ctx.rank == 0 && results && cfgs) {
         struct table t = {.results = results, .cfgs = cfgs, .ncfg = ncfg, .reps = opts->reps};
-        print_table(&t, opts, ctx.nranks);
-        if (opts->csv && write_csv(opts->csv, &t, opts, ctx.nranks) != 0)
+        print_table(&t, opts, ctx.nranks, ctx.io);
+        if (opts->csv && write_csv(opts->csv, &t, opts, ctx.nranks, ctx.io) != 0)
             failed = 1;
     }
-    if (ctx.rt)
-        fwdio_finalize(ctx.rt);
     free(results);
     free(cfgs);
     teardown(&ctx);
@@ -1151,11 +1979,12 @@ int main(int argc, char **argv)
     int rank;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     struct bench_opts opts;
-    if (parse_args(argc, argv, &opts) != 0 || !modes_valid(opts.modes)) {
+    int parsed = parse_args(argc, argv, &opts);
+    if (parsed != 0 || !modes_valid(opts.modes)) {
         if (rank == 0)
-            print_usage(argv[0]);
+            print_usage(parsed == 1 ? stdout : stderr, argv[0]);
         MPI_Finalize();
-        return 2;
+        return parsed == 1 ? 0 : 2;
     }
     int rc = bench_main(&opts);
     MPI_Finalize();
