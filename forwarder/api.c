@@ -4,6 +4,7 @@
 #include "placement.h"
 #include "settings.h"
 #include "log.h"
+#include "trace.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -27,11 +28,12 @@ int fwdio_init(MPI_Comm comm, const fwdio_config_t *cfg, fwdio_runtime_t **out)
     if (!rt)
         return FWDIO_ENOMEM;
     rt->agree_op = MPI_OP_NULL;
+    int world_rank = 0;
+    MPI_Comm_rank(comm, &world_rank);
+    fwdioi_trace_start(world_rank); /* before the runtime's threads start */
     int rc = fwdioi_agree_op_create(&rt->agree_op);
     if (rc != FWDIO_OK)
         goto fail;
-    int world_rank = 0;
-    MPI_Comm_rank(comm, &world_rank);
     /* Every rank checks the settings, so a bad one fails init everywhere. */
     rc = fwdioi_settings_load(&rt->settings, world_rank == 0);
     if (rc != FWDIO_OK)
@@ -59,6 +61,7 @@ int fwdio_init(MPI_Comm comm, const fwdio_config_t *cfg, fwdio_runtime_t **out)
 fail_rt:
     fwdioi_rt_destroy(rt->rt);
 fail:
+    fwdioi_trace_stop(0);
     fwdioi_settings_free(&rt->settings);
     fwdioi_agree_op_free(&rt->agree_op);
     free(rt);
@@ -80,6 +83,7 @@ int fwdio_finalize(fwdio_runtime_t *rt)
         return FWDIO_EINVAL;
     if (fwdioi_rt_on_progress_thread() || fwdioi_rt_in_callback())
         return FWDIO_ECONTEXT;
+    uint64_t t_trace = fwdioi_trace_begin();
     fwdioi_rt_lock(rt->rt);
     for (fwdio_file_t *f = rt->live; f; f = f->live_next) {
         if (!f->app_closed) {
@@ -102,6 +106,8 @@ int fwdio_finalize(fwdio_runtime_t *rt)
      * barrier makes finalize collective as documented. */
     MPI_Barrier(fwdioi_rt_comm(rt->rt));
     fwdioi_rt_destroy(rt->rt);
+    fwdioi_trace_end_file(t_trace, "finalize", FWDIOI_TRACE_NONE);
+    fwdioi_trace_stop(1); /* the threads are joined: every buffer is still */
     fwdioi_agree_op_free(&rt->agree_op);
     fwdioi_topology_free(&rt->topo);
     fwdioi_settings_free(&rt->settings);
@@ -115,7 +121,11 @@ int fwdio_poll(fwdio_runtime_t *rt)
         return FWDIO_EINVAL;
     if (fwdioi_rt_on_progress_thread())
         return FWDIO_ECONTEXT;
-    return fwdioi_rt_run_calls(rt->rt);
+    uint64_t t_trace = fwdioi_trace_begin();
+    int n = fwdioi_rt_run_calls(rt->rt);
+    fwdioi_trace_end(t_trace, "poll", FWDIOI_TRACE_NONE, FWDIOI_TRACE_NONE, FWDIOI_TRACE_NONE,
+                     FWDIOI_TRACE_NONE);
+    return n;
 }
 
 void fwdio_options_init(fwdio_options_t *opts)
@@ -155,6 +165,7 @@ int fwdio_open(fwdio_runtime_t *rt, const char *path, uint64_t size, const fwdio
     if (fwdioi_rt_on_progress_thread())
         return FWDIO_ECONTEXT;
     double t0 = fwdioi_now();
+    uint64_t t_trace = fwdioi_trace_begin();
     fwdio_options_t given, resolved;
     if (opts)
         given = *opts;
@@ -222,6 +233,7 @@ int fwdio_open(fwdio_runtime_t *rt, const char *path, uint64_t size, const fwdio
     fwdioi_rt_submit_locked(rt->rt, &f->open_task, &f->open_task);
     f->stats.time_blocked = fwdioi_now() - t0;
     fwdioi_rt_unlock(rt->rt);
+    fwdioi_trace_end_text(t_trace, "open", (int64_t)f->seq, (int64_t)size, path);
     fwdioi_log(FWDIOI_LOG_INFO, "rank %d: open %s, %llu bytes, %d writer(s), stripe %llu, unit %llu",
                f->rank, path, (unsigned long long)size, f->plan.nwriters,
                (unsigned long long)resolved.stripe_size, (unsigned long long)resolved.write_size);
@@ -290,6 +302,7 @@ static int write_copied(fwdio_file_t *f, const void *buf, size_t len, uint64_t o
     if (fwdioi_rt_on_progress_thread())
         may_wait = 0; /* waiting there would stop the sends that make room */
     double t0 = fwdioi_now();
+    uint64_t t_trace = fwdioi_trace_begin();
     fwdioi_rt_lock(f->rt);
     int rc = write_refusal_locked(f);
     fwdioi_rt_unlock(f->rt);
@@ -304,6 +317,8 @@ static int write_copied(fwdio_file_t *f, const void *buf, size_t len, uint64_t o
     if (rc == FWDIO_OK && len > 0)
         f->stats.write_calls++;
     fwdioi_rt_unlock(f->rt);
+    fwdioi_trace_end(t_trace, may_wait ? "write" : "try_write", (int64_t)f->seq, (int64_t)len,
+                     (int64_t)offset, FWDIOI_TRACE_NONE);
     return rc;
 }
 
@@ -320,8 +335,11 @@ int fwdio_try_write(fwdio_file_t *f, const void *buf, size_t len, uint64_t offse
 static void run_lent_done(fwdioi_call_t *call)
 {
     fwdioi_lent_t *lent = (fwdioi_lent_t *)call;
+    uint64_t t_trace = fwdioi_trace_begin();
+    int64_t seq = (int64_t)lent->file->seq;
     lent->done(lent->file, lent->buf, lent->status, lent->arg);
     free(lent);
+    fwdioi_trace_end_file(t_trace, "lent callback", seq);
 }
 
 int fwdio_write_lent(fwdio_file_t *f, const void *buf, size_t len, uint64_t offset,
@@ -332,6 +350,7 @@ int fwdio_write_lent(fwdio_file_t *f, const void *buf, size_t len, uint64_t offs
     if (offset > f->size || len > f->size - offset)
         return FWDIO_ERANGE;
     double t0 = fwdioi_now();
+    uint64_t t_trace = fwdioi_trace_begin();
     fwdioi_rt_lock(f->rt);
     int rc = write_refusal_locked(f);
     fwdioi_rt_unlock(f->rt);
@@ -367,6 +386,8 @@ int fwdio_write_lent(fwdio_file_t *f, const void *buf, size_t len, uint64_t offs
         fwdioi_msgs_free(f->rt, first);
         free(lent);
     }
+    fwdioi_trace_end(t_trace, "write_lent", (int64_t)f->seq, (int64_t)len, (int64_t)offset,
+                     FWDIOI_TRACE_NONE);
     return rc;
 }
 
@@ -376,6 +397,7 @@ int fwdio_close(fwdio_file_t *f)
         return FWDIO_EINVAL;
     int rc = FWDIO_OK;
     double t0 = fwdioi_now();
+    uint64_t t_trace = fwdioi_trace_begin();
     fwdioi_rt_lock(f->rt);
     if (f->app_closed)
         rc = FWDIO_ECLOSED;
@@ -385,6 +407,7 @@ int fwdio_close(fwdio_file_t *f)
     }
     f->stats.time_blocked += fwdioi_now() - t0;
     fwdioi_rt_unlock(f->rt);
+    fwdioi_trace_end_file(t_trace, "close", (int64_t)f->seq);
     return rc;
 }
 
@@ -404,10 +427,13 @@ int fwdio_wait(fwdio_file_t *f)
     fwdioi_rt_unlock(f->rt);
     if (!closed)
         return FWDIO_ENOTCLOSED;
+    uint64_t t_trace = fwdioi_trace_begin();
+    int64_t seq = (int64_t)f->seq;
     fwdioi_rt_wait(f->rt, file_completed, f);
     fwdioi_rt_lock(f->rt);
     int status = (int)f->known_error.status;
     fwdioi_rt_unlock(f->rt);
+    fwdioi_trace_end_file(t_trace, "wait", seq);
     return status;
 }
 

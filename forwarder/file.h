@@ -62,6 +62,7 @@ typedef struct fwdioi_msg {
     const uint8_t *lent_base; /* file byte lent_offset is lent_base[0] */
     uint64_t lent_offset;
     uint64_t payload; /* data bytes */
+    uint64_t trace_t0; /* when the send was posted (progress; trace.h) */
     size_t wire_len;
     uint8_t wire[]; /* fwdioi_wire_header_t, pieces, data (not for lent) */
 } fwdioi_msg_t;
@@ -94,6 +95,7 @@ typedef struct fwdioi_session {
     fwdioi_errinfo_t local_error; /* first error this rank saw after open */
     fwdioi_errinfo_t final_agreed;
     struct fwdio_file *next_active;
+    uint64_t trace_t0; /* start of the collective in flight (trace.h) */
 
     /* writer only */
     int fd;

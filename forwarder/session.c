@@ -18,6 +18,7 @@
 #include "file.h"
 #include "log.h"
 #include "storage.h"
+#include "trace.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -76,15 +77,19 @@ static void publish_stats(fwdio_file_t *f)
 static void run_ready(fwdioi_call_t *call)
 {
     fwdio_file_t *f = (fwdio_file_t *)((char *)call - offsetof(fwdio_file_t, ready_call));
+    uint64_t t_trace = fwdioi_trace_begin();
     if (f->cbs.ready)
         f->cbs.ready(f, (int)f->s.open_agreed.status, f->cbs.user);
+    fwdioi_trace_end_file(t_trace, "ready callback", (int64_t)f->seq);
 }
 
 static void run_complete(fwdioi_call_t *call)
 {
     fwdio_file_t *f = (fwdio_file_t *)((char *)call - offsetof(fwdio_file_t, complete_call));
+    uint64_t t_trace = fwdioi_trace_begin();
     if (f->cbs.complete)
         f->cbs.complete(f, (int)f->known_error.status, f->cbs.user);
+    fwdioi_trace_end_file(t_trace, "complete callback", (int64_t)f->seq);
     fwdioi_rt_lock(f->rt);
     f->complete_delivered = 1;
     /* Freed by the application already: the last reference is ours. Unlinked in
@@ -105,6 +110,7 @@ static void on_final_agreed(void *arg, const MPI_Status *st)
     (void)st;
     fwdio_file_t *f = arg;
     fwdioi_session_t *s = &f->s;
+    fwdioi_trace_end_file(s->trace_t0, "agree final", (int64_t)f->seq);
     const fwdioi_errinfo_t *result =
         s->open_agreed.status != FWDIO_OK ? &s->open_agreed : &s->final_agreed;
     s->phase = FWDIOI_PHASE_DONE;
@@ -140,6 +146,7 @@ static void start_final_agreement(fwdio_file_t *f)
         return;
     s->final_started = 1;
     s->phase = FWDIOI_PHASE_SYNCING;
+    s->trace_t0 = fwdioi_trace_begin();
     MPI_Request req;
     if (MPI_Iallreduce(&s->local_error, &s->final_agreed, FWDIOI_ERRINFO_INTS, MPI_INT64_T,
                        agree_op(f), s->comm, &req) != MPI_SUCCESS) {
@@ -330,6 +337,8 @@ static void writer_accept(fwdio_file_t *f, const uint8_t *wire, size_t wire_len,
                           const fwdioi_msg_t *lent, fwdioi_hold_t *hold)
 {
     fwdioi_session_t *s = &f->s;
+    uint64_t t_trace = fwdioi_trace_begin();
+    uint64_t received = s->received;
     s->accepting = hold;
     fwdioi_wire_header_t h;
     memcpy(&h, wire, sizeof h);
@@ -349,6 +358,8 @@ static void writer_accept(fwdio_file_t *f, const uint8_t *wire, size_t wire_len,
         data += p.len;
     }
     s->accepting = NULL;
+    fwdioi_trace_end(t_trace, "assemble", (int64_t)f->seq, (int64_t)(s->received - received),
+                     FWDIOI_TRACE_NONE, FWDIOI_TRACE_NONE);
     s->stats.messages_received++;
     if (hold->counted && hold->refs > 1) { /* now only writes keep it alive */
         hold->releasing = 1;
@@ -360,15 +371,17 @@ static void writer_accept(fwdio_file_t *f, const uint8_t *wire, size_t wire_len,
 typedef struct recv_op {
     fwdioi_hold_t hold;
     fwdio_file_t *file;
+    uint64_t trace_t0;
     int len;
     uint8_t buf[];
 } recv_op_t;
 
 static void on_recv_done(void *arg, const MPI_Status *st)
 {
-    (void)st;
     recv_op_t *r = arg;
     fwdio_file_t *f = r->file;
+    fwdioi_trace_end(r->trace_t0, "recv", (int64_t)f->seq, r->len, FWDIOI_TRACE_NONE,
+                     st->MPI_SOURCE);
     f->s.recvs_pending--;
     writer_accept(f, r->buf, (size_t)r->len, NULL, &r->hold);
     writer_check_drained(f);
@@ -417,6 +430,7 @@ static void start_receive(fwdio_file_t *f, MPI_Message *msg, int len)
     r->hold = (fwdioi_hold_t){1, r, sizeof *r + (size_t)len, 1, 0};
     r->file = f;
     r->len = len;
+    r->trace_t0 = fwdioi_trace_begin();
     wbuf_add(f, r->hold.size);
     MPI_Request req;
     MPI_Imrecv(r->buf, len, MPI_BYTE, msg, &req);
@@ -467,6 +481,8 @@ static void on_send_done(void *arg, const MPI_Status *st)
     (void)st;
     fwdioi_msg_t *m = arg;
     fwdio_file_t *f = m->file;
+    fwdioi_trace_end(m->trace_t0, "send", (int64_t)f->seq, (int64_t)m->payload,
+                     FWDIOI_TRACE_NONE, fwdioi_plan_writer_rank(&f->plan, m->writer));
     fwdioi_msg_free(f->rt, m);
     if (--f->s.sends_pending == 0 && f->s.final_ready)
         start_final_agreement(f);
@@ -526,6 +542,7 @@ static void dispatch(fwdio_file_t *f, fwdioi_msg_t *m)
     }
     MPI_Request req;
     int dest = fwdioi_plan_writer_rank(&f->plan, m->writer);
+    m->trace_t0 = fwdioi_trace_begin();
     int rc = m->lent ? isend_lent(f, m, dest, &req)
                      : MPI_Isend(m->wire, (int)m->wire_len, MPI_BYTE, dest, TAG_DATA, f->s.comm,
                                  &req);
@@ -568,6 +585,7 @@ static void on_close_agreed(void *arg, const MPI_Status *st)
 {
     (void)st;
     fwdio_file_t *f = arg;
+    fwdioi_trace_end_file(f->s.trace_t0, "agree close", (int64_t)f->seq);
     fwdioi_rt_lock(f->rt);
     memcpy(f->writer_bytes_agreed, f->s.expected_bytes,
            (size_t)f->plan.nwriters * sizeof *f->writer_bytes_agreed);
@@ -584,6 +602,7 @@ static void start_close_agreement(fwdio_file_t *f)
 {
     fwdioi_session_t *s = &f->s;
     s->phase = FWDIOI_PHASE_CLOSING;
+    s->trace_t0 = fwdioi_trace_begin();
     MPI_Request req;
     if (MPI_Iallreduce(s->sent_bytes, s->expected_bytes, f->plan.nwriters, MPI_UINT64_T, MPI_SUM,
                        s->comm, &req) != MPI_SUCCESS) {
@@ -609,6 +628,7 @@ static void on_open_agreed(void *arg, const MPI_Status *st)
     (void)st;
     fwdio_file_t *f = arg;
     fwdioi_session_t *s = &f->s;
+    fwdioi_trace_end_file(s->trace_t0, "agree open", (int64_t)f->seq);
     s->phase = FWDIOI_PHASE_OPEN;
     double t = fwdioi_now();
     fwdioi_rt_lock(f->rt);
@@ -638,6 +658,7 @@ static void start_open_agreement(fwdio_file_t *f)
 {
     fwdioi_session_t *s = &f->s;
     s->phase = FWDIOI_PHASE_OPENING;
+    s->trace_t0 = fwdioi_trace_begin();
     MPI_Request req;
     if (MPI_Iallreduce(&s->open_local, &s->open_agreed, FWDIOI_ERRINFO_INTS, MPI_INT64_T,
                        agree_op(f), s->comm, &req) != MPI_SUCCESS) {
@@ -665,6 +686,7 @@ static void on_dup_done(void *arg, const MPI_Status *st)
 {
     (void)st;
     fwdio_file_t *f = arg;
+    fwdioi_trace_end_file(f->s.trace_t0, "comm dup", (int64_t)f->seq);
     f->owner->dup_in_flight = 0;
     start_next_dup(f->owner);
     MPI_Comm_set_errhandler(f->s.comm, MPI_ERRORS_RETURN);
@@ -698,6 +720,7 @@ static void start_next_dup(struct fwdio_runtime *owner)
     if (!owner->dup_head)
         owner->dup_tail = NULL;
     MPI_Request req;
+    f->s.trace_t0 = fwdioi_trace_begin();
     if (MPI_Comm_idup(fwdioi_rt_comm(f->rt), &f->s.comm, &req) != MPI_SUCCESS) {
         mpi_failed(f, "MPI_Comm_idup");
         return;

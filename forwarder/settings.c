@@ -54,7 +54,8 @@ static const setting_t keys[] = {
 enum { NKEYS = sizeof keys / sizeof keys[0] };
 
 /* FWDIO_* variables that are not keys but are ours. */
-static const char *const other_vars[] = {"FWDIO_CONFIG", "FWDIO_VERBOSE", NULL};
+static const char *const other_vars[] = {"FWDIO_CONFIG", "FWDIO_VERBOSE", "FWDIO_TRACE",
+                                           "FWDIO_TRACE_MAX_EVENTS", NULL};
 
 static const setting_t *find_key(const char *name)
 {

@@ -1,5 +1,7 @@
 #include "storage.h"
 
+#include "trace.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -70,11 +72,25 @@ static void run_write(fwdioi_storage_job_t *job)
 
 static void run_finish(fwdioi_storage_job_t *job)
 {
+    uint64_t t_trace = fwdioi_trace_begin();
     if (job->durable && fdatasync(job->fd) != 0)
         fail(job, FWDIO_ESYNC, 0);
+    if (job->durable)
+        fwdioi_trace_end_file(t_trace, "fdatasync", FWDIOI_TRACE_NONE);
+    t_trace = fwdioi_trace_begin();
     if (close(job->fd) != 0 && job->status == FWDIO_OK)
         fail(job, FWDIO_ESYNC, 0);
+    fwdioi_trace_end_file(t_trace, "file close", FWDIOI_TRACE_NONE);
     job->fd = -1;
+}
+
+/* Bytes a write job puts in the file. */
+static uint64_t job_bytes(const fwdioi_storage_job_t *job)
+{
+    uint64_t n = job->nextents ? 0 : job->len;
+    for (size_t i = 0; i < job->nextents; i++)
+        n += job->extents[i].end - job->extents[i].start;
+    return n;
 }
 
 static double now(void)
@@ -88,12 +104,17 @@ static void run_job(fwdioi_io_job_t *io)
 {
     fwdioi_storage_job_t *job = (fwdioi_storage_job_t *)io;
     double t0 = now();
+    uint64_t t_trace = fwdioi_trace_begin();
     switch (job->kind) {
     case FWDIOI_STORAGE_OPEN:
         run_open(job);
+        fwdioi_trace_end_text(t_trace, "file open", FWDIOI_TRACE_NONE, (int64_t)job->size,
+                              job->path);
         break;
     case FWDIOI_STORAGE_WRITE:
         run_write(job);
+        fwdioi_trace_end(t_trace, "pwrite", FWDIOI_TRACE_NONE, (int64_t)job_bytes(job),
+                         (int64_t)job->base, FWDIOI_TRACE_NONE);
         break;
     case FWDIOI_STORAGE_FINISH:
         run_finish(job);

@@ -20,6 +20,17 @@
  * writer) become the file's final status, agreed on by every rank, delivered
  * to the callbacks and returned by fwdio_wait(); fwdio_file_error() gives the
  * writer rank, offset and errno. fwdio never aborts the application.
+ *
+ * Timelines. With FWDIO_TRACE set to a directory when fwdio_init() runs, every
+ * rank records what fwdio did (open, each write call, sends and receives from
+ * post to completion, assembly, the collective agreements, pwrite, fdatasync,
+ * callbacks, waits) and fwdio_finalize() writes it to
+ * <dir>/fwdio-trace.<rank>.json in Chrome trace-event format (pid = rank;
+ * threads app, progress, io; times in microseconds). bench/trace_merge.py
+ * merges the ranks into one trace for Perfetto or chrome://tracing and draws a
+ * per-rank timeline. At most FWDIO_TRACE_MAX_EVENTS events (default 1000000)
+ * are kept per thread; the rest are counted as dropped in the file. Unset, the
+ * tracing hooks cost one predictable branch each.
  */
 #ifndef FWDIO_H
 #define FWDIO_H

@@ -6,6 +6,7 @@
 #include "runtime_internal.h"
 
 #include "log.h"
+#include "trace.h"
 
 /* Queue a finished job for its `done` half on the progress thread (lock held). */
 static void push_done_locked(fwdioi_rt_t *rt, fwdioi_io_job_t *job)
@@ -22,6 +23,7 @@ static void push_done_locked(fwdioi_rt_t *rt, fwdioi_io_job_t *job)
 static void *io_main(void *arg)
 {
     fwdioi_rt_t *rt = arg;
+    fwdioi_trace_thread("io");
     fwdioi_rt_lock(rt);
     for (;;) {
         while (!rt->io_head && !rt->io_stop)

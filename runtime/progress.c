@@ -6,6 +6,7 @@
 #include "runtime_internal.h"
 
 #include "log.h"
+#include "trace.h"
 
 #include <event2/thread.h>
 #include <stdlib.h>
@@ -106,6 +107,7 @@ static void *progress_main(void *arg)
 {
     fwdioi_rt_t *rt = arg;
     on_progress_thread = 1;
+    fwdioi_trace_thread("progress");
     event_base_loop(rt->base, EVLOOP_NO_EXIT_ON_EMPTY);
     return NULL;
 }

@@ -21,6 +21,8 @@ packages=(
     libevent-dev      # libevent_core + libevent_pthreads
     libhwloc-dev
     libudev-dev       # hwloc.pc lists -ludev for static links (`pkg-config --static fwdio`)
+    python3           # the trace test and bench/trace_merge.py (standard library only)
+    gnuplot-nox       # PNG timelines from bench/trace_merge.py
 )
 
 say() { printf 'setup: %s\n' "$*"; }
