@@ -223,7 +223,11 @@ def draw_png(rows, path, title, width):
                        for i, (pid, role, _, _) in enumerate(rows))
     height = 120 + 24 * n
     plots = []
-    for k, (kind, colour, _) in enumerate(KINDS):
+    # Long background spans (waits, agreements) first, so the short events
+    # they contain are drawn over them.
+    order = sorted(range(len(KINDS)), key=lambda k: KINDS[k][0] not in ("wait", "agreement"))
+    for k in order:
+        kind, colour, _ = KINDS[k]
         alpha = "solid 0.85"
         plots.append("'%s' index %d using 1:2:3:4 with boxxyerror fs %s noborder "
                      "lc rgb '%s' title '%s'" % (data, k, alpha, colour, kind))
