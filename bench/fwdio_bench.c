@@ -930,26 +930,6 @@ static const struct mode modes[] = {
 #define NMODES (sizeof modes / sizeof modes[0])
 /* ------------------------------------------------------- command line */
 
-static int parse_size(const char *text, uint64_t *out)
-{
-    char *end;
-    errno = 0;
-    unsigned long long value = strtoull(text, &end, 10);
-    if (errno || end == text || text[0] == '-')
-        return -1;
-    unsigned shift = 0;
-    switch (*end) {
-    case 'k': case 'K': shift = 10; end++; break;
-    case 'm': case 'M': shift = 20; end++; break;
-    case 'g': case 'G': shift = 30; end++; break;
-    case 't': case 'T': shift = 40; end++; break;
-    default: break;
-    }
-    if (*end != '\0' || (shift && value > (UINT64_MAX >> shift)))
-        return -1;
-    *out = (uint64_t)value << shift;
-    return 0;
-}
 
 /* "1,2,4,8" -> {1,2,4,8}; returns the count, or -1. */
 static int parse_int_list(const char *text, int *out, int max)
@@ -1100,7 +1080,7 @@ static int parse_valued_option(struct bench_opts *o, const char *name, const cha
 {
     char *end;
     if (!strcmp(name, "--size"))
-        return parse_size(val, &o->size) || o->size == 0 ? -1 : 0;
+        return app_parse_size(val, &o->size) || o->size == 0 ? -1 : 0;
     if (!strcmp(name, "--reps")) {
         long r = strtol(val, &end, 10);
         o->reps = (int)r;
@@ -1125,17 +1105,17 @@ static int parse_valued_option(struct bench_opts *o, const char *name, const cha
     if (!strcmp(name, "--list"))
         return parse_rank_list(val, o);
     if (!strcmp(name, "--write-size"))
-        return parse_size(val, &o->write_size);
+        return app_parse_size(val, &o->write_size);
     if (!strcmp(name, "--stripe-size"))
-        return parse_size(val, &o->stripe_size);
+        return app_parse_size(val, &o->stripe_size);
     if (!strcmp(name, "--call-size"))
-        return parse_size(val, &o->call_size);
+        return app_parse_size(val, &o->call_size);
     if (!strcmp(name, "--dir"))
         return o->dir = val, 0;
     if (!strcmp(name, "--csv"))
         return o->csv = val, 0;
     if (!strcmp(name, "--record-size"))
-        return parse_size(val, &o->record_size) || o->record_size == 0 ? -1 : 0;
+        return app_parse_size(val, &o->record_size) || o->record_size == 0 ? -1 : 0;
     if (!strcmp(name, "--steps"))
         return parse_count(val, &o->steps) || o->steps < 1 || o->steps > MAX_STEPS ? -1 : 0;
     if (!strcmp(name, "--compute")) {
@@ -1143,11 +1123,11 @@ static int parse_valued_option(struct bench_opts *o, const char *name, const cha
         return end == val || *end || !(o->compute >= 0.0) || o->compute > 1e6 ? -1 : 0;
     }
     if (!strcmp(name, "--writer-buffer"))
-        return parse_size(val, &o->writer_buffer);
+        return app_parse_size(val, &o->writer_buffer);
     if (!strcmp(name, "--staging-buffer"))
-        return parse_size(val, &o->staging_buffer);
+        return app_parse_size(val, &o->staging_buffer);
     if (!strcmp(name, "--max-message"))
-        return parse_size(val, &o->max_message);
+        return app_parse_size(val, &o->max_message);
     return -1;
 }
 
@@ -1496,26 +1476,6 @@ static void run_one(struct bench_ctx *ctx, struct config *cfgs, int config, int 
 }
 /* ------------------------------------------------------------- reporting */
 
-struct spread {
-    double median, min, max;
-    int n;
-};
-
-static int compare_doubles(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* Sorts v in place. */
-static struct spread spread_of(double *v, int n)
-{
-    if (n == 0)
-        return (struct spread){0};
-    qsort(v, (size_t)n, sizeof *v, compare_doubles);
-    double median = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-    return (struct spread){.median = median, .min = v[0], .max = v[n - 1], .n = n};
-}
 
 /* Which field of a run a column shows. */
 enum field { FIELD_BLOCKED, FIELD_END_TO_END, FIELD_MIBS, FIELD_TTS };
@@ -1544,36 +1504,36 @@ static const struct run_result *result_at(const struct table *t, int rep, int co
     return &t->results[rep * t->ncfg + config];
 }
 
-static struct spread config_spread(const struct table *t, int config, enum field f, double scale)
+static app_spread_t config_spread(const struct table *t, int config, enum field f, double scale)
 {
     double *v = malloc(sizeof *v * (size_t)t->reps);
     if (!v)
-        return (struct spread){0};
+        return (app_spread_t){0};
     int n = 0;
     for (int rep = 0; rep < t->reps; rep++) {
         const struct run_result *r = result_at(t, rep, config);
         if (r->status != STATUS_SKIPPED && (f != FIELD_MIBS || r->end_to_end > 0))
             v[n++] = field_of(r, f) * scale;
     }
-    struct spread s = spread_of(v, n);
+    app_spread_t s = app_spread_of(v, n);
     free(v);
     return s;
 }
 
 /* field(config) / field(base), paired rep by rep: the runs were interleaved so that
  * both sides of each ratio saw the same machine state. */
-static struct spread paired_ratio(const struct table *t, int config, int base, enum field f)
+static app_spread_t paired_ratio(const struct table *t, int config, int base, enum field f)
 {
     double *v = malloc(sizeof *v * (size_t)t->reps);
     if (!v)
-        return (struct spread){0};
+        return (app_spread_t){0};
     int n = 0;
     for (int rep = 0; rep < t->reps; rep++) {
         double den = field_of(result_at(t, rep, base), f);
         if (den > 0)
             v[n++] = field_of(result_at(t, rep, config), f) / den;
     }
-    struct spread s = spread_of(v, n);
+    app_spread_t s = app_spread_of(v, n);
     free(v);
     return s;
 }
@@ -1586,7 +1546,7 @@ static int find_config(const struct table *t, const char *mode, int writers)
     return -1;
 }
 
-static void format_spread(char *buf, size_t cap, struct spread s, int decimals)
+static void format_spread(char *buf, size_t cap, app_spread_t s, int decimals)
 {
     if (s.n == 0)
         snprintf(buf, cap, "-");
@@ -1614,10 +1574,10 @@ static void format_verified(char *buf, size_t cap, const struct table *t, int co
 }
 
 /* (time to solution / none) - 1 per rep, in percent: the overhead on time to solution. */
-static struct spread overhead_spread(const struct table *t, int config, int none_cfg)
+static app_spread_t overhead_spread(const struct table *t, int config, int none_cfg)
 {
-    struct spread s = paired_ratio(t, config, none_cfg, FIELD_TTS);
-    return (struct spread){.median = 100.0 * (s.median - 1.0), .min = 100.0 * (s.min - 1.0),
+    app_spread_t s = paired_ratio(t, config, none_cfg, FIELD_TTS);
+    return (app_spread_t){.median = 100.0 * (s.median - 1.0), .min = 100.0 * (s.min - 1.0),
                            .max = 100.0 * (s.max - 1.0), .n = s.n};
 }
 
@@ -1632,7 +1592,7 @@ static void format_peak(char *buf, size_t cap, const struct table *t, int config
     if (n == 0)
         snprintf(buf, cap, "-");
     else
-        snprintf(buf, cap, "%.1f", spread_of(v, n).median);
+        snprintf(buf, cap, "%.1f", app_spread_of(v, n).median);
 }
 
 static void print_table_row(const struct table *t, int c, int memcpy_cfg, int none_cfg,
@@ -1643,7 +1603,7 @@ static void print_table_row(const struct table *t, int c, int memcpy_cfg, int no
     format_spread(blocked, sizeof blocked, config_spread(t, c, FIELD_BLOCKED, 1e3), 2);
     format_spread(e2e, sizeof e2e, config_spread(t, c, FIELD_END_TO_END, 1e3), 1);
     format_spread(mibs, sizeof mibs, config_spread(t, c, FIELD_MIBS, 1.0), 0);
-    struct spread none = {0};
+    app_spread_t none = {0};
     format_spread(vs_memcpy, sizeof vs_memcpy,
                   memcpy_cfg >= 0 && c != memcpy_cfg
                       ? paired_ratio(t, c, memcpy_cfg, FIELD_BLOCKED) : none, 1);

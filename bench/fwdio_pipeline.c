@@ -366,26 +366,6 @@ static void run_with_output(struct pipe_ctx *ctx, int rep, int mode, struct loop
 
 /* --------------------------------------------------------------- summaries */
 
-struct spread {
-    double median, min, max;
-    int n;
-};
-
-static int compare_doubles(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* Sorts v in place. */
-static struct spread spread_of(double *v, int n)
-{
-    if (n == 0)
-        return (struct spread){0};
-    qsort(v, (size_t)n, sizeof *v, compare_doubles);
-    double median = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-    return (struct spread){.median = median, .min = v[0], .max = v[n - 1], .n = n};
-}
 
 enum step_field { F_BLOCKED, F_E2E_WAIT, F_E2E_COMPLETE, F_WRITE_PHASE };
 
@@ -436,14 +416,14 @@ struct table {
 
 typedef double (*rep_value_fn)(const struct table *t, int rep, int mode);
 
-static struct spread over_reps(const struct table *t, int mode, rep_value_fn fn)
+static app_spread_t over_reps(const struct table *t, int mode, rep_value_fn fn)
 {
     double *v = malloc(sizeof *v * (size_t)t->opts->reps);
     if (!v)
-        return (struct spread){0};
+        return (app_spread_t){0};
     for (int rep = 0; rep < t->opts->reps; rep++)
         v[rep] = fn(t, rep, mode);
-    struct spread s = spread_of(v, t->opts->reps);
+    app_spread_t s = app_spread_of(v, t->opts->reps);
     free(v);
     return s;
 }
@@ -541,7 +521,7 @@ static double v_overlap_share(const struct table *t, int rep, int mode)
 static const char *cell(char *buf, size_t cap, const struct table *t, int mode, rep_value_fn fn,
                         int decimals)
 {
-    struct spread s = over_reps(t, mode, fn);
+    app_spread_t s = over_reps(t, mode, fn);
     snprintf(buf, cap, "%.*f [%.*f, %.*f]", decimals, s.median, decimals, s.min, decimals, s.max);
     return buf;
 }

@@ -90,3 +90,18 @@ double app_compute(fwdio_runtime_t *rt, long slice_iters, double seconds)
     (void)sink;
     return MPI_Wtime() - t;
 }
+
+static int compare_doubles(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+app_spread_t app_spread_of(double *v, int n)
+{
+    if (n == 0)
+        return (app_spread_t){0};
+    qsort(v, (size_t)n, sizeof *v, compare_doubles);
+    double median = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+    return (app_spread_t){.median = median, .min = v[0], .max = v[n - 1], .n = n};
+}

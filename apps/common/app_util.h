@@ -1,6 +1,7 @@
 /*
  * Helpers shared by the demo and the benchmarks (not part of the library):
- * size parsing, a barrier that sleeps, and a calibrated compute phase.
+ * size parsing, a barrier that sleeps, a calibrated compute phase, and the
+ * median/min/max summary the benchmarks report.
  */
 #ifndef FWDIO_APP_UTIL_H
 #define FWDIO_APP_UTIL_H
@@ -35,5 +36,14 @@ long app_calibrate_slice(void);
  * fwdio_poll(rt) after each slice when rt is not NULL. Returns the wall time.
  */
 double app_compute(fwdio_runtime_t *rt, long slice_iters, double seconds);
+
+/** Median, min and max of n values (n = 0: all zero). */
+typedef struct app_spread {
+    double median, min, max;
+    int n;
+} app_spread_t;
+
+/** Summarise v[0 .. n); sorts v in place. */
+app_spread_t app_spread_of(double *v, int n);
 
 #endif
