@@ -102,19 +102,6 @@ static void good_finish(goodfile_t *g)
     g->f = NULL;
 }
 
-static void wait_ready(fwdio_runtime_t *rt, const tc_cbstate_t *st)
-{
-    struct timespec ts = {0, 200 * 1000};
-    while (atomic_load(&st->ready_count) == 0) {
-        int n = fwdio_poll(rt);
-        if (n < 0) {
-            tc_fail("fwdio_poll returned %d (%s)", n, fwdio_strerror(n));
-            return;
-        }
-        if (n == 0)
-            nanosleep(&ts, NULL);
-    }
-}
 
 /* fwdio_file_error_info is the same on every rank and names a writer of the file. */
 static void check_error_info(const fwdio_file_t *f, const char *what, int want_status,
@@ -347,7 +334,7 @@ static void phase_failures(fwdio_runtime_t *rt)
 
     for (int i = 0; i < 2; i++) {
         tc_phase("waiting for ready of %s", ff[i].name);
-        wait_ready(rt, &ff[i].cb);
+        tc_poll_until_count(rt, &ff[i].cb.ready_count, 1);
         TC_EXPECT(atomic_load(&ff[i].cb.ready_status), FWDIO_EOPEN, ff[i].name);
         TC_EXPECT(fwdio_write(ff[i].f, b, 1, 0), FWDIO_EFAILED,
                   "fwdio_write after ready reported FWDIO_EOPEN");
@@ -385,13 +372,9 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--writers") && i + 1 < argc)
             g_writers = (int)tc_parse_long(argv[++i]);
-        else if (!strcmp(argv[i], "--timeout") && i + 1 < argc)
-            timeout = (unsigned)tc_parse_long(argv[++i]);
-        else if (!strcmp(argv[i], "--callback-mode") && i + 1 < argc) {
-            i++;
-            g_mode = !strcmp(argv[i], "progress") ? FWDIO_CALLBACKS_ON_PROGRESS
-                                                  : FWDIO_CALLBACKS_ON_POLL;
-        } else {
+        else if (tc_common_option(argc, argv, &i, &timeout, &g_mode))
+            continue;
+        else {
             fprintf(stderr, "usage: %s [--writers N] [--callback-mode poll|progress] "
                             "[--timeout SEC]\n",
                     argv[0]);

@@ -394,17 +394,9 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--only") && i + 1 < argc)
             only = argv[++i];
-        else if (!strcmp(argv[i], "--timeout") && i + 1 < argc)
-            timeout = (unsigned)tc_parse_long(argv[++i]);
-        else if (!strcmp(argv[i], "--callback-mode") && i + 1 < argc) {
-            i++;
-            if (!strcmp(argv[i], "progress"))
-                g_mode = FWDIO_CALLBACKS_ON_PROGRESS;
-            else if (!strcmp(argv[i], "poll"))
-                g_mode = FWDIO_CALLBACKS_ON_POLL;
-            else
-                return 2;
-        } else {
+        else if (tc_common_option(argc, argv, &i, &timeout, &g_mode))
+            continue;
+        else {
             fprintf(stderr, "usage: %s [--callback-mode poll|progress] [--timeout SEC]\n"
                             "  [--only plain|empty|chain|partial|threads|finalize-in-callback]\n"
                             "  (finalize-in-callback runs only when named)\n",

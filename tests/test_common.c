@@ -545,10 +545,10 @@ int tc_cb_check(MPI_Comm comm, const tc_cbstate_t *st, const char *what, int wan
     return tc_failures() != before;
 }
 
-void tc_poll_until_complete(fwdio_runtime_t *rt, const tc_cbstate_t *st)
+void tc_poll_until_count(fwdio_runtime_t *rt, atomic_int *counter, int want)
 {
     struct timespec ts = {0, 200 * 1000};
-    while (atomic_load(&st->complete_count) == 0) {
+    while (atomic_load(counter) < want) {
         int n = fwdio_poll(rt);
         if (n < 0) {
             tc_fail("fwdio_poll returned %d (%s)", n, fwdio_strerror(n));
@@ -557,6 +557,35 @@ void tc_poll_until_complete(fwdio_runtime_t *rt, const tc_cbstate_t *st)
         if (n == 0)
             nanosleep(&ts, NULL);
     }
+}
+
+void tc_poll_until_complete(fwdio_runtime_t *rt, tc_cbstate_t *st)
+{
+    tc_poll_until_count(rt, &st->complete_count, 1);
+}
+
+int tc_common_option(int argc, char **argv, int *i, unsigned *timeout,
+                     fwdio_callback_mode_t *mode)
+{
+    if (*i + 1 >= argc)
+        return 0;
+    const char *opt = argv[*i], *val = argv[*i + 1];
+    if (!strcmp(opt, "--timeout")) {
+        *timeout = (unsigned)tc_parse_long(val);
+    } else if (!strcmp(opt, "--callback-mode")) {
+        if (!strcmp(val, "progress"))
+            *mode = FWDIO_CALLBACKS_ON_PROGRESS;
+        else if (!strcmp(val, "poll"))
+            *mode = FWDIO_CALLBACKS_ON_POLL;
+        else {
+            fprintf(stderr, "--callback-mode must be poll or progress, not '%s'\n", val);
+            exit(2);
+        }
+    } else {
+        return 0;
+    }
+    (*i)++;
+    return 1;
 }
 
 int tc_ranks_bound(MPI_Comm comm)

@@ -181,10 +181,22 @@ int tc_cb_check(MPI_Comm comm, const tc_cbstate_t *st, const char *what, int wan
                 int want_complete, fwdio_callback_mode_t mode, const fwdio_file_t *file);
 
 /**
- * Run fwdio_poll until the complete callback of `st` has run (for files whose
- * handle was released). Gives up (tc_fail) after the watchdog would.
+ * Run fwdio_poll until *counter reaches `want` (a count kept by callbacks),
+ * sleeping 200 us after a poll that ran nothing. The watchdog ends a test
+ * that would wait forever.
  */
-void tc_poll_until_complete(fwdio_runtime_t *rt, const tc_cbstate_t *st);
+void tc_poll_until_count(fwdio_runtime_t *rt, atomic_int *counter, int want);
+
+/** tc_poll_until_count for the complete callback of `st`. */
+void tc_poll_until_complete(fwdio_runtime_t *rt, tc_cbstate_t *st);
+
+/**
+ * The options every MPI test takes: `--timeout SEC` and `--callback-mode
+ * poll|progress`. If argv[*i] is one of them, its value is consumed (*i moves
+ * past it) and 1 is returned; 0 if it is not. A bad mode exits with status 2.
+ */
+int tc_common_option(int argc, char **argv, int *i, unsigned *timeout,
+                     fwdio_callback_mode_t *mode);
 
 /** Number of distinct nodes (shared-memory domains) in comm. */
 int tc_node_count(MPI_Comm comm);

@@ -52,15 +52,6 @@ static void on_complete(fwdio_file_t *f, int status, void *user)
     atomic_fetch_add(&g_complete_fired, 1);
 }
 
-static void poll_until(atomic_int *counter, int want)
-{
-    struct timespec pause = {0, 200 * 1000};
-    while (atomic_load(counter) < want) {
-        fwdio_poll(g_rt);
-        nanosleep(&pause, NULL);
-    }
-}
-
 static void section_pieces(fwdio_layout_t layout, int writers, uint64_t size, uint64_t seed)
 {
     tc_phase("lent pieces: layout %d, %d writers", (int)layout, writers);
@@ -127,7 +118,7 @@ static void section_pieces(fwdio_layout_t layout, int writers, uint64_t size, ui
     TC_EXPECT(fwdio_write_lent(f, bufs[0].bytes, 1, 0, on_lent_done, &empty), FWDIO_ECLOSED,
               "lent write after close");
     TC_EXPECT(fwdio_wait(f), FWDIO_OK, "fwdio_wait");
-    poll_until(&empty.done_count, 1);
+    tc_poll_until_count(g_rt, &empty.done_count, 1);
 
     for (size_t i = 0; i < n; i++) {
         int c = atomic_load(&bufs[i].done_count);
@@ -165,7 +156,7 @@ static void section_failed_open(void)
     TC_EXPECT(fwdio_close(f), FWDIO_OK, "fwdio_close");
     TC_EXPECT(fwdio_wait(f), FWDIO_EOPEN, "fwdio_wait of a file that cannot be opened");
     if (rc == FWDIO_OK) { /* accepted before the failure was known */
-        poll_until(&b.done_count, 1);
+        tc_poll_until_count(g_rt, &b.done_count, 1);
         TC_CHECK(atomic_load(&b.done_count) == 1, "failed file: %d callbacks",
                  atomic_load(&b.done_count));
         TC_EXPECT(atomic_load(&b.status), FWDIO_EOPEN, "lent status of a failed file");
@@ -181,13 +172,7 @@ int main(int argc, char **argv)
 {
     unsigned timeout = 100;
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--timeout") && i + 1 < argc)
-            timeout = (unsigned)tc_parse_long(argv[++i]);
-        else if (!strcmp(argv[i], "--callback-mode") && i + 1 < argc) {
-            i++;
-            g_mode = !strcmp(argv[i], "progress") ? FWDIO_CALLBACKS_ON_PROGRESS
-                                                  : FWDIO_CALLBACKS_ON_POLL;
-        } else {
+        if (!tc_common_option(argc, argv, &i, &timeout, &g_mode)) {
             fprintf(stderr, "usage: %s [--callback-mode poll|progress] [--timeout SEC]\n",
                     argv[0]);
             return 2;

@@ -220,13 +220,9 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--only") && i + 1 < argc)
             only = argv[++i];
-        else if (!strcmp(argv[i], "--timeout") && i + 1 < argc)
-            timeout = (unsigned)tc_parse_long(argv[++i]);
-        else if (!strcmp(argv[i], "--callback-mode") && i + 1 < argc) {
-            i++;
-            g_mode = !strcmp(argv[i], "progress") ? FWDIO_CALLBACKS_ON_PROGRESS
-                                                  : FWDIO_CALLBACKS_ON_POLL;
-        } else {
+        else if (tc_common_option(argc, argv, &i, &timeout, &g_mode))
+            continue;
+        else {
             fprintf(stderr, "usage: %s [--callback-mode poll|progress] [--timeout SEC]\n"
                             "  [--only SECTION[,SECTION...]]  sections: twice,not-closed,free,split,finalize\n",
                     argv[0]);

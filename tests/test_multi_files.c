@@ -209,13 +209,9 @@ int main(int argc, char **argv)
             rounds = (int)tc_parse_long(argv[++i]);
         else if (!strcmp(argv[i], "--seed") && i + 1 < argc)
             seed = tc_parse_size(argv[++i]);
-        else if (!strcmp(argv[i], "--timeout") && i + 1 < argc)
-            timeout = (unsigned)tc_parse_long(argv[++i]);
-        else if (!strcmp(argv[i], "--callback-mode") && i + 1 < argc) {
-            i++;
-            g_mode = !strcmp(argv[i], "progress") ? FWDIO_CALLBACKS_ON_PROGRESS
-                                                  : FWDIO_CALLBACKS_ON_POLL;
-        } else {
+        else if (tc_common_option(argc, argv, &i, &timeout, &g_mode))
+            continue;
+        else {
             fprintf(stderr, "usage: %s [--files N] [--rounds R] [--seed N] "
                             "[--callback-mode poll|progress] [--timeout SEC]\n",
                     argv[0]);
