@@ -1795,23 +1795,9 @@ static void print_progress(const struct run_result *r, const struct config *cfg,
 
 /* ---------------------------------------------------------------- set-up */
 
-/* Rank 0 makes a fresh directory for this invocation's files; all ranks learn it. */
 static int make_run_dir(struct bench_ctx *ctx)
 {
-    if (ctx->rank == 0) {
-        const char *parent = ctx->opts->dir;
-        if (!parent || !*parent)
-            parent = getenv("TMPDIR");
-        if (!parent || !*parent)
-            parent = "/tmp";
-        snprintf(ctx->dir, sizeof ctx->dir, "%s/fwdio-bench-XXXXXX", parent);
-        if (!mkdtemp(ctx->dir)) {
-            fprintf(stderr, "fwdio-bench: cannot create %s: %s\n", ctx->dir, strerror(errno));
-            ctx->dir[0] = '\0';
-        }
-    }
-    MPI_Bcast(ctx->dir, (int)sizeof ctx->dir, MPI_CHAR, 0, MPI_COMM_WORLD);
-    return ctx->dir[0] ? 0 : -1;
+    return app_make_run_dir(ctx->opts->dir, "fwdio-bench", ctx->dir, sizeof ctx->dir);
 }
 
 /* The rank's pieces as one hindexed element each (for the MPI-IO view), when every

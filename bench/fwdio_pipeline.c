@@ -638,20 +638,7 @@ static void print_progress(const struct table *t, int rep, int mode)
 
 static int make_run_dir(struct pipe_ctx *ctx)
 {
-    if (ctx->rank == 0) {
-        const char *parent = ctx->opts->dir;
-        if (!parent || !*parent)
-            parent = getenv("TMPDIR");
-        if (!parent || !*parent)
-            parent = "/tmp";
-        snprintf(ctx->dir, sizeof ctx->dir, "%s/fwdio-pipeline-XXXXXX", parent);
-        if (!mkdtemp(ctx->dir)) {
-            fprintf(stderr, "fwdio-pipeline: cannot create %s: %s\n", ctx->dir, strerror(errno));
-            ctx->dir[0] = '\0';
-        }
-    }
-    MPI_Bcast(ctx->dir, (int)sizeof ctx->dir, MPI_CHAR, 0, MPI_COMM_WORLD);
-    return ctx->dir[0] ? 0 : -1;
+    return app_make_run_dir(ctx->opts->dir, "fwdio-pipeline", ctx->dir, sizeof ctx->dir);
 }
 
 /* This rank's share and one buffer per step; returns 0 when every rank has them. */

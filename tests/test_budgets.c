@@ -37,14 +37,7 @@ static fwdio_runtime_t *start(uint64_t writer_buffer, uint64_t staging_buffer)
     cfg.writer_buffer = writer_buffer;
     cfg.staging_buffer = staging_buffer;
     cfg.io_inline = g_inline;
-    fwdio_runtime_t *rt = NULL;
-    int rc = fwdio_init(MPI_COMM_WORLD, &cfg, &rt);
-    if (rc != FWDIO_OK || !rt) {
-        tc_fail("fwdio_init returned %d (%s)", rc, fwdio_strerror(rc));
-        fflush(stderr);
-        MPI_Abort(MPI_COMM_WORLD, 1);
-    }
-    return rt;
+    return tc_start_runtime_with(MPI_COMM_WORLD, &cfg);
 }
 
 /* The memory bounds, on every rank. */

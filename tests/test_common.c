@@ -419,8 +419,13 @@ fwdio_runtime_t *tc_start_runtime(MPI_Comm comm, fwdio_callback_mode_t mode)
     fwdio_config_t cfg;
     memset(&cfg, 0, sizeof cfg);
     cfg.callback_mode = mode;
+    return tc_start_runtime_with(comm, &cfg);
+}
+
+fwdio_runtime_t *tc_start_runtime_with(MPI_Comm comm, const fwdio_config_t *cfg)
+{
     fwdio_runtime_t *rt = NULL;
-    int rc = fwdio_init(comm, &cfg, &rt);
+    int rc = fwdio_init(comm, cfg, &rt);
     if (rc != FWDIO_OK || !rt) {
         tc_fail("fwdio_init returned %d (%s)", rc, fwdio_strerror(rc));
         fflush(stderr);

@@ -42,7 +42,10 @@ void tc_watchdog_start(unsigned timeout_s);
 /** Name the current phase of the test; failures and timeouts mention it. */
 void tc_phase(const char *fmt, ...) TC_PRINTF(1, 2);
 
-/** fwdio_init on `comm` with the given callback mode; aborts the job on failure. */
+/** fwdio_init on `comm` with `cfg` (NULL: defaults); aborts the job on failure. */
+fwdio_runtime_t *tc_start_runtime_with(MPI_Comm comm, const fwdio_config_t *cfg);
+
+/** tc_start_runtime_with a config that only sets the callback mode. */
 fwdio_runtime_t *tc_start_runtime(MPI_Comm comm, fwdio_callback_mode_t mode);
 
 /** Record one failure on this rank and print it at once. Thread-safe. */

@@ -580,13 +580,7 @@ int main(int argc, char **argv)
     memset(&cfg, 0, sizeof cfg);
     cfg.callback_mode = o.cb_mode;
     cfg.max_message_size = (size_t)o.max_message;
-    fwdio_runtime_t *rt = NULL;
-    int rc = fwdio_init(MPI_COMM_WORLD, &cfg, &rt);
-    if (rc != FWDIO_OK || !rt) {
-        tc_fail("fwdio_init returned %d (%s)", rc, fwdio_strerror(rc));
-        fflush(stderr);
-        MPI_Abort(MPI_COMM_WORLD, 1);
-    }
+    fwdio_runtime_t *rt = tc_start_runtime_with(MPI_COMM_WORLD, &cfg);
 
     char path[4096];
     tc_path(path, sizeof path, "out.dat");
@@ -613,7 +607,7 @@ int main(int argc, char **argv)
     fwdio_callbacks_t cbs = tc_cb_callbacks(&cbs_state);
     fwdio_file_t *f = NULL;
     tc_phase("fwdio_open");
-    rc = fwdio_open(rt, path, o.size, &fo, &cbs, &f);
+    int rc = fwdio_open(rt, path, o.size, &fo, &cbs, &f);
     if (rc != FWDIO_OK || !f) {
         tc_fail("fwdio_open(%s, %" PRIu64 ") returned %d (%s)", path, o.size, rc,
                 fwdio_strerror(rc));

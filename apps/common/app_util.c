@@ -1,6 +1,8 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "app_util.h"
+#include <string.h>
+#include <stdio.h>
 
 #include <errno.h>
 #include <limits.h>
@@ -104,4 +106,23 @@ app_spread_t app_spread_of(double *v, int n)
     qsort(v, (size_t)n, sizeof *v, compare_doubles);
     double median = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
     return (app_spread_t){.median = median, .min = v[0], .max = v[n - 1], .n = n};
+}
+
+int app_make_run_dir(const char *parent, const char *prefix, char *out, size_t cap)
+{
+    int rank;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (rank == 0) {
+        if (!parent || !*parent)
+            parent = getenv("TMPDIR");
+        if (!parent || !*parent)
+            parent = "/tmp";
+        snprintf(out, cap, "%s/%s-XXXXXX", parent, prefix);
+        if (!mkdtemp(out)) {
+            fprintf(stderr, "%s: cannot create %s: %s\n", prefix, out, strerror(errno));
+            out[0] = '\0';
+        }
+    }
+    MPI_Bcast(out, (int)cap, MPI_CHAR, 0, MPI_COMM_WORLD);
+    return out[0] ? 0 : -1;
 }

@@ -37,6 +37,14 @@ long app_calibrate_slice(void);
  */
 double app_compute(fwdio_runtime_t *rt, long slice_iters, double seconds);
 
+/**
+ * Collective over MPI_COMM_WORLD: rank 0 makes a fresh directory
+ * "<parent>/<prefix>-XXXXXX" (parent NULL or empty: $TMPDIR, else /tmp) with
+ * mkdtemp, and every rank gets its name in out[0 .. cap). Returns 0, or -1 on
+ * every rank (with a message from rank 0) when it cannot be made.
+ */
+int app_make_run_dir(const char *parent, const char *prefix, char *out, size_t cap);
+
 /** Median, min and max of n values (n = 0: all zero). */
 typedef struct app_spread {
     double median, min, max;

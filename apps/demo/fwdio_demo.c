@@ -138,17 +138,7 @@ static int choose_path(const struct demo_args *args, char *path, size_t path_cap
         strcpy(path, args->path);
         return 0;
     }
-    if (rank_of_world() == 0) {
-        const char *tmp = getenv("TMPDIR");
-        snprintf(dir, dir_cap, "%s/fwdio-demo-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-        if (!mkdtemp(dir)) {
-            fprintf(stderr, "fwdio-demo: cannot create a directory %s: %s\n", dir,
-                    strerror(errno));
-            dir[0] = '\0';
-        }
-    }
-    MPI_Bcast(dir, (int)dir_cap, MPI_CHAR, 0, MPI_COMM_WORLD);
-    if (dir[0] == '\0')
+    if (app_make_run_dir(NULL, "fwdio-demo", dir, dir_cap) != 0)
         return -1;
     snprintf(path, path_cap, "%s/checkpoint.dat", dir);
     return 0;
