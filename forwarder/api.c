@@ -241,15 +241,6 @@ int fwdio_open(fwdio_runtime_t *rt, const char *path, uint64_t size, const fwdio
     return FWDIO_OK;
 }
 
-/* Why a write may not go ahead now (call with the lock held). */
-static int write_refusal_locked(const fwdio_file_t *f)
-{
-    if (f->app_closed)
-        return FWDIO_ECLOSED;
-    if (f->failed_known)
-        return FWDIO_EFAILED;
-    return FWDIO_OK;
-}
 
 /* Queue a write's messages unless the file was closed or failed meanwhile:
  * another thread may have closed it while we routed, and a message queued
@@ -257,7 +248,7 @@ static int write_refusal_locked(const fwdio_file_t *f)
 static int submit_write(fwdio_file_t *f, fwdioi_msg_t *first, fwdioi_msg_t *last, uint64_t len)
 {
     fwdioi_rt_lock(f->rt);
-    int rc = write_refusal_locked(f);
+    int rc = fwdioi_write_refusal_locked(f);
     if (rc == FWDIO_OK) {
         fwdioi_rt_submit_locked(f->rt, &first->task, &last->task);
         f->stats.bytes_written += len;
@@ -303,9 +294,12 @@ static int write_copied(fwdio_file_t *f, const void *buf, size_t len, uint64_t o
         may_wait = 0; /* waiting there would stop the sends that make room */
     double t0 = fwdioi_now();
     uint64_t t_trace = fwdioi_trace_begin();
-    fwdioi_rt_lock(f->rt);
-    int rc = write_refusal_locked(f);
-    fwdioi_rt_unlock(f->rt);
+    int rc = FWDIO_OK;
+    if (len == 0) { /* nothing to reserve, which is where the refusal is checked */
+        fwdioi_rt_lock(f->rt);
+        rc = fwdioi_write_refusal_locked(f);
+        fwdioi_rt_unlock(f->rt);
+    }
     for (uint64_t done = 0; rc == FWDIO_OK && done < len;) {
         uint64_t n = len - done < budget ? len - done : budget;
         rc = write_chunk(f, (const uint8_t *)buf + done, n, offset + done, may_wait);
@@ -352,7 +346,7 @@ int fwdio_write_lent(fwdio_file_t *f, const void *buf, size_t len, uint64_t offs
     double t0 = fwdioi_now();
     uint64_t t_trace = fwdioi_trace_begin();
     fwdioi_rt_lock(f->rt);
-    int rc = write_refusal_locked(f);
+    int rc = fwdioi_write_refusal_locked(f);
     fwdioi_rt_unlock(f->rt);
     if (rc != FWDIO_OK)
         return rc;

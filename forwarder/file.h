@@ -174,6 +174,8 @@ struct fwdio_file {
 /* staging.c: the staging budget (application threads, runtime lock held for
  * reserve; release takes it). */
 int fwdioi_staging_reserve_locked(fwdio_file_t *f, uint64_t bytes, int may_wait);
+/** Why a write may not go ahead now: FWDIO_ECLOSED, FWDIO_EFAILED or FWDIO_OK. */
+int fwdioi_write_refusal_locked(const fwdio_file_t *f);
 void fwdioi_staging_release(fwdio_file_t *f, uint64_t bytes);
 double fwdioi_now(void);
 

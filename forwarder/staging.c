@@ -15,8 +15,7 @@ double fwdioi_now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* Why a write may not go ahead now (lock held). */
-static int refusal_locked(const fwdio_file_t *f)
+int fwdioi_write_refusal_locked(const fwdio_file_t *f)
 {
     if (f->app_closed)
         return FWDIO_ECLOSED;
@@ -30,7 +29,7 @@ int fwdioi_staging_reserve_locked(fwdio_file_t *f, uint64_t bytes, int may_wait)
     struct fwdio_runtime *o = f->owner;
     const uint64_t budget = fwdioi_rt_config(f->rt)->staging_buffer;
     for (;;) {
-        int rc = refusal_locked(f);
+        int rc = fwdioi_write_refusal_locked(f);
         if (rc != FWDIO_OK)
             return rc;
         /* With nothing staged, any reservation up to the budget fits. */

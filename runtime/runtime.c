@@ -7,20 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Count nodes: ranks that share memory form one node; node leaders count. */
-static int count_nodes(MPI_Comm comm, int *nodes)
-{
-    MPI_Comm local;
-    if (MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local) != MPI_SUCCESS)
-        return FWDIO_EMPI;
-    int local_rank;
-    MPI_Comm_rank(local, &local_rank);
-    int leader = local_rank == 0;
-    int rc = MPI_Allreduce(&leader, nodes, 1, MPI_INT, MPI_SUM, comm);
-    MPI_Comm_free(&local);
-    return rc == MPI_SUCCESS ? FWDIO_OK : FWDIO_EMPI;
-}
-
 int fwdioi_rt_create(MPI_Comm comm, const fwdio_config_t *cfg, const fwdioi_client_t *client,
                      fwdioi_rt_t **out)
 {
@@ -40,8 +26,6 @@ int fwdioi_rt_create(MPI_Comm comm, const fwdio_config_t *cfg, const fwdioi_clie
         goto fail_free;
     MPI_Comm_rank(rt->comm, &rt->rank);
     MPI_Comm_size(rt->comm, &rt->size);
-    if ((rc = count_nodes(rt->comm, &rt->nodes)) != FWDIO_OK)
-        goto fail_comm;
     if ((rc = fwdioi_bufcache_init(rt, rt->cfg.max_message_size + FWDIOI_MESSAGE_HEADROOM)) !=
         FWDIO_OK)
         goto fail_comm;
@@ -50,8 +34,7 @@ int fwdioi_rt_create(MPI_Comm comm, const fwdio_config_t *cfg, const fwdioi_clie
     pthread_cond_init(&rt->io_cond, NULL);
     if ((rc = fwdioi_progress_start(rt)) != FWDIO_OK)
         goto fail_sync;
-    fwdioi_log(FWDIOI_LOG_INFO, "rank %d of %d on %d node(s): runtime started", rt->rank,
-               rt->size, rt->nodes);
+    fwdioi_log(FWDIOI_LOG_INFO, "rank %d of %d: runtime started", rt->rank, rt->size);
     *out = rt;
     return FWDIO_OK;
 
@@ -83,7 +66,6 @@ void fwdioi_rt_destroy(fwdioi_rt_t *rt)
 MPI_Comm fwdioi_rt_comm(const fwdioi_rt_t *rt) { return rt->comm; }
 int fwdioi_rt_rank(const fwdioi_rt_t *rt) { return rt->rank; }
 int fwdioi_rt_size(const fwdioi_rt_t *rt) { return rt->size; }
-int fwdioi_rt_nodes(const fwdioi_rt_t *rt) { return rt->nodes; }
 const fwdio_config_t *fwdioi_rt_config(const fwdioi_rt_t *rt) { return &rt->cfg; }
 
 void fwdioi_rt_lock(fwdioi_rt_t *rt) { pthread_mutex_lock(&rt->lock); }

@@ -59,8 +59,6 @@ void fwdioi_rt_destroy(fwdioi_rt_t *rt);
 MPI_Comm fwdioi_rt_comm(const fwdioi_rt_t *rt);
 int fwdioi_rt_rank(const fwdioi_rt_t *rt);
 int fwdioi_rt_size(const fwdioi_rt_t *rt);
-/** Number of shared-memory nodes the ranks run on. */
-int fwdioi_rt_nodes(const fwdioi_rt_t *rt);
 const fwdio_config_t *fwdioi_rt_config(const fwdioi_rt_t *rt);
 
 /** The runtime lock guards state shared between application and progress threads. */

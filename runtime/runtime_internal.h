@@ -28,7 +28,7 @@ typedef struct fwdioi_requests {
 
 struct fwdioi_rt {
     MPI_Comm comm; /* private duplicate for collectives of the runtime */
-    int rank, size, nodes;
+    int rank, size;
     fwdio_config_t cfg;
     fwdioi_client_t client;
 
