@@ -42,23 +42,27 @@ static void mpi_failed(fwdio_file_t *f, const char *what)
 }
 
 /* Make a failure visible to the application (writes refused, error text). */
-static void publish_error(fwdio_file_t *f, const fwdioi_errinfo_t *e)
+static void publish_error_locked(fwdio_file_t *f, const fwdioi_errinfo_t *e)
 {
-    fwdioi_rt_lock(f->rt);
     if (e->status != FWDIO_OK && !f->failed_known) {
         f->failed_known = 1;
         f->known_error = *e;
         fwdioi_errinfo_format(e, f->error_text, sizeof f->error_text);
     }
+}
+
+static void publish_error(fwdio_file_t *f, const fwdioi_errinfo_t *e)
+{
+    fwdioi_rt_lock(f->rt);
+    publish_error_locked(f, e);
     fwdioi_rt_unlock(f->rt);
 }
 
-/* Hand the progress thread's counters to fwdio_file_stats (at completion). */
-static void publish_stats(fwdio_file_t *f)
+/* Hand the progress thread's counters to fwdio_file_stats (at completion, `t`;
+ * runtime lock held). */
+static void publish_stats_locked(fwdio_file_t *f, double t)
 {
     const fwdioi_session_stats_t *ss = &f->s.stats;
-    double t = fwdioi_now();
-    fwdioi_rt_lock(f->rt);
     fwdio_file_stats_t *st = &f->stats;
     st->messages_sent = ss->messages_sent;
     st->writer_bytes = f->s.received;
@@ -69,7 +73,6 @@ static void publish_stats(fwdio_file_t *f)
     st->sync_time = ss->sync_seconds;
     st->peak_writer_bytes = f->s.wbuf_file_peak;
     st->time_to_complete = t - f->t_open;
-    fwdioi_rt_unlock(f->rt);
 }
 
 /* ---- callbacks ---- */
@@ -114,7 +117,6 @@ static void on_final_agreed(void *arg, const MPI_Status *st)
     const fwdioi_errinfo_t *result =
         s->open_agreed.status != FWDIO_OK ? &s->open_agreed : &s->final_agreed;
     s->phase = FWDIOI_PHASE_DONE;
-    publish_stats(f);
     /* unlink from the active list */
     for (fwdio_file_t **pp = &f->owner->active; *pp; pp = &(*pp)->s.next_active) {
         if (*pp == f) {
@@ -124,8 +126,10 @@ static void on_final_agreed(void *arg, const MPI_Status *st)
     }
     MPI_Comm_free(&s->comm);
     fwdioi_session_free(f);
-    publish_error(f, result);
-    fwdioi_rt_lock(f->rt);
+    double t = fwdioi_now();
+    fwdioi_rt_lock(f->rt); /* stats, error and final status become visible together */
+    publish_stats_locked(f, t);
+    publish_error_locked(f, result);
     f->known_error = *result;
     fwdioi_rt_unlock(f->rt);
     fwdioi_log(FWDIOI_LOG_INFO, "rank %d: %s complete: %s", f->rank, f->path,
