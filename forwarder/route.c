@@ -8,10 +8,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Pieces of one message being built. Most writes give a few pieces: those stay
+ * in `local`, so fwdio_write mallocs nothing for them. */
 typedef struct piece_list {
     fwdioi_piece_t *p;
     size_t n, cap;
     uint64_t payload;
+    fwdioi_piece_t local[8];
 } piece_list_t;
 
 static int piece_list_add(piece_list_t *l, uint64_t offset, uint64_t len)
@@ -22,10 +25,13 @@ static int piece_list_add(piece_list_t *l, uint64_t offset, uint64_t len)
         return 0;
     }
     if (l->n == l->cap) {
-        size_t cap = l->cap ? 2 * l->cap : 8;
-        fwdioi_piece_t *p = realloc(l->p, cap * sizeof *p);
+        size_t cap = 2 * l->cap;
+        fwdioi_piece_t *p = malloc(cap * sizeof *p);
         if (!p)
             return -1;
+        memcpy(p, l->p, l->n * sizeof *p);
+        if (l->p != l->local)
+            free(l->p);
         l->p = p;
         l->cap = cap;
     }
@@ -90,7 +96,11 @@ int fwdioi_route_write(fwdio_file_t *f, const uint8_t *buf, uint64_t len, uint64
     fwdioi_plan_writers_in_range(p, s0, s1, &w0, &nw);
 
     *first = *last = NULL;
-    piece_list_t l = {0};
+    piece_list_t l;
+    l.p = l.local;
+    l.n = 0;
+    l.cap = sizeof l.local / sizeof l.local[0];
+    l.payload = 0;
     int rc = FWDIO_OK;
     for (int i = 0; i < nw && rc == FWDIO_OK; i++) {
         int w = (w0 + i) % p->nwriters;
@@ -123,7 +133,8 @@ int fwdioi_route_write(fwdio_file_t *f, const uint8_t *buf, uint64_t len, uint64
                 rc = FWDIO_ENOMEM;
         }
     }
-    free(l.p);
+    if (l.p != l.local)
+        free(l.p);
     if (rc != FWDIO_OK) {
         if (lent)
             lent->refs = 0; /* the call fails: no callback */
