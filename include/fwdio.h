@@ -76,7 +76,8 @@ extern "C" {
     FWDIO_X(FWDIO_EFAILED, -13, "the file has already failed; see fwdio_file_error")       \
     FWDIO_X(FWDIO_ECONTEXT, -14, "function may not be called from this thread or callback") \
     FWDIO_X(FWDIO_EAGAIN, -15, "resource temporarily full; try again")                      \
-    FWDIO_X(FWDIO_ETOOBIG, -16, "write larger than the staging budget; use fwdio_write")
+    FWDIO_X(FWDIO_ETOOBIG, -16, "write larger than the staging budget; use fwdio_write")     \
+    FWDIO_X(FWDIO_ECOMMIT, -17, "writing the commit block or renaming the file into place failed")
 
 /** Status codes: FWDIO_OK is 0, every error is negative. */
 typedef enum fwdio_status {
@@ -158,7 +159,17 @@ typedef struct fwdio_config {
      *  a separate I/O thread (receiving then waits for the disk). For measuring
      *  the pipeline; default 0. FWDIO_IO_INLINE=1 sets it too. */
     int io_inline;
+    /** Seconds after which a file that every rank has closed but that has not
+     *  completed is reported on stderr: which writers wait for how many bytes,
+     *  from which ranks, and what each rank still has in flight; repeated at
+     *  doubling intervals. Reporting only: the file keeps waiting. 0: the
+     *  environment variable FWDIO_WATCHDOG (FWDIO_WATCHDOG=0 turns the report
+     *  off), else FWDIO_DEFAULT_WATCHDOG. */
+    unsigned watchdog;
 } fwdio_config_t;
+
+/** Default watchdog: 300 s, longer than a healthy file takes to drain. */
+#define FWDIO_DEFAULT_WATCHDOG 300u
 
 /** Default writer_buffer: 64 MiB, 16 write units of the default size; enough for
  *  a writer to receive the next units while the I/O thread writes the last
@@ -234,6 +245,13 @@ typedef struct fwdio_options {
     /** Storage stripe count T for FWDIO_LAYOUT_TARGETS (0: the number of
      *  writers). */
     int targets;
+    /** Non-zero: replace the file atomically. Writers write a temporary file
+     *  beside it, "<dir>/.<name>.fwdio-tmp", and the file is renamed over `path`
+     *  (and the directory synced) only once every writer's data and the commit
+     *  block (fwdio_set_commit) are durable; implies durable. A file that fails
+     *  leaves `path` as it was and its temporary removed; a killed job leaves at
+     *  most the temporary, which the next run writing `path` reuses. Default 0. */
+    int atomic_replace;
 } fwdio_options_t;
 
 /** Default write_size, chosen by measurement (see bench/README.md). */
@@ -378,6 +396,23 @@ FWDIO_API int fwdio_write_lent(fwdio_file_t *file, const void *buf, size_t len, 
  *         FWDIO_ETOOBIG when `len` exceeds the whole budget.
  */
 FWDIO_API int fwdio_try_write(fwdio_file_t *file, const void *buf, size_t len, uint64_t offset);
+
+/**
+ * Give the file a commit block (CkIO's session commit data): `len` bytes,
+ * copied here, that are written at `offset` only after every other byte of
+ * the file is durable on every writer, and are made durable themselves before
+ * complete fires. A reader that finds a valid commit block (a checkpoint's
+ * trailing record, say) therefore knows the rest of the file is whole. The
+ * rank that calls this writes the block itself (it need not be a writer).
+ * Call it on one rank only, before fwdio_close() on that rank; the block is
+ * written after, so it wins over any fwdio_write() of the same bytes.
+ * Set on several ranks, the file fails with FWDIO_EINVAL. If the file fails
+ * before the commit, the block is not written.
+ * @return FWDIO_OK; FWDIO_EINVAL (NULL file, NULL buf with len > 0, len 0, or
+ *         a block already set on this rank); FWDIO_ERANGE (offset + len > size);
+ *         FWDIO_ECLOSED (after fwdio_close); FWDIO_ENOMEM.
+ */
+FWDIO_API int fwdio_set_commit(fwdio_file_t *file, const void *buf, size_t len, uint64_t offset);
 
 /**
  * Declare that this rank has written all it will to the file (nonblocking).
