@@ -1,5 +1,6 @@
 #include "storage.h"
 
+#include "sysio.h"
 #include "trace.h"
 
 #include <errno.h>
@@ -16,7 +17,7 @@ int fwdioi_pwrite_all(int fd, const uint8_t *buf, uint64_t len, uint64_t offset,
     uint64_t done = 0;
     while (done < len) {
         uint64_t want = len - done < max_chunk ? len - done : max_chunk;
-        ssize_t n = pwrite(fd, buf + done, (size_t)want, (off_t)(offset + done));
+        ssize_t n = fwdioi_sys_pwrite(fd, buf + done, (size_t)want, (off_t)(offset + done));
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0) {
@@ -40,14 +41,14 @@ static void fail(fwdioi_storage_job_t *job, int status, uint64_t offset)
 static void run_open(fwdioi_storage_job_t *job)
 {
     int flags = O_CREAT | O_WRONLY | O_CLOEXEC | (job->sets_length ? O_TRUNC : 0);
-    job->fd = open(job->path, flags, 0666);
+    job->fd = fwdioi_sys_open(job->path, flags, 0666);
     if (job->fd < 0) {
         fail(job, FWDIO_EOPEN, 0);
         return;
     }
-    if (job->sets_length && ftruncate(job->fd, (off_t)job->size) != 0) {
+    if (job->sets_length && fwdioi_sys_ftruncate(job->fd, (off_t)job->size) != 0) {
         fail(job, FWDIO_EOPEN, job->size);
-        close(job->fd);
+        fwdioi_sys_close(job->fd);
         job->fd = -1;
     }
 }
@@ -73,12 +74,12 @@ static void run_write(fwdioi_storage_job_t *job)
 static void run_finish(fwdioi_storage_job_t *job)
 {
     uint64_t t_trace = fwdioi_trace_begin();
-    if (job->durable && fdatasync(job->fd) != 0)
+    if (job->durable && fwdioi_sys_fdatasync(job->fd) != 0)
         fail(job, FWDIO_ESYNC, 0);
     if (job->durable)
         fwdioi_trace_end_file(t_trace, "fdatasync", FWDIOI_TRACE_NONE);
     t_trace = fwdioi_trace_begin();
-    if (close(job->fd) != 0 && job->status == FWDIO_OK)
+    if (fwdioi_sys_close(job->fd) != 0 && job->status == FWDIO_OK)
         fail(job, FWDIO_ESYNC, 0);
     fwdioi_trace_end_file(t_trace, "file close", FWDIOI_TRACE_NONE);
     job->fd = -1;
