@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h> /* rename */
 #include <unistd.h>
 
 int fwdioi_sys_open(const char *path, int flags, mode_t mode) { return open(path, flags, mode); }
