@@ -153,8 +153,26 @@ void fwdioi_file_release(fwdio_file_t *f)
     free(f->writer_bytes_agreed);
     free(f->s.sent_bytes);
     free(f->s.expected_bytes);
+    free(f->s.received_from);
+    free(f->commit_buf);
+    free(f->write_path);
     free(f->path);
     free(f);
+}
+
+/* "dir/name" -> "dir/.name.fwdio-tmp": beside the target, so the rename stays
+ * within one file system, and the same on every rank and every run, so a
+ * temporary left by a killed job is reused, not piled up. */
+static char *temporary_path(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    size_t dir_len = slash ? (size_t)(slash - path) + 1 : 0;
+    const char *name = path + dir_len;
+    size_t len = strlen(path) + sizeof "..fwdio-tmp";
+    char *tmp = malloc(len);
+    if (tmp)
+        snprintf(tmp, len, "%.*s.%s.fwdio-tmp", (int)dir_len, path, name);
+    return tmp;
 }
 
 int fwdio_open(fwdio_runtime_t *rt, const char *path, uint64_t size, const fwdio_options_t *opts,
@@ -213,10 +231,13 @@ int fwdio_open(fwdio_runtime_t *rt, const char *path, uint64_t size, const fwdio
     fwdioi_plan_init(&f->plan, size, &resolved, fwdioi_rt_size(rt->rt), f->writer_ranks, nwriters);
     f->my_writer = fwdioi_plan_writer_of_rank(&f->plan, f->rank);
     f->path = strdup(path);
-    f->s.sent_bytes = calloc((size_t)f->plan.nwriters, sizeof *f->s.sent_bytes);
-    f->s.expected_bytes = calloc((size_t)f->plan.nwriters, sizeof *f->s.expected_bytes);
+    f->write_path = resolved.atomic_replace ? temporary_path(path) : strdup(path);
+    size_t nsums = (size_t)f->plan.nwriters + FWDIOI_CLOSE_EXTRA;
+    f->s.sent_bytes = calloc(nsums, sizeof *f->s.sent_bytes);
+    f->s.expected_bytes = calloc(nsums, sizeof *f->s.expected_bytes);
     f->writer_bytes_agreed = calloc((size_t)f->plan.nwriters, sizeof *f->writer_bytes_agreed);
-    if (!f->path || !f->s.sent_bytes || !f->s.expected_bytes || !f->writer_bytes_agreed) {
+    if (!f->path || !f->write_path || !f->s.sent_bytes || !f->s.expected_bytes ||
+        !f->writer_bytes_agreed) {
         fwdioi_file_release(f);
         return FWDIO_ENOMEM;
     }
@@ -402,6 +423,29 @@ int fwdio_close(fwdio_file_t *f)
     f->stats.time_blocked += fwdioi_now() - t0;
     fwdioi_rt_unlock(f->rt);
     fwdioi_trace_end_file(t_trace, "close", (int64_t)f->seq);
+    return rc;
+}
+
+int fwdio_set_commit(fwdio_file_t *f, const void *buf, size_t len, uint64_t offset)
+{
+    if (!f || !buf || len == 0)
+        return FWDIO_EINVAL;
+    if (offset > f->size || len > f->size - offset)
+        return FWDIO_ERANGE;
+    uint8_t *copy = malloc(len);
+    if (!copy)
+        return FWDIO_ENOMEM;
+    memcpy(copy, buf, len);
+    fwdioi_rt_lock(f->rt);
+    int rc = f->app_closed ? FWDIO_ECLOSED : f->commit_buf ? FWDIO_EINVAL : FWDIO_OK;
+    if (rc == FWDIO_OK) { /* read by the progress thread after the close task */
+        f->commit_buf = copy;
+        f->commit_len = len;
+        f->commit_offset = offset;
+    }
+    fwdioi_rt_unlock(f->rt);
+    if (rc != FWDIO_OK)
+        free(copy);
     return rc;
 }
 

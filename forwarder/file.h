@@ -16,6 +16,10 @@
 #include "settings.h"
 #include "topology.h"
 
+/* Elements the close agreement sums beside the bytes per writer: the number of
+ * ranks holding a commit block, and the sum of their ranks. */
+#define FWDIOI_CLOSE_EXTRA 2
+
 /* Wire format of a data message: header, pieces, then the pieces' bytes. */
 typedef struct fwdioi_wire_header {
     uint32_t npieces;
@@ -80,6 +84,7 @@ typedef enum fwdioi_phase {
     FWDIOI_PHASE_OPEN,     /* ready: data flows */
     FWDIOI_PHASE_CLOSING,  /* byte counts per writer being agreed */
     FWDIOI_PHASE_SYNCING,  /* writers draining, flushing, syncing; final status agreed */
+    FWDIOI_PHASE_COMMITTING, /* commit block written, file renamed into place; agreed */
     FWDIOI_PHASE_DONE
 } fwdioi_phase_t;
 
@@ -89,8 +94,15 @@ typedef struct fwdioi_session {
     MPI_Comm comm;
     int close_requested;
     fwdioi_msg_t *held_head, *held_tail; /* writes issued before ready */
-    uint64_t *sent_bytes;                /* [nwriters] bytes this rank sent to each writer */
-    uint64_t *expected_bytes;            /* [nwriters] agreed totals */
+    /* [nwriters + FWDIOI_CLOSE_EXTRA]: bytes this rank sent to each writer, then
+     * whether it holds the commit block and its rank; summed at close. */
+    uint64_t *sent_bytes;
+    uint64_t *expected_bytes; /* the sums: bytes per writer, committers, rank */
+    int committers;           /* ranks that set a commit block (agreed at close) */
+    int committer;            /* the rank that commits (block, rename), or -1 */
+    fwdioi_errinfo_t commit_local, commit_agreed;
+    double t_closed;          /* when the close was agreed (watchdog) */
+    double next_report;       /* when the watchdog reports next */
     fwdioi_errinfo_t open_local, open_agreed;
     fwdioi_errinfo_t local_error; /* first error this rank saw after open */
     fwdioi_errinfo_t final_agreed;
@@ -101,6 +113,7 @@ typedef struct fwdioi_session {
     int fd;
     fwdioi_assembly_t assembly;
     uint64_t received;
+    uint64_t *received_from; /* [ranks] bytes received per sending rank */
     int recvs_pending;
     int io_pending;
     int close_agreed;
@@ -151,6 +164,7 @@ struct fwdio_file {
     int *writer_ranks; /* the plan's writers */
     int rank;
     int my_writer; /* writer index of this rank, or -1 */
+    char *write_path; /* what writers open: path, or its temporary (atomic_replace) */
 
     /* locked */
     int app_closed;
@@ -158,6 +172,9 @@ struct fwdio_file {
     int failed_known; /* a failure is agreed: further writes are refused */
     int complete_delivered;
     fwdioi_errinfo_t known_error;
+    uint8_t *commit_buf; /* fwdio_set_commit: the block, its size and offset */
+    size_t commit_len;
+    uint64_t commit_offset;
     char error_text[256];
     fwdio_file_stats_t stats;     /* app fields live; writer fields published */
     uint64_t staged_file;         /* bytes of this file staged now */
@@ -203,5 +220,8 @@ void fwdioi_session_init(fwdio_file_t *f);
 void fwdioi_session_free(fwdio_file_t *f);
 int fwdioi_session_poll(void *runtime, int *active);
 void fwdioi_msg_task(fwdioi_task_t *task);
+
+/* watchdog.c: report the file if it is overdue (progress thread). */
+void fwdioi_watchdog_check(fwdio_file_t *f, double now);
 
 #endif

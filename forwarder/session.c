@@ -1,7 +1,7 @@
 /*
  * The per-file session state machine, run on the progress thread:
  *
- *   DUP -> OPENING -> OPEN -> CLOSING -> SYNCING -> DONE
+ *   DUP -> OPENING -> OPEN -> CLOSING -> SYNCING [-> COMMITTING] -> DONE
  *
  * DUP: the file gets its own communicator (MPI_Comm_idup), so its collectives
  * never mix with another file's, whatever order ranks close files in.
@@ -12,6 +12,10 @@
  * (Iallreduce), so each writer knows how many bytes to wait for.
  * SYNCING: writers drain, flush partial units, fdatasync if asked, close, and
  * the final status is agreed; complete fires.
+ * COMMITTING (a commit block was set, or atomic_replace): once every byte is
+ * durable, one rank writes the commit block and renames the temporary over
+ * the target (or, if the file failed, removes the temporary); its status is
+ * agreed and complete fires.
  * A failed writer keeps receiving and discarding, so no sender and no
  * collective ever waits for it forever.
  */
@@ -108,14 +112,10 @@ static void run_complete(fwdioi_call_t *call)
 
 /* ---- the end: final agreement ---- */
 
-static void on_final_agreed(void *arg, const MPI_Status *st)
+/* The session is over: publish the result and fire complete. */
+static void finish_session(fwdio_file_t *f, const fwdioi_errinfo_t *result)
 {
-    (void)st;
-    fwdio_file_t *f = arg;
     fwdioi_session_t *s = &f->s;
-    fwdioi_trace_end_file(s->trace_t0, "agree final", (int64_t)f->seq);
-    const fwdioi_errinfo_t *result =
-        s->open_agreed.status != FWDIO_OK ? &s->open_agreed : &s->final_agreed;
     s->phase = FWDIOI_PHASE_DONE;
     /* unlink from the active list */
     for (fwdio_file_t **pp = &f->owner->active; *pp; pp = &(*pp)->s.next_active) {
@@ -124,17 +124,98 @@ static void on_final_agreed(void *arg, const MPI_Status *st)
             break;
         }
     }
+    fwdioi_errinfo_t final = *result; /* result may point into the session */
     MPI_Comm_free(&s->comm);
     fwdioi_session_free(f);
     double t = fwdioi_now();
     fwdioi_rt_lock(f->rt); /* stats, error and final status become visible together */
     publish_stats_locked(f, t);
-    publish_error_locked(f, result);
-    f->known_error = *result;
+    publish_error_locked(f, &final);
+    f->known_error = final;
     fwdioi_rt_unlock(f->rt);
     fwdioi_log(FWDIOI_LOG_INFO, "rank %d: %s complete: %s", f->rank, f->path,
-               fwdio_strerror((int)result->status));
+               fwdio_strerror((int)final.status));
     fwdioi_rt_deliver(f->rt, &f->complete_call); /* last: it may free f */
+}
+
+/* The status before the commit: the open's if it failed, else the final one. */
+static const fwdioi_errinfo_t *data_result(const fwdio_file_t *f)
+{
+    return f->s.open_agreed.status != FWDIO_OK ? &f->s.open_agreed : &f->s.final_agreed;
+}
+
+static void on_commit_agreed(void *arg, const MPI_Status *st)
+{
+    (void)st;
+    fwdio_file_t *f = arg;
+    fwdioi_trace_end_file(f->s.trace_t0, "agree commit", (int64_t)f->seq);
+    const fwdioi_errinfo_t *data = data_result(f);
+    finish_session(f, data->status != FWDIO_OK ? data : &f->s.commit_agreed);
+}
+
+static void start_commit_agreement(fwdio_file_t *f)
+{
+    fwdioi_session_t *s = &f->s;
+    s->trace_t0 = fwdioi_trace_begin();
+    MPI_Request req;
+    if (MPI_Iallreduce(&s->commit_local, &s->commit_agreed, FWDIOI_ERRINFO_INTS, MPI_INT64_T,
+                       agree_op(f), s->comm, &req) != MPI_SUCCESS) {
+        mpi_failed(f, "MPI_Iallreduce (commit status)");
+        return;
+    }
+    fwdioi_rt_track(f->rt, req, on_commit_agreed, f);
+}
+
+static void on_commit_done(fwdioi_storage_job_t *job)
+{
+    fwdio_file_t *f = job->owner;
+    if (job->status != FWDIO_OK)
+        fwdioi_errinfo_set(&f->s.commit_local, job->status, f->rank, job->sys_errno,
+                           job->err_offset);
+    f->s.io_pending--;
+    fwdioi_storage_job_free(job);
+    start_commit_agreement(f);
+}
+
+/* Every rank is done with the data and its status is agreed. The committer
+ * writes the commit block and renames the temporary into place, or removes
+ * the temporary if the file failed; everyone else waits for its status. */
+static void start_commit(fwdio_file_t *f)
+{
+    fwdioi_session_t *s = &f->s;
+    s->phase = FWDIOI_PHASE_COMMITTING;
+    if (f->rank != s->committer) {
+        start_commit_agreement(f);
+        return;
+    }
+    fwdioi_storage_job_t *job = fwdioi_storage_job_new(FWDIOI_STORAGE_COMMIT, f, on_commit_done);
+    if (!job) {
+        fwdioi_errinfo_set(&s->commit_local, FWDIO_ENOMEM, f->rank, 0, 0);
+        start_commit_agreement(f);
+        return;
+    }
+    job->path = f->write_path;
+    job->target = f->opts.atomic_replace ? f->path : NULL;
+    job->discard = data_result(f)->status != FWDIO_OK;
+    if (s->committers == 1 && f->commit_buf) {
+        job->src = f->commit_buf;
+        job->len = f->commit_len;
+        job->base = f->commit_offset;
+    }
+    s->io_pending++;
+    fwdioi_rt_io_submit(f->rt, &job->io);
+}
+
+static void on_final_agreed(void *arg, const MPI_Status *st)
+{
+    (void)st;
+    fwdio_file_t *f = arg;
+    fwdioi_session_t *s = &f->s;
+    fwdioi_trace_end_file(s->trace_t0, "agree final", (int64_t)f->seq);
+    if (s->committer >= 0)
+        start_commit(f);
+    else
+        finish_session(f, data_result(f));
 }
 
 /*
@@ -328,7 +409,7 @@ static void writer_check_drained(fwdio_file_t *f)
         return;
     }
     job->fd = s->fd;
-    job->durable = f->opts.durable;
+    job->durable = f->opts.durable || s->committers > 0; /* a commit follows durable data */
     s->io_pending++;
     fwdioi_rt_io_submit(f->rt, &job->io);
 }
@@ -387,7 +468,10 @@ static void on_recv_done(void *arg, const MPI_Status *st)
     fwdioi_trace_end(r->trace_t0, "recv", (int64_t)f->seq, r->len, FWDIOI_TRACE_NONE,
                      st->MPI_SOURCE);
     f->s.recvs_pending--;
+    uint64_t before = f->s.received;
     writer_accept(f, r->buf, (size_t)r->len, NULL, &r->hold);
+    if (f->s.received_from)
+        f->s.received_from[st->MPI_SOURCE] += f->s.received - before;
     writer_check_drained(f);
 }
 
@@ -540,6 +624,8 @@ static void dispatch(fwdio_file_t *f, fwdioi_msg_t *m)
     f->s.stats.messages_sent++;
     if (m->writer == f->my_writer) { /* to ourselves: no MPI */
         m->hold = (fwdioi_hold_t){1, m, sizeof *m + m->wire_len, 0, 0};
+        if (f->s.received_from)
+            f->s.received_from[f->rank] += m->payload;
         writer_accept(f, m->wire, m->wire_len, m->lent ? m : NULL, &m->hold);
         writer_check_drained(f);
         return;
@@ -589,7 +675,21 @@ static void on_close_agreed(void *arg, const MPI_Status *st)
 {
     (void)st;
     fwdio_file_t *f = arg;
-    fwdioi_trace_end_file(f->s.trace_t0, "agree close", (int64_t)f->seq);
+    fwdioi_session_t *s = &f->s;
+    fwdioi_trace_end_file(s->trace_t0, "agree close", (int64_t)f->seq);
+    const int nw = f->plan.nwriters;
+    s->committers = (int)s->expected_bytes[nw];
+    if (s->committers == 1)
+        s->committer = (int)s->expected_bytes[nw + 1];
+    else if (s->committers > 1 || f->opts.atomic_replace)
+        s->committer = fwdioi_plan_writer_rank(&f->plan, 0); /* cleans up, writes no block */
+    if (s->committers > 1 && f->commit_buf) {
+        fwdioi_log(FWDIOI_LOG_WARN, "rank %d: %s: fwdio_set_commit was called on %d ranks",
+                   f->rank, f->path, s->committers);
+        fwdioi_errinfo_set(&s->local_error, FWDIO_EINVAL, f->rank, 0, f->commit_offset);
+    }
+    s->t_closed = fwdioi_now();
+    s->next_report = s->t_closed + (double)fwdioi_rt_config(f->rt)->watchdog;
     fwdioi_rt_lock(f->rt);
     memcpy(f->writer_bytes_agreed, f->s.expected_bytes,
            (size_t)f->plan.nwriters * sizeof *f->writer_bytes_agreed);
@@ -607,9 +707,13 @@ static void start_close_agreement(fwdio_file_t *f)
     fwdioi_session_t *s = &f->s;
     s->phase = FWDIOI_PHASE_CLOSING;
     s->trace_t0 = fwdioi_trace_begin();
+    const int nw = f->plan.nwriters;
+    int has_commit = f->commit_buf != NULL; /* set before fwdio_close, which queued us */
+    s->sent_bytes[nw] = (uint64_t)has_commit;
+    s->sent_bytes[nw + 1] = has_commit ? (uint64_t)f->rank : 0;
     MPI_Request req;
-    if (MPI_Iallreduce(s->sent_bytes, s->expected_bytes, f->plan.nwriters, MPI_UINT64_T, MPI_SUM,
-                       s->comm, &req) != MPI_SUCCESS) {
+    if (MPI_Iallreduce(s->sent_bytes, s->expected_bytes, nw + FWDIOI_CLOSE_EXTRA, MPI_UINT64_T,
+                       MPI_SUM, s->comm, &req) != MPI_SUCCESS) {
         mpi_failed(f, "MPI_Iallreduce (byte counts)");
         return;
     }
@@ -700,13 +804,15 @@ static void on_dup_done(void *arg, const MPI_Status *st)
     }
     fwdioi_assembly_hooks_t hooks = {flush_unit, write_direct, reserve_unit, unreserve_unit, f};
     fwdioi_assembly_init(&f->s.assembly, &f->plan, f->my_writer, &hooks);
+    /* for the watchdog's report only: without it, the report says less */
+    f->s.received_from = calloc((size_t)f->plan.nranks, sizeof *f->s.received_from);
     fwdioi_storage_job_t *job = fwdioi_storage_job_new(FWDIOI_STORAGE_OPEN, f, on_open_done);
     if (!job) {
         fwdioi_errinfo_set(&f->s.open_local, FWDIO_ENOMEM, f->rank, 0, 0);
         start_open_agreement(f);
         return;
     }
-    job->path = f->path;
+    job->path = f->write_path;
     job->size = f->size;
     job->sets_length = f->my_writer == 0;
     f->s.io_pending++;
@@ -757,6 +863,8 @@ void fwdioi_session_init(fwdio_file_t *f)
     s->comm = MPI_COMM_NULL;
     s->fd = -1;
     s->open_local = s->open_agreed = s->local_error = s->final_agreed = FWDIOI_ERRINFO_OK;
+    s->commit_local = s->commit_agreed = FWDIOI_ERRINFO_OK;
+    s->committer = -1;
     f->open_task.run = open_task;
     f->close_task.run = close_task;
     f->ready_call.run = run_ready;
@@ -775,7 +883,13 @@ int fwdioi_session_poll(void *runtime, int *active)
 {
     struct fwdio_runtime *owner = runtime;
     int events = 0;
+    double now = 0;
     for (fwdio_file_t *f = owner->active; f; f = f->s.next_active) {
+        if (f->s.t_closed > 0) {
+            if (now == 0)
+                now = fwdioi_now();
+            fwdioi_watchdog_check(f, now);
+        }
         if (f->my_writer >= 0 && f->s.phase >= FWDIOI_PHASE_OPEN && !f->s.finishing &&
             f->s.open_agreed.status == FWDIO_OK)
             events += writer_probe(f);

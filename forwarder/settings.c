@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef enum { K_SIZE, K_INT, K_BOOL, K_CHOICE, K_LIST } key_kind_t;
+typedef enum { K_SIZE, K_INT, K_SECONDS, K_BOOL, K_CHOICE, K_LIST } key_kind_t;
 typedef enum { S_CONFIG, S_OPTIONS } key_scope_t;
 
 static const char *const callback_modes[] = {"poll", "progress", NULL};
@@ -39,6 +39,7 @@ static const setting_t keys[] = {
     CFG("writer_buffer", K_SIZE, writer_buffer, NULL),
     CFG("staging_buffer", K_SIZE, staging_buffer, NULL),
     CFG("io_inline", K_BOOL, io_inline, NULL),
+    CFG("watchdog", K_SECONDS, watchdog, NULL),
     OPT("write_size", K_SIZE, write_size, NULL),
     OPT("stripe_size", K_SIZE, stripe_size, NULL),
     OPT("writers", K_INT, writers, NULL),
@@ -50,6 +51,7 @@ static const setting_t keys[] = {
     OPT("writers_per_node", K_INT, writers_per_node, NULL),
     OPT("writer_list", K_LIST, writer_list, NULL),
     OPT("targets", K_INT, targets, NULL),
+    OPT("atomic_replace", K_BOOL, atomic_replace, NULL),
 };
 enum { NKEYS = sizeof keys / sizeof keys[0] };
 
@@ -147,6 +149,16 @@ static int store(const setting_t *k, const char *value, void *base, int **list)
             return -1;
         memcpy(field, &n, sizeof n);
         return 0;
+    case K_SECONDS: { /* seconds, or "off" */
+        unsigned secs = FWDIO_WATCHDOG_OFF;
+        if (strcmp(value, "off")) {
+            if (parse_nonneg_int(value, &n) != 0)
+                return -1;
+            secs = (unsigned)n;
+        }
+        memcpy(field, &secs, sizeof secs);
+        return 0;
+    }
     case K_BOOL:
         if (strcmp(value, "0") && strcmp(value, "1"))
             return -1;
@@ -191,6 +203,7 @@ static void describe_choices(const setting_t *k, char *out, size_t len)
     switch (k->kind) {
     case K_SIZE: snprintf(out, len, "a size in bytes, e.g. 8M"); return;
     case K_INT: snprintf(out, len, "a whole number >= 0"); return;
+    case K_SECONDS: snprintf(out, len, "seconds (a whole number) or off"); return;
     case K_BOOL: snprintf(out, len, "0 or 1"); return;
     case K_LIST: snprintf(out, len, "ranks separated by commas, e.g. 0,4,8"); return;
     case K_CHOICE: break;
@@ -402,9 +415,9 @@ void fwdioi_settings_print_config(const fwdio_config_t *c, FILE *out)
 {
     fprintf(out,
             "fwdio: config: callback_mode=%s poll_min_us=%u poll_max_us=%u max_message_size=%zu "
-            "writer_buffer=%zu staging_buffer=%zu io_inline=%d\n",
+            "writer_buffer=%zu staging_buffer=%zu io_inline=%d watchdog=%u\n",
             callback_modes[c->callback_mode], c->poll_min_us, c->poll_max_us,
-            c->max_message_size, c->writer_buffer, c->staging_buffer, c->io_inline);
+            c->max_message_size, c->writer_buffer, c->staging_buffer, c->io_inline, c->watchdog);
 }
 
 int fwdio_options_set_info(fwdio_options_t *opts, MPI_Info info)

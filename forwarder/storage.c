@@ -1,11 +1,14 @@
 #include "storage.h"
 
+#include "log.h"
 #include "sysio.h"
 #include "trace.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -85,6 +88,57 @@ static void run_finish(fwdioi_storage_job_t *job)
     job->fd = -1;
 }
 
+/* "dir/.name.fwdio-tmp" -> "dir" (or "." for a bare name), in buf. */
+static void dir_of(const char *path, char *buf, size_t len)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        snprintf(buf, len, ".");
+    else if (slash == path)
+        snprintf(buf, len, "/");
+    else
+        snprintf(buf, len, "%.*s", (int)(slash - path), path);
+}
+
+static void run_commit(fwdioi_storage_job_t *job)
+{
+    if (job->discard) {
+        if (job->target && fwdioi_sys_unlink(job->path) != 0 && errno != ENOENT)
+            fwdioi_log(FWDIOI_LOG_WARN, "could not remove %s: %s", job->path, strerror(errno));
+        return;
+    }
+    if (job->len > 0) {
+        uint64_t t_trace = fwdioi_trace_begin();
+        uint64_t failed_at = job->base;
+        int fd = fwdioi_sys_open(job->path, O_WRONLY | O_CLOEXEC, 0);
+        if (fd < 0 || fwdioi_pwrite_all(fd, job->src, job->len, job->base, &failed_at) != 0 ||
+            fwdioi_sys_fdatasync(fd) != 0) {
+            fail(job, FWDIO_ECOMMIT, failed_at);
+            if (fd >= 0)
+                fwdioi_sys_close(fd);
+            return;
+        }
+        if (fwdioi_sys_close(fd) != 0) {
+            fail(job, FWDIO_ECOMMIT, job->base);
+            return;
+        }
+        fwdioi_trace_end_file(t_trace, "commit block", FWDIOI_TRACE_NONE);
+    }
+    if (job->target) {
+        uint64_t t_trace = fwdioi_trace_begin();
+        char dir[4096];
+        dir_of(job->target, dir, sizeof dir);
+        if (fwdioi_sys_rename(job->path, job->target) != 0) {
+            fail(job, FWDIO_ECOMMIT, 0);
+            fwdioi_sys_unlink(job->path); /* the target stays as it was */
+            return;
+        }
+        if (fwdioi_sys_fsync_dir(dir) != 0)
+            fail(job, FWDIO_ECOMMIT, 0);
+        fwdioi_trace_end_file(t_trace, "rename", FWDIOI_TRACE_NONE);
+    }
+}
+
 /* Bytes a write job puts in the file. */
 static uint64_t job_bytes(const fwdioi_storage_job_t *job)
 {
@@ -119,6 +173,9 @@ static void run_job(fwdioi_io_job_t *io)
         break;
     case FWDIOI_STORAGE_FINISH:
         run_finish(job);
+        break;
+    case FWDIOI_STORAGE_COMMIT:
+        run_commit(job);
         break;
     }
     job->seconds = now() - t0;

@@ -14,7 +14,8 @@
 typedef enum fwdioi_storage_kind {
     FWDIOI_STORAGE_OPEN,   /* open (and, for the first writer, truncate + size) */
     FWDIOI_STORAGE_WRITE,  /* pwrite the extents of one assembly buffer */
-    FWDIOI_STORAGE_FINISH  /* fdatasync if durable, then close */
+    FWDIOI_STORAGE_FINISH, /* fdatasync if durable, then close */
+    FWDIOI_STORAGE_COMMIT  /* after all data is durable: commit block, rename */
 } fwdioi_storage_kind_t;
 
 typedef struct fwdioi_storage_job {
@@ -41,6 +42,13 @@ typedef struct fwdioi_storage_job {
     void *hold; /* what keeps src alive; released by the owner's on_done */
     /* FINISH */
     int durable;
+    /* COMMIT: path is the file written. Unless `discard`, write the commit
+     * block (src, len at base; len may be 0) and make it durable, then, when
+     * `target` is set, rename path over it and sync the directory. With
+     * `discard` (the file failed), remove path if `target` is set (it is a
+     * temporary), and write nothing. */
+    const char *target;
+    int discard;
 
     /* results */
     double seconds; /* time in the system calls */

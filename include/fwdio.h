@@ -163,13 +163,15 @@ typedef struct fwdio_config {
      *  completed is reported on stderr: which writers wait for how many bytes,
      *  from which ranks, and what each rank still has in flight; repeated at
      *  doubling intervals. Reporting only: the file keeps waiting. 0: the
-     *  environment variable FWDIO_WATCHDOG (FWDIO_WATCHDOG=0 turns the report
-     *  off), else FWDIO_DEFAULT_WATCHDOG. */
+     *  environment variable FWDIO_WATCHDOG (seconds, or "off"), else
+     *  FWDIO_DEFAULT_WATCHDOG. FWDIO_WATCHDOG_OFF turns the report off. */
     unsigned watchdog;
 } fwdio_config_t;
 
 /** Default watchdog: 300 s, longer than a healthy file takes to drain. */
 #define FWDIO_DEFAULT_WATCHDOG 300u
+/** fwdio_config_t.watchdog value that turns the watchdog off. */
+#define FWDIO_WATCHDOG_OFF 0xffffffffu
 
 /** Default writer_buffer: 64 MiB, 16 write units of the default size; enough for
  *  a writer to receive the next units while the I/O thread writes the last

@@ -62,6 +62,8 @@ int fwdioi_config_resolve(const fwdio_config_t *in, fwdio_config_t *out)
         out->writer_buffer = FWDIO_DEFAULT_WRITER_BUFFER;
     if (out->staging_buffer == 0)
         out->staging_buffer = FWDIO_DEFAULT_STAGING_BUFFER;
+    if (out->watchdog == 0)
+        out->watchdog = FWDIO_DEFAULT_WATCHDOG;
     if (out->max_message_size == 0)
         out->max_message_size = (size_t)8 << 20;
     if (out->max_message_size > ((size_t)1 << 30) || out->max_message_size < 4096)

@@ -1,0 +1,143 @@
+/*
+ * The watchdog (progress thread): a file that every rank has closed but that
+ * has not completed after config.watchdog seconds is reported on stderr, then
+ * again at doubling intervals. Each rank that still waits for something says
+ * what: a writer, how many bytes it still expects and from which ranks bytes
+ * came; a sender, its messages not yet received; anyone, its receives and
+ * storage jobs under way. Rank 0 always reports, so a file stuck in an
+ * agreement is seen too. The report is built whole and written with one call,
+ * so the ranks' reports do not interleave line by line.
+ */
+#include "file.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+enum { MAX_LISTED = 16 }; /* ranks listed one by one before "..." */
+
+static const char *phase_name(fwdioi_phase_t p)
+{
+    switch (p) {
+    case FWDIOI_PHASE_DUP: return "duplicating the communicator";
+    case FWDIOI_PHASE_OPENING: return "opening";
+    case FWDIOI_PHASE_OPEN: return "open";
+    case FWDIOI_PHASE_CLOSING: return "agreeing on the bytes per writer";
+    case FWDIOI_PHASE_SYNCING: return "draining and syncing; final status being agreed";
+    case FWDIOI_PHASE_COMMITTING: return "committing; commit status being agreed";
+    case FWDIOI_PHASE_DONE: return "done";
+    }
+    return "?";
+}
+
+/* Ranks r with (bytes[r] != 0) == nonzero, as "0-3,7" (at most MAX_LISTED
+ * runs, then the count of the rest). */
+static void print_ranks(FILE *out, const uint64_t *bytes, int n, int nonzero)
+{
+    int runs = 0, rest = 0, first = 1;
+    for (int r = 0; r < n; r++) {
+        if ((bytes[r] != 0) != nonzero)
+            continue;
+        int end = r;
+        while (end + 1 < n && (bytes[end + 1] != 0) == nonzero)
+            end++;
+        if (runs < MAX_LISTED) {
+            fprintf(out, first ? "%d" : ",%d", r);
+            if (end > r)
+                fprintf(out, "-%d", end);
+            first = 0;
+        } else {
+            rest += end - r + 1;
+        }
+        runs++;
+        r = end;
+    }
+    if (first)
+        fprintf(out, "none");
+    if (rest)
+        fprintf(out, " and %d more", rest);
+}
+
+static void report_writer(FILE *out, const fwdio_file_t *f)
+{
+    const fwdioi_session_t *s = &f->s;
+    uint64_t expected = s->expected_bytes[f->my_writer];
+    fprintf(out, "  writer %d: received %llu of %llu bytes announced", f->my_writer,
+            (unsigned long long)s->received, (unsigned long long)expected);
+    if (s->received < expected)
+        fprintf(out, ", waiting for %llu more", (unsigned long long)(expected - s->received));
+    fprintf(out, "\n");
+    if (s->received_from && s->received < expected) {
+        fprintf(out, "    bytes came from ranks ");
+        print_ranks(out, s->received_from, f->plan.nranks, 1);
+        fprintf(out, "; none yet from ranks ");
+        print_ranks(out, s->received_from, f->plan.nranks, 0);
+        fprintf(out, "\n");
+    }
+    if (s->has_waiting)
+        fprintf(out, "    a %d-byte message waits for writer memory (%llu of %llu bytes held)\n",
+                s->waiting_len, (unsigned long long)f->owner->wbuf_held,
+                (unsigned long long)fwdioi_rt_config(f->rt)->writer_buffer);
+}
+
+static void report_sender(FILE *out, const fwdio_file_t *f)
+{
+    const fwdioi_session_t *s = &f->s;
+    fprintf(out, "  %d data message(s) sent by this rank not yet received; bytes sent to writers:",
+            s->sends_pending);
+    int listed = 0;
+    for (int w = 0; w < f->plan.nwriters; w++) {
+        if (s->sent_bytes[w] == 0)
+            continue;
+        if (listed++ == MAX_LISTED) {
+            fprintf(out, " ...");
+            break;
+        }
+        fprintf(out, " %d (rank %d) %llu", w, fwdioi_plan_writer_rank(&f->plan, w),
+                (unsigned long long)s->sent_bytes[w]);
+    }
+    fprintf(out, "\n");
+}
+
+/* Whether this rank itself still waits for something other than the others'
+ * agreement. */
+static int has_outstanding(const fwdio_file_t *f)
+{
+    const fwdioi_session_t *s = &f->s;
+    int writer_waits = f->my_writer >= 0 && s->close_agreed && !s->finishing;
+    return writer_waits || s->sends_pending > 0 || s->recvs_pending > 0 || s->io_pending > 0;
+}
+
+static void report(const fwdio_file_t *f, double waited)
+{
+    const fwdioi_session_t *s = &f->s;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+    if (!out)
+        return;
+    fprintf(out, "fwdio watchdog: %s: closed on every rank %.0f s ago, not complete; rank %d: %s\n",
+            f->path, waited, f->rank, phase_name(s->phase));
+    if (f->my_writer >= 0 && s->close_agreed && !s->finishing)
+        report_writer(out, f);
+    if (s->sends_pending > 0)
+        report_sender(out, f);
+    if (s->recvs_pending > 0 || s->io_pending > 0)
+        fprintf(out, "  %d receive(s) in progress, %d storage job(s) queued or running\n",
+                s->recvs_pending, s->io_pending);
+    if (!has_outstanding(f))
+        fprintf(out, "  nothing outstanding on this rank: waiting for the other ranks\n");
+    fclose(out);
+    fputs(text, stderr);
+    fflush(stderr);
+    free(text);
+}
+
+void fwdioi_watchdog_check(fwdio_file_t *f, double now)
+{
+    fwdioi_session_t *s = &f->s;
+    if (s->t_closed <= 0 || now < s->next_report)
+        return;
+    if (f->rank == 0 || has_outstanding(f))
+        report(f, now - s->t_closed);
+    s->next_report = s->t_closed + 2 * (s->next_report - s->t_closed);
+}
