@@ -19,6 +19,12 @@
  *                 errno, and the temporary is removed.
  * After each failing case the next case's file must complete, on the same
  * runtime.
+ *
+ * With --dir DIR the program plays one side of a killed job instead (driven by
+ * tests/commit_kill.cmake): `--kill` puts "previous checkpoint" at DIR/ckpt,
+ * starts replacing it atomically, and every rank dies (_exit) after its
+ * writes, before closing; `--after-kill` then checks that DIR/ckpt is the old
+ * file, replaces it, verifies it, and checks that DIR holds nothing else.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -26,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -288,16 +295,90 @@ static void case_atomic_rename(fwdio_runtime_t *rt)
     fwdio_file_free(c.f);
 }
 
+/* Entries of dir other than "." and ".."; the first one's name in `first`. */
+static int count_entries(const char *dir, char *first, size_t len)
+{
+    DIR *d = opendir(dir);
+    int n = 0;
+    if (!d)
+        return -1;
+    for (struct dirent *e; (e = readdir(d));) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+            continue;
+        if (n++ == 0)
+            snprintf(first, len, "%s", e->d_name);
+    }
+    closedir(d);
+    return n;
+}
+
+static void killed_job(fwdio_runtime_t *rt, const char *dir, int kill)
+{
+    case_file_t c;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/ckpt", dir);
+    if (kill)
+        write_old_file(path, "previous checkpoint\n");
+    else if (tc_rank == 0)
+        TC_CHECK(file_is(path, "previous checkpoint\n"), "after the kill: %s is not the old file",
+                 path);
+    tc_cb_init(&c.cb);
+    fwdio_callbacks_t cbs = tc_cb_callbacks(&c.cb);
+    fwdio_options_init(&c.opts);
+    c.opts.writers = tc_size > 1 ? 2 : 1;
+    c.opts.stripe_size = STRIPE;
+    c.opts.write_size = WRITE_UNIT;
+    c.opts.atomic_replace = 1;
+    c.seed = 109;
+    TC_EXPECT(fwdio_open(rt, path, FILE_SIZE, &c.opts, &cbs, &c.f), FWDIO_OK, "fwdio_open");
+    write_data(&c, 0);
+    if (tc_rank == 0)
+        set_commit(&c);
+    if (kill) {
+        /* Let the data reach the temporary, then die without closing. */
+        tc_poll_until_count(rt, &c.cb.ready_count, 1);
+        MPI_Barrier(MPI_COMM_WORLD);
+        fflush(NULL);
+        _exit(3);
+    }
+    if (finish_case(&c, FWDIO_OK, "after the kill") == FWDIO_OK)
+        tc_verify_full(MPI_COMM_WORLD, path, FILE_SIZE, c.seed);
+    fwdio_file_free(c.f);
+    if (tc_rank == 0) {
+        char first[256] = "";
+        int n = count_entries(dir, first, sizeof first);
+        TC_CHECK(n == 1 && !strcmp(first, "ckpt"), "after the kill: %s holds %d entries (%s...)",
+                 dir, n, first);
+    }
+}
+
 int main(int argc, char **argv)
 {
     unsigned timeout = 100;
+    const char *dir = NULL;
+    int kill = 0;
     for (int i = 1; i < argc; i++) {
         if (tc_common_option(argc, argv, &i, &timeout, &g_mode))
             continue;
-        fprintf(stderr, "usage: %s [--callback-mode poll|progress] [--timeout SEC]\n", argv[0]);
-        return 2;
+        if (!strcmp(argv[i], "--dir") && i + 1 < argc)
+            dir = argv[++i];
+        else if (!strcmp(argv[i], "--kill"))
+            kill = 1;
+        else if (!strcmp(argv[i], "--after-kill"))
+            kill = 0;
+        else {
+            fprintf(stderr, "usage: %s [--dir DIR --kill|--after-kill] "
+                            "[--callback-mode poll|progress] [--timeout SEC]\n", argv[0]);
+            return 2;
+        }
     }
     tc_mpi_init(&argc, &argv, timeout);
+    if (dir) {
+        fwdio_runtime_t *rt = tc_start_runtime(MPI_COMM_WORLD, g_mode);
+        killed_job(rt, dir, kill);
+        TC_EXPECT(fwdio_finalize(rt), FWDIO_OK, "fwdio_finalize");
+        return tc_finish("test_commit (after a killed job)");
+    }
     (void)tc_tmpdir();
     fwdio_runtime_t *rt = tc_start_runtime(MPI_COMM_WORLD, g_mode);
 
