@@ -101,6 +101,7 @@ typedef struct fwdioi_session {
     int committers;           /* ranks that set a commit block (agreed at close) */
     int committer;            /* the rank that commits (block, rename), or -1 */
     fwdioi_errinfo_t commit_local, commit_agreed;
+    double t_close_called;    /* when this rank's close reached the session */
     double t_closed;          /* when the close was agreed (watchdog) */
     double next_report;       /* when the watchdog reports next */
     fwdioi_errinfo_t open_local, open_agreed;

@@ -724,6 +724,8 @@ static void close_task(fwdioi_task_t *task)
 {
     fwdio_file_t *f = (fwdio_file_t *)((char *)task - offsetof(fwdio_file_t, close_task));
     f->s.close_requested = 1;
+    f->s.t_close_called = fwdioi_now();
+    f->s.next_report = f->s.t_close_called + (double)fwdioi_rt_config(f->rt)->watchdog;
     if (f->s.phase == FWDIOI_PHASE_OPEN)
         start_close_agreement(f);
     /* else: started when the open status is agreed */
@@ -885,7 +887,7 @@ int fwdioi_session_poll(void *runtime, int *active)
     int events = 0;
     double now = 0;
     for (fwdio_file_t *f = owner->active; f; f = f->s.next_active) {
-        if (f->s.t_closed > 0) {
+        if (f->s.t_close_called > 0) {
             if (now == 0)
                 now = fwdioi_now();
             fwdioi_watchdog_check(f, now);

@@ -1,7 +1,8 @@
 /*
  * The watchdog (progress thread): a file that every rank has closed but that
  * has not completed after config.watchdog seconds is reported on stderr, then
- * again at doubling intervals. Each rank that still waits for something says
+ * again at doubling intervals (and so is a file that rank 0 closed but some
+ * other rank did not). Each rank that still waits for something says
  * what: a writer, how many bytes it still expects and from which ranks bytes
  * came; a sender, its messages not yet received; anyone, its receives and
  * storage jobs under way. Rank 0 always reports, so a file stuck in an
@@ -132,12 +133,28 @@ static void report(const fwdio_file_t *f, double waited)
     free(text);
 }
 
+/* Closed here, but the close is not agreed: some rank has not closed. Only
+ * rank 0 says so; the others would say the same. */
+static void report_not_closed(const fwdio_file_t *f, double waited)
+{
+    fprintf(stderr,
+            "fwdio watchdog: %s: rank 0 closed it %.0f s ago, but not every rank has: "
+            "fwdio_close (or fwdio_finalize) must be called on every rank\n",
+            f->path, waited);
+    fflush(stderr);
+}
+
 void fwdioi_watchdog_check(fwdio_file_t *f, double now)
 {
     fwdioi_session_t *s = &f->s;
-    if (s->t_closed <= 0 || now < s->next_report)
+    if (now < s->next_report)
         return;
-    if (f->rank == 0 || has_outstanding(f))
-        report(f, now - s->t_closed);
-    s->next_report = s->t_closed + 2 * (s->next_report - s->t_closed);
+    double since = s->t_closed > 0 ? s->t_closed : s->t_close_called;
+    if (s->t_closed <= 0) {
+        if (f->rank == 0)
+            report_not_closed(f, now - since);
+    } else if (f->rank == 0 || has_outstanding(f)) {
+        report(f, now - since);
+    }
+    s->next_report = since + 2 * (s->next_report - since);
 }

@@ -1,0 +1,169 @@
+/*
+ * The watchdog's reports (config.watchdog = 1 s). Each rank sends its stderr
+ * to a file while the case runs, and the reports are checked for what they
+ * must say; the file itself must still complete and verify.
+ *
+ *   late_close   rank 1 calls fwdio_close 3 s after the others: rank 0 reports
+ *                that not every rank has closed the file.
+ *   slow_writer  (FWDIO_FAULT: the last writer's pwrite calls each take 1.5 s)
+ *                the file is closed everywhere but the writer is still busy:
+ *                the writer reports how many bytes it still waits for or the
+ *                storage jobs under way, and rank 0 reports too. Runs only
+ *                when the library has fault injection (else skipped, said so).
+ */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fwdio.h"
+#include "test_common.h"
+
+static const uint64_t FILE_SIZE = 2 << 20;
+
+typedef struct capture {
+    char path[4096];
+    int saved_fd;
+} capture_t;
+
+/* Send this rank's stderr to a file until capture_end. */
+static void capture_begin(capture_t *c, const char *name)
+{
+    char file[256];
+    snprintf(file, sizeof file, "%s.stderr.%d", name, tc_rank);
+    tc_path(c->path, sizeof c->path, file);
+    fflush(stderr);
+    c->saved_fd = dup(2);
+    int fd = open(c->path, O_CREAT | O_WRONLY | O_TRUNC, 0644);
+    if (fd < 0 || c->saved_fd < 0) {
+        tc_fail("cannot capture stderr in %s", c->path);
+        return;
+    }
+    dup2(fd, 2);
+    close(fd);
+}
+
+/* Restore stderr; return what was captured (malloc'd, NUL-terminated). */
+static char *capture_end(capture_t *c)
+{
+    fflush(stderr);
+    if (c->saved_fd >= 0) {
+        dup2(c->saved_fd, 2);
+        close(c->saved_fd);
+    }
+    FILE *fp = fopen(c->path, "r");
+    char *text = calloc(1, 1 << 16);
+    if (fp && text)
+        text[fread(text, 1, (1 << 16) - 1, fp)] = '\0';
+    if (fp)
+        fclose(fp);
+    return text;
+}
+
+static fwdio_file_t *open_and_write(fwdio_runtime_t *rt, const char *name, uint64_t seed,
+                                    int writers, char *path, size_t path_len)
+{
+    tc_path(path, path_len, name);
+    fwdio_options_t opts;
+    fwdio_options_init(&opts);
+    opts.writers = writers;
+    opts.stripe_size = 64 << 10;
+    opts.write_size = 64 << 10;
+    fwdio_file_t *f = NULL;
+    TC_EXPECT(fwdio_open(rt, path, FILE_SIZE, &opts, NULL, &f), FWDIO_OK, "fwdio_open");
+    uint64_t share = FILE_SIZE / (uint64_t)tc_size;
+    uint64_t off = share * (uint64_t)tc_rank;
+    uint64_t len = tc_rank == tc_size - 1 ? FILE_SIZE - off : share;
+    TC_EXPECT(tc_write_pattern(f, off, len, seed, 64 << 10), FWDIO_OK, "fwdio_write");
+    return f;
+}
+
+static void case_late_close(fwdio_runtime_t *rt)
+{
+    tc_phase("late_close");
+    char path[4096];
+    capture_t cap;
+    capture_begin(&cap, "late_close");
+    fwdio_file_t *f = open_and_write(rt, "late_close", 201, 1, path, sizeof path);
+    if (tc_rank == 1)
+        sleep(3);
+    TC_EXPECT(fwdio_close(f), FWDIO_OK, "fwdio_close");
+    int rc = fwdio_wait(f);
+    char *text = capture_end(&cap);
+    TC_EXPECT(rc, FWDIO_OK, "late_close: fwdio_wait");
+    if (tc_rank == 0)
+        TC_CHECK(text && strstr(text, "fwdio watchdog") && strstr(text, "not every rank has"),
+                 "late_close: rank 0 did not report the missing close; it printed:\n%s",
+                 text ? text : "");
+    if (tc_rank == 0 && text)
+        tc_note("late_close report:\n%s", text);
+    free(text);
+    fwdio_file_free(f);
+    tc_verify_full(MPI_COMM_WORLD, path, FILE_SIZE, 201);
+}
+
+static void case_slow_writer(fwdio_runtime_t *rt)
+{
+    tc_phase("slow_writer");
+    char path[4096];
+    capture_t cap;
+    capture_begin(&cap, "slow_writer");
+    fwdio_file_t *f = open_and_write(rt, "slow_writer", 202, 2, path, sizeof path);
+    int writers[2];
+    fwdio_file_writers(f, writers, 2);
+    TC_EXPECT(fwdio_close(f), FWDIO_OK, "fwdio_close");
+    int rc = fwdio_wait(f);
+    char *text = capture_end(&cap);
+    TC_EXPECT(rc, FWDIO_OK, "slow_writer: fwdio_wait");
+    if (tc_rank == writers[1]) {
+        TC_CHECK(text && strstr(text, "closed on every rank") &&
+                     (strstr(text, "waiting for") || strstr(text, "storage job")),
+                 "slow_writer: the slow writer did not report what it waits for; it printed:\n%s",
+                 text ? text : "");
+        if (text)
+            tc_note("slow_writer report of the writer:\n%s", text);
+    }
+    if (tc_rank == 0)
+        TC_CHECK(text && strstr(text, "closed on every rank"),
+                 "slow_writer: rank 0 did not report; it printed:\n%s", text ? text : "");
+    free(text);
+    fwdio_file_free(f);
+    tc_verify_full(MPI_COMM_WORLD, path, FILE_SIZE, 202);
+}
+
+int main(int argc, char **argv)
+{
+    unsigned timeout = 100;
+    int slow_writer = 0;
+    fwdio_callback_mode_t mode = FWDIO_CALLBACKS_ON_POLL;
+    for (int i = 1; i < argc; i++) {
+        if (tc_common_option(argc, argv, &i, &timeout, &mode))
+            continue;
+        if (!strcmp(argv[i], "--slow-writer"))
+            slow_writer = 1;
+        else {
+            fprintf(stderr, "usage: %s [--slow-writer] [--timeout SEC]\n", argv[0]);
+            return 2;
+        }
+    }
+    tc_mpi_init(&argc, &argv, timeout);
+    if (tc_size < 2) {
+        if (tc_rank == 0)
+            fprintf(stderr, "test_watchdog needs 2 ranks or more\n");
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    (void)tc_tmpdir();
+    fwdio_config_t cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.callback_mode = mode;
+    cfg.watchdog = 1;
+    fwdio_runtime_t *rt = tc_start_runtime_with(MPI_COMM_WORLD, &cfg);
+    if (slow_writer)
+        case_slow_writer(rt);
+    else
+        case_late_close(rt);
+    TC_EXPECT(fwdio_finalize(rt), FWDIO_OK, "fwdio_finalize");
+    return tc_finish("test_watchdog");
+}
