@@ -1,5 +1,6 @@
 /* The public API: argument checks, the application side of each call, and the
  * hand-over to the progress thread. */
+#include "fault.h"
 #include "file.h"
 #include "placement.h"
 #include "settings.h"
@@ -36,6 +37,9 @@ int fwdio_init(MPI_Comm comm, const fwdio_config_t *cfg, fwdio_runtime_t **out)
         goto fail;
     /* Every rank checks the settings, so a bad one fails init everywhere. */
     rc = fwdioi_settings_load(&rt->settings, world_rank == 0);
+    if (rc != FWDIO_OK)
+        goto fail;
+    rc = fwdioi_fault_configure(getenv("FWDIO_FAULT"), world_rank);
     if (rc != FWDIO_OK)
         goto fail;
     fwdio_config_t conf;

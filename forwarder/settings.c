@@ -57,7 +57,7 @@ enum { NKEYS = sizeof keys / sizeof keys[0] };
 
 /* FWDIO_* variables that are not keys but are ours. */
 static const char *const other_vars[] = {"FWDIO_CONFIG", "FWDIO_VERBOSE", "FWDIO_TRACE",
-                                           "FWDIO_TRACE_MAX_EVENTS", NULL};
+                                           "FWDIO_TRACE_MAX_EVENTS", "FWDIO_FAULT", NULL};
 
 static const setting_t *find_key(const char *name)
 {

@@ -25,7 +25,7 @@ int fwdioi_pwrite_all(int fd, const uint8_t *buf, uint64_t len, uint64_t offset,
             continue;
         if (n <= 0) {
             if (n == 0)
-                errno = EIO; /* no progress and no error: do not spin */
+                errno = 0; /* no progress and no error: do not spin */
             *failed_at = offset + done;
             return -1;
         }
@@ -34,11 +34,12 @@ int fwdioi_pwrite_all(int fd, const uint8_t *buf, uint64_t len, uint64_t offset,
     return 0;
 }
 
-static void fail(fwdioi_storage_job_t *job, int status, uint64_t offset)
+static void fail(fwdioi_storage_job_t *job, int status, fwdioi_syscall_t call, uint64_t offset)
 {
     job->status = status;
     job->sys_errno = errno;
     job->err_offset = offset;
+    job->err_call = call;
 }
 
 static void run_open(fwdioi_storage_job_t *job)
@@ -46,11 +47,11 @@ static void run_open(fwdioi_storage_job_t *job)
     int flags = O_CREAT | O_WRONLY | O_CLOEXEC | (job->sets_length ? O_TRUNC : 0);
     job->fd = fwdioi_sys_open(job->path, flags, 0666);
     if (job->fd < 0) {
-        fail(job, FWDIO_EOPEN, 0);
+        fail(job, FWDIO_EOPEN, FWDIOI_CALL_OPEN, 0);
         return;
     }
     if (job->sets_length && fwdioi_sys_ftruncate(job->fd, (off_t)job->size) != 0) {
-        fail(job, FWDIO_EOPEN, job->size);
+        fail(job, FWDIO_EOPEN, FWDIOI_CALL_FTRUNCATE, job->size);
         fwdioi_sys_close(job->fd);
         job->fd = -1;
     }
@@ -61,14 +62,14 @@ static void run_write(fwdioi_storage_job_t *job)
     uint64_t failed_at;
     if (job->nextents == 0) {
         if (fwdioi_pwrite_all(job->fd, job->src, job->len, job->base, &failed_at) != 0)
-            fail(job, FWDIO_EWRITE, failed_at);
+            fail(job, FWDIO_EWRITE, FWDIOI_CALL_PWRITE, failed_at);
         return;
     }
     for (size_t i = 0; i < job->nextents; i++) {
         const fwdioi_range_t *e = &job->extents[i];
         if (fwdioi_pwrite_all(job->fd, job->buf + e->start, e->end - e->start,
                               job->base + e->start, &failed_at) != 0) {
-            fail(job, FWDIO_EWRITE, failed_at);
+            fail(job, FWDIO_EWRITE, FWDIOI_CALL_PWRITE, failed_at);
             return;
         }
     }
@@ -78,12 +79,12 @@ static void run_finish(fwdioi_storage_job_t *job)
 {
     uint64_t t_trace = fwdioi_trace_begin();
     if (job->durable && fwdioi_sys_fdatasync(job->fd) != 0)
-        fail(job, FWDIO_ESYNC, 0);
+        fail(job, FWDIO_ESYNC, FWDIOI_CALL_FDATASYNC, 0);
     if (job->durable)
         fwdioi_trace_end_file(t_trace, "fdatasync", FWDIOI_TRACE_NONE);
     t_trace = fwdioi_trace_begin();
     if (fwdioi_sys_close(job->fd) != 0 && job->status == FWDIO_OK)
-        fail(job, FWDIO_ESYNC, 0);
+        fail(job, FWDIO_ESYNC, FWDIOI_CALL_CLOSE, 0);
     fwdioi_trace_end_file(t_trace, "file close", FWDIOI_TRACE_NONE);
     job->fd = -1;
 }
@@ -111,15 +112,20 @@ static void run_commit(fwdioi_storage_job_t *job)
         uint64_t t_trace = fwdioi_trace_begin();
         uint64_t failed_at = job->base;
         int fd = fwdioi_sys_open(job->path, O_WRONLY | O_CLOEXEC, 0);
-        if (fd < 0 || fwdioi_pwrite_all(fd, job->src, job->len, job->base, &failed_at) != 0 ||
-            fwdioi_sys_fdatasync(fd) != 0) {
-            fail(job, FWDIO_ECOMMIT, failed_at);
+        fwdioi_syscall_t failed = FWDIOI_CALL_OPEN;
+        if (fd >= 0) {
+            failed = FWDIOI_CALL_PWRITE;
+            if (fwdioi_pwrite_all(fd, job->src, job->len, job->base, &failed_at) == 0)
+                failed = fwdioi_sys_fdatasync(fd) == 0 ? FWDIOI_CALL_NONE : FWDIOI_CALL_FDATASYNC;
+        }
+        if (failed != FWDIOI_CALL_NONE) {
+            fail(job, FWDIO_ECOMMIT, failed, failed_at);
             if (fd >= 0)
                 fwdioi_sys_close(fd);
             return;
         }
         if (fwdioi_sys_close(fd) != 0) {
-            fail(job, FWDIO_ECOMMIT, job->base);
+            fail(job, FWDIO_ECOMMIT, FWDIOI_CALL_CLOSE, job->base);
             return;
         }
         fwdioi_trace_end_file(t_trace, "commit block", FWDIOI_TRACE_NONE);
@@ -129,12 +135,12 @@ static void run_commit(fwdioi_storage_job_t *job)
         char dir[4096];
         dir_of(job->target, dir, sizeof dir);
         if (fwdioi_sys_rename(job->path, job->target) != 0) {
-            fail(job, FWDIO_ECOMMIT, 0);
+            fail(job, FWDIO_ECOMMIT, FWDIOI_CALL_RENAME, 0);
             fwdioi_sys_unlink(job->path); /* the target stays as it was */
             return;
         }
         if (fwdioi_sys_fsync_dir(dir) != 0)
-            fail(job, FWDIO_ECOMMIT, 0);
+            fail(job, FWDIO_ECOMMIT, FWDIOI_CALL_FSYNC_DIR, 0);
         fwdioi_trace_end_file(t_trace, "rename", FWDIOI_TRACE_NONE);
     }
 }

@@ -55,6 +55,7 @@ typedef struct fwdioi_storage_job {
     int status;
     int sys_errno;
     uint64_t err_offset;
+    int err_call; /* the failing call (fwdioi_syscall_t, sysio.h) */
 } fwdioi_storage_job_t;
 
 /** Allocate a job of `kind` that calls on_done(job) on the progress thread. */
@@ -64,7 +65,9 @@ fwdioi_storage_job_t *fwdioi_storage_job_new(fwdioi_storage_kind_t kind, void *o
 void fwdioi_storage_job_free(fwdioi_storage_job_t *job);
 
 /** Write all of buf to fd at offset, retrying EINTR and short writes. Returns 0,
- *  or -1 with errno set and *failed_at the offset that could not be written. */
+ *  or -1 with errno set and *failed_at the offset that could not be written;
+ *  errno is 0 when pwrite wrote nothing without an error (no progress: it is
+ *  not retried, so a stalled file system cannot make the I/O thread spin). */
 int fwdioi_pwrite_all(int fd, const uint8_t *buf, uint64_t len, uint64_t offset,
                       uint64_t *failed_at);
 
