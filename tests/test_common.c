@@ -196,7 +196,8 @@ void tc_path(char *out, size_t out_size, const char *name)
     }
 }
 
-int tc_finish(const char *test_name)
+/* tc_finish, or with `skip_reason` tc_skip: a test with failures fails either way. */
+static int finish(const char *test_name, const char *skip_reason)
 {
     tc_phase("finish");
     int local = tc_failures() ? 1 : 0;
@@ -206,7 +207,10 @@ int tc_finish(const char *test_name)
         if (failed_ranks == 0) {
             if (g_tmpdir[0])
                 nftw(g_tmpdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-            printf("PASS %s (%d rank%s)\n", test_name, tc_size, tc_size == 1 ? "" : "s");
+            if (skip_reason)
+                printf("SKIP %s: %s\n", test_name, skip_reason);
+            else
+                printf("PASS %s (%d rank%s)\n", test_name, tc_size, tc_size == 1 ? "" : "s");
         } else {
             printf("FAIL %s: %d of %d rank(s) reported failures%s%s\n", test_name, failed_ranks,
                    tc_size, g_tmpdir[0] ? "; files kept in " : "", g_tmpdir);
@@ -215,8 +219,14 @@ int tc_finish(const char *test_name)
     }
     watchdog_stop();
     MPI_Finalize();
-    return failed_ranks == 0 ? 0 : 1;
+    if (failed_ranks)
+        return 1;
+    return skip_reason ? TC_SKIP : 0;
 }
+
+int tc_finish(const char *test_name) { return finish(test_name, NULL); }
+
+int tc_skip(const char *test_name, const char *reason) { return finish(test_name, reason); }
 
 /* ---- option parsing ---------------------------------------------------- */
 

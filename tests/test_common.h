@@ -82,6 +82,18 @@ int tc_failures(void);
  */
 int tc_finish(const char *test_name);
 
+/** Exit status of a skipped test; register the test with the ctest property
+ *  SKIP_RETURN_CODE set to it. */
+#define TC_SKIP 77
+
+/**
+ * Collective over MPI_COMM_WORLD, like tc_finish, for a test that cannot run
+ * here (e.g. it needs a privilege it does not have): rank 0 prints
+ * "SKIP <name>: <reason>". Returns TC_SKIP, or 1 if a rank recorded a failure
+ * before.
+ */
+int tc_skip(const char *test_name, const char *reason);
+
 /**
  * Collective over MPI_COMM_WORLD: rank 0 creates a fresh directory with
  * mkdtemp under ${TMPDIR:-/tmp} and every rank gets its name. Aborts the job

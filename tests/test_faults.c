@@ -1,0 +1,508 @@
+/*
+ * Storage faults end a file as failed, never the job. Each --fault case makes
+ * a writer's file-system call fail on "victim.dat": for real where this
+ * machine allows it (a file-size limit for EFBIG, a small tmpfs for ENOSPC, a
+ * read-only bind mount for EROFS; skipped without the privilege), through
+ * FWDIO_FAULT otherwise. Then:
+ *   - fwdio_wait and both callbacks give the expected status, the same on
+ *     every rank;
+ *   - fwdio_file_error_info names the faulting writer, the errno and a
+ *     plausible offset, the same on every rank, and fwdio_file_error names the
+ *     call, the path, the rank and the errno;
+ *   - the failed writer received every byte sent to it (no sender was left
+ *     blocked: that is what lets every rank get here);
+ *   - files in flight beside the victim complete and verify byte for byte;
+ *   - a later file on the same runtime completes and verifies byte for byte.
+ * Faults that must not fail the file (short writes, EINTR, slow writes) check
+ * the victim's bytes instead. A rank that hangs is caught by the watchdog
+ * (--timeout). The writers are ranks 0 and P-1; the fault hits P-1.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+
+#include "fwdio.h"
+#include "test_common.h"
+
+#define WRITE_SIZE ((uint64_t)64 << 10)
+#define STRIPE_SIZE ((uint64_t)256 << 10)
+#define FILE_SIZE ((uint64_t)2 << 20)
+#define CHUNK WRITE_SIZE /* chunk c of a file is written by rank c mod P */
+
+typedef enum { REAL_NONE, REAL_EFBIG, REAL_ENOSPC, REAL_EROFS } real_t;
+
+/* Where the reported offset may be. */
+typedef enum {
+    AT_UNIT,  /* a write-unit start in the reporting writer's stripes */
+    AT_PAGE,  /* a page boundary in the reporting writer's stripes */
+    AT_LIMIT, /* the file-size limit, or a unit start above it */
+    AT_ZERO,
+    AT_SIZE /* the file size (ftruncate) */
+} offset_rule_t;
+
+/* Which rank must report the fault. */
+typedef enum { BY_FAULTY, BY_FIRST_WRITER, BY_ANY_WRITER } by_t;
+
+typedef struct scenario {
+    const char *name;
+    const char *fault; /* FWDIO_FAULT; "{R}" stands for the faulty writer's rank */
+    real_t real;
+    int durable;
+    int status; /* final status of victim.dat */
+    int err;
+    const char *call; /* the call fwdio_file_error must name */
+    offset_rule_t at;
+    by_t by;
+    int bystanders;       /* other files in flight beside the victim */
+    uint64_t size;        /* of the victim (0: FILE_SIZE) */
+    size_t small_budgets; /* writer and staging budget (0: defaults) */
+} scenario_t;
+
+static const scenario_t scenarios[] = {
+    {"pwrite-eio", "pwrite:eio:nth=3:rank={R}", REAL_NONE, 0, FWDIO_EWRITE, EIO, "pwrite",
+     AT_UNIT, BY_FAULTY, 0, 0, 0},
+    {"pwrite-edquot-from", "pwrite:errno=122:from=2:rank={R}:path=victim", REAL_NONE, 0,
+     FWDIO_EWRITE, EDQUOT, "pwrite", AT_UNIT, BY_FAULTY, 0, 0, 0},
+    {"pwrite-stall", "pwrite:stall:nth=2:rank={R}", REAL_NONE, 0, FWDIO_EWRITE, 0, "pwrite",
+     AT_UNIT, BY_FAULTY, 0, 0, 0},
+    {"pwrite-short", "pwrite:short;pwrite:errno=4:nth=2", REAL_NONE, 1, FWDIO_OK, 0, NULL,
+     AT_ZERO, BY_FAULTY, 0, 0, 0},
+    {"pwrite-slow", "pwrite:slow=20:rank={R}", REAL_NONE, 0, FWDIO_OK, 0, NULL, AT_ZERO,
+     BY_FAULTY, 0, 0, 0},
+    {"pwrite-slow-eio", "pwrite:slow=20:rank={R};pwrite:eio:nth=4:rank={R}", REAL_NONE, 0,
+     FWDIO_EWRITE, EIO, "pwrite", AT_UNIT, BY_FAULTY, 0, 0, 0},
+    {"fdatasync-eio", "fdatasync:eio:rank={R}:path=victim", REAL_NONE, 1, FWDIO_ESYNC, EIO,
+     "fdatasync", AT_ZERO, BY_FAULTY, 0, 0, 0},
+    {"close-eio", "close:eio:rank={R}:path=victim", REAL_NONE, 0, FWDIO_ESYNC, EIO, "close",
+     AT_ZERO, BY_FAULTY, 0, 0, 0},
+    {"open-erofs", "open:erofs:rank={R}:path=victim", REAL_NONE, 0, FWDIO_EOPEN, EROFS, "open",
+     AT_ZERO, BY_FAULTY, 0, 0, 0},
+    {"ftruncate-efbig", "ftruncate:efbig:path=victim", REAL_NONE, 0, FWDIO_EOPEN, EFBIG,
+     "ftruncate", AT_SIZE, BY_FIRST_WRITER, 0, 0, 0},
+    {"one-of-several", "pwrite:enospc:rank={R}:path=victim", REAL_NONE, 0, FWDIO_EWRITE, ENOSPC,
+     "pwrite", AT_UNIT, BY_FAULTY, 2, 0, 0},
+    {"drain", "pwrite:enospc:nth=1:rank={R}", REAL_NONE, 0, FWDIO_EWRITE, ENOSPC, "pwrite",
+     AT_UNIT, BY_FAULTY, 0, (uint64_t)32 << 20, (size_t)256 << 10},
+    {"real-efbig", NULL, REAL_EFBIG, 0, FWDIO_EWRITE, EFBIG, "pwrite", AT_LIMIT, BY_FAULTY, 0, 0,
+     0},
+    {"real-enospc", NULL, REAL_ENOSPC, 0, FWDIO_EWRITE, ENOSPC, "pwrite", AT_PAGE, BY_ANY_WRITER,
+     0, 0, 0},
+    {"real-erofs", NULL, REAL_EROFS, 0, FWDIO_EOPEN, EROFS, "open", AT_ZERO, BY_FIRST_WRITER, 0,
+     0, 0},
+};
+enum { NSCENARIOS = sizeof scenarios / sizeof scenarios[0] };
+
+typedef struct tfile {
+    char name[64];
+    char path[4096];
+    uint64_t size, seed;
+    tc_cbstate_t cb;
+    fwdio_file_t *f;
+} tfile_t;
+
+static fwdio_callback_mode_t g_mode = FWDIO_CALLBACKS_ON_POLL;
+static int g_writers[2];
+static int g_nwriters;
+static uint64_t g_limit; /* REAL_EFBIG: the file-size limit of the faulty writer */
+
+static int faulty_rank(void) { return g_writers[g_nwriters - 1]; }
+
+static void file_options(const scenario_t *sc, fwdio_options_t *o)
+{
+    fwdio_options_init(o);
+    o->write_size = WRITE_SIZE;
+    o->stripe_size = STRIPE_SIZE;
+    o->layout = FWDIO_LAYOUT_BLOCK;
+    o->writer_list = g_writers;
+    o->writer_list_len = g_nwriters;
+    o->durable = sc->durable;
+}
+
+/* Bytes [lo, hi) the writer `rank` owns: block layout, the stripes divide evenly. */
+static int writer_region(int rank, uint64_t size, uint64_t *lo, uint64_t *hi)
+{
+    for (int k = 0; k < g_nwriters; k++) {
+        if (g_writers[k] != rank)
+            continue;
+        uint64_t stripes = size / STRIPE_SIZE;
+        *lo = stripes * (uint64_t)k / (uint64_t)g_nwriters * STRIPE_SIZE;
+        *hi = stripes * (uint64_t)(k + 1) / (uint64_t)g_nwriters * STRIPE_SIZE;
+        return k;
+    }
+    return -1;
+}
+
+static void open_file(fwdio_runtime_t *rt, const scenario_t *sc, tfile_t *t, const char *dir,
+                      const char *name, uint64_t size, uint64_t seed)
+{
+    snprintf(t->name, sizeof t->name, "%s", name);
+    snprintf(t->path, sizeof t->path, "%s/%s", dir, name);
+    t->size = size;
+    t->seed = seed;
+    tc_cb_init(&t->cb);
+    fwdio_callbacks_t cbs = tc_cb_callbacks(&t->cb);
+    fwdio_options_t o;
+    file_options(sc, &o);
+    tc_phase("open %s", t->path);
+    TC_EXPECT(fwdio_open(rt, t->path, size, &o, &cbs, &t->f), FWDIO_OK, t->name);
+    if (!t->f) {
+        fflush(stderr);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+}
+
+/* Every rank writes its chunks of all the files, interleaved, then closes
+ * them. A file that fails at open may refuse writes with FWDIO_EFAILED. */
+static void write_and_close(tfile_t *files, int n, int may_refuse)
+{
+    uint64_t most = 0;
+    for (int i = 0; i < n; i++)
+        most = files[i].size > most ? files[i].size : most;
+    tc_phase("write %d file(s)", n);
+    for (uint64_t c = (uint64_t)tc_rank; c * CHUNK < most; c += (uint64_t)tc_size) {
+        for (int i = 0; i < n; i++) {
+            uint64_t off = c * CHUNK;
+            if (off >= files[i].size)
+                continue;
+            uint64_t len = files[i].size - off < CHUNK ? files[i].size - off : CHUNK;
+            int rc = tc_write_pattern(files[i].f, off, len, files[i].seed, 0);
+            if (rc != FWDIO_OK && !(may_refuse && rc == FWDIO_EFAILED))
+                tc_fail("%s: fwdio_write at %" PRIu64 " returned %d (%s)", files[i].name, off,
+                        rc, fwdio_strerror(rc));
+        }
+    }
+    for (int i = 0; i < n; i++) {
+        tc_phase("close %s", files[i].name);
+        TC_EXPECT(fwdio_close(files[i].f), FWDIO_OK, files[i].name);
+    }
+}
+
+/* A file that must succeed: status, callbacks, bytes. */
+static void check_good(tfile_t *t)
+{
+    tc_phase("wait %s", t->name);
+    TC_EXPECT(fwdio_wait(t->f), FWDIO_OK, t->name);
+    tc_cb_check(MPI_COMM_WORLD, &t->cb, t->name, FWDIO_OK, FWDIO_OK, g_mode, t->f);
+    tc_phase("verify %s", t->name);
+    if (tc_verify_full(MPI_COMM_WORLD, t->path, t->size, t->seed) == 0 && tc_rank == 0)
+        tc_note("%s complete and verified", t->name);
+}
+
+static void check_offset(const scenario_t *sc, const fwdio_error_info_t *info, uint64_t size)
+{
+    uint64_t lo = 0, hi = 0;
+    if (writer_region(info->rank, size, &lo, &hi) < 0)
+        return; /* reported by check_failed */
+    uint64_t off = info->offset;
+    int ok = 1;
+    switch (sc->at) {
+    case AT_UNIT: ok = off >= lo && off < hi && off % WRITE_SIZE == 0; break;
+    case AT_PAGE: ok = off >= lo && off < hi && off % 4096 == 0; break;
+    case AT_LIMIT: ok = off < hi && (off == g_limit || (off > g_limit && off % WRITE_SIZE == 0)); break;
+    case AT_ZERO: ok = off == 0; break;
+    case AT_SIZE: ok = off == size; break;
+    }
+    TC_CHECK(ok, "%s: offset %" PRIu64 " is not where the fault can be (writer stripes [%" PRIu64
+             ", %" PRIu64 "), limit %" PRIu64 ")",
+             sc->name, off, lo, hi, g_limit);
+}
+
+/* The victim failed as the scenario says, the same way on every rank. */
+static void check_failed(const scenario_t *sc, tfile_t *t)
+{
+    tc_phase("wait %s", t->name);
+    TC_EXPECT(fwdio_wait(t->f), sc->status, t->name);
+    int ready = sc->status == FWDIO_EOPEN ? FWDIO_EOPEN : FWDIO_OK;
+    tc_cb_check(MPI_COMM_WORLD, &t->cb, t->name, ready, sc->status, g_mode, t->f);
+
+    fwdio_error_info_t info;
+    memset(&info, 0, sizeof info);
+    TC_EXPECT(fwdio_file_error_info(t->f, &info), FWDIO_OK, "fwdio_file_error_info");
+    TC_CHECK(info.status == sc->status, "%s: error info status %d (%s), expected %s", sc->name,
+             info.status, fwdio_strerror(info.status), fwdio_strerror(sc->status));
+    TC_CHECK(info.sys_errno == sc->err, "%s: errno %d (%s), expected %d (%s)", sc->name,
+             info.sys_errno, strerror(info.sys_errno), sc->err, strerror(sc->err));
+    uint64_t lo, hi;
+    switch (sc->by) {
+    case BY_FAULTY:
+        TC_CHECK(info.rank == faulty_rank(), "%s: reported by rank %d, the fault hit rank %d",
+                 sc->name, info.rank, faulty_rank());
+        break;
+    case BY_FIRST_WRITER:
+        TC_CHECK(info.rank == g_writers[0], "%s: reported by rank %d, expected writer 0 (rank %d)",
+                 sc->name, info.rank, g_writers[0]);
+        break;
+    case BY_ANY_WRITER:
+        TC_CHECK(writer_region(info.rank, t->size, &lo, &hi) >= 0,
+                 "%s: reported by rank %d, not a writer", sc->name, info.rank);
+        break;
+    }
+    check_offset(sc, &info, t->size);
+    if (!tc_all_same(MPI_COMM_WORLD, info.status) || !tc_all_same(MPI_COMM_WORLD, info.rank) ||
+        !tc_all_same(MPI_COMM_WORLD, info.sys_errno) ||
+        !tc_all_same(MPI_COMM_WORLD, (long)info.offset))
+        tc_fail("%s: error info differs between ranks (here: status %d rank %d errno %d "
+                "offset %" PRIu64 ")",
+                sc->name, info.status, info.rank, info.sys_errno, info.offset);
+
+    /* The text says what failed, where, and why. */
+    const char *text = fwdio_file_error(t->f);
+    char want[4200];
+    snprintf(want, sizeof want, "%s of %s", sc->call, t->path);
+    TC_CHECK(strstr(text, want) != NULL, "%s: '%s' does not say '%s'", sc->name, text, want);
+    snprintf(want, sizeof want, "rank %d", info.rank);
+    TC_CHECK(strstr(text, want) != NULL, "%s: '%s' does not say '%s'", sc->name, text, want);
+    if (sc->err) {
+        snprintf(want, sizeof want, "%s (errno %d)", strerror(sc->err), sc->err);
+        TC_CHECK(strstr(text, want) != NULL, "%s: '%s' does not say '%s'", sc->name, text, want);
+    } else {
+        TC_CHECK(strstr(text, "wrote nothing") != NULL, "%s: '%s' does not say 'wrote nothing'",
+                 sc->name, text);
+    }
+    if (sc->at == AT_UNIT || sc->at == AT_PAGE || sc->at == AT_LIMIT || sc->at == AT_SIZE) {
+        snprintf(want, sizeof want, "%" PRIu64, info.offset);
+        TC_CHECK(strstr(text, want) != NULL, "%s: '%s' does not give the offset %s", sc->name,
+                 text, want);
+    }
+    if (tc_rank == 0)
+        tc_note("%s: fwdio_file_error: %s", sc->name, text);
+
+    /* A writer that failed after open still took in every byte sent to it. */
+    if (sc->status != FWDIO_EOPEN) {
+        int k = writer_region(tc_rank, t->size, &lo, &hi);
+        uint64_t agreed[2] = {0, 0};
+        fwdio_file_stats_t st;
+        TC_EXPECT(fwdio_file_writer_bytes(t->f, agreed, 2), g_nwriters, "fwdio_file_writer_bytes");
+        TC_EXPECT(fwdio_file_stats(t->f, &st), FWDIO_OK, "fwdio_file_stats");
+        if (k >= 0)
+            TC_CHECK(st.writer_bytes == agreed[k],
+                     "%s: writer rank %d received %" PRIu64 " bytes, %" PRIu64 " were sent to it",
+                     sc->name, tc_rank, st.writer_bytes, agreed[k]);
+    }
+}
+
+/* ---- real faults ---- */
+
+/* Rank 0 runs `mount_fn`; every rank learns its errno (0: mounted). */
+static int mount_on_rank0(int (*mount_fn)(const char *), const char *dir)
+{
+    int err = 0;
+    if (tc_rank == 0)
+        err = mount_fn(dir);
+    MPI_Bcast(&err, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    return err;
+}
+
+static int mount_small_tmpfs(const char *dir)
+{
+    if (mkdir(dir, 0755) != 0)
+        return errno;
+    return mount("fwdio-test", dir, "tmpfs", 0, "size=512k") == 0 ? 0 : errno;
+}
+
+/* A read-only view of a fresh directory: permission bits do not stop root,
+ * a read-only mount does. */
+static int mount_read_only(const char *dir)
+{
+    char src[4200];
+    snprintf(src, sizeof src, "%s.src", dir);
+    if (mkdir(src, 0755) != 0 || mkdir(dir, 0755) != 0)
+        return errno;
+    if (mount(src, dir, NULL, MS_BIND, NULL) != 0)
+        return errno;
+    if (mount(NULL, dir, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY, NULL) != 0) {
+        int err = errno;
+        umount2(dir, MNT_DETACH);
+        return err;
+    }
+    return 0;
+}
+
+static void unmount_on_rank0(const char *dir)
+{
+    MPI_Barrier(MPI_COMM_WORLD); /* nobody uses it any more */
+    if (tc_rank == 0 && umount2(dir, MNT_DETACH) != 0)
+        tc_fail("umount %s: %s", dir, strerror(errno));
+}
+
+/* The faulty writer may not grow a file past g_limit: a write across it is
+ * cut short, the next one fails with EFBIG. fwdio leaves signal dispositions
+ * alone, so the process ignores SIGXFSZ itself (default: killed). */
+static void limit_file_size(uint64_t victim_size, struct rlimit *saved)
+{
+    uint64_t lo, hi;
+    writer_region(faulty_rank(), victim_size, &lo, &hi);
+    g_limit = lo + 2 * WRITE_SIZE + WRITE_SIZE / 2 + 100;
+    if (tc_rank != faulty_rank())
+        return;
+    signal(SIGXFSZ, SIG_IGN);
+    struct rlimit lim;
+    getrlimit(RLIMIT_FSIZE, saved);
+    lim = *saved;
+    lim.rlim_cur = (rlim_t)g_limit;
+    if (setrlimit(RLIMIT_FSIZE, &lim) != 0)
+        tc_fail("setrlimit(RLIMIT_FSIZE, %" PRIu64 "): %s", g_limit, strerror(errno));
+}
+
+/* ---- the cases ---- */
+
+static char *with_rank(const char *spec, int rank)
+{
+    static char out[512];
+    size_t n = 0;
+    for (const char *p = spec; *p && n + 16 < sizeof out; p++) {
+        if (!strncmp(p, "{R}", 3)) {
+            n += (size_t)snprintf(out + n, sizeof out - n, "%d", rank);
+            p += 2;
+        } else {
+            out[n++] = *p;
+        }
+    }
+    out[n] = '\0';
+    return out;
+}
+
+static int run_scenario(const scenario_t *sc)
+{
+    const char *tmp = tc_tmpdir();
+    char victim_dir[4096], mounted[4096] = "";
+    snprintf(victim_dir, sizeof victim_dir, "%s", tmp);
+    if (sc->real == REAL_ENOSPC || sc->real == REAL_EROFS) {
+        snprintf(mounted, sizeof mounted, "%s/%s", tmp,
+                 sc->real == REAL_ENOSPC ? "small-tmpfs" : "read-only");
+        tc_phase("mount %s", mounted);
+        int err = mount_on_rank0(sc->real == REAL_ENOSPC ? mount_small_tmpfs : mount_read_only,
+                                 mounted);
+        if (err == EPERM || err == EACCES)
+            return tc_skip(sc->name, "mounting a file system is not permitted here");
+        if (err != 0) {
+            tc_fail("mount %s: %s", mounted, strerror(err));
+            return tc_finish(sc->name);
+        }
+        snprintf(victim_dir, sizeof victim_dir, "%s", mounted);
+    }
+
+    if (sc->fault)
+        setenv("FWDIO_FAULT", with_rank(sc->fault, faulty_rank()), 1);
+    fwdio_config_t cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.callback_mode = g_mode;
+    cfg.writer_buffer = sc->small_budgets;
+    cfg.staging_buffer = sc->small_budgets;
+    fwdio_runtime_t *rt = tc_start_runtime_with(MPI_COMM_WORLD, &cfg);
+    unsetenv("FWDIO_FAULT"); /* read by fwdio_init: the rules stay in force */
+    if (tc_rank == 0 && sc->fault)
+        tc_note("%s: FWDIO_FAULT=%s", sc->name, with_rank(sc->fault, faulty_rank()));
+
+    uint64_t size = sc->size ? sc->size : FILE_SIZE;
+    struct rlimit saved;
+    if (sc->real == REAL_EFBIG)
+        limit_file_size(size, &saved);
+
+    tfile_t files[3];
+    int n = 1 + sc->bystanders;
+    open_file(rt, sc, &files[0], victim_dir, "victim.dat", size, 101);
+    for (int i = 1; i < n; i++) {
+        char name[64];
+        snprintf(name, sizeof name, "bystander%d.dat", i);
+        open_file(rt, sc, &files[i], tmp, name, size + (uint64_t)i * STRIPE_SIZE * 2,
+                  101 + (uint64_t)i);
+    }
+    write_and_close(files, n, sc->status == FWDIO_EOPEN);
+    if (sc->status == FWDIO_OK)
+        check_good(&files[0]);
+    else
+        check_failed(sc, &files[0]);
+    for (int i = 1; i < n; i++)
+        check_good(&files[i]);
+    if (sc->real == REAL_EFBIG && tc_rank == faulty_rank())
+        setrlimit(RLIMIT_FSIZE, &saved);
+
+    /* The runtime carries on: the next file is whole. */
+    tfile_t after;
+    open_file(rt, sc, &after, tmp, "after.dat", FILE_SIZE, 202);
+    write_and_close(&after, 1, 0);
+    check_good(&after);
+    for (int i = 0; i < n; i++)
+        fwdio_file_free(files[i].f);
+    fwdio_file_free(after.f);
+    tc_phase("finalize");
+    TC_EXPECT(fwdio_finalize(rt), FWDIO_OK, "fwdio_finalize");
+    if (mounted[0])
+        unmount_on_rank0(mounted);
+    return tc_finish(sc->name);
+}
+
+/* A malformed FWDIO_FAULT fails fwdio_init on every rank; without it the
+ * runtime works. */
+static int run_bad_spec(void)
+{
+    static const char *const bad[] = {"pwrite:oops", "fsync:eio", "pwrite:eio:nth=0",
+                                      "fdatasync:short"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        setenv("FWDIO_FAULT", bad[i], 1);
+        fwdio_runtime_t *rt = NULL;
+        tc_phase("fwdio_init with FWDIO_FAULT=%s", bad[i]);
+        TC_EXPECT(fwdio_init(MPI_COMM_WORLD, NULL, &rt), FWDIO_EINVAL, bad[i]);
+        TC_CHECK(rt == NULL, "a runtime was returned for FWDIO_FAULT=%s", bad[i]);
+    }
+    unsetenv("FWDIO_FAULT");
+    scenario_t sc = {"bad-spec", NULL, REAL_NONE, 0, FWDIO_OK, 0, NULL, AT_ZERO, BY_FAULTY, 0, 0, 0};
+    fwdio_config_t cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.callback_mode = g_mode;
+    fwdio_runtime_t *rt = tc_start_runtime_with(MPI_COMM_WORLD, &cfg);
+    tfile_t t;
+    open_file(rt, &sc, &t, tc_tmpdir(), "after.dat", FILE_SIZE, 303);
+    write_and_close(&t, 1, 0);
+    check_good(&t);
+    fwdio_file_free(t.f);
+    TC_EXPECT(fwdio_finalize(rt), FWDIO_OK, "fwdio_finalize");
+    return tc_finish("bad-spec");
+}
+
+static void usage(void)
+{
+    fprintf(stderr, "usage: test_faults --fault CASE [--timeout S] [--callback-mode poll|progress]\n"
+                    "cases: bad-spec");
+    for (int i = 0; i < NSCENARIOS; i++)
+        fprintf(stderr, " %s", scenarios[i].name);
+    fputc('\n', stderr);
+    exit(2);
+}
+
+int main(int argc, char **argv)
+{
+    unsigned timeout = 100;
+    const char *name = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (tc_common_option(argc, argv, &i, &timeout, &g_mode))
+            continue;
+        if (!strcmp(argv[i], "--fault") && i + 1 < argc)
+            name = argv[++i];
+        else
+            usage();
+    }
+    const scenario_t *sc = NULL;
+    for (int i = 0; name && i < NSCENARIOS; i++)
+        if (!strcmp(name, scenarios[i].name))
+            sc = &scenarios[i];
+    if (!name || (!sc && strcmp(name, "bad-spec")))
+        usage();
+    tc_mpi_init(&argc, &argv, timeout);
+    g_writers[0] = 0;
+    g_writers[1] = tc_size - 1;
+    g_nwriters = tc_size > 1 ? 2 : 1;
+    if (!sc)
+        return run_bad_spec();
+    if (sc->real == REAL_EFBIG && tc_size < 2)
+        return tc_skip(sc->name, "needs a second writer (writer 0 sizes the file)");
+    return run_scenario(sc);
+}
