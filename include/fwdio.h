@@ -21,6 +21,44 @@
  * to the callbacks and returned by fwdio_wait(); fwdio_file_error() gives the
  * writer rank, offset and errno. fwdio never aborts the application.
  *
+ * Storage faults. A writer's failed open or ftruncate (FWDIO_EOPEN), pwrite
+ * (FWDIO_EWRITE: disk full, file too large, I/O error, or a pwrite that
+ * writes nothing, which is not retried) or fdatasync or close (FWDIO_ESYNC)
+ * ends that file only. It completes on every rank, once every rank has
+ * closed it, with the same status, writer rank, errno, offset and text
+ * ("pwrite of /x/y failed on rank 1 at offset 4194304: No space left on
+ * device (errno 28)"); the writer keeps receiving and dropping the file's
+ * data, so no sender blocks; other files and later ones go on normally.
+ * Short writes are continued where they stopped. fwdio does not change
+ * signal dispositions: a process with a file-size limit (RLIMIT_FSIZE) must
+ * ignore or handle SIGXFSZ to get EFBIG instead of being killed.
+ *
+ * Fault injection. FWDIO_FAULT, read by fwdio_init, makes the writers'
+ * file-system calls misbehave on purpose, to test how an application (and
+ * fwdio) handles storage errors. It holds rules separated by ';', each
+ *   CALL:EFFECT[:CONDITION]...
+ * CALL is open, ftruncate, pwrite, fdatasync, close, rename, unlink or
+ * fsync_dir (the directory sync after a rename). EFFECT is one of
+ *   eio, enospc, efbig, erofs, edquot, errno=N  fail with that errno without
+ *       making the call (close releases the descriptor all the same);
+ *   short     pwrite writes half the bytes asked (the file must come out
+ *             whole: fwdio continues the write);
+ *   stall     pwrite writes nothing and returns 0 (the file fails with
+ *             FWDIO_EWRITE and errno 0);
+ *   slow=MS   sleep MS milliseconds, then make the call.
+ * CONDITIONs narrow a rule: rank=R (only on rank R of the fwdio_init
+ * communicator), nth=N (only the N-th matching call of this process),
+ * from=N (every matching call from the N-th; the default is every call),
+ * path=TEXT (only calls on a path containing TEXT; a rename matches by
+ * either path). Example:
+ *   FWDIO_FAULT="pwrite:enospc:nth=3:rank=1;fdatasync:eio:path=ckpt"
+ * The delays of all firing slow rules add up; of the other firing rules the
+ * first wins. Every fwdio_init replaces the rules and restarts their counts;
+ * they apply to every runtime of the process. A malformed value makes
+ * fwdio_init fail with FWDIO_EINVAL, and so does any FWDIO_FAULT in a build
+ * configured with -DFWDIO_FAULT_INJECTION=OFF (default ON; off, the calls
+ * carry no check at all). FWDIO_VERBOSE=2 logs each rule that fires.
+ *
  * Timelines. With FWDIO_TRACE set to a directory when fwdio_init() runs, every
  * rank records what fwdio did (open, each write call, sends and receives from
  * post to completion, assembly, the collective agreements, pwrite, fdatasync,
@@ -286,7 +324,8 @@ typedef struct fwdio_callbacks {
 typedef struct fwdio_error_info {
     int status;      /**< the final status (FWDIO_OK if the file did not fail) */
     int rank;        /**< rank (in the fwdio_init communicator) that found the error, or -1 */
-    int sys_errno;   /**< errno of the failing system call, or 0 */
+    int sys_errno;   /**< errno of the failing system call; 0 if none failed
+                          (overlap, ...) or a pwrite wrote nothing */
     uint64_t offset; /**< file offset concerned */
 } fwdio_error_info_t;
 
@@ -459,9 +498,14 @@ FWDIO_API void fwdio_file_free(fwdio_file_t *file);
 FWDIO_API const char *fwdio_strerror(int status);
 
 /**
- * A one-line description of why the file failed, e.g. "a writer's pwrite failed:
- * writer rank 2, offset 8388608: No space left on device (errno 28)"; "success"
- * while the file has not failed. Valid until fwdio_file_free().
+ * A one-line description of why the file failed: the failing call, the path,
+ * the rank, the offset where it matters and the errno, e.g. "pwrite of
+ * /x/y failed on rank 2 at offset 8388608: No space left on device (errno
+ * 28)", "fdatasync of /x/y failed on rank 1: Input/output error (errno 5)";
+ * without a failing call the status and where, e.g. "two writes overlap the
+ * same bytes of the file (/x/y, rank 0, offset 100000)". A path too long
+ * for the text loses its beginning. "success" while the file has not failed.
+ * Valid until fwdio_file_free().
  */
 FWDIO_API const char *fwdio_file_error(const fwdio_file_t *file);
 
