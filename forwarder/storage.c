@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +35,50 @@ int fwdioi_pwrite_all(int fd, const uint8_t *buf, uint64_t len, uint64_t offset,
     return 0;
 }
 
+/*
+ * Descriptors of files whose write failed. The file's status is settled by
+ * its first error, so its later write jobs are skipped, and so is its
+ * fdatasync: on a full, broken or slow disk they would only delay the report.
+ * The descriptor leaves the set when the file is closed (its number may be
+ * reused). Jobs run on the I/O thread, or the progress thread with io_inline:
+ * a lock, not a thread-local.
+ */
+static pthread_mutex_t failed_lock = PTHREAD_MUTEX_INITIALIZER;
+static int *failed_fds;
+static size_t nfailed, failed_cap;
+
+static void failed_fd_add(int fd)
+{
+    pthread_mutex_lock(&failed_lock);
+    if (nfailed == failed_cap) {
+        size_t cap = failed_cap ? 2 * failed_cap : 8;
+        int *grown = realloc(failed_fds, cap * sizeof *grown);
+        if (grown) {
+            failed_fds = grown;
+            failed_cap = cap;
+        }
+    }
+    if (nfailed < failed_cap) /* else: no memory, the writes just go on */
+        failed_fds[nfailed++] = fd;
+    pthread_mutex_unlock(&failed_lock);
+}
+
+/* Whether fd's file failed a write; with `forget`, drop it from the set. */
+static int failed_fd_check(int fd, int forget)
+{
+    int found = 0;
+    pthread_mutex_lock(&failed_lock);
+    for (size_t i = 0; i < nfailed && !found; i++) {
+        if (failed_fds[i] == fd) {
+            found = 1;
+            if (forget)
+                failed_fds[i] = failed_fds[--nfailed];
+        }
+    }
+    pthread_mutex_unlock(&failed_lock);
+    return found;
+}
+
 static void fail(fwdioi_storage_job_t *job, int status, fwdioi_syscall_t call, uint64_t offset)
 {
     job->status = status;
@@ -60,16 +105,20 @@ static void run_open(fwdioi_storage_job_t *job)
 static void run_write(fwdioi_storage_job_t *job)
 {
     uint64_t failed_at;
-    if (job->nextents == 0) {
-        if (fwdioi_pwrite_all(job->fd, job->src, job->len, job->base, &failed_at) != 0)
-            fail(job, FWDIO_EWRITE, FWDIOI_CALL_PWRITE, failed_at);
+    if (failed_fd_check(job->fd, 0))
         return;
-    }
-    for (size_t i = 0; i < job->nextents; i++) {
-        const fwdioi_range_t *e = &job->extents[i];
-        if (fwdioi_pwrite_all(job->fd, job->buf + e->start, e->end - e->start,
-                              job->base + e->start, &failed_at) != 0) {
+    for (size_t i = 0; i < (job->nextents ? job->nextents : 1); i++) {
+        const uint8_t *src = job->src;
+        uint64_t len = job->len, offset = job->base;
+        if (job->nextents) {
+            const fwdioi_range_t *e = &job->extents[i];
+            src = job->buf + e->start;
+            len = e->end - e->start;
+            offset = job->base + e->start;
+        }
+        if (fwdioi_pwrite_all(job->fd, src, len, offset, &failed_at) != 0) {
             fail(job, FWDIO_EWRITE, FWDIOI_CALL_PWRITE, failed_at);
+            failed_fd_add(job->fd);
             return;
         }
     }
@@ -78,9 +127,11 @@ static void run_write(fwdioi_storage_job_t *job)
 static void run_finish(fwdioi_storage_job_t *job)
 {
     uint64_t t_trace = fwdioi_trace_begin();
-    if (job->durable && fwdioi_sys_fdatasync(job->fd) != 0)
+    int failed = failed_fd_check(job->fd, 1); /* always: the fd is closed below */
+    int sync = job->durable && !failed;
+    if (sync && fwdioi_sys_fdatasync(job->fd) != 0)
         fail(job, FWDIO_ESYNC, FWDIOI_CALL_FDATASYNC, 0);
-    if (job->durable)
+    if (sync)
         fwdioi_trace_end_file(t_trace, "fdatasync", FWDIOI_TRACE_NONE);
     t_trace = fwdioi_trace_begin();
     if (fwdioi_sys_close(job->fd) != 0 && job->status == FWDIO_OK)

@@ -1,7 +1,10 @@
 /*
  * The storage backend: the POSIX calls a writer makes, wrapped as jobs for the
- * runtime's I/O thread. Each job records the first error with its errno and
- * offset; the session turns it into the file's status.
+ * runtime's I/O thread. Each job records the first error with the failing
+ * call, its errno and offset; the session turns it into the file's status.
+ * Once a write of a file has failed, its later writes and its fdatasync are
+ * skipped (the close still runs), so a failed file reaches its report
+ * without waiting for more of a full, broken or slow disk.
  */
 #ifndef FWDIOI_STORAGE_H
 #define FWDIOI_STORAGE_H

@@ -63,39 +63,47 @@ typedef struct scenario {
     int bystanders;       /* other files in flight beside the victim */
     uint64_t size;        /* of the victim (0: FILE_SIZE) */
     size_t small_budgets; /* writer and staging budget (0: defaults) */
+    int nothing_after;    /* the faulty writer's 1st pwrite fails: it writes nothing after */
 } scenario_t;
 
+#define INJECTED(name_, fault_, status_, err_, call_, at_, by_) \
+    .name = name_, .fault = fault_, .status = status_, .err = err_, .call = call_, .at = at_, \
+    .by = by_
+#define REAL(name_, real_, status_, err_, call_, at_, by_) \
+    .name = name_, .real = real_, .status = status_, .err = err_, .call = call_, .at = at_, \
+    .by = by_
+
 static const scenario_t scenarios[] = {
-    {"pwrite-eio", "pwrite:eio:nth=3:rank={R}", REAL_NONE, 0, FWDIO_EWRITE, EIO, "pwrite",
-     AT_UNIT, BY_FAULTY, 0, 0, 0},
-    {"pwrite-edquot-from", "pwrite:errno=122:from=2:rank={R}:path=victim", REAL_NONE, 0,
-     FWDIO_EWRITE, EDQUOT, "pwrite", AT_UNIT, BY_FAULTY, 0, 0, 0},
-    {"pwrite-stall", "pwrite:stall:nth=2:rank={R}", REAL_NONE, 0, FWDIO_EWRITE, 0, "pwrite",
-     AT_UNIT, BY_FAULTY, 0, 0, 0},
-    {"pwrite-short", "pwrite:short;pwrite:errno=4:nth=2", REAL_NONE, 1, FWDIO_OK, 0, NULL,
-     AT_ZERO, BY_FAULTY, 0, 0, 0},
-    {"pwrite-slow", "pwrite:slow=20:rank={R}", REAL_NONE, 0, FWDIO_OK, 0, NULL, AT_ZERO,
-     BY_FAULTY, 0, 0, 0},
-    {"pwrite-slow-eio", "pwrite:slow=20:rank={R};pwrite:eio:nth=4:rank={R}", REAL_NONE, 0,
-     FWDIO_EWRITE, EIO, "pwrite", AT_UNIT, BY_FAULTY, 0, 0, 0},
-    {"fdatasync-eio", "fdatasync:eio:rank={R}:path=victim", REAL_NONE, 1, FWDIO_ESYNC, EIO,
-     "fdatasync", AT_ZERO, BY_FAULTY, 0, 0, 0},
-    {"close-eio", "close:eio:rank={R}:path=victim", REAL_NONE, 0, FWDIO_ESYNC, EIO, "close",
-     AT_ZERO, BY_FAULTY, 0, 0, 0},
-    {"open-erofs", "open:erofs:rank={R}:path=victim", REAL_NONE, 0, FWDIO_EOPEN, EROFS, "open",
-     AT_ZERO, BY_FAULTY, 0, 0, 0},
-    {"ftruncate-efbig", "ftruncate:efbig:path=victim", REAL_NONE, 0, FWDIO_EOPEN, EFBIG,
-     "ftruncate", AT_SIZE, BY_FIRST_WRITER, 0, 0, 0},
-    {"one-of-several", "pwrite:enospc:rank={R}:path=victim", REAL_NONE, 0, FWDIO_EWRITE, ENOSPC,
-     "pwrite", AT_UNIT, BY_FAULTY, 2, 0, 0},
-    {"drain", "pwrite:enospc:nth=1:rank={R}", REAL_NONE, 0, FWDIO_EWRITE, ENOSPC, "pwrite",
-     AT_UNIT, BY_FAULTY, 0, (uint64_t)32 << 20, (size_t)256 << 10},
-    {"real-efbig", NULL, REAL_EFBIG, 0, FWDIO_EWRITE, EFBIG, "pwrite", AT_LIMIT, BY_FAULTY, 0, 0,
-     0},
-    {"real-enospc", NULL, REAL_ENOSPC, 0, FWDIO_EWRITE, ENOSPC, "pwrite", AT_PAGE, BY_ANY_WRITER,
-     0, 0, 0},
-    {"real-erofs", NULL, REAL_EROFS, 0, FWDIO_EOPEN, EROFS, "open", AT_ZERO, BY_FIRST_WRITER, 0,
-     0, 0},
+    {INJECTED("pwrite-eio", "pwrite:eio:nth=3:rank={R}", FWDIO_EWRITE, EIO, "pwrite", AT_UNIT,
+              BY_FAULTY)},
+    {INJECTED("pwrite-edquot-from", "pwrite:errno=122:from=2:rank={R}:path=victim",
+              FWDIO_EWRITE, EDQUOT, "pwrite", AT_UNIT, BY_FAULTY)},
+    {INJECTED("pwrite-stall", "pwrite:stall:nth=2:rank={R}", FWDIO_EWRITE, 0, "pwrite", AT_UNIT,
+              BY_FAULTY)},
+    {INJECTED("pwrite-short", "pwrite:short;pwrite:errno=4:nth=2", FWDIO_OK, 0, NULL, AT_ZERO,
+              BY_FAULTY),
+     .durable = 1},
+    {INJECTED("pwrite-slow", "pwrite:slow=20:rank={R}", FWDIO_OK, 0, NULL, AT_ZERO, BY_FAULTY)},
+    {INJECTED("pwrite-slow-eio", "pwrite:slow=20:rank={R};pwrite:eio:nth=4:rank={R}",
+              FWDIO_EWRITE, EIO, "pwrite", AT_UNIT, BY_FAULTY)},
+    {INJECTED("fdatasync-eio", "fdatasync:eio:rank={R}:path=victim", FWDIO_ESYNC, EIO,
+              "fdatasync", AT_ZERO, BY_FAULTY),
+     .durable = 1},
+    {INJECTED("close-eio", "close:eio:rank={R}:path=victim", FWDIO_ESYNC, EIO, "close", AT_ZERO,
+              BY_FAULTY)},
+    {INJECTED("open-erofs", "open:erofs:rank={R}:path=victim", FWDIO_EOPEN, EROFS, "open",
+              AT_ZERO, BY_FAULTY)},
+    {INJECTED("ftruncate-efbig", "ftruncate:efbig:path=victim", FWDIO_EOPEN, EFBIG, "ftruncate",
+              AT_SIZE, BY_FIRST_WRITER)},
+    {INJECTED("one-of-several", "pwrite:enospc:rank={R}:path=victim", FWDIO_EWRITE, ENOSPC,
+              "pwrite", AT_UNIT, BY_FAULTY),
+     .bystanders = 2},
+    {INJECTED("drain", "pwrite:enospc:nth=1:rank={R}", FWDIO_EWRITE, ENOSPC, "pwrite", AT_UNIT,
+              BY_FAULTY),
+     .size = (uint64_t)32 << 20, .small_budgets = (size_t)256 << 10, .nothing_after = 1},
+    {REAL("real-efbig", REAL_EFBIG, FWDIO_EWRITE, EFBIG, "pwrite", AT_LIMIT, BY_FAULTY)},
+    {REAL("real-enospc", REAL_ENOSPC, FWDIO_EWRITE, ENOSPC, "pwrite", AT_PAGE, BY_ANY_WRITER)},
+    {REAL("real-erofs", REAL_EROFS, FWDIO_EOPEN, EROFS, "open", AT_ZERO, BY_FIRST_WRITER)},
 };
 enum { NSCENARIOS = sizeof scenarios / sizeof scenarios[0] };
 
@@ -288,6 +296,22 @@ static void check_failed(const scenario_t *sc, tfile_t *t)
     }
 }
 
+/* The faulty writer's first pwrite failed: its later writes of the file were
+ * skipped, so its stripes are still the holes ftruncate made, while the
+ * other writer's stripes hold their bytes. */
+static void check_nothing_after(tfile_t *t)
+{
+    uint64_t lo, hi;
+    writer_region(faulty_rank(), t->size, &lo, &hi);
+    tc_extent_t ext[3] = {{0, lo, 0}, {lo, hi - lo, -1}, {hi, t->size - hi, 0}};
+    size_t n = hi < t->size ? 3 : 2;
+    tc_phase("verify %s: writer %d wrote nothing after its failure", t->name, faulty_rank());
+    if (tc_verify_extents(MPI_COMM_WORLD, t->path, t->size, t->seed, lo ? ext : ext + 1,
+                          lo ? n : n - 1) == 0 &&
+        tc_rank == 0)
+        tc_note("%s: writer %d wrote nothing after its failed pwrite", t->name, faulty_rank());
+}
+
 /* ---- real faults ---- */
 
 /* Rank 0 runs `mount_fn`; every rank learns its errno (0: mounted). */
@@ -420,6 +444,8 @@ static int run_scenario(const scenario_t *sc)
         check_good(&files[0]);
     else
         check_failed(sc, &files[0]);
+    if (sc->nothing_after)
+        check_nothing_after(&files[0]);
     for (int i = 1; i < n; i++)
         check_good(&files[i]);
     if (sc->real == REAL_EFBIG && tc_rank == faulty_rank())
@@ -454,7 +480,7 @@ static int run_bad_spec(void)
         TC_CHECK(rt == NULL, "a runtime was returned for FWDIO_FAULT=%s", bad[i]);
     }
     unsetenv("FWDIO_FAULT");
-    scenario_t sc = {"bad-spec", NULL, REAL_NONE, 0, FWDIO_OK, 0, NULL, AT_ZERO, BY_FAULTY, 0, 0, 0};
+    scenario_t sc = {.name = "bad-spec", .status = FWDIO_OK};
     fwdio_config_t cfg;
     memset(&cfg, 0, sizeof cfg);
     cfg.callback_mode = g_mode;
