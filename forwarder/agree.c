@@ -43,8 +43,10 @@ void fwdioi_errinfo_set(fwdioi_errinfo_t *info, int status, int rank, int sys_er
     fwdioi_errinfo_set_call(info, status, rank, sys_errno, offset, FWDIOI_CALL_NONE);
 }
 
-/* The message of `info` with the path as `path`; the snprintf result. */
-static int format_with(const fwdioi_errinfo_t *info, const char *path, char *buf, size_t len)
+/* The message of `info`: `path` is the file, `written` what the writers
+ * open (its temporary with atomic_replace). Returns the snprintf result. */
+static int format_with(const fwdioi_errinfo_t *info, const char *path, const char *written,
+                       char *buf, size_t len)
 {
     const char *call = fwdioi_syscall_name((int)info->call);
     long long rank = (long long)info->rank, err = (long long)info->sys_errno;
@@ -62,19 +64,36 @@ static int format_with(const fwdioi_errinfo_t *info, const char *path, char *buf
             return snprintf(buf, len,
                             "pwrite of %s wrote nothing on rank %lld at offset %llu "
                             "(no progress, no error code)",
-                            path, rank, offset);
+                            written, rank, offset);
         return snprintf(buf, len, "pwrite of %s failed on rank %lld at offset %llu: %s (errno %lld)",
-                        path, rank, offset, reason, err);
+                        written, rank, offset, reason, err);
     case FWDIOI_CALL_FTRUNCATE:
         return snprintf(buf, len, "ftruncate of %s to %llu bytes failed on rank %lld: %s (errno %lld)",
-                        path, offset, rank, reason, err);
+                        written, offset, rank, reason, err);
+    case FWDIOI_CALL_RENAME:
+        return snprintf(buf, len, "rename of %s to %s failed on rank %lld: %s (errno %lld)",
+                        written, path, rank, reason, err);
+    case FWDIOI_CALL_FSYNC_DIR:
+        return snprintf(buf, len, "fsync of the directory of %s failed on rank %lld: %s (errno %lld)",
+                        path, rank, reason, err);
     default:
-        return snprintf(buf, len, "%s of %s failed on rank %lld: %s (errno %lld)", call, path, rank,
-                        reason, err);
+        return snprintf(buf, len, "%s of %s failed on rank %lld: %s (errno %lld)", call, written,
+                        rank, reason, err);
     }
 }
 
-void fwdioi_errinfo_format(const fwdioi_errinfo_t *info, const char *path, char *buf, size_t len)
+/* `path` cut to its last `keep` characters behind "...", in out (cap > keep + 3). */
+static const char *shorten(const char *path, size_t keep, char *out, size_t cap)
+{
+    size_t n = strlen(path);
+    if (n <= keep)
+        return path;
+    snprintf(out, cap, "...%s", path + n - keep);
+    return out;
+}
+
+void fwdioi_errinfo_format(const fwdioi_errinfo_t *info, const char *path, const char *written,
+                           char *buf, size_t len)
 {
     if (info->status == FWDIO_OK) {
         snprintf(buf, len, "%s", fwdio_strerror(FWDIO_OK));
@@ -82,18 +101,20 @@ void fwdioi_errinfo_format(const fwdioi_errinfo_t *info, const char *path, char 
     }
     if (!path)
         path = "(unknown file)";
-    /* A path too long for the buffer loses its beginning, not the rank and
-     * errno that follow it. */
-    int rest = format_with(info, "", NULL, 0);
-    size_t plen = strlen(path);
-    if (rest >= 0 && (size_t)rest + plen >= len && (size_t)rest + 4 < len) {
-        size_t keep = len - 1 - (size_t)rest - 3;
-        char shortened[4096];
-        if (keep > sizeof shortened - 4)
-            keep = sizeof shortened - 4;
-        snprintf(shortened, sizeof shortened, "...%s", path + plen - keep);
-        format_with(info, shortened, buf, len);
+    if (!written)
+        written = path;
+    /* Paths too long for the buffer lose their beginnings, not the rank and
+     * errno that follow them. */
+    int rest = format_with(info, "", "", NULL, 0);
+    size_t npaths = info->call == FWDIOI_CALL_RENAME ? 2 : 1;
+    if (rest >= 0 && (size_t)rest + 4 * npaths < len) {
+        size_t keep = (len - 1 - (size_t)rest) / npaths - 3;
+        char p[4096], w[4096];
+        if (keep > sizeof p - 4)
+            keep = sizeof p - 4;
+        format_with(info, shorten(path, keep, p, sizeof p), shorten(written, keep, w, sizeof w),
+                    buf, len);
         return;
     }
-    format_with(info, path, buf, len);
+    format_with(info, path, written, buf, len);
 }

@@ -36,8 +36,11 @@ void fwdioi_errinfo_set_call(fwdioi_errinfo_t *info, int status, int rank, int s
 /**
  * One-line text for an agreed error of the file at `path` (see
  * fwdio_file_error), e.g. "pwrite of /x/y failed on rank 1 at offset 4194304:
- * No space left on device (errno 28)".
+ * No space left on device (errno 28)". `written` is the file the writers
+ * open (the temporary with atomic_replace; NULL: `path`); the calls on it
+ * are named with it, and a rename with both.
  */
-void fwdioi_errinfo_format(const fwdioi_errinfo_t *info, const char *path, char *buf, size_t len);
+void fwdioi_errinfo_format(const fwdioi_errinfo_t *info, const char *path, const char *written,
+                           char *buf, size_t len);
 
 #endif

@@ -51,7 +51,7 @@ static void publish_error_locked(fwdio_file_t *f, const fwdioi_errinfo_t *e)
     if (e->status != FWDIO_OK && !f->failed_known) {
         f->failed_known = 1;
         f->known_error = *e;
-        fwdioi_errinfo_format(e, f->path, f->error_text, sizeof f->error_text);
+        fwdioi_errinfo_format(e, f->path, f->write_path, f->error_text, sizeof f->error_text);
     }
 }
 
@@ -170,8 +170,8 @@ static void on_commit_done(fwdioi_storage_job_t *job)
 {
     fwdio_file_t *f = job->owner;
     if (job->status != FWDIO_OK)
-        fwdioi_errinfo_set(&f->s.commit_local, job->status, f->rank, job->sys_errno,
-                           job->err_offset);
+        fwdioi_errinfo_set_call(&f->s.commit_local, job->status, f->rank, job->sys_errno,
+                                job->err_offset, job->err_call);
     f->s.io_pending--;
     fwdioi_storage_job_free(job);
     start_commit_agreement(f);
