@@ -169,14 +169,14 @@ static void run_commit(fwdioi_storage_job_t *job)
             if (fwdioi_pwrite_all(fd, job->src, job->len, job->base, &failed_at) == 0)
                 failed = fwdioi_sys_fdatasync(fd) == 0 ? FWDIOI_CALL_NONE : FWDIOI_CALL_FDATASYNC;
         }
+        if (failed == FWDIOI_CALL_NONE && fwdioi_sys_close(fd) != 0)
+            failed = FWDIOI_CALL_CLOSE;
         if (failed != FWDIOI_CALL_NONE) {
-            fail(job, FWDIO_ECOMMIT, failed, failed_at);
-            if (fd >= 0)
+            fail(job, FWDIO_ECOMMIT, failed, failed_at); /* before errno changes */
+            if (fd >= 0 && failed != FWDIOI_CALL_CLOSE)
                 fwdioi_sys_close(fd);
-            return;
-        }
-        if (fwdioi_sys_close(fd) != 0) {
-            fail(job, FWDIO_ECOMMIT, FWDIOI_CALL_CLOSE, job->base);
+            if (job->target) /* the target stays as it was, without a temporary */
+                fwdioi_sys_unlink(job->path);
             return;
         }
         fwdioi_trace_end_file(t_trace, "commit block", FWDIOI_TRACE_NONE);
