@@ -13,8 +13,11 @@
  *     blocked: that is what lets every rank get here);
  *   - files in flight beside the victim complete and verify byte for byte;
  *   - a later file on the same runtime completes and verifies byte for byte.
- * Faults that must not fail the file (short writes, EINTR, slow writes) check
- * the victim's bytes instead. A rank that hangs is caught by the watchdog
+ * The commit step (atomic replace, commit blocks) is faulted too: rename,
+ * directory sync, the commit block's pwrite and fdatasync end the file with
+ * FWDIO_ECOMMIT, and a failed atomic replace leaves the old file as it was
+ * and no temporary. Faults that must not fail the file (short writes, EINTR,
+ * slow writes) check the victim's bytes instead. A rank that hangs is caught by the watchdog
  * (--timeout). The writers are ranks 0 and P-1; the fault hits P-1.
  */
 #define _GNU_SOURCE
@@ -29,6 +32,7 @@
 #include <sys/stat.h>
 
 #include "fwdio.h"
+#include "pattern.h"
 #include "test_common.h"
 
 #define WRITE_SIZE ((uint64_t)64 << 10)
@@ -44,11 +48,12 @@ typedef enum {
     AT_PAGE,  /* a page boundary in the reporting writer's stripes */
     AT_LIMIT, /* the file-size limit, or a unit start above it */
     AT_ZERO,
-    AT_SIZE /* the file size (ftruncate) */
+    AT_SIZE,  /* the file size (ftruncate) */
+    AT_COMMIT /* the commit block's offset */
 } offset_rule_t;
 
 /* Which rank must report the fault. */
-typedef enum { BY_FAULTY, BY_FIRST_WRITER, BY_ANY_WRITER } by_t;
+typedef enum { BY_FAULTY, BY_FIRST_WRITER, BY_ANY_WRITER, BY_COMMITTER } by_t;
 
 typedef struct scenario {
     const char *name;
@@ -64,7 +69,15 @@ typedef struct scenario {
     uint64_t size;        /* of the victim (0: FILE_SIZE) */
     size_t small_budgets; /* writer and staging budget (0: defaults) */
     int nothing_after;    /* the faulty writer's 1st pwrite fails: it writes nothing after */
+    int atomic;           /* options.atomic_replace, over an old victim.dat */
+    int commit;           /* rank COMMIT_RANK gives victim.dat a commit block */
 } scenario_t;
+
+/* The rank that sets the commit block: not a writer with 3 ranks, so the
+ * block's pwrite and fdatasync are its only ones. */
+#define COMMIT_RANK 1
+#define COMMIT_LEN ((uint64_t)4096)
+#define OLD_LEN 1000 /* bytes of the old victim.dat an atomic replace must keep on failure */
 
 #define INJECTED(name_, fault_, status_, err_, call_, at_, by_) \
     .name = name_, .fault = fault_, .status = status_, .err = err_, .call = call_, .at = at_, \
@@ -101,6 +114,18 @@ static const scenario_t scenarios[] = {
     {INJECTED("drain", "pwrite:enospc:nth=1:rank={R}", FWDIO_EWRITE, ENOSPC, "pwrite", AT_UNIT,
               BY_FAULTY),
      .size = (uint64_t)32 << 20, .small_budgets = (size_t)256 << 10, .nothing_after = 1},
+    {INJECTED("rename-eio", "rename:eio:path=victim", FWDIO_ECOMMIT, EIO, "rename", AT_ZERO,
+              BY_FIRST_WRITER),
+     .atomic = 1},
+    {INJECTED("fsync-dir-eio", "fsync_dir:eio:nth=1", FWDIO_ECOMMIT, EIO, "fsync_dir", AT_ZERO,
+              BY_FIRST_WRITER),
+     .atomic = 1},
+    {INJECTED("commit-pwrite-eio", "pwrite:eio:rank=1:path=victim", FWDIO_ECOMMIT, EIO, "pwrite",
+              AT_COMMIT, BY_COMMITTER),
+     .commit = 1},
+    {INJECTED("commit-fdatasync-eio", "fdatasync:eio:rank=1:path=victim", FWDIO_ECOMMIT, EIO,
+              "fdatasync", AT_COMMIT, BY_COMMITTER),
+     .commit = 1, .atomic = 1},
     {REAL("real-efbig", REAL_EFBIG, FWDIO_EWRITE, EFBIG, "pwrite", AT_LIMIT, BY_FAULTY)},
     {REAL("real-enospc", REAL_ENOSPC, FWDIO_EWRITE, ENOSPC, "pwrite", AT_PAGE, BY_ANY_WRITER)},
     {REAL("real-erofs", REAL_EROFS, FWDIO_EOPEN, EROFS, "open", AT_ZERO, BY_FIRST_WRITER)},
@@ -110,6 +135,7 @@ enum { NSCENARIOS = sizeof scenarios / sizeof scenarios[0] };
 typedef struct tfile {
     char name[64];
     char path[4096];
+    char written[4200]; /* what the writers open: path, or its temporary */
     uint64_t size, seed;
     tc_cbstate_t cb;
     fwdio_file_t *f;
@@ -131,6 +157,7 @@ static void file_options(const scenario_t *sc, fwdio_options_t *o)
     o->writer_list = g_writers;
     o->writer_list_len = g_nwriters;
     o->durable = sc->durable;
+    o->atomic_replace = sc->atomic;
 }
 
 /* Bytes [lo, hi) the writer `rank` owns: block layout, the stripes divide evenly. */
@@ -152,6 +179,10 @@ static void open_file(fwdio_runtime_t *rt, const scenario_t *sc, tfile_t *t, con
 {
     snprintf(t->name, sizeof t->name, "%s", name);
     snprintf(t->path, sizeof t->path, "%s/%s", dir, name);
+    if (sc->atomic) /* as documented for options.atomic_replace */
+        snprintf(t->written, sizeof t->written, "%s/.%s.fwdio-tmp", dir, name);
+    else
+        snprintf(t->written, sizeof t->written, "%s", t->path);
     t->size = size;
     t->seed = seed;
     tc_cb_init(&t->cb);
@@ -216,6 +247,7 @@ static void check_offset(const scenario_t *sc, const fwdio_error_info_t *info, u
     case AT_LIMIT: ok = off < hi && (off == g_limit || (off > g_limit && off % WRITE_SIZE == 0)); break;
     case AT_ZERO: ok = off == 0; break;
     case AT_SIZE: ok = off == size; break;
+    case AT_COMMIT: ok = off == size - COMMIT_LEN; break;
     }
     TC_CHECK(ok, "%s: offset %" PRIu64 " is not where the fault can be (writer stripes [%" PRIu64
              ", %" PRIu64 "), limit %" PRIu64 ")",
@@ -251,6 +283,10 @@ static void check_failed(const scenario_t *sc, tfile_t *t)
         TC_CHECK(writer_region(info.rank, t->size, &lo, &hi) >= 0,
                  "%s: reported by rank %d, not a writer", sc->name, info.rank);
         break;
+    case BY_COMMITTER:
+        TC_CHECK(info.rank == COMMIT_RANK, "%s: reported by rank %d, the commit block's is %d",
+                 sc->name, info.rank, COMMIT_RANK);
+        break;
     }
     check_offset(sc, &info, t->size);
     if (!tc_all_same(MPI_COMM_WORLD, info.status) || !tc_all_same(MPI_COMM_WORLD, info.rank) ||
@@ -262,8 +298,13 @@ static void check_failed(const scenario_t *sc, tfile_t *t)
 
     /* The text says what failed, where, and why. */
     const char *text = fwdio_file_error(t->f);
-    char want[4200];
-    snprintf(want, sizeof want, "%s of %s", sc->call, t->path);
+    char want[8500];
+    if (!strcmp(sc->call, "rename"))
+        snprintf(want, sizeof want, "rename of %s to %s", t->written, t->path);
+    else if (!strcmp(sc->call, "fsync_dir"))
+        snprintf(want, sizeof want, "fsync of the directory of %s", t->path);
+    else
+        snprintf(want, sizeof want, "%s of %s", sc->call, t->written);
     TC_CHECK(strstr(text, want) != NULL, "%s: '%s' does not say '%s'", sc->name, text, want);
     snprintf(want, sizeof want, "rank %d", info.rank);
     TC_CHECK(strstr(text, want) != NULL, "%s: '%s' does not say '%s'", sc->name, text, want);
@@ -274,7 +315,7 @@ static void check_failed(const scenario_t *sc, tfile_t *t)
         TC_CHECK(strstr(text, "wrote nothing") != NULL, "%s: '%s' does not say 'wrote nothing'",
                  sc->name, text);
     }
-    if (sc->at == AT_UNIT || sc->at == AT_PAGE || sc->at == AT_LIMIT || sc->at == AT_SIZE) {
+    if (!strcmp(sc->call, "pwrite") || !strcmp(sc->call, "ftruncate")) {
         snprintf(want, sizeof want, "%" PRIu64, info.offset);
         TC_CHECK(strstr(text, want) != NULL, "%s: '%s' does not give the offset %s", sc->name,
                  text, want);
@@ -310,6 +351,39 @@ static void check_nothing_after(tfile_t *t)
                           lo ? n : n - 1) == 0 &&
         tc_rank == 0)
         tc_note("%s: writer %d wrote nothing after its failed pwrite", t->name, faulty_rank());
+}
+
+/* An atomic replace that failed left the old file as it was and no temporary. */
+static void check_old_kept(tfile_t *t)
+{
+    if (tc_rank != 0)
+        return;
+    tc_phase("check %s kept", t->path);
+    unsigned char buf[OLD_LEN + 1];
+    FILE *in = fopen(t->path, "rb");
+    size_t n = in ? fread(buf, 1, sizeof buf, in) : 0;
+    if (in)
+        fclose(in);
+    int same = n == OLD_LEN;
+    for (size_t i = 0; same && i < n; i++)
+        same = buf[i] == 'o';
+    TC_CHECK(same, "%s: the old file was not kept (%zu bytes read)", t->name, n);
+    struct stat st;
+    TC_CHECK(stat(t->written, &st) != 0 && errno == ENOENT, "%s: the temporary %s was left",
+             t->name, t->written);
+}
+
+/* "Previous checkpoint": what an atomic replace must not destroy on failure. */
+static void make_old_file(const char *path)
+{
+    if (tc_rank == 0) {
+        FILE *out = fopen(path, "wb");
+        for (int i = 0; out && i < OLD_LEN; i++)
+            fputc('o', out);
+        if (!out || fclose(out) != 0)
+            tc_fail("cannot write the old %s: %s", path, strerror(errno));
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
 }
 
 /* ---- real faults ---- */
@@ -432,7 +506,18 @@ static int run_scenario(const scenario_t *sc)
 
     tfile_t files[3];
     int n = 1 + sc->bystanders;
+    if (sc->atomic) {
+        char old[4200];
+        snprintf(old, sizeof old, "%s/victim.dat", victim_dir);
+        make_old_file(old);
+    }
     open_file(rt, sc, &files[0], victim_dir, "victim.dat", size, 101);
+    if (sc->commit && tc_rank == COMMIT_RANK) {
+        unsigned char block[COMMIT_LEN];
+        pattern_fill(block, COMMIT_LEN, size - COMMIT_LEN, files[0].seed);
+        TC_EXPECT(fwdio_set_commit(files[0].f, block, COMMIT_LEN, size - COMMIT_LEN), FWDIO_OK,
+                  "fwdio_set_commit");
+    }
     for (int i = 1; i < n; i++) {
         char name[64];
         snprintf(name, sizeof name, "bystander%d.dat", i);
@@ -446,6 +531,9 @@ static int run_scenario(const scenario_t *sc)
         check_failed(sc, &files[0]);
     if (sc->nothing_after)
         check_nothing_after(&files[0]);
+    /* (a failed directory sync comes after the rename: the new file is in place) */
+    if (sc->atomic && sc->status != FWDIO_OK && strcmp(sc->call, "fsync_dir") != 0)
+        check_old_kept(&files[0]);
     for (int i = 1; i < n; i++)
         check_good(&files[i]);
     if (sc->real == REAL_EFBIG && tc_rank == faulty_rank())
@@ -530,5 +618,7 @@ int main(int argc, char **argv)
         return run_bad_spec();
     if (sc->real == REAL_EFBIG && tc_size < 2)
         return tc_skip(sc->name, "needs a second writer (writer 0 sizes the file)");
+    if (sc->commit && tc_size != 3)
+        return tc_skip(sc->name, "runs on 3 ranks (the commit block's rank must not be a writer)");
     return run_scenario(sc);
 }
