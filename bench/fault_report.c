@@ -49,25 +49,36 @@ typedef struct fault_case {
     const char *fault; /* FWDIO_FAULT; {R}: the faulty writer's rank, {LAST}: its last unit */
     real_t real;
     int durable;
+    int atomic; /* options.atomic_replace */
+    int commit; /* rank 1 sets a commit block (the last 4 KiB) */
 } fault_case_t;
 
+#define COMMIT_LEN 4096
+
 static const fault_case_t cases[] = {
-    {"none", "no fault", NULL, REAL_NONE, 0},
-    {"eio-first", "EIO on the writer's 1st pwrite", "pwrite:eio:nth=1:rank={R}", REAL_NONE, 0},
-    {"eio-last", "EIO on the writer's last pwrite", "pwrite:eio:nth={LAST}:rank={R}", REAL_NONE, 0},
-    {"enospc", "ENOSPC on the 1st pwrite", "pwrite:enospc:nth=1:rank={R}", REAL_NONE, 0},
-    {"stall", "pwrite writes nothing (1st)", "pwrite:stall:nth=1:rank={R}", REAL_NONE, 0},
-    {"short", "every pwrite short (half)", "pwrite:short", REAL_NONE, 0},
-    {"slow", "every pwrite +50 ms", "pwrite:slow=50:rank={R}", REAL_NONE, 0},
-    {"slow-eio", "+50 ms per pwrite, EIO on the 3rd", "pwrite:slow=50:rank={R};pwrite:eio:nth=3:rank={R}",
-     REAL_NONE, 0},
-    {"fdatasync", "fdatasync EIO (durable)", "fdatasync:eio:rank={R}", REAL_NONE, 1},
-    {"close", "close EIO", "close:eio:rank={R}", REAL_NONE, 0},
-    {"open", "open EROFS", "open:erofs:rank={R}", REAL_NONE, 0},
-    {"ftruncate", "ftruncate EFBIG (writer 0)", "ftruncate:efbig", REAL_NONE, 0},
-    {"real-efbig", "real EFBIG: RLIMIT_FSIZE on the writer", NULL, REAL_EFBIG, 0},
-    {"real-enospc", "real ENOSPC: tmpfs of size/4", NULL, REAL_ENOSPC, 0},
-    {"real-erofs", "real EROFS: read-only bind mount", NULL, REAL_EROFS, 0},
+    {.id = "none", .what = "no fault"},
+    {.id = "eio-first", .what = "EIO on the writer's 1st pwrite", .fault = "pwrite:eio:nth=1:rank={R}"},
+    {.id = "eio-last", .what = "EIO on the writer's last pwrite",
+     .fault = "pwrite:eio:nth={LAST}:rank={R}"},
+    {.id = "enospc", .what = "ENOSPC on the 1st pwrite", .fault = "pwrite:enospc:nth=1:rank={R}"},
+    {.id = "stall", .what = "pwrite writes nothing (1st)", .fault = "pwrite:stall:nth=1:rank={R}"},
+    {.id = "short", .what = "every pwrite short (half)", .fault = "pwrite:short"},
+    {.id = "slow", .what = "every pwrite +50 ms", .fault = "pwrite:slow=50:rank={R}"},
+    {.id = "slow-eio", .what = "+50 ms per pwrite, EIO on the 3rd",
+     .fault = "pwrite:slow=50:rank={R};pwrite:eio:nth=3:rank={R}"},
+    {.id = "fdatasync", .what = "fdatasync EIO (durable)", .fault = "fdatasync:eio:rank={R}",
+     .durable = 1},
+    {.id = "close", .what = "close EIO", .fault = "close:eio:rank={R}"},
+    {.id = "open", .what = "open EROFS", .fault = "open:erofs:rank={R}"},
+    {.id = "ftruncate", .what = "ftruncate EFBIG (writer 0)", .fault = "ftruncate:efbig"},
+    {.id = "rename", .what = "rename EIO (atomic replace)", .fault = "rename:eio", .atomic = 1},
+    {.id = "fsync-dir", .what = "directory fsync EIO (atomic replace)", .fault = "fsync_dir:eio",
+     .atomic = 1},
+    {.id = "commit-block", .what = "commit block pwrite EIO (rank 1)", .fault = "pwrite:eio:rank=1",
+     .commit = 1},
+    {.id = "real-efbig", .what = "real EFBIG: RLIMIT_FSIZE on the writer", .real = REAL_EFBIG},
+    {.id = "real-enospc", .what = "real ENOSPC: tmpfs of size/4", .real = REAL_ENOSPC},
+    {.id = "real-erofs", .what = "real EROFS: read-only bind mount", .real = REAL_EROFS},
 };
 enum { NCASES = sizeof cases / sizeof cases[0] };
 
@@ -98,6 +109,7 @@ static fwdio_options_t file_options(const fault_case_t *c)
     o.writer_list_len = g_nwriters;
     o.layout = FWDIO_LAYOUT_BLOCK;
     o.durable = c->durable;
+    o.atomic_replace = c->atomic;
     return o;
 }
 
@@ -233,6 +245,11 @@ static int run_once(const fault_case_t *c, const opts_t *o, const char *victim_d
     if (rc != FWDIO_OK) {
         fprintf(stderr, "rank %d: fwdio_open: %s\n", g_rank, fwdio_strerror(rc));
         MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    if (c->commit && g_rank == 1 % g_size) {
+        uint8_t block[COMMIT_LEN];
+        pattern_fill(block, COMMIT_LEN, o->size - COMMIT_LEN, 1);
+        fwdio_set_commit(f, block, COMMIT_LEN, o->size - COMMIT_LEN);
     }
     for (uint64_t off = lo; off < hi; off += o->chunk) {
         uint64_t len = hi - off < o->chunk ? hi - off : o->chunk;

@@ -23,8 +23,9 @@
  *
  * Storage faults. A writer's failed open or ftruncate (FWDIO_EOPEN), pwrite
  * (FWDIO_EWRITE: disk full, file too large, I/O error, or a pwrite that
- * writes nothing, which is not retried) or fdatasync or close (FWDIO_ESYNC)
- * ends that file only. It completes on every rank, once every rank has
+ * writes nothing, which is not retried), fdatasync or close (FWDIO_ESYNC),
+ * or in the commit step the commit block's write, the rename or the
+ * directory sync (FWDIO_ECOMMIT) ends that file only. It completes on every rank, once every rank has
  * closed it, with the same status, writer rank, errno, offset and text
  * ("pwrite of /x/y failed on rank 1 at offset 4194304: No space left on
  * device (errno 28)"); the writer keeps receiving and dropping the file's
