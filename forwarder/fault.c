@@ -75,13 +75,13 @@ static int parse_condition(const char *tok, fwdioi_fault_rule_t *r, int *seen_co
     uint64_t v;
     if (klen == 4 && !strncmp(tok, "rank", 4)) {
         if (parse_number(value, 0, 1u << 30, &v) != 0) {
-            snprintf(why, why_len, "rank=%s is not a rank", value);
+            snprintf(why, why_len, "rank=%.80s is not a rank", value);
             return -1;
         }
         r->rank = (int)v;
     } else if ((klen == 3 && !strncmp(tok, "nth", 3)) || (klen == 4 && !strncmp(tok, "from", 4))) {
         if (parse_number(value, 1, UINT64_MAX, &v) != 0) {
-            snprintf(why, why_len, "%s needs a count from 1", tok);
+            snprintf(why, why_len, "%.80s needs a count from 1", tok);
             return -1;
         }
         if ((*seen_count)++) {
@@ -98,7 +98,7 @@ static int parse_condition(const char *tok, fwdioi_fault_rule_t *r, int *seen_co
         }
         memcpy(r->path, value, len + 1);
     } else {
-        snprintf(why, why_len, "unknown condition \"%s\" (expected %s)", tok, CONDITIONS);
+        snprintf(why, why_len, "unknown condition \"%.80s\" (expected %s)", tok, CONDITIONS);
         return -1;
     }
     return 0;
@@ -126,19 +126,19 @@ static int parse_rule(char *text, fwdioi_fault_rule_t *r, char *why, size_t why_
     r->call = fwdioi_syscall_from_name(tokens[0]);
     if (r->call == FWDIOI_CALL_NONE) {
         snprintf(why, why_len,
-                 "unknown call \"%s\" (expected open|ftruncate|pwrite|fdatasync|close|rename|"
+                 "unknown call \"%.80s\" (expected open|ftruncate|pwrite|fdatasync|close|rename|"
                  "unlink|fsync_dir)",
                  tokens[0]);
         return -1;
     }
     if (n < 2 || parse_effect(tokens[1], r) != 0) {
-        snprintf(why, why_len, "unknown effect \"%s\" (expected " EFFECTS ")",
+        snprintf(why, why_len, "unknown effect \"%.80s\" (expected " EFFECTS ")",
                  n < 2 ? "" : tokens[1]);
         return -1;
     }
     if ((r->kind == FWDIOI_FAULT_SHORT || r->kind == FWDIOI_FAULT_STALL) &&
         r->call != FWDIOI_CALL_PWRITE) {
-        snprintf(why, why_len, "%s applies to pwrite only", tokens[1]);
+        snprintf(why, why_len, "%.80s applies to pwrite only", tokens[1]);
         return -1;
     }
     int seen_count = 0;
@@ -179,7 +179,7 @@ int fwdioi_fault_parse(const char *spec, int rank, fwdioi_fault_rules_t *out, ch
         char copy[sizeof text];
         snprintf(copy, sizeof copy, "%s", start);
         if (parse_rule(start, &out->rule[out->n], reason, sizeof reason) != 0) {
-            snprintf(why, why_len, "rule %d \"%s\": %s", index, copy, reason);
+            snprintf(why, why_len, "rule %d \"%.120s\": %.300s", index, copy, reason);
             return -1;
         }
         out->any_path |= out->rule[out->n].path[0] != '\0';
@@ -237,6 +237,7 @@ typedef struct fd_path {
 static fd_path_t *g_fds;
 static size_t g_nfds, g_fds_cap;
 
+#if FWDIO_FAULT_INJECTION
 static int applies_here(const fwdioi_fault_rules_t *rules)
 {
     for (int i = 0; i < rules->n; i++)
@@ -244,6 +245,7 @@ static int applies_here(const fwdioi_fault_rules_t *rules)
             return 1;
     return 0;
 }
+#endif
 
 int fwdioi_fault_configure(const char *spec, int rank)
 {

@@ -269,7 +269,7 @@ static void check_failed(const scenario_t *sc, tfile_t *t)
              info.status, fwdio_strerror(info.status), fwdio_strerror(sc->status));
     TC_CHECK(info.sys_errno == sc->err, "%s: errno %d (%s), expected %d (%s)", sc->name,
              info.sys_errno, strerror(info.sys_errno), sc->err, strerror(sc->err));
-    uint64_t lo, hi;
+    uint64_t lo = 0, hi = 0;
     switch (sc->by) {
     case BY_FAULTY:
         TC_CHECK(info.rank == faulty_rank(), "%s: reported by rank %d, the fault hit rank %d",
@@ -342,7 +342,7 @@ static void check_failed(const scenario_t *sc, tfile_t *t)
  * other writer's stripes hold their bytes. */
 static void check_nothing_after(tfile_t *t)
 {
-    uint64_t lo, hi;
+    uint64_t lo = 0, hi = 0;
     writer_region(faulty_rank(), t->size, &lo, &hi);
     tc_extent_t ext[3] = {{0, lo, 0}, {lo, hi - lo, -1}, {hi, t->size - hi, 0}};
     size_t n = hi < t->size ? 3 : 2;
@@ -435,7 +435,7 @@ static void unmount_on_rank0(const char *dir)
  * alone, so the process ignores SIGXFSZ itself (default: killed). */
 static void limit_file_size(uint64_t victim_size, struct rlimit *saved)
 {
-    uint64_t lo, hi;
+    uint64_t lo = 0, hi = 0;
     writer_region(faulty_rank(), victim_size, &lo, &hi);
     g_limit = lo + 2 * WRITE_SIZE + WRITE_SIZE / 2 + 100;
     if (tc_rank != faulty_rank())
