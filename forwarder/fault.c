@@ -182,7 +182,6 @@ int fwdioi_fault_parse(const char *spec, int rank, fwdioi_fault_rules_t *out, ch
             snprintf(why, why_len, "rule %d \"%.120s\": %.300s", index, copy, reason);
             return -1;
         }
-        out->any_path |= out->rule[out->n].path[0] != '\0';
         out->n++;
     }
     return 0;
@@ -226,8 +225,8 @@ fwdioi_fault_t fwdioi_fault_decide(fwdioi_fault_rules_t *rules, fwdioi_syscall_t
 
 atomic_int fwdioi_fault_installed;
 
-/* The rules, their counters and the paths of the descriptors opened while a
- * path rule was installed. */
+/* The rules, their counters, and the paths of the descriptors opened while
+ * rules were installed (for path= rules and the log). */
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static fwdioi_fault_rules_t g_rules;
 typedef struct fd_path {
@@ -299,9 +298,10 @@ static fwdioi_fault_t decide_locked(fwdioi_syscall_t call, const char *path, con
 {
     fwdioi_fault_t f = fwdioi_fault_decide(&g_rules, call, path, path2);
     if (f.rule)
-        fwdioi_log(FWDIOI_LOG_INFO, "rank %d: FWDIO_FAULT rule %d: %s of %s: %s, %u ms delay",
-                   g_rules.rank, f.rule, fwdioi_syscall_name(call), path ? path : "(unknown)",
-                   kind_name(&f), f.delay_ms);
+        fwdioi_log(FWDIOI_LOG_INFO, "rank %d: FWDIO_FAULT rule %d: %s of %s: %s (+%u ms)",
+                   g_rules.rank, f.rule, fwdioi_syscall_name(call),
+                   path ? path : "(a descriptor opened before the rules)", kind_name(&f),
+                   f.delay_ms);
     pthread_mutex_unlock(&g_lock);
     int saved = errno;
     if (f.delay_ms)
@@ -340,29 +340,27 @@ fwdioi_fault_t fwdioi_fault_on_fd(fwdioi_syscall_t call, int fd)
 
 void fwdioi_fault_fd_opened(int fd, const char *path)
 {
+    char *copy = strdup(path);
     pthread_mutex_lock(&g_lock);
-    if (g_rules.any_path) {
-        char *copy = strdup(path);
-        fd_path_t *e = find_fd_locked(fd);
-        if (!e && copy && g_nfds == g_fds_cap) {
-            size_t cap = g_fds_cap ? 2 * g_fds_cap : 16;
-            fd_path_t *grown = realloc(g_fds, cap * sizeof *grown);
-            if (grown) {
-                g_fds = grown;
-                g_fds_cap = cap;
-            }
-        }
-        if (!e && copy && g_nfds < g_fds_cap) {
-            e = &g_fds[g_nfds++];
-            e->path = NULL;
-        }
-        if (e) {
-            free(e->path);
-            e->fd = fd;
-            e->path = copy;
-        } else {
-            free(copy); /* no memory: path rules will not match this descriptor */
+    fd_path_t *e = find_fd_locked(fd);
+    if (!e && copy && g_nfds == g_fds_cap) {
+        size_t cap = g_fds_cap ? 2 * g_fds_cap : 16;
+        fd_path_t *grown = realloc(g_fds, cap * sizeof *grown);
+        if (grown) {
+            g_fds = grown;
+            g_fds_cap = cap;
         }
     }
+    if (!e && copy && g_nfds < g_fds_cap) {
+        e = &g_fds[g_nfds++];
+        e->path = NULL;
+    }
+    if (e) {
+        free(e->path);
+        e->fd = fd;
+        e->path = copy; /* NULL without memory: path rules will not match it */
+        copy = NULL;
+    }
     pthread_mutex_unlock(&g_lock);
+    free(copy);
 }

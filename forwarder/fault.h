@@ -62,7 +62,6 @@ typedef struct fwdioi_fault_rule {
 typedef struct fwdioi_fault_rules {
     int rank; /* of this process, in the fwdio_init communicator */
     int n;
-    int any_path; /* some rule needs the path of a descriptor */
     fwdioi_fault_rule_t rule[FWDIOI_FAULT_MAX_RULES];
 } fwdioi_fault_rules_t;
 
@@ -112,7 +111,8 @@ fwdioi_fault_t fwdioi_fault_on_path(fwdioi_syscall_t call, const char *path, con
  *  with. For FWDIOI_CALL_CLOSE the descriptor is forgotten. */
 fwdioi_fault_t fwdioi_fault_on_fd(fwdioi_syscall_t call, int fd);
 
-/** Remember the path of a descriptor sysio opened (path rules match by it). */
+/** Remember the path of a descriptor sysio opened while rules are installed
+ *  (path rules match by it). */
 void fwdioi_fault_fd_opened(int fd, const char *path);
 
 #endif

@@ -50,14 +50,14 @@ static void test_accepted(void)
           "from/path rule refused");
     r = &rules.rule[0];
     CHECK(r->call == FWDIOI_CALL_FDATASYNC && r->err == 122 && r->first == 2 && r->last == 0 &&
-              r->rank == -1 && !strcmp(r->path, "ckpt/a=b") && rules.any_path,
+              r->rank == -1 && !strcmp(r->path, "ckpt/a=b"),
           "fdatasync:errno=122:from=2:path=ckpt/a=b parsed wrong");
 
     CHECK(parse(" pwrite:short ; pwrite:stall:nth=2;open:slow=250;", 0) == 0 && rules.n == 3,
           "three rules with blanks and a trailing ';' refused");
     CHECK(rules.rule[0].kind == FWDIOI_FAULT_SHORT && rules.rule[1].kind == FWDIOI_FAULT_STALL &&
               rules.rule[2].kind == FWDIOI_FAULT_SLOW && rules.rule[2].delay_ms == 250 &&
-              rules.rule[2].call == FWDIOI_CALL_OPEN && !rules.any_path,
+              rules.rule[2].call == FWDIOI_CALL_OPEN,
           "short/stall/slow parsed wrong");
 
     static const char *const calls[] = {"open",  "ftruncate", "pwrite", "fdatasync",
