@@ -688,6 +688,7 @@ static void on_close_agreed(void *arg, const MPI_Status *st)
                    f->rank, f->path, s->committers);
         fwdioi_errinfo_set(&s->local_error, FWDIO_EINVAL, f->rank, 0, f->commit_offset);
     }
+    s->phase = FWDIOI_PHASE_SYNCING;
     s->t_closed = fwdioi_now();
     s->next_report = s->t_closed + (double)fwdioi_rt_config(f->rt)->watchdog;
     fwdioi_rt_lock(f->rt);

@@ -23,7 +23,7 @@ static const char *phase_name(fwdioi_phase_t p)
     case FWDIOI_PHASE_OPENING: return "opening";
     case FWDIOI_PHASE_OPEN: return "open";
     case FWDIOI_PHASE_CLOSING: return "agreeing on the bytes per writer";
-    case FWDIOI_PHASE_SYNCING: return "draining and syncing; final status being agreed";
+    case FWDIOI_PHASE_SYNCING: return "writers draining and syncing, then the final status agreed";
     case FWDIOI_PHASE_COMMITTING: return "committing; commit status being agreed";
     case FWDIOI_PHASE_DONE: return "done";
     }
@@ -68,10 +68,15 @@ static void report_writer(FILE *out, const fwdio_file_t *f)
         fprintf(out, ", waiting for %llu more", (unsigned long long)(expected - s->received));
     fprintf(out, "\n");
     if (s->received_from && s->received < expected) {
+        int silent = 0;
+        for (int r = 0; r < f->plan.nranks; r++)
+            silent += s->received_from[r] == 0;
         fprintf(out, "    bytes came from ranks ");
         print_ranks(out, s->received_from, f->plan.nranks, 1);
-        fprintf(out, "; none yet from ranks ");
-        print_ranks(out, s->received_from, f->plan.nranks, 0);
+        if (silent > 0) {
+            fprintf(out, "; none yet from ranks ");
+            print_ranks(out, s->received_from, f->plan.nranks, 0);
+        }
         fprintf(out, "\n");
     }
     if (s->has_waiting)
@@ -120,6 +125,9 @@ static void report(const fwdio_file_t *f, double waited)
             f->path, waited, f->rank, phase_name(s->phase));
     if (f->my_writer >= 0 && s->close_agreed && !s->finishing)
         report_writer(out, f);
+    else if (f->my_writer >= 0 && s->finishing && s->final_ready == 0)
+        fprintf(out, "  writer %d: all %llu bytes received; writing, syncing and closing\n",
+                f->my_writer, (unsigned long long)s->received);
     if (s->sends_pending > 0)
         report_sender(out, f);
     if (s->recvs_pending > 0 || s->io_pending > 0)

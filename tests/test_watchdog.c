@@ -5,11 +5,15 @@
  *
  *   late_close   rank 1 calls fwdio_close 3 s after the others: rank 0 reports
  *                that not every rank has closed the file.
- *   slow_writer  (FWDIO_FAULT: the last writer's pwrite calls each take 1.5 s)
- *                the file is closed everywhere but the writer is still busy:
- *                the writer reports how many bytes it still waits for or the
- *                storage jobs under way, and rank 0 reports too. Runs only
- *                when the library has fault injection (else skipped, said so).
+ *   slow_writer  (FWDIO_FAULT: every pwrite takes 2.5 s; each of the two
+ *                writers makes one) the file is closed everywhere but the
+ *                writers are still busy: the second writer reports its
+ *                storage job under way, and rank 0 reports too.
+ *   full_writer  (every pwrite takes 0.15 s; one writer with a 1 MiB budget
+ *                for a 4 MiB file) the writer stops receiving: it reports how
+ *                many bytes it still waits for, from which ranks bytes came
+ *                and which sent none yet, and the message waiting for memory.
+ * The last two need a library built with fault injection.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -21,7 +25,7 @@
 #include "fwdio.h"
 #include "test_common.h"
 
-static const uint64_t FILE_SIZE = 2 << 20;
+static const uint64_t FILE_SIZE = 4 << 20;
 
 typedef struct capture {
     char path[4096];
@@ -63,14 +67,14 @@ static char *capture_end(capture_t *c)
 }
 
 static fwdio_file_t *open_and_write(fwdio_runtime_t *rt, const char *name, uint64_t seed,
-                                    int writers, char *path, size_t path_len)
+                                    int writers, uint64_t unit, char *path, size_t path_len)
 {
     tc_path(path, path_len, name);
     fwdio_options_t opts;
     fwdio_options_init(&opts);
     opts.writers = writers;
-    opts.stripe_size = 64 << 10;
-    opts.write_size = 64 << 10;
+    opts.stripe_size = unit;
+    opts.write_size = unit;
     fwdio_file_t *f = NULL;
     TC_EXPECT(fwdio_open(rt, path, FILE_SIZE, &opts, NULL, &f), FWDIO_OK, "fwdio_open");
     uint64_t share = FILE_SIZE / (uint64_t)tc_size;
@@ -86,7 +90,7 @@ static void case_late_close(fwdio_runtime_t *rt)
     char path[4096];
     capture_t cap;
     capture_begin(&cap, "late_close");
-    fwdio_file_t *f = open_and_write(rt, "late_close", 201, 1, path, sizeof path);
+    fwdio_file_t *f = open_and_write(rt, "late_close", 201, 1, 64 << 10, path, sizeof path);
     if (tc_rank == 1)
         sleep(3);
     TC_EXPECT(fwdio_close(f), FWDIO_OK, "fwdio_close");
@@ -110,7 +114,7 @@ static void case_slow_writer(fwdio_runtime_t *rt)
     char path[4096];
     capture_t cap;
     capture_begin(&cap, "slow_writer");
-    fwdio_file_t *f = open_and_write(rt, "slow_writer", 202, 2, path, sizeof path);
+    fwdio_file_t *f = open_and_write(rt, "slow_writer", 202, 2, FILE_SIZE / 2, path, sizeof path);
     int writers[2];
     fwdio_file_writers(f, writers, 2);
     TC_EXPECT(fwdio_close(f), FWDIO_OK, "fwdio_close");
@@ -133,6 +137,32 @@ static void case_slow_writer(fwdio_runtime_t *rt)
     tc_verify_full(MPI_COMM_WORLD, path, FILE_SIZE, 202);
 }
 
+static void case_full_writer(fwdio_runtime_t *rt)
+{
+    tc_phase("full_writer");
+    char path[4096];
+    capture_t cap;
+    capture_begin(&cap, "full_writer");
+    fwdio_file_t *f = open_and_write(rt, "full_writer", 203, 1, FILE_SIZE / 8, path, sizeof path);
+    int writer;
+    fwdio_file_writers(f, &writer, 1);
+    TC_EXPECT(fwdio_close(f), FWDIO_OK, "fwdio_close");
+    int rc = fwdio_wait(f);
+    char *text = capture_end(&cap);
+    TC_EXPECT(rc, FWDIO_OK, "full_writer: fwdio_wait");
+    if (tc_rank == writer) {
+        TC_CHECK(text && strstr(text, "waiting for") && strstr(text, "bytes came from ranks") &&
+                     strstr(text, "waits for writer memory"),
+                 "full_writer: the writer did not report what it waits for; it printed:\n%s",
+                 text ? text : "");
+        if (text)
+            tc_note("full_writer report of the writer:\n%s", text);
+    }
+    free(text);
+    fwdio_file_free(f);
+    tc_verify_full(MPI_COMM_WORLD, path, FILE_SIZE, 203);
+}
+
 int main(int argc, char **argv)
 {
     unsigned timeout = 100;
@@ -143,11 +173,15 @@ int main(int argc, char **argv)
             continue;
         if (!strcmp(argv[i], "--slow-writer"))
             slow_writer = 1;
+        else if (!strcmp(argv[i], "--full-writer"))
+            slow_writer = 2;
         else {
-            fprintf(stderr, "usage: %s [--slow-writer] [--timeout SEC]\n", argv[0]);
+            fprintf(stderr, "usage: %s [--slow-writer|--full-writer] [--timeout SEC]\n", argv[0]);
             return 2;
         }
     }
+    if (slow_writer) /* read by fwdio_init */
+        setenv("FWDIO_FAULT", slow_writer == 1 ? "pwrite:slow=2500" : "pwrite:slow=150", 1);
     tc_mpi_init(&argc, &argv, timeout);
     if (tc_size < 2) {
         if (tc_rank == 0)
@@ -159,8 +193,12 @@ int main(int argc, char **argv)
     memset(&cfg, 0, sizeof cfg);
     cfg.callback_mode = mode;
     cfg.watchdog = 1;
+    if (slow_writer == 2)
+        cfg.writer_buffer = 1 << 20;
     fwdio_runtime_t *rt = tc_start_runtime_with(MPI_COMM_WORLD, &cfg);
-    if (slow_writer)
+    if (slow_writer == 2)
+        case_full_writer(rt);
+    else if (slow_writer)
         case_slow_writer(rt);
     else
         case_late_close(rt);
