@@ -91,6 +91,7 @@ int fwdio_finalize(fwdio_runtime_t *rt)
     fwdioi_rt_lock(rt->rt);
     for (fwdio_file_t *f = rt->live; f; f = f->live_next) {
         if (!f->app_closed) {
+            fwdioi_combine_flush_file_locked(f);
             f->app_closed = 1;
             fwdioi_rt_submit_locked(rt->rt, &f->close_task, &f->close_task);
         }
@@ -126,6 +127,9 @@ int fwdio_poll(fwdio_runtime_t *rt)
     if (fwdioi_rt_on_progress_thread())
         return FWDIO_ECONTEXT;
     uint64_t t_trace = fwdioi_trace_begin();
+    fwdioi_rt_lock(rt->rt);
+    fwdioi_combine_flush_all_locked(rt);
+    fwdioi_rt_unlock(rt->rt);
     int n = fwdioi_rt_run_calls(rt->rt);
     fwdioi_trace_end(t_trace, "poll", FWDIOI_TRACE_NONE, FWDIOI_TRACE_NONE, FWDIOI_TRACE_NONE,
                      FWDIOI_TRACE_NONE);
@@ -153,6 +157,7 @@ void fwdioi_file_unlink_locked(fwdio_file_t *f)
 
 void fwdioi_file_release(fwdio_file_t *f)
 {
+    fwdioi_combine_free(f);
     free(f->writer_ranks);
     free(f->writer_bytes_agreed);
     free(f->s.sent_bytes);
@@ -240,8 +245,9 @@ int fwdio_open(fwdio_runtime_t *rt, const char *path, uint64_t size, const fwdio
     f->s.sent_bytes = calloc(nsums, sizeof *f->s.sent_bytes);
     f->s.expected_bytes = calloc(nsums, sizeof *f->s.expected_bytes);
     f->writer_bytes_agreed = calloc((size_t)f->plan.nwriters, sizeof *f->writer_bytes_agreed);
+    f->combine = calloc((size_t)f->plan.nwriters, sizeof *f->combine);
     if (!f->path || !f->write_path || !f->s.sent_bytes || !f->s.expected_bytes ||
-        !f->writer_bytes_agreed) {
+        !f->writer_bytes_agreed || !f->combine) {
         fwdioi_file_release(f);
         return FWDIO_ENOMEM;
     }
@@ -303,8 +309,27 @@ static int write_chunk(fwdio_file_t *f, const uint8_t *buf, uint64_t len, uint64
     return rc;
 }
 
+/* A small write: reserved, appended to the open messages of its writers and
+ * counted in one critical section (combine.c). */
+static int write_combined(fwdio_file_t *f, const uint8_t *buf, uint64_t len, uint64_t offset,
+                          int may_wait, double t0)
+{
+    fwdioi_rt_lock(f->rt);
+    int rc = fwdioi_staging_reserve_locked(f, len, may_wait);
+    if (rc == FWDIO_OK)
+        rc = fwdioi_combine_write_locked(f, buf, len, offset);
+    if (rc == FWDIO_OK) {
+        f->stats.bytes_written += len;
+        f->stats.write_calls++;
+    }
+    f->stats.time_blocked += fwdioi_now() - t0;
+    fwdioi_rt_unlock(f->rt);
+    return rc;
+}
+
 /* fwdio_write and fwdio_try_write: copy the bytes through the staging budget,
- * in chunks no larger than the budget. */
+ * combined with other small writes, or else in chunks no larger than the
+ * budget. */
 static int write_copied(fwdio_file_t *f, const void *buf, size_t len, uint64_t offset,
                         int may_wait)
 {
@@ -319,6 +344,13 @@ static int write_copied(fwdio_file_t *f, const void *buf, size_t len, uint64_t o
         may_wait = 0; /* waiting there would stop the sends that make room */
     double t0 = fwdioi_now();
     uint64_t t_trace = fwdioi_trace_begin();
+    const size_t combine = fwdioi_rt_config(f->rt)->combine_size;
+    if (len > 0 && combine > 1 && len <= combine && len <= budget) {
+        int rc = write_combined(f, buf, len, offset, may_wait, t0);
+        fwdioi_trace_end(t_trace, may_wait ? "write" : "try_write", (int64_t)f->seq,
+                         (int64_t)len, (int64_t)offset, FWDIOI_TRACE_NONE);
+        return rc;
+    }
     int rc = FWDIO_OK;
     if (len == 0) { /* nothing to reserve, which is where the refusal is checked */
         fwdioi_rt_lock(f->rt);
@@ -421,6 +453,8 @@ int fwdio_close(fwdio_file_t *f)
     if (f->app_closed)
         rc = FWDIO_ECLOSED;
     else {
+        /* The open messages go first: the close task must find them sent. */
+        fwdioi_combine_flush_file_locked(f);
         f->app_closed = 1;
         fwdioi_rt_submit_locked(f->rt, &f->close_task, &f->close_task);
     }
@@ -466,6 +500,7 @@ int fwdio_wait(fwdio_file_t *f)
         return FWDIO_ECONTEXT;
     fwdioi_rt_lock(f->rt);
     int closed = f->app_closed;
+    fwdioi_combine_flush_all_locked(f->owner); /* other files' bytes go while we wait */
     fwdioi_rt_unlock(f->rt);
     if (!closed)
         return FWDIO_ENOTCLOSED;
@@ -483,6 +518,9 @@ int fwdio_test(fwdio_file_t *f, int *done)
 {
     if (!f || !done)
         return FWDIO_EINVAL;
+    fwdioi_rt_lock(f->rt);
+    fwdioi_combine_flush_all_locked(f->owner);
+    fwdioi_rt_unlock(f->rt);
     if (!fwdioi_rt_on_progress_thread())
         fwdioi_rt_run_calls(f->rt);
     fwdioi_rt_lock(f->rt);
@@ -498,6 +536,7 @@ void fwdio_file_free(fwdio_file_t *f)
         return;
     fwdioi_rt_lock(f->rt);
     if (!f->app_closed) {
+        fwdioi_combine_flush_file_locked(f);
         f->app_closed = 1;
         fwdioi_rt_submit_locked(f->rt, &f->close_task, &f->close_task);
     }

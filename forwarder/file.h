@@ -20,7 +20,12 @@
  * ranks holding a commit block, and the sum of their ranks. */
 #define FWDIOI_CLOSE_EXTRA 2
 
-/* Wire format of a data message: header, pieces, then the pieces' bytes. */
+/*
+ * Wire format of a data message: the header, the pieces' bytes back to back,
+ * then the piece table (npieces fwdioi_piece_t, in the order of the bytes).
+ * The table comes last so that a message can be filled write by write (write
+ * combining) without knowing in advance how many pieces it will hold.
+ */
 typedef struct fwdioi_wire_header {
     uint32_t npieces;
     uint32_t reserved;
@@ -67,9 +72,20 @@ typedef struct fwdioi_msg {
     uint64_t lent_offset;
     uint64_t payload; /* data bytes */
     uint64_t trace_t0; /* when the send was posted (progress; trace.h) */
+    size_t alloc_len; /* of the whole buffer, for fwdioi_rt_buf_put */
     size_t wire_len;
-    uint8_t wire[]; /* fwdioi_wire_header_t, pieces, data (not for lent) */
+    /* fwdioi_wire_header_t, data (not for lent), piece table; a message being
+     * combined holds the header slot and the data only (combine.c) */
+    uint8_t wire[];
 } fwdioi_msg_t;
+
+/* The open message of one (file, writer) pair that small writes are appended
+ * to, and its piece table until it is sealed (write combining; locked). */
+typedef struct fwdioi_combine {
+    fwdioi_msg_t *open;
+    fwdioi_piece_t *pieces;
+    size_t npieces, cap;
+} fwdioi_combine_t;
 
 /* Counters the progress thread keeps per file (published at completion). */
 typedef struct fwdioi_session_stats {
@@ -151,6 +167,8 @@ struct fwdio_runtime {
     _Atomic uint64_t wbuf_peak; /* also read by fwdio_runtime_stats */
     /* locked: copied writes not yet sent (staging budget) */
     uint64_t staged, staged_peak;
+    /* locked: files with open combined messages (combine.c) */
+    int combining_files;
 };
 
 struct fwdio_file {
@@ -180,6 +198,11 @@ struct fwdio_file {
     fwdio_file_stats_t stats;     /* app fields live; writer fields published */
     uint64_t staged_file;         /* bytes of this file staged now */
     uint64_t *writer_bytes_agreed; /* [nwriters], set when closing is agreed */
+    fwdioi_combine_t *combine;     /* [nwriters] open messages (combine.c) */
+    /* When the oldest open message got its first byte (fwdioi_now_ns), 0 when
+     * none is open: written under the lock, read by the progress thread's poll
+     * without it. */
+    _Atomic uint64_t combine_since;
     double t_open;
     struct fwdio_file *live_prev, *live_next;
 
@@ -195,7 +218,25 @@ int fwdioi_staging_reserve_locked(fwdio_file_t *f, uint64_t bytes, int may_wait)
 /** Why a write may not go ahead now: FWDIO_ECLOSED, FWDIO_EFAILED or FWDIO_OK. */
 int fwdioi_write_refusal_locked(const fwdio_file_t *f);
 void fwdioi_staging_release(fwdio_file_t *f, uint64_t bytes);
+void fwdioi_staging_release_locked(fwdio_file_t *f, uint64_t bytes);
 double fwdioi_now(void);
+uint64_t fwdioi_now_ns(void);
+
+/* combine.c: write combining (runtime lock held unless said otherwise). */
+/** Copy a small write, whose bytes are reserved, into the open messages of its
+ *  writers; messages that fill up are queued. FWDIO_OK or FWDIO_ENOMEM (the
+ *  bytes not taken are given back to the staging budget). */
+int fwdioi_combine_write_locked(fwdio_file_t *f, const uint8_t *buf, uint64_t len,
+                                uint64_t offset);
+/** Queue every open message of the file for the progress thread. */
+void fwdioi_combine_flush_file_locked(fwdio_file_t *f);
+/** Queue every open message of every file of the runtime. */
+void fwdioi_combine_flush_all_locked(struct fwdio_runtime *o);
+/** Progress thread, lock not held: send the open messages of files whose
+ *  oldest one got its first byte at least `age_ns` ago; returns how many. */
+int fwdioi_combine_flush_stale(struct fwdio_runtime *o, uint64_t age_ns);
+/** Free the piece tables (the file is done; nothing is open). */
+void fwdioi_combine_free(fwdio_file_t *f);
 
 /* route.c: split a write into messages, one per writer (application thread). */
 int fwdioi_route_write(fwdio_file_t *f, const uint8_t *buf, uint64_t len, uint64_t offset,

@@ -45,8 +45,8 @@ static int piece_list_add(piece_list_t *l, uint64_t offset, uint64_t len)
 static fwdioi_msg_t *emit(fwdio_file_t *f, int writer, piece_list_t *l, const uint8_t *base,
                           uint64_t base_offset, fwdioi_lent_t *lent)
 {
-    size_t head = sizeof(fwdioi_wire_header_t) + l->n * sizeof(fwdioi_piece_t);
-    size_t wire_len = head + (lent ? 0 : (size_t)l->payload);
+    size_t data_len = lent ? 0 : (size_t)l->payload;
+    size_t wire_len = sizeof(fwdioi_wire_header_t) + data_len + l->n * sizeof(fwdioi_piece_t);
     fwdioi_msg_t *m = fwdioi_rt_buf_get(f->rt, sizeof *m + wire_len);
     if (!m)
         return NULL;
@@ -59,15 +59,16 @@ static fwdioi_msg_t *emit(fwdio_file_t *f, int writer, piece_list_t *l, const ui
     m->lent_base = base;
     m->lent_offset = base_offset;
     m->payload = l->payload;
+    m->alloc_len = sizeof *m + wire_len;
     m->wire_len = wire_len;
     fwdioi_wire_header_t h = {(uint32_t)l->n, 0};
     memcpy(m->wire, &h, sizeof h);
-    memcpy(m->wire + sizeof h, l->p, l->n * sizeof(fwdioi_piece_t));
-    uint8_t *data = m->wire + head;
+    uint8_t *data = m->wire + sizeof h;
     for (size_t i = 0; !lent && i < l->n; i++) {
         memcpy(data, base + (l->p[i].offset - base_offset), l->p[i].len);
         data += l->p[i].len;
     }
+    memcpy(data, l->p, l->n * sizeof(fwdioi_piece_t));
     if (lent)
         lent->refs++;
     l->n = 0;
@@ -155,7 +156,7 @@ void fwdioi_msg_free(fwdioi_rt_t *rt, fwdioi_msg_t *m)
     if (m->staged)
         fwdioi_staging_release(m->file, m->payload);
     fwdioi_lent_t *lent = m->lent;
-    fwdioi_rt_buf_put(rt, m, sizeof *m + m->wire_len);
+    fwdioi_rt_buf_put(rt, m, m->alloc_len);
     /* The last message of a lent write gives the buffer back. refs is 0 when
      * the call itself failed before submitting: then there is no callback. */
     if (lent && lent->refs > 0 && --lent->refs == 0)

@@ -427,11 +427,12 @@ static void writer_accept(fwdio_file_t *f, const uint8_t *wire, size_t wire_len,
     s->accepting = hold;
     fwdioi_wire_header_t h;
     memcpy(&h, wire, sizeof h);
-    size_t head = sizeof h + (size_t)h.npieces * sizeof(fwdioi_piece_t);
-    const uint8_t *data = wire + head;
-    for (uint32_t i = 0; i < h.npieces && head <= wire_len; i++) {
+    size_t table = (size_t)h.npieces * sizeof(fwdioi_piece_t);
+    const uint8_t *data = wire + sizeof h;
+    const uint8_t *pieces = wire + wire_len - table; /* the table ends the message */
+    for (uint32_t i = 0; i < h.npieces && sizeof h + table <= wire_len; i++) {
         fwdioi_piece_t p;
-        memcpy(&p, wire + sizeof h + i * sizeof p, sizeof p);
+        memcpy(&p, pieces + i * sizeof p, sizeof p);
         s->received += p.len;
         if (s->local_error.status == FWDIO_OK) {
             uint64_t bad = p.offset;
@@ -585,26 +586,28 @@ static void drop_msg(fwdio_file_t *f, fwdioi_msg_t *m, int status)
 }
 
 /* A lent message goes out as one MPI message all the same: a datatype of
- * absolute addresses gathers its header and the pieces from the caller's
- * buffer, so the receiver sees the usual wire format and nothing is copied
- * here. */
+ * absolute addresses gathers its header, the pieces from the caller's buffer
+ * and its piece table (m->wire holds the header and the table), so the
+ * receiver sees the usual wire format and nothing is copied here. */
 static int isend_lent(fwdio_file_t *f, fwdioi_msg_t *m, int dest, MPI_Request *req)
 {
     fwdioi_wire_header_t h;
     memcpy(&h, m->wire, sizeof h);
-    int n = (int)h.npieces + 1;
+    int n = (int)h.npieces + 2;
     int *lens = malloc((size_t)n * sizeof *lens);
     MPI_Aint *addrs = malloc((size_t)n * sizeof *addrs);
     int rc = MPI_ERR_NO_MEM;
     if (lens && addrs) {
-        lens[0] = (int)m->wire_len;
+        lens[0] = (int)sizeof h;
         MPI_Get_address(m->wire, &addrs[0]);
-        for (int i = 1; i < n; i++) {
+        for (int i = 1; i < n - 1; i++) {
             fwdioi_piece_t p;
             memcpy(&p, m->wire + sizeof h + (size_t)(i - 1) * sizeof p, sizeof p);
             lens[i] = (int)p.len;
             MPI_Get_address(fwdioi_msg_piece_data(m, &p, NULL), &addrs[i]);
         }
+        lens[n - 1] = (int)(m->wire_len - sizeof h);
+        MPI_Get_address(m->wire + sizeof h, &addrs[n - 1]);
         MPI_Datatype type;
         rc = MPI_Type_create_hindexed(n, lens, addrs, MPI_BYTE, &type);
         if (rc == MPI_SUCCESS) {
@@ -623,7 +626,7 @@ static void dispatch(fwdio_file_t *f, fwdioi_msg_t *m)
     f->s.sent_bytes[m->writer] += m->payload;
     f->s.stats.messages_sent++;
     if (m->writer == f->my_writer) { /* to ourselves: no MPI */
-        m->hold = (fwdioi_hold_t){1, m, sizeof *m + m->wire_len, 0, 0};
+        m->hold = (fwdioi_hold_t){1, m, m->alloc_len, 0, 0};
         if (f->s.received_from)
             f->s.received_from[f->rank] += m->payload;
         writer_accept(f, m->wire, m->wire_len, m->lent ? m : NULL, &m->hold);
@@ -885,8 +888,11 @@ void fwdioi_session_free(fwdio_file_t *f)
 int fwdioi_session_poll(void *runtime, int *active)
 {
     struct fwdio_runtime *owner = runtime;
+    const fwdio_config_t *cfg = fwdioi_rt_config(owner->rt);
     int events = 0;
     double now = 0;
+    if (cfg->combine_size > 1)
+        events += fwdioi_combine_flush_stale(owner, (uint64_t)cfg->poll_max_us * 1000u);
     for (fwdio_file_t *f = owner->active; f; f = f->s.next_active) {
         if (f->s.t_close_called > 0) {
             if (now == 0)

@@ -10,7 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef enum { K_SIZE, K_INT, K_SECONDS, K_BOOL, K_CHOICE, K_LIST } key_kind_t;
+/* K_SIZE_OFF: a size where 0 or "off" means off, stored as 1 (0 in a field
+ * means "not set"). */
+typedef enum { K_SIZE, K_SIZE_OFF, K_INT, K_SECONDS, K_BOOL, K_CHOICE, K_LIST } key_kind_t;
 typedef enum { S_CONFIG, S_OPTIONS } key_scope_t;
 
 static const char *const callback_modes[] = {"poll", "progress", NULL};
@@ -40,6 +42,7 @@ static const setting_t keys[] = {
     CFG("staging_buffer", K_SIZE, staging_buffer, NULL),
     CFG("io_inline", K_BOOL, io_inline, NULL),
     CFG("watchdog", K_SECONDS, watchdog, NULL),
+    CFG("combine_size", K_SIZE_OFF, combine_size, NULL),
     OPT("write_size", K_SIZE, write_size, NULL),
     OPT("stripe_size", K_SIZE, stripe_size, NULL),
     OPT("writers", K_INT, writers, NULL),
@@ -135,8 +138,13 @@ static int store(const setting_t *k, const char *value, void *base, int **list)
     int n;
     switch (k->kind) {
     case K_SIZE:
-        if (fwdioi_parse_size(value, &size) != 0 || size == 0)
+    case K_SIZE_OFF:
+        if (k->kind == K_SIZE_OFF && !strcmp(value, "off"))
+            size = 0;
+        else if (fwdioi_parse_size(value, &size) != 0 || (size == 0 && k->kind == K_SIZE))
             return -1;
+        if (size == 0)
+            size = 1;
         if (k->width == sizeof(uint64_t))
             memcpy(field, &size, sizeof size);
         else {
@@ -202,6 +210,7 @@ static void describe_choices(const setting_t *k, char *out, size_t len)
 {
     switch (k->kind) {
     case K_SIZE: snprintf(out, len, "a size in bytes, e.g. 8M"); return;
+    case K_SIZE_OFF: snprintf(out, len, "a size in bytes, e.g. 256K, or 0 or off"); return;
     case K_INT: snprintf(out, len, "a whole number >= 0"); return;
     case K_SECONDS: snprintf(out, len, "seconds (a whole number) or off"); return;
     case K_BOOL: snprintf(out, len, "0 or 1"); return;
@@ -415,9 +424,11 @@ void fwdioi_settings_print_config(const fwdio_config_t *c, FILE *out)
 {
     fprintf(out,
             "fwdio: config: callback_mode=%s poll_min_us=%u poll_max_us=%u max_message_size=%zu "
-            "writer_buffer=%zu staging_buffer=%zu io_inline=%d watchdog=%u\n",
+            "writer_buffer=%zu staging_buffer=%zu io_inline=%d watchdog=%u "
+            "combine_size=%zu%s\n",
             callback_modes[c->callback_mode], c->poll_min_us, c->poll_max_us,
-            c->max_message_size, c->writer_buffer, c->staging_buffer, c->io_inline, c->watchdog);
+            c->max_message_size, c->writer_buffer, c->staging_buffer, c->io_inline, c->watchdog,
+            c->combine_size, c->combine_size <= 1 ? " (off)" : "");
 }
 
 int fwdio_options_set_info(fwdio_options_t *opts, MPI_Info info)

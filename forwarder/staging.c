@@ -15,6 +15,13 @@ double fwdioi_now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+uint64_t fwdioi_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 int fwdioi_write_refusal_locked(const fwdio_file_t *f)
 {
     if (f->app_closed)
@@ -35,6 +42,9 @@ int fwdioi_staging_reserve_locked(fwdio_file_t *f, uint64_t bytes, int may_wait)
         /* With nothing staged, any reservation up to the budget fits. */
         if (o->staged == 0 || o->staged + bytes <= budget)
             break;
+        /* Part of the budget may sit in open combined messages: send them, or
+         * the room waited for could be this rank's own unsent bytes. */
+        fwdioi_combine_flush_all_locked(o);
         if (!may_wait)
             return FWDIO_EAGAIN;
         fwdioi_rt_sleep_locked(f->rt);
@@ -48,11 +58,16 @@ int fwdioi_staging_reserve_locked(fwdio_file_t *f, uint64_t bytes, int may_wait)
     return FWDIO_OK;
 }
 
-void fwdioi_staging_release(fwdio_file_t *f, uint64_t bytes)
+void fwdioi_staging_release_locked(fwdio_file_t *f, uint64_t bytes)
 {
-    fwdioi_rt_lock(f->rt);
     f->owner->staged -= bytes;
     f->staged_file -= bytes;
     fwdioi_rt_broadcast(f->rt);
+}
+
+void fwdioi_staging_release(fwdio_file_t *f, uint64_t bytes)
+{
+    fwdioi_rt_lock(f->rt);
+    fwdioi_staging_release_locked(f, bytes);
     fwdioi_rt_unlock(f->rt);
 }

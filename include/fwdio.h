@@ -205,7 +205,24 @@ typedef struct fwdio_config {
      *  environment variable FWDIO_WATCHDOG (seconds, or "off"), else
      *  FWDIO_DEFAULT_WATCHDOG. FWDIO_WATCHDOG_OFF turns the report off. */
     unsigned watchdog;
+    /** Write combining: copied writes of at most this many bytes (fwdio_write,
+     *  fwdio_try_write) are appended to one open message per file and writer
+     *  instead of becoming messages of their own; pieces adjacent in the file
+     *  merge. An open message of this many bytes (header and piece table
+     *  included) is sent when full, when the file is closed on this rank, when
+     *  fwdio_poll(), fwdio_test() or fwdio_wait() runs, when fwdio_write has to
+     *  wait for staging room, and otherwise by the progress thread no later than
+     *  2 x poll_max_us after its first byte (4 ms by default, once the progress
+     *  thread gets the CPU). Its bytes count as staged. Larger writes and
+     *  fwdio_write_lent() are not combined. 0: the environment variable
+     *  FWDIO_COMBINE_SIZE (where 0 turns combining off), else
+     *  FWDIO_DEFAULT_COMBINE_SIZE; 1 turns it off. Clamped to
+     *  [64, max_message_size]. */
+    size_t combine_size;
 } fwdio_config_t;
+
+/** Default combine_size: 256 KiB (see bench/README.md for the measurement). */
+#define FWDIO_DEFAULT_COMBINE_SIZE ((size_t)256 << 10)
 
 /** Default watchdog: 300 s, longer than a healthy file takes to drain. */
 #define FWDIO_DEFAULT_WATCHDOG 300u

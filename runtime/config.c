@@ -73,5 +73,13 @@ int fwdioi_config_resolve(const fwdio_config_t *in, fwdio_config_t *out)
         cap = (size_t)64 << 10;
     if (out->max_message_size > cap)
         out->max_message_size = cap;
+    /* Combining: 1 is off; otherwise room for a header, a piece and some data,
+     * and no larger than any other message. */
+    if (out->combine_size == 0)
+        out->combine_size = FWDIO_DEFAULT_COMBINE_SIZE;
+    if (out->combine_size > 1 && out->combine_size < FWDIOI_COMBINE_MIN)
+        out->combine_size = FWDIOI_COMBINE_MIN;
+    if (out->combine_size > out->max_message_size)
+        out->combine_size = out->max_message_size;
     return FWDIO_OK;
 }
