@@ -614,6 +614,7 @@ int fwdio_runtime_stats(fwdio_runtime_t *rt, fwdio_runtime_stats_t *stats)
     stats->writer_budget = cfg->writer_buffer;
     stats->staging_budget = cfg->staging_buffer;
     stats->max_message = cfg->max_message_size;
+    stats->combine_size = cfg->combine_size;
     stats->writer_peak = atomic_load_explicit(&rt->wbuf_peak, memory_order_relaxed);
     fwdioi_rt_lock(rt->rt);
     stats->staging_peak = rt->staged_peak;

@@ -567,6 +567,7 @@ typedef struct fwdio_runtime_stats {
     uint64_t writer_peak;   /**< peak bytes held by this rank as a writer */
     uint64_t staging_peak;  /**< peak bytes of copied writes waiting to be sent */
     uint64_t staged;        /**< bytes staged now */
+    uint64_t combine_size;  /**< fwdio_config_t.combine_size in force (1: off) */
 } fwdio_runtime_stats_t;
 
 /** Fill `stats`; FWDIO_OK or FWDIO_EINVAL. Any thread. */

@@ -10,6 +10,12 @@
  *                is full (the file cannot be ready yet: the other ranks open it
  *                only after rank 0 has seen EAGAIN) and FWDIO_ETOOBIG for a
  *                write larger than the budget, and succeeds once room is made
+ *   combine      small writes are combined into open messages, whose bytes
+ *                count as staged: rank 0 fills its budget with them before the
+ *                file can be ready, exactly; then every rank writes records
+ *                and makes no further fwdio call until its staged bytes drain,
+ *                which only the progress thread's own flush of the open
+ *                messages can bring about
  *
  * Every file is verified byte for byte, and no rank may ever hold more than its
  * writer budget plus one message, or stage more than its staging budget.
@@ -214,6 +220,69 @@ static void section_try_write(void)
     TC_EXPECT(fwdio_finalize(rt), FWDIO_OK, "fwdio_finalize");
 }
 
+static uint64_t staged_now(fwdio_runtime_t *rt)
+{
+    fwdio_runtime_stats_t rs;
+    fwdio_runtime_stats(rt, &rs); /* reads; sends nothing */
+    return rs.staged;
+}
+
+static void section_combine(void)
+{
+    const uint64_t seed = 304, budget = 64 << 10, piece = 1000, record = 100, size = 1 << 20;
+    fwdio_runtime_t *rt = start(g_writer_buffer, budget);
+    char path[4096];
+    tc_path(path, sizeof path, "combine.dat");
+    fwdio_file_t *f = NULL;
+    uint8_t *buf = malloc(size);
+    pattern_fill(buf, size, 0, seed);
+    /* rank 0: combined writes fill the budget while the file cannot be ready */
+    uint64_t head = 0;
+    if (tc_rank == 0) {
+        f = open_file(rt, "combine.dat", size, path, sizeof path);
+        int rc;
+        while ((rc = fwdio_try_write(f, buf + head, piece, head)) == FWDIO_OK)
+            head += piece;
+        TC_EXPECT(rc, FWDIO_EAGAIN, "combine: try_write with the staging budget full");
+        TC_CHECK(head == budget / piece * piece, "combine: %llu bytes accepted, budget %llu",
+                 (unsigned long long)head, (unsigned long long)budget);
+        TC_CHECK(staged_now(rt) == head, "combine: %llu bytes staged, %llu written",
+                 (unsigned long long)staged_now(rt), (unsigned long long)head);
+    }
+    MPI_Bcast(&head, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+    if (tc_rank != 0)
+        f = open_file(rt, "combine.dat", size, path, sizeof path);
+    /* every rank: its share of the rest in records, then no fwdio call */
+    uint64_t lo = head + (size - head) * (uint64_t)tc_rank / (uint64_t)tc_size;
+    uint64_t hi = head + (size - head) * (uint64_t)(tc_rank + 1) / (uint64_t)tc_size;
+    tc_phase("combine: writing records");
+    for (uint64_t off = lo; off < hi; off += record) {
+        uint64_t n = hi - off < record ? hi - off : record;
+        int rc = fwdio_write(f, buf + off, n, off);
+        TC_EXPECT(rc, FWDIO_OK, "combine: fwdio_write");
+        if (rc != FWDIO_OK)
+            break;
+    }
+    tc_phase("combine: waiting, without calling fwdio, for the open messages to go");
+    struct timespec pause = {0, 1000 * 1000};
+    for (int i = 0; i < 30000 && staged_now(rt) != 0; i++) /* a hang bound, not a timing */
+        nanosleep(&pause, NULL);
+    TC_CHECK(staged_now(rt) == 0, "combine: %llu bytes still staged after 30 s without a call",
+             (unsigned long long)staged_now(rt));
+    free(buf);
+    close_wait_verify(f, path, size, seed, "combine");
+    fwdio_file_stats_t st;
+    TC_EXPECT(fwdio_file_stats(f, &st), FWDIO_OK, "fwdio_file_stats");
+    uint64_t calls = (hi - lo + record - 1) / record + (tc_rank == 0 ? head / piece : 0);
+    TC_CHECK(st.write_calls == calls && st.messages_sent < calls,
+             "combine: %llu calls (expected %llu) sent as %llu messages",
+             (unsigned long long)st.write_calls, (unsigned long long)calls,
+             (unsigned long long)st.messages_sent);
+    check_bounds(rt, "combine");
+    fwdio_file_free(f);
+    TC_EXPECT(fwdio_finalize(rt), FWDIO_OK, "fwdio_finalize");
+}
+
 int main(int argc, char **argv)
 {
     const char *only = NULL;
@@ -235,7 +304,8 @@ int main(int argc, char **argv)
             timeout = (unsigned)tc_parse_long(argv[++i]);
         else {
             fprintf(stderr,
-                    "usage: %s --only adversarial|one-sender|try-write [--size B] [--piece B] "
+                    "usage: %s --only adversarial|one-sender|try-write|combine [--size B] "
+                    "[--piece B] "
                     "[--writer-buffer B] [--staging-buffer B] [--inline] [--timeout SEC]\n",
                     argv[0]);
             return 2;
@@ -255,6 +325,8 @@ int main(int argc, char **argv)
         section_one_sender();
     else if (!strcmp(only, "try-write"))
         section_try_write();
+    else if (!strcmp(only, "combine"))
+        section_combine();
     else
         tc_fail("unknown section '%s'", only);
     return tc_finish("test_budgets");

@@ -149,6 +149,7 @@ static void section_bad_init(void)
         {"FWDIO_WRITER_BUFFER", "lots"},
         {"FWDIO_CALLBACK_MODE", "sometimes"},
         {"FWDIO_IO_INLINE", "yes"},
+        {"FWDIO_COMBINE_SIZE", "-1"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         set_env(cases[i][0], cases[i][1]);
@@ -170,6 +171,40 @@ static void section_bad_init(void)
     TC_EXPECT(fwdio_finalize(rt), FWDIO_OK, "fwdio_finalize");
 }
 
+/* combine_size: default, FWDIO_COMBINE_SIZE (0 is off), code over it, and the
+ * bounds, as fwdio_runtime_stats reports what is in force. */
+static void section_combine_size(void)
+{
+    tc_phase("combine_size");
+    const struct {
+        const char *env;
+        size_t code;
+        uint64_t want;
+    } cases[] = {
+        {NULL, 0, FWDIO_DEFAULT_COMBINE_SIZE},
+        {"0", 0, 1},              /* off */
+        {"100K", 0, 100 << 10},
+        {"100K", 1, 1},           /* code over the environment */
+        {"10", 0, 64},            /* raised to the smallest useful size */
+        {"1G", 0, 8 << 20},       /* no larger than max_message_size (8 MiB) */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        set_env("FWDIO_COMBINE_SIZE", cases[i].env);
+        fwdio_config_t cfg;
+        memset(&cfg, 0, sizeof cfg);
+        cfg.combine_size = cases[i].code;
+        fwdio_runtime_t *rt = tc_start_runtime_with(MPI_COMM_WORLD, &cfg);
+        fwdio_runtime_stats_t rs;
+        TC_EXPECT(fwdio_runtime_stats(rt, &rs), FWDIO_OK, "fwdio_runtime_stats");
+        TC_CHECK(rs.combine_size == cases[i].want,
+                 "FWDIO_COMBINE_SIZE=%s, code %zu: combine_size %llu, expected %llu",
+                 cases[i].env ? cases[i].env : "(unset)", cases[i].code,
+                 (unsigned long long)rs.combine_size, (unsigned long long)cases[i].want);
+        TC_EXPECT(fwdio_finalize(rt), FWDIO_OK, "fwdio_finalize");
+    }
+    set_env("FWDIO_COMBINE_SIZE", NULL);
+}
+
 int main(int argc, char **argv)
 {
     unsigned timeout = 100;
@@ -185,5 +220,6 @@ int main(int argc, char **argv)
     (void)tc_tmpdir();
     section_bad_init();
     section_precedence();
+    section_combine_size();
     return tc_finish("test_config");
 }

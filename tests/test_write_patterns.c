@@ -9,10 +9,22 @@
  *                       extents in a random order;
  *   --chunk block       each active rank one contiguous region, written in
  *                       pieces of --max-chunk bytes, in order;
- *   --chunk roundrobin  pieces of --max-chunk bytes dealt to the ranks in turn.
+ *   --chunk roundrobin  pieces of --max-chunk bytes dealt to the ranks in turn;
+ *   --chunk tiny        records of 1..--max-chunk bytes in runs of 1..16 for one
+ *                       random rank (atoms ordered by id after migration), each
+ *                       rank writing its records one call each in file order,
+ *                       so consecutive calls are often adjacent in the file and
+ *                       often not.
  * --holes leaves some extents (always the first and the last) unwritten;
  * --idle-rank R makes rank R write nothing (it still opens and closes);
  * --durable asks the writers to fdatasync before complete.
+ *
+ * Write combining: --combine-size off|S sets fwdio_config_t.combine_size;
+ * --expect-combined checks through fwdio_file_stats that a rank with at least
+ * 100 calls sent at most a quarter as many messages (small writes were
+ * combined), --expect-uncombined that it sent at least one message per call.
+ * Always checked: bytes_written and write_calls match the calls made, and no
+ * byte is left counted as staged once the file is complete.
  *
  * Placement and layout: --policy spread|stride|list (--writers-per-node N for
  * spread, --first-writer/--stride for stride, --list R,R,... for list) and
@@ -38,7 +50,8 @@
 #include "pattern.h"
 #include "test_common.h"
 
-enum chunk_mode { CHUNK_RANDOM, CHUNK_BLOCK, CHUNK_ROUNDROBIN };
+enum chunk_mode { CHUNK_RANDOM, CHUNK_BLOCK, CHUNK_ROUNDROBIN, CHUNK_TINY };
+enum combine_expectation { EXPECT_ANY, EXPECT_COMBINED, EXPECT_UNCOMBINED };
 enum wait_mode { WAIT_WAIT, WAIT_TEST, WAIT_POLL };
 enum { POLICY_UNSET = -1 };
 #define MAX_LIST 64
@@ -58,6 +71,8 @@ typedef struct opts {
     uint64_t write_size;
     uint64_t max_chunk;
     uint64_t max_message;
+    uint64_t combine_size; /* fwdio_config_t.combine_size: 0 default, 1 off */
+    enum combine_expectation expect;
     enum chunk_mode chunk;
     uint64_t seed;
     int holes;
@@ -74,8 +89,10 @@ static void usage(const char *prog)
             "usage: %s [--layout block|cyclic|targets] [--targets T] [--writers N|P]\n"
             "          [--policy spread|stride|list] [--writers-per-node N] [--list R,R,...]\n"
             "          [--first-writer N] [--stride N]\n"
-            "          [--size S] [--stripe-size S] [--write-size S] [--chunk random|block|roundrobin]\n"
-            "          [--max-chunk S] [--max-message S] [--seed N] [--holes] [--durable] [--idle-rank R]\n"
+            "          [--size S] [--stripe-size S] [--write-size S]\n"
+            "          [--chunk random|block|roundrobin|tiny] [--max-chunk S] [--max-message S]\n"
+            "          [--combine-size off|S] [--expect-combined | --expect-uncombined]\n"
+            "          [--seed N] [--holes] [--durable] [--idle-rank R]\n"
             "          [--callback-mode poll|progress] [--wait wait|test|poll] [--timeout SEC]\n"
             "sizes accept K/M/G suffixes\n",
             prog);
@@ -179,6 +196,13 @@ static int parse(int argc, char **argv, opts_t *o)
         } else if (!strcmp(a, "--max-message")) {
             NEEDV();
             o->max_message = tc_parse_size(v);
+        } else if (!strcmp(a, "--combine-size")) {
+            NEEDV();
+            o->combine_size = !strcmp(v, "off") ? 1 : tc_parse_size(v);
+        } else if (!strcmp(a, "--expect-combined")) {
+            o->expect = EXPECT_COMBINED;
+        } else if (!strcmp(a, "--expect-uncombined")) {
+            o->expect = EXPECT_UNCOMBINED;
         } else if (!strcmp(a, "--chunk")) {
             NEEDV();
             if (!strcmp(v, "random"))
@@ -187,6 +211,8 @@ static int parse(int argc, char **argv, opts_t *o)
                 o->chunk = CHUNK_BLOCK;
             else if (!strcmp(v, "roundrobin"))
                 o->chunk = CHUNK_ROUNDROBIN;
+            else if (!strcmp(v, "tiny"))
+                o->chunk = CHUNK_TINY;
             else
                 return -1;
         } else if (!strcmp(a, "--seed")) {
@@ -294,6 +320,21 @@ static void make_plan(const opts_t *o, int nprocs, plan_t *p)
                 uint64_t len = hi - off < o->max_chunk ? hi - off : o->max_chunk;
                 plan_push(p, off, len, n_active ? active[i] : -1);
             }
+        }
+    } else if (o->chunk == CHUNK_TINY) {
+        int owner = -1;
+        uint64_t run_left = 0;
+        for (uint64_t off = 0; off < o->size;) {
+            if (run_left == 0) {
+                owner = n_active ? active[tc_rng_below(&rng, (uint64_t)n_active)] : -1;
+                run_left = 1 + tc_rng_below(&rng, 16);
+            }
+            uint64_t len = 1 + tc_rng_below(&rng, o->max_chunk);
+            if (len > o->size - off)
+                len = o->size - off;
+            plan_push(p, off, len, owner);
+            off += len;
+            run_left--;
         }
     } else {
         uint64_t k = 0;
@@ -499,6 +540,38 @@ static void check_layout(const opts_t *o, const fwdio_file_t *f, const plan_t *p
     free(want);
 }
 
+/* The complete file's counters on this rank: every call and byte counted,
+ * nothing left staged, and as many messages as combining (on or off) implies. */
+static void check_stats(const opts_t *o, fwdio_runtime_t *rt, const fwdio_file_t *f,
+                        uint64_t calls, uint64_t bytes)
+{
+    fwdio_file_stats_t st;
+    fwdio_runtime_stats_t rs;
+    TC_EXPECT(fwdio_file_stats(f, &st), FWDIO_OK, "fwdio_file_stats");
+    TC_EXPECT(fwdio_runtime_stats(rt, &rs), FWDIO_OK, "fwdio_runtime_stats");
+    TC_CHECK(st.write_calls == calls && st.bytes_written == bytes,
+             "stats: %" PRIu64 " calls of %" PRIu64 " bytes, made %" PRIu64 " of %" PRIu64,
+             st.write_calls, st.bytes_written, calls, bytes);
+    TC_CHECK(rs.staged == 0, "%" PRIu64 " bytes still counted as staged after complete",
+             rs.staged);
+    if (o->combine_size == 1 || o->expect == EXPECT_UNCOMBINED)
+        TC_CHECK(rs.combine_size == 1, "combining off, but combine_size %" PRIu64 " in force",
+                 rs.combine_size);
+    if (o->expect == EXPECT_COMBINED && calls >= 100)
+        TC_CHECK(st.messages_sent * 4 <= calls,
+                 "combining on: %" PRIu64 " messages for %" PRIu64 " calls", st.messages_sent,
+                 calls);
+    if (o->expect == EXPECT_UNCOMBINED)
+        TC_CHECK(st.messages_sent >= calls,
+                 "combining off: %" PRIu64 " messages for %" PRIu64 " calls", st.messages_sent,
+                 calls);
+    long all_calls = tc_sum(MPI_COMM_WORLD, (long)st.write_calls);
+    long all_msgs = tc_sum(MPI_COMM_WORLD, (long)st.messages_sent);
+    if (tc_rank == 0)
+        tc_note("%ld write calls sent as %ld messages (combine_size %" PRIu64 ")", all_calls,
+                all_msgs, rs.combine_size);
+}
+
 int main(int argc, char **argv)
 {
     opts_t o;
@@ -580,6 +653,7 @@ int main(int argc, char **argv)
     memset(&cfg, 0, sizeof cfg);
     cfg.callback_mode = o.cb_mode;
     cfg.max_message_size = (size_t)o.max_message;
+    cfg.combine_size = (size_t)o.combine_size;
     fwdio_runtime_t *rt = tc_start_runtime_with(MPI_COMM_WORLD, &cfg);
 
     char path[4096];
@@ -673,6 +747,7 @@ int main(int argc, char **argv)
              fwdio_strerror(FWDIO_OK));
     check_writers(&o, f, P);
     check_layout(&o, f, &plan);
+    check_stats(&o, rt, f, mine, my_bytes);
 
     tc_phase("verifying %s", path);
     int bad = tc_verify_extents(MPI_COMM_WORLD, path, o.size, o.seed, plan.ext, plan.n);
