@@ -88,6 +88,7 @@ struct bench_opts {
     uint64_t writer_buffer;  /* fwdio_config_t.writer_buffer; 0: fwdio's */
     uint64_t staging_buffer; /* fwdio_config_t.staging_buffer; 0: fwdio's */
     uint64_t max_message;    /* fwdio_config_t.max_message_size; 0: fwdio's */
+    uint64_t combine_size;   /* fwdio_config_t.combine_size; 0: fwdio's, 1: off */
     int io_inline;           /* fwdio_config_t.io_inline */
 };
 
@@ -272,7 +273,7 @@ struct run_local {
     int status;        /* 0, STATUS_SKIPPED, or a negative fwdio/bench error */
     int64_t peak;      /* bytes the mode buffered on this rank at most; -1: not visible */
     uint64_t peak_writer, peak_staging; /* fwdio_runtime_stats */
-    char plan[160];    /* what the configuration actually did (rank 0 reports it) */
+    char plan[256];    /* what the configuration actually did (rank 0 reports it) */
     /* output in flight between steps */
     fwdio_file_t **files;
     double *opened;
@@ -327,7 +328,7 @@ struct config {
     enum bench_policy policy; /* fwdio only */
     fwdio_layout_t layout;    /* fwdio only */
     char label[48];
-    char plan[160];
+    char plan[256];
 };
 /* -------------------------------------------------------------- the modes */
 
@@ -479,8 +480,13 @@ static void finish_fwdio(struct bench_ctx *ctx, const struct config *cfg, struct
         double e2e = fwdio_file_stats(file, &st) == FWDIO_OK && st.time_to_complete > 0
                          ? st.time_to_complete : waited;
         out->end_to_end += e2e;
-        if (k == 0)
+        if (k == 0) {
             describe_fwdio_plan(file, out->plan, sizeof out->plan);
+            size_t used = strlen(out->plan);
+            snprintf(out->plan + used, sizeof out->plan - used,
+                     "; %" PRIu64 " write calls sent as %" PRIu64 " messages (this rank)",
+                     st.write_calls, st.messages_sent);
+        }
         fwdio_file_free(file);
         out->files[k] = NULL;
     }
@@ -998,6 +1004,7 @@ static void print_usage(FILE *to, const char *prog)
             "  --writer-buffer BYTES   fwdio writer memory budget (default: fwdio's)\n"
             "  --staging-buffer BYTES  fwdio staging memory budget (default: fwdio's)\n"
             "  --max-message BYTES     largest fwdio data message (default: fwdio's)\n"
+            "  --combine-size BYTES|off  fwdio write combining limit (default: fwdio's)\n"
             "  --io-inline         fwdio writers pwrite on the progress thread\n"
             "  --romio-iwrite      run iwrite under ROMIO anyway (may crash the job)\n"
             "output\n"
@@ -1128,6 +1135,13 @@ static int parse_valued_option(struct bench_opts *o, const char *name, const cha
         return app_parse_size(val, &o->staging_buffer);
     if (!strcmp(name, "--max-message"))
         return app_parse_size(val, &o->max_message);
+    if (!strcmp(name, "--combine-size")) {
+        if (!strcmp(val, "off")) {
+            o->combine_size = 1;
+            return 0;
+        }
+        return app_parse_size(val, &o->combine_size);
+    }
     return -1;
 }
 
@@ -1387,6 +1401,7 @@ static int start_fwdio(struct bench_ctx *ctx)
     fwdio_config_t cfg = {.writer_buffer = (size_t)o->writer_buffer,
                           .staging_buffer = (size_t)o->staging_buffer,
                           .max_message_size = (size_t)o->max_message,
+                          .combine_size = (size_t)o->combine_size,
                           .io_inline = o->io_inline};
     ctx->rt = NULL;
     int rc = fwdio_init(MPI_COMM_WORLD, &cfg, &ctx->rt);
@@ -1649,6 +1664,10 @@ static void print_header(const struct bench_opts *o, int nranks, const char *io)
         printf(", stripe_size %.2f MiB", (double)o->stripe_size / MIB);
     if (o->call_size)
         printf(", %.2f MiB per fwdio_write", (double)o->call_size / MIB);
+    if (o->combine_size == 1)
+        printf(", combining off");
+    else if (o->combine_size)
+        printf(", combine_size %" PRIu64 " KiB", o->combine_size >> 10);
     printf("\nmedian [min, max] over reps; ratios paired rep by rep; blocked and end-to-end "
            "per step; peak = max over ranks of bytes buffered (fwdio: writer + staging peaks)\n");
 }
@@ -1750,7 +1769,7 @@ static int write_csv(const char *path, const struct table *t, const struct bench
                "size,nranks,durable,blocked_s,end_to_end_s,mib_per_s,status,verified,"
                "bad_offset,policy,targets,io_component,steps,compute_s,time_to_solution_s,"
                "drain_s,overhead,peak_bytes,peak_writer_bytes,peak_staging_bytes,record_size,"
-               "skipped\n");
+               "skipped,combine_size\n");
     int none_cfg = find_config(t, "none", 0);
     for (int i = 0; i < t->reps * t->ncfg; i++) {
         const struct run_result *r = &t->results[i];
@@ -1770,8 +1789,9 @@ static int write_csv(const char *path, const struct table *t, const struct bench
         const struct run_result *base = none_cfg >= 0 ? result_at(t, r->rep, none_cfg) : NULL;
         if (base && base->tts > 0 && r->config != none_cfg)
             fprintf(f, "%.6f", r->tts / base->tts - 1.0);
-        fprintf(f, ",%" PRId64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%d\n", r->peak,
-                r->peak_writer, r->peak_staging, o->record_size, r->status == STATUS_SKIPPED);
+        fprintf(f, ",%" PRId64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%d,%" PRIu64 "\n", r->peak,
+                r->peak_writer, r->peak_staging, o->record_size, r->status == STATUS_SKIPPED,
+                o->combine_size);
     }
     if (fclose(f) != 0) {
         fprintf(stderr, "fwdio-bench: cannot write %s: %s\n", path, strerror(errno));
