@@ -1662,8 +1662,10 @@ static void print_header(const struct bench_opts *o, int nranks, const char *io)
         printf(", write_size %.2f MiB", (double)o->write_size / MIB);
     if (o->stripe_size)
         printf(", stripe_size %.2f MiB", (double)o->stripe_size / MIB);
-    if (o->call_size)
+    if (o->call_size >= MIB)
         printf(", %.2f MiB per fwdio_write", (double)o->call_size / MIB);
+    else if (o->call_size)
+        printf(", at most %" PRIu64 " bytes per fwdio_write", o->call_size);
     if (o->combine_size == 1)
         printf(", combining off");
     else if (o->combine_size)

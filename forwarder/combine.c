@@ -203,10 +203,12 @@ int fwdioi_combine_flush_stale(struct fwdio_runtime *o, uint64_t age_ns)
      * file's close task, if queued, was queued after these were sealed and runs
      * after this poll. */
     int n = 0;
-    for (fwdioi_msg_t *m = ch.first; m; n++) {
+    fwdioi_msg_t *m = ch.first;
+    while (m) {
         fwdioi_msg_t *next = (fwdioi_msg_t *)m->task.next;
         fwdioi_msg_task(&m->task);
         m = next;
+        n++;
     }
     return n;
 }

@@ -411,6 +411,9 @@ FWDIO_API int fwdio_open(fwdio_runtime_t *rt, const char *path, uint64_t size,
  * disjoint pieces of the file in any order; bytes nobody writes stay holes
  * (they read as zeros).
  *
+ * Writes of at most fwdio_config_t.combine_size bytes are combined with
+ * other small writes of the file to the same writer into one message.
+ *
  * Backpressure: the copies count against the rank's staging budget
  * (fwdio_config_t.staging_buffer) until they are sent. When it is full, the
  * call waits until enough has been sent; a write larger than the budget
@@ -499,7 +502,8 @@ FWDIO_API int fwdio_test(fwdio_file_t *file, int *done);
 
 /**
  * Run the callbacks queued for the application (FWDIO_CALLBACKS_ON_POLL mode)
- * on the calling thread, without blocking.
+ * on the calling thread, without blocking. Also sends the rank's open combined
+ * messages (fwdio_config_t.combine_size), as fwdio_test and fwdio_wait do.
  * @return the number of callbacks run (>= 0), FWDIO_EINVAL, or FWDIO_ECONTEXT
  *         from a callback on the progress thread.
  */
