@@ -23,6 +23,9 @@
  * --expect-combined checks through fwdio_file_stats that a rank with at least
  * 100 calls sent at most a quarter as many messages (small writes were
  * combined), --expect-uncombined that it sent at least one message per call.
+ * The progress thread also sends open messages that are poll_max_us old, up to
+ * one per writer each time, so a slow write loop on a loaded machine sends
+ * more of them: --poll-max-us 50000 makes that need a loop of minutes.
  * Always checked: bytes_written and write_calls match the calls made, and no
  * byte is left counted as staged once the file is complete.
  *
@@ -72,6 +75,7 @@ typedef struct opts {
     uint64_t max_chunk;
     uint64_t max_message;
     uint64_t combine_size; /* fwdio_config_t.combine_size: 0 default, 1 off */
+    unsigned poll_max_us;  /* fwdio_config_t.poll_max_us: 0 default */
     enum combine_expectation expect;
     enum chunk_mode chunk;
     uint64_t seed;
@@ -92,6 +96,7 @@ static void usage(const char *prog)
             "          [--size S] [--stripe-size S] [--write-size S]\n"
             "          [--chunk random|block|roundrobin|tiny] [--max-chunk S] [--max-message S]\n"
             "          [--combine-size off|S] [--expect-combined | --expect-uncombined]\n"
+            "          [--poll-max-us N]\n"
             "          [--seed N] [--holes] [--durable] [--idle-rank R]\n"
             "          [--callback-mode poll|progress] [--wait wait|test|poll] [--timeout SEC]\n"
             "sizes accept K/M/G suffixes\n",
@@ -199,6 +204,9 @@ static int parse(int argc, char **argv, opts_t *o)
         } else if (!strcmp(a, "--combine-size")) {
             NEEDV();
             o->combine_size = !strcmp(v, "off") ? 1 : tc_parse_size(v);
+        } else if (!strcmp(a, "--poll-max-us")) {
+            NEEDV();
+            o->poll_max_us = (unsigned)tc_parse_long(v);
         } else if (!strcmp(a, "--expect-combined")) {
             o->expect = EXPECT_COMBINED;
         } else if (!strcmp(a, "--expect-uncombined")) {
@@ -654,6 +662,7 @@ int main(int argc, char **argv)
     cfg.callback_mode = o.cb_mode;
     cfg.max_message_size = (size_t)o.max_message;
     cfg.combine_size = (size_t)o.combine_size;
+    cfg.poll_max_us = o.poll_max_us;
     fwdio_runtime_t *rt = tc_start_runtime_with(MPI_COMM_WORLD, &cfg);
 
     char path[4096];
