@@ -23,7 +23,8 @@
  *    options and configurations, strerror of junk codes) are refused with
  *    the documented code and change nothing: the file's write counters stay,
  *    a refused open or init hands out no handle and takes no sequence number
- *    (the next files would not match across ranks);
+ *    (the next files would not match across ranks); inside the ready
+ *    callback, the calls a callback may not make return FWDIO_ECONTEXT;
  *  - every file ends COMPLETE or FAILED with the status its kind implies,
  *    the same on every rank, ready and complete exactly once each and in
  *    order, fwdio_wait/fwdio_test agreeing with the callbacks;
@@ -106,6 +107,7 @@ typedef struct fuzz {
     tc_rng_t shared, mine;
     counts_t n;
     int round, epoch;
+    atomic_int context_checks; /* callbacks that tried the forbidden calls */
 } fuzz_t;
 
 static int want(fuzz_t *z, uint64_t one_in) { return tc_rng_below(&z->mine, one_in) == 0; }
@@ -249,6 +251,30 @@ static void make_jobs(fuzz_t *z, ffile_t *m, int ov_rank, uint64_t ov_off, uint6
     m->may_skip = m->kind == KIND_BADPATH || (m->kind == KIND_GOOD && want(z, 6));
 }
 
+/* The ready callback tries the calls a callback may not make (fwdio.h,
+ * fwdio_callback_mode_t): each must be refused with FWDIO_ECONTEXT. */
+static void calls_from_callback(tc_cbstate_t *st, fwdio_file_t *f, int status)
+{
+    (void)status;
+    fuzz_t *z = st->user;
+    int rc = fwdio_wait(f);
+    TC_CHECK(rc == FWDIO_ECONTEXT, "fwdio_wait in a callback returned %d (%s)", rc,
+             fwdio_strerror(rc));
+    rc = fwdio_finalize(z->rt);
+    TC_CHECK(rc == FWDIO_ECONTEXT, "fwdio_finalize in a callback returned %d (%s)", rc,
+             fwdio_strerror(rc));
+    if (z->mode == FWDIO_CALLBACKS_ON_PROGRESS) {
+        fwdio_file_t *g = NULL;
+        rc = fwdio_poll(z->rt);
+        TC_CHECK(rc == FWDIO_ECONTEXT, "fwdio_poll in a progress callback returned %d (%s)", rc,
+                 fwdio_strerror(rc));
+        rc = fwdio_open(z->rt, "never-opened.dat", 1, NULL, NULL, &g);
+        TC_CHECK(rc == FWDIO_ECONTEXT && g == NULL,
+                 "fwdio_open in a progress callback returned %d (%s)", rc, fwdio_strerror(rc));
+    }
+    atomic_fetch_add(&z->context_checks, 1);
+}
+
 static void open_file(fuzz_t *z, int epoch, int epochs)
 {
     if (z->nfiles == MAX_FILES)
@@ -293,6 +319,8 @@ static void open_file(fuzz_t *z, int epoch, int epochs)
     make_jobs(z, m, ov_rank, ov_off, ov_len);
 
     tc_cb_init(&m->cb);
+    m->cb.on_ready = calls_from_callback;
+    m->cb.user = z;
     fwdio_callbacks_t cbs = tc_cb_callbacks(&m->cb);
     tc_phase("round %d epoch %d: open %s", z->round, epoch, m->name);
     int rc = fwdio_open(z->rt, m->path, m->size, &m->opts, &cbs, &m->f);
@@ -952,6 +980,7 @@ int main(int argc, char **argv)
     tc_mpi_init(&argc, &argv, timeout);
     (void)tc_tmpdir();
     fuzz_t *z = calloc(1, sizeof *z);
+    atomic_init(&z->context_checks, 0);
     z->seed = seed;
     z->force_mode = mode_given ? (int)mode : -1;
     if (tc_rank == 0)
@@ -961,13 +990,15 @@ int main(int argc, char **argv)
     if (z->rt)
         stop_runtime(z);
     counts_t *n = &z->n;
-    long sums[9] = {n->calls, n->refused, n->writes, n->lent, n->try_eagain, n->waits, n->tests,
-                    n->frees, n->early_closes};
-    MPI_Allreduce(MPI_IN_PLACE, sums, 9, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+    long sums[10] = {n->calls, n->refused, n->writes, n->lent, n->try_eagain, n->waits,
+                     n->tests, n->frees, n->early_closes, atomic_load(&z->context_checks)};
+    MPI_Allreduce(MPI_IN_PLACE, sums, 10, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
     if (tc_rank == 0)
         tc_note("all ranks: %ld calls, %ld refused as documented, %ld copied writes, %ld lent, "
-                "%ld EAGAIN, %ld waits, %ld tests, %ld frees, %ld early closes",
-                sums[0], sums[1], sums[2], sums[3], sums[4], sums[5], sums[6], sums[7], sums[8]);
+                "%ld EAGAIN, %ld waits, %ld tests, %ld frees, %ld early closes, %ld callbacks "
+                "refused blocking calls",
+                sums[0], sums[1], sums[2], sums[3], sums[4], sums[5], sums[6], sums[7], sums[8],
+                sums[9]);
     free(z);
     return tc_finish("test_fuzz");
 }
