@@ -11,10 +11,13 @@
  * test, wait, free, and the bad calls mixed in) from a generator seeded per
  * rank. The same --seed replays the same run.
  *
- * Files are of three kinds: good (ranks write disjoint extents of a shared
- * plan, some may close early and leave holes), overlap (one rank also
- * rewrites some bytes of an extent: FWDIO_EOVERLAP on every rank) and
- * bad-path (in a missing directory: FWDIO_EOPEN on every rank).
+ * Files are of five kinds: good (ranks write disjoint extents of a shared
+ * plan, some may close early and leave holes; a quarter have a commit block
+ * set by one rank), overlap (one rank also rewrites some bytes of an extent:
+ * FWDIO_EOVERLAP on every rank), bad-path (in a missing directory:
+ * FWDIO_EOPEN), two-commits (two ranks set a commit block: FWDIO_EINVAL) and
+ * rename-fails (atomic replace of a non-empty directory: FWDIO_ECOMMIT). A
+ * sixth of the files, and every rename-fails one, replace atomically.
  *
  * Properties checked:
  *  - every call returns a documented code; the bad ones (NULL handles and
@@ -29,6 +32,8 @@
  *    the same on every rank, ready and complete exactly once each and in
  *    order, fwdio_wait/fwdio_test agreeing with the callbacks;
  *  - every lent buffer is handed back exactly once, before complete;
+ *  - atomic replace leaves no temporary, and a failed one leaves the target
+ *    as it was;
  *  - the writers received exactly the bytes the ranks' accepted calls
  *    carried, and every completed file verifies byte for byte.
  *
@@ -43,6 +48,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -52,8 +58,18 @@
 
 enum { MAX_FILES = 24, MAX_LIST = 8, NO_ALT = 1 /* never a status code */ };
 
-typedef enum { KIND_GOOD, KIND_OVERLAP, KIND_BADPATH } kind_t;
-static const char *const kind_name[] = {"good", "overlap", "bad-path"};
+typedef enum {
+    KIND_GOOD,
+    KIND_OVERLAP,     /* one rank rewrites bytes of an extent */
+    KIND_BADPATH,     /* in a missing directory */
+    KIND_TWO_COMMITS, /* two ranks set a commit block */
+    KIND_RENAME_FAILS /* atomic replace of a non-empty directory */
+} kind_t;
+static const char *const kind_name[] = {"good", "overlap", "bad-path", "two-commits",
+                                        "rename-fails"};
+static const int want_ready[] = {FWDIO_OK, FWDIO_OK, FWDIO_EOPEN, FWDIO_OK, FWDIO_OK};
+static const int want_final[] = {FWDIO_OK, FWDIO_EOVERLAP, FWDIO_EOPEN, FWDIO_EINVAL,
+                                 FWDIO_ECOMMIT};
 
 /* A piece of the file this rank must write, written from its start. */
 typedef struct job {
@@ -83,6 +99,10 @@ typedef struct ffile {
     job_t *jobs;  /* this rank's; [0, pending) not finished yet */
     size_t n_jobs, pending;
     int may_skip; /* this rank may close before writing everything */
+    int committer[2];  /* ranks that set a commit block, or -1 */
+    uint64_t commit_off, commit_len;
+    int commit_pending; /* this rank still has to set its block */
+    int commit_set;     /* this rank has set it */
     uint64_t accepted_bytes, accepted_calls;
     tc_cbstate_t cb;
     fwdio_file_t *f; /* NULL once freed here or released by fwdio_finalize */
@@ -92,7 +112,7 @@ typedef struct ffile {
 
 /* Counts of what this rank did, for the summary. */
 typedef struct counts {
-    long calls, refused, writes, lent, try_eagain, waits, tests, frees, early_closes;
+    long calls, refused, writes, lent, try_eagain, waits, tests, frees, early_closes, commits;
 } counts_t;
 
 typedef struct fuzz {
@@ -249,6 +269,46 @@ static void make_jobs(fuzz_t *z, ffile_t *m, int ov_rank, uint64_t ov_off, uint6
         m->jobs[m->n_jobs++] = (job_t){SIZE_MAX, ov_off, ov_len, 0};
     m->pending = m->n_jobs;
     m->may_skip = m->kind == KIND_BADPATH || (m->kind == KIND_GOOD && want(z, 6));
+    m->commit_pending = m->committer[0] == tc_rank || m->committer[1] == tc_rank;
+}
+
+/* Shared: a commit block on one random rank (two for KIND_TWO_COMMITS). */
+static void random_commit(fuzz_t *z, ffile_t *m)
+{
+    tc_rng_t *r = &z->shared;
+    m->committer[0] = m->committer[1] = -1;
+    int two = m->kind == KIND_TWO_COMMITS;
+    if (m->size == 0 || (two && tc_size < 2)) {
+        if (two)
+            m->kind = KIND_GOOD;
+        return;
+    }
+    if (!two && (m->kind != KIND_GOOD || tc_rng_below(r, 4) != 0))
+        return;
+    uint64_t room;
+    m->commit_off = tc_rng_below(r, m->size);
+    room = m->size - m->commit_off;
+    m->commit_len = 1 + tc_rng_below(r, room < 4096 ? room : 4096);
+    m->committer[0] = (int)tc_rng_below(r, (uint64_t)tc_size);
+    if (two)
+        m->committer[1] =
+            (m->committer[0] + 1 + (int)tc_rng_below(r, (uint64_t)tc_size - 1)) % tc_size;
+}
+
+/* The target of KIND_RENAME_FAILS: a directory with a file in it, which no
+ * rename can replace. Collective (the plan says so on every rank). */
+static void make_blocking_dir(const ffile_t *m)
+{
+    if (tc_rank == 0) {
+        char inner[4160];
+        snprintf(inner, sizeof inner, "%s/keep", m->path);
+        FILE *fp = NULL;
+        if (mkdir(m->path, 0755) != 0 || !(fp = fopen(inner, "w")))
+            tc_fail("cannot create %s: %s", inner, strerror(errno));
+        if (fp)
+            fclose(fp);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
 }
 
 /* The ready callback tries the calls a callback may not make (fwdio.h,
@@ -293,8 +353,9 @@ static void open_file(fuzz_t *z, int epoch, int epochs)
     random_options(z, m);
     random_plan(z, m);
     m->deadline = epoch + (int)tc_rng_below(r, (uint64_t)(epochs - epoch));
-    uint64_t k = tc_rng_below(r, 10);
-    m->kind = k == 0 ? KIND_BADPATH : k == 1 ? KIND_OVERLAP : KIND_GOOD;
+    static const kind_t kinds[20] = {KIND_BADPATH, KIND_BADPATH, KIND_OVERLAP, KIND_OVERLAP,
+                                     KIND_TWO_COMMITS, KIND_RENAME_FAILS};
+    m->kind = kinds[tc_rng_below(r, 20)]; /* the rest: KIND_GOOD */
     int ov_rank = -1;
     uint64_t ov_off = 0, ov_len = 0;
     if (m->kind == KIND_OVERLAP) {
@@ -309,6 +370,8 @@ static void open_file(fuzz_t *z, int epoch, int epochs)
             ov_len = 1 + tc_rng_below(r, m->ext[e].offset + m->ext[e].len - ov_off);
         }
     }
+    random_commit(z, m);
+    m->opts.atomic_replace = m->kind == KIND_RENAME_FAILS || tc_rng_below(r, 6) == 0;
     snprintf(m->name, sizeof m->name, "r%d_f%d_%s", z->round, idx, kind_name[m->kind]);
     char rel[96];
     if (m->kind == KIND_BADPATH)
@@ -317,6 +380,8 @@ static void open_file(fuzz_t *z, int epoch, int epochs)
         snprintf(rel, sizeof rel, "%s.dat", m->name);
     tc_path(m->path, sizeof m->path, rel);
     make_jobs(z, m, ov_rank, ov_off, ov_len);
+    if (m->kind == KIND_RENAME_FAILS)
+        make_blocking_dir(m);
 
     tc_cb_init(&m->cb);
     m->cb.on_ready = calls_from_callback;
@@ -438,6 +503,27 @@ static void write_piece(fuzz_t *z, int fi, size_t j, int blocking_only)
     }
 }
 
+/* This rank's commit block: the pattern bytes of its range. */
+static void set_commit(fuzz_t *z, ffile_t *m)
+{
+    uint8_t *buf = malloc((size_t)m->commit_len);
+    pattern_fill(buf, (size_t)m->commit_len, m->commit_off, m->seed);
+    z->n.calls++;
+    z->n.commits++;
+    check_rc(m, "fwdio_set_commit", fwdio_set_commit(m->f, buf, (size_t)m->commit_len,
+                                                     m->commit_off),
+             FWDIO_OK, NO_ALT);
+    free(buf);
+    m->commit_pending = 0;
+    m->commit_set = 1;
+}
+
+/* Whether this rank may close (or free) the file now. */
+static int may_close(const ffile_t *m)
+{
+    return !m->commit_pending && (m->pending == 0 || m->may_skip);
+}
+
 /* Write everything still pending with fwdio_write, then close. */
 static void finish_file(fuzz_t *z, int fi, int close_it)
 {
@@ -448,6 +534,8 @@ static void finish_file(fuzz_t *z, int fi, int close_it)
     if (!m->may_skip || !want(z, 2))
         while (m->pending > 0)
             write_piece(z, fi, m->pending - 1, 1);
+    if (m->commit_pending)
+        set_commit(z, m);
     if (close_it) {
         z->n.calls++;
         check_rc(m, "fwdio_close", fwdio_close(m->f), FWDIO_OK, NO_ALT);
@@ -457,6 +545,42 @@ static void finish_file(fuzz_t *z, int fi, int close_it)
 
 /* ---- bad calls ----------------------------------------------------------- */
 
+/* A fwdio_set_commit that is wrong in exactly one way. */
+static void bad_commit(fuzz_t *z, ffile_t *m)
+{
+    static uint8_t junk[64];
+    tc_rng_t *r = &z->mine;
+    uint64_t n = 1 + tc_rng_below(r, sizeof junk);
+    uint64_t past = m->size - (n <= m->size ? n : m->size) + 1 + tc_rng_below(r, 1000);
+    uint64_t fits = n <= m->size ? n : m->size; /* > 0 unless the file is empty */
+    switch (tc_rng_below(r, 5)) {
+    case 0:
+        refused(z, m, "fwdio_set_commit(NULL file)", fwdio_set_commit(NULL, junk, 1, 0),
+                FWDIO_EINVAL, NO_ALT);
+        break;
+    case 1:
+        refused(z, m, "fwdio_set_commit(NULL buf)",
+                fwdio_set_commit(m->f, NULL, (size_t)fits, 0), FWDIO_EINVAL, NO_ALT);
+        break;
+    case 2:
+        refused(z, m, "fwdio_set_commit(len 0)", fwdio_set_commit(m->f, junk, 0, 0), FWDIO_EINVAL,
+                NO_ALT);
+        break;
+    case 3:
+        refused(z, m, "fwdio_set_commit(past the end)",
+                fwdio_set_commit(m->f, junk, (size_t)n, past), FWDIO_ERANGE, NO_ALT);
+        break;
+    default:
+        if (m->closed && fits > 0)
+            refused(z, m, "fwdio_set_commit after close",
+                    fwdio_set_commit(m->f, junk, (size_t)fits, 0), FWDIO_ECLOSED, NO_ALT);
+        else if (m->commit_set && fits > 0)
+            refused(z, m, "second fwdio_set_commit on this rank",
+                    fwdio_set_commit(m->f, junk, (size_t)fits, 0), FWDIO_EINVAL, NO_ALT);
+        break;
+    }
+}
+
 static void bad_write(fuzz_t *z, ffile_t *m)
 {
     static uint8_t junk[64];
@@ -464,7 +588,7 @@ static void bad_write(fuzz_t *z, ffile_t *m)
     tc_rng_t *r = &z->mine;
     uint64_t n = 1 + tc_rng_below(r, sizeof junk);
     uint64_t past = m->size - (n <= m->size ? n : m->size) + 1 + tc_rng_below(r, 1000);
-    switch (tc_rng_below(r, 9)) {
+    switch (tc_rng_below(r, 10)) {
     case 0:
         refused(z, m, "fwdio_write(NULL buf)", fwdio_write(m->f, NULL, (size_t)n, 0),
                 FWDIO_EINVAL, NO_ALT);
@@ -518,6 +642,9 @@ static void bad_write(fuzz_t *z, ffile_t *m)
         } else if (m->closed) {
             refused(z, m, "second fwdio_close", fwdio_close(m->f), FWDIO_ECLOSED, NO_ALT);
         }
+        break;
+    case 8:
+        bad_commit(z, m);
         break;
     default: {
         int done = 0;
@@ -706,7 +833,9 @@ static void act_on_file(fuzz_t *z, int fi)
     tc_rng_t *r = &z->mine;
     uint64_t a = tc_rng_below(r, 100);
     if (a < 45) { /* write */
-        if (!m->closed && m->pending > 0)
+        if (!m->closed && m->commit_pending && want(z, 4))
+            set_commit(z, m);
+        else if (!m->closed && m->pending > 0)
             write_piece(z, fi, (size_t)tc_rng_below(r, m->pending), 0);
     } else if (a < 52) {
         zero_length_write(z, fi);
@@ -728,7 +857,7 @@ static void act_on_file(fuzz_t *z, int fi)
         int n = fwdio_poll(z->rt);
         TC_CHECK(n >= 0, "fwdio_poll returned %d (%s)", n, fwdio_strerror(n));
     } else if (a < 84) {
-        if (!m->closed && (m->pending == 0 || m->may_skip)) {
+        if (!m->closed && may_close(m)) {
             z->n.calls++;
             z->n.early_closes += m->pending > 0;
             check_rc(m, "fwdio_close", fwdio_close(m->f), FWDIO_OK, NO_ALT);
@@ -744,7 +873,7 @@ static void act_on_file(fuzz_t *z, int fi)
             refused(z, m, "fwdio_wait before close", fwdio_wait(m->f), FWDIO_ENOTCLOSED, NO_ALT);
         }
     } else if (a < 92) {
-        if (m->pending == 0 || m->may_skip) {
+        if (may_close(m)) {
             z->n.calls++;
             z->n.frees++;
             fwdio_file_free(m->f);
@@ -822,11 +951,92 @@ static void await_all(fuzz_t *z)
     }
 }
 
+/* The pieces of v (sorted, tiling the file) with [a, b) cut out and given to
+ * `owner`: what a commit block does to the file. Returns the new count. */
+static size_t paint(const tc_extent_t *v, size_t nv, uint64_t a, uint64_t b, int owner,
+                    tc_extent_t *out)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < nv; i++) {
+        uint64_t lo = v[i].offset, hi = v[i].offset + v[i].len;
+        uint64_t cut_lo = lo > a ? lo : a, cut_hi = hi < b ? hi : b;
+        if (cut_lo >= cut_hi) {
+            out[n++] = v[i];
+            continue;
+        }
+        if (lo < cut_lo)
+            out[n++] = (tc_extent_t){lo, cut_lo - lo, v[i].owner};
+        out[n++] = (tc_extent_t){cut_lo, cut_hi - cut_lo, owner};
+        if (cut_hi < hi)
+            out[n++] = (tc_extent_t){cut_hi, hi - cut_hi, v[i].owner};
+    }
+    return n;
+}
+
+/* Collective: the bytes of a completed file. Each extent holds what its
+ * owner got accepted (a prefix of it), the rest reads as zeros; a commit
+ * block lies over whatever was there. */
+static void verify_good(ffile_t *m)
+{
+    uint64_t *done = calloc(m->n_ext + 1, sizeof *done);
+    for (size_t j = 0; j < m->n_jobs; j++)
+        if (m->jobs[j].ext != SIZE_MAX)
+            done[m->jobs[j].ext] = m->jobs[j].done;
+    MPI_Allreduce(MPI_IN_PLACE, done, (int)m->n_ext, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
+    tc_extent_t *v = malloc((2 * m->n_ext + 3) * sizeof *v);
+    size_t nv = 0;
+    for (size_t e = 0; e < m->n_ext; e++) {
+        const tc_extent_t *x = &m->ext[e];
+        if (done[e] > 0)
+            v[nv++] = (tc_extent_t){x->offset, done[e], x->owner};
+        if (done[e] < x->len)
+            v[nv++] = (tc_extent_t){x->offset + done[e], x->len - done[e], -1};
+    }
+    if (m->committer[0] >= 0) {
+        tc_extent_t *w = malloc((nv + 3) * sizeof *w);
+        nv = paint(v, nv, m->commit_off, m->commit_off + m->commit_len, m->committer[0], w);
+        free(v);
+        v = w;
+    }
+    tc_verify_extents(MPI_COMM_WORLD, m->path, m->size, m->seed, v, nv);
+    free(v);
+    free(done);
+}
+
+static int exists(const char *path)
+{
+    return access(path, F_OK) == 0;
+}
+
+/* Rank 0: what a finished file leaves beside it. No temporary of atomic
+ * replace; a failed atomic replace leaves the target as it was (absent, or
+ * the blocking directory); a failed open creates no directory. */
+static void check_leftovers(const ffile_t *m)
+{
+    char dir[4096], tmp[4200];
+    snprintf(dir, sizeof dir, "%s", m->path);
+    char *slash = strrchr(dir, '/');
+    *slash = '\0';
+    snprintf(tmp, sizeof tmp, "%s/.%s.fwdio-tmp", dir, slash + 1);
+    if (m->kind == KIND_BADPATH) {
+        TC_CHECK(!exists(dir), "%s: the failed open created %s", m->name, dir);
+        return;
+    }
+    if (!m->opts.atomic_replace)
+        return;
+    TC_CHECK(!exists(tmp), "%s: temporary %s left behind", m->name, tmp);
+    if (m->kind == KIND_RENAME_FAILS) {
+        char keep[4160];
+        snprintf(keep, sizeof keep, "%s/keep", m->path);
+        TC_CHECK(exists(keep), "%s: the directory the rename failed on lost %s", m->name, keep);
+    } else if (m->kind != KIND_GOOD) {
+        TC_CHECK(!exists(m->path), "%s: failed atomic replace created %s", m->name, m->path);
+    }
+}
+
 /* Collective: statuses, callbacks, byte counts and contents of every file. */
 static void check_files(fuzz_t *z)
 {
-    static const int want_ready[] = {FWDIO_OK, FWDIO_OK, FWDIO_EOPEN};
-    static const int want_final[] = {FWDIO_OK, FWDIO_EOVERLAP, FWDIO_EOPEN};
     for (int i = 0; i < z->nfiles; i++) {
         ffile_t *m = &z->files[i];
         tc_phase("round %d: checking %s", z->round, m->name);
@@ -846,32 +1056,10 @@ static void check_files(fuzz_t *z)
                      "%s: the writers received %" PRIu64 " bytes, the ranks' accepted calls "
                      "carried %ld", m->name, sum, total);
         }
-        if (m->kind == KIND_GOOD) {
-            /* Each extent holds what its owner got accepted: a prefix of it. */
-            uint64_t *done = calloc(m->n_ext + 1, sizeof *done);
-            for (size_t j = 0; j < m->n_jobs; j++)
-                if (m->jobs[j].ext != SIZE_MAX)
-                    done[m->jobs[j].ext] = m->jobs[j].done;
-            MPI_Allreduce(MPI_IN_PLACE, done, (int)m->n_ext, MPI_UINT64_T, MPI_MAX,
-                          MPI_COMM_WORLD);
-            tc_extent_t *v = malloc((2 * m->n_ext + 1) * sizeof *v);
-            size_t nv = 0;
-            for (size_t e = 0; e < m->n_ext; e++) {
-                const tc_extent_t *x = &m->ext[e];
-                if (done[e] > 0)
-                    v[nv++] = (tc_extent_t){x->offset, done[e], x->owner};
-                if (done[e] < x->len)
-                    v[nv++] = (tc_extent_t){x->offset + done[e], x->len - done[e], -1};
-            }
-            tc_verify_extents(MPI_COMM_WORLD, m->path, m->size, m->seed, v, nv);
-            free(v);
-            free(done);
-        } else if (m->kind == KIND_BADPATH && tc_rank == 0) {
-            char dir[4096];
-            snprintf(dir, sizeof dir, "%s", m->path);
-            *strrchr(dir, '/') = '\0';
-            TC_CHECK(access(dir, F_OK) != 0, "%s: the failed open created %s", m->name, dir);
-        }
+        if (m->kind == KIND_GOOD)
+            verify_good(m);
+        if (tc_rank == 0)
+            check_leftovers(m);
     }
 }
 
@@ -906,10 +1094,16 @@ static void end_round(fuzz_t *z)
         free(m->jobs);
     }
     MPI_Barrier(MPI_COMM_WORLD); /* every rank has verified before the files go */
-    if (tc_rank == 0)
-        for (int i = 0; i < z->nfiles; i++)
-            if (z->files[i].kind != KIND_BADPATH && unlink(z->files[i].path) != 0)
-                tc_fail("cannot remove %s: %s", z->files[i].path, strerror(errno));
+    for (int i = 0; tc_rank == 0 && i < z->nfiles; i++) {
+        const ffile_t *m = &z->files[i];
+        char keep[4160];
+        snprintf(keep, sizeof keep, "%s/keep", m->path);
+        if (m->kind == KIND_RENAME_FAILS && (unlink(keep) != 0 || rmdir(m->path) != 0))
+            tc_fail("cannot remove %s: %s", m->path, strerror(errno));
+        else if (m->kind != KIND_BADPATH && m->kind != KIND_RENAME_FAILS && exists(m->path) &&
+                 unlink(m->path) != 0)
+            tc_fail("cannot remove %s: %s", m->path, strerror(errno));
+    }
     z->nfiles = 0;
 }
 
@@ -943,11 +1137,16 @@ static void run_round(fuzz_t *z)
     check_files(z);
     check_lents(z);
     if (tc_rank == 0) {
-        int kinds[3] = {0, 0, 0};
-        for (int i = 0; i < z->nfiles; i++)
+        int kinds[5] = {0, 0, 0, 0, 0}, commits = 0, atomics = 0;
+        for (int i = 0; i < z->nfiles; i++) {
             kinds[z->files[i].kind]++;
-        tc_note("round %d: %d files (%d good, %d overlap, %d bad path), ended by %s", z->round,
-                z->nfiles, kinds[0], kinds[1], kinds[2],
+            commits += z->files[i].kind == KIND_GOOD && z->files[i].committer[0] >= 0;
+            atomics += z->files[i].opts.atomic_replace != 0;
+        }
+        tc_note("round %d: %d files (%d good, %d of them with a commit block; %d overlap, "
+                "%d bad path, %d two commits, %d rename fails; %d atomic), ended by %s",
+                z->round, z->nfiles, kinds[0], commits, kinds[1], kinds[2], kinds[3], kinds[4],
+                atomics,
                 ending == 0 ? "waiting" : ending == 1 ? "waiting, then finalize" : "finalize");
     }
     end_round(z);
@@ -990,15 +1189,16 @@ int main(int argc, char **argv)
     if (z->rt)
         stop_runtime(z);
     counts_t *n = &z->n;
-    long sums[10] = {n->calls, n->refused, n->writes, n->lent, n->try_eagain, n->waits,
-                     n->tests, n->frees, n->early_closes, atomic_load(&z->context_checks)};
-    MPI_Allreduce(MPI_IN_PLACE, sums, 10, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+    long sums[11] = {n->calls, n->refused, n->writes, n->lent, n->try_eagain, n->waits,
+                     n->tests, n->frees, n->early_closes, n->commits,
+                     atomic_load(&z->context_checks)};
+    MPI_Allreduce(MPI_IN_PLACE, sums, 11, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
     if (tc_rank == 0)
         tc_note("all ranks: %ld calls, %ld refused as documented, %ld copied writes, %ld lent, "
-                "%ld EAGAIN, %ld waits, %ld tests, %ld frees, %ld early closes, %ld callbacks "
-                "refused blocking calls",
+                "%ld EAGAIN, %ld waits, %ld tests, %ld frees, %ld early closes, %ld commit "
+                "blocks, %ld callbacks refused blocking calls",
                 sums[0], sums[1], sums[2], sums[3], sums[4], sums[5], sums[6], sums[7], sums[8],
-                sums[9]);
+                sums[9], sums[10]);
     free(z);
     return tc_finish("test_fuzz");
 }
