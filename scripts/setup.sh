@@ -23,6 +23,7 @@ packages=(
     libudev-dev       # hwloc.pc lists -ludev for static links (`pkg-config --static fwdio`)
     python3           # the trace test and bench/trace_merge.py (standard library only)
     gnuplot-nox       # PNG timelines from bench/trace_merge.py
+    valgrind          # ctest init_cycles_np2_valgrind: leaks across init/finalize cycles
 )
 
 say() { printf 'setup: %s\n' "$*"; }
