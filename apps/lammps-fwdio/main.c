@@ -94,17 +94,20 @@ static int check_paths(const lfw_options_t *o, int rank)
     return any_rank(bad) ? -1 : 0;
 }
 
-/* Report the forwarding problems of every rank; 0 if there were none. */
-static int report_forwarding(const lfw_forward_t *fw, int rank)
+/* Print the forwarding problem of the lowest rank that had one (the others
+ * are mostly the same one seen elsewhere); 0 if no rank had any. */
+static int report_forwarding(const lfw_forward_t *fw, int rank, int nranks)
 {
-    if (fw->failed)
+    int mine = fw->failed ? rank : nranks, first = nranks;
+    MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (first == rank)
         fprintf(stderr, "lammps-fwdio: rank %d: forwarding stopped: %s\n", rank, fw->error);
-    return any_rank(fw->failed) ? -1 : 0;
+    return first < nranks ? -1 : 0;
 }
 
 static void print_report(const lfw_options_t *o, const lfw_melt_t *m, const lfw_text_format_t *fmt,
                          const lfw_output_t *out, const run_times_t *t, uint64_t write_calls,
-                         int nranks)
+                         int nranks, int ok)
 {
     int64_t snapshots = o->steps / o->every + 1;
     printf("lammps-fwdio: melt of %" PRId64 " atoms (%d^3 fcc cells), %" PRId64
@@ -127,6 +130,11 @@ static void print_report(const lfw_options_t *o, const lfw_melt_t *m, const lfw_
                " fwdio_write calls in all",
                t->callback, write_calls);
     printf("\n");
+    if (!ok) {
+        printf("lammps-fwdio: FAILED: the outputs are not whole (see the messages above)\n");
+        fflush(stdout);
+        return;
+    }
     /* One line of key=value pairs for scripts (bench/lammps_compare). */
     printf("lammps-fwdio-result: atoms=%" PRId64 " steps=%" PRId64 " every=%" PRId64
            " ranks=%d fwdio_text=%d fwdio_binary=%d native=%d mpiio=%d"
@@ -221,10 +229,10 @@ static int run_melt(const lfw_options_t *o, int rank, int nranks)
     unsigned long long calls = fw.write_calls, all_calls = 0;
     MPI_Reduce(&calls, &all_calls, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
 
-    int bad_forwarding = report_forwarding(&fw, rank);
-    if (rank == 0)
-        print_report(o, &melt, &fmt, out, &t, all_calls, nranks);
+    int bad_forwarding = report_forwarding(&fw, rank, nranks);
     rc = bad_output || bad_forwarding ? -1 : 0;
+    if (rank == 0)
+        print_report(o, &melt, &fmt, out, &t, all_calls, nranks, rc == 0);
 
 done:
     for (int i = 0; i < N_OUTPUTS; i++)
