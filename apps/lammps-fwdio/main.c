@@ -26,7 +26,9 @@
 #include <string.h>
 #include <unistd.h>
 
-enum { OUT_TEXT, OUT_BINARY, N_OUTPUTS };
+/* The fwdio files: the two dumps and the idle reference (an empty file kept
+ * open through the run: fwdio running, nothing written). */
+enum { OUT_TEXT, OUT_BINARY, OUT_IDLE, N_OUTPUTS };
 
 /* Everything a run measures; printed by rank 0. */
 typedef struct run_times {
@@ -61,10 +63,10 @@ static int any_rank(int value)
  * bad dump path, with its message only in its screen/log output). */
 static int check_paths(const lfw_options_t *o, int rank)
 {
-    const char *all[] = {o->dump, o->binary, o->native, o->mpiio};
-    const char *names[] = {"--dump", "--binary", "--native", "--mpiio"};
+    const char *all[] = {o->native, o->mpiio, o->dump, o->binary, o->idle};
+    const char *names[] = {"--native", "--mpiio", "--dump", "--binary", "--idle"};
     int bad = 0;
-    for (int i = 0; i < 4 && rank == 0; i++) {
+    for (int i = 0; i < 5 && rank == 0; i++) {
         if (!all[i])
             continue;
         if (!*all[i]) {
@@ -78,7 +80,7 @@ static int check_paths(const lfw_options_t *o, int rank)
                 bad = 1;
             }
     }
-    for (int i = 2; i < 4 && rank == 0; i++) {
+    for (int i = 0; i < 2 && rank == 0; i++) { /* the LAMMPS dumps */
         if (!all[i] || !*all[i])
             continue;
         const char *problem = lfw_melt_dump_path_problem(all[i]);
@@ -115,10 +117,12 @@ static void print_report(const lfw_options_t *o, const lfw_melt_t *m, const lfw_
            m->natoms, m->cells, o->steps, nranks, o->every, snapshots);
     printf("lammps-fwdio: text format \"%s\", %zu bytes per atom line\n", fmt->line,
            fmt->line_len);
-    for (int i = 0; i < N_OUTPUTS; i++)
+    for (int i = 0; i < OUT_IDLE; i++)
         if (out[i].path)
             printf("lammps-fwdio: fwdio %s %s: %" PRIu64 " bytes\n", out[i].what, out[i].path,
-                   lfw_layout_size(&out[i].layout));
+                   out[i].size);
+    if (o->idle)
+        printf("lammps-fwdio: fwdio running, the empty file %s open through the run\n", o->idle);
     if (o->native)
         printf("lammps-fwdio: LAMMPS dump custom %s\n", o->native);
     if (o->mpiio)
@@ -137,12 +141,43 @@ static void print_report(const lfw_options_t *o, const lfw_melt_t *m, const lfw_
     }
     /* One line of key=value pairs for scripts (bench/lammps_compare). */
     printf("lammps-fwdio-result: atoms=%" PRId64 " steps=%" PRId64 " every=%" PRId64
-           " ranks=%d fwdio_text=%d fwdio_binary=%d native=%d mpiio=%d"
+           " ranks=%d fwdio_text=%d fwdio_binary=%d fwdio_idle=%d native=%d mpiio=%d"
            " time_to_solution=%.6f run=%.6f close=%.6f callback_max=%.6f\n",
            m->natoms, o->steps, o->every, nranks, out[OUT_TEXT].path != NULL,
-           out[OUT_BINARY].path != NULL, o->native != NULL, o->mpiio != NULL, t->total, t->run,
+           out[OUT_BINARY].path != NULL, o->idle != NULL, o->native != NULL, o->mpiio != NULL,
+           t->total, t->run,
            t->close, t->callback);
     fflush(stdout);
+}
+
+/* fwdio_init and the layout and size of each fwdio file; 0, or -1 on every
+ * rank (message from rank 0). */
+static int start_fwdio(const lfw_options_t *o, const lfw_melt_t *melt, const lfw_text_format_t *fmt,
+                       lfw_output_t *out, fwdio_runtime_t **rt, int rank)
+{
+    int frc = fwdio_init(MPI_COMM_WORLD, NULL, rt);
+    if (frc != FWDIO_OK) {
+        if (rank == 0)
+            fprintf(stderr, "lammps-fwdio: fwdio_init: %s\n", fwdio_strerror(frc));
+        *rt = NULL;
+        return -1;
+    }
+    int bad = 0;
+    if (o->dump)
+        bad |= lfw_layout_init(&out[OUT_TEXT].layout, o->steps, o->every, melt->natoms,
+                               fmt->line_len, text_header_len, melt);
+    if (o->binary)
+        bad |= lfw_layout_init(&out[OUT_BINARY].layout, o->steps, o->every, melt->natoms,
+                               LFW_BIN_RECORD_SIZE, binary_header_len, NULL);
+    if (any_rank(bad != 0)) {
+        if (rank == 0)
+            fprintf(stderr, "lammps-fwdio: out of memory laying out the dumps\n");
+        return -1;
+    }
+    for (int i = 0; i < OUT_IDLE; i++)
+        if (out[i].path)
+            out[i].size = lfw_layout_size(&out[i].layout);
+    return 0;
 }
 
 /* Set up, run and time one melt with the outputs the options ask for. */
@@ -151,11 +186,13 @@ static int run_melt(const lfw_options_t *o, int rank, int nranks)
     lfw_melt_t melt;
     lfw_text_format_t fmt;
     lfw_output_t out[N_OUTPUTS] = {{.what = "text dump", .path = o->dump},
-                                   {.what = "binary dump", .path = o->binary}};
+                                   {.what = "binary dump", .path = o->binary},
+                                   {.what = "idle reference file", .path = o->idle}};
     lfw_forward_t fw = {.rank = rank};
     fwdio_runtime_t *rt = NULL;
     run_times_t t = {0};
-    int use_fwdio = o->dump || o->binary;
+    int forwarding = o->dump || o->binary;
+    int use_fwdio = forwarding || o->idle;
     int rc = -1;
 
     if (lfw_melt_open(&melt, MPI_COMM_WORLD, o))
@@ -170,26 +207,9 @@ static int run_melt(const lfw_options_t *o, int rank, int nranks)
         (o->mpiio && lfw_melt_add_dump(&melt, "mpiio", "custom/mpiio", o->every, o->mpiio, fmt.line)))
         goto done;
 
-    if (use_fwdio) {
-        int frc = fwdio_init(MPI_COMM_WORLD, NULL, &rt);
-        if (frc != FWDIO_OK) {
-            if (rank == 0)
-                fprintf(stderr, "lammps-fwdio: fwdio_init: %s\n", fwdio_strerror(frc));
-            rt = NULL;
-            goto done;
-        }
-        int bad = 0;
-        if (o->dump)
-            bad |= lfw_layout_init(&out[OUT_TEXT].layout, o->steps, o->every, melt.natoms,
-                                   fmt.line_len, text_header_len, &melt);
-        if (o->binary)
-            bad |= lfw_layout_init(&out[OUT_BINARY].layout, o->steps, o->every, melt.natoms,
-                                   LFW_BIN_RECORD_SIZE, binary_header_len, NULL);
-        if (any_rank(bad != 0)) {
-            if (rank == 0)
-                fprintf(stderr, "lammps-fwdio: out of memory laying out the dumps\n");
-            goto done;
-        }
+    if (use_fwdio && start_fwdio(o, &melt, &fmt, out, &rt, rank))
+        goto done;
+    if (forwarding) {
         fw = (lfw_forward_t){.lmp = melt.lmp, .rank = rank, .natoms = melt.natoms,
                              .ntypes = melt.ntypes, .box = melt.box, .fmt = &fmt,
                              .text = {.layout = &out[OUT_TEXT].layout},

@@ -13,7 +13,7 @@ static void usage(FILE *out)
 {
     fprintf(out,
             "usage: lammps-fwdio [--atoms N] [--steps S] [--every K] [--dump PATH]\n"
-            "                    [--binary PATH] [--native PATH] [--mpiio PATH]\n"
+            "                    [--binary PATH] [--native PATH] [--mpiio PATH] [--idle PATH]\n"
             "                    [--precision P] [--seed N] [--writers W]\n"
             "                    [--lammps-log PATH] [--lammps-screen]\n"
             "Runs LAMMPS's 3d Lennard-Jones melt (fcc 0.8442, lj/cut 2.5, fix nve) for S steps\n"
@@ -25,6 +25,9 @@ static void usage(FILE *out)
             "  --binary PATH     binary dump through fwdio (layout in apps/lammps-fwdio/README.md)\n"
             "  --native PATH     LAMMPS's own dump custom of the same run, same format\n"
             "  --mpiio PATH      LAMMPS's dump custom/mpiio of the same run (its own spacing)\n"
+            "  --idle PATH       reference run: fwdio started, an empty file PATH open through\n"
+            "                    the run, nothing written (fwdio's progress thread polls MPI,\n"
+            "                    which also moves LAMMPS's own messages along)\n"
             "  --precision P     decimals of the text coordinates, %d..%d (6)\n"
             "  --seed N          seed of the initial velocities (87287)\n"
             "  --writers W       fwdio writer ranks (fwdio's default)\n"
@@ -94,6 +97,8 @@ int lfw_options_parse(int argc, char **argv, lfw_options_t *o, int verbose)
             o->native = value;
         else if (!strcmp(name, "--mpiio"))
             o->mpiio = value;
+        else if (!strcmp(name, "--idle"))
+            o->idle = value;
         else if (!strcmp(name, "--lammps-log"))
             o->lammps_log = value;
         else {

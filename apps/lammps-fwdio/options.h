@@ -15,6 +15,7 @@ typedef struct lfw_options {
     const char *binary;    /**< fwdio binary dump, or NULL */
     const char *native;    /**< LAMMPS's own dump custom, or NULL */
     const char *mpiio;     /**< LAMMPS's dump custom/mpiio, or NULL */
+    const char *idle;      /**< fwdio reference: an empty file kept open, or NULL */
     const char *lammps_log; /**< LAMMPS log file, or NULL for none */
     int lammps_screen;     /**< non-zero: LAMMPS's screen output on stdout */
 } lfw_options_t;

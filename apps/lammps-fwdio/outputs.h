@@ -15,7 +15,8 @@
 typedef struct lfw_output {
     const char *what;     /**< "text dump", "binary dump" */
     const char *path;     /**< NULL: not requested */
-    lfw_layout_t layout;
+    lfw_layout_t layout;  /**< where the snapshots go (none for the idle reference) */
+    uint64_t size;        /**< bytes of the file: the layout's size, 0 for the idle reference */
     fwdio_file_t *file;   /**< open between lfw_output_open and lfw_output_free */
 } lfw_output_t;
 
@@ -31,7 +32,7 @@ int lfw_output_close(lfw_output_t *o);
 
 /**
  * Collective over comm: wait for the file, then check that it completed on
- * every rank and that the ranks wrote layout-size bytes in all. Rank 0 prints
+ * every rank and that the ranks wrote o->size bytes in all. Rank 0 prints
  * what went wrong. Returns 0 when the file is whole, -1 otherwise (the same on
  * every rank).
  */
