@@ -44,6 +44,8 @@ typedef struct lfw_text_format {
     size_t line_len;
     /** Coordinates must lie in (-coord_limit, coord_limit) to fit the width. */
     double coord_limit;
+    /** The widths and decimals written into the format line. */
+    int id_width, type_width, coord_width, precision;
 } lfw_text_format_t;
 
 /**
@@ -57,10 +59,12 @@ int lfw_text_format_init(lfw_text_format_t *fmt, int64_t natoms, int ntypes, con
                          int precision);
 
 /**
- * Format one atom line into out (room for fmt->line_len + 1 bytes: snprintf's
- * NUL follows the line). Returns the line's length, which differs from
- * fmt->line_len only if a value did not fit the width (the bytes are then not
- * usable; out receives at most line_len + 1 bytes either way).
+ * Format one atom line into out (room for fmt->line_len + 1 bytes: a NUL
+ * follows the line), the bytes snprintf(fmt->printf_line, ...) gives (through
+ * fixed_format.h, with snprintf itself where that cannot be sure). Returns the
+ * line's length, which differs from fmt->line_len only if a value did not fit
+ * the width (the bytes are then not usable; out receives at most line_len + 1
+ * bytes either way).
  */
 size_t lfw_text_line(const lfw_text_format_t *fmt, char *out, int64_t id, int type, const double x[3]);
 

@@ -3,8 +3,7 @@
 #include "dump_text.h"
 
 #include <errno.h>
-#include <inttypes.h>
-#include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
