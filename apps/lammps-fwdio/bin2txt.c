@@ -1,0 +1,139 @@
+/*
+ * lammps-fwdio-bin2txt: turn a binary dump of lammps-fwdio back into LAMMPS's
+ * `dump custom id type x y z` text, with the same fixed-width format the
+ * driver uses for that run (the same --precision), so that the result can be
+ * compared byte for byte with the text dumps of the same run.
+ *
+ *   lammps-fwdio-bin2txt [--precision P] BINARY TEXT
+ *
+ * Every snapshot must be whole: its header valid and the same as the first
+ * one's but for the step, and its records the atoms 1 .. N in order (a hole
+ * in the file reads as id 0 and is reported). Exit status 0, or 1 with a
+ * message.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include "dump_binary.h"
+#include "dump_text.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int fail(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("lammps-fwdio-bin2txt: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    return 1;
+}
+
+static int same_run(const lfw_bin_header_t *a, const lfw_bin_header_t *b)
+{
+    return a->natoms == b->natoms && a->ntypes == b->ntypes &&
+           !memcmp(&a->box, &b->box, sizeof a->box);
+}
+
+/* Convert the records of one snapshot (the header is already read). */
+static int convert_atoms(FILE *in, FILE *out, const lfw_text_format_t *fmt, int64_t natoms,
+                         int64_t snapshot)
+{
+    unsigned char rec[LFW_BIN_RECORD_SIZE];
+    char line[LFW_TEXT_FORMAT_MAX * 8];
+    if (fmt->line_len + 1 > sizeof line)
+        return fail("atom lines of %zu bytes are longer than this tool handles", fmt->line_len);
+    for (int64_t id = 1; id <= natoms; id++) {
+        if (fread(rec, sizeof rec, 1, in) != 1)
+            return fail("snapshot %" PRId64 ": file ends before atom %" PRId64, snapshot, id);
+        int32_t got_id, type;
+        double x[3];
+        lfw_bin_record_decode(rec, &got_id, &type, x);
+        if (got_id != id)
+            return fail("snapshot %" PRId64 ": record %" PRId64 " holds atom id %" PRId32
+                        " (a hole reads as 0)",
+                        snapshot, id, got_id);
+        if (lfw_text_line(fmt, line, id, type, x) != fmt->line_len)
+            return fail("snapshot %" PRId64 ": atom %" PRId64 " does not fit \"%s\"", snapshot,
+                        id, fmt->line);
+        fwrite(line, 1, fmt->line_len, out);
+    }
+    return 0;
+}
+
+static int convert(FILE *in, FILE *out, int precision)
+{
+    unsigned char raw[LFW_BIN_HEADER_SIZE];
+    lfw_bin_header_t first = {0}, h;
+    lfw_text_format_t fmt;
+    char why[160], header[LFW_TEXT_HEADER_MAX];
+    int64_t snapshot = 0;
+    size_t got;
+    while ((got = fread(raw, 1, sizeof raw, in)) == sizeof raw) {
+        if (lfw_bin_header_decode(raw, &h, why, sizeof why))
+            return fail("snapshot %" PRId64 ": %s", snapshot, why);
+        if (snapshot == 0) {
+            first = h;
+            if (h.ntypes > INT32_MAX ||
+                lfw_text_format_init(&fmt, h.natoms, (int)h.ntypes, &h.box, precision))
+                return fail("no text format for %" PRId64 " atoms, %" PRIu32 " types", h.natoms,
+                            h.ntypes);
+        } else if (!same_run(&first, &h)) {
+            return fail("snapshot %" PRId64 " has another atom count, type count or box than "
+                        "the first",
+                        snapshot);
+        }
+        size_t len = lfw_text_header(header, sizeof header, h.step, h.natoms, &h.box);
+        fwrite(header, 1, len, out);
+        if (convert_atoms(in, out, &fmt, h.natoms, snapshot))
+            return 1;
+        snapshot++;
+    }
+    if (ferror(in))
+        return fail("read error: %s", strerror(errno));
+    if (got != 0)
+        return fail("%zu stray bytes after snapshot %" PRId64, got, snapshot);
+    if (snapshot == 0)
+        return fail("no snapshot in the file");
+    fprintf(stderr, "lammps-fwdio-bin2txt: %" PRId64 " snapshots of %" PRId64 " atoms, \"%s\"\n",
+            snapshot, first.natoms, fmt.line);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    int precision = 6, i = 1;
+    if (argc > 2 && !strcmp(argv[1], "--precision")) {
+        char *end;
+        long p = strtol(argv[2], &end, 10);
+        if (*end || p < LFW_TEXT_PRECISION_MIN || p > LFW_TEXT_PRECISION_MAX)
+            return fail("--precision takes %d..%d", LFW_TEXT_PRECISION_MIN,
+                        LFW_TEXT_PRECISION_MAX);
+        precision = (int)p;
+        i = 3;
+    }
+    if (argc - i != 2) {
+        fprintf(stderr, "usage: lammps-fwdio-bin2txt [--precision P] BINARY TEXT\n");
+        return 2;
+    }
+    FILE *in = fopen(argv[i], "rb");
+    if (!in)
+        return fail("%s: %s", argv[i], strerror(errno));
+    FILE *out = fopen(argv[i + 1], "wb");
+    if (!out) {
+        fclose(in);
+        return fail("%s: %s", argv[i + 1], strerror(errno));
+    }
+    int rc = convert(in, out, precision);
+    fclose(in);
+    int write_error = ferror(out);
+    if ((fclose(out) != 0 || write_error) && rc == 0)
+        rc = fail("%s: %s", argv[i + 1], strerror(errno));
+    return rc;
+}
