@@ -120,14 +120,14 @@ static md_snapshot_t snapshot_of(const struct sim *s)
 }
 
 /* The initial state: a restart's checkpoint, or a fresh lattice. Returns the box side. */
-static double set_up(struct sim *s, const md_options_t *opt, int atoms_given, ckpt_info_t *resumed,
+static double set_up(struct sim *s, const md_options_t *opt, ckpt_info_t *resumed,
                      char *resumed_path, size_t cap)
 {
     double box;
     if (opt->restart) {
         if (restart_find(MPI_COMM_WORLD, opt->checkpoint_path, resumed, resumed_path, cap) != 0)
             die("%s", "cannot restart");
-        if (atoms_given && resumed->natoms != opt->atoms)
+        if (opt->atoms_given && resumed->natoms != opt->atoms)
             die("%s", "--atoms differs from the checkpoint's atom count");
         s->natoms = resumed->natoms;
         s->step = resumed->step;
@@ -206,9 +206,6 @@ int main(int argc, char **argv)
         MPI_Finalize();
         return parsed > 0 ? 0 : 2;
     }
-    int atoms_given = 0;
-    for (int i = 1; i < argc; i++)
-        atoms_given |= strcmp(argv[i], "--atoms") == 0;
     if (opt.atoms > DCD_MAX_ATOMS)
         die("%s", "at most 536870911 atoms (a DCD coordinate record must fit 2^31 bytes)");
     if (opt.steps > INT32_MAX)
@@ -222,7 +219,7 @@ int main(int argc, char **argv)
     exchange_init(&s.ex);
     ckpt_info_t resumed = {0};
     char resumed_path[4096] = "";
-    double box = set_up(&s, &opt, atoms_given, &resumed, resumed_path, sizeof resumed_path);
+    double box = set_up(&s, &opt, &resumed, resumed_path, sizeof resumed_path);
     int64_t start = s.step;
     if (opt.restart && rank == 0) {
         printf("mdlj: restarting from %s (step %" PRId64 ")\n", resumed_path, start);

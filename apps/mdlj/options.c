@@ -125,9 +125,10 @@ int md_options_parse(int argc, char **argv, md_options_t *opt, int verbose)
         }
         const char *value = argv[++i];
         int64_t i64 = 0;
-        if (strcmp(name, "--atoms") == 0)
+        if (strcmp(name, "--atoms") == 0) {
             bad = parse_i64(value, 1, &opt->atoms);
-        else if (strcmp(name, "--steps") == 0)
+            opt->atoms_given = 1;
+        } else if (strcmp(name, "--steps") == 0)
             bad = parse_i64(value, 0, &opt->steps);
         else if (strcmp(name, "--every") == 0)
             bad = parse_i64(value, 0, &opt->every);

@@ -16,6 +16,7 @@ typedef enum md_output_mode {
 
 typedef struct md_options {
     int64_t atoms;            /* atoms in the box */
+    int atoms_given;          /* --atoms was on the command line (a restart checks it) */
     int64_t steps;            /* the run ends at this step number (a restart continues up to it) */
     int64_t every;            /* a trajectory frame every `every` steps; 0: none */
     int64_t checkpoint_every; /* a checkpoint every so many steps; 0: none */
