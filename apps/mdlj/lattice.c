@@ -4,10 +4,10 @@
 #include <math.h>
 #include <stdlib.h>
 
-/* Site offsets inside an FCC unit cell, in units of the cell side. The quarter
- * shift keeps atoms off the box and rank edges at the start. */
-static const double fcc_basis[4][3] = {
-    {0.25, 0.25, 0.25}, {0.75, 0.75, 0.25}, {0.75, 0.25, 0.75}, {0.25, 0.75, 0.75}};
+/* Site offsets inside an FCC unit cell, in units of the cell side (the
+ * conventional basis). Where rank regions meet on a lattice plane, the atoms
+ * of that plane start on the edge and half of them migrate in the first steps. */
+static const double fcc_basis[4][3] = {{0.0, 0.0, 0.0}, {0.5, 0.5, 0.0}, {0.5, 0.0, 0.5}, {0.0, 0.5, 0.5}};
 
 double lattice_box_side(int64_t natoms, double density)
 {
@@ -53,59 +53,69 @@ void lattice_destroy(md_lattice_t *lat)
     lat->cell_xyz = NULL;
 }
 
-void lattice_position(const md_lattice_t *lat, int64_t id, double out[3])
+void lattice_position(const md_lattice_t *lat, int64_t k, double out[3])
 {
-    /* Spread the atoms over the sites: id * sites fits in 64 bits for any
+    /* Spread the atoms over the sites: k * sites fits in 64 bits for any
      * atom count a DCD file can hold. */
-    int64_t site = (int64_t)(((uint64_t)id * (uint64_t)lat->sites) / (uint64_t)lat->natoms);
+    int64_t site = (int64_t)(((uint64_t)k * (uint64_t)lat->sites) / (uint64_t)lat->natoms);
     int64_t cell = site / 4;
     const double *basis = fcc_basis[site % 4];
     for (int d = 0; d < 3; d++)
         out[d] = domain_wrap(((double)lat->cell_xyz[3 * cell + d] + basis[d]) * lat->spacing, lat->box);
 }
 
-static void raw_velocity(uint64_t seed, int64_t id, double v[3])
+static void raw_velocity(uint64_t seed, int64_t k, double v[3])
 {
     for (int d = 0; d < 3; d++)
-        v[d] = rng_gaussian(seed, (uint64_t)id, (uint64_t)d);
+        v[d] = rng_gaussian(seed, (uint64_t)k, (uint64_t)d);
 }
 
 int lattice_fill(const md_lattice_t *lat, uint64_t seed, double temperature,
                  const md_domain_t *dom, md_atoms_t *atoms)
 {
     int64_t n = lat->natoms;
-    /* Pass 1: total momentum, summed in id order so every rank gets the same bits. */
+    int64_t *first_id = calloc((size_t)dom->nranks + 1, sizeof *first_id);
+    if (!first_id)
+        return -1;
+    /* Pass 1, in site order on every rank (so every rank gets the same bits):
+     * total momentum, and how many atoms each rank owns. */
     double p[3] = {0, 0, 0};
-    for (int64_t id = 0; id < n; id++) {
-        double v[3];
-        raw_velocity(seed, id, v);
+    for (int64_t k = 0; k < n; k++) {
+        double v[3], x[3];
+        raw_velocity(seed, k, v);
         for (int d = 0; d < 3; d++)
             p[d] += v[d];
+        lattice_position(lat, k, x);
+        first_id[domain_owner(dom, x) + 1]++;
     }
+    for (int r = 0; r < dom->nranks; r++)
+        first_id[r + 1] += first_id[r];
     for (int d = 0; d < 3; d++)
         p[d] /= (double)n;
     /* Pass 2: kinetic energy after the shift (unit masses), 3N - 3 degrees of freedom. */
     double sum_v2 = 0.0;
-    for (int64_t id = 0; id < n; id++) {
+    for (int64_t k = 0; k < n; k++) {
         double v[3];
-        raw_velocity(seed, id, v);
+        raw_velocity(seed, k, v);
         for (int d = 0; d < 3; d++)
             sum_v2 += (v[d] - p[d]) * (v[d] - p[d]);
     }
     double dof = n > 1 ? 3.0 * (double)(n - 1) : 3.0;
     double scale = sum_v2 > 0.0 ? sqrt(temperature * dof / sum_v2) : 0.0;
-    /* Pass 3: keep this rank's atoms. */
+    /* Pass 3: keep this rank's atoms, numbered from its first id on. */
+    int64_t next_id = first_id[dom->rank];
+    free(first_id);
     atoms->n = 0;
-    for (int64_t id = 0; id < n; id++) {
+    for (int64_t k = 0; k < n; k++) {
         double x[3];
-        lattice_position(lat, id, x);
+        lattice_position(lat, k, x);
         if (!domain_owns(dom, x))
             continue;
         double v[3];
-        raw_velocity(seed, id, v);
+        raw_velocity(seed, k, v);
         for (int d = 0; d < 3; d++)
             v[d] = (v[d] - p[d]) * scale;
-        if (atoms_push(atoms, id, x, v))
+        if (atoms_push(atoms, next_id++, x, v))
             return -1;
     }
     return 0;

@@ -1,19 +1,21 @@
 /*
  * mdlj's initial state: an FCC lattice filling a cubic box at the requested
  * density, and Maxwell-Boltzmann velocities from a counter-based generator
- * keyed by (seed, atom id), shifted to zero total momentum and scaled to the
- * requested temperature exactly.
+ * keyed by (seed, lattice site), shifted to zero total momentum and scaled
+ * to the requested temperature exactly.
  *
  * The box holds C^3 unit cells of 4 sites, C = ceil(cbrt(N / 4)). When N is
- * not 4 C^3 the atoms take N of the 4 C^3 sites spread evenly (site
- * floor(i * sites / N) for atom i), leaving scattered vacancies. Cells are
- * numbered along a Z-order (Morton) curve, so atoms near each other in space
- * have near ids, as in MD codes that sort atoms spatially: a rank's atoms
- * form a few long runs of consecutive ids, and it writes each run of a
- * trajectory frame or checkpoint with one call.
+ * not 4 C^3 the atoms take N of the 4 C^3 sites spread evenly (the k-th
+ * atom site is floor(k * sites / N)), leaving scattered vacancies. Cells are
+ * visited along a Z-order (Morton) curve. The positions and velocities, as a
+ * set, are the same for any number of ranks.
  *
- * Everything is computed in id order on every rank from the seed alone, so
- * the initial state does not depend on the number of ranks.
+ * Atom ids are handed out per rank, as LAMMPS's create_atoms does: rank 0's
+ * atoms get ids 0 .. n0 - 1 in Z-order, rank 1's the next n1, and so on. So
+ * each rank starts with one run of consecutive ids and writes each array of a
+ * trajectory frame or checkpoint with one call; atoms that migrate later
+ * split runs one by one. Ids, and so a trajectory's atom order, depend on
+ * the rank count.
  */
 #ifndef MDLJ_LATTICE_H
 #define MDLJ_LATTICE_H
@@ -39,12 +41,13 @@ double lattice_box_side(int64_t natoms, double density);
 int lattice_create(md_lattice_t *lat, int64_t natoms, double density);
 void lattice_destroy(md_lattice_t *lat);
 
-/* Position of atom `id` (in [0, box)). */
-void lattice_position(const md_lattice_t *lat, int64_t id, double out[3]);
+/* Position of the k-th occupied site (in [0, box)), k < natoms. */
+void lattice_position(const md_lattice_t *lat, int64_t k, double out[3]);
 
 /*
- * Fill `atoms` with the atoms this rank owns (ids ascending), with velocities
- * at `temperature`. Returns 0, or -1 when out of memory.
+ * Collective over dom->cart: fill `atoms` with the atoms this rank owns (ids
+ * ascending, numbered per rank as above), with velocities at `temperature`.
+ * Returns 0, or -1 when out of memory.
  */
 int lattice_fill(const md_lattice_t *lat, uint64_t seed, double temperature,
                  const md_domain_t *dom, md_atoms_t *atoms);
