@@ -31,6 +31,9 @@ code):
   modes     the same run through fwdio, MPI-IO and serial output (each with
             --verify) gives identical DCD and checkpoint files; --output none
             writes nothing.
+  mdanalysis  MDAnalysis (when the interpreter has it) opens the trajectory
+            and reads the atom count, frame count, box and every coordinate
+            as the reader here does.
 
 A run that exceeds the remaining time budget is killed and reported; the
 directory is kept (and named) when a check fails.
@@ -454,8 +457,34 @@ def scenario_modes(r, args):
         note("%s: %s identical to fwdio's" % (mode, ", ".join(names)))
 
 
+def scenario_mdanalysis(r, args):
+    import warnings
+    warnings.simplefilter("ignore")
+    import MDAnalysis
+    import numpy
+    steps, every = args.steps, args.every
+    r.mdlj("run", common(args, steps, every, 0, "run.dcd", "run.ckpt"))
+    path = os.path.join(r.workdir, "run.dcd")
+    ours = check_dcd(path, args.atoms, every, every, steps // every, 0.005)
+    u = MDAnalysis.Universe(path)
+    if u.atoms.n_atoms != args.atoms or u.trajectory.n_frames != steps // every:
+        fail("MDAnalysis reads %d atoms and %d frames, expected %d and %d" %
+             (u.atoms.n_atoms, u.trajectory.n_frames, args.atoms, steps // every))
+    for ts, step in zip(u.trajectory, sorted(ours)):
+        cell, coords = ours[step]
+        xyz = numpy.frombuffer(coords, dtype="<f4").reshape(3, args.atoms).T
+        if not numpy.array_equal(ts.positions, xyz):
+            fail("MDAnalysis frame %d: positions differ from the DCD's bytes" % ts.frame)
+        want = numpy.array([cell[0], cell[0], cell[0], 90.0, 90.0, 90.0], dtype=numpy.float32)
+        if not numpy.allclose(ts.dimensions, want):
+            fail("MDAnalysis frame %d: box %r, expected %r" % (ts.frame, ts.dimensions, want))
+    note("MDAnalysis %s reads %d atoms, %d frames, box %s" %
+         (MDAnalysis.__version__, u.atoms.n_atoms, u.trajectory.n_frames,
+          numpy.array2string(u.trajectory.ts.dimensions, precision=4)))
+
+
 SCENARIOS = {"verify": scenario_verify, "restart": scenario_restart, "torn": scenario_torn,
-             "crash": scenario_crash, "modes": scenario_modes}
+             "crash": scenario_crash, "modes": scenario_modes, "mdanalysis": scenario_mdanalysis}
 
 
 def main():
