@@ -163,6 +163,7 @@ struct run_report {
     double time_max;      /* time to solution: first step to output complete, slowest rank */
     double blocked_max, blocked_mean, final_wait_max;
     uint64_t frame_calls_max, frame_calls_total, ckpt_calls_max, ckpt_calls_total;
+    uint64_t frame_msgs_max, frame_msgs_total, ckpt_msgs_max, ckpt_msgs_total;
 };
 
 static struct run_report summarise(MPI_Comm comm, double elapsed, const md_output_report_t *rep)
@@ -177,13 +178,19 @@ static struct run_report summarise(MPI_Comm comm, double elapsed, const md_outpu
     r.blocked_max = dmax_out[1];
     r.final_wait_max = dmax_out[2];
     r.blocked_mean /= nranks;
-    uint64_t calls[2] = {rep->frame_extents, rep->ckpt_extents}, cmax[2], csum[2];
-    MPI_Allreduce(calls, cmax, 2, MPI_UINT64_T, MPI_MAX, comm);
-    MPI_Allreduce(calls, csum, 2, MPI_UINT64_T, MPI_SUM, comm);
+    uint64_t counts[4] = {rep->frame_extents, rep->ckpt_extents, rep->frame_messages,
+                          rep->ckpt_messages};
+    uint64_t cmax[4], csum[4];
+    MPI_Allreduce(counts, cmax, 4, MPI_UINT64_T, MPI_MAX, comm);
+    MPI_Allreduce(counts, csum, 4, MPI_UINT64_T, MPI_SUM, comm);
     r.frame_calls_max = cmax[0];
     r.frame_calls_total = csum[0];
     r.ckpt_calls_max = cmax[1];
     r.ckpt_calls_total = csum[1];
+    r.frame_msgs_max = cmax[2];
+    r.frame_msgs_total = csum[2];
+    r.ckpt_msgs_max = cmax[3];
+    r.ckpt_msgs_total = csum[3];
     return r;
 }
 
@@ -315,6 +322,11 @@ int main(int argc, char **argv)
                    opt.output == MD_OUT_FWDIO ? "fwdio_write calls" : "file-view blocks",
                    per(r.frame_calls_max, rep.frames), per(r.frame_calls_total, rep.frames),
                    per(r.ckpt_calls_max, rep.checkpoints), per(r.ckpt_calls_total, rep.checkpoints));
+        if (opt.output == MD_OUT_FWDIO)
+            printf("mdlj: fwdio messages per trajectory frame: %.1f from the busiest rank, %.1f "
+                   "over all ranks; per checkpoint: %.1f and %.1f\n",
+                   per(r.frame_msgs_max, rep.frames), per(r.frame_msgs_total, rep.frames),
+                   per(r.ckpt_msgs_max, rep.checkpoints), per(r.ckpt_msgs_total, rep.checkpoints));
         printf("mdlj: summary mode=%s ranks=%d atoms=%" PRId64 " steps=%" PRId64 " frames=%" PRId64
                " checkpoints=%" PRId64 " checkpoints_ok=%" PRId64 " time=%.6f blocked_max=%.6f "
                "blocked_mean=%.6f final_wait_max=%.6f failures=%d verify_failures=%d\n",

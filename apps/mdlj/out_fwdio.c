@@ -172,6 +172,9 @@ static void reap(md_output_t *o)
             return;
         struct fw_ckpt *c = *oldest;
         *oldest = c->next;
+        fwdio_file_stats_t st;
+        if (fwdio_file_stats(c->file, &st) == FWDIO_OK)
+            o->rep.ckpt_messages += st.messages_sent;
         if (c->status != FWDIO_OK)
             report(o, c->path, c->file, c->status);
         else if (c->uncommitted && o->rank == 0)
@@ -200,6 +203,9 @@ static void fw_finish(md_output_t *o)
             report(o, "the trajectory", s->traj, rc);
             o->rep.failures++;
         }
+        fwdio_file_stats_t st;
+        if (fwdio_file_stats(s->traj, &st) == FWDIO_OK)
+            o->rep.frame_messages = st.messages_sent;
         fwdio_file_free(s->traj);
         s->traj = NULL;
     }

@@ -38,6 +38,8 @@ typedef struct md_output_report {
     double verify_time;      /* this rank: seconds verifying (not in `blocked`) */
     uint64_t frame_extents;  /* write calls (fwdio) / file-view blocks (MPI-IO) for frames, this rank */
     uint64_t ckpt_extents;   /* the same for checkpoints */
+    uint64_t frame_messages; /* fwdio: data messages this rank sent for the trajectory */
+    uint64_t ckpt_messages;  /* fwdio: the same for all checkpoints */
     int64_t frames;
     int64_t checkpoints;
     int64_t checkpoints_ok;  /* complete with their commit record */
