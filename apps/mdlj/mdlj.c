@@ -22,12 +22,14 @@
 
 #include "fwdio.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Everything one rank simulates. */
 struct sim {
@@ -51,6 +53,24 @@ static void die(const char *fmt, const char *arg)
     }
     MPI_Finalize();
     exit(2);
+}
+
+/*
+ * Rank 0: can checkpoints be created next to `base`? Each checkpoint would
+ * otherwise fail on its own, after the steps before it were computed.
+ */
+static int checkpoint_dir_writable(const char *base)
+{
+    char dir[4096];
+    const char *slash = strrchr(base, '/');
+    if (!slash)
+        snprintf(dir, sizeof dir, ".");
+    else
+        snprintf(dir, sizeof dir, "%.*s", slash == base ? 1 : (int)(slash - base), base);
+    if (access(dir, W_OK | X_OK) == 0)
+        return 1;
+    fprintf(stderr, "mdlj: cannot create checkpoints in %s: %s\n", dir, strerror(errno));
+    return 0;
 }
 
 /* Ghosts and forces for the current positions. */
@@ -217,6 +237,16 @@ int main(int argc, char **argv)
         die("%s", "at most 536870911 atoms (a DCD coordinate record must fit 2^31 bytes)");
     if (opt.steps > INT32_MAX)
         die("%s", "at most 2^31 - 1 steps (DCD headers hold 32-bit step numbers)");
+    if (opt.crash_at > 0 && (opt.checkpoint_every == 0 || opt.crash_at % opt.checkpoint_every))
+        die("%s", "--crash-at must name a step that writes a checkpoint");
+    if (opt.verify && opt.output == MD_OUT_NONE)
+        die("%s", "--verify checks written files: it needs an --output other than none");
+    int writable = 1;
+    if (rank == 0 && opt.output != MD_OUT_NONE && opt.checkpoint_every > 0)
+        writable = checkpoint_dir_writable(opt.checkpoint_path);
+    MPI_Bcast(&writable, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    if (!writable)
+        die("%s", "no place for the checkpoints");
     if (opt.output == MD_OUT_FWDIO && provided < MPI_THREAD_MULTIPLE)
         die("%s", "--output fwdio needs MPI_THREAD_MULTIPLE, which this MPI did not grant");
 
@@ -269,8 +299,11 @@ int main(int argc, char **argv)
         .crash_at = opt.crash_at,
     };
     md_output_t *out = NULL;
-    if (output_create(&out, &op) != 0)
+    if (output_create(&out, &op) != 0) {
+        if (rt)
+            fwdio_finalize(rt); /* its threads must stop before MPI does */
         die("%s", "cannot set up the output");
+    }
 
     if (rank == 0) {
         printf("mdlj: %" PRId64 " atoms, box %.4f, density %.4f, %d ranks (%d x %d x %d), "

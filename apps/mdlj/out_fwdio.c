@@ -7,12 +7,14 @@
  * computing; completions arrive through the complete callbacks, which run in
  * fwdio_poll once per step.
  */
+#define _POSIX_C_SOURCE 200809L
 #include "output_impl.h"
 
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 struct fw_ckpt {
     fwdio_file_t *file;
@@ -26,6 +28,8 @@ struct fw_ckpt {
 
 struct fw_state {
     fwdio_file_t *traj;
+    int traj_ready;      /* set by the trajectory's ready callback */
+    int traj_status;
     struct fw_ckpt *pending; /* checkpoints not yet complete, newest first */
 };
 
@@ -35,6 +39,14 @@ static void ckpt_complete(fwdio_file_t *file, int status, void *user)
     struct fw_ckpt *c = user;
     c->status = status;
     c->done = 1;
+}
+
+static void traj_ready(fwdio_file_t *file, int status, void *user)
+{
+    (void)file;
+    struct fw_state *s = user;
+    s->traj_status = status;
+    s->traj_ready = 1;
 }
 
 static void report(md_output_t *o, const char *what, fwdio_file_t *file, int rc)
@@ -63,9 +75,19 @@ static int fw_open(md_output_t *o)
         return 0;
     /* The trajectory need not be durable: it is not what a restart relies on. */
     fwdio_options_t opts = file_options(o, 0);
-    int rc = fwdio_open(o->p.rt, o->p.dcd_path, dcd_file_bytes(&o->p.dcd), &opts, NULL, &s->traj);
+    fwdio_callbacks_t cbs = {.ready = traj_ready, .user = s};
+    int rc = fwdio_open(o->p.rt, o->p.dcd_path, dcd_file_bytes(&o->p.dcd), &opts, &cbs, &s->traj);
     if (rc == FWDIO_OK && o->rank == 0)
         rc = fwdio_write(s->traj, o->dcd_header, DCD_HEADER_BYTES, 0);
+    /* Wait, once before the first step, until the writers have created the
+     * file, so that a path that cannot be written stops the run now rather
+     * than after hours of computing. Every rank gets the same status. */
+    while (rc == FWDIO_OK && !s->traj_ready) {
+        if (fwdio_poll(o->p.rt) == 0)
+            nanosleep(&(struct timespec){.tv_nsec = 100 * 1000}, NULL);
+    }
+    if (rc == FWDIO_OK)
+        rc = s->traj_status;
     if (rc != FWDIO_OK) {
         report(o, "opening the trajectory", s->traj, rc);
         return -1;
