@@ -219,6 +219,37 @@ static double per(uint64_t v, int64_t n)
     return n > 0 ? (double)v / (double)n : 0.0;
 }
 
+static void print_report(const md_options_t *opt, int nranks, int64_t natoms, int64_t steps,
+                         struct energies e0, struct energies e1, const struct run_report *r,
+                         const md_output_report_t *rep)
+{
+    double before = e0.kinetic + e0.potential, after = e1.kinetic + e1.potential;
+    printf("mdlj: total energy per atom %.8f -> %.8f (relative change %.2e)\n", before, after,
+           before != 0.0 ? (after - before) / fabs(before) : 0.0);
+    printf("mdlj: time to solution %.3f s (%" PRId64 " steps); output calls blocked a rank "
+           "%.3f s at most, %.3f s on average (%.1f%% of the time), final wait %.3f s\n",
+           r->time_max, steps, r->blocked_max, r->blocked_mean,
+           r->time_max > 0 ? 100.0 * r->blocked_mean / r->time_max : 0.0, r->final_wait_max);
+    if (opt->output == MD_OUT_FWDIO || opt->output == MD_OUT_MPIIO)
+        printf("mdlj: %s per trajectory frame: %.1f on the busiest rank, %.1f over all ranks; "
+               "per checkpoint: %.1f and %.1f\n",
+               opt->output == MD_OUT_FWDIO ? "fwdio_write calls" : "file-view blocks",
+               per(r->frame_calls_max, rep->frames), per(r->frame_calls_total, rep->frames),
+               per(r->ckpt_calls_max, rep->checkpoints), per(r->ckpt_calls_total, rep->checkpoints));
+    if (opt->output == MD_OUT_FWDIO)
+        printf("mdlj: fwdio messages per trajectory frame: %.1f from the busiest rank, %.1f over "
+               "all ranks; per checkpoint: %.1f and %.1f\n",
+               per(r->frame_msgs_max, rep->frames), per(r->frame_msgs_total, rep->frames),
+               per(r->ckpt_msgs_max, rep->checkpoints), per(r->ckpt_msgs_total, rep->checkpoints));
+    /* One line for scripts (bench/mdlj_compare). */
+    printf("mdlj: summary mode=%s ranks=%d atoms=%" PRId64 " steps=%" PRId64 " frames=%" PRId64
+           " checkpoints=%" PRId64 " checkpoints_ok=%" PRId64 " time=%.6f blocked_max=%.6f "
+           "blocked_mean=%.6f final_wait_max=%.6f failures=%d verify_failures=%d\n",
+           md_output_mode_name(opt->output), nranks, natoms, steps, rep->frames, rep->checkpoints,
+           rep->checkpoints_ok, r->time_max, r->blocked_max, r->blocked_mean, r->final_wait_max,
+           rep->failures, rep->verify_failures);
+}
+
 int main(int argc, char **argv)
 {
     int provided = MPI_THREAD_SINGLE, rank, nranks;
@@ -338,35 +369,8 @@ int main(int argc, char **argv)
     struct run_report r = summarise(MPI_COMM_WORLD, elapsed, &rep);
 
     struct energies e1 = measure(&s);
-    if (rank == 0) {
-        double drift = e0.kinetic + e0.potential != 0.0
-                           ? ((e1.kinetic + e1.potential) - (e0.kinetic + e0.potential)) /
-                                 fabs(e0.kinetic + e0.potential)
-                           : 0.0;
-        printf("mdlj: total energy per atom %.8f -> %.8f (relative change %.2e)\n",
-               e0.kinetic + e0.potential, e1.kinetic + e1.potential, drift);
-        printf("mdlj: time to solution %.3f s (%" PRId64 " steps); output calls blocked a rank "
-               "%.3f s at most, %.3f s on average (%.1f%% of the time), final wait %.3f s\n",
-               r.time_max, opt.steps - start, r.blocked_max, r.blocked_mean,
-               r.time_max > 0 ? 100.0 * r.blocked_mean / r.time_max : 0.0, r.final_wait_max);
-        if (opt.output == MD_OUT_FWDIO || opt.output == MD_OUT_MPIIO)
-            printf("mdlj: %s per trajectory frame: %.1f on the busiest rank, %.1f over all ranks; "
-                   "per checkpoint: %.1f and %.1f\n",
-                   opt.output == MD_OUT_FWDIO ? "fwdio_write calls" : "file-view blocks",
-                   per(r.frame_calls_max, rep.frames), per(r.frame_calls_total, rep.frames),
-                   per(r.ckpt_calls_max, rep.checkpoints), per(r.ckpt_calls_total, rep.checkpoints));
-        if (opt.output == MD_OUT_FWDIO)
-            printf("mdlj: fwdio messages per trajectory frame: %.1f from the busiest rank, %.1f "
-                   "over all ranks; per checkpoint: %.1f and %.1f\n",
-                   per(r.frame_msgs_max, rep.frames), per(r.frame_msgs_total, rep.frames),
-                   per(r.ckpt_msgs_max, rep.checkpoints), per(r.ckpt_msgs_total, rep.checkpoints));
-        printf("mdlj: summary mode=%s ranks=%d atoms=%" PRId64 " steps=%" PRId64 " frames=%" PRId64
-               " checkpoints=%" PRId64 " checkpoints_ok=%" PRId64 " time=%.6f blocked_max=%.6f "
-               "blocked_mean=%.6f final_wait_max=%.6f failures=%d verify_failures=%d\n",
-               md_output_mode_name(opt.output), nranks, s.natoms, opt.steps - start, rep.frames,
-               rep.checkpoints, rep.checkpoints_ok, r.time_max, r.blocked_max, r.blocked_mean,
-               r.final_wait_max, rep.failures, rep.verify_failures);
-    }
+    if (rank == 0)
+        print_report(&opt, nranks, s.natoms, opt.steps - start, e0, e1, &r, &rep);
     output_destroy(out);
     if (rt)
         fwdio_finalize(rt);
