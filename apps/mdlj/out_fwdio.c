@@ -1,0 +1,262 @@
+/*
+ * Output through fwdio: the trajectory is one fwdio file open for the whole
+ * run, sized for all its frames; each checkpoint is a fwdio file of its own
+ * with a commit record (fwdio_set_commit) that fwdio writes only once every
+ * other byte of it is durable. Every rank writes its atoms' runs of
+ * consecutive ids with one fwdio_write each and goes straight back to
+ * computing; completions arrive through the complete callbacks, which run in
+ * fwdio_poll once per step.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "output_impl.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+struct fw_ckpt {
+    fwdio_file_t *file;
+    int64_t step;
+    int done;   /* set by the complete callback */
+    int status;
+    int uncommitted; /* some rank could not write its part: no commit record */
+    struct fw_ckpt *next;
+    char path[];
+};
+
+struct fw_state {
+    fwdio_file_t *traj;
+    int traj_ready;      /* set by the trajectory's ready callback */
+    int traj_status;
+    struct fw_ckpt *pending; /* checkpoints not yet complete, newest first */
+};
+
+static void ckpt_complete(fwdio_file_t *file, int status, void *user)
+{
+    (void)file;
+    struct fw_ckpt *c = user;
+    c->status = status;
+    c->done = 1;
+}
+
+static void traj_ready(fwdio_file_t *file, int status, void *user)
+{
+    (void)file;
+    struct fw_state *s = user;
+    s->traj_status = status;
+    s->traj_ready = 1;
+}
+
+static void report(md_output_t *o, const char *what, fwdio_file_t *file, int rc)
+{
+    if (o->rank == 0)
+        fprintf(stderr, "mdlj: %s failed: %s\n", what,
+                file && rc != FWDIO_EINVAL ? fwdio_file_error(file) : fwdio_strerror(rc));
+}
+
+static fwdio_options_t file_options(const md_output_t *o, int durable)
+{
+    fwdio_options_t opts;
+    fwdio_options_init(&opts);
+    opts.writers = o->p.writers;
+    opts.durable = durable;
+    return opts;
+}
+
+static int fw_open(md_output_t *o)
+{
+    struct fw_state *s = calloc(1, sizeof *s);
+    if (!s)
+        return -1;
+    o->state = s;
+    if (!o->p.dcd_path)
+        return 0;
+    /* The trajectory need not be durable: it is not what a restart relies on. */
+    fwdio_options_t opts = file_options(o, 0);
+    fwdio_callbacks_t cbs = {.ready = traj_ready, .user = s};
+    int rc = fwdio_open(o->p.rt, o->p.dcd_path, dcd_file_bytes(&o->p.dcd), &opts, &cbs, &s->traj);
+    if (rc == FWDIO_OK && o->rank == 0)
+        rc = fwdio_write(s->traj, o->dcd_header, DCD_HEADER_BYTES, 0);
+    /* Wait, once before the first step, until the writers have created the
+     * file, so that a path that cannot be written stops the run now rather
+     * than after hours of computing. Every rank gets the same status. */
+    while (rc == FWDIO_OK && !s->traj_ready) {
+        if (fwdio_poll(o->p.rt) == 0)
+            nanosleep(&(struct timespec){.tv_nsec = 100 * 1000}, NULL);
+    }
+    if (rc == FWDIO_OK)
+        rc = s->traj_status;
+    if (rc != FWDIO_OK) {
+        report(o, "opening the trajectory", s->traj, rc);
+        return -1;
+    }
+    return 0;
+}
+
+/* fwdio_write of every extent of o->pack; counts the calls. */
+static int write_extents(md_output_t *o, fwdio_file_t *file, uint64_t *calls)
+{
+    size_t at = 0;
+    for (size_t e = 0; e < o->pack.next; e++) {
+        const md_extent_t *x = &o->pack.ext[e];
+        int rc = fwdio_write(file, o->pack.buf + at, (size_t)x->len, x->offset);
+        if (rc != FWDIO_OK)
+            return rc;
+        at += (size_t)x->len;
+        (*calls)++;
+    }
+    return FWDIO_OK;
+}
+
+static void fw_frame(md_output_t *o, const md_snapshot_t *snap, int64_t frame)
+{
+    struct fw_state *s = o->state;
+    if (o->traj_failed)
+        return;
+    pack_reset(&o->pack);
+    int rc = dcd_pack_frame(&o->pack, &o->p.dcd, frame, snap, o->rank == 0) == 0
+                 ? write_extents(o, s->traj, &o->rep.frame_extents)
+                 : FWDIO_ENOMEM;
+    if (rc != FWDIO_OK) {
+        /* The file's final status, agreed by every rank, is counted in finish. */
+        fprintf(stderr, "mdlj: rank %d: trajectory frame %" PRId64 ": %s; no more frames\n",
+                o->rank, frame, fwdio_strerror(rc));
+        o->traj_failed = 1;
+    }
+}
+
+static void fw_checkpoint(md_output_t *o, const md_snapshot_t *snap, const ckpt_info_t *info,
+                          const char *path)
+{
+    struct fw_state *s = o->state;
+    size_t len = strlen(path) + 1;
+    struct fw_ckpt *c = calloc(1, sizeof *c + len);
+    unsigned char header[CKPT_HEADER_BYTES], commit[CKPT_COMMIT_BYTES];
+    ckpt_header(header, info);
+    pack_reset(&o->pack);
+    int rc = c && ckpt_pack(&o->pack, snap, o->rank == 0 ? header : NULL) == 0 ? FWDIO_OK
+                                                                               : FWDIO_ENOMEM;
+    /* Every rank opens the file, whatever happened here: fwdio_open is collective. */
+    fwdio_options_t opts = file_options(o, 1);
+    fwdio_callbacks_t cbs = {.complete = ckpt_complete, .user = c};
+    fwdio_file_t *file = NULL;
+    int open_rc = fwdio_open(o->p.rt, path, ckpt_file_bytes(info->natoms), &opts,
+                             c ? &cbs : NULL, &file);
+    if (rc == FWDIO_OK)
+        rc = open_rc;
+    if (rc == FWDIO_OK)
+        rc = write_extents(o, file, &o->rep.ckpt_extents);
+    /* The commit record's checksum is a reduction over every rank; so is the
+     * decision to commit at all. */
+    int uncommitted = output_commit_record(o, snap, info, header, rc != FWDIO_OK, commit);
+    output_crash_point(o, info->step);
+    if (!uncommitted && o->rank == 0) {
+        rc = fwdio_set_commit(file, commit, CKPT_COMMIT_BYTES, ckpt_commit_offset(info->natoms));
+        /* Only this rank removes old checkpoints, so only it must know. */
+        uncommitted = rc != FWDIO_OK;
+    }
+    if (file) {
+        /* A rank that failed closes too, so that no rank waits for it; the
+         * file then fails everywhere through its final status. */
+        int close_rc = fwdio_close(file);
+        if (rc == FWDIO_OK)
+            rc = close_rc;
+    }
+    if (rc != FWDIO_OK)
+        fprintf(stderr, "mdlj: rank %d: checkpoint %s: %s\n", o->rank, path, fwdio_strerror(rc));
+    if (!c || !file) {
+        /* Nothing to wait for on this rank: count it as failed now. */
+        free(c);
+        fwdio_file_free(file);
+        output_checkpoint_finished(o, info->step, path, 0);
+        return;
+    }
+    c->file = file;
+    c->step = info->step;
+    c->uncommitted = uncommitted;
+    memcpy(c->path, path, len);
+    c->next = s->pending;
+    s->pending = c;
+}
+
+/* Hand completed checkpoints to output_checkpoint_finished, oldest first. */
+static void reap(md_output_t *o)
+{
+    struct fw_state *s = o->state;
+    for (;;) {
+        struct fw_ckpt **oldest = NULL;
+        for (struct fw_ckpt **pc = &s->pending; *pc; pc = &(*pc)->next)
+            if ((*pc)->done)
+                oldest = pc;
+        if (!oldest)
+            return;
+        struct fw_ckpt *c = *oldest;
+        *oldest = c->next;
+        fwdio_file_stats_t st;
+        if (fwdio_file_stats(c->file, &st) == FWDIO_OK)
+            o->rep.ckpt_messages += st.messages_sent;
+        if (c->status != FWDIO_OK)
+            report(o, c->path, c->file, c->status);
+        else if (c->uncommitted && o->rank == 0)
+            fprintf(stderr, "mdlj: checkpoint %s left without commit record: a rank could not "
+                            "write its atoms\n", c->path);
+        output_checkpoint_finished(o, c->step, c->path, c->status == FWDIO_OK && !c->uncommitted);
+        fwdio_file_free(c->file);
+        free(c);
+    }
+}
+
+static void fw_poll(md_output_t *o)
+{
+    fwdio_poll(o->p.rt);
+    reap(o);
+}
+
+static void fw_finish(md_output_t *o)
+{
+    struct fw_state *s = o->state;
+    if (s->traj) {
+        int rc = fwdio_close(s->traj);
+        if (rc == FWDIO_OK)
+            rc = fwdio_wait(s->traj);
+        if (rc != FWDIO_OK) {
+            report(o, "the trajectory", s->traj, rc);
+            o->rep.failures++;
+        }
+        fwdio_file_stats_t st;
+        if (fwdio_file_stats(s->traj, &st) == FWDIO_OK)
+            o->rep.frame_messages = st.messages_sent;
+        fwdio_file_free(s->traj);
+        s->traj = NULL;
+    }
+    for (struct fw_ckpt *c = s->pending; c; c = c->next)
+        fwdio_wait(c->file); /* the status arrives through the callback */
+    reap(o);
+}
+
+static void fw_destroy(md_output_t *o)
+{
+    struct fw_state *s = o->state;
+    if (!s)
+        return;
+    fwdio_file_free(s->traj);
+    while (s->pending) {
+        struct fw_ckpt *c = s->pending;
+        s->pending = c->next;
+        fwdio_file_free(c->file);
+        free(c);
+    }
+    free(s);
+    o->state = NULL;
+}
+
+const md_backend_t md_backend_fwdio = {
+    .open = fw_open,
+    .frame = fw_frame,
+    .checkpoint = fw_checkpoint,
+    .poll = fw_poll,
+    .finish = fw_finish,
+    .destroy = fw_destroy,
+};

@@ -1,0 +1,524 @@
+#!/usr/bin/env python3
+"""End-to-end checks of apps/mdlj (ctest mdlj_*).
+
+    mdlj_check.py SCENARIO --mdlj EXE --mpiexec MPIEXEC [--np N] [--atoms N]
+                  [--timeout SEC] [-- EXTRA_MPIEXEC_ARGS...]
+
+Every scenario runs mdlj under mpiexec one or more times in a fresh
+directory and checks the bytes that land in the files, with a DCD and a
+checkpoint reader written here from the formats' descriptions (not mdlj's
+code):
+
+  verify    one run with --verify (mdlj compares every frame and checkpoint
+            with an in-memory gather on rank 0), then the DCD is parsed here
+            (header, record markers, unit cell, frame count), every remaining
+            checkpoint's header, commit record and checksum are recomputed,
+            the newest checkpoint's positions, rounded to float32, equal the
+            trajectory frame of the same step, and only the two newest
+            checkpoints are left.
+  restart   an uninterrupted run A to step S against a run B that stops
+            half way and a run C that restarts from B's newest checkpoint: B's
+            and C's frames equal A's frames of the same steps bit for bit, and
+            so do A's and C's final checkpoints.
+  torn      a run to step S whose newest checkpoint then loses its commit
+            record (zeroed, as a crash before the commit leaves it): the
+            restart must ignore it, continue from the previous checkpoint and
+            reproduce the first run's frames after it bit for bit.
+  crash     a run killed by --crash-at between a checkpoint's data and its
+            commit record; the restart must use the newest checkpoint that is
+            valid by the reader here (an older one) and reproduce an
+            uninterrupted run's frames after it.
+  modes     the same run through fwdio, MPI-IO and serial output (each with
+            --verify) gives identical DCD and checkpoint files; --output none
+            writes nothing.
+  mdanalysis  MDAnalysis (when the interpreter has it) opens the trajectory
+            and reads the atom count, frame count, box and every coordinate
+            as the reader here does.
+
+A run that exceeds the remaining time budget is killed and reported; the
+directory is kept (and named) when a check fails.
+"""
+import argparse
+import array
+import os
+import shutil
+import signal
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+
+failures = []
+
+
+def fail(msg):
+    failures.append(msg)
+    print("mdlj_check: FAIL: " + msg, flush=True)
+
+
+def note(msg):
+    print("mdlj_check: " + msg, flush=True)
+
+
+class Runner:
+    def __init__(self, args, workdir):
+        self.args = args
+        self.workdir = workdir
+        self.deadline = time.monotonic() + args.timeout
+
+    def mdlj(self, name, options, expect_rc=0):
+        """Run mdlj with `options` in workdir; return its stdout+stderr text."""
+        cmd = [self.args.mpiexec, "-n", str(self.args.np), "--oversubscribe"]
+        cmd += self.args.mpiexec_args + [self.args.mdlj] + options
+        note("%s: %s" % (name, " ".join(cmd)))
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError("no time left for run %s" % name)
+        p = subprocess.Popen(cmd, cwd=self.workdir, stdout=subprocess.PIPE,
+                             stderr=subprocess.STDOUT, text=True,
+                             start_new_session=True)
+        try:
+            out, _ = p.communicate(timeout=left)
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGTERM)
+            try:
+                out, _ = p.communicate(timeout=10)
+            except subprocess.TimeoutExpired:
+                os.killpg(p.pid, signal.SIGKILL)
+                out, _ = p.communicate()
+            print(out, end="")
+            raise TimeoutError("run %s did not finish within the time budget" % name)
+        ok = p.returncode == expect_rc if expect_rc is not None else p.returncode != 0
+        if not ok:
+            print(out, end="")
+            fail("run %s exited with %d (expected %s)" %
+                 (name, p.returncode, expect_rc if expect_rc is not None else "non-zero"))
+        else:
+            for line in out.splitlines():
+                if line.startswith("mdlj:") and ("summary" in line or "restart" in line
+                                                 or "ignoring" in line or "verify" in line
+                                                 or "crash" in line):
+                    note("  " + line)
+        return out
+
+
+# --- DCD -------------------------------------------------------------------
+
+def read_record(data, pos, what):
+    """One Fortran record: int32 length, payload, the same int32 length."""
+    if pos + 4 > len(data):
+        raise ValueError("%s: file ends at byte %d" % (what, pos))
+    (n,) = struct.unpack_from("<i", data, pos)
+    end = pos + 4 + n
+    if n < 0 or end + 4 > len(data):
+        raise ValueError("%s: record of %d bytes at %d runs past the end" % (what, n, pos))
+    (n2,) = struct.unpack_from("<i", data, end)
+    if n2 != n:
+        raise ValueError("%s: record markers %d and %d differ" % (what, n, n2))
+    return data[pos + 4:end], end + 4
+
+
+def parse_dcd(path):
+    """Header fields and frames [(step, cell 6-tuple, bytes of x+y+z)] of a CHARMM DCD."""
+    with open(path, "rb") as f:
+        data = f.read()
+    head, pos = read_record(data, 0, "header")
+    if len(head) != 84 or head[:4] != b"CORD":
+        raise ValueError("first record is not an 84-byte CORD record")
+    icntrl = struct.unpack_from("<20i", head, 4)
+    (delta,) = struct.unpack_from("<f", head, 4 + 9 * 4)
+    hdr = {"nset": icntrl[0], "istart": icntrl[1], "nsavc": icntrl[2], "nstep": icntrl[3],
+           "namnf": icntrl[8], "delta": delta, "has_cell": icntrl[10],
+           "four_dims": icntrl[11], "version": icntrl[19]}
+    title, pos = read_record(data, pos, "title")
+    (ntitle,) = struct.unpack_from("<i", title, 0)
+    if len(title) != 4 + 80 * ntitle:
+        raise ValueError("title record of %d bytes for %d lines" % (len(title), ntitle))
+    hdr["title"] = [title[4 + 80 * i:4 + 80 * (i + 1)].decode("ascii").rstrip()
+                    for i in range(ntitle)]
+    natom, pos = read_record(data, pos, "natom")
+    if len(natom) != 4:
+        raise ValueError("NATOM record is not 4 bytes")
+    (n,) = struct.unpack("<i", natom)
+    hdr["natoms"] = n
+    frames = []
+    for k in range(hdr["nset"]):
+        what = "frame %d" % k
+        cell = None
+        if hdr["has_cell"]:
+            rec, pos = read_record(data, pos, what + " unit cell")
+            if len(rec) != 48:
+                raise ValueError(what + ": unit cell record is not 48 bytes")
+            cell = struct.unpack("<6d", rec)
+        coords = b""
+        for axis in "xyz":
+            rec, pos = read_record(data, pos, "%s %s" % (what, axis))
+            if len(rec) != 4 * n:
+                raise ValueError("%s %s: %d bytes for %d atoms" % (what, axis, len(rec), n))
+            coords += rec
+        frames.append((hdr["istart"] + k * hdr["nsavc"], cell, coords))
+    if pos != len(data):
+        raise ValueError("%d bytes after the last frame" % (len(data) - pos))
+    return hdr, frames
+
+
+def check_dcd(path, natoms, first, every, nframes, dt):
+    """Parse and check the layout; return {step: (cell, coords)}."""
+    try:
+        hdr, frames = parse_dcd(path)
+    except (OSError, ValueError, struct.error) as e:
+        fail("%s: not a valid DCD: %s" % (path, e))
+        return {}
+    want = {"nset": nframes, "istart": first, "nsavc": every,
+            "nstep": first + (nframes - 1) * every, "namnf": 0, "has_cell": 1,
+            "four_dims": 0, "version": 24, "natoms": natoms}
+    for key, value in want.items():
+        if hdr[key] != value:
+            fail("%s: header %s = %r, expected %r" % (path, key, hdr[key], value))
+    if hdr["delta"] != struct.unpack("<f", struct.pack("<f", dt))[0]:
+        fail("%s: DELTA %r, expected %r" % (path, hdr["delta"], dt))
+    out = {}
+    for step, cell, coords in frames:
+        box = cell[0]
+        if cell != (box, 90.0, box, 90.0, 90.0, box) or not box > 0:
+            fail("%s: step %d: unit cell %r is not a cube with right angles" % (path, step, cell))
+        xs = array.array("f")
+        xs.frombytes(coords)
+        if sys.byteorder != "little":
+            xs.byteswap()
+        bad = [v for v in xs if not (0.0 <= v <= box)]
+        if bad:
+            fail("%s: step %d: %d coordinates outside [0, %g], e.g. %r" %
+                 (path, step, len(bad), box, bad[0]))
+        out[step] = (cell, coords)
+    note("%s: %d frames of %d atoms, steps %d..%d, box %.4f" %
+         (path, len(frames), hdr["natoms"], first, first + (nframes - 1) * every,
+          frames[0][1][0] if frames else 0))
+    return out
+
+
+# --- checkpoints -------------------------------------------------------------
+
+M64 = (1 << 64) - 1
+
+
+def mix64(z):
+    """The splitmix64 finaliser (the mixing function of the checkpoint hashes)."""
+    z = (z + 0x9E3779B97F4A7C15) & M64
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & M64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & M64
+    return z ^ (z >> 31)
+
+
+def hash_words(data, seed):
+    h = mix64(seed)
+    for (w,) in struct.iter_unpack("<Q", data):
+        h = mix64(h ^ w)
+    return h
+
+
+HEADER_SEED = 0x4D444C4A48445231
+COMMIT_SEED = 0x4D444C4A434D5431
+
+
+def parse_checkpoint(path):
+    """Decode and check a checkpoint file; returns (info dict, atom bytes) or raises."""
+    with open(path, "rb") as f:
+        data = f.read()
+    if len(data) < 128 + 64 or data[:8] != b"MDLJCKP1":
+        raise ValueError("no checkpoint header")
+    (hbytes, abytes, step, natoms, box, dt, cutoff, seed, nranks, _pad, data_off, commit_off,
+     file_bytes) = struct.unpack_from("<IIqqdddQIIQQQ", data, 8)
+    (hhash,) = struct.unpack_from("<Q", data, 120)
+    if hhash != hash_words(data[:120], HEADER_SEED):
+        raise ValueError("header hash mismatch")
+    if (hbytes, abytes, data_off) != (128, 48, 128) or commit_off != 128 + 48 * natoms \
+            or file_bytes != commit_off + 64 or len(data) != file_bytes:
+        raise ValueError("sizes inconsistent (file %d bytes, header says %d)" %
+                         (len(data), file_bytes))
+    commit = data[commit_off:]
+    if commit[:8] != b"MDLJDONE":
+        raise ValueError("no commit record")
+    c_step, c_natoms, c_sum, c_hhash = struct.unpack_from("<qqQQ", commit, 8)
+    (c_hash,) = struct.unpack_from("<Q", commit, 56)
+    if c_hash != hash_words(commit[:56], COMMIT_SEED):
+        raise ValueError("commit record hash mismatch")
+    if (c_step, c_natoms, c_hhash) != (step, natoms, hhash):
+        raise ValueError("commit record does not match the header")
+    atoms = data[128:commit_off]
+    total = 0
+    for i in range(natoms):
+        total = (total + hash_words(atoms[48 * i:48 * (i + 1)], i)) & M64
+    if total != c_sum:
+        raise ValueError("atom checksum %#x, commit record says %#x" % (total, c_sum))
+    return {"step": step, "natoms": natoms, "box": box, "dt": dt, "cutoff": cutoff,
+            "seed": seed, "nranks": nranks}, atoms
+
+
+def float32_positions(atoms, natoms):
+    """x of all atoms, then y, then z, as float32 bytes: what a DCD frame holds."""
+    xyzv = array.array("d")
+    xyzv.frombytes(atoms)
+    if sys.byteorder != "little":
+        xyzv.byteswap()
+    out = array.array("f", [0.0]) * (3 * natoms)
+    for i in range(natoms):
+        for d in range(3):
+            out[d * natoms + i] = xyzv[6 * i + d]
+    if sys.byteorder != "little":
+        out.byteswap()
+    return out.tobytes()
+
+
+def checkpoint_steps(directory, base):
+    steps = []
+    for name in os.listdir(directory):
+        if name.startswith(base + ".") and name[len(base) + 1:].isdigit():
+            steps.append(int(name[len(base) + 1:]))
+    return sorted(steps)
+
+
+def same_file(a, b):
+    with open(a, "rb") as fa, open(b, "rb") as fb:
+        return fa.read() == fb.read()
+
+
+def compare_frames(name, got, ref, steps):
+    """Frames of `got` equal those of `ref` at `steps`, bit for bit."""
+    for step in steps:
+        if step not in got or step not in ref:
+            fail("%s: step %d missing (restarted run has %s, reference %s)" %
+                 (name, step, sorted(got), sorted(ref)))
+        elif got[step] != ref[step]:
+            a, b = got[step][1], ref[step][1]
+            at = next((i for i in range(len(a)) if a[i] != b[i]), -1)
+            fail("%s: frame of step %d differs from the reference at coordinate byte %d" %
+                 (name, step, at))
+    note("%s: %d frames identical to the reference (steps %s)" %
+         (name, len(steps), ", ".join(map(str, steps))))
+
+
+# --- scenarios ----------------------------------------------------------------
+
+def common(args, steps, every, ckpt_every, dcd, base):
+    return ["--atoms", str(args.atoms), "--steps", str(steps), "--every", str(every),
+            "--checkpoint-every", str(ckpt_every), "--dcd", dcd, "--checkpoint", base,
+            "--seed", "2024", "--thermo", "0"]
+
+
+def scenario_verify(r, args):
+    steps, every, ckpt = args.steps, args.every, args.checkpoint_every
+    out = r.mdlj("verify", common(args, steps, every, ckpt, "run.dcd", "run.ckpt") + ["--verify"])
+    nframes = steps // every
+    if "verify: %d trajectory frames and" % nframes not in out:
+        fail("mdlj did not report %d verified frames" % nframes)
+    frames = check_dcd(os.path.join(r.workdir, "run.dcd"), args.atoms, every, every, nframes,
+                       0.005)
+    kept = checkpoint_steps(r.workdir, "run.ckpt")
+    written = list(range(ckpt, steps + 1, ckpt))
+    if kept != written[-2:]:
+        fail("checkpoints left: %s, expected the two newest of %s" % (kept, written))
+    for step in kept:
+        path = os.path.join(r.workdir, "run.ckpt.%d" % step)
+        try:
+            info, atoms = parse_checkpoint(path)
+        except (OSError, ValueError, struct.error) as e:
+            fail("%s: %s" % (path, e))
+            continue
+        if info["step"] != step or info["natoms"] != args.atoms or info["nranks"] != args.np:
+            fail("%s: header %r" % (path, info))
+        if step in frames and float32_positions(atoms, args.atoms) != frames[step][1]:
+            fail("%s: positions differ from the trajectory frame of step %d" % (path, step))
+        note("%s: header, commit record and checksum valid; positions match the frame" % path)
+
+
+def scenario_restart(r, args):
+    steps, every, ckpt = args.steps, args.every, args.checkpoint_every
+    half = (steps // 2) // ckpt * ckpt
+    os.mkdir(os.path.join(r.workdir, "a"))
+    os.mkdir(os.path.join(r.workdir, "b"))
+    r.mdlj("uninterrupted", common(args, steps, every, ckpt, "a/run.dcd", "a/run.ckpt"))
+    r.mdlj("first half", common(args, half, every, ckpt, "b/first.dcd", "b/run.ckpt"))
+    out = r.mdlj("restart", common(args, steps, every, ckpt, "b/second.dcd", "b/run.ckpt")
+                 + ["--restart"])
+    if "(step %d)" % half not in out:
+        fail("the restart did not continue from step %d" % half)
+    ref = check_dcd(os.path.join(r.workdir, "a/run.dcd"), args.atoms, every, every,
+                    steps // every, 0.005)
+    first = check_dcd(os.path.join(r.workdir, "b/first.dcd"), args.atoms, every, every,
+                      half // every, 0.005)
+    second = check_dcd(os.path.join(r.workdir, "b/second.dcd"), args.atoms, half + every, every,
+                       (steps - half) // every, 0.005)
+    compare_frames("first half", first, ref, list(range(every, half + 1, every)))
+    compare_frames("after the restart", second, ref, list(range(half + every, steps + 1, every)))
+    a_last = os.path.join(r.workdir, "a/run.ckpt.%d" % steps)
+    b_last = os.path.join(r.workdir, "b/run.ckpt.%d" % steps)
+    if not (os.path.exists(a_last) and os.path.exists(b_last) and same_file(a_last, b_last)):
+        fail("final checkpoints %s and %s differ" % (a_last, b_last))
+    else:
+        note("final checkpoints of the uninterrupted and the restarted run are identical")
+
+
+def scenario_torn(r, args):
+    steps, every, ckpt = args.steps, args.every, args.checkpoint_every
+    r.mdlj("first run", common(args, steps, every, ckpt, "first.dcd", "run.ckpt"))
+    ref = check_dcd(os.path.join(r.workdir, "first.dcd"), args.atoms, every, every,
+                    steps // every, 0.005)
+    newest, previous = steps // ckpt * ckpt, (steps // ckpt - 1) * ckpt
+    path = os.path.join(r.workdir, "run.ckpt.%d" % newest)
+    try:
+        parse_checkpoint(path)
+    except (OSError, ValueError, struct.error) as e:
+        fail("%s: not valid before it was torn: %s" % (path, e))
+    size = os.path.getsize(path)
+    with open(path, "r+b") as f:  # as if the job died before the commit record
+        f.seek(size - 64)
+        f.write(bytes(64))
+    out = r.mdlj("restart", common(args, steps, every, ckpt, "second.dcd", "run.ckpt")
+                 + ["--restart"])
+    if "ignoring %s" % "run.ckpt.%d" % newest not in out:
+        fail("the restart did not report that it ignored the torn run.ckpt.%d" % newest)
+    if "(step %d)" % previous not in out:
+        fail("the restart did not continue from step %d" % previous)
+    second = check_dcd(os.path.join(r.workdir, "second.dcd"), args.atoms, previous + every,
+                       every, (steps - previous) // every, 0.005)
+    compare_frames("after the torn checkpoint", second, ref,
+                   list(range(previous + every, steps + 1, every)))
+    try:
+        parse_checkpoint(path)
+        note("%s: rewritten whole by the restarted run" % path)
+    except (OSError, ValueError, struct.error) as e:
+        fail("%s: not rewritten by the restarted run: %s" % (path, e))
+
+
+def scenario_crash(r, args):
+    steps, every, ckpt = args.steps, args.every, args.checkpoint_every
+    crash = steps // ckpt * ckpt
+    os.mkdir(os.path.join(r.workdir, "ref"))
+    r.mdlj("uninterrupted", common(args, steps, every, ckpt, "ref/run.dcd", "ref/run.ckpt"))
+    ref = check_dcd(os.path.join(r.workdir, "ref/run.dcd"), args.atoms, every, every,
+                    steps // every, 0.005)
+    out = r.mdlj("crashing", common(args, steps, every, ckpt, "crash.dcd", "run.ckpt")
+                 + ["--crash-at", str(crash)], expect_rc=None)
+    if "--crash-at %d" % crash not in out:
+        fail("the crashing run did not reach its crash point")
+    # Which checkpoints survived whole is up to timing (an earlier one may
+    # still have been in flight): the restart must take the newest valid one.
+    valid, invalid = [], []
+    for step in checkpoint_steps(r.workdir, "run.ckpt"):
+        try:
+            parse_checkpoint(os.path.join(r.workdir, "run.ckpt.%d" % step))
+            valid.append(step)
+        except (OSError, ValueError, struct.error) as e:
+            invalid.append(step)
+            note("after the crash: run.ckpt.%d is not valid: %s" % (step, e))
+    note("after the crash: valid checkpoints %s, invalid %s" % (valid, invalid))
+    if crash in valid:
+        fail("the checkpoint of step %d has a commit record although the job died before it"
+             % crash)
+    if not valid:
+        fail("no valid checkpoint survived the crash")
+        return
+    resume = max(valid)
+    out = r.mdlj("restart", common(args, steps, every, ckpt, "after.dcd", "run.ckpt")
+                 + ["--restart"])
+    for step in invalid:
+        if step > resume and "ignoring run.ckpt.%d" % step not in out:
+            fail("the restart did not report ignoring the interrupted run.ckpt.%d" % step)
+    if "(step %d)" % resume not in out:
+        fail("the restart did not continue from step %d" % resume)
+    after = check_dcd(os.path.join(r.workdir, "after.dcd"), args.atoms, resume + every, every,
+                      (steps - resume) // every, 0.005)
+    compare_frames("after the crash", after, ref, list(range(resume + every, steps + 1, every)))
+
+
+def scenario_modes(r, args):
+    steps, every, ckpt = args.steps, args.every, args.checkpoint_every
+    for mode in ("fwdio", "mpiio", "serial", "none"):
+        os.mkdir(os.path.join(r.workdir, mode))
+        extra = ["--output", mode] + (["--verify"] if mode != "none" else [])
+        r.mdlj(mode, common(args, steps, every, ckpt, mode + "/run.dcd", mode + "/run.ckpt")
+               + extra)
+    if os.listdir(os.path.join(r.workdir, "none")):
+        fail("--output none wrote %s" % os.listdir(os.path.join(r.workdir, "none")))
+    check_dcd(os.path.join(r.workdir, "fwdio/run.dcd"), args.atoms, every, every,
+              steps // every, 0.005)
+    names = sorted(os.listdir(os.path.join(r.workdir, "fwdio")))
+    for mode in ("mpiio", "serial"):
+        other = sorted(os.listdir(os.path.join(r.workdir, mode)))
+        if other != names:
+            fail("%s wrote %s, fwdio wrote %s" % (mode, other, names))
+            continue
+        for name in names:
+            if not same_file(os.path.join(r.workdir, "fwdio", name),
+                             os.path.join(r.workdir, mode, name)):
+                fail("%s/%s differs from fwdio/%s" % (mode, name, name))
+        note("%s: %s identical to fwdio's" % (mode, ", ".join(names)))
+
+
+def scenario_mdanalysis(r, args):
+    import warnings
+    warnings.simplefilter("ignore")
+    import MDAnalysis
+    import numpy
+    steps, every = args.steps, args.every
+    r.mdlj("run", common(args, steps, every, 0, "run.dcd", "run.ckpt"))
+    path = os.path.join(r.workdir, "run.dcd")
+    ours = check_dcd(path, args.atoms, every, every, steps // every, 0.005)
+    u = MDAnalysis.Universe(path)
+    if u.atoms.n_atoms != args.atoms or u.trajectory.n_frames != steps // every:
+        fail("MDAnalysis reads %d atoms and %d frames, expected %d and %d" %
+             (u.atoms.n_atoms, u.trajectory.n_frames, args.atoms, steps // every))
+    for ts, step in zip(u.trajectory, sorted(ours)):
+        cell, coords = ours[step]
+        xyz = numpy.frombuffer(coords, dtype="<f4").reshape(3, args.atoms).T
+        if not numpy.array_equal(ts.positions, xyz):
+            fail("MDAnalysis frame %d: positions differ from the DCD's bytes" % ts.frame)
+        want = numpy.array([cell[0], cell[0], cell[0], 90.0, 90.0, 90.0], dtype=numpy.float32)
+        if not numpy.allclose(ts.dimensions, want):
+            fail("MDAnalysis frame %d: box %r, expected %r" % (ts.frame, ts.dimensions, want))
+    note("MDAnalysis %s reads %d atoms, %d frames, box %s" %
+         (MDAnalysis.__version__, u.atoms.n_atoms, u.trajectory.n_frames,
+          numpy.array2string(u.trajectory.ts.dimensions, precision=4)))
+
+
+SCENARIOS = {"verify": scenario_verify, "restart": scenario_restart, "torn": scenario_torn,
+             "crash": scenario_crash, "modes": scenario_modes, "mdanalysis": scenario_mdanalysis}
+
+
+def main():
+    argv = sys.argv[1:]
+    extra = []
+    if "--" in argv:
+        extra = argv[argv.index("--") + 1:]
+        argv = argv[:argv.index("--")]
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("scenario", choices=sorted(SCENARIOS))
+    ap.add_argument("--mdlj", required=True)
+    ap.add_argument("--mpiexec", required=True)
+    ap.add_argument("--np", type=int, default=8)
+    ap.add_argument("--atoms", type=int, default=50000)
+    ap.add_argument("--steps", type=int, default=20)
+    ap.add_argument("--every", type=int, default=5)
+    ap.add_argument("--checkpoint-every", type=int, default=10)
+    ap.add_argument("--timeout", type=float, default=300)
+    args = ap.parse_args(argv)
+    args.mpiexec_args = extra
+    workdir = tempfile.mkdtemp(prefix="mdlj-%s-" % args.scenario,
+                               dir=os.environ.get("TMPDIR") or "/tmp")
+    try:
+        SCENARIOS[args.scenario](Runner(args, workdir), args)
+    except TimeoutError as e:
+        fail(str(e))
+    if failures:
+        print("mdlj_check %s: %d check(s) failed; files kept in %s" %
+              (args.scenario, len(failures), workdir))
+        return 1
+    shutil.rmtree(workdir, ignore_errors=True)
+    print("mdlj_check %s: all checks passed" % args.scenario)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
