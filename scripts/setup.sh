@@ -23,12 +23,9 @@ packages=(
     libudev-dev       # hwloc.pc lists -ludev for static links (`pkg-config --static fwdio`)
     python3           # the trace test and bench/trace_merge.py (standard library only)
     gnuplot-nox       # PNG timelines from bench/trace_merge.py
-<<<<<<< HEAD
     valgrind          # ctest init_cycles_np2_valgrind: leaks across init/finalize cycles
-=======
     lammps            # `lmp`, and LAMMPS's own dumps beside apps/lammps-fwdio
     liblammps-dev     # the LAMMPS C library apps/lammps-fwdio drives (links the same Open MPI)
->>>>>>> lammps
 )
 
 say() { printf 'setup: %s\n' "$*"; }
