@@ -26,6 +26,7 @@ packages=(
     valgrind          # ctest init_cycles_np2_valgrind: leaks across init/finalize cycles
     lammps            # `lmp`, and LAMMPS's own dumps beside apps/lammps-fwdio
     liblammps-dev     # the LAMMPS C library apps/lammps-fwdio drives (links the same Open MPI)
+    python3-mdanalysis # ctest mdlj_mdanalysis: MDAnalysis reads mdlj's DCD trajectory
 )
 
 say() { printf 'setup: %s\n' "$*"; }
