@@ -139,9 +139,13 @@ typedef enum fwdio_callback_mode {
      *  which return FWDIO_ECONTEXT there (they would wait for the callback). */
     FWDIO_CALLBACKS_ON_POLL = 0,
     /** Callbacks run on the progress thread as soon as the status is known. They
-     *  must be short, must be thread-safe against the application, and may only
-     *  call fwdio_write(), fwdio_close(), fwdio_test(), fwdio_file_error*() and
-     *  fwdio_strerror(); other calls return FWDIO_ECONTEXT. */
+     *  must be short and thread-safe against the application. They may call the
+     *  calls that never wait: fwdio_write() (which there refuses to wait for
+     *  staging room, as fwdio_try_write() does), fwdio_try_write(),
+     *  fwdio_write_lent(), fwdio_set_commit(), fwdio_close(), fwdio_test(),
+     *  fwdio_file_free(), fwdio_file_error*(), fwdio_file_stats() and
+     *  fwdio_strerror(); fwdio_open(), fwdio_poll(), fwdio_wait() and
+     *  fwdio_finalize() return FWDIO_ECONTEXT there. */
     FWDIO_CALLBACKS_ON_PROGRESS = 1
 } fwdio_callback_mode_t;
 
