@@ -24,6 +24,7 @@
 #include "app_util.h"
 #include "fwdio.h"
 #include "pattern.h"
+#include "scratch_mounts.h"
 #include "sysio.h"
 
 #include <errno.h>
@@ -145,32 +146,6 @@ static void expand(const char *spec, uint64_t size, char *out, size_t cap)
         }
     }
     out[n] = '\0';
-}
-
-static int mount_small_tmpfs(const char *dir, uint64_t size)
-{
-    char data[64];
-    snprintf(data, sizeof data, "size=%" PRIu64, size / 4);
-    if (mkdir(dir, 0755) != 0 && errno != EEXIST)
-        return errno;
-    return mount("fwdio-faults", dir, "tmpfs", 0, data) == 0 ? 0 : errno;
-}
-
-static int mount_read_only(const char *dir, uint64_t size)
-{
-    (void)size;
-    char src[4200];
-    snprintf(src, sizeof src, "%s.src", dir);
-    if ((mkdir(src, 0755) != 0 && errno != EEXIST) || (mkdir(dir, 0755) != 0 && errno != EEXIST))
-        return errno;
-    if (mount(src, dir, NULL, MS_BIND, NULL) != 0)
-        return errno;
-    if (mount(NULL, dir, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY, NULL) != 0) {
-        int err = errno;
-        umount2(dir, MNT_DETACH);
-        return err;
-    }
-    return 0;
 }
 
 /* ------------------------------------------------------------------ one run */
@@ -378,8 +353,8 @@ static void run_case(const fault_case_t *c, const opts_t *o, const char *run_dir
                  c->real == REAL_ENOSPC ? "tmpfs" : "read-only");
         int err = 0;
         if (g_rank == 0)
-            err = (c->real == REAL_ENOSPC ? mount_small_tmpfs : mount_read_only)(victim_dir,
-                                                                                  o->size);
+            err = c->real == REAL_ENOSPC ? scratch_mount_tmpfs(victim_dir, o->size / 4)
+                                         : scratch_mount_read_only(victim_dir);
         MPI_Bcast(&err, 1, MPI_INT, 0, MPI_COMM_WORLD);
         if (err) {
             if (g_rank == 0)

@@ -33,6 +33,7 @@
 
 #include "fwdio.h"
 #include "pattern.h"
+#include "scratch_mounts.h"
 #include "test_common.h"
 
 #define WRITE_SIZE ((uint64_t)64 << 10)
@@ -388,39 +389,16 @@ static void make_old_file(const char *path)
 
 /* ---- real faults ---- */
 
-/* Rank 0 runs `mount_fn`; every rank learns its errno (0: mounted). */
-static int mount_on_rank0(int (*mount_fn)(const char *), const char *dir)
+/* Rank 0 mounts a 512 KiB tmpfs (ENOSPC) or a read-only view (EROFS) at dir;
+ * every rank learns its errno (0: mounted). */
+static int mount_on_rank0(int real, const char *dir)
 {
     int err = 0;
     if (tc_rank == 0)
-        err = mount_fn(dir);
+        err = real == REAL_ENOSPC ? scratch_mount_tmpfs(dir, 512 << 10)
+                                  : scratch_mount_read_only(dir);
     MPI_Bcast(&err, 1, MPI_INT, 0, MPI_COMM_WORLD);
     return err;
-}
-
-static int mount_small_tmpfs(const char *dir)
-{
-    if (mkdir(dir, 0755) != 0)
-        return errno;
-    return mount("fwdio-test", dir, "tmpfs", 0, "size=512k") == 0 ? 0 : errno;
-}
-
-/* A read-only view of a fresh directory: permission bits do not stop root,
- * a read-only mount does. */
-static int mount_read_only(const char *dir)
-{
-    char src[4200];
-    snprintf(src, sizeof src, "%s.src", dir);
-    if (mkdir(src, 0755) != 0 || mkdir(dir, 0755) != 0)
-        return errno;
-    if (mount(src, dir, NULL, MS_BIND, NULL) != 0)
-        return errno;
-    if (mount(NULL, dir, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY, NULL) != 0) {
-        int err = errno;
-        umount2(dir, MNT_DETACH);
-        return err;
-    }
-    return 0;
 }
 
 static void unmount_on_rank0(const char *dir)
@@ -476,8 +454,7 @@ static int run_scenario(const scenario_t *sc)
         snprintf(mounted, sizeof mounted, "%s/%s", tmp,
                  sc->real == REAL_ENOSPC ? "small-tmpfs" : "read-only");
         tc_phase("mount %s", mounted);
-        int err = mount_on_rank0(sc->real == REAL_ENOSPC ? mount_small_tmpfs : mount_read_only,
-                                 mounted);
+        int err = mount_on_rank0(sc->real, mounted);
         if (err == EPERM || err == EACCES)
             return tc_skip(sc->name, "mounting a file system is not permitted here");
         if (err != 0) {
