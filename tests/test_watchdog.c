@@ -84,19 +84,34 @@ static fwdio_file_t *open_and_write(fwdio_runtime_t *rt, const char *name, uint6
     return f;
 }
 
-static void case_late_close(fwdio_runtime_t *rt)
+/* One case: a file of `writers` writers and `unit`-byte units, written by
+ * every rank, closed (by rank `late_rank`, if >= 0, 3 s after the others) and
+ * waited for with stderr captured, then verified and freed. Returns what this
+ * rank printed meanwhile; the writers' ranks go to writer_ranks. */
+static char *run_case(fwdio_runtime_t *rt, const char *name, uint64_t seed, int writers,
+                      uint64_t unit, int late_rank, int *writer_ranks)
 {
-    tc_phase("late_close");
+    tc_phase("%s", name);
     char path[4096];
     capture_t cap;
-    capture_begin(&cap, "late_close");
-    fwdio_file_t *f = open_and_write(rt, "late_close", 201, 1, 64 << 10, path, sizeof path);
-    if (tc_rank == 1)
+    capture_begin(&cap, name);
+    fwdio_file_t *f = open_and_write(rt, name, seed, writers, unit, path, sizeof path);
+    fwdio_file_writers(f, writer_ranks, writers);
+    if (tc_rank == late_rank)
         sleep(3);
     TC_EXPECT(fwdio_close(f), FWDIO_OK, "fwdio_close");
     int rc = fwdio_wait(f);
     char *text = capture_end(&cap);
-    TC_EXPECT(rc, FWDIO_OK, "late_close: fwdio_wait");
+    TC_EXPECT(rc, FWDIO_OK, name);
+    fwdio_file_free(f);
+    tc_verify_full(MPI_COMM_WORLD, path, FILE_SIZE, seed);
+    return text;
+}
+
+static void case_late_close(fwdio_runtime_t *rt)
+{
+    int writer;
+    char *text = run_case(rt, "late_close", 201, 1, 64 << 10, 1, &writer);
     if (tc_rank == 0)
         TC_CHECK(text && strstr(text, "fwdio watchdog") && strstr(text, "not every rank has"),
                  "late_close: rank 0 did not report the missing close; it printed:\n%s",
@@ -104,23 +119,12 @@ static void case_late_close(fwdio_runtime_t *rt)
     if (tc_rank == 0 && text)
         tc_note("late_close report:\n%s", text);
     free(text);
-    fwdio_file_free(f);
-    tc_verify_full(MPI_COMM_WORLD, path, FILE_SIZE, 201);
 }
 
 static void case_slow_writer(fwdio_runtime_t *rt)
 {
-    tc_phase("slow_writer");
-    char path[4096];
-    capture_t cap;
-    capture_begin(&cap, "slow_writer");
-    fwdio_file_t *f = open_and_write(rt, "slow_writer", 202, 2, FILE_SIZE / 2, path, sizeof path);
     int writers[2];
-    fwdio_file_writers(f, writers, 2);
-    TC_EXPECT(fwdio_close(f), FWDIO_OK, "fwdio_close");
-    int rc = fwdio_wait(f);
-    char *text = capture_end(&cap);
-    TC_EXPECT(rc, FWDIO_OK, "slow_writer: fwdio_wait");
+    char *text = run_case(rt, "slow_writer", 202, 2, FILE_SIZE / 2, -1, writers);
     if (tc_rank == writers[1]) {
         TC_CHECK(text && strstr(text, "closed on every rank") &&
                      (strstr(text, "waiting for") || strstr(text, "storage job")),
@@ -133,23 +137,12 @@ static void case_slow_writer(fwdio_runtime_t *rt)
         TC_CHECK(text && strstr(text, "closed on every rank"),
                  "slow_writer: rank 0 did not report; it printed:\n%s", text ? text : "");
     free(text);
-    fwdio_file_free(f);
-    tc_verify_full(MPI_COMM_WORLD, path, FILE_SIZE, 202);
 }
 
 static void case_full_writer(fwdio_runtime_t *rt)
 {
-    tc_phase("full_writer");
-    char path[4096];
-    capture_t cap;
-    capture_begin(&cap, "full_writer");
-    fwdio_file_t *f = open_and_write(rt, "full_writer", 203, 1, FILE_SIZE / 8, path, sizeof path);
     int writer;
-    fwdio_file_writers(f, &writer, 1);
-    TC_EXPECT(fwdio_close(f), FWDIO_OK, "fwdio_close");
-    int rc = fwdio_wait(f);
-    char *text = capture_end(&cap);
-    TC_EXPECT(rc, FWDIO_OK, "full_writer: fwdio_wait");
+    char *text = run_case(rt, "full_writer", 203, 1, FILE_SIZE / 8, -1, &writer);
     if (tc_rank == writer) {
         TC_CHECK(text && strstr(text, "waiting for") && strstr(text, "bytes came from ranks") &&
                      strstr(text, "waits for writer memory"),
@@ -159,8 +152,6 @@ static void case_full_writer(fwdio_runtime_t *rt)
             tc_note("full_writer report of the writer:\n%s", text);
     }
     free(text);
-    fwdio_file_free(f);
-    tc_verify_full(MPI_COMM_WORLD, path, FILE_SIZE, 203);
 }
 
 int main(int argc, char **argv)
