@@ -615,3 +615,33 @@ int tc_ranks_bound(MPI_Comm comm)
     MPI_Allreduce(&bound, &all, 1, MPI_INT, MPI_LAND, comm);
     return all;
 }
+
+void tc_random_extents(tc_rng_t *rng, uint64_t size, uint64_t max_len, unsigned hole_one_in,
+                       tc_extent_t **out, size_t *n_out)
+{
+    size_t cap = 16, n = 0;
+    tc_extent_t *ext = malloc(cap * sizeof *ext);
+    for (uint64_t off = 0; off < size;) {
+        uint64_t len = 1 + tc_rng_below(rng, max_len);
+        if (len > size - off)
+            len = size - off;
+        if (ext && n == cap) {
+            cap *= 2;
+            tc_extent_t *grown = realloc(ext, cap * sizeof *ext);
+            if (!grown)
+                free(ext);
+            ext = grown;
+        }
+        if (!ext) {
+            fprintf(stderr, "tc_random_extents: out of memory\n");
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        }
+        int owner = (int)tc_rng_below(rng, (uint64_t)tc_size);
+        if (hole_one_in > 0 && tc_rng_below(rng, hole_one_in) == 0)
+            owner = -1;
+        ext[n++] = (tc_extent_t){off, len, owner};
+        off += len;
+    }
+    *out = ext;
+    *n_out = n;
+}

@@ -128,6 +128,15 @@ typedef struct tc_extent {
 } tc_extent_t;
 
 /**
+ * Cut [0, size) into extents of 1..max_len bytes, each owned by a random rank
+ * of MPI_COMM_WORLD or, with hole_one_in > 0, a hole with probability
+ * 1/hole_one_in. Drawn from `rng` only, so every rank that seeds it alike
+ * gets the same plan. *out is malloc'd (free it); aborts if memory runs out.
+ */
+void tc_random_extents(tc_rng_t *rng, uint64_t size, uint64_t max_len, unsigned hole_one_in,
+                       tc_extent_t **out, size_t *n_out);
+
+/**
  * Collective over `comm`: verify every byte of `path` against the extents,
  * which must be sorted and cover [0, size) exactly (holes must read as zeros,
  * written extents as pattern_byte(seed, offset)). The file's size must be

@@ -41,31 +41,6 @@ typedef struct job {
 
 static fwdio_callback_mode_t g_mode = FWDIO_CALLBACKS_ON_POLL;
 
-/* Random extents over [0, size) for random ranks; some holes if asked. */
-static void plan_file(mfile_t *m, tc_rng_t *rng, uint64_t max_chunk, int holes)
-{
-    size_t cap = 16;
-    m->ext = malloc(cap * sizeof *m->ext);
-    m->n_ext = 0;
-    for (uint64_t off = 0; off < m->size;) {
-        uint64_t len = 1 + tc_rng_below(rng, max_chunk);
-        if (len > m->size - off)
-            len = m->size - off;
-        if (m->n_ext == cap) {
-            cap *= 2;
-            m->ext = realloc(m->ext, cap * sizeof *m->ext);
-        }
-        int owner = (int)tc_rng_below(rng, (uint64_t)tc_size);
-        if (holes && tc_rng_below(rng, 4) == 0)
-            owner = -1;
-        m->ext[m->n_ext].offset = off;
-        m->ext[m->n_ext].len = len;
-        m->ext[m->n_ext].owner = owner;
-        m->n_ext++;
-        off += len;
-    }
-}
-
 static void open_round(fwdio_runtime_t *rt, mfile_t *files, int nfiles, int round, uint64_t seed)
 {
     tc_rng_t rng;
@@ -89,7 +64,7 @@ static void open_round(fwdio_runtime_t *rt, mfile_t *files, int nfiles, int roun
         case 2: m->size = 1 + tc_rng_below(&rng, m->opts.stripe_size - 1); break;
         default: m->size = (512 << 10) + tc_rng_below(&rng, 300000); holes = 1; break;
         }
-        plan_file(m, &rng, 50000, holes);
+        tc_random_extents(&rng, m->size, 50000, holes ? 4 : 0, &m->ext, &m->n_ext);
         tc_cb_init(&m->cb);
         fwdio_callbacks_t cbs = tc_cb_callbacks(&m->cb);
         m->f = NULL;

@@ -81,23 +81,7 @@ static void random_plan(fuzz_t *z, ffile_t *m)
     if (max_chunk < m->size / 1500) /* keep the plan to a few thousand extents */
         max_chunk = m->size / 1500;
     int holes = tc_rng_below(r, 3) == 0;
-    size_t cap = 8;
-    m->ext = malloc(cap * sizeof *m->ext);
-    m->n_ext = 0;
-    for (uint64_t off = 0; off < m->size;) {
-        uint64_t len = 1 + tc_rng_below(r, max_chunk);
-        if (len > m->size - off)
-            len = m->size - off;
-        if (m->n_ext == cap) {
-            cap *= 2;
-            m->ext = realloc(m->ext, cap * sizeof *m->ext);
-        }
-        int owner = (int)tc_rng_below(r, (uint64_t)tc_size);
-        if (holes && tc_rng_below(r, 5) == 0)
-            owner = -1;
-        m->ext[m->n_ext++] = (tc_extent_t){off, len, owner};
-        off += len;
-    }
+    tc_random_extents(r, m->size, max_chunk, holes ? 5 : 0, &m->ext, &m->n_ext);
 }
 
 /* This rank's jobs: its extents, and the rewrite if the overlap falls to it. */

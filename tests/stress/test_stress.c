@@ -63,25 +63,6 @@ static void small_stripes(fwdio_options_t *o, uint64_t write_size, int stripe_un
     o->stripe_size = write_size * (uint64_t)stripe_units;
 }
 
-/* Extents of 1..max_len bytes over [0, size) for random ranks. */
-static void plan_random(sfile_t *s, tc_rng_t *r, uint64_t max_len)
-{
-    size_t cap = 64;
-    s->ext = malloc(cap * sizeof *s->ext);
-    s->n_ext = 0;
-    for (uint64_t off = 0; off < s->size;) {
-        uint64_t len = 1 + tc_rng_below(r, max_len);
-        if (len > s->size - off)
-            len = s->size - off;
-        if (s->n_ext == cap) {
-            cap *= 2;
-            s->ext = realloc(s->ext, cap * sizeof *s->ext);
-        }
-        s->ext[s->n_ext++] = (tc_extent_t){off, len, (int)tc_rng_below(r, (uint64_t)tc_size)};
-        off += len;
-    }
-}
-
 static void open_file(fwdio_runtime_t *rt, sfile_t *s, const char *name)
 {
     snprintf(s->name, sizeof s->name, "%s", name);
@@ -186,7 +167,7 @@ static void case_many_ranks(fwdio_runtime_t *rt, const params_t *p)
     s.size = p->per_rank * (uint64_t)tc_size;
     s.seed = p->seed;
     small_stripes(&s.opts, 16 << 10, 4);
-    plan_random(&s, &r, 64 << 10);
+    tc_random_extents(&r, s.size, 64 << 10, 0, &s.ext, &s.n_ext);
     open_file(rt, &s, "many_ranks.dat");
     size_t n;
     job_t *jobs = my_jobs(&s, 1, p->seed, &n);
@@ -216,7 +197,7 @@ static void case_many_files(fwdio_runtime_t *rt, const params_t *p)
                       1 + (int)tc_rng_below(&r, 4));
         s->opts.layout = (fwdio_layout_t)(i % 3);
         s->opts.writers = 1 + (int)tc_rng_below(&r, (uint64_t)tc_size);
-        plan_random(s, &r, 20000);
+        tc_random_extents(&r, s->size, 20000, 0, &s->ext, &s->n_ext);
         char name[48];
         snprintf(name, sizeof name, "file%03d.dat", i);
         open_file(rt, s, name);
