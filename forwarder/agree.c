@@ -1,7 +1,17 @@
 #include "agree.h"
 
+#include "open_check.h"
+
 #include <stdio.h>
 #include <string.h>
+
+void fwdioi_errinfo_combine(const int64_t *a, int64_t *b)
+{
+    int take = (a[0] != FWDIO_OK && b[0] == FWDIO_OK) ||
+               (a[0] != FWDIO_OK && b[0] != FWDIO_OK && a[1] < b[1]);
+    if (take)
+        memcpy(b, a, FWDIOI_ERRINFO_INTS * sizeof *a);
+}
 
 /* Keep, element-wise, the error reported by the lowest rank; OK loses to any
  * error. Commutative and associative, as MPI requires. */
@@ -9,13 +19,35 @@ static void combine(void *invec, void *inoutvec, int *len, MPI_Datatype *type)
 {
     (void)type;
     int64_t *in = invec, *io = inoutvec;
-    for (int i = 0; i + FWDIOI_ERRINFO_INTS <= *len; i += FWDIOI_ERRINFO_INTS) {
-        int64_t *a = in + i, *b = io + i;
-        int take = (a[0] != FWDIO_OK && b[0] == FWDIO_OK) ||
-                   (a[0] != FWDIO_OK && b[0] != FWDIO_OK && a[1] < b[1]);
-        if (take)
-            memcpy(b, a, FWDIOI_ERRINFO_INTS * sizeof *a);
-    }
+    for (int i = 0; i + FWDIOI_ERRINFO_INTS <= *len; i += FWDIOI_ERRINFO_INTS)
+        fwdioi_errinfo_combine(in + i, io + i);
+}
+
+static const char *const mpi_call_names[FWDIOI_MPI_CALL_COUNT] = {
+    [FWDIOI_MPI_COMM_IDUP] = "MPI_Comm_idup",
+    [FWDIOI_MPI_AGREE_CHECK] = "MPI_Iallreduce (open check)",
+    [FWDIOI_MPI_AGREE_OPEN] = "MPI_Iallreduce (open status)",
+    [FWDIOI_MPI_AGREE_CLOSE] = "MPI_Iallreduce (bytes per writer)",
+    [FWDIOI_MPI_AGREE_FINAL] = "MPI_Iallreduce (final status)",
+    [FWDIOI_MPI_AGREE_COMMIT] = "MPI_Iallreduce (commit status)",
+    [FWDIOI_MPI_ISEND] = "MPI_Isend",
+    [FWDIOI_MPI_IMPROBE] = "MPI_Improbe",
+    [FWDIOI_MPI_IMRECV] = "MPI_Imrecv",
+    [FWDIOI_MPI_GET_COUNT] = "MPI_Get_count",
+    [FWDIOI_MPI_TYPE] = "MPI_Type_create_hindexed",
+};
+
+const char *fwdioi_mpi_call_name(int call)
+{
+    return call >= 0 && call < FWDIOI_MPI_CALL_COUNT ? mpi_call_names[call] : "an MPI call";
+}
+
+void fwdioi_errinfo_set_mpi(fwdioi_errinfo_t *info, int rank, int call, int mpi_rc)
+{
+    int cls = mpi_rc;
+    if (MPI_Error_class(mpi_rc, &cls) != MPI_SUCCESS)
+        cls = mpi_rc;
+    fwdioi_errinfo_set_call(info, FWDIO_EMPI, rank, cls, 0, FWDIOI_REASON_MPI + call);
 }
 
 int fwdioi_agree_op_create(MPI_Op *op)
@@ -34,7 +66,7 @@ void fwdioi_errinfo_set_call(fwdioi_errinfo_t *info, int status, int rank, int s
 {
     if (info->status != FWDIO_OK)
         return;
-    *info = (fwdioi_errinfo_t){status, rank, sys_errno, (int64_t)offset, call};
+    *info = (fwdioi_errinfo_t){status, rank, sys_errno, (int64_t)offset, call, -1, 0};
 }
 
 void fwdioi_errinfo_set(fwdioi_errinfo_t *info, int status, int rank, int sys_errno,
@@ -52,7 +84,55 @@ static int format_with(const fwdioi_errinfo_t *info, const char *path, const cha
     long long rank = (long long)info->rank, err = (long long)info->sys_errno;
     unsigned long long offset = (unsigned long long)info->offset;
     const char *reason = strerror((int)info->sys_errno);
+    long long other = (long long)info->other_rank;
+    if (info->call >= FWDIOI_REASON_MPI && info->call < FWDIOI_REASON_MPI + FWDIOI_MPI_CALL_COUNT) {
+        char text[MPI_MAX_ERROR_STRING] = "";
+        int n = 0;
+        if (MPI_Error_string((int)info->sys_errno, text, &n) != MPI_SUCCESS)
+            snprintf(text, sizeof text, "MPI error class %lld", err);
+        return snprintf(buf, len, "%s failed on rank %lld for %s: %s", 
+                        fwdioi_mpi_call_name((int)(info->call - FWDIOI_REASON_MPI)), rank, path,
+                        text);
+    }
+    if (info->call >= FWDIOI_REASON_MISMATCH &&
+        info->call < FWDIOI_REASON_MISMATCH + FWDIOI_OPEN_FIELDS) {
+        int field = (int)(info->call - FWDIOI_REASON_MISMATCH);
+        const char *what = fwdioi_open_field_name(field);
+        if (fwdioi_open_field_hashed(field))
+            return snprintf(buf, len,
+                            "ranks disagree on the %s of fwdio_open: rank %lld and rank %lld "
+                            "passed different ones (this rank opened %s); every rank must open "
+                            "the same files in the same order with the same size and options",
+                            what, rank, other, path);
+        return snprintf(buf, len,
+                        "ranks disagree on the %s of fwdio_open of %s: rank %lld passed %llu, "
+                        "rank %lld passed %llu; every rank must open the same files in the same "
+                        "order with the same size and options",
+                        what, path, rank, offset, other,
+                        (unsigned long long)info->other_value);
+    }
     switch (info->call) {
+    case FWDIOI_REASON_PATH_OPEN:
+        return snprintf(buf, len,
+                        "%s was opened again while an earlier fwdio file of the same path was "
+                        "still open on rank %lld: close (fwdio_close) the earlier file on every "
+                        "rank before opening the path again",
+                        path, rank);
+    case FWDIOI_REASON_BAD_PIECE:
+        return snprintf(buf, len,
+                        "writer rank %lld of %s received %llu bytes at offset %llu from rank "
+                        "%lld that its plan does not give it (ranks disagree on the file's plan)",
+                        rank, path, (unsigned long long)info->other_value, offset, other);
+    case FWDIOI_REASON_COMMITTERS:
+        return snprintf(buf, len,
+                        "fwdio_set_commit was called for %s on more than one rank (ranks "
+                        "%lld and %lld, at least): one rank must write the commit block",
+                        path, rank, other);
+    case FWDIOI_REASON_BROKEN:
+        return snprintf(buf, len,
+                        "%s cannot be written: an earlier MPI failure on rank %lld left "
+                        "fwdio's communicator unusable",
+                        path, rank);
     case FWDIOI_CALL_NONE:
         if (info->sys_errno == 0)
             return snprintf(buf, len, "%s (%s, rank %lld, offset %llu)",

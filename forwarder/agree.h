@@ -13,13 +13,57 @@
 typedef struct fwdioi_errinfo {
     int64_t status;    /* FWDIO_OK or an error */
     int64_t rank;      /* who saw it, -1 if nobody */
-    int64_t sys_errno; /* errno of the failing call */
-    int64_t offset;    /* file offset concerned */
-    int64_t call;      /* the failing system call (fwdioi_syscall_t), or FWDIOI_CALL_NONE */
+    int64_t sys_errno; /* errno of the failing call; the MPI error class for an MPI call */
+    int64_t offset;    /* file offset concerned; for a mismatch, the value `rank` passed */
+    int64_t call;      /* the failing call or the reason (fwdioi_syscall_t or FWDIOI_REASON_*) */
+    int64_t other_rank;  /* mismatch: a rank that passed something else; bad piece: sender */
+    int64_t other_value; /* mismatch: what other_rank passed; bad piece: the piece's length */
 } fwdioi_errinfo_t;
 
-#define FWDIOI_ERRINFO_INTS 5
-#define FWDIOI_ERRINFO_OK ((fwdioi_errinfo_t){FWDIO_OK, -1, 0, 0, FWDIOI_CALL_NONE})
+#define FWDIOI_ERRINFO_INTS 7
+#define FWDIOI_ERRINFO_OK ((fwdioi_errinfo_t){FWDIO_OK, -1, 0, 0, FWDIOI_CALL_NONE, -1, 0})
+
+/*
+ * Reasons an errinfo can give besides a failed system call (sysio.h), in its
+ * `call` field.
+ */
+enum {
+    /* + fwdioi_mpi_call_t: an MPI call failed; sys_errno is its error class */
+    FWDIOI_REASON_MPI = 100,
+    /* + fwdioi_open_field_t (open_check.h): ranks passed different values */
+    FWDIOI_REASON_MISMATCH = 200,
+    /* an earlier file of the same path was not closed on `rank` yet */
+    FWDIOI_REASON_PATH_OPEN = 300,
+    /* a writer received a piece its plan does not give it (other_rank sent it) */
+    FWDIOI_REASON_BAD_PIECE,
+    /* fwdio_set_commit was called on several ranks (rank and other_rank two of them) */
+    FWDIOI_REASON_COMMITTERS,
+    /* an earlier MPI failure left the runtime's communicator unusable */
+    FWDIOI_REASON_BROKEN
+};
+
+/* The MPI calls a session makes, as error reports name them. */
+typedef enum fwdioi_mpi_call {
+    FWDIOI_MPI_COMM_IDUP,
+    FWDIOI_MPI_AGREE_CHECK,  /* MPI_Iallreduce of the open check */
+    FWDIOI_MPI_AGREE_OPEN,   /* MPI_Iallreduce of the open status */
+    FWDIOI_MPI_AGREE_CLOSE,  /* MPI_Iallreduce of the bytes per writer */
+    FWDIOI_MPI_AGREE_FINAL,  /* MPI_Iallreduce of the final status */
+    FWDIOI_MPI_AGREE_COMMIT, /* MPI_Iallreduce of the commit status */
+    FWDIOI_MPI_ISEND,
+    FWDIOI_MPI_IMPROBE,
+    FWDIOI_MPI_IMRECV,
+    FWDIOI_MPI_GET_COUNT,
+    FWDIOI_MPI_TYPE,         /* building the datatype of a lent message */
+    FWDIOI_MPI_CALL_COUNT
+} fwdioi_mpi_call_t;
+
+/** "MPI_Iallreduce (open status)", ...; "an MPI call" for a bad value. */
+const char *fwdioi_mpi_call_name(int call);
+
+/** Keep in `inout` the error of the lower rank of the two (OK loses to any
+ *  error): the reduction of one errinfo, as FWDIOI_ERRINFO_INTS int64s. */
+void fwdioi_errinfo_combine(const int64_t *in, int64_t *inout);
 
 /** Create / free the MPI reduction operation (collective-free, local). */
 int fwdioi_agree_op_create(MPI_Op *op);
@@ -29,9 +73,14 @@ void fwdioi_agree_op_free(MPI_Op *op);
 void fwdioi_errinfo_set(fwdioi_errinfo_t *info, int status, int rank, int sys_errno,
                         uint64_t offset);
 
-/** fwdioi_errinfo_set for the failure of system call `call` (fwdioi_syscall_t). */
+/** fwdioi_errinfo_set for the failure of system call `call` (fwdioi_syscall_t)
+ *  or a reason (FWDIOI_REASON_*). */
 void fwdioi_errinfo_set_call(fwdioi_errinfo_t *info, int status, int rank, int sys_errno,
                              uint64_t offset, int call);
+
+/** Record the failure of MPI call `call` (fwdioi_mpi_call_t) with return code
+ *  `mpi_rc` on `rank` as FWDIO_EMPI, unless an error is there already. */
+void fwdioi_errinfo_set_mpi(fwdioi_errinfo_t *info, int rank, int call, int mpi_rc);
 
 /**
  * One-line text for an agreed error of the file at `path` (see

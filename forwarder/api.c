@@ -16,10 +16,27 @@ int fwdio_init(MPI_Comm comm, const fwdio_config_t *cfg, fwdio_runtime_t **out)
 {
     if (!out || comm == MPI_COMM_NULL)
         return FWDIO_EINVAL;
-    int initialized = 0, provided = 0;
-    MPI_Initialized(&initialized);
-    if (!initialized)
+    int initialized = 0, finalized = 0, provided = 0, inter = 0;
+    if (MPI_Initialized(&initialized) != MPI_SUCCESS || !initialized ||
+        MPI_Finalized(&finalized) != MPI_SUCCESS || finalized) {
+        fwdioi_report("fwdio_init: MPI is %s", initialized ? "finalized" : "not initialized");
         return FWDIO_EINVAL;
+    }
+    /* The error handler of a bad handle is MPI_COMM_WORLD's: ask it to
+     * return for these two queries, so a wrong communicator is an error. */
+    MPI_Errhandler world_handler;
+    MPI_Comm_get_errhandler(MPI_COMM_WORLD, &world_handler);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    int rc_inter = MPI_Comm_test_inter(comm, &inter);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, world_handler);
+    MPI_Errhandler_free(&world_handler);
+    if (rc_inter != MPI_SUCCESS || inter) {
+        fwdioi_report("fwdio_init: %s", rc_inter != MPI_SUCCESS
+                                            ? "the communicator is not a valid communicator"
+                                            : "the communicator is an intercommunicator; fwdio "
+                                              "needs an intracommunicator");
+        return FWDIO_EINVAL;
+    }
     MPI_Query_thread(&provided);
     if (provided < MPI_THREAD_MULTIPLE) {
         fwdioi_log(FWDIOI_LOG_WARN, "fwdio_init: %s", fwdio_strerror(FWDIO_ETHREAD));
@@ -28,11 +45,17 @@ int fwdio_init(MPI_Comm comm, const fwdio_config_t *cfg, fwdio_runtime_t **out)
     fwdio_runtime_t *rt = calloc(1, sizeof *rt);
     if (!rt)
         return FWDIO_ENOMEM;
-    rt->agree_op = MPI_OP_NULL;
+    rt->agree_op = rt->check_op = MPI_OP_NULL;
+    rt->broken = FWDIOI_ERRINFO_OK;
     int world_rank = 0;
-    MPI_Comm_rank(comm, &world_rank);
+    if (MPI_Comm_rank(comm, &world_rank) != MPI_SUCCESS) {
+        free(rt);
+        return FWDIO_EMPI;
+    }
     fwdioi_trace_start(world_rank); /* before the runtime's threads start */
     int rc = fwdioi_agree_op_create(&rt->agree_op);
+    if (rc == FWDIO_OK)
+        rc = fwdioi_open_check_op_create(&rt->check_op);
     if (rc != FWDIO_OK)
         goto fail;
     /* Every rank checks the settings, so a bad one fails init everywhere. */
@@ -68,6 +91,7 @@ fail:
     fwdioi_trace_stop(0);
     fwdioi_settings_free(&rt->settings);
     fwdioi_agree_op_free(&rt->agree_op);
+    fwdioi_agree_op_free(&rt->check_op);
     free(rt);
     return rc;
 }
@@ -108,12 +132,20 @@ int fwdio_finalize(fwdio_runtime_t *rt)
         left = next;
     }
     /* Every rank's files are complete, so no message of ours is in flight; the
-     * barrier makes finalize collective as documented. */
-    MPI_Barrier(fwdioi_rt_comm(rt->rt));
+     * barrier makes finalize collective as documented. Not after an MPI
+     * failure put the runtime's communicator out of step: it could match a
+     * collective another rank gave up on. */
+    fwdioi_rt_lock(rt->rt);
+    int broken = rt->broken_known;
+    fwdioi_rt_unlock(rt->rt);
+    if (!broken)
+        MPI_Barrier(fwdioi_rt_comm(rt->rt));
     fwdioi_rt_destroy(rt->rt);
+    fwdioi_abort_free(rt);
     fwdioi_trace_end_file(t_trace, "finalize", FWDIOI_TRACE_NONE);
     fwdioi_trace_stop(1); /* the threads are joined: every buffer is still */
     fwdioi_agree_op_free(&rt->agree_op);
+    fwdioi_agree_op_free(&rt->check_op);
     fwdioi_topology_free(&rt->topo);
     fwdioi_settings_free(&rt->settings);
     free(rt);
@@ -165,8 +197,46 @@ void fwdioi_file_release(fwdio_file_t *f)
     free(f->s.received_from);
     free(f->commit_buf);
     free(f->write_path);
+    free(f->path_key);
     free(f->path);
     free(f);
+}
+
+/* The path with its directory resolved ("./a", "a" and "/cwd/a" name one
+ * file); the path as given when the directory does not resolve (the open
+ * will say why). */
+static char *path_key_of(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    const char *name = slash ? slash + 1 : path;
+    char *dir = slash == path ? strdup("/") : slash ? strndup(path, (size_t)(slash - path)) : strdup(".");
+    char *real = dir ? realpath(dir, NULL) : NULL;
+    free(dir);
+    if (!real)
+        return strdup(path);
+    size_t len = strlen(real) + strlen(name) + 2;
+    char *key = malloc(len);
+    if (key)
+        snprintf(key, len, "%s/%s", strcmp(real, "/") ? real : "", name);
+    free(real);
+    return key;
+}
+
+/* What every rank must agree on (open_check.h). */
+static void fill_check_fields(fwdio_file_t *f)
+{
+    int64_t *c = f->check_fields;
+    c[FWDIOI_FIELD_PATH] = (int64_t)fwdioi_hash(FWDIOI_HASH_INIT, f->path, strlen(f->path));
+    c[FWDIOI_FIELD_SIZE] = (int64_t)f->size;
+    c[FWDIOI_FIELD_WRITE_SIZE] = (int64_t)f->opts.write_size;
+    c[FWDIOI_FIELD_STRIPE_SIZE] = (int64_t)f->opts.stripe_size;
+    c[FWDIOI_FIELD_WRITERS] = f->plan.nwriters;
+    c[FWDIOI_FIELD_WRITER_RANKS] = (int64_t)fwdioi_hash(
+        FWDIOI_HASH_INIT, f->writer_ranks, (size_t)f->plan.nwriters * sizeof *f->writer_ranks);
+    c[FWDIOI_FIELD_LAYOUT] = f->opts.layout;
+    c[FWDIOI_FIELD_TARGETS] = f->opts.targets;
+    c[FWDIOI_FIELD_DURABLE] = f->opts.durable;
+    c[FWDIOI_FIELD_ATOMIC_REPLACE] = f->opts.atomic_replace;
 }
 
 /* "dir/name" -> "dir/.name.fwdio-tmp": beside the target, so the rename stays
@@ -191,6 +261,9 @@ int fwdio_open(fwdio_runtime_t *rt, const char *path, uint64_t size, const fwdio
         return FWDIO_EINVAL;
     if (fwdioi_rt_on_progress_thread())
         return FWDIO_ECONTEXT;
+    int finalized = 0;
+    if (MPI_Finalized(&finalized) != MPI_SUCCESS || finalized)
+        return FWDIO_EINVAL;
     double t0 = fwdioi_now();
     uint64_t t_trace = fwdioi_trace_begin();
     fwdio_options_t given, resolved;
@@ -205,6 +278,14 @@ int fwdio_open(fwdio_runtime_t *rt, const char *path, uint64_t size, const fwdio
     if (rc == FWDIO_OK && fwdioi_rt_rank(rt->rt) == 0 && fwdioi_log_level() >= FWDIOI_LOG_WARN) {
         fprintf(stderr, "fwdio: plan of %s:\n", path);
         fwdioi_plan_print(&rt->topo, size, &given, 0, stderr);
+    }
+    /* Offsets are off_t, and the stripe arithmetic rounds the size up to a
+     * whole stripe: both must fit. */
+    if (rc == FWDIO_OK && (size > (uint64_t)INT64_MAX ||
+                           (uint64_t)INT64_MAX - size < resolved.stripe_size)) {
+        fwdioi_report("fwdio_open of %s: size %llu is larger than a file can be", path,
+                      (unsigned long long)size);
+        rc = FWDIO_ERANGE;
     }
     if (rc != FWDIO_OK) {
         free(env_list);
@@ -241,21 +322,30 @@ int fwdio_open(fwdio_runtime_t *rt, const char *path, uint64_t size, const fwdio
     f->my_writer = fwdioi_plan_writer_of_rank(&f->plan, f->rank);
     f->path = strdup(path);
     f->write_path = resolved.atomic_replace ? temporary_path(path) : strdup(path);
+    f->path_key = path_key_of(path);
     size_t nsums = (size_t)f->plan.nwriters + FWDIOI_CLOSE_EXTRA;
     f->s.sent_bytes = calloc(nsums, sizeof *f->s.sent_bytes);
     f->s.expected_bytes = calloc(nsums, sizeof *f->s.expected_bytes);
     f->writer_bytes_agreed = calloc((size_t)f->plan.nwriters, sizeof *f->writer_bytes_agreed);
     f->combine = calloc((size_t)f->plan.nwriters, sizeof *f->combine);
-    if (!f->path || !f->write_path || !f->s.sent_bytes || !f->s.expected_bytes ||
+    if (!f->path || !f->write_path || !f->path_key || !f->s.sent_bytes || !f->s.expected_bytes ||
         !f->writer_bytes_agreed || !f->combine) {
         fwdioi_file_release(f);
         return FWDIO_ENOMEM;
     }
     f->t_open = t0;
-    f->known_error = FWDIOI_ERRINFO_OK;
+    f->known_error = f->open_refusal = FWDIOI_ERRINFO_OK;
+    fill_check_fields(f);
     fwdioi_session_init(f);
 
     fwdioi_rt_lock(rt->rt);
+    /* An earlier file of the path still open here: the check fails the new
+     * one on every rank (its writes could never be ordered after the
+     * earlier file's). Closed but in flight: the new one waits for it. */
+    for (fwdio_file_t *g = rt->live; g; g = g->live_next)
+        if (!g->app_closed && !strcmp(g->path_key, f->path_key))
+            fwdioi_errinfo_set_call(&f->open_refusal, FWDIO_EINVAL, f->rank, 0, 0,
+                                    FWDIOI_REASON_PATH_OPEN);
     f->seq = rt->next_seq++;
     f->live_next = rt->live;
     if (rt->live)
@@ -466,10 +556,18 @@ int fwdio_close(fwdio_file_t *f)
 
 int fwdio_set_commit(fwdio_file_t *f, const void *buf, size_t len, uint64_t offset)
 {
-    if (!f || !buf || len == 0)
+    if (!f || !buf || len == 0) {
+        fwdioi_log(FWDIOI_LOG_WARN, "fwdio_set_commit: %s", !f     ? "no file"
+                                              : !buf ? "no buffer"
+                                                     : "an empty commit block (len 0)");
         return FWDIO_EINVAL;
-    if (offset > f->size || len > f->size - offset)
+    }
+    if (offset > f->size || len > f->size - offset) {
+        fwdioi_log(FWDIOI_LOG_WARN, "fwdio_set_commit of %s: %zu bytes at offset %llu end past the size "
+                      "given to fwdio_open (%llu)",
+                      f->path, len, (unsigned long long)offset, (unsigned long long)f->size);
         return FWDIO_ERANGE;
+    }
     uint8_t *copy = malloc(len);
     if (!copy)
         return FWDIO_ENOMEM;
@@ -482,8 +580,12 @@ int fwdio_set_commit(fwdio_file_t *f, const void *buf, size_t len, uint64_t offs
         f->commit_offset = offset;
     }
     fwdioi_rt_unlock(f->rt);
-    if (rc != FWDIO_OK)
+    if (rc != FWDIO_OK) {
         free(copy);
+        fwdioi_log(FWDIOI_LOG_WARN, "fwdio_set_commit of %s: %s", f->path,
+                      rc == FWDIO_ECLOSED ? "the file is already closed on this rank"
+                                          : "a commit block is already set on this rank");
+    }
     return rc;
 }
 

@@ -8,6 +8,7 @@
 #define FWDIOI_FILE_H
 
 #include "agree.h"
+#include "open_check.h"
 
 #include <stdatomic.h>
 #include "assembly.h"
@@ -15,6 +16,10 @@
 #include "runtime.h"
 #include "settings.h"
 #include "topology.h"
+
+/* Tags of fwdio's point-to-point messages: data on a file's communicator,
+ * aborts on the runtime's. */
+enum { FWDIOI_TAG_DATA = 1, FWDIOI_TAG_ABORT = 2 };
 
 /* Elements the close agreement sums beside the bytes per writer: the number of
  * ranks holding a commit block, and the sum of their ranks. */
@@ -96,6 +101,8 @@ typedef struct fwdioi_session_stats {
 
 typedef enum fwdioi_phase {
     FWDIOI_PHASE_DUP,      /* duplicating the communicator for the file */
+    FWDIOI_PHASE_CHECKING, /* every rank's path, size and options being compared */
+    FWDIOI_PHASE_WAIT_PATH, /* an earlier file of the same path is still being written */
     FWDIOI_PHASE_OPENING,  /* writers opening; open status being agreed */
     FWDIOI_PHASE_OPEN,     /* ready: data flows */
     FWDIOI_PHASE_CLOSING,  /* byte counts per writer being agreed */
@@ -120,6 +127,14 @@ typedef struct fwdioi_session {
     double t_close_called;    /* when this rank's close reached the session */
     double t_closed;          /* when the close was agreed (watchdog) */
     double next_report;       /* when the watchdog reports next */
+    int64_t check_in[FWDIOI_OPEN_CHECK_INTS], check_out[FWDIOI_OPEN_CHECK_INTS];
+    int check_failed;          /* ranks disagree: no storage, no further agreement */
+    int ready_delivered;
+    /* An MPI call failed here, or another rank said one failed there: the
+     * file's collectives are given up; it completes with abort_info once its
+     * own sends, receives and storage jobs are done. */
+    int aborted;
+    fwdioi_errinfo_t abort_info;
     fwdioi_errinfo_t open_local, open_agreed;
     fwdioi_errinfo_t local_error; /* first error this rank saw after open */
     fwdioi_errinfo_t final_agreed;
@@ -143,12 +158,26 @@ typedef struct fwdioi_session {
     int final_ready, final_started;
     int has_waiting;          /* a matched message waits for room */
     MPI_Message waiting_msg;
-    int waiting_len;
+    int waiting_len, waiting_source;
 } fwdioi_session_t;
+
+/* An abort announced by another rank for a file this rank has not opened yet. */
+typedef struct fwdioi_pending_abort {
+    uint64_t seq;
+    fwdioi_errinfo_t info;
+} fwdioi_pending_abort_t;
+
+/* The communicator of an aborted file whose writer still receives (and drops)
+ * data other ranks had started to send before they learnt of the abort. */
+typedef struct fwdioi_zombie {
+    MPI_Comm comm;
+    double since;
+} fwdioi_zombie_t;
 
 struct fwdio_runtime {
     fwdioi_rt_t *rt;
     MPI_Op agree_op;
+    MPI_Op check_op;
     fwdioi_topology_t topo; /* where every rank runs (fixed after init) */
     fwdioi_settings_file_t settings; /* FWDIO_CONFIG, read at init */
     /* locked */
@@ -161,6 +190,16 @@ struct fwdio_runtime {
      * run one after the other (the same order on every rank). */
     struct fwdio_file *dup_head, *dup_tail;
     int dup_in_flight;
+    struct fwdio_file *dup_file; /* the one in flight */
+    /* progress: aborts (abort.c). Once an MPI failure has put the runtime's
+     * communicator out of step, every later file fails with `broken`. */
+    uint64_t opened_seq; /* files whose open task ran */
+    fwdioi_errinfo_t broken;
+    fwdioi_pending_abort_t *pending_aborts;
+    int npending_aborts, pending_aborts_cap;
+    fwdioi_zombie_t *zombies;
+    int nzombies, zombies_cap;
+    int broken_known; /* locked: broken is set (read by fwdio_finalize) */
     /* Writer memory over all files (progress): unit buffers and received
      * messages held, the part of it that I/O completions will free, the peak. */
     uint64_t wbuf_held, wbuf_releasing;
@@ -184,6 +223,9 @@ struct fwdio_file {
     int rank;
     int my_writer; /* writer index of this rank, or -1 */
     char *write_path; /* what writers open: path, or its temporary (atomic_replace) */
+    char *path_key;   /* the path with its directory resolved: one file per path at a time */
+    int64_t check_fields[FWDIOI_OPEN_FIELDS]; /* what this rank passed to fwdio_open */
+    fwdioi_errinfo_t open_refusal; /* found wrong at fwdio_open on this rank */
 
     /* locked */
     int app_closed;
@@ -262,6 +304,25 @@ void fwdioi_session_init(fwdio_file_t *f);
 void fwdioi_session_free(fwdio_file_t *f);
 int fwdioi_session_poll(void *runtime, int *active);
 void fwdioi_msg_task(fwdioi_task_t *task);
+/** Give up the file's collectives after an MPI failure (`notify`: this rank's
+ *  own, so tell the other ranks) and complete it with `why` once its own
+ *  traffic is done. */
+void fwdioi_session_abort(fwdio_file_t *f, const fwdioi_errinfo_t *why, int notify);
+
+/* abort.c: telling other ranks of an MPI failure, and hearing of theirs
+ * (progress thread). */
+/** Send `why` for file `seq` to every other rank of the runtime. */
+void fwdioi_abort_announce(struct fwdio_runtime *o, uint64_t seq, const fwdioi_errinfo_t *why);
+/** Take the aborts other ranks announced; returns how many arrived. */
+int fwdioi_abort_receive(struct fwdio_runtime *o);
+/** An abort announced for `seq` before this rank opened it, taken (1) or none (0). */
+int fwdioi_abort_take_pending(struct fwdio_runtime *o, uint64_t seq, fwdioi_errinfo_t *why);
+/** Keep receiving and dropping data on `comm` of an aborted file (it is freed
+ *  at finalize); drain the kept ones, returning the receives started. */
+void fwdioi_zombie_add(struct fwdio_runtime *o, MPI_Comm comm);
+int fwdioi_zombie_drain(struct fwdio_runtime *o, int *active);
+/** Free what abort.c keeps (fwdio_finalize). */
+void fwdioi_abort_free(struct fwdio_runtime *o);
 
 /* watchdog.c: report the file if it is overdue (progress thread). */
 void fwdioi_watchdog_check(fwdio_file_t *f, double now);

@@ -351,3 +351,23 @@ void fwdioi_plan_writers_in_range(const fwdioi_plan_t *plan, uint64_t s0, uint64
         *count = fwdioi_plan_stripe_writer(plan, s1) - *first + 1;
     }
 }
+
+int fwdioi_plan_owns(const fwdioi_plan_t *plan, int w, uint64_t offset, uint64_t len)
+{
+    if (w < 0 || w >= plan->nwriters || offset > plan->size || len > plan->size - offset)
+        return 0;
+    if (len == 0)
+        return 1;
+    uint64_t s0 = offset / plan->stripe_size, s1 = (offset + len - 1) / plan->stripe_size;
+    if (plan->nwriters == 1)
+        return 1;
+    if (plan->layout == FWDIO_LAYOUT_BLOCK) /* a writer's stripes are one run */
+        return fwdioi_plan_stripe_writer(plan, s0) == w && fwdioi_plan_stripe_writer(plan, s1) == w;
+    /* cyclic and targets: a writer owns at most ntargets stripes in a row
+     * (one, unless targets are grouped), so this loop is short for any valid
+     * piece and stops at the first stripe of another writer otherwise */
+    for (uint64_t s = s0; s <= s1; s++)
+        if (fwdioi_plan_stripe_writer(plan, s) != w)
+            return 0;
+    return 1;
+}

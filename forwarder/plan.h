@@ -64,6 +64,10 @@ uint64_t fwdioi_plan_local_stripe(const fwdioi_plan_t *plan, uint64_t s);
 uint64_t fwdioi_plan_writer_stripe_at(const fwdioi_plan_t *plan, int w, uint64_t i);
 /** The first stripe >= s owned by writer w, or nstripes if none. */
 uint64_t fwdioi_plan_next_stripe(const fwdioi_plan_t *plan, int w, uint64_t s);
+/** Whether [offset, offset + len) lies in the file and in stripes of writer w
+ *  only (what a writer checks of every piece it receives). */
+int fwdioi_plan_owns(const fwdioi_plan_t *plan, int w, uint64_t offset, uint64_t len);
+
 /** Bytes of the file writer `w` owns. */
 uint64_t fwdioi_plan_writer_bytes(const fwdioi_plan_t *plan, int w);
 /** Storage target of stripe s (targets layout: s mod T; others: s mod T as

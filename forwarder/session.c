@@ -1,10 +1,18 @@
 /*
  * The per-file session state machine, run on the progress thread:
  *
- *   DUP -> OPENING -> OPEN -> CLOSING -> SYNCING [-> COMMITTING] -> DONE
+ *   DUP -> CHECKING [-> WAIT_PATH] -> OPENING -> OPEN -> CLOSING -> SYNCING
+ *       [-> COMMITTING] -> DONE
  *
  * DUP: the file gets its own communicator (MPI_Comm_idup), so its collectives
  * never mix with another file's, whatever order ranks close files in.
+ * CHECKING: every rank's path, size and plan-shaping options are compared
+ * (open_check.h); ranks that disagree fail the file everywhere with
+ * FWDIO_EINVAL before anything touches storage, and it completes once closed
+ * here, with no further collective (their plans may differ).
+ * WAIT_PATH: an earlier file of this runtime still writes the same path; the
+ * open (and its truncation, or the reuse of the temporary) waits until it is
+ * complete, so versions of a path are written one after the other.
  * OPENING: writers open the file on the I/O thread; the statuses are agreed
  * (Iallreduce); ready fires. Writes issued before are held here, then sent.
  * OPEN: data messages flow; writers receive and assemble them.
@@ -18,6 +26,11 @@
  * agreed and complete fires.
  * A failed writer keeps receiving and discarding, so no sender and no
  * collective ever waits for it forever.
+ *
+ * Every MPI call is checked. One that fails aborts the file on this rank
+ * (fwdioi_session_abort): it tells the other ranks (abort.c), gives up the
+ * file's collectives and completes with FWDIO_EMPI naming the call, once its
+ * own sends, receives and storage jobs are done.
  */
 #include "file.h"
 #include "log.h"
@@ -27,7 +40,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { TAG_DATA = 1 };
 
 /* Messages a writer starts receiving per file and per poll: keeps one busy file
  * from starving the others. */
@@ -35,14 +47,46 @@ enum { RECVS_PER_POLL = 16 };
 
 static void start_final_agreement(fwdio_file_t *f);
 static void writer_check_drained(fwdio_file_t *f);
+static void finish_session(fwdio_file_t *f, const fwdioi_errinfo_t *result);
 
-static MPI_Op agree_op(fwdio_file_t *f) { return f->owner->agree_op; }
-
-static void mpi_failed(fwdio_file_t *f, const char *what)
+/* An MPI call of this rank failed: the file is aborted (see the top). */
+static void mpi_failed(fwdio_file_t *f, int call, int mpi_rc)
 {
-    /* fwdio's own communicators use MPI_ERRORS_RETURN; an MPI failure here is
-     * not recoverable for the file, but must not kill the job silently. */
-    fwdioi_log(FWDIOI_LOG_WARN, "rank %d: %s failed for %s", f->rank, what, f->path);
+    fwdioi_errinfo_t why = FWDIOI_ERRINFO_OK;
+    fwdioi_errinfo_set_mpi(&why, f->rank, call, mpi_rc);
+    fwdioi_log(FWDIOI_LOG_WARN, "rank %d: %s failed for %s (MPI error %d)", f->rank,
+               fwdioi_mpi_call_name(call), f->path, mpi_rc);
+    fwdioi_session_abort(f, &why, 1);
+}
+
+/*
+ * Start one of the file's agreements: `count` int64s of `in` reduced with
+ * `op` into `out` on the file's communicator; `done` runs on completion.
+ * Returns 0, or -1 when it could not start (the file is aborted then).
+ */
+static int start_agreement(fwdio_file_t *f, int call, const void *in, void *out, int count,
+                           MPI_Datatype type, MPI_Op op, fwdioi_req_cb_t done)
+{
+    f->s.trace_t0 = fwdioi_trace_begin();
+    MPI_Request req;
+    int rc = fwdioi_rt_track_reserve(f->rt) != 0
+                 ? MPI_ERR_NO_MEM
+                 : MPI_Iallreduce(in, out, count, type, op, f->s.comm, &req);
+    if (rc != MPI_SUCCESS) {
+        mpi_failed(f, call, rc);
+        return -1;
+    }
+    fwdioi_rt_track(f->rt, req, done, f);
+    return 0;
+}
+
+/* An agreement completed: whether it succeeded (else the file is aborted). */
+static int agreement_ok(fwdio_file_t *f, int call, const MPI_Status *st)
+{
+    if (st->MPI_ERROR == MPI_SUCCESS)
+        return 1;
+    mpi_failed(f, call, st->MPI_ERROR);
+    return 0;
 }
 
 /* Make a failure visible to the application (writes refused, error text). */
@@ -110,6 +154,28 @@ static void run_complete(fwdioi_call_t *call)
         fwdioi_file_release(f);
 }
 
+/* ---- one file per path at a time ---- */
+
+static void start_open(fwdio_file_t *f);
+
+/* An earlier file of the runtime, not complete here, writes f's path. */
+static int path_in_use(const fwdio_file_t *f)
+{
+    for (const fwdio_file_t *g = f->owner->active; g; g = g->s.next_active)
+        if (g != f && g->seq < f->seq && !strcmp(g->path_key, f->path_key))
+            return 1;
+    return 0;
+}
+
+/* `done` left the active list: open the files that waited for its path. */
+static void start_waiting_opens(struct fwdio_runtime *o, const fwdio_file_t *done)
+{
+    for (fwdio_file_t *f = o->active; f; f = f->s.next_active)
+        if (f->s.phase == FWDIOI_PHASE_WAIT_PATH && !strcmp(f->path_key, done->path_key) &&
+            !path_in_use(f))
+            start_open(f);
+}
+
 /* ---- the end: final agreement ---- */
 
 /* The session is over: publish the result and fire complete. */
@@ -125,7 +191,13 @@ static void finish_session(fwdio_file_t *f, const fwdioi_errinfo_t *result)
         }
     }
     fwdioi_errinfo_t final = *result; /* result may point into the session */
-    MPI_Comm_free(&s->comm);
+    if (s->comm != MPI_COMM_NULL) {
+        if (s->aborted && f->my_writer >= 0)
+            fwdioi_zombie_add(f->owner, s->comm); /* late data still arrives */
+        else
+            MPI_Comm_free(&s->comm);
+        s->comm = MPI_COMM_NULL;
+    }
     fwdioi_session_free(f);
     double t = fwdioi_now();
     fwdioi_rt_lock(f->rt); /* stats, error and final status become visible together */
@@ -135,6 +207,7 @@ static void finish_session(fwdio_file_t *f, const fwdioi_errinfo_t *result)
     fwdioi_rt_unlock(f->rt);
     fwdioi_log(FWDIOI_LOG_INFO, "rank %d: %s complete: %s", f->rank, f->path,
                fwdio_strerror((int)final.status));
+    start_waiting_opens(f->owner, f);
     fwdioi_rt_deliver(f->rt, &f->complete_call); /* last: it may free f */
 }
 
@@ -146,8 +219,9 @@ static const fwdioi_errinfo_t *data_result(const fwdio_file_t *f)
 
 static void on_commit_agreed(void *arg, const MPI_Status *st)
 {
-    (void)st;
     fwdio_file_t *f = arg;
+    if (!agreement_ok(f, FWDIOI_MPI_AGREE_COMMIT, st))
+        return;
     fwdioi_trace_end_file(f->s.trace_t0, "agree commit", (int64_t)f->seq);
     const fwdioi_errinfo_t *data = data_result(f);
     finish_session(f, data->status != FWDIO_OK ? data : &f->s.commit_agreed);
@@ -156,14 +230,18 @@ static void on_commit_agreed(void *arg, const MPI_Status *st)
 static void start_commit_agreement(fwdio_file_t *f)
 {
     fwdioi_session_t *s = &f->s;
-    s->trace_t0 = fwdioi_trace_begin();
-    MPI_Request req;
-    if (MPI_Iallreduce(&s->commit_local, &s->commit_agreed, FWDIOI_ERRINFO_INTS, MPI_INT64_T,
-                       agree_op(f), s->comm, &req) != MPI_SUCCESS) {
-        mpi_failed(f, "MPI_Iallreduce (commit status)");
-        return;
-    }
-    fwdioi_rt_track(f->rt, req, on_commit_agreed, f);
+    start_agreement(f, FWDIOI_MPI_AGREE_COMMIT, &s->commit_local, &s->commit_agreed,
+                    FWDIOI_ERRINFO_INTS, MPI_INT64_T, f->owner->agree_op, on_commit_agreed);
+}
+
+/* An aborted file completes once nothing of its own is in flight. */
+static void finish_if_aborted(fwdio_file_t *f)
+{
+    fwdioi_session_t *s = &f->s;
+    if (s->aborted && s->phase != FWDIOI_PHASE_DONE && s->phase != FWDIOI_PHASE_DUP &&
+        s->close_requested && s->sends_pending == 0 && s->recvs_pending == 0 &&
+        s->io_pending == 0 && !s->has_waiting)
+        finish_session(f, &s->abort_info);
 }
 
 static void on_commit_done(fwdioi_storage_job_t *job)
@@ -174,7 +252,10 @@ static void on_commit_done(fwdioi_storage_job_t *job)
                                 job->err_offset, job->err_call);
     f->s.io_pending--;
     fwdioi_storage_job_free(job);
-    start_commit_agreement(f);
+    if (f->s.aborted)
+        finish_if_aborted(f);
+    else
+        start_commit_agreement(f);
 }
 
 /* Every rank is done with the data and its status is agreed. The committer
@@ -208,9 +289,10 @@ static void start_commit(fwdio_file_t *f)
 
 static void on_final_agreed(void *arg, const MPI_Status *st)
 {
-    (void)st;
     fwdio_file_t *f = arg;
     fwdioi_session_t *s = &f->s;
+    if (!agreement_ok(f, FWDIOI_MPI_AGREE_FINAL, st))
+        return;
     fwdioi_trace_end_file(s->trace_t0, "agree final", (int64_t)f->seq);
     if (s->committer >= 0)
         start_commit(f);
@@ -226,19 +308,17 @@ static void on_final_agreed(void *arg, const MPI_Status *st)
 static void start_final_agreement(fwdio_file_t *f)
 {
     fwdioi_session_t *s = &f->s;
+    if (s->aborted) {
+        finish_if_aborted(f);
+        return;
+    }
     s->final_ready = 1;
     if (s->sends_pending > 0 || s->final_started)
         return;
     s->final_started = 1;
     s->phase = FWDIOI_PHASE_SYNCING;
-    s->trace_t0 = fwdioi_trace_begin();
-    MPI_Request req;
-    if (MPI_Iallreduce(&s->local_error, &s->final_agreed, FWDIOI_ERRINFO_INTS, MPI_INT64_T,
-                       agree_op(f), s->comm, &req) != MPI_SUCCESS) {
-        mpi_failed(f, "MPI_Iallreduce (final status)");
-        return;
-    }
-    fwdioi_rt_track(f->rt, req, on_final_agreed, f);
+    start_agreement(f, FWDIOI_MPI_AGREE_FINAL, &s->local_error, &s->final_agreed,
+                    FWDIOI_ERRINFO_INTS, MPI_INT64_T, f->owner->agree_op, on_final_agreed);
 }
 
 /* ---- writer: storage jobs ---- */
@@ -317,6 +397,7 @@ static void on_write_done(fwdioi_storage_job_t *job)
         f->owner->wbuf_releasing -= job->buf_size;
     }
     fwdioi_storage_job_free(job);
+    finish_if_aborted(f);
 }
 
 static void on_finish_done(fwdioi_storage_job_t *job)
@@ -387,7 +468,7 @@ static void write_direct(void *arg, const uint8_t *data, uint64_t offset, uint64
 static void writer_check_drained(fwdio_file_t *f)
 {
     fwdioi_session_t *s = &f->s;
-    if (!s->close_agreed || s->finishing || s->recvs_pending > 0)
+    if (s->aborted || !s->close_agreed || s->finishing || s->recvs_pending > 0)
         return;
     uint64_t expected = s->expected_bytes[f->my_writer];
     if (s->received < expected)
@@ -416,36 +497,79 @@ static void writer_check_drained(fwdio_file_t *f)
 
 /* ---- writer: receiving data ---- */
 
+/*
+ * A writer never trusts a message: every piece must lie within the file and
+ * within stripes the plan gives this writer, and the pieces must account for
+ * exactly the message's data, before any of it touches memory. Returns the
+ * message's data bytes in *payload either way (what its sender counted), and
+ * 0, or -1 with the first bad piece in *bad.
+ */
+static int check_message(const fwdio_file_t *f, const uint8_t *wire, size_t wire_len,
+                         const fwdioi_msg_t *lent, uint64_t *payload, fwdioi_piece_t *bad)
+{
+    fwdioi_wire_header_t h;
+    *bad = (fwdioi_piece_t){0, 0};
+    *payload = wire_len > sizeof h ? wire_len - sizeof h : 0;
+    if (wire_len < sizeof h)
+        return -1;
+    memcpy(&h, wire, sizeof h);
+    if (h.npieces > (wire_len - sizeof h) / sizeof(fwdioi_piece_t))
+        return -1;
+    size_t table = (size_t)h.npieces * sizeof(fwdioi_piece_t);
+    /* lent: the data stays in the sender's buffer, the wire has no data */
+    *payload = lent ? lent->payload : wire_len - sizeof h - table;
+    const uint8_t *pieces = wire + wire_len - table;
+    uint64_t sum = 0;
+    for (uint32_t i = 0; i < h.npieces; i++) {
+        fwdioi_piece_t p;
+        memcpy(&p, pieces + (size_t)i * sizeof p, sizeof p);
+        if (p.len > *payload - sum || !fwdioi_plan_owns(&f->plan, f->my_writer, p.offset, p.len)) {
+            *bad = p;
+            return -1;
+        }
+        sum += p.len;
+    }
+    return sum == *payload ? 0 : -1;
+}
+
 /* Take the pieces of one message (from MPI or from this rank itself), then drop
- * the caller's reference to it. */
+ * the caller's reference to it. `source` is the sending rank. */
 static void writer_accept(fwdio_file_t *f, const uint8_t *wire, size_t wire_len,
-                          const fwdioi_msg_t *lent, fwdioi_hold_t *hold)
+                          const fwdioi_msg_t *lent, fwdioi_hold_t *hold, int source)
 {
     fwdioi_session_t *s = &f->s;
     uint64_t t_trace = fwdioi_trace_begin();
-    uint64_t received = s->received;
+    uint64_t payload;
+    fwdioi_piece_t bad;
+    int ok = check_message(f, wire, wire_len, lent, &payload, &bad) == 0;
+    s->received += payload;
+    if (!ok) {
+        fwdioi_errinfo_t e = {FWDIO_EPROTO, f->rank, 0, (int64_t)bad.offset,
+                              FWDIOI_REASON_BAD_PIECE, source, (int64_t)bad.len};
+        if (s->local_error.status == FWDIO_OK)
+            s->local_error = e;
+        fwdioi_log(FWDIOI_LOG_WARN, "rank %d: %s: a message from rank %d does not match the plan",
+                   f->rank, f->path, source);
+    }
     s->accepting = hold;
     fwdioi_wire_header_t h;
     memcpy(&h, wire, sizeof h);
     size_t table = (size_t)h.npieces * sizeof(fwdioi_piece_t);
     const uint8_t *data = wire + sizeof h;
     const uint8_t *pieces = wire + wire_len - table; /* the table ends the message */
-    for (uint32_t i = 0; i < h.npieces && sizeof h + table <= wire_len; i++) {
+    for (uint32_t i = 0; ok && i < h.npieces && s->local_error.status == FWDIO_OK; i++) {
         fwdioi_piece_t p;
         memcpy(&p, pieces + i * sizeof p, sizeof p);
-        s->received += p.len;
-        if (s->local_error.status == FWDIO_OK) {
-            uint64_t bad = p.offset;
-            const uint8_t *bytes = lent ? fwdioi_msg_piece_data(lent, &p, data) : data;
-            int rc = fwdioi_assembly_add(&s->assembly, p.offset, bytes, p.len, &bad);
-            if (rc != FWDIO_OK)
-                fwdioi_errinfo_set(&s->local_error, rc, f->rank, 0, bad);
-        }
+        uint64_t bad_offset = p.offset;
+        const uint8_t *bytes = lent ? fwdioi_msg_piece_data(lent, &p, data) : data;
+        int rc = fwdioi_assembly_add(&s->assembly, p.offset, bytes, p.len, &bad_offset);
+        if (rc != FWDIO_OK)
+            fwdioi_errinfo_set(&s->local_error, rc, f->rank, 0, bad_offset);
         data += p.len;
     }
     s->accepting = NULL;
-    fwdioi_trace_end(t_trace, "assemble", (int64_t)f->seq, (int64_t)(s->received - received),
-                     FWDIOI_TRACE_NONE, FWDIOI_TRACE_NONE);
+    fwdioi_trace_end(t_trace, "assemble", (int64_t)f->seq, (int64_t)payload, FWDIOI_TRACE_NONE,
+                     FWDIOI_TRACE_NONE);
     s->stats.messages_received++;
     if (hold->counted && hold->refs > 1) { /* now only writes keep it alive */
         hold->releasing = 1;
@@ -459,6 +583,7 @@ typedef struct recv_op {
     fwdio_file_t *file;
     uint64_t trace_t0;
     int len;
+    int source; /* the sending rank, from the probe */
     uint8_t buf[];
 } recv_op_t;
 
@@ -467,12 +592,20 @@ static void on_recv_done(void *arg, const MPI_Status *st)
     recv_op_t *r = arg;
     fwdio_file_t *f = r->file;
     fwdioi_trace_end(r->trace_t0, "recv", (int64_t)f->seq, r->len, FWDIOI_TRACE_NONE,
-                     st->MPI_SOURCE);
+                     r->source);
     f->s.recvs_pending--;
+    if (st->MPI_ERROR != MPI_SUCCESS || f->s.aborted) {
+        hold_release(f, &r->hold);
+        if (st->MPI_ERROR != MPI_SUCCESS)
+            mpi_failed(f, FWDIOI_MPI_IMRECV, st->MPI_ERROR);
+        finish_if_aborted(f);
+        return;
+    }
     uint64_t before = f->s.received;
-    writer_accept(f, r->buf, (size_t)r->len, NULL, &r->hold);
-    if (f->s.received_from)
-        f->s.received_from[st->MPI_SOURCE] += f->s.received - before;
+    int source = r->source; /* r is released by writer_accept */
+    writer_accept(f, r->buf, (size_t)r->len, NULL, &r->hold, source);
+    if (f->s.received_from && source >= 0 && source < f->plan.nranks)
+        f->s.received_from[source] += f->s.received - before;
     writer_check_drained(f);
 }
 
@@ -505,24 +638,41 @@ static void make_room(struct fwdio_runtime *o, uint64_t need, uint64_t budget)
     }
 }
 
-static void start_receive(fwdio_file_t *f, MPI_Message *msg, int len)
+static void on_dropped(void *arg, const MPI_Status *st)
+{
+    (void)arg;
+    (void)st;
+}
+
+/* Receive the matched message `msg` of `len` bytes from `source`. */
+static void start_receive(fwdio_file_t *f, MPI_Message *msg, int len, int source)
 {
     fwdioi_session_t *s = &f->s;
     recv_op_t *r = fwdioi_rt_buf_get(f->rt, sizeof *r + (size_t)len);
+    MPI_Request req;
     if (!r) {
-        /* Cannot buffer it: receive it into nothing and fail the file, so the
-         * sender is not blocked forever. */
-        fwdioi_errinfo_set(&s->local_error, FWDIO_ENOMEM, f->rank, 0, 0);
-        MPI_Mrecv(NULL, 0, MPI_BYTE, msg, MPI_STATUS_IGNORE);
+        /* Cannot buffer it: without its bytes the counts cannot add up, so the
+         * file is aborted; the message is received into nothing (truncated),
+         * so its sender is not blocked for ever. */
+        fwdioi_errinfo_t why = FWDIOI_ERRINFO_OK;
+        fwdioi_errinfo_set(&why, FWDIO_ENOMEM, f->rank, 0, 0);
+        fwdioi_session_abort(f, &why, 1);
+        if (MPI_Imrecv(NULL, 0, MPI_BYTE, msg, &req) == MPI_SUCCESS)
+            fwdioi_rt_track(f->rt, req, on_dropped, NULL);
         return;
     }
     r->hold = (fwdioi_hold_t){1, r, sizeof *r + (size_t)len, 1, 0};
     r->file = f;
     r->len = len;
+    r->source = source;
     r->trace_t0 = fwdioi_trace_begin();
     wbuf_add(f, r->hold.size);
-    MPI_Request req;
-    MPI_Imrecv(r->buf, len, MPI_BYTE, msg, &req);
+    int rc = MPI_Imrecv(r->buf, len, MPI_BYTE, msg, &req);
+    if (rc != MPI_SUCCESS) {
+        hold_release(f, &r->hold);
+        mpi_failed(f, FWDIOI_MPI_IMRECV, rc);
+        return;
+    }
     s->recvs_pending++;
     fwdioi_rt_track(f->rt, req, on_recv_done, r);
 }
@@ -536,18 +686,27 @@ static int writer_probe(fwdio_file_t *f)
     struct fwdio_runtime *o = f->owner;
     const uint64_t budget = writer_budget(f);
     int started = 0;
-    while (started < RECVS_PER_POLL) {
+    /* an aborted file only drops what arrives */
+    while (started < RECVS_PER_POLL && f->s.comm != MPI_COMM_NULL) {
+        if (fwdioi_rt_track_reserve(f->rt) != 0)
+            break; /* no memory to track a receive: try on the next tick */
         if (!s->has_waiting) {
-            int flag = 0;
+            int flag = 0, rc;
             MPI_Status st;
-            if (MPI_Improbe(MPI_ANY_SOURCE, TAG_DATA, s->comm, &flag, &s->waiting_msg, &st) !=
-                MPI_SUCCESS) {
-                mpi_failed(f, "MPI_Improbe");
+            rc = MPI_Improbe(MPI_ANY_SOURCE, FWDIOI_TAG_DATA, s->comm, &flag, &s->waiting_msg,
+                             &st);
+            if (rc != MPI_SUCCESS) {
+                mpi_failed(f, FWDIOI_MPI_IMPROBE, rc);
                 break;
             }
             if (!flag)
                 break;
-            MPI_Get_count(&st, MPI_BYTE, &s->waiting_len);
+            rc = MPI_Get_count(&st, MPI_BYTE, &s->waiting_len);
+            if (rc != MPI_SUCCESS || s->waiting_len == MPI_UNDEFINED) {
+                mpi_failed(f, FWDIOI_MPI_GET_COUNT, rc != MPI_SUCCESS ? rc : MPI_ERR_COUNT);
+                s->waiting_len = 0; /* still received (into nothing) below */
+            }
+            s->waiting_source = st.MPI_SOURCE;
             s->has_waiting = 1;
         }
         uint64_t need = sizeof(recv_op_t) + (uint64_t)s->waiting_len;
@@ -557,7 +716,7 @@ static int writer_probe(fwdio_file_t *f)
             break;
         }
         s->has_waiting = 0;
-        start_receive(f, &s->waiting_msg, s->waiting_len);
+        start_receive(f, &s->waiting_msg, s->waiting_len, s->waiting_source);
         started++;
     }
     return started;
@@ -567,13 +726,21 @@ static int writer_probe(fwdio_file_t *f)
 
 static void on_send_done(void *arg, const MPI_Status *st)
 {
-    (void)st;
     fwdioi_msg_t *m = arg;
     fwdio_file_t *f = m->file;
     fwdioi_trace_end(m->trace_t0, "send", (int64_t)f->seq, (int64_t)m->payload,
                      FWDIOI_TRACE_NONE, fwdioi_plan_writer_rank(&f->plan, m->writer));
+    if (st->MPI_ERROR != MPI_SUCCESS && m->lent && m->lent->status == FWDIO_OK)
+        m->lent->status = FWDIO_EMPI;
     fwdioi_msg_free(f->rt, m);
-    if (--f->s.sends_pending == 0 && f->s.final_ready)
+    f->s.sends_pending--;
+    /* Whether the writer got the bytes is unknown: the counts cannot be
+     * trusted, so the file is aborted. */
+    if (st->MPI_ERROR != MPI_SUCCESS)
+        mpi_failed(f, FWDIOI_MPI_ISEND, st->MPI_ERROR);
+    if (f->s.aborted)
+        finish_if_aborted(f);
+    else if (f->s.sends_pending == 0 && f->s.final_ready)
         start_final_agreement(f);
 }
 
@@ -589,7 +756,7 @@ static void drop_msg(fwdio_file_t *f, fwdioi_msg_t *m, int status)
  * absolute addresses gathers its header, the pieces from the caller's buffer
  * and its piece table (m->wire holds the header and the table), so the
  * receiver sees the usual wire format and nothing is copied here. */
-static int isend_lent(fwdio_file_t *f, fwdioi_msg_t *m, int dest, MPI_Request *req)
+static int isend_lent(fwdio_file_t *f, fwdioi_msg_t *m, int dest, MPI_Request *req, int *call)
 {
     fwdioi_wire_header_t h;
     memcpy(&h, m->wire, sizeof h);
@@ -609,10 +776,14 @@ static int isend_lent(fwdio_file_t *f, fwdioi_msg_t *m, int dest, MPI_Request *r
         lens[n - 1] = (int)(m->wire_len - sizeof h);
         MPI_Get_address(m->wire + sizeof h, &addrs[n - 1]);
         MPI_Datatype type;
+        *call = FWDIOI_MPI_TYPE;
         rc = MPI_Type_create_hindexed(n, lens, addrs, MPI_BYTE, &type);
         if (rc == MPI_SUCCESS) {
-            MPI_Type_commit(&type);
-            rc = MPI_Isend(MPI_BOTTOM, 1, type, dest, TAG_DATA, f->s.comm, req);
+            rc = MPI_Type_commit(&type);
+            if (rc == MPI_SUCCESS) {
+                *call = FWDIOI_MPI_ISEND;
+                rc = MPI_Isend(MPI_BOTTOM, 1, type, dest, FWDIOI_TAG_DATA, f->s.comm, req);
+            }
             MPI_Type_free(&type); /* the send keeps what it needs */
         }
     }
@@ -629,19 +800,24 @@ static void dispatch(fwdio_file_t *f, fwdioi_msg_t *m)
         m->hold = (fwdioi_hold_t){1, m, m->alloc_len, 0, 0};
         if (f->s.received_from)
             f->s.received_from[f->rank] += m->payload;
-        writer_accept(f, m->wire, m->wire_len, m->lent ? m : NULL, &m->hold);
+        writer_accept(f, m->wire, m->wire_len, m->lent ? m : NULL, &m->hold, f->rank);
         writer_check_drained(f);
         return;
     }
     MPI_Request req;
     int dest = fwdioi_plan_writer_rank(&f->plan, m->writer);
+    int call = FWDIOI_MPI_ISEND;
     m->trace_t0 = fwdioi_trace_begin();
-    int rc = m->lent ? isend_lent(f, m, dest, &req)
-                     : MPI_Isend(m->wire, (int)m->wire_len, MPI_BYTE, dest, TAG_DATA, f->s.comm,
-                                 &req);
+    int rc = fwdioi_rt_track_reserve(f->rt) != 0 ? MPI_ERR_NO_MEM
+             : m->lent ? isend_lent(f, m, dest, &req, &call)
+                       : MPI_Isend(m->wire, (int)m->wire_len, MPI_BYTE, dest, FWDIOI_TAG_DATA,
+                                   f->s.comm, &req);
     if (rc != MPI_SUCCESS) {
-        mpi_failed(f, "MPI_Isend");
-        fwdioi_errinfo_set(&f->s.local_error, FWDIO_EMPI, f->rank, 0, 0);
+        /* Not sent and not counted: the writer does not wait for it, and the
+         * final agreement tells every rank the file failed. */
+        fwdioi_log(FWDIOI_LOG_WARN, "rank %d: %s failed for %s (MPI error %d)", f->rank,
+                   fwdioi_mpi_call_name(call), f->path, rc);
+        fwdioi_errinfo_set_mpi(&f->s.local_error, f->rank, call, rc);
         f->s.sent_bytes[m->writer] -= m->payload;
         drop_msg(f, m, FWDIO_EMPI);
         return;
@@ -656,6 +832,10 @@ void fwdioi_msg_task(fwdioi_task_t *task)
     fwdioi_msg_t *m = (fwdioi_msg_t *)task;
     fwdio_file_t *f = m->file;
     fwdioi_session_t *s = &f->s;
+    if (s->aborted) {
+        drop_msg(f, m, (int)s->abort_info.status);
+        return;
+    }
     if (s->phase < FWDIOI_PHASE_OPEN) {
         m->next_held = NULL;
         if (s->held_tail)
@@ -676,9 +856,10 @@ void fwdioi_msg_task(fwdioi_task_t *task)
 
 static void on_close_agreed(void *arg, const MPI_Status *st)
 {
-    (void)st;
     fwdio_file_t *f = arg;
     fwdioi_session_t *s = &f->s;
+    if (!agreement_ok(f, FWDIOI_MPI_AGREE_CLOSE, st))
+        return;
     fwdioi_trace_end_file(s->trace_t0, "agree close", (int64_t)f->seq);
     const int nw = f->plan.nwriters;
     s->committers = (int)s->expected_bytes[nw];
@@ -689,7 +870,10 @@ static void on_close_agreed(void *arg, const MPI_Status *st)
     if (s->committers > 1 && f->commit_buf) {
         fwdioi_log(FWDIOI_LOG_WARN, "rank %d: %s: fwdio_set_commit was called on %d ranks",
                    f->rank, f->path, s->committers);
-        fwdioi_errinfo_set(&s->local_error, FWDIO_EINVAL, f->rank, 0, f->commit_offset);
+        fwdioi_errinfo_t e = {FWDIO_EINVAL, f->rank, 0, (int64_t)f->commit_offset,
+                              FWDIOI_REASON_COMMITTERS, -1, s->committers};
+        if (s->local_error.status == FWDIO_OK)
+            s->local_error = e;
     }
     s->phase = FWDIOI_PHASE_SYNCING;
     s->t_closed = fwdioi_now();
@@ -709,19 +893,19 @@ static void on_close_agreed(void *arg, const MPI_Status *st)
 static void start_close_agreement(fwdio_file_t *f)
 {
     fwdioi_session_t *s = &f->s;
+    if (s->check_failed) {
+        /* The ranks' plans may differ, so no further collective can be
+         * trusted to match; every rank knows the status already. */
+        finish_session(f, &s->open_agreed);
+        return;
+    }
     s->phase = FWDIOI_PHASE_CLOSING;
-    s->trace_t0 = fwdioi_trace_begin();
     const int nw = f->plan.nwriters;
     int has_commit = f->commit_buf != NULL; /* set before fwdio_close, which queued us */
     s->sent_bytes[nw] = (uint64_t)has_commit;
     s->sent_bytes[nw + 1] = has_commit ? (uint64_t)f->rank : 0;
-    MPI_Request req;
-    if (MPI_Iallreduce(s->sent_bytes, s->expected_bytes, nw + FWDIOI_CLOSE_EXTRA, MPI_UINT64_T,
-                       MPI_SUM, s->comm, &req) != MPI_SUCCESS) {
-        mpi_failed(f, "MPI_Iallreduce (byte counts)");
-        return;
-    }
-    fwdioi_rt_track(f->rt, req, on_close_agreed, f);
+    start_agreement(f, FWDIOI_MPI_AGREE_CLOSE, s->sent_bytes, s->expected_bytes,
+                    nw + FWDIOI_CLOSE_EXTRA, MPI_UINT64_T, MPI_SUM, on_close_agreed);
 }
 
 static void close_task(fwdioi_task_t *task)
@@ -730,56 +914,92 @@ static void close_task(fwdioi_task_t *task)
     f->s.close_requested = 1;
     f->s.t_close_called = fwdioi_now();
     f->s.next_report = f->s.t_close_called + (double)fwdioi_rt_config(f->rt)->watchdog;
-    if (f->s.phase == FWDIOI_PHASE_OPEN)
+    if (f->s.aborted)
+        finish_if_aborted(f);
+    else if (f->s.phase == FWDIOI_PHASE_OPEN)
         start_close_agreement(f);
     /* else: started when the open status is agreed */
 }
 
 /* ---- opening ---- */
 
-static void on_open_agreed(void *arg, const MPI_Status *st)
+static void deliver_ready(fwdio_file_t *f)
 {
-    (void)st;
-    fwdio_file_t *f = arg;
-    fwdioi_session_t *s = &f->s;
-    fwdioi_trace_end_file(s->trace_t0, "agree open", (int64_t)f->seq);
-    s->phase = FWDIOI_PHASE_OPEN;
+    if (f->s.ready_delivered)
+        return;
+    f->s.ready_delivered = 1;
     double t = fwdioi_now();
     fwdioi_rt_lock(f->rt);
     f->stats.time_to_ready = t - f->t_open;
     fwdioi_rt_unlock(f->rt);
-    fwdioi_msg_t *held = s->held_head;
-    s->held_head = s->held_tail = NULL;
+    fwdioi_rt_deliver(f->rt, &f->ready_call);
+}
+
+/* Drop the writes held for the open, with `status` for lent buffers. */
+static void drop_held(fwdio_file_t *f, int status)
+{
+    fwdioi_msg_t *held = f->s.held_head;
+    f->s.held_head = f->s.held_tail = NULL;
+    while (held) {
+        fwdioi_msg_t *next = held->next_held;
+        drop_msg(f, held, status);
+        held = next;
+    }
+}
+
+/* The open status is known on every rank (open_agreed): data flows, or the
+ * file failed. */
+static void open_decided(fwdio_file_t *f)
+{
+    fwdioi_session_t *s = &f->s;
+    s->phase = FWDIOI_PHASE_OPEN;
     if (s->open_agreed.status != FWDIO_OK) {
         publish_error(f, &s->open_agreed);
-        while (held) {
-            fwdioi_msg_t *next = held->next_held;
-            drop_msg(f, held, (int)s->open_agreed.status);
-            held = next;
-        }
+        drop_held(f, (int)s->open_agreed.status);
     }
+    fwdioi_msg_t *held = s->held_head;
+    s->held_head = s->held_tail = NULL;
     while (held) {
         fwdioi_msg_t *next = held->next_held;
         dispatch(f, held);
         held = next;
     }
-    fwdioi_rt_deliver(f->rt, &f->ready_call);
-    if (s->close_requested)
+    deliver_ready(f);
+    if (s->close_requested && !s->aborted)
         start_close_agreement(f);
+}
+
+static void on_open_agreed(void *arg, const MPI_Status *st)
+{
+    fwdio_file_t *f = arg;
+    if (!agreement_ok(f, FWDIOI_MPI_AGREE_OPEN, st))
+        return;
+    fwdioi_trace_end_file(f->s.trace_t0, "agree open", (int64_t)f->seq);
+    open_decided(f);
 }
 
 static void start_open_agreement(fwdio_file_t *f)
 {
     fwdioi_session_t *s = &f->s;
     s->phase = FWDIOI_PHASE_OPENING;
-    s->trace_t0 = fwdioi_trace_begin();
-    MPI_Request req;
-    if (MPI_Iallreduce(&s->open_local, &s->open_agreed, FWDIOI_ERRINFO_INTS, MPI_INT64_T,
-                       agree_op(f), s->comm, &req) != MPI_SUCCESS) {
-        mpi_failed(f, "MPI_Iallreduce (open status)");
+    start_agreement(f, FWDIOI_MPI_AGREE_OPEN, &s->open_local, &s->open_agreed,
+                    FWDIOI_ERRINFO_INTS, MPI_INT64_T, f->owner->agree_op, on_open_agreed);
+}
+
+/* Close the descriptor of an aborted writer (no sync: the file failed). */
+static void close_aborted_fd(fwdio_file_t *f)
+{
+    fwdioi_session_t *s = &f->s;
+    if (s->fd < 0 || s->finishing)
         return;
-    }
-    fwdioi_rt_track(f->rt, req, on_open_agreed, f);
+    fwdioi_storage_job_t *job = fwdioi_storage_job_new(FWDIOI_STORAGE_FINISH, f, on_finish_done);
+    if (!job)
+        return; /* the descriptor leaks rather than the file hangs */
+    s->finishing = 1;
+    job->fd = s->fd;
+    job->durable = 0;
+    s->io_pending++;
+    fwdioi_rt_io_submit(f->rt, &job->io);
 }
 
 static void on_open_done(fwdioi_storage_job_t *job)
@@ -791,23 +1011,22 @@ static void on_open_done(fwdioi_storage_job_t *job)
                                 job->err_offset, job->err_call);
     f->s.io_pending--;
     fwdioi_storage_job_free(job);
+    if (f->s.aborted) {
+        close_aborted_fd(f);
+        finish_if_aborted(f);
+        return;
+    }
     start_open_agreement(f);
 }
 
-static void start_next_dup(struct fwdio_runtime *owner);
-
-static void on_dup_done(void *arg, const MPI_Status *st)
+/* The check passed and no earlier file writes the path: writers open it. */
+static void start_open(fwdio_file_t *f)
 {
-    (void)st;
-    fwdio_file_t *f = arg;
-    fwdioi_trace_end_file(f->s.trace_t0, "comm dup", (int64_t)f->seq);
-    f->owner->dup_in_flight = 0;
-    start_next_dup(f->owner);
-    MPI_Comm_set_errhandler(f->s.comm, MPI_ERRORS_RETURN);
     if (f->my_writer < 0) {
         start_open_agreement(f);
         return;
     }
+    f->s.phase = FWDIOI_PHASE_OPENING;
     fwdioi_assembly_hooks_t hooks = {flush_unit, write_direct, reserve_unit, unreserve_unit, f};
     fwdioi_assembly_init(&f->s.assembly, &f->plan, f->my_writer, &hooks);
     /* for the watchdog's report only: without it, the report says less */
@@ -825,6 +1044,70 @@ static void on_dup_done(void *arg, const MPI_Status *st)
     fwdioi_rt_io_submit(f->rt, &job->io);
 }
 
+static void on_check_agreed(void *arg, const MPI_Status *st)
+{
+    fwdio_file_t *f = arg;
+    fwdioi_session_t *s = &f->s;
+    if (!agreement_ok(f, FWDIOI_MPI_AGREE_CHECK, st))
+        return;
+    fwdioi_trace_end_file(s->trace_t0, "agree check", (int64_t)f->seq);
+    fwdioi_errinfo_t result;
+    fwdioi_open_check_result(s->check_out, &result);
+    if (result.status != FWDIO_OK) {
+        s->check_failed = 1;
+        s->open_agreed = result;
+        if (f->rank == 0 || result.call == FWDIOI_REASON_PATH_OPEN) {
+            char text[512];
+            fwdioi_errinfo_format(&result, f->path, f->write_path, text, sizeof text);
+            fwdioi_report("%s", text);
+        }
+        open_decided(f);
+        return;
+    }
+    if (path_in_use(f)) {
+        s->phase = FWDIOI_PHASE_WAIT_PATH;
+        return;
+    }
+    start_open(f);
+}
+
+static void start_check_agreement(fwdio_file_t *f)
+{
+    fwdioi_session_t *s = &f->s;
+    s->phase = FWDIOI_PHASE_CHECKING;
+    fwdioi_open_check_pack(s->check_in, f->rank, f->check_fields, &f->open_refusal);
+    start_agreement(f, FWDIOI_MPI_AGREE_CHECK, s->check_in, s->check_out, FWDIOI_OPEN_CHECK_INTS,
+                    MPI_INT64_T, f->owner->check_op, on_check_agreed);
+}
+
+static void start_next_dup(struct fwdio_runtime *owner);
+
+static void on_dup_done(void *arg, const MPI_Status *st)
+{
+    fwdio_file_t *f = arg;
+    if (st->MPI_ERROR != MPI_SUCCESS) {
+        mpi_failed(f, FWDIOI_MPI_COMM_IDUP, st->MPI_ERROR);
+        return;
+    }
+    fwdioi_trace_end_file(f->s.trace_t0, "comm dup", (int64_t)f->seq);
+    f->owner->dup_in_flight = 0;
+    f->owner->dup_file = NULL;
+    start_next_dup(f->owner);
+    if (f->s.aborted) { /* another rank failed after its duplication */
+        MPI_Comm_free(&f->s.comm);
+        f->s.phase = FWDIOI_PHASE_CHECKING;
+        finish_if_aborted(f);
+        return;
+    }
+    int rc = MPI_Comm_set_errhandler(f->s.comm, MPI_ERRORS_RETURN);
+    if (rc != MPI_SUCCESS) {
+        /* The others go on into the check: tell them. */
+        mpi_failed(f, FWDIOI_MPI_COMM_IDUP, rc);
+        return;
+    }
+    start_check_agreement(f);
+}
+
 /* Start the communicator duplication of the next file in open order, if none
  * is in flight. */
 static void start_next_dup(struct fwdio_runtime *owner)
@@ -837,11 +1120,18 @@ static void start_next_dup(struct fwdio_runtime *owner)
         owner->dup_tail = NULL;
     MPI_Request req;
     f->s.trace_t0 = fwdioi_trace_begin();
-    if (MPI_Comm_idup(fwdioi_rt_comm(f->rt), &f->s.comm, &req) != MPI_SUCCESS) {
-        mpi_failed(f, "MPI_Comm_idup");
+    int rc = fwdioi_rt_track_reserve(f->rt) != 0
+                 ? MPI_ERR_NO_MEM
+                 : MPI_Comm_idup(fwdioi_rt_comm(f->rt), &f->s.comm, &req);
+    if (rc != MPI_SUCCESS) {
+        f->s.comm = MPI_COMM_NULL;
+        owner->dup_in_flight = 1; /* mpi_failed takes it (and the queue) down */
+        owner->dup_file = f;
+        mpi_failed(f, FWDIOI_MPI_COMM_IDUP, rc);
         return;
     }
     owner->dup_in_flight = 1;
+    owner->dup_file = f;
     fwdioi_rt_track(f->rt, req, on_dup_done, f);
 }
 
@@ -851,6 +1141,18 @@ static void open_task(fwdioi_task_t *task)
     struct fwdio_runtime *owner = f->owner;
     f->s.next_active = owner->active;
     owner->active = f;
+    owner->opened_seq = f->seq + 1;
+    fwdioi_errinfo_t why;
+    if (owner->broken.status != FWDIO_OK) {
+        why = owner->broken;
+        why.call = FWDIOI_REASON_BROKEN;
+        fwdioi_session_abort(f, &why, 0);
+        return;
+    }
+    if (fwdioi_abort_take_pending(owner, f->seq, &why)) {
+        fwdioi_session_abort(f, &why, 0);
+        return;
+    }
     f->s.next_dup = NULL;
     if (owner->dup_tail)
         owner->dup_tail->s.next_dup = f;
@@ -858,6 +1160,73 @@ static void open_task(fwdioi_task_t *task)
         owner->dup_head = f;
     owner->dup_tail = f;
     start_next_dup(owner);
+}
+
+/* ---- aborts ---- */
+
+/* f's communicator duplication failed or was given up: the runtime's
+ * communicator is out of step between ranks, so no later file can use it. */
+static void break_runtime(fwdio_file_t *f, const fwdioi_errinfo_t *why)
+{
+    struct fwdio_runtime *o = f->owner;
+    if (o->broken.status == FWDIO_OK) {
+        o->broken = *why;
+        fwdioi_rt_lock(f->rt);
+        o->broken_known = 1;
+        fwdioi_rt_unlock(f->rt);
+    }
+    if (o->dup_file == f) {
+        o->dup_in_flight = 0;
+        o->dup_file = NULL;
+    }
+    /* Every file still queued for its duplication fails too (f itself may be
+     * among them, with an abort from another rank). */
+    fwdio_file_t *queued = o->dup_head;
+    o->dup_head = o->dup_tail = NULL;
+    fwdioi_errinfo_t later = o->broken;
+    later.call = FWDIOI_REASON_BROKEN;
+    while (queued) {
+        fwdio_file_t *g = queued;
+        queued = g->s.next_dup;
+        if (g != f)
+            fwdioi_session_abort(g, &later, 0);
+    }
+}
+
+void fwdioi_session_abort(fwdio_file_t *f, const fwdioi_errinfo_t *why, int notify)
+{
+    fwdioi_session_t *s = &f->s;
+    if (s->phase == FWDIOI_PHASE_DONE || s->aborted)
+        return;
+    s->aborted = 1;
+    s->abort_info = *why;
+    if (s->local_error.status == FWDIO_OK)
+        s->local_error = *why;
+    /* Collectives of the file that can no longer complete are given up: the
+     * rank that failed never calls another collective on the file's
+     * communicator (nor, after a failed duplication, on the runtime's), so
+     * they cannot complete later either and write into memory we free. */
+    int dup_failed = why->call == FWDIOI_REASON_MPI + FWDIOI_MPI_COMM_IDUP ||
+                     why->call == FWDIOI_REASON_BROKEN;
+    if (s->phase == FWDIOI_PHASE_DUP && dup_failed) {
+        fwdioi_rt_forget(f->rt, f);
+        break_runtime(f, why);
+        s->phase = FWDIOI_PHASE_CHECKING; /* no duplication to wait for */
+    } else if (s->phase != FWDIOI_PHASE_DUP) {
+        fwdioi_rt_forget(f->rt, f);
+    }
+    /* else: another rank failed later on; this rank's duplication still has
+     * to match theirs, and completes the file when it is done (on_dup_done) */
+    if (notify)
+        fwdioi_abort_announce(f->owner, f->seq, why);
+    publish_error(f, why);
+    drop_held(f, (int)why->status);
+    if (s->phase < FWDIOI_PHASE_OPEN)
+        s->open_agreed = *why; /* what ready reports */
+    deliver_ready(f);
+    if (f->my_writer >= 0 && s->phase >= FWDIOI_PHASE_OPENING)
+        close_aborted_fd(f);
+    finish_if_aborted(f);
 }
 
 /* ---- setup, teardown, polling ---- */
@@ -869,7 +1238,7 @@ void fwdioi_session_init(fwdio_file_t *f)
     s->comm = MPI_COMM_NULL;
     s->fd = -1;
     s->open_local = s->open_agreed = s->local_error = s->final_agreed = FWDIOI_ERRINFO_OK;
-    s->commit_local = s->commit_agreed = FWDIOI_ERRINFO_OK;
+    s->commit_local = s->commit_agreed = s->abort_info = FWDIOI_ERRINFO_OK;
     s->committer = -1;
     f->open_task.run = open_task;
     f->close_task.run = close_task;
@@ -882,15 +1251,20 @@ void fwdioi_session_free(fwdio_file_t *f)
     fwdioi_assembly_free(&f->s.assembly);
 }
 
-/* Client poll hook: writers look for data of every file in the OPEN..SYNCING
- * phases. Returns the number of receives started; *active while any session
- * runs. */
+/* Client poll hook: aborts from other ranks; writers look for data of every
+ * file in the OPEN..SYNCING phases (an aborted one's only to drop it).
+ * Returns the number of receives started; *active while any session runs. */
 int fwdioi_session_poll(void *runtime, int *active)
 {
     struct fwdio_runtime *owner = runtime;
     const fwdio_config_t *cfg = fwdioi_rt_config(owner->rt);
     int events = 0;
     double now = 0;
+    *active = 0;
+    if (owner->active)
+        events += fwdioi_abort_receive(owner);
+    if (owner->nzombies)
+        events += fwdioi_zombie_drain(owner, active);
     if (cfg->combine_size > 1)
         events += fwdioi_combine_flush_stale(owner, (uint64_t)cfg->poll_max_us * 1000u);
     for (fwdio_file_t *f = owner->active; f; f = f->s.next_active) {
@@ -899,10 +1273,13 @@ int fwdioi_session_poll(void *runtime, int *active)
                 now = fwdioi_now();
             fwdioi_watchdog_check(f, now);
         }
-        if (f->my_writer >= 0 && f->s.phase >= FWDIOI_PHASE_OPEN && !f->s.finishing &&
-            f->s.open_agreed.status == FWDIO_OK)
+        int receiving = f->s.aborted ? f->s.phase >= FWDIOI_PHASE_OPENING
+                                     : f->s.phase >= FWDIOI_PHASE_OPEN && !f->s.finishing &&
+                                           f->s.open_agreed.status == FWDIO_OK;
+        if (f->my_writer >= 0 && receiving)
             events += writer_probe(f);
     }
-    *active = owner->active != NULL;
+    if (owner->active)
+        *active = 1;
     return events;
 }

@@ -20,6 +20,8 @@ static const char *phase_name(fwdioi_phase_t p)
 {
     switch (p) {
     case FWDIOI_PHASE_DUP: return "duplicating the communicator";
+    case FWDIOI_PHASE_CHECKING: return "comparing what every rank passed to fwdio_open";
+    case FWDIOI_PHASE_WAIT_PATH: return "waiting for an earlier file of the same path";
     case FWDIOI_PHASE_OPENING: return "opening";
     case FWDIOI_PHASE_OPEN: return "open";
     case FWDIOI_PHASE_CLOSING: return "agreeing on the bytes per writer";

@@ -116,7 +116,8 @@ extern "C" {
     FWDIO_X(FWDIO_ECONTEXT, -14, "function may not be called from this thread or callback") \
     FWDIO_X(FWDIO_EAGAIN, -15, "resource temporarily full; try again")                      \
     FWDIO_X(FWDIO_ETOOBIG, -16, "write larger than the staging budget; use fwdio_write")     \
-    FWDIO_X(FWDIO_ECOMMIT, -17, "writing the commit block or renaming the file into place failed")
+    FWDIO_X(FWDIO_ECOMMIT, -17, "writing the commit block or renaming the file into place failed") \
+    FWDIO_X(FWDIO_EPROTO, -18, "a writer received data that does not match the file's plan")
 
 /** Status codes: FWDIO_OK is 0, every error is negative. */
 typedef enum fwdio_status {

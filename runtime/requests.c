@@ -1,6 +1,9 @@
 /* MPI requests polled by the progress thread, each with a completion callback. */
 #include "runtime_internal.h"
 
+#include "log.h"
+
+#include <assert.h>
 #include <stdlib.h>
 
 static int grow(fwdioi_requests_t *r)
@@ -27,17 +30,18 @@ static int grow(fwdioi_requests_t *r)
     return 0;
 }
 
+int fwdioi_rt_track_reserve(fwdioi_rt_t *rt)
+{
+    fwdioi_requests_t *r = &rt->requests;
+    return r->count < r->capacity || grow(r) == 0 ? 0 : -1;
+}
+
 void fwdioi_rt_track(fwdioi_rt_t *rt, MPI_Request req, fwdioi_req_cb_t cb, void *arg)
 {
     fwdioi_requests_t *r = &rt->requests;
-    if (r->count == r->capacity && grow(r) != 0) {
-        /* Out of memory for bookkeeping: complete the request the slow way
-         * rather than lose it. */
-        MPI_Status st;
-        MPI_Wait(&req, &st);
-        cb(arg, &st);
-        return;
-    }
+    /* The caller reserved a slot before it started the request, so this
+     * never needs memory (and never has to wait for the request instead). */
+    assert(r->count < r->capacity);
     r->reqs[r->count] = req;
     r->cbs[r->count] = cb;
     r->args[r->count] = arg;
@@ -60,7 +64,13 @@ int fwdioi_requests_test(fwdioi_rt_t *rt)
         r->done_capacity = r->capacity;
     }
     int ndone = 0;
-    MPI_Testsome(r->count, r->reqs, &ndone, r->indices, r->statuses);
+    int rc = MPI_Testsome(r->count, r->reqs, &ndone, r->indices, r->statuses);
+    if (rc != MPI_SUCCESS && rc != MPI_ERR_IN_STATUS) {
+        /* Nothing says which request failed; they stay tracked, and the
+         * ones that can no longer complete are reported by the watchdog. */
+        fwdioi_log(FWDIOI_LOG_WARN, "rank %d: MPI_Testsome failed (error %d)", rt->rank, rc);
+        return 0;
+    }
     if (ndone <= 0 || ndone == MPI_UNDEFINED)
         return 0;
     fwdioi_done_t *done = r->done;
@@ -68,6 +78,9 @@ int fwdioi_requests_test(fwdioi_rt_t *rt)
         done[i].cb = r->cbs[r->indices[i]];
         done[i].arg = r->args[r->indices[i]];
         done[i].status = r->statuses[i];
+        /* Only MPI_ERR_IN_STATUS fills in the error fields. */
+        if (rc == MPI_SUCCESS)
+            done[i].status.MPI_ERROR = MPI_SUCCESS;
     }
     /* Compact: completed requests were set to MPI_REQUEST_NULL. */
     int keep = 0;
@@ -93,6 +106,24 @@ int fwdioi_requests_test(fwdioi_rt_t *rt)
         r->done_capacity = done_capacity;
     }
     return ndone;
+}
+
+int fwdioi_rt_forget(fwdioi_rt_t *rt, void *arg)
+{
+    fwdioi_requests_t *r = &rt->requests;
+    int keep = 0, forgotten = 0;
+    for (int i = 0; i < r->count; i++) {
+        if (r->args[i] == arg) {
+            forgotten++;
+            continue;
+        }
+        r->reqs[keep] = r->reqs[i];
+        r->cbs[keep] = r->cbs[i];
+        r->args[keep] = r->args[i];
+        keep++;
+    }
+    r->count = keep;
+    return forgotten;
 }
 
 void fwdioi_requests_free(fwdioi_requests_t *r)

@@ -24,6 +24,10 @@ int fwdioi_rt_create(MPI_Comm comm, const fwdio_config_t *cfg, const fwdioi_clie
     rc = FWDIO_EMPI;
     if (MPI_Comm_dup(comm, &rt->comm) != MPI_SUCCESS)
         goto fail_free;
+    /* A dup inherits the caller's error handler, usually fatal: fwdio's own
+     * traffic reports MPI errors as file statuses instead. */
+    if (MPI_Comm_set_errhandler(rt->comm, MPI_ERRORS_RETURN) != MPI_SUCCESS)
+        goto fail_comm;
     MPI_Comm_rank(rt->comm, &rt->rank);
     MPI_Comm_size(rt->comm, &rt->size);
     if ((rc = fwdioi_bufcache_init(rt, rt->cfg.max_message_size + FWDIOI_MESSAGE_HEADROOM)) !=

@@ -74,8 +74,17 @@ void fwdioi_rt_sleep_locked(fwdioi_rt_t *rt);
 void fwdioi_rt_submit_locked(fwdioi_rt_t *rt, fwdioi_task_t *first, fwdioi_task_t *last);
 void fwdioi_rt_submit(fwdioi_rt_t *rt, fwdioi_task_t *task);
 
-/** Poll `req` until it completes, then call cb (progress). */
+/** Make room to track one more request; 0, or -1 out of memory. Call it
+ *  before starting the MPI request, so a started request is never lost for
+ *  want of memory (progress). */
+int fwdioi_rt_track_reserve(fwdioi_rt_t *rt);
+/** Poll `req` until it completes, then call cb with its status, whose
+ *  MPI_ERROR says whether it failed (progress). A slot must be reserved. */
 void fwdioi_rt_track(fwdioi_rt_t *rt, MPI_Request req, fwdioi_req_cb_t cb, void *arg);
+/** Stop polling the requests tracked with `arg` and never call their
+ *  callbacks: for collectives that can no longer complete because a peer
+ *  gave up on them (the requests are left to MPI). Returns how many (progress). */
+int fwdioi_rt_forget(fwdioi_rt_t *rt, void *arg);
 /** Run a job on the I/O thread, started on first use (progress). */
 void fwdioi_rt_io_submit(fwdioi_rt_t *rt, fwdioi_io_job_t *job);
 /** Deliver a user callback: now, or queued for fwdio_poll, per callback mode (progress). */
