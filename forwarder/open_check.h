@@ -20,8 +20,8 @@ typedef enum fwdioi_open_field {
     FWDIOI_FIELD_WRITER_RANKS, /* hash of the writer ranks in order */
     FWDIOI_FIELD_LAYOUT,
     FWDIOI_FIELD_TARGETS,
+    FWDIOI_FIELD_ATOMIC_REPLACE, /* before durable, which it implies */
     FWDIOI_FIELD_DURABLE,
-    FWDIOI_FIELD_ATOMIC_REPLACE,
     FWDIOI_OPEN_FIELDS
 } fwdioi_open_field_t;
 

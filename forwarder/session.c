@@ -638,10 +638,11 @@ static void make_room(struct fwdio_runtime *o, uint64_t need, uint64_t budget)
     }
 }
 
+/* A message received only to be dropped: free its buffer, if it had one. */
 static void on_dropped(void *arg, const MPI_Status *st)
 {
-    (void)arg;
     (void)st;
+    free(arg);
 }
 
 /* Receive the matched message `msg` of `len` bytes from `source`. */
@@ -671,6 +672,13 @@ static void start_receive(fwdio_file_t *f, MPI_Message *msg, int len, int source
     if (rc != MPI_SUCCESS) {
         hold_release(f, &r->hold);
         mpi_failed(f, FWDIOI_MPI_IMRECV, rc);
+        /* The message is matched: unless it is received somehow, its sender
+         * waits for ever. Into a scratch buffer, or nothing (truncated). */
+        void *scratch = malloc(len > 0 ? (size_t)len : 1);
+        if (MPI_Imrecv(scratch, scratch ? len : 0, MPI_BYTE, msg, &req) == MPI_SUCCESS)
+            fwdioi_rt_track(f->rt, req, on_dropped, scratch);
+        else
+            free(scratch);
         return;
     }
     s->recvs_pending++;
@@ -1212,6 +1220,7 @@ void fwdioi_session_abort(fwdio_file_t *f, const fwdioi_errinfo_t *why, int noti
         fwdioi_rt_forget(f->rt, f);
         break_runtime(f, why);
         s->phase = FWDIOI_PHASE_CHECKING; /* no duplication to wait for */
+        s->comm = MPI_COMM_NULL; /* a duplicate that was never finished: left to MPI */
     } else if (s->phase != FWDIOI_PHASE_DUP) {
         fwdioi_rt_forget(f->rt, f);
     }

@@ -1,0 +1,22 @@
+/*
+ * MPI failure injection for tests, through MPI's profiling interface: a
+ * program linked with mpi_faults.c (before libmpi; fwdio itself is linked
+ * statically into the tests, so its calls come here too) makes one chosen
+ * MPI call fail on one chosen rank, returning an error code without doing
+ * anything, as configured by the environment variable
+ *
+ *   MPI_FAULTS_RULE=CALL[:rank=R][:nth=N][:tag=T]
+ *
+ * CALL is MPI_Iallreduce, MPI_Comm_idup, MPI_Isend, MPI_Improbe or
+ * MPI_Imrecv; rank is the rank in MPI_COMM_WORLD (default: every rank); nth
+ * the N-th matching call of the process, counted from 1 (default 1); tag
+ * (MPI_Isend, MPI_Improbe) counts only calls with that tag. The failing call
+ * returns MPI_ERR_OTHER. Unset, every call goes straight to MPI.
+ */
+#ifndef MPI_FAULTS_RULES_H
+#define MPI_FAULTS_RULES_H
+
+/** Number of calls failed so far in this process. */
+int mpi_faults_fired(void);
+
+#endif
