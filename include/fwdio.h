@@ -34,6 +34,22 @@
  * signal dispositions: a process with a file-size limit (RLIMIT_FSIZE) must
  * ignore or handle SIGXFSZ to get EFBIG instead of being killed.
  *
+ * MPI failures. fwdio's communicators return MPI errors instead of calling
+ * the application's error handler, and every MPI call is checked. One that
+ * fails in a file's session (an agreement, the communicator duplication, a
+ * send, probe or receive) ends that file with FWDIO_EMPI on this rank; the
+ * rank tells the others with a small message, and they give up the file's
+ * collectives and complete it with the same status, so no rank waits for
+ * ever. fwdio_file_error() names the call, the rank and the MPI error
+ * ("MPI_Iallreduce (final status) failed on rank 1 for /x/y: MPI_ERR_OTHER:
+ * ..."). A send that fails to start only loses its bytes: the file fails
+ * through the usual final agreement. Other files go on, except after a failed
+ * communicator duplication, which leaves the runtime's communicator out of
+ * step between ranks: every later file of that runtime then fails with
+ * FWDIO_EMPI at once, and fwdio_finalize() still returns. A writer checks every
+ * piece it receives against its own plan before it touches memory; a piece
+ * that does not belong there fails the file with FWDIO_EPROTO.
+ *
  * Fault injection. FWDIO_FAULT, read by fwdio_init, makes the writers'
  * file-system calls misbehave on purpose, to test how an application (and
  * fwdio) handles storage errors. It holds rules separated by ';', each
@@ -360,7 +376,10 @@ typedef struct fwdio_error_info {
  *              the caller may free it after this call.
  * @param cfg   runtime configuration, or NULL for the defaults.
  * @param rt    receives the runtime handle.
- * @return FWDIO_OK, FWDIO_EINVAL, FWDIO_ETHREAD, FWDIO_EMPI, FWDIO_ESYSTEM, FWDIO_ENOMEM.
+ * @return FWDIO_OK, FWDIO_EINVAL (NULL arguments, MPI not initialized or already
+ *         finalized, an intercommunicator or an invalid communicator, a bad
+ *         setting: the reason is printed), FWDIO_ETHREAD, FWDIO_EMPI,
+ *         FWDIO_ESYSTEM, FWDIO_ENOMEM.
  * Call from one application thread per rank.
  */
 FWDIO_API int fwdio_init(MPI_Comm comm, const fwdio_config_t *cfg, fwdio_runtime_t **rt);
@@ -397,14 +416,36 @@ FWDIO_API int fwdio_options_set_info(fwdio_options_t *opts, MPI_Info info);
  * same size and options. The handle is usable at once: writes are accepted
  * before the file is ready. The writers create the file if needed and set its
  * length to exactly `size` (an existing file is truncated first).
+ *
+ * The collective contract is checked, not assumed. Before anything touches
+ * storage, every rank's path, size, write_size, stripe_size, writer count and
+ * ranks, layout, targets, atomic_replace and durable are compared; if ranks
+ * disagree (or opened files in different orders) the file fails on every rank
+ * with FWDIO_EINVAL, nothing is created or truncated, and fwdio_file_error()
+ * names the first field that differs and two ranks that passed different
+ * values. Such a file completes once it is closed on this rank.
+ *
+ * One path, one file at a time: a path (its directory resolved, so "a" and
+ * "./a" are one path) is written by one file of the runtime at a time. A file
+ * opened while an earlier file of the runtime still writes its path waits:
+ * its writers open (and truncate, or reuse the atomic_replace temporary) only
+ * once the earlier file is complete, so versions of a checkpoint opened back
+ * to back are written one after the other and each completes whole. The
+ * earlier file must have been closed (fwdio_close) on this rank before the
+ * new one is opened; otherwise the new file fails on every rank with
+ * FWDIO_EINVAL ("still open"), since its bytes could never follow the earlier
+ * file's. Files of different runtimes are not ordered.
+ *
  * @param opts  options, or NULL for the defaults.
  * @param cbs   callbacks (copied), or NULL for none.
  * @param file  receives the handle.
  * @return FWDIO_OK; FWDIO_EINVAL for a NULL path or handle, write_size 0 after
- *         defaults, a stripe_size that is not a multiple of write_size, or a
- *         first_writer outside the communicator; FWDIO_ECONTEXT from a callback
- *         on the progress thread. A path that cannot be opened is reported later
- *         as FWDIO_EOPEN through the callbacks and fwdio_wait().
+ *         defaults, a stripe_size that is not a multiple of write_size, a
+ *         first_writer outside the communicator, or MPI already finalized;
+ *         FWDIO_ERANGE for a size larger than a file can be (off_t);
+ *         FWDIO_ECONTEXT from a callback on the progress thread. A path that
+ *         cannot be opened is reported later as FWDIO_EOPEN through the
+ *         callbacks and fwdio_wait(), and so are the mismatches above.
  */
 FWDIO_API int fwdio_open(fwdio_runtime_t *rt, const char *path, uint64_t size,
                          const fwdio_options_t *opts, const fwdio_callbacks_t *cbs,

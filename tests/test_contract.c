@@ -21,6 +21,12 @@
  *   huge              sizes and offsets past what a file can hold: ERANGE
  *   intercomm         fwdio_init on an intercommunicator: EINVAL
  *   after_finalize    fwdio_init after MPI_Finalize: EINVAL, no crash
+ *   kill_versions     with --dir DIR and --kill: an old file at DIR/ckpt, then
+ *                     v0 replaces it atomically and v1 is opened while v0 is
+ *                     in flight; every rank dies before closing v1. With
+ *                     --after-kill: DIR/ckpt is the old file or v0, whole,
+ *                     never v1 or zeros; v2 then replaces it and verifies,
+ *                     and DIR holds nothing else
  *   mpi_fault         with MPI_FAULTS_RULE set (tests/util/mpi_faults.h):
  *                     a first file ends with --expect1 (a status name, e.g.
  *                     EMPI) on every rank, its text naming --text; a second
@@ -390,6 +396,53 @@ static void case_intercomm(void)
     MPI_Comm_free(&half);
 }
 
+/* ---- a job killed between two versions ---- */
+
+static const uint64_t OLD_SIZE = 2 * STRIPE + 5;
+
+static void kill_versions(const char *dir, int after)
+{
+    fwdio_runtime_t *rt = tc_start_runtime(MPI_COMM_WORLD, g_mode);
+    char path[4096];
+    snprintf(path, sizeof path, "%s/ckpt", dir);
+    fwdio_options_t o;
+    options(&o);
+    o.atomic_replace = 1;
+    fwdio_file_t *v0, *v1;
+    if (!after) {
+        old_file(path, OLD_SIZE, 90);
+        TC_EXPECT(fwdio_open(rt, path, SIZE, &o, NULL, &v0), FWDIO_OK, "open v0");
+        write_share(v0, SIZE, 10);
+        fwdio_close(v0);
+        TC_EXPECT(fwdio_open(rt, path, SIZE + STRIPE, &o, NULL, &v1), FWDIO_OK, "open v1");
+        write_share(v1, SIZE + STRIPE, 11);
+        fwdio_poll(rt);
+        /* die at a moment that differs from run to run: v0 may be anywhere
+         * from in flight to renamed into place */
+        usleep((useconds_t)(getpid() % 20) * 1000);
+        _exit(3);
+    }
+    uint64_t bad = 0;
+    int is_old = pattern_check_file(path, OLD_SIZE, 0, OLD_SIZE, 90, 0, &bad) == 0;
+    int is_v0 = !is_old && pattern_check_file(path, SIZE, 0, SIZE, 10, 0, &bad) == 0;
+    TC_CHECK(is_old || is_v0, "after the kill %s is neither the old file nor v0 whole", path);
+    if (tc_rank == 0)
+        tc_note("after the kill the target holds %s", is_old ? "the old file" : "v0");
+    MPI_Barrier(MPI_COMM_WORLD);
+    TC_EXPECT(fwdio_open(rt, path, SIZE, &o, NULL, &v0), FWDIO_OK, "open v2");
+    write_share(v0, SIZE, 12);
+    fwdio_close(v0);
+    TC_EXPECT(fwdio_wait(v0), FWDIO_OK, "v2");
+    fwdio_file_free(v0);
+    TC_CHECK(tc_verify_full(MPI_COMM_WORLD, path, SIZE, 12) == 0, "v2");
+    TC_EXPECT(fwdio_finalize(rt), FWDIO_OK, "fwdio_finalize");
+    if (tc_rank == 0) { /* nothing but ckpt: no temporary left behind */
+        char cmd[4200];
+        snprintf(cmd, sizeof cmd, "test \"$(ls -A '%s')\" = ckpt", dir);
+        TC_CHECK(system(cmd) == 0, "%s holds more than ckpt after the replacement", dir);
+    }
+}
+
 /* ---- MPI failures ---- */
 
 static int status_named(const char *name)
@@ -446,7 +499,8 @@ static void case_mpi_fault(int expect1, int expect2, const char *text)
 int main(int argc, char **argv)
 {
     unsigned timeout = 120;
-    const char *which = NULL, *text = "MPI";
+    const char *which = NULL, *text = "MPI", *dir = NULL;
+    int after_kill = 0;
     int expect1 = FWDIO_EMPI, expect2 = FWDIO_OK;
     for (int i = 1; i < argc; i++) {
         if (tc_common_option(argc, argv, &i, &timeout, &g_mode))
@@ -459,6 +513,12 @@ int main(int argc, char **argv)
             expect2 = status_named(argv[++i]);
         else if (!strcmp(argv[i], "--text") && i + 1 < argc)
             text = argv[++i];
+        else if (!strcmp(argv[i], "--dir") && i + 1 < argc)
+            dir = argv[++i];
+        else if (!strcmp(argv[i], "--kill"))
+            after_kill = 0;
+        else if (!strcmp(argv[i], "--after-kill"))
+            after_kill = 1;
         else {
             fprintf(stderr, "usage: %s --case NAME [--expect1 S --expect2 S --text T]\n", argv[0]);
             return 2;
@@ -489,6 +549,8 @@ int main(int argc, char **argv)
         case_huge();
     else if (!strcmp(which, "intercomm"))
         case_intercomm();
+    else if (!strcmp(which, "kill_versions") && dir)
+        kill_versions(dir, after_kill);
     else if (!strcmp(which, "mpi_fault"))
         case_mpi_fault(expect1, expect2, text);
     else if (!strcmp(which, "after_finalize")) {

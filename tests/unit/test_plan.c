@@ -88,6 +88,30 @@ static void check_plan(uint64_t size, uint64_t stripe, uint64_t unit, int writer
             max_bytes = b;
     }
     free(seen);
+
+    /* what a writer accepts: exactly pieces within its own stripes */
+    for (uint64_t s = 0; s < p.nstripes && s < 64; s++) {
+        int w = fwdioi_plan_stripe_writer(&p, s);
+        uint64_t start = s * p.stripe_size;
+        uint64_t len = size - start < p.stripe_size ? size - start : p.stripe_size;
+        CHECK(fwdioi_plan_owns(&p, w, start, len), "%s: writer %d refuses its stripe %llu",
+              shape, w, (unsigned long long)s);
+        CHECK(fwdioi_plan_owns(&p, w, start + len / 2, len - len / 2), "%s: part of a stripe",
+              shape);
+        for (int v = 0; v < p.nwriters; v++)
+            CHECK(v == w || !fwdioi_plan_owns(&p, v, start, 1), "%s: writer %d takes stripe "
+                  "%llu of writer %d", shape, v, (unsigned long long)s, w);
+        if (s + 1 < p.nstripes && fwdioi_plan_stripe_writer(&p, s + 1) != w)
+            CHECK(!fwdioi_plan_owns(&p, w, start + len - 1, 2), "%s: a piece across two "
+                  "writers' stripes", shape);
+    }
+    for (int w = 0; w < p.nwriters; w++) {
+        CHECK(!fwdioi_plan_owns(&p, w, size, 1), "%s: a byte past the end", shape);
+        CHECK(!fwdioi_plan_owns(&p, w, 1, UINT64_MAX), "%s: a length that wraps", shape);
+        CHECK(!fwdioi_plan_owns(&p, w, UINT64_MAX, 1), "%s: an offset past the end", shape);
+    }
+    CHECK(!fwdioi_plan_owns(&p, p.nwriters, 0, 0) && !fwdioi_plan_owns(&p, -1, 0, 0),
+          "a writer that does not exist");
     CHECK(total_bytes == size, "bytes per writer add up to %llu, not %llu",
           (unsigned long long)total_bytes, (unsigned long long)size);
     if (layout != FWDIO_LAYOUT_TARGETS) {
