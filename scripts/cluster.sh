@@ -2,8 +2,8 @@
 # A cluster on one machine: N simulated hosts for running MPI jobs over TCP.
 #
 # Usage:
-#   scripts/cluster.sh up N [--slots S] [--bw RATE] [--delay MS] [--subnet A.B.C]
-#   scripts/cluster.sh down
+#   scripts/cluster.sh up N [--slots S] [--bw RATE] [--delay MS] [--subnet A.B.C] [--tag T]
+#   scripts/cluster.sh down [--tag T]
 #   scripts/cluster.sh status
 #   scripts/cluster.sh options            the mpirun options of the cluster that is up
 #   scripts/cluster.sh exec HOST CMD...   run CMD on HOST (its namespaces and hostname)
@@ -43,7 +43,10 @@
 # it would use (namespace, link, /etc/hosts entry) or its subnet already exists.
 # A cluster that is up is left alone by `up`, which says so and fails: run
 # `down` first. `down` with no cluster up does nothing and succeeds. A failed
-# `up` removes what it had made.
+# `up` removes what it had made. `up --tag T` names the cluster's owner (the
+# ctest fixture uses its build directory) and `down --tag T` removes a cluster
+# only if it carries that tag, so that one user's cleanup cannot take down
+# another's cluster.
 #
 # Needs root, iproute2 (ip, tc), util-linux (unshare, flock), hostname, and a
 # kernel that allows network and UTS namespaces, veth pairs and bridges.
@@ -123,7 +126,7 @@ check_machine() {
 
 # ---------------------------------------------------------------------------
 # State: /run/fwdio-cluster/state, one "key value..." per line. Keys: hosts,
-# slots, subnet, created, shaping, host NAME IP, and `made KIND NAME...` for
+# slots, subnet, created, shaping, tag, host NAME IP, and `made KIND NAME...` for
 # everything made, in the order it was made.
 # ---------------------------------------------------------------------------
 
@@ -154,6 +157,13 @@ drop_state_dir() {
 }
 
 cluster_is_up() { [[ -f $STATE ]]; }
+
+# " (tag T)" for a tagged cluster.
+describe_tag() {
+    local tag
+    tag=$(state_get tag)
+    [[ -z $tag ]] || printf ' (tag %s)' "$tag"
+}
 
 # ---------------------------------------------------------------------------
 # /etc/hosts lines, edited in place: in a container the file is often a bind
@@ -323,13 +333,14 @@ up_failed() {
 }
 
 cmd_up() {
-    local n="" slots=2 rate="" delay="" subnet=10.213.0 bytes=""
+    local n="" slots=2 rate="" delay="" subnet=10.213.0 bytes="" tag=""
     while (($#)); do
         case $1 in
             --slots) slots=${2:-}; shift 2 || usage_error "--slots needs a value" ;;
             --bw) rate=${2:-}; shift 2 || usage_error "--bw needs a value" ;;
             --delay) delay=${2:-}; shift 2 || usage_error "--delay needs a value" ;;
             --subnet) subnet=${2:-}; shift 2 || usage_error "--subnet needs a value" ;;
+            --tag) tag=${2:-}; shift 2 || usage_error "--tag needs a value" ;;
             -*) usage_error "up: unknown option $1" ;;
             *) [[ -z $n ]] || usage_error "up: one host count only"; n=$1; shift ;;
         esac
@@ -346,6 +357,7 @@ cmd_up() {
         bytes=$(rate_bytes_per_s "$rate") ||
             usage_error "--bw: '$rate' is no rate of at least 8kbit in tc's syntax (e.g. 10gbit, 500mbit, 100mbps)"
     fi
+    [[ $tag =~ ^[[:graph:]]*$ ]] || usage_error "--tag must be one word"
     if [[ -n $delay ]]; then
         [[ $delay =~ ^[0-9]+(\.[0-9]+)?$ ]] || usage_error "--delay takes milliseconds (e.g. 0.05, 2)"
     fi
@@ -365,7 +377,7 @@ cmd_up() {
     lock_state
     trap drop_state_dir EXIT
     if cluster_is_up; then
-        die "a cluster of $(state_get hosts) hosts is already up (since $(state_get created)); run '$0 down' first"
+        die "a cluster of $(state_get hosts) hosts$(describe_tag) is already up (since $(state_get created)); run '$0 down' first"
     fi
     check_names_free "$n" "$subnet"
 
@@ -377,6 +389,7 @@ cmd_up() {
     record slots "$slots"
     record subnet "$subnet"
     record shaping "${rate:+bw $rate }${delay:+delay ${delay}ms}"
+    record tag "$tag"
     make_bridge "$subnet"
     local i
     for ((i = 0; i < n; i++)); do
@@ -448,7 +461,13 @@ teardown() {
 }
 
 cmd_down() {
-    (($# == 0)) || usage_error "down takes no arguments"
+    local tag="" only_tagged=0
+    while (($#)); do
+        case $1 in
+            --tag) tag=${2:-}; only_tagged=1; shift 2 || usage_error "--tag needs a value" ;;
+            *) usage_error "down: unknown argument '$1'" ;;
+        esac
+    done
     require_root
     require_tools ip flock
     lock_state
@@ -459,6 +478,10 @@ cmd_down() {
         [[ -z $left ]] ||
             say "note: namespaces named $PREFIX-* exist but no state lists them; left alone: $(tr '\n' ' ' <<<"$left")"
         say "down: no cluster is up"
+        return 0
+    fi
+    if ((only_tagged)) && [[ $(state_get tag) != "$tag" ]]; then
+        say "down: the cluster that is up$(describe_tag) is not tagged '$tag': left alone"
         return 0
     fi
     local n
@@ -479,7 +502,7 @@ cmd_status() {
     fi
     local shaping
     shaping=$(state_get shaping)
-    echo "cluster of $(state_get hosts) hosts, $(state_get slots) slots each, subnet $(state_get subnet).0/24, up since $(state_get created)${shaping:+, $shaping}"
+    echo "cluster of $(state_get hosts) hosts$(describe_tag), $(state_get slots) slots each, subnet $(state_get subnet).0/24, up since $(state_get created)${shaping:+, $shaping}"
     local name ip link nprocs
     for name in $(state_hosts); do
         ip=$(state_host_ip "$name")
