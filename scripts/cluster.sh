@@ -408,6 +408,14 @@ cmd_up() {
 # down
 # ---------------------------------------------------------------------------
 
+# Is process $1 still running? (A zombie is not: it only waits for its parent.)
+running() {
+    local stat
+    stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+    stat=${stat##*) }
+    [[ ${stat%% *} != Z ]]
+}
+
 # Stop the processes left in the hosts (daemons of a killed job): TERM, then
 # KILL after 5 s. They run in namespaces this script made.
 stop_host_processes() {
@@ -424,7 +432,7 @@ stop_host_processes() {
     for ((waited = 0; waited < 50; waited++)); do
         local alive=()
         for p in "${pids[@]}"; do
-            kill -0 "$p" 2>/dev/null && alive+=("$p")
+            running "$p" && alive+=("$p")
         done
         ((${#alive[@]})) || return 0
         sleep 0.1
