@@ -26,10 +26,13 @@
 # The host names are added to /etc/hosts (lines ending in "# fwdio-cluster").
 #
 # `up` prints what it made and, as its last line, the options to add to mpirun:
-# the hosts with S slots each (default 2), the agent, pml ob1 with the tcp, self
-# and vader BTLs, and the subnet for the BTL and the daemons' out-of-band
-# channel. (The line is split by the shell: the repository path must not
-# contain spaces.) `status` and `options` print it again while the cluster is up.
+# the hosts with S slots each (default 2), the agent (with tree spawn off, so
+# that mpirun itself starts every daemon), pml ob1 with the tcp, self and vader
+# BTLs (so that UCX, which would pick its own transports, stays out), and the
+# subnet for the BTL and for the daemons' out-of-band channel back to mpirun.
+# `status` and `options` print it again while the cluster is up. The hosts
+# share this machine's file systems, /dev/shm and process IDs; only the network
+# and the hostname are their own.
 #
 # Link shaping (optional), on every host's veth:
 #   --bw RATE    bandwidth of each host's link, in each direction, in tc's
@@ -51,7 +54,7 @@
 # Needs root, iproute2 (ip, tc), util-linux (unshare, flock), hostname, and a
 # kernel that allows network and UTS namespaces, veth pairs and bridges.
 # Exit status: 0 done; 1 error; 2 bad usage; 3 (status, options) no cluster is
-# up; 77 this machine cannot host a cluster (not root, a tool missing,
+# up; 4 (up) a cluster is already up; 77 this machine cannot host a cluster (not root, a tool missing,
 # namespaces not permitted), with the reason on stderr.
 set -euo pipefail
 
@@ -66,6 +69,7 @@ readonly HOSTS_MARK="# fwdio-cluster"
 readonly MAX_HOSTS=64
 readonly EXIT_UNSUPPORTED=77
 readonly EXIT_NOT_UP=3
+readonly EXIT_ALREADY_UP=4
 
 script=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/$(basename "${BASH_SOURCE[0]}")
 
@@ -377,7 +381,9 @@ cmd_up() {
     lock_state
     trap drop_state_dir EXIT
     if cluster_is_up; then
-        die "a cluster of $(state_get hosts) hosts$(describe_tag) is already up (since $(state_get created)); run '$0 down' first"
+        printf "cluster: error: a cluster of %s hosts%s is already up (since %s); run '%s down' first\n" \
+            "$(state_get hosts)" "$(describe_tag)" "$(state_get created)" "$0" >&2
+        exit "$EXIT_ALREADY_UP"
     fi
     check_names_free "$n" "$subnet"
 

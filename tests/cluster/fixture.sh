@@ -7,13 +7,17 @@
 #
 # TAG names the build tree, so that a cluster left by a killed run of the same
 # tests is replaced, while a cluster somebody else brought up is neither used
-# nor taken down. Exit status 77 (ctest SKIP_RETURN_CODE) with the reason
+# nor taken down: `up` waits up to WAIT seconds (FWDIO_CLUSTER_WAIT, default
+# 240) for it to go (the tests of another build tree, say), then fails saying
+# whose it is. Exit status 77 (ctest SKIP_RETURN_CODE) with the reason
 # printed where this machine cannot host a cluster (not root, namespaces not
 # permitted, a tool missing).
 set -euo pipefail
 
 cluster=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../scripts" && pwd)/cluster.sh
 readonly EXIT_SKIP=77
+readonly EXIT_ALREADY_UP=4 # cluster.sh up: another cluster is up
+wait_s=${FWDIO_CLUSTER_WAIT:-240}
 
 say() { printf 'fixture: %s\n' "$*"; }
 die() { printf 'fixture: error: %s\n' "$*" >&2; exit 1; }
@@ -43,7 +47,20 @@ fixture_up() {
         say "a cluster tagged $tag is still up from an earlier run: replacing it"
         bash "$cluster" down --tag "$tag"
     fi
-    bash "$cluster" up "$hosts" --slots "$slots" --tag "$tag"
+    local start=$SECONDS rc err said=0
+    while :; do
+        rc=0
+        # stdout as it comes, stderr kept to tell "already up" from the rest
+        { err=$(bash "$cluster" up "$hosts" --slots "$slots" --tag "$tag" 2>&1 1>&3 3>&-) || rc=$?; } 3>&1
+        if ((rc != EXIT_ALREADY_UP)) || ((SECONDS - start >= wait_s)); then
+            [[ -z $err ]] || printf '%s\n' "$err" >&2
+            ((rc == 0)) || exit "$rc"
+            break
+        fi
+        ((said)) || say "waiting up to $wait_s s for another cluster to go: ${err#cluster: error: }"
+        said=1
+        sleep 2
+    done
     bash "$cluster" status
 }
 
