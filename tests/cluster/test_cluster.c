@@ -10,8 +10,10 @@
  *                   hostname; every rank sends --size bytes to a rank on the
  *                   next host, the payload arrives intact, and each host's
  *                   network interfaces count at least the bytes its ranks
- *                   sent and received (so the messages crossed the veths, not
- *                   shared memory).
+ *                   sent and received (the messages crossed the veths); then
+ *                   the ranks of each host exchange --size bytes in pairs,
+ *                   and its interfaces, loopback included, count less than a
+ *                   quarter of them (shared memory within a host).
  *   placement       Files written by every rank with the spread placement
  *                   (default writer count, writers_per_node 1, W = 2, W = N,
  *                   W = 6): every writer sits on the host the documented rule
@@ -28,8 +30,9 @@
  *
  * Interface counters are read from /sys/class/net/<if>/statistics (the
  * host's own, as `ip netns exec` mounts a sysfs of the namespace); other
- * traffic only adds to them, so the checks are lower bounds that cannot fail
- * by noise. No timing is measured.
+ * traffic only adds to them, so the lower bounds cannot fail by noise; the
+ * upper bound within a host needs no other job on the cluster at the same time
+ * (the ctest RESOURCE_LOCK fwdio_cluster). No timing is measured.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -232,11 +235,18 @@ static int check_hosts(const opts_t *o, const cluster_t *c)
 
 /* ---- interface counters ---------------------------------------------------- */
 
-/* Sum of rx_bytes and tx_bytes over this network namespace's interfaces but
- * the loopback. Returns 0, or -1 (after tc_fail) if none could be read. */
-static int read_net_bytes(uint64_t *rx, uint64_t *tx)
+/* Bytes counted by this network namespace's interfaces: the loopback apart. */
+typedef struct net_sample {
+    uint64_t rx, tx;       /* every interface but lo */
+    uint64_t lo_rx, lo_tx; /* lo */
+    int ok;
+} net_sample_t;
+
+/* Read /sys/class/net/<if>/statistics/{rx,tx}_bytes of every interface.
+ * Returns 0, or -1 (after tc_fail) if no interface but lo could be read. */
+static int read_net_bytes(net_sample_t *s)
 {
-    *rx = *tx = 0;
+    memset(s, 0, sizeof *s);
     DIR *d = opendir("/sys/class/net");
     if (!d) {
         tc_fail("cannot list /sys/class/net");
@@ -245,10 +255,11 @@ static int read_net_bytes(uint64_t *rx, uint64_t *tx)
     int found = 0;
     struct dirent *e;
     while ((e = readdir(d)) != NULL) {
-        if (e->d_name[0] == '.' || !strcmp(e->d_name, "lo"))
+        if (e->d_name[0] == '.')
             continue;
+        int lo = !strcmp(e->d_name, "lo");
         const char *what[2] = {"rx_bytes", "tx_bytes"};
-        uint64_t *sum[2] = {rx, tx};
+        uint64_t *sum[2] = {lo ? &s->lo_rx : &s->rx, lo ? &s->lo_tx : &s->tx};
         for (int k = 0; k < 2; k++) {
             char path[512];
             snprintf(path, sizeof path, "/sys/class/net/%s/statistics/%s", e->d_name, what[k]);
@@ -256,7 +267,7 @@ static int read_net_bytes(uint64_t *rx, uint64_t *tx)
             unsigned long long v = 0;
             if (f && fscanf(f, "%llu", &v) == 1) {
                 *sum[k] += v;
-                found += k == 0;
+                found += !lo && k == 0;
             }
             if (f)
                 fclose(f);
@@ -266,20 +277,17 @@ static int read_net_bytes(uint64_t *rx, uint64_t *tx)
     if (!found)
         tc_fail("no network interface but lo in /sys/class/net: is this rank on a host of "
                 "the cluster?");
+    s->ok = found > 0;
     return found ? 0 : -1;
 }
 
-/* Counters of the host, read by its leader before and after some traffic. */
-typedef struct net_sample {
-    uint64_t rx, tx;
-    int ok;
-} net_sample_t;
-
+/* The host's counters, read by its leader (lowest rank); ok = 0 elsewhere. */
 static net_sample_t sample_if_leader(const cluster_t *c)
 {
-    net_sample_t s = {0, 0, 0};
+    net_sample_t s;
+    memset(&s, 0, sizeof s);
     if (host_leader(c, c->host_of[tc_rank]) == tc_rank)
-        s.ok = read_net_bytes(&s.rx, &s.tx) == 0;
+        read_net_bytes(&s);
     return s;
 }
 
@@ -291,18 +299,27 @@ static int ring_peer(const cluster_t *c, int r)
     return host_rank(c, (c->host_of[r] + 1) % c->nhosts, local_index(c, r));
 }
 
-static void case_hosts(const opts_t *o, const cluster_t *c)
+/* Rank r's partner on its own host: local index k ^ 1, or -1 (the last rank of
+ * a host with an odd number of ranks). */
+static int host_partner(const cluster_t *c, int r)
 {
-    tc_phase("messages between hosts");
-    if (o->size > (uint64_t)1 << 30) {
-        tc_fail("--size above 1 GiB is too much for one message here");
-        return;
-    }
+    int k = local_index(c, r) ^ 1;
+    return k < c->host_size[c->host_of[r]] ? host_rank(c, c->host_of[r], k) : -1;
+}
+
+/*
+ * Every rank sends `size` bytes of the pattern (at offset rank * size) to
+ * peer_of(rank) and receives from every rank whose peer it is; the payloads
+ * are checked. The leader of each host samples its counters before and after.
+ */
+static void exchange(const opts_t *o, const cluster_t *c, int (*peer_of)(const cluster_t *, int),
+                     net_sample_t *before, net_sample_t *after)
+{
     int count = (int)o->size;
-    int to = ring_peer(c, tc_rank);
+    int to = peer_of(c, tc_rank);
     int nfrom = 0;
     for (int r = 0; r < tc_size; r++)
-        nfrom += ring_peer(c, r) == tc_rank;
+        nfrom += peer_of(c, r) == tc_rank;
     unsigned char *out = xcalloc(o->size, 1);
     unsigned char *in = xcalloc(o->size * (size_t)nfrom, 1);
     MPI_Request *req = xcalloc((size_t)nfrom + 1, sizeof *req);
@@ -310,47 +327,78 @@ static void case_hosts(const opts_t *o, const cluster_t *c)
     pattern_fill(out, o->size, (uint64_t)tc_rank * o->size, o->seed);
 
     MPI_Barrier(MPI_COMM_WORLD);
-    net_sample_t before = sample_if_leader(c);
+    *before = sample_if_leader(c);
     MPI_Barrier(MPI_COMM_WORLD);
     int k = 0;
     for (int r = 0; r < tc_size; r++)
-        if (ring_peer(c, r) == tc_rank) {
+        if (peer_of(c, r) == tc_rank) {
             from[k] = r;
             MPI_Irecv(in + (size_t)k * o->size, count, MPI_BYTE, r, 7, MPI_COMM_WORLD, &req[k]);
             k++;
         }
-    MPI_Isend(out, count, MPI_BYTE, to, 7, MPI_COMM_WORLD, &req[nfrom]);
+    req[nfrom] = MPI_REQUEST_NULL;
+    if (to >= 0)
+        MPI_Isend(out, count, MPI_BYTE, to, 7, MPI_COMM_WORLD, &req[nfrom]);
     MPI_Waitall(nfrom + 1, req, MPI_STATUSES_IGNORE);
     MPI_Barrier(MPI_COMM_WORLD);
-    net_sample_t after = sample_if_leader(c);
+    *after = sample_if_leader(c);
 
-    tc_phase("checking the payloads");
+    unsigned char *want = xcalloc(o->size, 1);
     for (k = 0; k < nfrom; k++) {
-        unsigned char *want = xcalloc(o->size, 1);
         pattern_fill(want, o->size, (uint64_t)from[k] * o->size, o->seed);
         if (memcmp(want, in + (size_t)k * o->size, o->size) != 0)
             tc_fail("the %" PRIu64 " bytes from rank %d (%s) arrived changed", o->size, from[k],
                     c->names[from[k]]);
-        free(want);
     }
+    free(want);
+    free(out);
+    free(in);
+    free(req);
+    free(from);
+}
 
-    /* Each host sent (and received) host_size * size bytes to other hosts. */
-    tc_phase("checking the interface counters");
+static void case_hosts(const opts_t *o, const cluster_t *c)
+{
+    if (o->size > (uint64_t)1 << 30) {
+        tc_fail("--size above 1 GiB is too much for one message here");
+        return;
+    }
+    net_sample_t before, after;
+    int h = c->host_of[tc_rank];
+
+    /* Between hosts: each host sends and receives host_size * size bytes,
+     * which its interfaces (not lo) must count. */
+    tc_phase("messages between hosts");
+    exchange(o, c, ring_peer, &before, &after);
     if (before.ok && after.ok) {
-        uint64_t want = (uint64_t)c->host_size[c->host_of[tc_rank]] * o->size;
+        uint64_t want = (uint64_t)c->host_size[h] * o->size;
         uint64_t sent = after.tx - before.tx, got = after.rx - before.rx;
         TC_CHECK(sent >= want && got >= want,
                  "host %s: its interfaces sent %" PRIu64 " and received %" PRIu64
                  " bytes, but its ranks exchanged %" PRIu64 " each way with other hosts",
                  c->names[tc_rank], sent, got, want);
         tc_note("host %s: interfaces sent %" PRIu64 ", received %" PRIu64 " bytes for %" PRIu64
-                " of messages each way",
+                " of messages each way to other hosts",
                 c->names[tc_rank], sent, got, want);
     }
-    free(out);
-    free(in);
-    free(req);
-    free(from);
+
+    /* Within a host: the pairs exchange size bytes each through shared
+     * memory, so no interface, lo included, may count more than a quarter of
+     * them (the barriers around add a few hundred bytes of TCP). */
+    tc_phase("messages within hosts");
+    exchange(o, c, host_partner, &before, &after);
+    if (before.ok && after.ok && c->host_size[h] >= 2) {
+        uint64_t moved = (uint64_t)(c->host_size[h] / 2 * 2) * o->size;
+        uint64_t counted = (after.tx - before.tx) + (after.rx - before.rx) +
+                           (after.lo_tx - before.lo_tx) + (after.lo_rx - before.lo_rx);
+        TC_CHECK(counted < moved / 4,
+                 "host %s: %" PRIu64 " bytes between its own ranks, and its interfaces "
+                 "(lo included) counted %" PRIu64 ": not through shared memory?",
+                 c->names[tc_rank], moved, counted);
+        tc_note("host %s: %" PRIu64 " bytes between its own ranks, %" PRIu64
+                " counted by its interfaces",
+                c->names[tc_rank], moved, counted);
+    }
 }
 
 /* ---- files ----------------------------------------------------------------- */
@@ -584,10 +632,10 @@ static void case_remote_writers(const opts_t *o, const cluster_t *c, fwdio_runti
         tc_path(path, sizeof path, name);
 
         MPI_Barrier(MPI_COMM_WORLD);
-        net_sample_t before = c->host_of[tc_rank] == h ? sample_if_leader(c) : (net_sample_t){0};
+        net_sample_t before = sample_if_leader(c);
         fwdio_file_t *f = write_file(rt, path, o->size, &fo, ext, n, o->seed + (uint64_t)h);
         MPI_Barrier(MPI_COMM_WORLD);
-        net_sample_t after = c->host_of[tc_rank] == h ? sample_if_leader(c) : (net_sample_t){0};
+        net_sample_t after = sample_if_leader(c);
 
         tc_phase("checking the writers of %s", name);
         int nw = 0;
@@ -610,7 +658,7 @@ static void case_remote_writers(const opts_t *o, const cluster_t *c, fwdio_runti
             TC_CHECK(st.bytes_written == 0 || st.messages_sent > 0,
                      "%s: %" PRIu64 " bytes written but no message sent", name,
                      st.bytes_written);
-        if (before.ok && after.ok) {
+        if (c->host_of[tc_rank] == h && before.ok && after.ok) {
             uint64_t got = after.rx - before.rx;
             TC_CHECK(got >= sent_bytes,
                      "%s: the writers' host received %" PRIu64 " bytes on its interfaces, "
