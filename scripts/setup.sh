@@ -27,6 +27,7 @@ packages=(
     lammps            # `lmp`, and LAMMPS's own dumps beside apps/lammps-fwdio
     liblammps-dev     # the LAMMPS C library apps/lammps-fwdio drives (links the same Open MPI)
     python3-mdanalysis # ctest mdlj_mdanalysis: MDAnalysis reads mdlj's DCD trajectory
+    iproute2          # scripts/cluster.sh (ctest label cluster): ip netns, veth, bridge, tc
 )
 
 say() { printf 'setup: %s\n' "$*"; }
