@@ -13,7 +13,9 @@
  *
  * Everything here runs on the progress thread.
  */
-#include "file.h"
+#include "abort.h"
+
+#include "session.h"
 #include "log.h"
 
 #include <stdlib.h>

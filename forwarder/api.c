@@ -1,10 +1,18 @@
 /* The public API: argument checks, the application side of each call, and the
  * hand-over to the progress thread. */
+#include "abort.h"
+#include "combine.h"
+#include "describe.h"
 #include "fault.h"
 #include "file.h"
-#include "placement.h"
-#include "settings.h"
+#include "file_life.h"
 #include "log.h"
+#include "placement.h"
+#include "route.h"
+#include "message.h"
+#include "session.h"
+#include "settings.h"
+#include "staging.h"
 #include "trace.h"
 
 #include <stdlib.h>
@@ -176,84 +184,6 @@ void fwdio_options_init(fwdio_options_t *opts)
 
 /* ---- files ---- */
 
-void fwdioi_file_unlink_locked(fwdio_file_t *f)
-{
-    if (f->live_prev)
-        f->live_prev->live_next = f->live_next;
-    else
-        f->owner->live = f->live_next;
-    if (f->live_next)
-        f->live_next->live_prev = f->live_prev;
-    f->live_prev = f->live_next = NULL;
-}
-
-void fwdioi_file_release(fwdio_file_t *f)
-{
-    fwdioi_combine_free(f);
-    free(f->writer_ranks);
-    free(f->writer_bytes_agreed);
-    free(f->s.sent_bytes);
-    free(f->s.expected_bytes);
-    free(f->s.received_from);
-    free(f->commit_buf);
-    free(f->write_path);
-    free(f->path_key);
-    free(f->path);
-    free(f);
-}
-
-/* The path with its directory resolved ("./a", "a" and "/cwd/a" name one
- * file); the path as given when the directory does not resolve (the open
- * will say why). */
-static char *path_key_of(const char *path)
-{
-    const char *slash = strrchr(path, '/');
-    const char *name = slash ? slash + 1 : path;
-    char *dir = slash == path ? strdup("/") : slash ? strndup(path, (size_t)(slash - path)) : strdup(".");
-    char *real = dir ? realpath(dir, NULL) : NULL;
-    free(dir);
-    if (!real)
-        return strdup(path);
-    size_t len = strlen(real) + strlen(name) + 2;
-    char *key = malloc(len);
-    if (key)
-        snprintf(key, len, "%s/%s", strcmp(real, "/") ? real : "", name);
-    free(real);
-    return key;
-}
-
-/* What every rank must agree on (open_check.h). */
-static void fill_check_fields(fwdio_file_t *f)
-{
-    int64_t *c = f->check_fields;
-    c[FWDIOI_FIELD_PATH] = (int64_t)fwdioi_hash(FWDIOI_HASH_INIT, f->path, strlen(f->path));
-    c[FWDIOI_FIELD_SIZE] = (int64_t)f->size;
-    c[FWDIOI_FIELD_WRITE_SIZE] = (int64_t)f->opts.write_size;
-    c[FWDIOI_FIELD_STRIPE_SIZE] = (int64_t)f->opts.stripe_size;
-    c[FWDIOI_FIELD_WRITERS] = f->plan.nwriters;
-    c[FWDIOI_FIELD_WRITER_RANKS] = (int64_t)fwdioi_hash(
-        FWDIOI_HASH_INIT, f->writer_ranks, (size_t)f->plan.nwriters * sizeof *f->writer_ranks);
-    c[FWDIOI_FIELD_LAYOUT] = f->opts.layout;
-    c[FWDIOI_FIELD_TARGETS] = f->opts.targets;
-    c[FWDIOI_FIELD_DURABLE] = f->opts.durable;
-    c[FWDIOI_FIELD_ATOMIC_REPLACE] = f->opts.atomic_replace;
-}
-
-/* "dir/name" -> "dir/.name.fwdio-tmp": beside the target, so the rename stays
- * within one file system, and the same on every rank and every run, so a
- * temporary left by a killed job is reused, not piled up. */
-static char *temporary_path(const char *path)
-{
-    const char *slash = strrchr(path, '/');
-    size_t dir_len = slash ? (size_t)(slash - path) + 1 : 0;
-    const char *name = path + dir_len;
-    size_t len = strlen(path) + sizeof "..fwdio-tmp";
-    char *tmp = malloc(len);
-    if (tmp)
-        snprintf(tmp, len, "%.*s.%s.fwdio-tmp", (int)dir_len, path, name);
-    return tmp;
-}
-
 int fwdio_open(fwdio_runtime_t *rt, const char *path, uint64_t size, const fwdio_options_t *opts,
                const fwdio_callbacks_t *cbs, fwdio_file_t **out)
 {
@@ -321,8 +251,8 @@ int fwdio_open(fwdio_runtime_t *rt, const char *path, uint64_t size, const fwdio
     fwdioi_plan_init(&f->plan, size, &resolved, fwdioi_rt_size(rt->rt), f->writer_ranks, nwriters);
     f->my_writer = fwdioi_plan_writer_of_rank(&f->plan, f->rank);
     f->path = strdup(path);
-    f->write_path = resolved.atomic_replace ? temporary_path(path) : strdup(path);
-    f->path_key = path_key_of(path);
+    f->write_path = resolved.atomic_replace ? fwdioi_temporary_path(path) : strdup(path);
+    f->path_key = fwdioi_path_key(path);
     size_t nsums = (size_t)f->plan.nwriters + FWDIOI_CLOSE_EXTRA;
     f->s.sent_bytes = calloc(nsums, sizeof *f->s.sent_bytes);
     f->s.expected_bytes = calloc(nsums, sizeof *f->s.expected_bytes);
@@ -335,7 +265,7 @@ int fwdio_open(fwdio_runtime_t *rt, const char *path, uint64_t size, const fwdio
     }
     f->t_open = t0;
     f->known_error = f->open_refusal = FWDIOI_ERRINFO_OK;
-    fill_check_fields(f);
+    fwdioi_file_fill_check(f);
     fwdioi_session_init(f);
 
     fwdioi_rt_lock(rt->rt);

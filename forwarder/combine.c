@@ -21,7 +21,11 @@
  * against fwdio_close, which seals the file's messages before queuing the
  * close task.
  */
-#include "file.h"
+#include "combine.h"
+
+#include "message.h"
+#include "sender.h"
+#include "staging.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -79,15 +83,9 @@ static void seal_file_locked(fwdio_file_t *f, chain_t *ch)
 
 static int open_message(fwdio_file_t *f, int writer, fwdioi_combine_t *c, size_t cap)
 {
-    fwdioi_msg_t *m = fwdioi_rt_buf_get(f->rt, sizeof *m + cap);
+    fwdioi_msg_t *m = fwdioi_msg_new(f, writer, cap, 1);
     if (!m)
         return -1;
-    memset(m, 0, sizeof *m);
-    m->task.run = fwdioi_msg_task;
-    m->file = f;
-    m->writer = writer;
-    m->staged = 1;
-    m->alloc_len = sizeof *m + cap;
     c->open = m;
     if (atomic_load_explicit(&f->combine_since, memory_order_relaxed) == 0) {
         atomic_store_explicit(&f->combine_since, fwdioi_now_ns(), memory_order_relaxed);

@@ -3,6 +3,8 @@
  * or a what-if topology. Shares the plan and placement code with fwdio_open,
  * so what it prints is what a run would do.
  */
+#include "describe.h"
+
 #include "file.h"
 #include "placement.h"
 

@@ -1,8 +1,10 @@
 /*
- * The state of a runtime and of a file as the forwarder keeps it. Fields are
- * grouped by owner: "locked" fields are shared between application and
- * progress threads and guarded by the runtime lock; "progress" fields belong to
- * the progress thread alone; the rest is fixed after fwdio_open.
+ * The state of a runtime and of a file as the forwarder keeps it: the structs
+ * every module of forwarder/ shares, and nothing else (each module declares
+ * its functions in a header of its own). Fields are grouped by owner:
+ * "locked" fields are shared between application and progress threads and
+ * guarded by the runtime lock; "progress" fields belong to the progress thread
+ * alone; the rest is fixed after fwdio_open.
  */
 #ifndef FWDIOI_FILE_H
 #define FWDIOI_FILE_H
@@ -13,6 +15,7 @@
 #include <stdatomic.h>
 #include "assembly.h"
 #include "plan.h"
+#include "clock.h"
 #include "runtime.h"
 #include "settings.h"
 #include "topology.h"
@@ -253,78 +256,5 @@ struct fwdio_file {
     fwdioi_task_t open_task, close_task;
     fwdioi_call_t ready_call, complete_call;
 };
-
-/* staging.c: the staging budget (application threads, runtime lock held for
- * reserve; release takes it). */
-int fwdioi_staging_reserve_locked(fwdio_file_t *f, uint64_t bytes, int may_wait);
-/** Why a write may not go ahead now: FWDIO_ECLOSED, FWDIO_EFAILED or FWDIO_OK. */
-int fwdioi_write_refusal_locked(const fwdio_file_t *f);
-void fwdioi_staging_release(fwdio_file_t *f, uint64_t bytes);
-void fwdioi_staging_release_locked(fwdio_file_t *f, uint64_t bytes);
-double fwdioi_now(void);
-uint64_t fwdioi_now_ns(void);
-
-/* combine.c: write combining (runtime lock held unless said otherwise). */
-/** Copy a small write, whose bytes are reserved, into the open messages of its
- *  writers; messages that fill up are queued. FWDIO_OK or FWDIO_ENOMEM (the
- *  bytes not taken are given back to the staging budget). */
-int fwdioi_combine_write_locked(fwdio_file_t *f, const uint8_t *buf, uint64_t len,
-                                uint64_t offset);
-/** Queue every open message of the file for the progress thread. */
-void fwdioi_combine_flush_file_locked(fwdio_file_t *f);
-/** Queue every open message of every file of the runtime. */
-void fwdioi_combine_flush_all_locked(struct fwdio_runtime *o);
-/** Progress thread, lock not held: send the open messages of files whose
- *  oldest one got its first byte at least `age_ns` ago; returns how many. */
-int fwdioi_combine_flush_stale(struct fwdio_runtime *o, uint64_t age_ns);
-/** Free the piece tables (the file is done; nothing is open). */
-void fwdioi_combine_free(fwdio_file_t *f);
-
-/* route.c: split a write into messages, one per writer (application thread). */
-int fwdioi_route_write(fwdio_file_t *f, const uint8_t *buf, uint64_t len, uint64_t offset,
-                       fwdioi_lent_t *lent, fwdioi_msg_t **first, fwdioi_msg_t **last);
-/** Pointer to the data of piece `p` of a message (copied or lent). */
-const uint8_t *fwdioi_msg_piece_data(const fwdioi_msg_t *m, const fwdioi_piece_t *p,
-                                     const uint8_t *packed);
-void fwdioi_msgs_free(fwdioi_rt_t *rt, fwdioi_msg_t *first);
-/** Give one message's buffer back. */
-void fwdioi_msg_free(fwdioi_rt_t *rt, fwdioi_msg_t *m);
-
-/* api.c: take a file off the runtime's list (runtime lock held), then free it
- * (any thread, once nothing else can reach it). */
-void fwdioi_file_unlink_locked(fwdio_file_t *f);
-void fwdioi_file_release(fwdio_file_t *f);
-
-/* describe.c: print the plan for a topology (used by FWDIO_VERBOSE too). */
-int fwdioi_plan_print(const fwdioi_topology_t *topo, uint64_t size, const fwdio_options_t *opts,
-                      int json, FILE *out);
-
-/* session.c: the state machine (progress thread). */
-void fwdioi_session_init(fwdio_file_t *f);
-void fwdioi_session_free(fwdio_file_t *f);
-int fwdioi_session_poll(void *runtime, int *active);
-void fwdioi_msg_task(fwdioi_task_t *task);
-/** Give up the file's collectives after an MPI failure (`notify`: this rank's
- *  own, so tell the other ranks) and complete it with `why` once its own
- *  traffic is done. */
-void fwdioi_session_abort(fwdio_file_t *f, const fwdioi_errinfo_t *why, int notify);
-
-/* abort.c: telling other ranks of an MPI failure, and hearing of theirs
- * (progress thread). */
-/** Send `why` for file `seq` to every other rank of the runtime. */
-void fwdioi_abort_announce(struct fwdio_runtime *o, uint64_t seq, const fwdioi_errinfo_t *why);
-/** Take the aborts other ranks announced; returns how many arrived. */
-int fwdioi_abort_receive(struct fwdio_runtime *o);
-/** An abort announced for `seq` before this rank opened it, taken (1) or none (0). */
-int fwdioi_abort_take_pending(struct fwdio_runtime *o, uint64_t seq, fwdioi_errinfo_t *why);
-/** Keep receiving and dropping data on `comm` of an aborted file (it is freed
- *  at finalize); drain the kept ones, returning the receives started. */
-void fwdioi_zombie_add(struct fwdio_runtime *o, MPI_Comm comm);
-int fwdioi_zombie_drain(struct fwdio_runtime *o, int *active);
-/** Free what abort.c keeps (fwdio_finalize). */
-void fwdioi_abort_free(struct fwdio_runtime *o);
-
-/* watchdog.c: report the file if it is overdue (progress thread). */
-void fwdioi_watchdog_check(fwdio_file_t *f, double now);
 
 #endif

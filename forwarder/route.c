@@ -3,7 +3,9 @@
  * are copied into one message (several if larger than max_message_size), so
  * the caller's buffer is free once fwdio_write returns.
  */
-#include "file.h"
+#include "route.h"
+
+#include "message.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -47,19 +49,13 @@ static fwdioi_msg_t *emit(fwdio_file_t *f, int writer, piece_list_t *l, const ui
 {
     size_t data_len = lent ? 0 : (size_t)l->payload;
     size_t wire_len = sizeof(fwdioi_wire_header_t) + data_len + l->n * sizeof(fwdioi_piece_t);
-    fwdioi_msg_t *m = fwdioi_rt_buf_get(f->rt, sizeof *m + wire_len);
+    fwdioi_msg_t *m = fwdioi_msg_new(f, writer, wire_len, !lent);
     if (!m)
         return NULL;
-    memset(m, 0, sizeof *m);
-    m->task.run = fwdioi_msg_task;
-    m->file = f;
-    m->writer = writer;
-    m->staged = !lent;
     m->lent = lent;
     m->lent_base = base;
     m->lent_offset = base_offset;
     m->payload = l->payload;
-    m->alloc_len = sizeof *m + wire_len;
     m->wire_len = wire_len;
     fwdioi_wire_header_t h = {(uint32_t)l->n, 0};
     memcpy(m->wire, &h, sizeof h);
@@ -143,31 +139,4 @@ int fwdioi_route_write(fwdio_file_t *f, const uint8_t *buf, uint64_t len, uint64
         *first = *last = NULL;
     }
     return rc;
-}
-
-const uint8_t *fwdioi_msg_piece_data(const fwdioi_msg_t *m, const fwdioi_piece_t *p,
-                                     const uint8_t *packed)
-{
-    return m->lent ? m->lent_base + (p->offset - m->lent_offset) : packed;
-}
-
-void fwdioi_msg_free(fwdioi_rt_t *rt, fwdioi_msg_t *m)
-{
-    if (m->staged)
-        fwdioi_staging_release(m->file, m->payload);
-    fwdioi_lent_t *lent = m->lent;
-    fwdioi_rt_buf_put(rt, m, m->alloc_len);
-    /* The last message of a lent write gives the buffer back. refs is 0 when
-     * the call itself failed before submitting: then there is no callback. */
-    if (lent && lent->refs > 0 && --lent->refs == 0)
-        fwdioi_rt_deliver(rt, &lent->call);
-}
-
-void fwdioi_msgs_free(fwdioi_rt_t *rt, fwdioi_msg_t *first)
-{
-    while (first) {
-        fwdioi_msg_t *next = (fwdioi_msg_t *)first->task.next;
-        fwdioi_msg_free(rt, first);
-        first = next;
-    }
 }

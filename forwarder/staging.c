@@ -4,23 +4,9 @@
  * (backpressure); the progress thread releases as sends complete and wakes
  * the waiters.
  */
-#include "file.h"
+#include "staging.h"
 
-#include <time.h>
-
-double fwdioi_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-uint64_t fwdioi_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
+#include "combine.h"
 
 int fwdioi_write_refusal_locked(const fwdio_file_t *f)
 {

@@ -1,5 +1,7 @@
 #include "storage.h"
 
+#include "clock.h"
+
 #include "log.h"
 #include "sysio.h"
 #include "trace.h"
@@ -205,17 +207,10 @@ static uint64_t job_bytes(const fwdioi_storage_job_t *job)
     return n;
 }
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 static void run_job(fwdioi_io_job_t *io)
 {
     fwdioi_storage_job_t *job = (fwdioi_storage_job_t *)io;
-    double t0 = now();
+    double t0 = fwdioi_now();
     uint64_t t_trace = fwdioi_trace_begin();
     switch (job->kind) {
     case FWDIOI_STORAGE_OPEN:
@@ -235,7 +230,7 @@ static void run_job(fwdioi_io_job_t *io)
         run_commit(job);
         break;
     }
-    job->seconds = now() - t0;
+    job->seconds = fwdioi_now() - t0;
 }
 
 static void job_done(fwdioi_io_job_t *io)

@@ -1,5 +1,7 @@
 #include "sysio.h"
 
+#include "clock.h"
+
 #include "fault.h"
 
 #include <errno.h>
@@ -38,9 +40,7 @@ static _Atomic uint64_t first_failure_ns;
 static void note_failure(void)
 {
     int saved = errno;
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    uint64_t ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec, none = 0;
+    uint64_t ns = fwdioi_now_ns(), none = 0;
     atomic_compare_exchange_strong(&first_failure_ns, &none, ns);
     errno = saved;
 }

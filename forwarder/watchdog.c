@@ -9,7 +9,7 @@
  * agreement is seen too. The report is built whole and written with one call,
  * so the ranks' reports do not interleave line by line.
  */
-#include "file.h"
+#include "watchdog.h"
 
 #include <stdio.h>
 #include <stdlib.h>

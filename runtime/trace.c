@@ -1,6 +1,8 @@
 /* The trace recorder (see trace.h). */
 #include "trace.h"
 
+#include "clock.h"
+
 #include "log.h"
 
 #include <errno.h>
@@ -55,12 +57,7 @@ static _Thread_local tbuf_t *my_buf;
 static _Thread_local unsigned my_session;
 static _Thread_local const char *my_role;
 
-uint64_t fwdioi_trace_clock(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
+uint64_t fwdioi_trace_clock(void) { return fwdioi_now_ns(); }
 
 void fwdioi_trace_thread(const char *role) { my_role = role; }
 

@@ -1,0 +1,13 @@
+/* Routing (route.c): a write cut at stripe boundaries into one message per
+ * writer (application thread). */
+#ifndef FWDIOI_ROUTE_H
+#define FWDIOI_ROUTE_H
+
+#include "file.h"
+
+/** Messages for `len` bytes at `offset` from `buf` (copied, or lent with
+ *  `lent`), chained through their tasks from *first to *last. */
+int fwdioi_route_write(fwdio_file_t *f, const uint8_t *buf, uint64_t len, uint64_t offset,
+                       fwdioi_lent_t *lent, fwdioi_msg_t **first, fwdioi_msg_t **last);
+
+#endif

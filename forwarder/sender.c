@@ -1,0 +1,144 @@
+/*
+ * The sending side of a file's session (progress thread): data messages
+ * built by fwdio_write (route.c, combine.c) are held until the file is open,
+ * then sent to their writers (to this rank's own writer without MPI), and
+ * given back when the send is done.
+ */
+#include "sender.h"
+
+#include "log.h"
+#include "message.h"
+#include "session.h"
+#include "trace.h"
+#include "writer.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static void on_send_done(void *arg, const MPI_Status *st)
+{
+    fwdioi_msg_t *m = arg;
+    fwdio_file_t *f = m->file;
+    fwdioi_trace_end(m->trace_t0, "send", (int64_t)f->seq, (int64_t)m->payload,
+                     FWDIOI_TRACE_NONE, fwdioi_plan_writer_rank(&f->plan, m->writer));
+    if (st->MPI_ERROR != MPI_SUCCESS && m->lent && m->lent->status == FWDIO_OK)
+        m->lent->status = FWDIO_EMPI;
+    fwdioi_msg_free(f->rt, m);
+    f->s.sends_pending--;
+    /* Whether the writer got the bytes is unknown: the counts cannot be
+     * trusted, so the file is aborted. */
+    if (st->MPI_ERROR != MPI_SUCCESS)
+        fwdioi_session_mpi_failed(f, FWDIOI_MPI_ISEND, st->MPI_ERROR);
+    if (f->s.aborted)
+        fwdioi_session_finish_if_aborted(f);
+    else if (f->s.sends_pending == 0 && f->s.final_ready)
+        fwdioi_session_data_done(f);
+}
+
+/* Drop a message that will never be sent (the file failed). */
+void fwdioi_sender_drop(fwdio_file_t *f, fwdioi_msg_t *m, int status)
+{
+    if (m->lent && m->lent->status == FWDIO_OK)
+        m->lent->status = status;
+    fwdioi_msg_free(f->rt, m);
+}
+
+/* A lent message goes out as one MPI message all the same: a datatype of
+ * absolute addresses gathers its header, the pieces from the caller's buffer
+ * and its piece table (m->wire holds the header and the table), so the
+ * receiver sees the usual wire format and nothing is copied here. */
+static int isend_lent(fwdio_file_t *f, fwdioi_msg_t *m, int dest, MPI_Request *req, int *call)
+{
+    fwdioi_wire_header_t h;
+    memcpy(&h, m->wire, sizeof h);
+    int n = (int)h.npieces + 2;
+    int *lens = malloc((size_t)n * sizeof *lens);
+    MPI_Aint *addrs = malloc((size_t)n * sizeof *addrs);
+    int rc = MPI_ERR_NO_MEM;
+    if (lens && addrs) {
+        lens[0] = (int)sizeof h;
+        MPI_Get_address(m->wire, &addrs[0]);
+        for (int i = 1; i < n - 1; i++) {
+            fwdioi_piece_t p;
+            memcpy(&p, m->wire + sizeof h + (size_t)(i - 1) * sizeof p, sizeof p);
+            lens[i] = (int)p.len;
+            MPI_Get_address(fwdioi_msg_piece_data(m, &p, NULL), &addrs[i]);
+        }
+        lens[n - 1] = (int)(m->wire_len - sizeof h);
+        MPI_Get_address(m->wire + sizeof h, &addrs[n - 1]);
+        MPI_Datatype type;
+        *call = FWDIOI_MPI_TYPE;
+        rc = MPI_Type_create_hindexed(n, lens, addrs, MPI_BYTE, &type);
+        if (rc == MPI_SUCCESS) {
+            rc = MPI_Type_commit(&type);
+            if (rc == MPI_SUCCESS) {
+                *call = FWDIOI_MPI_ISEND;
+                rc = MPI_Isend(MPI_BOTTOM, 1, type, dest, FWDIOI_TAG_DATA, f->s.comm, req);
+            }
+            MPI_Type_free(&type); /* the send keeps what it needs */
+        }
+    }
+    free(lens);
+    free(addrs);
+    return rc;
+}
+
+void fwdioi_sender_dispatch(fwdio_file_t *f, fwdioi_msg_t *m)
+{
+    f->s.sent_bytes[m->writer] += m->payload;
+    f->s.stats.messages_sent++;
+    if (m->writer == f->my_writer) { /* to ourselves: no MPI */
+        m->hold = (fwdioi_hold_t){1, m, m->alloc_len, 0, 0};
+        if (f->s.received_from)
+            f->s.received_from[f->rank] += m->payload;
+        fwdioi_writer_accept(f, m->wire, m->wire_len, m->lent ? m : NULL, &m->hold, f->rank);
+        fwdioi_writer_check_drained(f);
+        return;
+    }
+    MPI_Request req;
+    int dest = fwdioi_plan_writer_rank(&f->plan, m->writer);
+    int call = FWDIOI_MPI_ISEND;
+    m->trace_t0 = fwdioi_trace_begin();
+    int rc = fwdioi_rt_track_reserve(f->rt) != 0 ? MPI_ERR_NO_MEM
+             : m->lent ? isend_lent(f, m, dest, &req, &call)
+                       : MPI_Isend(m->wire, (int)m->wire_len, MPI_BYTE, dest, FWDIOI_TAG_DATA,
+                                   f->s.comm, &req);
+    if (rc != MPI_SUCCESS) {
+        /* Not sent and not counted: the writer does not wait for it, and the
+         * final agreement tells every rank the file failed. */
+        fwdioi_log(FWDIOI_LOG_WARN, "rank %d: %s failed for %s (MPI error %d)", f->rank,
+                   fwdioi_mpi_call_name(call), f->path, rc);
+        fwdioi_errinfo_set_mpi(&f->s.local_error, f->rank, call, rc);
+        f->s.sent_bytes[m->writer] -= m->payload;
+        fwdioi_sender_drop(f, m, FWDIO_EMPI);
+        return;
+    }
+    f->s.sends_pending++;
+    fwdioi_rt_track(f->rt, req, on_send_done, m);
+}
+
+/* Task: a message from fwdio_write. */
+void fwdioi_msg_task(fwdioi_task_t *task)
+{
+    fwdioi_msg_t *m = (fwdioi_msg_t *)task;
+    fwdio_file_t *f = m->file;
+    fwdioi_session_t *s = &f->s;
+    if (s->aborted) {
+        fwdioi_sender_drop(f, m, (int)s->abort_info.status);
+        return;
+    }
+    if (s->phase < FWDIOI_PHASE_OPEN) {
+        m->next_held = NULL;
+        if (s->held_tail)
+            s->held_tail->next_held = m;
+        else
+            s->held_head = m;
+        s->held_tail = m;
+        return;
+    }
+    if (s->open_agreed.status != FWDIO_OK) { /* the file failed to open: drop */
+        fwdioi_sender_drop(f, m, (int)s->open_agreed.status);
+        return;
+    }
+    fwdioi_sender_dispatch(f, m);
+}

@@ -1,0 +1,26 @@
+/* A file's session (session.c): its phases and agreements, run on the
+ * progress thread. writer.c and sender.c call back into it. */
+#ifndef FWDIOI_SESSION_H
+#define FWDIOI_SESSION_H
+
+#include "file.h"
+
+void fwdioi_session_init(fwdio_file_t *f);
+void fwdioi_session_free(fwdio_file_t *f);
+/** The runtime's client poll hook (runtime.h). */
+int fwdioi_session_poll(void *runtime, int *active);
+/** Give up the file's collectives after an MPI failure (`notify`: this rank's
+ *  own, so tell the other ranks) and complete it with `why` once its own
+ *  traffic is done. */
+void fwdioi_session_abort(fwdio_file_t *f, const fwdioi_errinfo_t *why, int notify);
+/** MPI call `call` (fwdioi_mpi_call_t) of this rank returned `mpi_rc`: abort. */
+void fwdioi_session_mpi_failed(fwdio_file_t *f, int call, int mpi_rc);
+/** This rank is done with the file's data (as a writer: all of it written and
+ *  synced); the final agreement starts once its own sends are done. */
+void fwdioi_session_data_done(fwdio_file_t *f);
+/** An aborted file completes once nothing of its own is in flight. */
+void fwdioi_session_finish_if_aborted(fwdio_file_t *f);
+/** The writer's open job is done: agree on the open status. */
+void fwdioi_session_opened(fwdio_file_t *f);
+
+#endif

@@ -1,0 +1,9 @@
+/* The watchdog (watchdog.c): reports a file that is overdue (progress thread). */
+#ifndef FWDIOI_WATCHDOG_H
+#define FWDIOI_WATCHDOG_H
+
+#include "file.h"
+
+void fwdioi_watchdog_check(fwdio_file_t *f, double now);
+
+#endif

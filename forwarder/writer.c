@@ -1,0 +1,487 @@
+/*
+ * The writer side of a file's session (progress thread): receiving data
+ * messages within the writer's memory budget, checking every piece against
+ * the plan, assembling write units, handing them to the I/O thread, and the
+ * storage jobs' completions. session.c runs the phases and agreements around
+ * it (session.h).
+ */
+#include "writer.h"
+
+#include "log.h"
+#include "message.h"
+#include "session.h"
+#include "storage.h"
+#include "trace.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Messages a writer starts receiving per file and per poll: keeps one busy file
+ * from starving the others. */
+enum { RECVS_PER_POLL = 16 };
+
+static void on_finish_done(fwdioi_storage_job_t *job);
+
+/* ---- storage jobs ---- */
+
+static void record_job_error(fwdio_file_t *f, const fwdioi_storage_job_t *job)
+{
+    if (job->status != FWDIO_OK)
+        fwdioi_errinfo_set_call(&f->s.local_error, job->status, f->rank, job->sys_errno,
+                                job->err_offset, job->err_call);
+}
+
+/* ---- writer memory: every byte held counts against writer_buffer ---- */
+
+static uint64_t writer_budget(const fwdio_file_t *f)
+{
+    return fwdioi_rt_config(f->rt)->writer_buffer;
+}
+
+static void wbuf_add(fwdio_file_t *f, uint64_t bytes)
+{
+    struct fwdio_runtime *o = f->owner;
+    o->wbuf_held += bytes;
+    if (o->wbuf_held > atomic_load_explicit(&o->wbuf_peak, memory_order_relaxed))
+        atomic_store_explicit(&o->wbuf_peak, o->wbuf_held, memory_order_relaxed);
+    f->s.wbuf_file += bytes;
+    if (f->s.wbuf_file > f->s.wbuf_file_peak)
+        f->s.wbuf_file_peak = f->s.wbuf_file;
+}
+
+static void wbuf_sub(fwdio_file_t *f, uint64_t bytes)
+{
+    f->owner->wbuf_held -= bytes;
+    f->s.wbuf_file -= bytes;
+}
+
+static int reserve_unit(void *arg, uint64_t bytes)
+{
+    fwdio_file_t *f = arg;
+    if (f->owner->wbuf_held + bytes > writer_budget(f))
+        return 0;
+    wbuf_add(f, bytes);
+    return 1;
+}
+
+static void unreserve_unit(void *arg, uint64_t bytes)
+{
+    wbuf_sub(arg, bytes);
+}
+
+/* Drop one reference to a message; the last one frees it (and its bytes). */
+static void hold_release(fwdio_file_t *f, fwdioi_hold_t *h)
+{
+    if (--h->refs > 0)
+        return;
+    if (!h->counted) { /* one of this rank's own messages */
+        fwdioi_msg_free(f->rt, h->block);
+        return;
+    }
+    wbuf_sub(f, h->size);
+    if (h->releasing)
+        f->owner->wbuf_releasing -= h->size;
+    fwdioi_rt_buf_put(f->rt, h->block, h->size);
+}
+
+static void on_write_done(fwdioi_storage_job_t *job)
+{
+    fwdio_file_t *f = job->owner;
+    record_job_error(f, job);
+    f->s.io_pending--;
+    f->s.stats.pwrite_seconds += job->seconds;
+    f->s.stats.pwrite_calls += job->nextents ? job->nextents : 1;
+    if (job->hold)
+        hold_release(f, job->hold);
+    if (job->buf) {
+        wbuf_sub(f, job->buf_size);
+        f->owner->wbuf_releasing -= job->buf_size;
+    }
+    fwdioi_storage_job_free(job);
+    fwdioi_session_finish_if_aborted(f);
+}
+
+static void on_finish_done(fwdioi_storage_job_t *job)
+{
+    fwdio_file_t *f = job->owner;
+    record_job_error(f, job);
+    f->s.io_pending--;
+    f->s.fd = -1;
+    f->s.stats.sync_seconds += job->seconds;
+    fwdioi_storage_job_free(job);
+    /* The I/O thread runs jobs in order: every write of the file is done. */
+    fwdioi_session_data_done(f);
+}
+
+/* Assembly hands over a unit buffer: write its extents, unless the file
+ * already failed. Its bytes stay counted until the write is done. */
+static void flush_unit(void *arg, uint8_t *buf, uint64_t size, uint64_t offset,
+                       fwdioi_range_t *extents, size_t nextents)
+{
+    fwdio_file_t *f = arg;
+    fwdioi_storage_job_t *job =
+        f->s.local_error.status == FWDIO_OK && nextents > 0
+            ? fwdioi_storage_job_new(FWDIOI_STORAGE_WRITE, f, on_write_done)
+            : NULL;
+    if (!job) {
+        if (f->s.local_error.status == FWDIO_OK && nextents > 0)
+            fwdioi_errinfo_set(&f->s.local_error, FWDIO_ENOMEM, f->rank, 0, offset);
+        wbuf_sub(f, size);
+        free(buf);
+        free(extents);
+        return;
+    }
+    job->fd = f->s.fd;
+    job->buf = buf;
+    job->buf_size = size;
+    job->base = offset;
+    job->extents = extents;
+    job->nextents = nextents;
+    f->owner->wbuf_releasing += size;
+    f->s.io_pending++;
+    fwdioi_rt_io_submit(f->rt, &job->io);
+}
+
+/* Write bytes straight from the message being accepted, which stays alive
+ * until the write is done: whole units (no copy needed) and pieces for which
+ * the budget has no buffer. */
+static void write_direct(void *arg, const uint8_t *data, uint64_t offset, uint64_t len)
+{
+    fwdio_file_t *f = arg;
+    if (f->s.local_error.status != FWDIO_OK)
+        return;
+    fwdioi_storage_job_t *job = fwdioi_storage_job_new(FWDIOI_STORAGE_WRITE, f, on_write_done);
+    if (!job) {
+        fwdioi_errinfo_set(&f->s.local_error, FWDIO_ENOMEM, f->rank, 0, offset);
+        return;
+    }
+    job->fd = f->s.fd;
+    job->src = data;
+    job->base = offset;
+    job->len = len;
+    job->hold = f->s.accepting;
+    f->s.accepting->refs++;
+    f->s.io_pending++;
+    fwdioi_rt_io_submit(f->rt, &job->io);
+}
+
+/* Everything announced has arrived: flush what is left, sync, close. */
+void fwdioi_writer_check_drained(fwdio_file_t *f)
+{
+    fwdioi_session_t *s = &f->s;
+    if (s->aborted || !s->close_agreed || s->finishing || s->recvs_pending > 0)
+        return;
+    uint64_t expected = s->expected_bytes[f->my_writer];
+    if (s->received < expected)
+        return;
+    if (s->received > expected)
+        fwdioi_log(FWDIOI_LOG_WARN, "rank %d: %s: received %llu bytes, %llu announced", f->rank,
+                   f->path, (unsigned long long)s->received, (unsigned long long)expected);
+    s->finishing = 1;
+    if (s->local_error.status == FWDIO_OK)
+        fwdioi_assembly_flush_partial(&s->assembly);
+    if (s->fd < 0) { /* open failed: nothing to sync or close */
+        fwdioi_session_data_done(f);
+        return;
+    }
+    fwdioi_storage_job_t *job = fwdioi_storage_job_new(FWDIOI_STORAGE_FINISH, f, on_finish_done);
+    if (!job) {
+        fwdioi_errinfo_set(&s->local_error, FWDIO_ENOMEM, f->rank, 0, 0);
+        fwdioi_session_data_done(f); /* the fd leaks rather than the job hangs */
+        return;
+    }
+    job->fd = s->fd;
+    job->durable = f->opts.durable || s->committers > 0; /* a commit follows durable data */
+    s->io_pending++;
+    fwdioi_rt_io_submit(f->rt, &job->io);
+}
+
+/* ---- receiving data ---- */
+
+/*
+ * A writer never trusts a message: every piece must lie within the file and
+ * within stripes the plan gives this writer, and the pieces must account for
+ * exactly the message's data, before any of it touches memory. Returns the
+ * message's data bytes in *payload either way (what its sender counted), and
+ * 0, or -1 with the first bad piece in *bad.
+ */
+static int check_message(const fwdio_file_t *f, const uint8_t *wire, size_t wire_len,
+                         const fwdioi_msg_t *lent, uint64_t *payload, fwdioi_piece_t *bad)
+{
+    fwdioi_wire_header_t h;
+    *bad = (fwdioi_piece_t){0, 0};
+    *payload = wire_len > sizeof h ? wire_len - sizeof h : 0;
+    if (wire_len < sizeof h)
+        return -1;
+    memcpy(&h, wire, sizeof h);
+    if (h.npieces > (wire_len - sizeof h) / sizeof(fwdioi_piece_t))
+        return -1;
+    size_t table = (size_t)h.npieces * sizeof(fwdioi_piece_t);
+    /* lent: the data stays in the sender's buffer, the wire has no data */
+    *payload = lent ? lent->payload : wire_len - sizeof h - table;
+    const uint8_t *pieces = wire + wire_len - table;
+    uint64_t sum = 0;
+    for (uint32_t i = 0; i < h.npieces; i++) {
+        fwdioi_piece_t p;
+        memcpy(&p, pieces + (size_t)i * sizeof p, sizeof p);
+        if (p.len > *payload - sum || !fwdioi_plan_owns(&f->plan, f->my_writer, p.offset, p.len)) {
+            *bad = p;
+            return -1;
+        }
+        sum += p.len;
+    }
+    return sum == *payload ? 0 : -1;
+}
+
+/* Take the pieces of one message (from MPI or from this rank itself), then drop
+ * the caller's reference to it. `source` is the sending rank. */
+void fwdioi_writer_accept(fwdio_file_t *f, const uint8_t *wire, size_t wire_len,
+                          const fwdioi_msg_t *lent, fwdioi_hold_t *hold, int source)
+{
+    fwdioi_session_t *s = &f->s;
+    uint64_t t_trace = fwdioi_trace_begin();
+    uint64_t payload;
+    fwdioi_piece_t bad;
+    int ok = check_message(f, wire, wire_len, lent, &payload, &bad) == 0;
+    s->received += payload;
+    if (!ok) {
+        fwdioi_errinfo_t e = {FWDIO_EPROTO, f->rank, 0, (int64_t)bad.offset,
+                              FWDIOI_REASON_BAD_PIECE, source, (int64_t)bad.len};
+        if (s->local_error.status == FWDIO_OK)
+            s->local_error = e;
+        fwdioi_log(FWDIOI_LOG_WARN, "rank %d: %s: a message from rank %d does not match the plan",
+                   f->rank, f->path, source);
+    }
+    s->accepting = hold;
+    fwdioi_wire_header_t h;
+    memcpy(&h, wire, sizeof h);
+    size_t table = (size_t)h.npieces * sizeof(fwdioi_piece_t);
+    const uint8_t *data = wire + sizeof h;
+    const uint8_t *pieces = wire + wire_len - table; /* the table ends the message */
+    for (uint32_t i = 0; ok && i < h.npieces && s->local_error.status == FWDIO_OK; i++) {
+        fwdioi_piece_t p;
+        memcpy(&p, pieces + i * sizeof p, sizeof p);
+        uint64_t bad_offset = p.offset;
+        const uint8_t *bytes = lent ? fwdioi_msg_piece_data(lent, &p, data) : data;
+        int rc = fwdioi_assembly_add(&s->assembly, p.offset, bytes, p.len, &bad_offset);
+        if (rc != FWDIO_OK)
+            fwdioi_errinfo_set(&s->local_error, rc, f->rank, 0, bad_offset);
+        data += p.len;
+    }
+    s->accepting = NULL;
+    fwdioi_trace_end(t_trace, "assemble", (int64_t)f->seq, (int64_t)payload, FWDIOI_TRACE_NONE,
+                     FWDIOI_TRACE_NONE);
+    s->stats.messages_received++;
+    if (hold->counted && hold->refs > 1) { /* now only writes keep it alive */
+        hold->releasing = 1;
+        f->owner->wbuf_releasing += hold->size;
+    }
+    hold_release(f, hold);
+}
+
+typedef struct recv_op {
+    fwdioi_hold_t hold;
+    fwdio_file_t *file;
+    uint64_t trace_t0;
+    int len;
+    int source; /* the sending rank, from the probe */
+    uint8_t buf[];
+} recv_op_t;
+
+static void on_recv_done(void *arg, const MPI_Status *st)
+{
+    recv_op_t *r = arg;
+    fwdio_file_t *f = r->file;
+    fwdioi_trace_end(r->trace_t0, "recv", (int64_t)f->seq, r->len, FWDIOI_TRACE_NONE,
+                     r->source);
+    f->s.recvs_pending--;
+    if (st->MPI_ERROR != MPI_SUCCESS || f->s.aborted) {
+        hold_release(f, &r->hold);
+        if (st->MPI_ERROR != MPI_SUCCESS)
+            fwdioi_session_mpi_failed(f, FWDIOI_MPI_IMRECV, st->MPI_ERROR);
+        fwdioi_session_finish_if_aborted(f);
+        return;
+    }
+    uint64_t before = f->s.received;
+    int source = r->source; /* r is released by fwdioi_writer_accept */
+    fwdioi_writer_accept(f, r->buf, (size_t)r->len, NULL, &r->hold, source);
+    if (f->s.received_from && source >= 0 && source < f->plan.nranks)
+        f->s.received_from[source] += f->s.received - before;
+    fwdioi_writer_check_drained(f);
+}
+
+/*
+ * The writer is at its budget and a message waits: unless the writes under way
+ * will free enough, hand the fullest partly filled units (of any file) to
+ * storage as extents, so their memory comes back whatever order the rest of
+ * their bytes arrives in.
+ */
+static void make_room(struct fwdio_runtime *o, uint64_t need, uint64_t budget)
+{
+    while (o->wbuf_held - o->wbuf_releasing + need > budget) {
+        fwdio_file_t *best = NULL;
+        uint64_t best_bytes = 0;
+        for (fwdio_file_t *f = o->active; f; f = f->s.next_active) {
+            if (f->my_writer < 0 || f->s.phase < FWDIOI_PHASE_OPEN)
+                continue;
+            uint64_t b = fwdioi_assembly_fullest_pending(&f->s.assembly);
+            if (b > best_bytes) {
+                best = f;
+                best_bytes = b;
+            }
+        }
+        if (!best)
+            return; /* only in-flight writes hold memory: wait for them */
+        uint64_t pending;
+        if (fwdioi_assembly_flush_fullest(&best->s.assembly, &pending) == 0)
+            return;
+        best->s.stats.partial_flushes++;
+    }
+}
+
+/* A message received only to be dropped: free its buffer, if it had one. */
+static void on_dropped(void *arg, const MPI_Status *st)
+{
+    (void)st;
+    free(arg);
+}
+
+/* Receive the matched message `msg` of `len` bytes from `source`. */
+static void start_receive(fwdio_file_t *f, MPI_Message *msg, int len, int source)
+{
+    fwdioi_session_t *s = &f->s;
+    recv_op_t *r = fwdioi_rt_buf_get(f->rt, sizeof *r + (size_t)len);
+    MPI_Request req;
+    if (!r) {
+        /* Cannot buffer it: without its bytes the counts cannot add up, so the
+         * file is aborted; the message is received into nothing (truncated),
+         * so its sender is not blocked for ever. */
+        fwdioi_errinfo_t why = FWDIOI_ERRINFO_OK;
+        fwdioi_errinfo_set(&why, FWDIO_ENOMEM, f->rank, 0, 0);
+        fwdioi_session_abort(f, &why, 1);
+        if (MPI_Imrecv(NULL, 0, MPI_BYTE, msg, &req) == MPI_SUCCESS)
+            fwdioi_rt_track(f->rt, req, on_dropped, NULL);
+        return;
+    }
+    r->hold = (fwdioi_hold_t){1, r, sizeof *r + (size_t)len, 1, 0};
+    r->file = f;
+    r->len = len;
+    r->source = source;
+    r->trace_t0 = fwdioi_trace_begin();
+    wbuf_add(f, r->hold.size);
+    int rc = MPI_Imrecv(r->buf, len, MPI_BYTE, msg, &req);
+    if (rc != MPI_SUCCESS) {
+        hold_release(f, &r->hold);
+        fwdioi_session_mpi_failed(f, FWDIOI_MPI_IMRECV, rc);
+        /* The message is matched: unless it is received somehow, its sender
+         * waits for ever. Into a scratch buffer, or nothing (truncated). */
+        void *scratch = malloc(len > 0 ? (size_t)len : 1);
+        if (MPI_Imrecv(scratch, scratch ? len : 0, MPI_BYTE, msg, &req) == MPI_SUCCESS)
+            fwdioi_rt_track(f->rt, req, on_dropped, scratch);
+        else
+            free(scratch);
+        return;
+    }
+    s->recvs_pending++;
+    fwdioi_rt_track(f->rt, req, on_recv_done, r);
+}
+
+/* Receive the messages that have arrived for this file while the writer has
+ * room; a message that does not fit waits, matched, until it does. Returns
+ * the number of receives started. */
+int fwdioi_writer_probe(fwdio_file_t *f)
+{
+    fwdioi_session_t *s = &f->s;
+    struct fwdio_runtime *o = f->owner;
+    const uint64_t budget = writer_budget(f);
+    int started = 0;
+    /* an aborted file only drops what arrives */
+    while (started < RECVS_PER_POLL && f->s.comm != MPI_COMM_NULL) {
+        if (fwdioi_rt_track_reserve(f->rt) != 0)
+            break; /* no memory to track a receive: try on the next tick */
+        if (!s->has_waiting) {
+            int flag = 0, rc;
+            MPI_Status st;
+            rc = MPI_Improbe(MPI_ANY_SOURCE, FWDIOI_TAG_DATA, s->comm, &flag, &s->waiting_msg,
+                             &st);
+            if (rc != MPI_SUCCESS) {
+                fwdioi_session_mpi_failed(f, FWDIOI_MPI_IMPROBE, rc);
+                break;
+            }
+            if (!flag)
+                break;
+            rc = MPI_Get_count(&st, MPI_BYTE, &s->waiting_len);
+            if (rc != MPI_SUCCESS || s->waiting_len == MPI_UNDEFINED) {
+                fwdioi_session_mpi_failed(f, FWDIOI_MPI_GET_COUNT, rc != MPI_SUCCESS ? rc : MPI_ERR_COUNT);
+                s->waiting_len = 0; /* still received (into nothing) below */
+            }
+            s->waiting_source = st.MPI_SOURCE;
+            s->has_waiting = 1;
+        }
+        uint64_t need = sizeof(recv_op_t) + (uint64_t)s->waiting_len;
+        /* An empty writer takes any message: budget + one message at most. */
+        if (o->wbuf_held > 0 && o->wbuf_held + need > budget) {
+            make_room(o, need, budget);
+            break;
+        }
+        s->has_waiting = 0;
+        start_receive(f, &s->waiting_msg, s->waiting_len, s->waiting_source);
+        started++;
+    }
+    return started;
+}
+
+/* ---- opening ---- */
+
+/* Close the descriptor of an aborted writer (no sync: the file failed). */
+void fwdioi_writer_close_aborted(fwdio_file_t *f)
+{
+    fwdioi_session_t *s = &f->s;
+    if (s->fd < 0 || s->finishing)
+        return;
+    fwdioi_storage_job_t *job = fwdioi_storage_job_new(FWDIOI_STORAGE_FINISH, f, on_finish_done);
+    if (!job)
+        return; /* the descriptor leaks rather than the file hangs */
+    s->finishing = 1;
+    job->fd = s->fd;
+    job->durable = 0;
+    s->io_pending++;
+    fwdioi_rt_io_submit(f->rt, &job->io);
+}
+
+static void on_open_done(fwdioi_storage_job_t *job)
+{
+    fwdio_file_t *f = job->owner;
+    f->s.fd = job->fd;
+    if (job->status != FWDIO_OK)
+        fwdioi_errinfo_set_call(&f->s.open_local, job->status, f->rank, job->sys_errno,
+                                job->err_offset, job->err_call);
+    f->s.io_pending--;
+    fwdioi_storage_job_free(job);
+    if (f->s.aborted) {
+        fwdioi_writer_close_aborted(f);
+        fwdioi_session_finish_if_aborted(f);
+        return;
+    }
+    fwdioi_session_opened(f);
+}
+
+void fwdioi_writer_open(fwdio_file_t *f)
+{
+    f->s.phase = FWDIOI_PHASE_OPENING;
+    fwdioi_assembly_hooks_t hooks = {flush_unit, write_direct, reserve_unit, unreserve_unit, f};
+    fwdioi_assembly_init(&f->s.assembly, &f->plan, f->my_writer, &hooks);
+    /* for the watchdog's report only: without it, the report says less */
+    f->s.received_from = calloc((size_t)f->plan.nranks, sizeof *f->s.received_from);
+    fwdioi_storage_job_t *job = fwdioi_storage_job_new(FWDIOI_STORAGE_OPEN, f, on_open_done);
+    if (!job) {
+        fwdioi_errinfo_set(&f->s.open_local, FWDIO_ENOMEM, f->rank, 0, 0);
+        fwdioi_session_opened(f);
+        return;
+    }
+    job->path = f->write_path;
+    job->size = f->size;
+    job->sets_length = f->my_writer == 0;
+    f->s.io_pending++;
+    fwdioi_rt_io_submit(f->rt, &job->io);
+}

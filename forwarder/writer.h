@@ -1,0 +1,21 @@
+/* The writer side of a session (writer.c, progress thread). */
+#ifndef FWDIOI_WRITER_H
+#define FWDIOI_WRITER_H
+
+#include "file.h"
+
+/** Open the file on the I/O thread (then fwdioi_session_opened). */
+void fwdioi_writer_open(fwdio_file_t *f);
+/** Take the pieces of one message, checked against the plan, then drop the
+ *  caller's reference to `hold`. `lent`: this rank's own lent message. */
+void fwdioi_writer_accept(fwdio_file_t *f, const uint8_t *wire, size_t wire_len,
+                          const fwdioi_msg_t *lent, fwdioi_hold_t *hold, int source);
+/** Once everything announced has arrived: flush, sync, close. */
+void fwdioi_writer_check_drained(fwdio_file_t *f);
+/** Receive what has arrived for the file while memory allows; returns the
+ *  receives started. */
+int fwdioi_writer_probe(fwdio_file_t *f);
+/** Close the descriptor of an aborted file (no sync). */
+void fwdioi_writer_close_aborted(fwdio_file_t *f);
+
+#endif
