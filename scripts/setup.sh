@@ -27,6 +27,8 @@ packages=(
     lammps            # `lmp`, and LAMMPS's own dumps beside apps/lammps-fwdio
     liblammps-dev     # the LAMMPS C library apps/lammps-fwdio drives (links the same Open MPI)
     python3-mdanalysis # ctest mdlj_mdanalysis: MDAnalysis reads mdlj's DCD trajectory
+    fuse3             # fusermount3: bench/pfs down and the ctest label pfs unmount the emulator
+    libfuse3-dev      # libfuse 3 (>= 3.12) for bench/pfs, the parallel file system emulator
 )
 
 say() { printf 'setup: %s\n' "$*"; }
