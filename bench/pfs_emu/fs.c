@@ -860,6 +860,7 @@ int pfs_fs_mount(const pfs_config_t *cfg, pfs_fs_t **out)
     char *argv[] = {"fwdio-pfs", "-o", opts, NULL};
     struct fuse_args args = FUSE_ARGS_INIT(3, argv);
     fs->se = fuse_session_new(&args, &pfs_ops, sizeof pfs_ops, fs);
+    fuse_opt_free_args(&args); /* libfuse may have copied them */
     if (!fs->se) {
         fprintf(stderr, "pfs: fuse_session_new failed\n");
         return -1;

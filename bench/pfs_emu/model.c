@@ -212,15 +212,15 @@ static void *target_main(void *arg)
 static uint64_t target_enqueue(pfs_target_t *t, pfs_piece_t *p, uint64_t *queued_end)
 {
     pthread_mutex_lock(&t->lock);
-    p->ticket = ++t->next_ticket;
+    uint64_t ticket = p->ticket = ++t->next_ticket;
     t->queued_bytes += p->bytes;
     *queued_end = t->queued_bytes;
     if (++t->st.queued > t->st.max_queue)
         t->st.max_queue = t->st.queued;
     STAILQ_INSERT_TAIL(&t->queue, p, link);
     pthread_cond_signal(&t->work);
-    pthread_mutex_unlock(&t->lock);
-    return p->ticket;
+    pthread_mutex_unlock(&t->lock); /* from here on the server may free p */
+    return ticket;
 }
 
 /* Wait until piece `ticket` is served or, with `behind` > 0, until at most
