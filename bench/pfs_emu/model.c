@@ -12,8 +12,9 @@
  *
  * Locks: each target's lock guards its queue and counters; acct_lock the
  * client table and the global counters; files_lock the file table; a file's
- * lock its own state; cache_lock the thread-to-client cache. No two are held
- * at once.
+ * lock its own state; cache_lock the thread-to-client cache. Only fsync holds
+ * two at once: a file's lock while it queues syncs on targets (file, then
+ * target); no code takes them the other way round.
  */
 #define _GNU_SOURCE
 #include "model.h"
@@ -91,7 +92,14 @@ struct pfs_file {
     pthread_mutex_t lock;
     unsigned start;
     uint64_t size;
-    uint64_t dirty[BITMAP_WORDS]; /* targets written since the last sync */
+    /* Durable mode: targets with pieces of this file queued since its last
+     * sync there, and the ticket of that last sync on each target (0: none).
+     * A piece marks its target after it is queued, and fsync clears a mark
+     * and queues the sync under the file's lock, so a sync is behind every
+     * piece whose mark it clears; an fsync that finds a target clean waits
+     * for the sync another fsync queued there. */
+    uint64_t dirty[BITMAP_WORDS];
+    uint64_t *sync_ticket;
     owner_t *owners;
     uint64_t nowners;
 };
@@ -407,12 +415,13 @@ static int64_t account_request(pfs_model_t *m, uint64_t client, uint64_t len, in
 
 /* ---- files ------------------------------------------------------------ */
 
-static void file_forget_history(pfs_file_t *f)
+static void file_forget_history(pfs_file_t *f, unsigned targets)
 {
     free(f->owners);
     f->owners = NULL;
     f->nowners = 0;
     memset(f->dirty, 0, sizeof f->dirty);
+    memset(f->sync_ticket, 0, targets * sizeof *f->sync_ticket);
 }
 
 pfs_file_t *pfs_model_file(pfs_model_t *m, uint64_t dev, uint64_t ino, uint64_t size,
@@ -427,7 +436,11 @@ pfs_file_t *pfs_model_file(pfs_model_t *m, uint64_t dev, uint64_t ino, uint64_t 
         f = f->next;
     if (!f) {
         f = calloc(1, sizeof *f);
-        if (!f || pthread_mutex_init(&f->lock, NULL) != 0) {
+        if (f)
+            f->sync_ticket = calloc(T, sizeof *f->sync_ticket);
+        if (!f || !f->sync_ticket || pthread_mutex_init(&f->lock, NULL) != 0) {
+            if (f)
+                free(f->sync_ticket);
             free(f);
             pthread_mutex_unlock(&m->files_lock);
             return NULL;
@@ -446,7 +459,7 @@ pfs_file_t *pfs_model_file(pfs_model_t *m, uint64_t dev, uint64_t ino, uint64_t 
 
     pthread_mutex_lock(&f->lock);
     if (created) {
-        file_forget_history(f);
+        file_forget_history(f, T);
         f->start = start;
     }
     f->size = size;
@@ -511,7 +524,7 @@ typedef struct slot {
  * Split [off, off + len) of `f` over the targets. Stripes s and s' land on
  * the same target exactly when s - s' is a multiple of T, so slot
  * (s - first stripe) mod T collects them; there are min(stripes, T) slots.
- * Writes also count conflicts, mark the targets dirty and grow the size.
+ * Writes also count conflicts and grow the size.
  */
 static slot_t *split_request(pfs_model_t *m, pfs_file_t *f, uint64_t client, uint64_t off,
                              uint64_t len, int is_write, int64_t when, size_t *nslots)
@@ -535,13 +548,9 @@ static slot_t *split_request(pfs_model_t *m, pfs_file_t *f, uint64_t client, uin
         if (is_write && cfg->conflict_ns > 0 && stripe_conflict(cfg, f, s, client, when))
             sl->conflicts++;
     }
-    if (is_write) {
-        for (size_t i = 0; i < n; i++)
-            bit_set(f->dirty, slots[i].target);
-        if (off + len > f->size) {
-            extending = 1;
-            f->size = off + len;
-        }
+    if (is_write && off + len > f->size) {
+        extending = 1;
+        f->size = off + len;
     }
     pthread_mutex_unlock(&f->lock);
     if (extending) {
@@ -600,8 +609,13 @@ int pfs_model_io(pfs_model_t *m, pfs_file_t *f, uint64_t client, uint64_t off, u
     if (!slots)
         return ENOMEM;
     int rc = enqueue_slots(m, slots, n, is_write ? PIECE_WRITE : PIECE_READ, arrival, &queued);
-    if (is_write)
+    if (is_write) {
         note_targets_written(m, client, slots, queued);
+        pthread_mutex_lock(&f->lock);
+        for (size_t i = 0; i < queued; i++)
+            bit_set(f->dirty, slots[i].target);
+        pthread_mutex_unlock(&f->lock);
+    }
     wait_slots(m, slots, queued, is_write ? m->cfg.write_behind : 0);
     free(slots);
     return rc;
@@ -622,22 +636,32 @@ int pfs_model_fsync(pfs_model_t *m, pfs_file_t *f, uint64_t client)
     slot_t *slots = calloc(T, sizeof *slots);
     if (!slots)
         return ENOMEM;
-    size_t n = 0, queued;
+    size_t n = 0;
+    int rc = 0;
+    int64_t now = now_ns();
     pthread_mutex_lock(&f->lock);
-    for (unsigned t = 0; t < T; t++)
-        if (bit_get(f->dirty, t))
-            slots[n++].target = t;
-    memset(f->dirty, 0, sizeof f->dirty);
-    pthread_mutex_unlock(&f->lock);
-    /* FIFO targets: the sync is served after every piece queued before it. */
-    int rc = enqueue_slots(m, slots, n, PIECE_SYNC, now_ns(), &queued);
-    wait_slots(m, slots, queued, 0);
-    if (rc) { /* the targets not synced stay dirty */
-        pthread_mutex_lock(&f->lock);
-        for (size_t i = queued; i < n; i++)
-            bit_set(f->dirty, slots[i].target);
-        pthread_mutex_unlock(&f->lock);
+    for (unsigned t = 0; t < T; t++) {
+        slot_t *sl = &slots[n];
+        sl->target = t;
+        if (bit_get(f->dirty, t) && rc == 0) {
+            /* FIFO target: the sync is served after every piece before it. */
+            pfs_piece_t *p = calloc(1, sizeof *p);
+            if (!p) {
+                rc = ENOMEM; /* this target and the next stay dirty */
+                continue;
+            }
+            p->kind = PIECE_SYNC;
+            p->arrival_ns = now;
+            f->sync_ticket[t] = target_enqueue(&m->targets[t], p, &sl->queued_end);
+            f->dirty[t / 64] &= ~((uint64_t)1 << (t % 64));
+        }
+        if (f->sync_ticket[t]) {
+            sl->ticket = f->sync_ticket[t];
+            n++;
+        }
     }
+    pthread_mutex_unlock(&f->lock);
+    wait_slots(m, slots, n, 0);
     free(slots);
     return rc;
 }
@@ -786,6 +810,7 @@ void pfs_model_destroy(pfs_model_t *m)
             pfs_file_t *next = f->next;
             pthread_mutex_destroy(&f->lock);
             free(f->owners);
+            free(f->sync_ticket);
             free(f);
             f = next;
         }
