@@ -20,6 +20,8 @@
  * statistics count them (extending_writes).
  */
 #define _GNU_SOURCE
+/* 3.12: the loop configuration that can raise the worker limit
+ * (fuse_loop_cfg_set_max_threads); the 3.5 one is fixed at 10 workers. */
 #define FUSE_USE_VERSION 312
 #include "fs.h"
 
