@@ -21,7 +21,8 @@
  */
 #define _GNU_SOURCE
 /* 3.12: the loop configuration that can raise the worker limit
- * (fuse_loop_cfg_set_max_threads); the 3.5 one is fixed at 10 workers. */
+ * (fuse_loop_cfg_set_max_threads); with the 3.5 one libfuse's default of
+ * 10 workers stays. */
 #define FUSE_USE_VERSION 312
 #include "fs.h"
 
