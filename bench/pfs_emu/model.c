@@ -412,7 +412,6 @@ static int64_t account_request(pfs_model_t *m, uint64_t client, uint64_t len, in
     return arrival;
 }
 
-
 /* ---- files ------------------------------------------------------------ */
 
 static void file_forget_history(pfs_file_t *f, unsigned targets)
