@@ -28,6 +28,8 @@ packages=(
     liblammps-dev     # the LAMMPS C library apps/lammps-fwdio drives (links the same Open MPI)
     python3-mdanalysis # ctest mdlj_mdanalysis: MDAnalysis reads mdlj's DCD trajectory
     iproute2          # scripts/cluster.sh (ctest label cluster): ip netns, veth, bridge, tc
+    fuse3             # fusermount3: bench/pfs down and the ctest label pfs unmount the emulator
+    libfuse3-dev      # libfuse 3 (>= 3.12) for bench/pfs, the parallel file system emulator
 )
 
 say() { printf 'setup: %s\n' "$*"; }

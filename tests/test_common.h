@@ -96,7 +96,8 @@ int tc_skip(const char *test_name, const char *reason);
 
 /**
  * Collective over MPI_COMM_WORLD: rank 0 creates a fresh directory with
- * mkdtemp under ${TMPDIR:-/tmp} and every rank gets its name. Aborts the job
+ * mkdtemp under $TC_TMPDIR, else $TMPDIR, else /tmp, and every rank gets its
+ * name. Aborts the job
  * (after printing why) if it cannot be created.
  */
 const char *tc_tmpdir(void);
