@@ -3,6 +3,7 @@
 
 #include "config.h"
 #include "log.h"
+#include "parse_size.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "parse_size.h"
 #include "pattern.h"
 
 int tc_rank = 0;
@@ -232,26 +233,12 @@ int tc_skip(const char *test_name, const char *reason) { return finish(test_name
 
 uint64_t tc_parse_size(const char *s)
 {
-    char *end = NULL;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno || end == s || s[0] == '-') {
+    uint64_t v;
+    if (fwdioi_parse_size(s, &v) != 0) {
         fprintf(stderr, "bad size '%s'\n", s);
         exit(2);
     }
-    unsigned shift = 0;
-    switch (*end) {
-    case '\0': break;
-    case 'k': case 'K': shift = 10; end++; break;
-    case 'm': case 'M': shift = 20; end++; break;
-    case 'g': case 'G': shift = 30; end++; break;
-    default: end = NULL; break;
-    }
-    if (!end || *end != '\0' || (shift && v > (UINT64_MAX >> shift))) {
-        fprintf(stderr, "bad size '%s'\n", s);
-        exit(2);
-    }
-    return (uint64_t)v << shift;
+    return v;
 }
 
 long tc_parse_long(const char *s)

@@ -104,7 +104,8 @@ const char *tc_tmpdir(void);
 /** out = "<tmpdir>/<name>". */
 void tc_path(char *out, size_t out_size, const char *name);
 
-/** Parse "123", "64K", "4M", "1G" (binary units). Exits with a message on error. */
+/** Parse a size with the library's grammar ("123", "64K", "4M", "1GiB"; binary
+ *  units, runtime/parse_size.h). Exits with a message on error. */
 uint64_t tc_parse_size(const char *s);
 
 /** Parse a decimal integer option value. Exits with a message on error. */
