@@ -5,15 +5,38 @@
 
 #include <string.h>
 
+int fwdioi_config_check(const fwdio_config_t *c, fwdioi_origins_t *why)
+{
+    char from[FWDIOI_ORIGIN_LEN];
+    if (c->callback_mode != FWDIO_CALLBACKS_ON_POLL && c->callback_mode != FWDIO_CALLBACKS_ON_PROGRESS)
+        return fwdioi_refuse(why, "callback_mode %d%s is not a callback mode: poll (%d) or progress (%d)",
+                             (int)c->callback_mode, fwdioi_origin(why, "callback_mode", from, sizeof from),
+                             FWDIO_CALLBACKS_ON_POLL, FWDIO_CALLBACKS_ON_PROGRESS);
+    if (c->max_message_size != 0 &&
+        (c->max_message_size < FWDIOI_MAX_MESSAGE_MIN || c->max_message_size > FWDIOI_MAX_MESSAGE_MAX))
+        return fwdioi_refuse(why,
+                             "max_message_size %zu%s is out of range: %zu (4K) to %zu (1G), or 0 "
+                             "for the default (8M)",
+                             c->max_message_size,
+                             fwdioi_origin(why, "max_message_size", from, sizeof from),
+                             FWDIOI_MAX_MESSAGE_MIN, FWDIOI_MAX_MESSAGE_MAX);
+    for (size_t i = 0; i < sizeof c->reserved / sizeof c->reserved[0]; i++)
+        if (c->reserved[i])
+            return fwdioi_refuse(why, "fwdio_config_t.reserved[%zu] is not 0: initialise the struct "
+                                      "with fwdio_config_init() or zeros before setting fields",
+                                 i);
+    return FWDIO_OK;
+}
+
 int fwdioi_config_resolve(const fwdio_config_t *in, fwdio_config_t *out)
 {
     if (in)
         *out = *in;
     else
         memset(out, 0, sizeof *out);
-    if (out->callback_mode != FWDIO_CALLBACKS_ON_POLL &&
-        out->callback_mode != FWDIO_CALLBACKS_ON_PROGRESS)
-        return FWDIO_EINVAL;
+    int rc = fwdioi_config_check(out, NULL);
+    if (rc != FWDIO_OK)
+        return rc;
     if (out->poll_min_us == 0)
         out->poll_min_us = 20;
     if (out->poll_max_us == 0)
@@ -30,8 +53,6 @@ int fwdioi_config_resolve(const fwdio_config_t *in, fwdio_config_t *out)
         out->watchdog = FWDIO_DEFAULT_WATCHDOG;
     if (out->max_message_size == 0)
         out->max_message_size = (size_t)8 << 20;
-    if (out->max_message_size > ((size_t)1 << 30) || out->max_message_size < 4096)
-        return FWDIO_EINVAL;
     size_t cap = out->writer_buffer / 4;
     if (cap < ((size_t)64 << 10))
         cap = (size_t)64 << 10;
