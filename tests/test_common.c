@@ -632,3 +632,43 @@ void tc_random_extents(tc_rng_t *rng, uint64_t size, uint64_t max_len, unsigned 
     *out = ext;
     *n_out = n;
 }
+
+void tc_capture_begin(tc_capture_t *c, const char *name)
+{
+    char file[256];
+    snprintf(file, sizeof file, "%s.stderr.%d", name, tc_rank);
+    tc_path(c->path, sizeof c->path, file);
+    fflush(stderr);
+    c->saved_fd = dup(2);
+    int fd = open(c->path, O_CREAT | O_WRONLY | O_TRUNC, 0644);
+    if (fd < 0 || c->saved_fd < 0) {
+        tc_fail("cannot capture stderr in %s", c->path);
+        if (fd >= 0)
+            close(fd);
+        return;
+    }
+    dup2(fd, 2);
+    close(fd);
+}
+
+char *tc_capture_end(tc_capture_t *c)
+{
+    fflush(stderr);
+    if (c->saved_fd >= 0) {
+        dup2(c->saved_fd, 2);
+        close(c->saved_fd);
+        c->saved_fd = -1;
+    }
+    enum { CAP = 1 << 16 };
+    char *text = calloc(1, CAP);
+    if (!text) {
+        fprintf(stderr, "tc_capture_end: out of memory\n");
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    FILE *fp = fopen(c->path, "r");
+    if (fp) {
+        text[fread(text, 1, CAP - 1, fp)] = '\0';
+        fclose(fp);
+    }
+    return text;
+}

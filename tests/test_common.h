@@ -230,4 +230,18 @@ int tc_node_count(MPI_Comm comm);
  *  (then fwdio's spread placement follows packages and cores, not rank order). */
 int tc_ranks_bound(MPI_Comm comm);
 
+/** This rank's stderr, sent to a file between tc_capture_begin and
+ *  tc_capture_end (to check what fwdio reports). */
+typedef struct tc_capture {
+    char path[4096];
+    int saved_fd;
+} tc_capture_t;
+
+/** Send this rank's stderr to "<tmpdir>/<name>.stderr.<rank>". */
+void tc_capture_begin(tc_capture_t *c, const char *name);
+
+/** Restore stderr; return what was captured (malloc'd, NUL-terminated, at
+ *  most 64 KiB; never NULL: aborts without memory). */
+char *tc_capture_end(tc_capture_t *c);
+
 #endif

@@ -27,45 +27,6 @@
 
 static const uint64_t FILE_SIZE = 4 << 20;
 
-typedef struct capture {
-    char path[4096];
-    int saved_fd;
-} capture_t;
-
-/* Send this rank's stderr to a file until capture_end. */
-static void capture_begin(capture_t *c, const char *name)
-{
-    char file[256];
-    snprintf(file, sizeof file, "%s.stderr.%d", name, tc_rank);
-    tc_path(c->path, sizeof c->path, file);
-    fflush(stderr);
-    c->saved_fd = dup(2);
-    int fd = open(c->path, O_CREAT | O_WRONLY | O_TRUNC, 0644);
-    if (fd < 0 || c->saved_fd < 0) {
-        tc_fail("cannot capture stderr in %s", c->path);
-        return;
-    }
-    dup2(fd, 2);
-    close(fd);
-}
-
-/* Restore stderr; return what was captured (malloc'd, NUL-terminated). */
-static char *capture_end(capture_t *c)
-{
-    fflush(stderr);
-    if (c->saved_fd >= 0) {
-        dup2(c->saved_fd, 2);
-        close(c->saved_fd);
-    }
-    FILE *fp = fopen(c->path, "r");
-    char *text = calloc(1, 1 << 16);
-    if (fp && text)
-        text[fread(text, 1, (1 << 16) - 1, fp)] = '\0';
-    if (fp)
-        fclose(fp);
-    return text;
-}
-
 static fwdio_file_t *open_and_write(fwdio_runtime_t *rt, const char *name, uint64_t seed,
                                     int writers, uint64_t unit, char *path, size_t path_len)
 {
@@ -93,15 +54,15 @@ static char *run_case(fwdio_runtime_t *rt, const char *name, uint64_t seed, int 
 {
     tc_phase("%s", name);
     char path[4096];
-    capture_t cap;
-    capture_begin(&cap, name);
+    tc_capture_t cap;
+    tc_capture_begin(&cap, name);
     fwdio_file_t *f = open_and_write(rt, name, seed, writers, unit, path, sizeof path);
     fwdio_file_writers(f, writer_ranks, writers);
     if (tc_rank == late_rank)
         sleep(3);
     TC_EXPECT(fwdio_close(f), FWDIO_OK, "fwdio_close");
     int rc = fwdio_wait(f);
-    char *text = capture_end(&cap);
+    char *text = tc_capture_end(&cap);
     TC_EXPECT(rc, FWDIO_OK, name);
     fwdio_file_free(f);
     tc_verify_full(MPI_COMM_WORLD, path, FILE_SIZE, seed);
