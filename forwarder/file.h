@@ -120,6 +120,8 @@ typedef struct fwdioi_session {
     double t_close_called;    /* when this rank's close reached the session */
     double t_closed;          /* when the close was agreed (watchdog) */
     double next_report;       /* when the watchdog reports next */
+    int watch_wait;           /* what the watchdog saw the file wait for, */
+    double watch_start;       /* since when */
     fwdioi_errinfo_t open_local, open_agreed;
     fwdioi_errinfo_t local_error; /* first error this rank saw after open */
     fwdioi_errinfo_t final_agreed;
@@ -263,7 +265,8 @@ void fwdioi_session_free(fwdio_file_t *f);
 int fwdioi_session_poll(void *runtime, int *active);
 void fwdioi_msg_task(fwdioi_task_t *task);
 
-/* watchdog.c: report the file if it is overdue (progress thread). */
+/* watchdog.c: report the file if it waits overdue for its open, its close
+ * or its completion (progress thread; any active file). */
 void fwdioi_watchdog_check(fwdio_file_t *f, double now);
 
 #endif

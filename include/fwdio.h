@@ -249,12 +249,16 @@ typedef struct fwdio_config {
      *  a separate I/O thread (receiving then waits for the disk). For measuring
      *  the pipeline; default 0. FWDIO_IO_INLINE=1 sets it too. */
     int io_inline;
-    /** Seconds after which a file that every rank has closed but that has not
-     *  completed is reported on stderr: which writers wait for how many bytes,
-     *  from which ranks, and what each rank still has in flight; repeated at
-     *  doubling intervals. Reporting only: the file keeps waiting. 0: the
-     *  environment variable FWDIO_WATCHDOG (seconds, or "off"), else
-     *  FWDIO_DEFAULT_WATCHDOG. FWDIO_WATCHDOG_OFF turns the report off. */
+    /** Seconds after which a file that waits is reported on stderr, then again
+     *  at doubling intervals: opened on a rank but not yet on every rank (each
+     *  rank that opened it says so: fwdio_open must be called on every rank,
+     *  in the same order); closed on a rank but not on every rank (each rank
+     *  that closed it says so, with its rank); closed everywhere but not
+     *  complete (which writers wait for how many bytes, from which ranks, and
+     *  what each rank still has in flight). Reporting only: the file keeps
+     *  waiting. 0: the environment variable FWDIO_WATCHDOG (seconds, or
+     *  "off"), else FWDIO_DEFAULT_WATCHDOG. FWDIO_WATCHDOG_OFF turns the
+     *  report off. */
     unsigned watchdog;
     /** Write combining: copied writes of at most this many bytes (fwdio_write,
      *  fwdio_try_write) are appended to one open message per file and writer
