@@ -208,10 +208,8 @@ int fwdio_open(fwdio_runtime_t *rt, const char *path, uint64_t size, const fwdio
     if (rc == FWDIO_OK)
         rc = fwdioi_options_resolve(&given, fwdioi_rt_size(rt->rt), rt->topo.nnodes, &resolved,
                                     &why.base);
-    for (size_t i = 0; rc == FWDIO_OK && cbs && i < sizeof cbs->reserved / sizeof cbs->reserved[0]; i++)
-        if (cbs->reserved[i])
-            rc = fwdioi_refuse(NULL, "fwdio_callbacks_t.reserved[%zu] is not NULL: fill the struct "
-                                     "with zeros before setting callbacks", i);
+    if (rc == FWDIO_OK)
+        rc = fwdioi_settings_check_callbacks(cbs);
     if (rc == FWDIO_OK && fwdioi_rt_rank(rt->rt) == 0 && fwdioi_log_level() >= FWDIOI_LOG_WARN) {
         fprintf(stderr, "fwdio: plan of %s:\n", path);
         fwdioi_plan_print(&rt->topo, size, &given, 0, stderr);

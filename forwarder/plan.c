@@ -33,11 +33,13 @@ static int check_ranges(const fwdio_options_t *o, int nranks, fwdioi_origins_t *
                              "write unit is one buffer and one pwrite",
                              write, fwdioi_origin(why, "write_size", a, sizeof a));
     if ((unsigned)o->layout > FWDIO_LAYOUT_TARGETS)
-        return fwdioi_refuse(why, "layout %d%s is not a layout: block (0), cyclic (1) or targets (2)",
+        return fwdioi_refuse(why,
+                             "layout %d%s is not a layout: block (0), cyclic (1) or targets (2)",
                              (int)o->layout, fwdioi_origin(why, "layout", a, sizeof a));
     if ((unsigned)o->placement > FWDIO_PLACEMENT_LIST)
         return fwdioi_refuse(why,
-                             "placement %d%s is not a placement: spread (0), stride (1) or list (2)",
+                             "placement %d%s is not a placement: spread (0), stride (1) or "
+                             "list (2)",
                              (int)o->placement, fwdioi_origin(why, "placement", a, sizeof a));
     const struct {
         const char *key;

@@ -34,12 +34,12 @@ typedef struct key {
     uint64_t pin; /* its FWDIO_PIN_* bit */
 } setting_t;
 
-#define CFG(name, kind, field, choices, pin)                                                     \
-    {name, kind, S_CONFIG, offsetof(fwdio_config_t, field), sizeof(((fwdio_config_t *)0)->field), \
-     choices, pin}
-#define OPT(name, kind, field, choices, pin)                                                        \
-    {name,   kind, S_OPTIONS, offsetof(fwdio_options_t, field), sizeof(((fwdio_options_t *)0)->field), \
-     choices, pin}
+#define CFG(name, kind, field, choices, pin)                                                \
+    {name, kind, S_CONFIG, offsetof(fwdio_config_t, field),                                   \
+     sizeof(((fwdio_config_t *)0)->field), choices, pin}
+#define OPT(name, kind, field, choices, pin)                                                \
+    {name, kind, S_OPTIONS, offsetof(fwdio_options_t, field),                                 \
+     sizeof(((fwdio_options_t *)0)->field), choices, pin}
 
 static const setting_t keys[] = {
     CFG("callback_mode", K_CHOICE, callback_mode, callback_modes, FWDIO_PIN_CALLBACK_MODE),
@@ -668,6 +668,16 @@ void fwdioi_settings_free(fwdioi_settings_file_t *file)
     free(file->lines);
     free(file->path);
     memset(file, 0, sizeof *file);
+}
+
+int fwdioi_settings_check_callbacks(const fwdio_callbacks_t *cbs)
+{
+    for (size_t i = 0; cbs && i < sizeof cbs->reserved / sizeof cbs->reserved[0]; i++)
+        if (cbs->reserved[i])
+            return fwdioi_refuse(NULL, "fwdio_callbacks_t.reserved[%zu] is not NULL: fill the "
+                                       "struct with zeros before setting callbacks",
+                                 i);
+    return FWDIO_OK;
 }
 
 void fwdioi_settings_print_config(const fwdio_config_t *c, FILE *out)

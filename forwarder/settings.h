@@ -77,6 +77,10 @@ int fwdioi_settings_agree(fwdioi_settings_file_t *file, MPI_Comm comm, int rc);
 
 void fwdioi_settings_free(fwdioi_settings_file_t *file);
 
+/** fwdio_open: refuse callbacks (NULL is fine) whose reserved tail is not
+ *  zero, with the reason. FWDIO_OK or FWDIO_EINVAL. */
+int fwdioi_settings_check_callbacks(const fwdio_callbacks_t *cbs);
+
 /**
  * Fill the fields of `cfg` the code did not set from the environment and the
  * file, and check the result (fwdioi_config_check), with the reason of a

@@ -8,12 +8,16 @@
 int fwdioi_config_check(const fwdio_config_t *c, fwdioi_origins_t *why)
 {
     char from[FWDIOI_ORIGIN_LEN];
-    if (c->callback_mode != FWDIO_CALLBACKS_ON_POLL && c->callback_mode != FWDIO_CALLBACKS_ON_PROGRESS)
-        return fwdioi_refuse(why, "callback_mode %d%s is not a callback mode: poll (%d) or progress (%d)",
-                             (int)c->callback_mode, fwdioi_origin(why, "callback_mode", from, sizeof from),
+    if (c->callback_mode != FWDIO_CALLBACKS_ON_POLL &&
+        c->callback_mode != FWDIO_CALLBACKS_ON_PROGRESS)
+        return fwdioi_refuse(why,
+                             "callback_mode %d%s is not a callback mode: poll (%d) or "
+                             "progress (%d)",
+                             (int)c->callback_mode,
+                             fwdioi_origin(why, "callback_mode", from, sizeof from),
                              FWDIO_CALLBACKS_ON_POLL, FWDIO_CALLBACKS_ON_PROGRESS);
-    if (c->max_message_size != 0 &&
-        (c->max_message_size < FWDIOI_MAX_MESSAGE_MIN || c->max_message_size > FWDIOI_MAX_MESSAGE_MAX))
+    if (c->max_message_size != 0 && (c->max_message_size < FWDIOI_MAX_MESSAGE_MIN ||
+                                     c->max_message_size > FWDIOI_MAX_MESSAGE_MAX))
         return fwdioi_refuse(why,
                              "max_message_size %zu%s is out of range: %zu (4K) to %zu (1G), or 0 "
                              "for the default (8M)",
@@ -22,8 +26,9 @@ int fwdioi_config_check(const fwdio_config_t *c, fwdioi_origins_t *why)
                              FWDIOI_MAX_MESSAGE_MIN, FWDIOI_MAX_MESSAGE_MAX);
     for (size_t i = 0; i < sizeof c->reserved / sizeof c->reserved[0]; i++)
         if (c->reserved[i])
-            return fwdioi_refuse(why, "fwdio_config_t.reserved[%zu] is not 0: initialise the struct "
-                                      "with fwdio_config_init() or zeros before setting fields",
+            return fwdioi_refuse(why, "fwdio_config_t.reserved[%zu] is not 0: initialise the "
+                                      "struct with fwdio_config_init() or zeros before setting "
+                                      "fields",
                                  i);
     return FWDIO_OK;
 }

@@ -408,7 +408,8 @@ static void section_refusals(void)
     TC_EXPECT(fwdio_init(MPI_COMM_WORLD, &cfg, &rt), FWDIO_EINVAL, "reserved[3] = 1");
     text = tc_capture_end(&cap);
     expect_said("code config", text, -1, "max_message_size 100 (set in code) is out of range", "");
-    expect_said("code config", text, -1, "callback_mode 7 (set in code) is not a callback mode", "");
+    expect_said("code config", text, -1, "callback_mode 7 (set in code) is not a callback mode",
+                "");
     expect_said("code config", text, -1, "fwdio_config_t.reserved[3] is not 0", "");
     if (tc_rank > 0)
         expect_said("code config", text, -1, mine, "");

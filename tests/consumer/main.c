@@ -17,8 +17,8 @@ int main(void)
     snprintf(numbers, sizeof numbers, "%d.%d.%d", FWDIO_VERSION_MAJOR, FWDIO_VERSION_MINOR,
              FWDIO_VERSION_PATCH);
     const char *version = fwdio_version();
-    if (!version || strcmp(version, FWDIO_VERSION_STRING) || strcmp(numbers, FWDIO_VERSION_STRING) ||
-        fwdio_version_number() != FWDIO_VERSION_NUMBER ||
+    if (!version || strcmp(version, FWDIO_VERSION_STRING) ||
+        strcmp(numbers, FWDIO_VERSION_STRING) || fwdio_version_number() != FWDIO_VERSION_NUMBER ||
         FWDIO_VERSION_NUMBER !=
             FWDIO_VERSION_MAJOR * 1000000 + FWDIO_VERSION_MINOR * 1000 + FWDIO_VERSION_PATCH) {
         fprintf(stderr, "fwdio_version() %s (%d), header %s (%d, numbers %s)\n",
@@ -35,7 +35,8 @@ int main(void)
     /* The header allows either the explicit default or 0 ("default") for sizes. */
     int write_size_ok = opts.write_size == FWDIO_DEFAULT_WRITE_SIZE || opts.write_size == 0;
     if (!write_size_ok || opts.layout != FWDIO_LAYOUT_BLOCK || opts.first_writer != 0 ||
-        opts.durable != 0 || opts.pinned != 0 || memcmp(opts.reserved, zeros.reserved, sizeof zeros.reserved)) {
+        opts.durable != 0 || opts.pinned != 0 ||
+        memcmp(opts.reserved, zeros.reserved, sizeof zeros.reserved)) {
         fprintf(stderr, "fwdio_options_init did not fill in the documented defaults\n");
         return 1;
     }

@@ -142,7 +142,8 @@ static void check_resolve_errors(void)
 {
     fwdio_options_t o;
     fwdio_options_t bad_multiple = {.write_size = 3000, .stripe_size = 4000};
-    CHECK(fwdioi_options_resolve(&bad_multiple, 4, 1, &o, NULL) == FWDIO_EINVAL, "stripe not a multiple of unit");
+    CHECK(fwdioi_options_resolve(&bad_multiple, 4, 1, &o, NULL) == FWDIO_EINVAL,
+          "stripe not a multiple of unit");
     fwdio_options_t bad_first = {.first_writer = 4};
     CHECK(fwdioi_options_resolve(&bad_first, 4, 1, &o, NULL) == FWDIO_EINVAL, "first_writer >= P");
     fwdio_options_t bad_writers = {.writers = -1};
