@@ -211,7 +211,7 @@ static int run_once(const fault_case_t *c, const opts_t *o, const char *victim_d
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
     fwdio_options_t fo = file_options(c);
-    fwdio_callbacks_t cbs = {NULL, on_complete, NULL};
+    fwdio_callbacks_t cbs = {.complete = on_complete};
     atomic_store(&g_t_complete, 0.0);
     app_quiet_barrier(MPI_COMM_WORLD);
     out->t_open = now();

@@ -1,4 +1,5 @@
-# Install rules: the library, its one public header, a CMake package
+# Install rules: the library, its public header (fwdio.h and the generated
+# fwdio_version.h it includes), a CMake package
 # (fwdio::fwdio through find_package(fwdio)) and a pkg-config file.
 # Included at the end of the top-level CMakeLists.txt.
 
@@ -8,18 +9,8 @@ set(FWDIO_INSTALL_CMAKEDIR "${CMAKE_INSTALL_LIBDIR}/cmake/fwdio"
     CACHE STRING "Where fwdioConfig.cmake is installed, relative to the prefix")
 
 # A sanitizer build of libfwdio needs the sanitizer runtime in whatever links
-# it, so the installed target carries the link flag (the build tree adds it
-# for every target of this project already).
-if(FWDIO_SANITIZE STREQUAL "address")
-  set(FWDIO_SANITIZE_LINK_FLAG "-fsanitize=address,undefined")
-elseif(FWDIO_SANITIZE STREQUAL "thread")
-  set(FWDIO_SANITIZE_LINK_FLAG "-fsanitize=thread")
-else()
-  set(FWDIO_SANITIZE_LINK_FLAG "")
-endif()
-if(FWDIO_SANITIZE_LINK_FLAG)
-  target_link_options(fwdio INTERFACE "$<INSTALL_INTERFACE:${FWDIO_SANITIZE_LINK_FLAG}>")
-endif()
+# it: the target carries the link flag (FWDIO_SANITIZE_LINK_FLAGS, PUBLIC in
+# CMakeLists.txt), so the exported target does too; fwdio.pc adds it below.
 
 install(TARGETS fwdio EXPORT fwdioTargets
   LIBRARY DESTINATION "${CMAKE_INSTALL_LIBDIR}"
@@ -79,8 +70,8 @@ else()
   set(FWDIO_PC_INCLUDEDIR "\${prefix}/${CMAKE_INSTALL_INCLUDEDIR}")
 endif()
 set(FWDIO_PC_LIBS "-L\${libdir} -lfwdio")
-if(FWDIO_SANITIZE_LINK_FLAG)
-  string(APPEND FWDIO_PC_LIBS " ${FWDIO_SANITIZE_LINK_FLAG}")
+if(FWDIO_SANITIZE_LINK_FLAGS)
+  string(APPEND FWDIO_PC_LIBS " ${FWDIO_SANITIZE_LINK_FLAGS}")
 endif()
 configure_file("${CMAKE_CURRENT_LIST_DIR}/fwdio.pc.in" "${CMAKE_CURRENT_BINARY_DIR}/fwdio.pc" @ONLY)
 install(FILES "${CMAKE_CURRENT_BINARY_DIR}/fwdio.pc"

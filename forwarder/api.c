@@ -50,35 +50,40 @@ int fwdio_init(MPI_Comm comm, const fwdio_config_t *cfg, fwdio_runtime_t **out)
         fwdioi_log(FWDIOI_LOG_WARN, "fwdio_init: %s", fwdio_strerror(FWDIO_ETHREAD));
         return FWDIO_ETHREAD;
     }
+    int world_rank = 0;
+    if (MPI_Comm_rank(comm, &world_rank) != MPI_SUCCESS)
+        return FWDIO_EMPI;
+    /* A bad argument is refused here, before any collective. */
+    int rc = fwdioi_settings_check_args(cfg, world_rank);
+    if (rc != FWDIO_OK)
+        return rc;
     fwdio_runtime_t *rt = calloc(1, sizeof *rt);
     if (!rt)
         return FWDIO_ENOMEM;
     rt->agree_op = rt->check_op = MPI_OP_NULL;
     rt->broken = FWDIOI_ERRINFO_OK;
-    int world_rank = 0;
-    if (MPI_Comm_rank(comm, &world_rank) != MPI_SUCCESS) {
-        free(rt);
-        return FWDIO_EMPI;
-    }
     fwdioi_trace_start(world_rank); /* before the runtime's threads start */
-    int rc = fwdioi_agree_op_create(&rt->agree_op);
+    rc = fwdioi_agree_op_create(&rt->agree_op);
     if (rc == FWDIO_OK)
         rc = fwdioi_open_check_op_create(&rt->check_op);
     if (rc != FWDIO_OK)
         goto fail;
-    /* Every rank checks the settings, so a bad one fails init everywhere. */
-    rc = fwdioi_settings_load(&rt->settings, world_rank == 0);
-    if (rc != FWDIO_OK)
-        goto fail;
-    rc = fwdioi_fault_configure(getenv("FWDIO_FAULT"), world_rank);
-    if (rc != FWDIO_OK)
-        goto fail;
+    /* The settings from the environment and the config file (which rank 0
+     * reads and broadcasts), agreed on: a bad one fails init on every rank,
+     * and only the lowest rank that refused it says why (fwdio.h,
+     * "Refusals"). */
     fwdio_config_t conf;
     if (cfg)
         conf = *cfg;
     else
-        memset(&conf, 0, sizeof conf);
-    rc = fwdioi_settings_apply_config(&rt->settings, &conf);
+        fwdio_config_init(&conf);
+    fwdioi_report_hold();
+    rc = fwdioi_settings_load(&rt->settings, comm);
+    if (rc == FWDIO_OK)
+        rc = fwdioi_fault_configure(getenv("FWDIO_FAULT"), world_rank);
+    if (rc == FWDIO_OK)
+        rc = fwdioi_settings_apply_config(&rt->settings, &conf, world_rank);
+    rc = fwdioi_settings_agree(&rt->settings, comm, rc);
     if (rc != FWDIO_OK)
         goto fail;
     fwdioi_client_t client = {fwdioi_session_poll, rt};
@@ -176,12 +181,6 @@ int fwdio_poll(fwdio_runtime_t *rt)
     return n;
 }
 
-void fwdio_options_init(fwdio_options_t *opts)
-{
-    if (opts)
-        memset(opts, 0, sizeof *opts);
-}
-
 /* ---- files ---- */
 
 int fwdio_open(fwdio_runtime_t *rt, const char *path, uint64_t size, const fwdio_options_t *opts,
@@ -202,9 +201,16 @@ int fwdio_open(fwdio_runtime_t *rt, const char *path, uint64_t size, const fwdio
     else
         memset(&given, 0, sizeof given);
     int *env_list = NULL; /* a writer list from the environment or file */
-    int rc = fwdioi_settings_apply_options(&rt->settings, &given, &env_list);
+    /* Refusals name where each value came from; rank 0 alone reports those
+     * every rank makes alike (fwdio.h, "Refusals"). */
+    fwdioi_settings_origins_t why;
+    fwdioi_settings_origins_init(&why, &rt->settings, fwdioi_rt_rank(rt->rt), 1);
+    int rc = fwdioi_settings_apply_options(&rt->settings, &given, &env_list, &why);
     if (rc == FWDIO_OK)
-        rc = fwdioi_options_resolve(&given, fwdioi_rt_size(rt->rt), rt->topo.nnodes, &resolved);
+        rc = fwdioi_options_resolve(&given, fwdioi_rt_size(rt->rt), rt->topo.nnodes, &resolved,
+                                    &why.base);
+    if (rc == FWDIO_OK)
+        rc = fwdioi_settings_check_callbacks(cbs);
     if (rc == FWDIO_OK && fwdioi_rt_rank(rt->rt) == 0 && fwdioi_log_level() >= FWDIOI_LOG_WARN) {
         fprintf(stderr, "fwdio: plan of %s:\n", path);
         fwdioi_plan_print(&rt->topo, size, &given, 0, stderr);
@@ -236,6 +242,12 @@ int fwdio_open(fwdio_runtime_t *rt, const char *path, uint64_t size, const fwdio
     rc = fwdioi_place_writers(&rt->topo, &resolved, f->writer_ranks, &nwriters);
     free(env_list);
     if (rc != FWDIO_OK || nwriters < 1) {
+        char from[FWDIOI_ORIGIN_LEN];
+        if (rc != FWDIO_ENOMEM)
+            fwdioi_refuse(&why.base, "%s: the %d writers cannot be placed (placement %d%s): %s",
+                          path, resolved.writers, (int)resolved.placement,
+                          fwdioi_origin(&why.base, "placement", from, sizeof from),
+                          rc != FWDIO_OK ? fwdio_strerror(rc) : "none found");
         fwdioi_file_release(f);
         return rc != FWDIO_OK ? rc : FWDIO_EINVAL;
     }

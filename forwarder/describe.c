@@ -176,18 +176,20 @@ int fwdioi_plan_print(const fwdioi_topology_t *topo, uint64_t size, const fwdio_
                       int json, FILE *out)
 {
     fwdio_options_t o;
-    int rc = fwdioi_options_resolve(opts, topo->nranks, topo->nnodes, &o);
-    if (rc != FWDIO_OK) {
-        fprintf(out, "fwdio plan: invalid options (%s)\n", fwdio_strerror(rc));
+    fwdioi_origins_t why; /* no MPI here: refusals go to `out`, origins unknown */
+    fwdioi_origins_init(&why, -1, 0, out);
+    int rc = fwdioi_options_resolve(opts, topo->nranks, topo->nnodes, &o, &why);
+    if (rc != FWDIO_OK)
         return rc;
-    }
     int *ranks = malloc((size_t)o.writers * sizeof *ranks);
     if (!ranks)
         return FWDIO_ENOMEM;
     int nw = 0;
     rc = fwdioi_place_writers(topo, &o, ranks, &nw);
     if (rc != FWDIO_OK || nw < 1) {
-        fprintf(out, "fwdio plan: the writers cannot be placed (%s)\n", fwdio_strerror(rc));
+        fwdioi_refuse(&why, "the %d writers cannot be placed (%s placement on %d ranks): %s",
+                      o.writers, placement_name(o.placement), topo->nranks,
+                      rc != FWDIO_OK ? fwdio_strerror(rc) : "none found");
         free(ranks);
         return rc != FWDIO_OK ? rc : FWDIO_EINVAL;
     }

@@ -138,6 +138,8 @@ typedef struct fwdioi_session {
      * own sends, receives and storage jobs are done. */
     int aborted;
     fwdioi_errinfo_t abort_info;
+    int watch_wait;           /* what the watchdog saw the file wait for, */
+    double watch_start;       /* since when */
     fwdioi_errinfo_t open_local, open_agreed;
     fwdioi_errinfo_t local_error; /* first error this rank saw after open */
     fwdioi_errinfo_t final_agreed;

@@ -1,5 +1,6 @@
 #include "plan.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 static int default_writers(int nnodes)
@@ -8,24 +9,103 @@ static int default_writers(int nnodes)
     return (int)(w > FWDIO_DEFAULT_MAX_WRITERS ? FWDIO_DEFAULT_MAX_WRITERS : w);
 }
 
-static int check_ranges(const fwdio_options_t *o, int nranks)
+/* The checks of one field or pair of fields, each refusal with its reason. */
+static int check_ranges(const fwdio_options_t *o, int nranks, fwdioi_origins_t *why)
 {
-    if (o->stripe_size % o->write_size != 0)
-        return FWDIO_EINVAL;
+    char a[FWDIOI_ORIGIN_LEN], b[FWDIOI_ORIGIN_LEN];
+    const unsigned long long write = o->write_size, stripe = o->stripe_size;
+    if (write > stripe)
+        return fwdioi_refuse(why,
+                             "write_size %llu%s is larger than stripe_size %llu%s: a stripe is a "
+                             "whole number of write units",
+                             write, fwdioi_origin(why, "write_size", a, sizeof a), stripe,
+                             fwdioi_origin(why, "stripe_size", b, sizeof b));
+    if (stripe % write != 0)
+        return fwdioi_refuse(why,
+                             "stripe_size %llu%s is not a multiple of write_size %llu%s: a stripe "
+                             "is a whole number of write units",
+                             stripe, fwdioi_origin(why, "stripe_size", a, sizeof a), write,
+                             fwdioi_origin(why, "write_size", b, sizeof b));
     /* A write unit is one assembly buffer and one pwrite: keep it addressable. */
-    if (o->write_size > ((uint64_t)1 << 31))
-        return FWDIO_EINVAL;
-    if ((unsigned)o->layout > FWDIO_LAYOUT_TARGETS || (unsigned)o->placement > FWDIO_PLACEMENT_LIST)
-        return FWDIO_EINVAL;
-    if (o->writers < 0 || o->writer_stride < 0 || o->writers_per_node < 0 || o->targets < 0)
-        return FWDIO_EINVAL;
+    if (write > ((uint64_t)1 << 31))
+        return fwdioi_refuse(why,
+                             "write_size %llu%s is too large: at most 2147483648 (2G), as one "
+                             "write unit is one buffer and one pwrite",
+                             write, fwdioi_origin(why, "write_size", a, sizeof a));
+    if ((unsigned)o->layout > FWDIO_LAYOUT_TARGETS)
+        return fwdioi_refuse(why,
+                             "layout %d%s is not a layout: block (0), cyclic (1) or targets (2)",
+                             (int)o->layout, fwdioi_origin(why, "layout", a, sizeof a));
+    if ((unsigned)o->placement > FWDIO_PLACEMENT_LIST)
+        return fwdioi_refuse(why,
+                             "placement %d%s is not a placement: spread (0), stride (1) or "
+                             "list (2)",
+                             (int)o->placement, fwdioi_origin(why, "placement", a, sizeof a));
+    const struct {
+        const char *key;
+        int value;
+    } counts[] = {{"writers", o->writers},
+                  {"writer_stride", o->writer_stride},
+                  {"writers_per_node", o->writers_per_node},
+                  {"targets", o->targets}};
+    for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++)
+        if (counts[i].value < 0)
+            return fwdioi_refuse(why, "%s %d%s is negative: 0 (the default) or more", counts[i].key,
+                                 counts[i].value, fwdioi_origin(why, counts[i].key, a, sizeof a));
     if (o->first_writer < 0 || o->first_writer >= nranks)
-        return FWDIO_EINVAL;
+        return fwdioi_refuse(why,
+                             "first_writer %d%s is outside the communicator: a rank from 0 to %d",
+                             o->first_writer, fwdioi_origin(why, "first_writer", a, sizeof a),
+                             nranks - 1);
+    for (size_t i = 0; i < sizeof o->reserved / sizeof o->reserved[0]; i++)
+        if (o->reserved[i])
+            return fwdioi_refuse(why, "fwdio_options_t.reserved[%zu] is not 0: initialise the "
+                                      "struct with fwdio_options_init() or zeros before setting "
+                                      "fields",
+                                 i);
     return FWDIO_OK;
 }
 
+/* Placement list: writer_list names 1..nranks distinct ranks of the
+ * communicator. */
+static int check_list(const fwdio_options_t *o, int nranks, fwdioi_origins_t *why)
+{
+    char a[FWDIOI_ORIGIN_LEN], b[FWDIOI_ORIGIN_LEN];
+    if (!o->writer_list || o->writer_list_len <= 0)
+        return fwdioi_refuse(why,
+                             "placement list%s needs writer ranks: writer_list is %s%s and "
+                             "writer_list_len %d",
+                             fwdioi_origin(why, "placement", a, sizeof a),
+                             o->writer_list ? "given" : "NULL",
+                             fwdioi_origin(why, "writer_list", b, sizeof b), o->writer_list_len);
+    if (o->writer_list_len > nranks)
+        return fwdioi_refuse(why,
+                             "writer_list_len %d%s is more than the %d ranks of the communicator",
+                             o->writer_list_len, fwdioi_origin(why, "writer_list", a, sizeof a),
+                             nranks);
+    unsigned char *taken = calloc((size_t)nranks, 1);
+    if (!taken)
+        return FWDIO_ENOMEM;
+    int rc = FWDIO_OK;
+    for (int i = 0; i < o->writer_list_len && rc == FWDIO_OK; i++) {
+        int r = o->writer_list[i];
+        if (r < 0 || r >= nranks)
+            rc = fwdioi_refuse(why,
+                               "writer_list[%d] = %d%s is outside the communicator: a rank from 0 "
+                               "to %d",
+                               i, r, fwdioi_origin(why, "writer_list", a, sizeof a), nranks - 1);
+        else if (taken[r])
+            rc = fwdioi_refuse(why, "writer_list[%d] = %d%s is listed twice: each writer once", i,
+                               r, fwdioi_origin(why, "writer_list", a, sizeof a));
+        else
+            taken[r] = 1;
+    }
+    free(taken);
+    return rc;
+}
+
 int fwdioi_options_resolve(const fwdio_options_t *in, int nranks, int nnodes,
-                           fwdio_options_t *out)
+                           fwdio_options_t *out, fwdioi_origins_t *why)
 {
     if (in)
         *out = *in;
@@ -41,19 +121,22 @@ int fwdioi_options_resolve(const fwdio_options_t *in, int nranks, int nnodes,
                               : out->stripe_size;
     if (out->stripe_size == 0)
         out->stripe_size = out->write_size * FWDIO_DEFAULT_STRIPE_UNITS;
-    int rc = check_ranges(out, nranks);
+    int rc = check_ranges(out, nranks, why);
     if (rc != FWDIO_OK)
         return rc;
-    /* Giving a writer list, or a first writer or stride, asks for that placement. */
-    if (out->placement == FWDIO_PLACEMENT_SPREAD && out->writer_list)
-        out->placement = FWDIO_PLACEMENT_LIST;
-    else if (out->placement == FWDIO_PLACEMENT_SPREAD && (out->first_writer || out->writer_stride))
-        out->placement = FWDIO_PLACEMENT_STRIDE;
+    /* Giving a writer list, or a first writer or stride, asks for that
+     * placement, unless the code pinned the placement. */
+    if (out->placement == FWDIO_PLACEMENT_SPREAD && !(out->pinned & FWDIO_PIN_PLACEMENT)) {
+        if (out->writer_list)
+            out->placement = FWDIO_PLACEMENT_LIST;
+        else if (out->first_writer || out->writer_stride)
+            out->placement = FWDIO_PLACEMENT_STRIDE;
+    }
 
     switch (out->placement) {
     case FWDIO_PLACEMENT_LIST:
-        if (!out->writer_list || out->writer_list_len <= 0 || out->writer_list_len > nranks)
-            return FWDIO_EINVAL;
+        if ((rc = check_list(out, nranks, why)) != FWDIO_OK)
+            return rc;
         out->writers = out->writer_list_len;
         break;
     case FWDIO_PLACEMENT_SPREAD:

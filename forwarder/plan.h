@@ -15,6 +15,7 @@
 #define FWDIOI_PLAN_H
 
 #include "fwdio.h"
+#include "refuse.h"
 
 typedef struct fwdioi_plan {
     uint64_t size;
@@ -41,10 +42,12 @@ typedef struct fwdioi_plan {
  * Fill in defaults and check options for a file over `nranks` ranks on `nnodes`
  * nodes. `in` may be NULL. After it, out->writers is the number of writers to
  * place (the placement may give fewer for a stride that runs out of ranks).
- * Returns FWDIO_OK or FWDIO_EINVAL.
+ * A refusal says why, naming where each value came from through `why`
+ * (refuse.h; NULL: origins unknown, printed on stderr). Returns FWDIO_OK,
+ * FWDIO_EINVAL or FWDIO_ENOMEM.
  */
 int fwdioi_options_resolve(const fwdio_options_t *in, int nranks, int nnodes,
-                           fwdio_options_t *out);
+                           fwdio_options_t *out, fwdioi_origins_t *why);
 
 /** Build the plan; `writer_ranks` (nwriters of them, distinct) must outlive it. */
 void fwdioi_plan_init(fwdioi_plan_t *plan, uint64_t size, const fwdio_options_t *resolved,

@@ -348,7 +348,6 @@ static void on_close_agreed(void *arg, const MPI_Status *st)
     }
     s->phase = FWDIOI_PHASE_SYNCING;
     s->t_closed = fwdioi_now();
-    s->next_report = s->t_closed + (double)fwdioi_rt_config(f->rt)->watchdog;
     fwdioi_rt_lock(f->rt);
     memcpy(f->writer_bytes_agreed, f->s.expected_bytes,
            (size_t)f->plan.nwriters * sizeof *f->writer_bytes_agreed);
@@ -384,7 +383,6 @@ static void close_task(fwdioi_task_t *task)
     fwdio_file_t *f = (fwdio_file_t *)((char *)task - offsetof(fwdio_file_t, close_task));
     f->s.close_requested = 1;
     f->s.t_close_called = fwdioi_now();
-    f->s.next_report = f->s.t_close_called + (double)fwdioi_rt_config(f->rt)->watchdog;
     if (f->s.aborted)
         fwdioi_session_finish_if_aborted(f);
     else if (f->s.phase == FWDIOI_PHASE_OPEN)
@@ -693,11 +691,9 @@ int fwdioi_session_poll(void *runtime, int *active)
     if (cfg->combine_size > 1)
         events += fwdioi_combine_flush_stale(owner, (uint64_t)cfg->poll_max_us * 1000u);
     for (fwdio_file_t *f = owner->active; f; f = f->s.next_active) {
-        if (f->s.t_close_called > 0) {
-            if (now == 0)
-                now = fwdioi_now();
-            fwdioi_watchdog_check(f, now);
-        }
+        if (now == 0)
+            now = fwdioi_now();
+        fwdioi_watchdog_check(f, now);
         int receiving = f->s.aborted ? f->s.phase >= FWDIOI_PHASE_OPENING
                                      : f->s.phase >= FWDIOI_PHASE_OPEN && !f->s.finishing &&
                                            f->s.open_agreed.status == FWDIO_OK;

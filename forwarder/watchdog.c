@@ -1,13 +1,27 @@
 /*
- * The watchdog (progress thread): a file that every rank has closed but that
- * has not completed after config.watchdog seconds is reported on stderr, then
- * again at doubling intervals (and so is a file that rank 0 closed but some
- * other rank did not). Each rank that still waits for something says
- * what: a writer, how many bytes it still expects and from which ranks bytes
- * came; a sender, its messages not yet received; anyone, its receives and
- * storage jobs under way. Rank 0 always reports, so a file stuck in an
- * agreement is seen too. The report is built whole and written with one call,
- * so the ranks' reports do not interleave line by line.
+ * The watchdog (progress thread): a file that waits config.watchdog seconds
+ * for one of three things is reported on stderr, then again at doubling
+ * intervals of that wait:
+ *
+ *   opening   opened on this rank, but the open is not agreed: some rank has
+ *             not called fwdio_open for it (or the ranks opened different
+ *             files, in another order, or more on some ranks). Every rank
+ *             waiting says so; a file queued behind another file's open
+ *             names that file.
+ *   closing   closed on this rank, but the close is not agreed: some rank has
+ *             not closed it. Every rank that closed it says so, with its rank
+ *             (no rank knows who else closed without asking, and asking costs
+ *             messages on every file; so when rank 0 is the one that did not
+ *             close, the others still speak).
+ *   draining  closed on every rank but not complete. Each rank that still
+ *             waits for something says what: a writer, how many bytes it still
+ *             expects and from which ranks bytes came; a sender, its messages
+ *             not yet received; anyone, its receives and storage jobs under
+ *             way. Rank 0 always reports, so a file stuck in an agreement is
+ *             seen too.
+ *
+ * A report is built whole and written with one call, so the ranks' reports do
+ * not interleave line by line.
  */
 #include "watchdog.h"
 
@@ -143,28 +157,103 @@ static void report(const fwdio_file_t *f, double waited)
     free(text);
 }
 
-/* Closed here, but the close is not agreed: some rank has not closed. Only
- * rank 0 says so; the others would say the same. */
+/* Closed here, but the close is not agreed: some rank has not closed. */
 static void report_not_closed(const fwdio_file_t *f, double waited)
 {
     fprintf(stderr,
-            "fwdio watchdog: %s: rank 0 closed it %.0f s ago, but not every rank has: "
+            "fwdio watchdog: %s: rank %d closed it %.0f s ago, but not every rank has: "
             "fwdio_close (or fwdio_finalize) must be called on every rank\n",
-            f->path, waited);
+            f->path, f->rank, waited);
     fflush(stderr);
+}
+
+/* The file whose communicator is being duplicated, if it is not `f`: files
+ * are opened one after the other, so `f` waits for it. */
+static const fwdio_file_t *open_in_flight(const fwdio_file_t *f)
+{
+    const struct fwdio_runtime *o = f->owner;
+    for (const fwdio_file_t *q = o->dup_head; q; q = q->s.next_dup)
+        if (q == f) { /* queued: the one in flight is the active DUP not queued */
+            for (const fwdio_file_t *a = o->active; a; a = a->s.next_active) {
+                if (a->s.phase != FWDIOI_PHASE_DUP || a == f)
+                    continue;
+                const fwdio_file_t *p = o->dup_head;
+                while (p && p != a)
+                    p = p->s.next_dup;
+                if (!p)
+                    return a;
+            }
+            return NULL;
+        }
+    return NULL;
+}
+
+/* Opened here, but the open is not agreed. */
+static void report_not_opened(const fwdio_file_t *f, double waited)
+{
+    const fwdioi_session_t *s = &f->s;
+    const fwdio_file_t *before = open_in_flight(f);
+    if (before)
+        fprintf(stderr,
+                "fwdio watchdog: %s: rank %d opened it %.0f s ago; it waits for the open of %s "
+                "before it, which not every rank has opened yet: fwdio_open must be called on "
+                "every rank, in the same order\n",
+                f->path, f->rank, waited, before->path);
+    else if (s->phase == FWDIOI_PHASE_OPENING && s->io_pending > 0)
+        fprintf(stderr,
+                "fwdio watchdog: %s: rank %d opened it %.0f s ago; its writer %d is still "
+                "opening and sizing the file in storage\n",
+                f->path, f->rank, waited, f->my_writer);
+    else
+        fprintf(stderr,
+                "fwdio watchdog: %s: rank %d opened it %.0f s ago, but not every rank has opened "
+                "it yet: fwdio_open must be called on every rank, in the same order\n",
+                f->path, f->rank, waited);
+    fflush(stderr);
+}
+
+/* What the file waits for (the comment at the top). */
+enum { WAIT_NONE, WAIT_OPENING, WAIT_CLOSING, WAIT_DRAINING };
+
+static int waiting_for(const fwdio_file_t *f, double *since)
+{
+    const fwdioi_session_t *s = &f->s;
+    if (s->phase == FWDIOI_PHASE_DUP || s->phase == FWDIOI_PHASE_OPENING) {
+        *since = f->t_open;
+        return WAIT_OPENING;
+    }
+    if (s->t_closed > 0) {
+        *since = s->t_closed;
+        return WAIT_DRAINING;
+    }
+    if (s->t_close_called > 0) {
+        *since = s->t_close_called;
+        return WAIT_CLOSING;
+    }
+    return WAIT_NONE;
 }
 
 void fwdioi_watchdog_check(fwdio_file_t *f, double now)
 {
     fwdioi_session_t *s = &f->s;
+    double since = 0;
+    int wait = waiting_for(f, &since);
+    if (wait == WAIT_NONE)
+        return;
+    if (wait != s->watch_wait) {
+        /* A new wait, counted from now: a close called while the open was
+         * still pending has waited for the others' close only from now on. */
+        s->watch_wait = wait;
+        s->watch_start = now;
+        s->next_report = now + (double)fwdioi_rt_config(f->rt)->watchdog;
+    }
     if (now < s->next_report)
         return;
-    double since = s->t_closed > 0 ? s->t_closed : s->t_close_called;
-    if (s->t_closed <= 0) {
-        if (f->rank == 0)
-            report_not_closed(f, now - since);
-    } else if (f->rank == 0 || has_outstanding(f)) {
+    if (wait == WAIT_OPENING)
+        report_not_opened(f, now - since);
+    else if (wait == WAIT_CLOSING)
+        report_not_closed(f, now - since);
+    else if (f->rank == 0 || has_outstanding(f))
         report(f, now - since);
-    }
-    s->next_report = since + 2 * (s->next_report - since);
+    s->next_report = s->watch_start + 2 * (s->next_report - s->watch_start);
 }

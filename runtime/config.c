@@ -3,42 +3,34 @@
 
 #include "log.h"
 
-#include <ctype.h>
-#include <errno.h>
-#include <stdlib.h>
 #include <string.h>
 
-int fwdioi_parse_size(const char *text, uint64_t *out)
+int fwdioi_config_check(const fwdio_config_t *c, fwdioi_origins_t *why)
 {
-    if (!text)
-        return -1;
-    while (isspace((unsigned char)*text))
-        text++;
-    if (!isdigit((unsigned char)*text))
-        return -1;
-    errno = 0;
-    char *end;
-    unsigned long long v = strtoull(text, &end, 10);
-    if (errno != 0)
-        return -1;
-    unsigned shift = 0;
-    switch (toupper((unsigned char)*end)) {
-    case 'K': shift = 10; end++; break;
-    case 'M': shift = 20; end++; break;
-    case 'G': shift = 30; end++; break;
-    case 'T': shift = 40; end++; break;
-    default: break;
-    }
-    if (shift && (*end == 'i' || *end == 'I'))
-        end++;
-    if (*end == 'B' || *end == 'b')
-        end++;
-    while (isspace((unsigned char)*end))
-        end++;
-    if (*end != '\0' || (shift && v > (UINT64_MAX >> shift)))
-        return -1;
-    *out = (uint64_t)v << shift;
-    return 0;
+    char from[FWDIOI_ORIGIN_LEN];
+    if (c->callback_mode != FWDIO_CALLBACKS_ON_POLL &&
+        c->callback_mode != FWDIO_CALLBACKS_ON_PROGRESS)
+        return fwdioi_refuse(why,
+                             "callback_mode %d%s is not a callback mode: poll (%d) or "
+                             "progress (%d)",
+                             (int)c->callback_mode,
+                             fwdioi_origin(why, "callback_mode", from, sizeof from),
+                             FWDIO_CALLBACKS_ON_POLL, FWDIO_CALLBACKS_ON_PROGRESS);
+    if (c->max_message_size != 0 && (c->max_message_size < FWDIOI_MAX_MESSAGE_MIN ||
+                                     c->max_message_size > FWDIOI_MAX_MESSAGE_MAX))
+        return fwdioi_refuse(why,
+                             "max_message_size %zu%s is out of range: %zu (4K) to %zu (1G), or 0 "
+                             "for the default (8M)",
+                             c->max_message_size,
+                             fwdioi_origin(why, "max_message_size", from, sizeof from),
+                             FWDIOI_MAX_MESSAGE_MIN, FWDIOI_MAX_MESSAGE_MAX);
+    for (size_t i = 0; i < sizeof c->reserved / sizeof c->reserved[0]; i++)
+        if (c->reserved[i])
+            return fwdioi_refuse(why, "fwdio_config_t.reserved[%zu] is not 0: initialise the "
+                                      "struct with fwdio_config_init() or zeros before setting "
+                                      "fields",
+                                 i);
+    return FWDIO_OK;
 }
 
 int fwdioi_config_resolve(const fwdio_config_t *in, fwdio_config_t *out)
@@ -47,9 +39,9 @@ int fwdioi_config_resolve(const fwdio_config_t *in, fwdio_config_t *out)
         *out = *in;
     else
         memset(out, 0, sizeof *out);
-    if (out->callback_mode != FWDIO_CALLBACKS_ON_POLL &&
-        out->callback_mode != FWDIO_CALLBACKS_ON_PROGRESS)
-        return FWDIO_EINVAL;
+    int rc = fwdioi_config_check(out, NULL);
+    if (rc != FWDIO_OK)
+        return rc;
     if (out->poll_min_us == 0)
         out->poll_min_us = 20;
     if (out->poll_max_us == 0)
@@ -66,8 +58,6 @@ int fwdioi_config_resolve(const fwdio_config_t *in, fwdio_config_t *out)
         out->watchdog = FWDIO_DEFAULT_WATCHDOG;
     if (out->max_message_size == 0)
         out->max_message_size = (size_t)8 << 20;
-    if (out->max_message_size > ((size_t)1 << 30) || out->max_message_size < 4096)
-        return FWDIO_EINVAL;
     size_t cap = out->writer_buffer / 4;
     if (cap < ((size_t)64 << 10))
         cap = (size_t)64 << 10;

@@ -23,11 +23,17 @@ int fwdioi_log_level(void)
     return level;
 }
 
+/* The reports this thread holds back (fwdioi_report_hold), or NULL. */
+static _Thread_local FILE *held;
+static _Thread_local char *held_text;
+static _Thread_local size_t held_len;
+
 static void print_line(const char *fmt, va_list ap)
 {
-    fputs("fwdio: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    FILE *out = held ? held : stderr;
+    fputs("fwdio: ", out);
+    vfprintf(out, fmt, ap);
+    fputc('\n', out);
 }
 
 void fwdioi_log(int level, const char *fmt, ...)
@@ -46,4 +52,25 @@ void fwdioi_report(const char *fmt, ...)
     va_start(ap, fmt);
     print_line(fmt, ap);
     va_end(ap);
+}
+
+void fwdioi_report_hold(void)
+{
+    if (!held) /* without memory the reports go out at once, as always */
+        held = open_memstream(&held_text, &held_len);
+}
+
+void fwdioi_report_release(int print)
+{
+    if (!held)
+        return;
+    fclose(held);
+    held = NULL;
+    if (print && held_len > 0) {
+        fputs(held_text, stderr); /* one call: the lines stay together */
+        fflush(stderr);
+    }
+    free(held_text);
+    held_text = NULL;
+    held_len = 0;
 }

@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "parse_size.h"
 #include "pattern.h"
 
 int tc_rank = 0;
@@ -237,26 +238,12 @@ int tc_skip(const char *test_name, const char *reason) { return finish(test_name
 
 uint64_t tc_parse_size(const char *s)
 {
-    char *end = NULL;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno || end == s || s[0] == '-') {
+    uint64_t v;
+    if (fwdioi_parse_size(s, &v) != 0) {
         fprintf(stderr, "bad size '%s'\n", s);
         exit(2);
     }
-    unsigned shift = 0;
-    switch (*end) {
-    case '\0': break;
-    case 'k': case 'K': shift = 10; end++; break;
-    case 'm': case 'M': shift = 20; end++; break;
-    case 'g': case 'G': shift = 30; end++; break;
-    default: end = NULL; break;
-    }
-    if (!end || *end != '\0' || (shift && v > (UINT64_MAX >> shift))) {
-        fprintf(stderr, "bad size '%s'\n", s);
-        exit(2);
-    }
-    return (uint64_t)v << shift;
+    return v;
 }
 
 long tc_parse_long(const char *s)
@@ -649,4 +636,44 @@ void tc_random_extents(tc_rng_t *rng, uint64_t size, uint64_t max_len, unsigned 
     }
     *out = ext;
     *n_out = n;
+}
+
+void tc_capture_begin(tc_capture_t *c, const char *name)
+{
+    char file[256];
+    snprintf(file, sizeof file, "%s.stderr.%d", name, tc_rank);
+    tc_path(c->path, sizeof c->path, file);
+    fflush(stderr);
+    c->saved_fd = dup(2);
+    int fd = open(c->path, O_CREAT | O_WRONLY | O_TRUNC, 0644);
+    if (fd < 0 || c->saved_fd < 0) {
+        tc_fail("cannot capture stderr in %s", c->path);
+        if (fd >= 0)
+            close(fd);
+        return;
+    }
+    dup2(fd, 2);
+    close(fd);
+}
+
+char *tc_capture_end(tc_capture_t *c)
+{
+    fflush(stderr);
+    if (c->saved_fd >= 0) {
+        dup2(c->saved_fd, 2);
+        close(c->saved_fd);
+        c->saved_fd = -1;
+    }
+    enum { CAP = 1 << 16 };
+    char *text = calloc(1, CAP);
+    if (!text) {
+        fprintf(stderr, "tc_capture_end: out of memory\n");
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    FILE *fp = fopen(c->path, "r");
+    if (fp) {
+        text[fread(text, 1, CAP - 1, fp)] = '\0';
+        fclose(fp);
+    }
+    return text;
 }

@@ -105,7 +105,8 @@ const char *tc_tmpdir(void);
 /** out = "<tmpdir>/<name>". */
 void tc_path(char *out, size_t out_size, const char *name);
 
-/** Parse "123", "64K", "4M", "1G" (binary units). Exits with a message on error. */
+/** Parse a size with the library's grammar ("123", "64K", "4M", "1GiB"; binary
+ *  units, runtime/parse_size.h). Exits with a message on error. */
 uint64_t tc_parse_size(const char *s);
 
 /** Parse a decimal integer option value. Exits with a message on error. */
@@ -229,5 +230,19 @@ int tc_node_count(MPI_Comm comm);
 /** Collective: non-zero when every rank is bound to a part of the machine
  *  (then fwdio's spread placement follows packages and cores, not rank order). */
 int tc_ranks_bound(MPI_Comm comm);
+
+/** This rank's stderr, sent to a file between tc_capture_begin and
+ *  tc_capture_end (to check what fwdio reports). */
+typedef struct tc_capture {
+    char path[4096];
+    int saved_fd;
+} tc_capture_t;
+
+/** Send this rank's stderr to "<tmpdir>/<name>.stderr.<rank>". */
+void tc_capture_begin(tc_capture_t *c, const char *name);
+
+/** Restore stderr; return what was captured (malloc'd, NUL-terminated, at
+ *  most 64 KiB; never NULL: aborts without memory). */
+char *tc_capture_end(tc_capture_t *c);
 
 #endif

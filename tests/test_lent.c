@@ -63,7 +63,7 @@ static void section_pieces(fwdio_layout_t layout, int writers, uint64_t size, ui
     o.layout = layout;
     o.write_size = 16 << 10;
     o.stripe_size = 64 << 10;
-    fwdio_callbacks_t cbs = {NULL, on_complete, NULL};
+    fwdio_callbacks_t cbs = {.complete = on_complete};
     atomic_store(&g_complete_fired, 0);
     fwdio_file_t *f = NULL;
     TC_EXPECT(fwdio_open(g_rt, path, size, &o, &cbs, &f), FWDIO_OK, "fwdio_open");

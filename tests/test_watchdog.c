@@ -5,6 +5,12 @@
  *
  *   late_close   rank 1 calls fwdio_close 3 s after the others: rank 0 reports
  *                that not every rank has closed the file.
+ *   late_close_rank0 (--late-close-rank0) rank 0 calls fwdio_close 3 s after
+ *                the others: every other rank reports, with its rank, that
+ *                not every rank has closed the file.
+ *   late_open    (--late-open) rank 0 calls fwdio_open 3 s after the others,
+ *                which open, write and close at once: they report that not
+ *                every rank has opened the file yet.
  *   slow_writer  (FWDIO_FAULT: every pwrite takes 2.5 s; each of the two
  *                writers makes one) the file is closed everywhere but the
  *                writers are still busy: the second writer reports its
@@ -16,7 +22,6 @@
  * The last two need a library built with fault injection.
  */
 #define _GNU_SOURCE
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,45 +31,6 @@
 #include "test_common.h"
 
 static const uint64_t FILE_SIZE = 4 << 20;
-
-typedef struct capture {
-    char path[4096];
-    int saved_fd;
-} capture_t;
-
-/* Send this rank's stderr to a file until capture_end. */
-static void capture_begin(capture_t *c, const char *name)
-{
-    char file[256];
-    snprintf(file, sizeof file, "%s.stderr.%d", name, tc_rank);
-    tc_path(c->path, sizeof c->path, file);
-    fflush(stderr);
-    c->saved_fd = dup(2);
-    int fd = open(c->path, O_CREAT | O_WRONLY | O_TRUNC, 0644);
-    if (fd < 0 || c->saved_fd < 0) {
-        tc_fail("cannot capture stderr in %s", c->path);
-        return;
-    }
-    dup2(fd, 2);
-    close(fd);
-}
-
-/* Restore stderr; return what was captured (malloc'd, NUL-terminated). */
-static char *capture_end(capture_t *c)
-{
-    fflush(stderr);
-    if (c->saved_fd >= 0) {
-        dup2(c->saved_fd, 2);
-        close(c->saved_fd);
-    }
-    FILE *fp = fopen(c->path, "r");
-    char *text = calloc(1, 1 << 16);
-    if (fp && text)
-        text[fread(text, 1, (1 << 16) - 1, fp)] = '\0';
-    if (fp)
-        fclose(fp);
-    return text;
-}
 
 static fwdio_file_t *open_and_write(fwdio_runtime_t *rt, const char *name, uint64_t seed,
                                     int writers, uint64_t unit, char *path, size_t path_len)
@@ -84,34 +50,41 @@ static fwdio_file_t *open_and_write(fwdio_runtime_t *rt, const char *name, uint6
     return f;
 }
 
-/* One case: a file of `writers` writers and `unit`-byte units, written by
- * every rank, closed (by rank `late_rank`, if >= 0, 3 s after the others) and
- * waited for with stderr captured, then verified and freed. Returns what this
- * rank printed meanwhile; the writers' ranks go to writer_ranks. */
+enum { ON_TIME, LATE_OPEN, LATE_CLOSE };
+
+/* One case: a file of `writers` writers and `unit`-byte units, opened and
+ * written by every rank, closed and waited for with stderr captured, then
+ * verified and freed; rank `late_rank` (if >= 0) opens it (LATE_OPEN) or
+ * closes it (LATE_CLOSE) 3 s after the others. Returns what this rank printed
+ * meanwhile; the writers' ranks go to writer_ranks. */
 static char *run_case(fwdio_runtime_t *rt, const char *name, uint64_t seed, int writers,
-                      uint64_t unit, int late_rank, int *writer_ranks)
+                      uint64_t unit, int late_rank, int late, int *writer_ranks)
 {
     tc_phase("%s", name);
     char path[4096];
-    capture_t cap;
-    capture_begin(&cap, name);
+    tc_capture_t cap;
+    tc_capture_begin(&cap, name);
+    if (tc_rank == late_rank && late == LATE_OPEN)
+        sleep(3);
     fwdio_file_t *f = open_and_write(rt, name, seed, writers, unit, path, sizeof path);
     fwdio_file_writers(f, writer_ranks, writers);
-    if (tc_rank == late_rank)
+    if (tc_rank == late_rank && late == LATE_CLOSE)
         sleep(3);
     TC_EXPECT(fwdio_close(f), FWDIO_OK, "fwdio_close");
     int rc = fwdio_wait(f);
-    char *text = capture_end(&cap);
+    char *text = tc_capture_end(&cap);
     TC_EXPECT(rc, FWDIO_OK, name);
     fwdio_file_free(f);
     tc_verify_full(MPI_COMM_WORLD, path, FILE_SIZE, seed);
     return text;
 }
 
+static int has(const char *text, const char *what) { return text && strstr(text, what) != NULL; }
+
 static void case_late_close(fwdio_runtime_t *rt)
 {
     int writer;
-    char *text = run_case(rt, "late_close", 201, 1, 64 << 10, 1, &writer);
+    char *text = run_case(rt, "late_close", 201, 1, 64 << 10, 1, LATE_CLOSE, &writer);
     if (tc_rank == 0)
         TC_CHECK(text && strstr(text, "fwdio watchdog") && strstr(text, "not every rank has"),
                  "late_close: rank 0 did not report the missing close; it printed:\n%s",
@@ -121,10 +94,45 @@ static void case_late_close(fwdio_runtime_t *rt)
     free(text);
 }
 
+/* Rank 0 is the one that has not closed: the others say so, each naming
+ * itself. */
+static void case_late_close_rank0(fwdio_runtime_t *rt)
+{
+    int writer;
+    char *text = run_case(rt, "late_close_rank0", 204, 1, 64 << 10, 0, LATE_CLOSE, &writer);
+    char said[64];
+    snprintf(said, sizeof said, "rank %d closed it", tc_rank);
+    if (tc_rank != 0)
+        TC_CHECK(has(text, "fwdio watchdog") && has(text, said) &&
+                     has(text, "not every rank has: fwdio_close"),
+                 "late_close_rank0: rank %d did not report the missing close; it printed:\n%s",
+                 tc_rank, text);
+    if (tc_rank == 1)
+        tc_note("late_close_rank0 report of rank 1:\n%s", text);
+    free(text);
+}
+
+/* Rank 0 opens the file late: the ranks that opened it say that not every
+ * rank has. */
+static void case_late_open(fwdio_runtime_t *rt)
+{
+    int writer;
+    char *text = run_case(rt, "late_open", 205, 1, 64 << 10, 0, LATE_OPEN, &writer);
+    if (tc_rank != 0)
+        TC_CHECK(has(text, "fwdio watchdog") &&
+                     has(text, "not every rank has opened it yet: fwdio_open must be called on "
+                               "every rank, in the same order"),
+                 "late_open: rank %d did not report the missing open; it printed:\n%s", tc_rank,
+                 text);
+    if (tc_rank == 1)
+        tc_note("late_open report of rank 1:\n%s", text);
+    free(text);
+}
+
 static void case_slow_writer(fwdio_runtime_t *rt)
 {
     int writers[2];
-    char *text = run_case(rt, "slow_writer", 202, 2, FILE_SIZE / 2, -1, writers);
+    char *text = run_case(rt, "slow_writer", 202, 2, FILE_SIZE / 2, -1, ON_TIME, writers);
     if (tc_rank == writers[1]) {
         TC_CHECK(text && strstr(text, "closed on every rank") &&
                      (strstr(text, "waiting for") || strstr(text, "storage job")),
@@ -142,7 +150,7 @@ static void case_slow_writer(fwdio_runtime_t *rt)
 static void case_full_writer(fwdio_runtime_t *rt)
 {
     int writer;
-    char *text = run_case(rt, "full_writer", 203, 1, FILE_SIZE / 8, -1, &writer);
+    char *text = run_case(rt, "full_writer", 203, 1, FILE_SIZE / 8, -1, ON_TIME, &writer);
     if (tc_rank == writer) {
         TC_CHECK(text && strstr(text, "waiting for") && strstr(text, "bytes came from ranks") &&
                      strstr(text, "waits for writer memory"),
@@ -157,17 +165,24 @@ static void case_full_writer(fwdio_runtime_t *rt)
 int main(int argc, char **argv)
 {
     unsigned timeout = 100;
-    int slow_writer = 0;
+    int slow_writer = 0, late = ON_TIME;
     fwdio_callback_mode_t mode = FWDIO_CALLBACKS_ON_POLL;
     for (int i = 1; i < argc; i++) {
         if (tc_common_option(argc, argv, &i, &timeout, &mode))
             continue;
-        if (!strcmp(argv[i], "--slow-writer"))
+        if (!strcmp(argv[i], "--late-close-rank0"))
+            late = LATE_CLOSE;
+        else if (!strcmp(argv[i], "--late-open"))
+            late = LATE_OPEN;
+        else if (!strcmp(argv[i], "--slow-writer"))
             slow_writer = 1;
         else if (!strcmp(argv[i], "--full-writer"))
             slow_writer = 2;
         else {
-            fprintf(stderr, "usage: %s [--slow-writer|--full-writer] [--timeout SEC]\n", argv[0]);
+            fprintf(stderr,
+                    "usage: %s [--late-close-rank0|--late-open|--slow-writer|--full-writer] "
+                    "[--timeout SEC]\n",
+                    argv[0]);
             return 2;
         }
     }
@@ -191,6 +206,10 @@ int main(int argc, char **argv)
         case_full_writer(rt);
     else if (slow_writer)
         case_slow_writer(rt);
+    else if (late == LATE_CLOSE)
+        case_late_close_rank0(rt);
+    else if (late == LATE_OPEN)
+        case_late_open(rt);
     else
         case_late_close(rt);
     TC_EXPECT(fwdio_finalize(rt), FWDIO_OK, "fwdio_finalize");

@@ -1,6 +1,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "app_util.h"
+#include "parse_size.h"
 #include <string.h>
 #include <stdio.h>
 
@@ -9,26 +10,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-int app_parse_size(const char *text, uint64_t *out)
-{
-    char *end;
-    errno = 0;
-    unsigned long long value = strtoull(text, &end, 10);
-    if (errno || end == text || text[0] == '-')
-        return -1;
-    unsigned shift = 0;
-    switch (*end) {
-    case 'k': case 'K': shift = 10; end++; break;
-    case 'm': case 'M': shift = 20; end++; break;
-    case 'g': case 'G': shift = 30; end++; break;
-    case 't': case 'T': shift = 40; end++; break;
-    default: break;
-    }
-    if (*end != '\0' || (shift && value > (UINT64_MAX >> shift)))
-        return -1;
-    *out = (uint64_t)value << shift;
-    return 0;
-}
+int app_parse_size(const char *text, uint64_t *out) { return fwdioi_parse_size(text, out); }
 
 void app_quiet_barrier(MPI_Comm comm)
 {

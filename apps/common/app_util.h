@@ -14,7 +14,9 @@
 /** Seconds of CPU in one compute slice; app_compute polls fwdio after each. */
 #define APP_COMPUTE_SLICE_S 0.001
 
-/** "256M" -> 268435456; K, M, G, T are powers of 1024. Returns 0, or -1 on bad text. */
+/** "256M" -> 268435456: the library's size grammar (runtime/parse_size.h: K,
+ *  M, G, T are powers of 1024, "8MiB" and "8MB" mean 8M too). Returns 0, or -1
+ *  on bad text. */
 int app_parse_size(const char *text, uint64_t *out);
 
 /**

@@ -1,4 +1,6 @@
-# Defines the ctest `install_consumer`: install this build into a scratch
+# Defines the ctests `install_consumer` and `subproject_consumer`.
+#
+# install_consumer: install this build into a scratch
 # prefix, then build and run tests/consumer against it, once through
 # find_package(fwdio) and once through pkg-config + the MPI compiler wrapper.
 # Include it from tests/CMakeLists.txt:
@@ -26,3 +28,15 @@ add_test(NAME install_consumer
 set_tests_properties(install_consumer PROPERTIES TIMEOUT 300 LABELS "install")
 unset(_fwdio_consumer_type)
 unset(_fwdio_consumer_static)
+
+# The ctest `subproject_consumer`: a project that builds this fwdio tree with
+# add_subdirectory (tests/consumer/subproject) configures without fwdio's
+# build type, apps, tests or -Werror reaching it, builds, and its consumer
+# (main.c, as above) runs.
+add_test(NAME subproject_consumer
+  COMMAND "${CMAKE_COMMAND}"
+    "-DFWDIO_SOURCE_DIR=${PROJECT_SOURCE_DIR}"
+    "-DFWDIO_SUBPROJECT_WORK_DIR=${PROJECT_BINARY_DIR}/subproject_consumer"
+    "-DFWDIO_C_COMPILER=${CMAKE_C_COMPILER}"
+    -P "${CMAKE_CURRENT_LIST_DIR}/run_subproject_test.cmake")
+set_tests_properties(subproject_consumer PROPERTIES TIMEOUT 600 LABELS "install")

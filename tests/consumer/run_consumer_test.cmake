@@ -30,7 +30,7 @@ endif()
 # 1. Install the build tree into the scratch prefix.
 step("install into ${prefix}"
   "${CMAKE_COMMAND}" --install "${FWDIO_BUILD_DIR}" --prefix "${prefix}" ${config_args})
-foreach(f "include/fwdio.h" "${FWDIO_LIBDIR}/cmake/fwdio/fwdioConfig.cmake"
+foreach(f "include/fwdio.h" "include/fwdio_version.h" "${FWDIO_LIBDIR}/cmake/fwdio/fwdioConfig.cmake"
           "${FWDIO_LIBDIR}/cmake/fwdio/fwdioConfigVersion.cmake"
           "${FWDIO_LIBDIR}/cmake/fwdio/fwdioTargets.cmake" "${FWDIO_LIBDIR}/pkgconfig/fwdio.pc")
   if(NOT EXISTS "${prefix}/${f}")

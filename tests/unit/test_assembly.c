@@ -78,7 +78,7 @@ static int run_case(uint64_t size, uint64_t stripe, uint64_t unit, int writers,
     fwdio_options_t in = {.write_size = unit, .stripe_size = stripe, .writers = writers,
                           .layout = layout, .targets = layout == FWDIO_LAYOUT_TARGETS ? 3 : 0};
     fwdio_options_t o;
-    if (fwdioi_options_resolve(&in, writers, 1, &o) != FWDIO_OK)
+    if (fwdioi_options_resolve(&in, writers, 1, &o, NULL) != FWDIO_OK)
         return 1;
     int ranks[16];
     for (int w = 0; w < o.writers; w++)

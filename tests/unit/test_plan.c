@@ -26,7 +26,7 @@ static void check_plan(uint64_t size, uint64_t stripe, uint64_t unit, int writer
                           .first_writer = first, .writer_stride = stride, .layout = layout,
                           .targets = targets, .placement = FWDIO_PLACEMENT_STRIDE};
     fwdio_options_t o;
-    CHECK(fwdioi_options_resolve(&in, nranks, 1, &o) == FWDIO_OK, "resolve P=%d", nranks);
+    CHECK(fwdioi_options_resolve(&in, nranks, 1, &o, NULL) == FWDIO_OK, "resolve P=%d", nranks);
     int ranks[256];
     int nw = o.writers;
     CHECK(nw >= 1 && nw <= nranks && nw <= 256, "W=%d P=%d", nw, nranks);
@@ -166,45 +166,46 @@ static void check_resolve_errors(void)
 {
     fwdio_options_t o;
     fwdio_options_t bad_multiple = {.write_size = 3000, .stripe_size = 4000};
-    CHECK(fwdioi_options_resolve(&bad_multiple, 4, 1, &o) == FWDIO_EINVAL, "stripe not a multiple of unit");
+    CHECK(fwdioi_options_resolve(&bad_multiple, 4, 1, &o, NULL) == FWDIO_EINVAL,
+          "stripe not a multiple of unit");
     fwdio_options_t bad_first = {.first_writer = 4};
-    CHECK(fwdioi_options_resolve(&bad_first, 4, 1, &o) == FWDIO_EINVAL, "first_writer >= P");
+    CHECK(fwdioi_options_resolve(&bad_first, 4, 1, &o, NULL) == FWDIO_EINVAL, "first_writer >= P");
     fwdio_options_t bad_writers = {.writers = -1};
-    CHECK(fwdioi_options_resolve(&bad_writers, 4, 1, &o) == FWDIO_EINVAL, "writers < 0");
+    CHECK(fwdioi_options_resolve(&bad_writers, 4, 1, &o, NULL) == FWDIO_EINVAL, "writers < 0");
     fwdio_options_t bad_layout = {.layout = (fwdio_layout_t)7};
-    CHECK(fwdioi_options_resolve(&bad_layout, 4, 1, &o) == FWDIO_EINVAL, "layout");
+    CHECK(fwdioi_options_resolve(&bad_layout, 4, 1, &o, NULL) == FWDIO_EINVAL, "layout");
 
     /* documented defaults */
-    CHECK(fwdioi_options_resolve(NULL, 8, 1, &o) == FWDIO_OK, "defaults");
+    CHECK(fwdioi_options_resolve(NULL, 8, 1, &o, NULL) == FWDIO_OK, "defaults");
     CHECK(o.write_size == FWDIO_DEFAULT_WRITE_SIZE, "default write_size");
     CHECK(o.stripe_size == FWDIO_DEFAULT_STRIPE_UNITS * FWDIO_DEFAULT_WRITE_SIZE, "stripe");
     CHECK(o.writers == FWDIO_DEFAULT_WRITERS_PER_NODE, "writers on one node: %d", o.writers);
     CHECK(o.placement == FWDIO_PLACEMENT_SPREAD, "default placement");
-    CHECK(fwdioi_options_resolve(NULL, 4096, 64, &o) == FWDIO_OK, "defaults at scale");
+    CHECK(fwdioi_options_resolve(NULL, 4096, 64, &o, NULL) == FWDIO_OK, "defaults at scale");
     CHECK(o.writers == FWDIO_DEFAULT_MAX_WRITERS, "writer cap: %d", o.writers);
-    CHECK(fwdioi_options_resolve(NULL, 1, 1, &o) == FWDIO_OK && o.writers == 1, "one rank");
+    CHECK(fwdioi_options_resolve(NULL, 1, 1, &o, NULL) == FWDIO_OK && o.writers == 1, "one rank");
     /* stride clamps the writer count to the ranks that exist; asking for a
      * first writer or a stride selects the stride placement */
     fwdio_options_t strided = {.writers = 5, .first_writer = 1, .writer_stride = 3};
-    CHECK(fwdioi_options_resolve(&strided, 8, 1, &o) == FWDIO_OK && o.writers == 3 &&
+    CHECK(fwdioi_options_resolve(&strided, 8, 1, &o, NULL) == FWDIO_OK && o.writers == 3 &&
               o.placement == FWDIO_PLACEMENT_STRIDE,
           "clamped to %d", o.writers);
     /* spread: writers per node times nodes */
     fwdio_options_t per_node = {.writers_per_node = 3};
-    CHECK(fwdioi_options_resolve(&per_node, 64, 4, &o) == FWDIO_OK && o.writers == 12,
+    CHECK(fwdioi_options_resolve(&per_node, 64, 4, &o, NULL) == FWDIO_OK && o.writers == 12,
           "3 per node on 4 nodes: %d", o.writers);
     /* list: the list's length; an empty list is refused */
     int list[3] = {5, 1, 7};
     fwdio_options_t listed = {.placement = FWDIO_PLACEMENT_LIST, .writer_list = list,
                               .writer_list_len = 3};
-    CHECK(fwdioi_options_resolve(&listed, 8, 1, &o) == FWDIO_OK && o.writers == 3, "list");
+    CHECK(fwdioi_options_resolve(&listed, 8, 1, &o, NULL) == FWDIO_OK && o.writers == 3, "list");
     listed.writer_list_len = 0;
-    CHECK(fwdioi_options_resolve(&listed, 8, 1, &o) == FWDIO_EINVAL, "empty list");
+    CHECK(fwdioi_options_resolve(&listed, 8, 1, &o, NULL) == FWDIO_EINVAL, "empty list");
     /* targets default to the writer count */
     fwdio_options_t tgt = {.layout = FWDIO_LAYOUT_TARGETS, .writers = 4};
-    CHECK(fwdioi_options_resolve(&tgt, 8, 1, &o) == FWDIO_OK && o.targets == 4, "targets");
+    CHECK(fwdioi_options_resolve(&tgt, 8, 1, &o, NULL) == FWDIO_OK && o.targets == 4, "targets");
     fwdio_options_t bad_targets = {.targets = -2};
-    CHECK(fwdioi_options_resolve(&bad_targets, 8, 1, &o) == FWDIO_EINVAL, "targets < 0");
+    CHECK(fwdioi_options_resolve(&bad_targets, 8, 1, &o, NULL) == FWDIO_EINVAL, "targets < 0");
 }
 
 int main(void)
