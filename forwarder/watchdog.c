@@ -27,6 +27,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 enum { MAX_LISTED = 16 }; /* ranks listed one by one before "..." */
 
@@ -213,14 +214,34 @@ static void report_not_opened(const fwdio_file_t *f, double waited)
 }
 
 /* What the file waits for (the comment at the top). */
-enum { WAIT_NONE, WAIT_OPENING, WAIT_CLOSING, WAIT_DRAINING };
+enum { WAIT_NONE, WAIT_OPENING, WAIT_PATH, WAIT_CLOSING, WAIT_DRAINING };
+
+/* Waiting for an earlier file of the same path: say which. */
+static void report_path_wait(const fwdio_file_t *f, double waited)
+{
+    const fwdio_file_t *before = NULL;
+    for (const fwdio_file_t *g = f->owner->active; g; g = g->s.next_active)
+        if (g != f && g->seq < f->seq && !strcmp(g->path_key, f->path_key))
+            before = g;
+    fprintf(stderr,
+            "fwdio watchdog: %s: rank %d opened it %.0f s ago; it waits for an earlier file of "
+            "the same path to complete first (%s, %s)\n",
+            f->path, f->rank, waited, before ? before->path : "?",
+            before ? phase_name(before->s.phase) : "?");
+    fflush(stderr);
+}
 
 static int waiting_for(const fwdio_file_t *f, double *since)
 {
     const fwdioi_session_t *s = &f->s;
-    if (s->phase == FWDIOI_PHASE_DUP || s->phase == FWDIOI_PHASE_OPENING) {
+    if (s->phase == FWDIOI_PHASE_DUP || s->phase == FWDIOI_PHASE_CHECKING ||
+        s->phase == FWDIOI_PHASE_OPENING) {
         *since = f->t_open;
         return WAIT_OPENING;
+    }
+    if (s->phase == FWDIOI_PHASE_WAIT_PATH) {
+        *since = f->t_open;
+        return WAIT_PATH;
     }
     if (s->t_closed > 0) {
         *since = s->t_closed;
@@ -251,6 +272,8 @@ void fwdioi_watchdog_check(fwdio_file_t *f, double now)
         return;
     if (wait == WAIT_OPENING)
         report_not_opened(f, now - since);
+    else if (wait == WAIT_PATH)
+        report_path_wait(f, now - since);
     else if (wait == WAIT_CLOSING)
         report_not_closed(f, now - since);
     else if (f->rank == 0 || has_outstanding(f))
