@@ -42,6 +42,7 @@ static void on_abort_sent(void *arg, const MPI_Status *st)
 
 void fwdioi_abort_announce(struct fwdio_runtime *o, uint64_t seq, const fwdioi_errinfo_t *why)
 {
+    FWDIOI_ASSERT_PROGRESS();
     fwdioi_rt_t *rt = o->rt;
     const int me = fwdioi_rt_rank(rt), n = fwdioi_rt_size(rt);
     if (n < 2)
@@ -125,6 +126,7 @@ static void on_abort_received(void *arg, const MPI_Status *st)
 
 int fwdioi_abort_receive(struct fwdio_runtime *o)
 {
+    FWDIOI_ASSERT_PROGRESS();
     fwdioi_rt_t *rt = o->rt;
     int n = 0;
     for (;;) {
@@ -187,6 +189,7 @@ static void on_zombie_data(void *arg, const MPI_Status *st)
 
 int fwdioi_zombie_drain(struct fwdio_runtime *o, int *active)
 {
+    FWDIOI_ASSERT_PROGRESS();
     int n = 0;
     double now = o->nzombies ? fwdioi_now() : 0;
     for (int i = 0; i < o->nzombies; i++) {

@@ -18,6 +18,29 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Close `f` on this rank (runtime lock held): its open combined messages go
+ * first, so the close task finds them sent. Returns 0, or -1 if it was
+ * closed already. */
+static int close_locked(fwdio_file_t *f)
+{
+    if (f->app_closed)
+        return -1;
+    while (f->combine_copies > 0) /* bytes of a write being copied in */
+        fwdioi_rt_sleep_locked(f->rt);
+    if (f->app_closed) /* closed by another thread meanwhile */
+        return -1;
+    fwdioi_combine_flush_file_locked(f);
+    f->app_closed = 1;
+    fwdioi_rt_submit(f->rt, &f->close_task);
+    return 0;
+}
+
+/* Whether [offset, offset + len) lies within the file (no overflow). */
+static int in_file(const fwdio_file_t *f, size_t len, uint64_t offset)
+{
+    return offset <= f->size && len <= f->size - offset;
+}
+
 /* ---- runtime ---- */
 
 int fwdio_init(MPI_Comm comm, const fwdio_config_t *cfg, fwdio_runtime_t **out)
@@ -127,11 +150,7 @@ int fwdio_finalize(fwdio_runtime_t *rt)
     uint64_t t_trace = fwdioi_trace_begin();
     fwdioi_rt_lock(rt->rt);
     for (fwdio_file_t *f = rt->live; f; f = f->live_next) {
-        if (!f->app_closed) {
-            fwdioi_combine_flush_file_locked(f);
-            f->app_closed = 1;
-            fwdioi_rt_submit_locked(rt->rt, &f->close_task, &f->close_task);
-        }
+        close_locked(f);
     }
     fwdioi_rt_unlock(rt->rt);
     fwdioi_rt_wait(rt->rt, all_files_completed, rt);
@@ -293,7 +312,7 @@ int fwdio_open(fwdio_runtime_t *rt, const char *path, uint64_t size, const fwdio
     if (rt->live)
         rt->live->live_prev = f;
     rt->live = f;
-    fwdioi_rt_submit_locked(rt->rt, &f->open_task, &f->open_task);
+    fwdioi_rt_submit(rt->rt, &f->open_task);
     f->stats.time_blocked = fwdioi_now() - t0;
     fwdioi_rt_unlock(rt->rt);
     fwdioi_trace_end_text(t_trace, "open", (int64_t)f->seq, (int64_t)size, path);
@@ -308,12 +327,12 @@ int fwdio_open(fwdio_runtime_t *rt, const char *path, uint64_t size, const fwdio
 /* Queue a write's messages unless the file was closed or failed meanwhile:
  * another thread may have closed it while we routed, and a message queued
  * after the close task would never be counted. */
-static int submit_write(fwdio_file_t *f, fwdioi_msg_t *first, fwdioi_msg_t *last, uint64_t len)
+static int submit_write(fwdio_file_t *f, fwdioi_task_list_t *msgs, uint64_t len)
 {
     fwdioi_rt_lock(f->rt);
     int rc = fwdioi_write_refusal_locked(f);
     if (rc == FWDIO_OK) {
-        fwdioi_rt_submit_locked(f->rt, &first->task, &last->task);
+        fwdioi_rt_submit_list(f->rt, msgs);
         f->stats.bytes_written += len;
     }
     fwdioi_rt_unlock(f->rt);
@@ -329,15 +348,15 @@ static int write_chunk(fwdio_file_t *f, const uint8_t *buf, uint64_t len, uint64
     fwdioi_rt_unlock(f->rt);
     if (rc != FWDIO_OK)
         return rc;
-    fwdioi_msg_t *first, *last;
-    rc = fwdioi_route_write(f, buf, len, offset, NULL, &first, &last);
+    fwdioi_task_list_t msgs;
+    rc = fwdioi_route_write(f, buf, len, offset, NULL, &msgs);
     if (rc != FWDIO_OK) {
         fwdioi_staging_release(f, len);
         return rc;
     }
-    rc = submit_write(f, first, last, len);
+    rc = submit_write(f, &msgs, len);
     if (rc != FWDIO_OK)
-        fwdioi_msgs_free(f->rt, first); /* gives the staging back */
+        fwdioi_msgs_free(f->rt, &msgs); /* gives the staging back */
     return rc;
 }
 
@@ -348,8 +367,23 @@ static int write_combined(fwdio_file_t *f, const uint8_t *buf, uint64_t len, uin
 {
     fwdioi_rt_lock(f->rt);
     int rc = fwdioi_staging_reserve_locked(f, len, may_wait);
-    if (rc == FWDIO_OK)
-        rc = fwdioi_combine_write_locked(f, buf, len, offset);
+    const int staged = rc == FWDIO_OK;
+    uint64_t done = 0;
+    while (rc == FWDIO_OK && done < len) {
+        /* again after the copies: another thread may have closed it */
+        rc = fwdioi_write_refusal_locked(f);
+        if (rc != FWDIO_OK)
+            break;
+        fwdioi_combine_batch_t batch;
+        done += fwdioi_combine_reserve_locked(f, buf + done, len - done, offset + done, &batch,
+                                              &rc);
+        fwdioi_rt_unlock(f->rt);
+        fwdioi_combine_copy(&batch); /* outside the lock: up to combine_size bytes */
+        fwdioi_rt_lock(f->rt);
+        fwdioi_combine_finish_locked(f, &batch);
+    }
+    if (staged && done < len) /* what was not taken goes back */
+        fwdioi_staging_release_locked(f, len - done);
     if (rc == FWDIO_OK) {
         f->stats.bytes_written += len;
         f->stats.write_calls++;
@@ -367,7 +401,7 @@ static int write_copied(fwdio_file_t *f, const void *buf, size_t len, uint64_t o
 {
     if (!f || (!buf && len > 0))
         return FWDIO_EINVAL;
-    if (offset > f->size || len > f->size - offset)
+    if (!in_file(f, len, offset))
         return FWDIO_ERANGE;
     const uint64_t budget = fwdioi_rt_config(f->rt)->staging_buffer;
     if (!may_wait && len > budget)
@@ -430,7 +464,7 @@ int fwdio_write_lent(fwdio_file_t *f, const void *buf, size_t len, uint64_t offs
 {
     if (!f || (!buf && len > 0) || !done)
         return FWDIO_EINVAL;
-    if (offset > f->size || len > f->size - offset)
+    if (!in_file(f, len, offset))
         return FWDIO_ERANGE;
     double t0 = fwdioi_now();
     uint64_t t_trace = fwdioi_trace_begin();
@@ -452,13 +486,13 @@ int fwdio_write_lent(fwdio_file_t *f, const void *buf, size_t len, uint64_t offs
         fwdioi_rt_deliver_later(f->rt, &lent->call);
         return FWDIO_OK;
     }
-    fwdioi_msg_t *first, *last;
-    rc = fwdioi_route_write(f, buf, len, offset, lent, &first, &last);
+    fwdioi_task_list_t msgs;
+    rc = fwdioi_route_write(f, buf, len, offset, lent, &msgs);
     if (rc != FWDIO_OK) {
         free(lent);
         return rc;
     }
-    rc = submit_write(f, first, last, len);
+    rc = submit_write(f, &msgs, len);
     fwdioi_rt_lock(f->rt);
     if (rc == FWDIO_OK)
         f->stats.write_calls++;
@@ -466,7 +500,7 @@ int fwdio_write_lent(fwdio_file_t *f, const void *buf, size_t len, uint64_t offs
     fwdioi_rt_unlock(f->rt);
     if (rc != FWDIO_OK) {
         lent->refs = 0; /* the call fails: no callback */
-        fwdioi_msgs_free(f->rt, first);
+        fwdioi_msgs_free(f->rt, &msgs);
         free(lent);
     }
     fwdioi_trace_end(t_trace, "write_lent", (int64_t)f->seq, (int64_t)len, (int64_t)offset,
@@ -482,14 +516,8 @@ int fwdio_close(fwdio_file_t *f)
     double t0 = fwdioi_now();
     uint64_t t_trace = fwdioi_trace_begin();
     fwdioi_rt_lock(f->rt);
-    if (f->app_closed)
+    if (close_locked(f) != 0)
         rc = FWDIO_ECLOSED;
-    else {
-        /* The open messages go first: the close task must find them sent. */
-        fwdioi_combine_flush_file_locked(f);
-        f->app_closed = 1;
-        fwdioi_rt_submit_locked(f->rt, &f->close_task, &f->close_task);
-    }
     f->stats.time_blocked += fwdioi_now() - t0;
     fwdioi_rt_unlock(f->rt);
     fwdioi_trace_end_file(t_trace, "close", (int64_t)f->seq);
@@ -504,7 +532,7 @@ int fwdio_set_commit(fwdio_file_t *f, const void *buf, size_t len, uint64_t offs
                                                      : "an empty commit block (len 0)");
         return FWDIO_EINVAL;
     }
-    if (offset > f->size || len > f->size - offset) {
+    if (!in_file(f, len, offset)) {
         fwdioi_log(FWDIOI_LOG_WARN, "fwdio_set_commit of %s: %zu bytes at offset %llu end past the size "
                       "given to fwdio_open (%llu)",
                       f->path, len, (unsigned long long)offset, (unsigned long long)f->size);
@@ -579,11 +607,7 @@ void fwdio_file_free(fwdio_file_t *f)
     if (!f)
         return;
     fwdioi_rt_lock(f->rt);
-    if (!f->app_closed) {
-        fwdioi_combine_flush_file_locked(f);
-        f->app_closed = 1;
-        fwdioi_rt_submit_locked(f->rt, &f->close_task, &f->close_task);
-    }
+    close_locked(f);
     f->app_freed = 1;
     /* Complete already delivered: nobody else will touch the file. Else the
      * complete call releases it. */

@@ -16,10 +16,15 @@
  * most poll_max_us apart while a file is open, so no byte waits in an open
  * message longer than 2 x poll_max_us (once the progress thread has the CPU).
  *
- * Everything but fwdioi_combine_flush_stale runs under the runtime lock: an
- * append is one copy of a small write, and the lock also orders appends
- * against fwdio_close, which seals the file's messages before queuing the
- * close task.
+ * The bookkeeping runs under the runtime lock, the copies do not: a write
+ * reserves its room in the open messages (a batch of copies, each counted in
+ * its message and its file), copies its bytes with the lock released, and
+ * hands them over with the lock again. A message sealed meanwhile (full, or
+ * flushed by another thread) goes out when its last copy is done, so no
+ * thread ever waits for another's copy, except fwdio_close: it waits until
+ * the file has no copy under way before it seals the file's messages and
+ * queues the close task, so every byte accepted before the close is counted
+ * in it.
  */
 #include "combine.h"
 
@@ -30,25 +35,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct chain {
-    fwdioi_msg_t *first, *last;
-} chain_t;
-
-static void chain_add(chain_t *ch, fwdioi_msg_t *m)
-{
-    m->task.next = NULL;
-    if (ch->last)
-        ch->last->task.next = &m->task;
-    else
-        ch->first = m;
-    ch->last = m;
-}
-
-static void chain_submit_locked(fwdioi_rt_t *rt, const chain_t *ch)
-{
-    if (ch->first)
-        fwdioi_rt_submit_locked(rt, &ch->first->task, &ch->last->task);
-}
+/* Hand `msgs` to the session: queued for the progress thread, or, on the
+ * progress thread itself (flush_stale), straight in. */
+static void submit(fwdioi_rt_t *rt, fwdioi_task_list_t *msgs) { fwdioi_rt_submit_list(rt, msgs); }
 
 /* Wire bytes of a message of `payload` data bytes in `npieces` pieces. */
 static size_t wire_size(uint64_t payload, size_t npieces)
@@ -56,8 +45,11 @@ static size_t wire_size(uint64_t payload, size_t npieces)
     return sizeof(fwdioi_wire_header_t) + (size_t)payload + npieces * sizeof(fwdioi_piece_t);
 }
 
-/* Finish the open message of `c`: header in front, piece table after the data. */
-static fwdioi_msg_t *seal(fwdioi_combine_t *c)
+/* Finish the open message of `c`: header in front, piece table after the data
+ * (the data region is reserved: copies still under way write only there).
+ * Into `out` when it can go; one with copies under way goes when the last of
+ * them is done (fwdioi_combine_finish_locked). */
+static void seal(fwdioi_combine_t *c, fwdioi_task_list_t *out)
 {
     fwdioi_msg_t *m = c->open;
     fwdioi_wire_header_t h = {(uint32_t)c->npieces, 0};
@@ -66,17 +58,21 @@ static fwdioi_msg_t *seal(fwdioi_combine_t *c)
     m->wire_len = wire_size(m->payload, c->npieces);
     c->open = NULL;
     c->npieces = 0;
-    return m;
+    if (m->copies > 0)
+        m->sealed_waiting = 1;
+    else
+        STAILQ_INSERT_TAIL(out, &m->task, link);
 }
 
-/* Seal every open message of `f` into `ch`. */
-static void seal_file_locked(fwdio_file_t *f, chain_t *ch)
+/* Seal every open message of `f` into `out`. */
+static void seal_file_locked(fwdio_file_t *f, fwdioi_task_list_t *out)
 {
+    FWDIOI_ASSERT_LOCKED(f->rt);
     if (atomic_load_explicit(&f->combine_since, memory_order_relaxed) == 0)
         return;
     for (int w = 0; w < f->plan.nwriters; w++)
         if (f->combine[w].open)
-            chain_add(ch, seal(&f->combine[w]));
+            seal(&f->combine[w], out);
     atomic_store_explicit(&f->combine_since, 0, memory_order_relaxed);
     f->owner->combining_files--;
 }
@@ -105,15 +101,16 @@ static int grow_pieces(fwdioi_combine_t *c)
     return 0;
 }
 
-/* Append `len` bytes at file offset `off` (all of one writer's stripe) to the
- * writer's open message, sealing full ones into `ch`; *taken counts the bytes
- * appended. */
-static int append(fwdio_file_t *f, int writer, const uint8_t *src, uint64_t off, uint64_t len,
-                  chain_t *ch, uint64_t *taken)
+/* Reserve room for `len` bytes at file offset `off` (all of one writer's
+ * stripe) from `src` in the writer's open message, sealing full ones into
+ * `out`; each reserved run becomes a copy of the batch. Stops when the batch
+ * is full; *taken counts the bytes reserved. */
+static int reserve(fwdio_file_t *f, int writer, const uint8_t *src, uint64_t off, uint64_t len,
+                   fwdioi_task_list_t *out, fwdioi_combine_batch_t *b, uint64_t *taken)
 {
     fwdioi_combine_t *c = &f->combine[writer];
     const size_t cap = fwdioi_rt_config(f->rt)->combine_size;
-    while (len > 0) {
+    while (len > 0 && b->n < FWDIOI_COMBINE_BATCH) {
         if (!c->open && open_message(f, writer, c, cap) != 0)
             return FWDIO_ENOMEM;
         fwdioi_msg_t *m = c->open;
@@ -121,13 +118,16 @@ static int append(fwdio_file_t *f, int writer, const uint8_t *src, uint64_t off,
         int extend = last && last->offset + last->len == off;
         size_t used = wire_size(m->payload, c->npieces + (extend ? 0 : 1));
         if (used >= cap) { /* not one more byte fits */
-            chain_add(ch, seal(c));
+            seal(c, out);
             continue;
         }
         if (!extend && c->npieces == c->cap && grow_pieces(c) != 0)
             return FWDIO_ENOMEM;
         uint64_t take = len < cap - used ? len : cap - used;
-        memcpy(m->wire + sizeof(fwdioi_wire_header_t) + m->payload, src, take);
+        b->copy[b->n++] = (fwdioi_combine_copy_t){
+            m, m->wire + sizeof(fwdioi_wire_header_t) + m->payload, src, take};
+        m->copies++;
+        f->combine_copies++;
         if (extend)
             c->pieces[c->npieces - 1].len += take;
         else
@@ -138,52 +138,79 @@ static int append(fwdio_file_t *f, int writer, const uint8_t *src, uint64_t off,
         off += take;
         len -= take;
         if (wire_size(m->payload, c->npieces) == cap)
-            chain_add(ch, seal(c));
+            seal(c, out);
     }
     return FWDIO_OK;
 }
 
-int fwdioi_combine_write_locked(fwdio_file_t *f, const uint8_t *buf, uint64_t len,
-                                uint64_t offset)
+uint64_t fwdioi_combine_reserve_locked(fwdio_file_t *f, const uint8_t *buf, uint64_t len,
+                                       uint64_t offset, fwdioi_combine_batch_t *b, int *rc)
 {
+    FWDIOI_ASSERT_LOCKED(f->rt);
     const fwdioi_plan_t *p = &f->plan;
     const uint64_t end = offset + len;
-    chain_t ch = {NULL, NULL};
+    fwdioi_task_list_t out = STAILQ_HEAD_INITIALIZER(out);
     uint64_t taken = 0;
-    int rc = FWDIO_OK;
-    for (uint64_t a = offset; a < end && rc == FWDIO_OK;) {
+    b->n = 0;
+    *rc = FWDIO_OK;
+    for (uint64_t a = offset; a < end && *rc == FWDIO_OK && b->n < FWDIOI_COMBINE_BATCH;) {
         uint64_t s = a / p->stripe_size;
-        uint64_t b = (s + 1) * p->stripe_size < end ? (s + 1) * p->stripe_size : end;
-        rc = append(f, fwdioi_plan_stripe_writer(p, s), buf + (a - offset), a, b - a, &ch,
-                    &taken);
-        a = b;
+        uint64_t e = (s + 1) * p->stripe_size < end ? (s + 1) * p->stripe_size : end;
+        uint64_t before = taken;
+        *rc = reserve(f, fwdioi_plan_stripe_writer(p, s), buf + (a - offset), a, e - a, &out, b,
+                      &taken);
+        a += taken - before;
     }
-    chain_submit_locked(f->rt, &ch);
-    if (taken < len) /* out of memory: what was appended stays and goes out */
-        fwdioi_staging_release_locked(f, len - taken);
-    return rc;
+    submit(f->rt, &out);
+    return taken;
+}
+
+void fwdioi_combine_copy(const fwdioi_combine_batch_t *b)
+{
+    for (int i = 0; i < b->n; i++)
+        memcpy(b->copy[i].dst, b->copy[i].src, b->copy[i].len);
+}
+
+void fwdioi_combine_finish_locked(fwdio_file_t *f, fwdioi_combine_batch_t *b)
+{
+    FWDIOI_ASSERT_LOCKED(f->rt);
+    fwdioi_task_list_t out = STAILQ_HEAD_INITIALIZER(out);
+    for (int i = 0; i < b->n; i++) {
+        fwdioi_msg_t *m = b->copy[i].msg;
+        f->combine_copies--;
+        if (--m->copies == 0 && m->sealed_waiting) {
+            m->sealed_waiting = 0;
+            STAILQ_INSERT_TAIL(&out, &m->task, link);
+        }
+    }
+    b->n = 0;
+    submit(f->rt, &out);
+    if (f->combine_copies == 0)
+        fwdioi_rt_broadcast(f->rt); /* a close may wait for the copies */
 }
 
 void fwdioi_combine_flush_file_locked(fwdio_file_t *f)
 {
-    chain_t ch = {NULL, NULL};
-    seal_file_locked(f, &ch);
-    chain_submit_locked(f->rt, &ch);
+    fwdioi_task_list_t out = STAILQ_HEAD_INITIALIZER(out);
+    seal_file_locked(f, &out);
+    submit(f->rt, &out);
 }
 
 void fwdioi_combine_flush_all_locked(struct fwdio_runtime *o)
 {
+    FWDIOI_ASSERT_LOCKED(o->rt);
     if (o->combining_files == 0)
         return;
-    chain_t ch = {NULL, NULL};
+    fwdioi_task_list_t out = STAILQ_HEAD_INITIALIZER(out);
     for (fwdio_file_t *f = o->live; f && o->combining_files > 0; f = f->live_next)
-        seal_file_locked(f, &ch);
-    chain_submit_locked(o->rt, &ch);
+        seal_file_locked(f, &out);
+    submit(o->rt, &out);
 }
 
 int fwdioi_combine_flush_stale(struct fwdio_runtime *o, uint64_t age_ns)
 {
-    chain_t ch = {NULL, NULL};
+    FWDIOI_ASSERT_PROGRESS();
+    fwdioi_task_list_t ch = STAILQ_HEAD_INITIALIZER(ch);
     uint64_t now = 0;
     for (fwdio_file_t *f = o->active; f; f = f->s.next_active) {
         uint64_t since = atomic_load_explicit(&f->combine_since, memory_order_relaxed);
@@ -201,11 +228,10 @@ int fwdioi_combine_flush_stale(struct fwdio_runtime *o, uint64_t age_ns)
      * file's close task, if queued, was queued after these were sealed and runs
      * after this poll. */
     int n = 0;
-    fwdioi_msg_t *m = ch.first;
-    while (m) {
-        fwdioi_msg_t *next = (fwdioi_msg_t *)m->task.next;
-        fwdioi_msg_task(&m->task);
-        m = next;
+    while (!STAILQ_EMPTY(&ch)) {
+        fwdioi_task_t *t = STAILQ_FIRST(&ch);
+        STAILQ_REMOVE_HEAD(&ch, link);
+        fwdioi_msg_task(t);
         n++;
     }
     return n;

@@ -5,11 +5,37 @@
 
 #include "file.h"
 
-/** Copy a small write, whose bytes are reserved, into the open messages of its
- *  writers; messages that fill up are queued. FWDIO_OK or FWDIO_ENOMEM (the
- *  bytes not taken are given back to the staging budget). */
-int fwdioi_combine_write_locked(fwdio_file_t *f, const uint8_t *buf, uint64_t len,
-                                uint64_t offset);
+/** One copy of a combined write: `len` bytes from `src` to `dst` in `msg`. */
+typedef struct fwdioi_combine_copy {
+    fwdioi_msg_t *msg;
+    uint8_t *dst;
+    const uint8_t *src;
+    uint64_t len;
+} fwdioi_combine_copy_t;
+
+enum { FWDIOI_COMBINE_BATCH = 16 };
+
+/** The copies one reservation leaves to make. */
+typedef struct fwdioi_combine_batch {
+    int n;
+    fwdioi_combine_copy_t copy[FWDIOI_COMBINE_BATCH];
+} fwdioi_combine_batch_t;
+
+/**
+ * Reserve room for the small write `buf` (len bytes at offset, staged
+ * already) in the open messages of its writers, as up to
+ * FWDIOI_COMBINE_BATCH copies into `b`; messages that fill up are sealed.
+ * Returns the bytes reserved, fewer than `len` when the batch is full (call
+ * again for the rest once the batch is finished) or memory ran out (*rc
+ * FWDIO_ENOMEM). Then fwdioi_combine_copy without the lock, and
+ * fwdioi_combine_finish_locked.
+ */
+uint64_t fwdioi_combine_reserve_locked(fwdio_file_t *f, const uint8_t *buf, uint64_t len,
+                                       uint64_t offset, fwdioi_combine_batch_t *b, int *rc);
+/** Make the copies of `b` (runtime lock not held). */
+void fwdioi_combine_copy(const fwdioi_combine_batch_t *b);
+/** The copies of `b` are made: messages sealed meanwhile go out. */
+void fwdioi_combine_finish_locked(fwdio_file_t *f, fwdioi_combine_batch_t *b);
 /** Queue every open message of the file for the progress thread. */
 void fwdioi_combine_flush_file_locked(fwdio_file_t *f);
 /** Queue every open message of every file of the runtime. */

@@ -79,6 +79,8 @@ typedef struct fwdioi_msg {
     const uint8_t *lent_base; /* file byte lent_offset is lent_base[0] */
     uint64_t lent_offset;
     uint64_t payload; /* data bytes */
+    int copies;         /* combining: copies into it under way (locked) */
+    int sealed_waiting; /* combining: sealed, goes out after its last copy (locked) */
     uint64_t trace_t0; /* when the send was posted (progress; trace.h) */
     size_t alloc_len; /* of the whole buffer, for fwdioi_rt_buf_put */
     size_t wire_len;
@@ -246,6 +248,7 @@ struct fwdio_file {
     uint64_t staged_file;         /* bytes of this file staged now */
     uint64_t *writer_bytes_agreed; /* [nwriters], set when closing is agreed */
     fwdioi_combine_t *combine;     /* [nwriters] open messages (combine.c) */
+    int combine_copies;            /* copies into them under way (combine.c) */
     /* When the oldest open message got its first byte (fwdioi_now_ns), 0 when
      * none is open: written under the lock, read by the progress thread's poll
      * without it. */

@@ -10,6 +10,7 @@
 
 void fwdioi_file_unlink_locked(fwdio_file_t *f)
 {
+    FWDIOI_ASSERT_LOCKED(f->rt);
     if (f->live_prev)
         f->live_prev->live_next = f->live_next;
     else

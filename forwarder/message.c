@@ -38,11 +38,11 @@ void fwdioi_msg_free(fwdioi_rt_t *rt, fwdioi_msg_t *m)
         fwdioi_rt_deliver(rt, &lent->call);
 }
 
-void fwdioi_msgs_free(fwdioi_rt_t *rt, fwdioi_msg_t *first)
+void fwdioi_msgs_free(fwdioi_rt_t *rt, fwdioi_task_list_t *msgs)
 {
-    while (first) {
-        fwdioi_msg_t *next = (fwdioi_msg_t *)first->task.next;
-        fwdioi_msg_free(rt, first);
-        first = next;
+    while (!STAILQ_EMPTY(msgs)) {
+        fwdioi_msg_t *m = (fwdioi_msg_t *)STAILQ_FIRST(msgs);
+        STAILQ_REMOVE_HEAD(msgs, link);
+        fwdioi_msg_free(rt, m);
     }
 }

@@ -15,7 +15,7 @@ const uint8_t *fwdioi_msg_piece_data(const fwdioi_msg_t *m, const fwdioi_piece_t
 /** Give one message's buffer back (and its staging, and a lent buffer's
  *  callback when its last message goes). */
 void fwdioi_msg_free(fwdioi_rt_t *rt, fwdioi_msg_t *m);
-/** fwdioi_msg_free for a chain of messages linked through their tasks. */
-void fwdioi_msgs_free(fwdioi_rt_t *rt, fwdioi_msg_t *first);
+/** fwdioi_msg_free for every message of `msgs` (left empty). */
+void fwdioi_msgs_free(fwdioi_rt_t *rt, fwdioi_task_list_t *msgs);
 
 #endif

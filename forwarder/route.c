@@ -72,18 +72,8 @@ static fwdioi_msg_t *emit(fwdio_file_t *f, int writer, piece_list_t *l, const ui
     return m;
 }
 
-static void append(fwdioi_msg_t **first, fwdioi_msg_t **last, fwdioi_msg_t *m)
-{
-    m->task.next = NULL;
-    if (*last)
-        (*last)->task.next = &m->task;
-    else
-        *first = m;
-    *last = m;
-}
-
 int fwdioi_route_write(fwdio_file_t *f, const uint8_t *buf, uint64_t len, uint64_t offset,
-                       fwdioi_lent_t *lent, fwdioi_msg_t **first, fwdioi_msg_t **last)
+                       fwdioi_lent_t *lent, fwdioi_task_list_t *msgs)
 {
     const fwdioi_plan_t *p = &f->plan;
     const uint64_t cap = fwdioi_rt_config(f->rt)->max_message_size;
@@ -92,7 +82,7 @@ int fwdioi_route_write(fwdio_file_t *f, const uint8_t *buf, uint64_t len, uint64
     int w0, nw;
     fwdioi_plan_writers_in_range(p, s0, s1, &w0, &nw);
 
-    *first = *last = NULL;
+    STAILQ_INIT(msgs);
     piece_list_t l;
     l.p = l.local;
     l.n = 0;
@@ -118,14 +108,14 @@ int fwdioi_route_write(fwdio_file_t *f, const uint8_t *buf, uint64_t len, uint64
                         rc = FWDIO_ENOMEM;
                         break;
                     }
-                    append(first, last, m);
+                    STAILQ_INSERT_TAIL(msgs, &m->task, link);
                 }
             }
         }
         if (rc == FWDIO_OK && l.n > 0) {
             fwdioi_msg_t *m = emit(f, w, &l, buf, offset, lent);
             if (m)
-                append(first, last, m);
+                STAILQ_INSERT_TAIL(msgs, &m->task, link);
             else
                 rc = FWDIO_ENOMEM;
         }
@@ -135,8 +125,7 @@ int fwdioi_route_write(fwdio_file_t *f, const uint8_t *buf, uint64_t len, uint64
     if (rc != FWDIO_OK) {
         if (lent)
             lent->refs = 0; /* the call fails: no callback */
-        fwdioi_msgs_free(f->rt, *first);
-        *first = *last = NULL;
+        fwdioi_msgs_free(f->rt, msgs);
     }
     return rc;
 }

@@ -6,8 +6,8 @@
 #include "file.h"
 
 /** Messages for `len` bytes at `offset` from `buf` (copied, or lent with
- *  `lent`), chained through their tasks from *first to *last. */
+ *  `lent`), in order in `msgs` (through their tasks; empty after a failure). */
 int fwdioi_route_write(fwdio_file_t *f, const uint8_t *buf, uint64_t len, uint64_t offset,
-                       fwdioi_lent_t *lent, fwdioi_msg_t **first, fwdioi_msg_t **last);
+                       fwdioi_lent_t *lent, fwdioi_task_list_t *msgs);
 
 #endif

@@ -38,6 +38,7 @@ static void on_send_done(void *arg, const MPI_Status *st)
 /* Drop a message that will never be sent (the file failed). */
 void fwdioi_sender_drop(fwdio_file_t *f, fwdioi_msg_t *m, int status)
 {
+    FWDIOI_ASSERT_PROGRESS();
     if (m->lent && m->lent->status == FWDIO_OK)
         m->lent->status = status;
     fwdioi_msg_free(f->rt, m);
@@ -85,6 +86,7 @@ static int isend_lent(fwdio_file_t *f, fwdioi_msg_t *m, int dest, MPI_Request *r
 
 void fwdioi_sender_dispatch(fwdio_file_t *f, fwdioi_msg_t *m)
 {
+    FWDIOI_ASSERT_PROGRESS();
     f->s.sent_bytes[m->writer] += m->payload;
     f->s.stats.messages_sent++;
     if (m->writer == f->my_writer) { /* to ourselves: no MPI */
@@ -120,6 +122,7 @@ void fwdioi_sender_dispatch(fwdio_file_t *f, fwdioi_msg_t *m)
 /* Task: a message from fwdio_write. */
 void fwdioi_msg_task(fwdioi_task_t *task)
 {
+    FWDIOI_ASSERT_PROGRESS();
     fwdioi_msg_t *m = (fwdioi_msg_t *)task;
     fwdio_file_t *f = m->file;
     fwdioi_session_t *s = &f->s;

@@ -54,6 +54,7 @@ static void finish_session(fwdio_file_t *f, const fwdioi_errinfo_t *result);
 /* An MPI call of this rank failed: the file is aborted (see the top). */
 void fwdioi_session_mpi_failed(fwdio_file_t *f, int call, int mpi_rc)
 {
+    FWDIOI_ASSERT_PROGRESS();
     fwdioi_errinfo_t why = FWDIOI_ERRINFO_OK;
     fwdioi_errinfo_set_mpi(&why, f->rank, call, mpi_rc);
     fwdioi_log(FWDIOI_LOG_WARN, "rank %d: %s failed for %s (MPI error %d)", f->rank,
@@ -183,6 +184,7 @@ static void start_waiting_opens(struct fwdio_runtime *o, const fwdio_file_t *don
 /* The session is over: publish the result and fire complete. */
 static void finish_session(fwdio_file_t *f, const fwdioi_errinfo_t *result)
 {
+    FWDIOI_ASSERT_PROGRESS();
     fwdioi_session_t *s = &f->s;
     s->phase = FWDIOI_PHASE_DONE;
     /* unlink from the active list */
@@ -239,6 +241,7 @@ static void start_commit_agreement(fwdio_file_t *f)
 /* An aborted file completes once nothing of its own is in flight. */
 void fwdioi_session_finish_if_aborted(fwdio_file_t *f)
 {
+    FWDIOI_ASSERT_PROGRESS();
     fwdioi_session_t *s = &f->s;
     if (s->aborted && s->phase != FWDIOI_PHASE_DONE && s->phase != FWDIOI_PHASE_DUP &&
         s->close_requested && s->sends_pending == 0 && s->recvs_pending == 0 &&
@@ -309,6 +312,7 @@ static void on_final_agreed(void *arg, const MPI_Status *st)
  */
 void fwdioi_session_data_done(fwdio_file_t *f)
 {
+    FWDIOI_ASSERT_PROGRESS();
     fwdioi_session_t *s = &f->s;
     if (s->aborted) {
         fwdioi_session_finish_if_aborted(f);
@@ -380,6 +384,7 @@ static void start_close_agreement(fwdio_file_t *f)
 
 static void close_task(fwdioi_task_t *task)
 {
+    FWDIOI_ASSERT_PROGRESS();
     fwdio_file_t *f = (fwdio_file_t *)((char *)task - offsetof(fwdio_file_t, close_task));
     f->s.close_requested = 1;
     f->s.t_close_called = fwdioi_now();
@@ -559,6 +564,7 @@ static void start_next_dup(struct fwdio_runtime *owner)
 
 static void open_task(fwdioi_task_t *task)
 {
+    FWDIOI_ASSERT_PROGRESS();
     fwdio_file_t *f = (fwdio_file_t *)((char *)task - offsetof(fwdio_file_t, open_task));
     struct fwdio_runtime *owner = f->owner;
     f->s.next_active = owner->active;
@@ -617,6 +623,7 @@ static void break_runtime(fwdio_file_t *f, const fwdioi_errinfo_t *why)
 
 void fwdioi_session_abort(fwdio_file_t *f, const fwdioi_errinfo_t *why, int notify)
 {
+    FWDIOI_ASSERT_PROGRESS();
     fwdioi_session_t *s = &f->s;
     if (s->phase == FWDIOI_PHASE_DONE || s->aborted)
         return;
@@ -679,6 +686,7 @@ void fwdioi_session_free(fwdio_file_t *f)
  * Returns the number of receives started; *active while any session runs. */
 int fwdioi_session_poll(void *runtime, int *active)
 {
+    FWDIOI_ASSERT_PROGRESS();
     struct fwdio_runtime *owner = runtime;
     const fwdio_config_t *cfg = fwdioi_rt_config(owner->rt);
     int events = 0;

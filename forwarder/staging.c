@@ -10,6 +10,7 @@
 
 int fwdioi_write_refusal_locked(const fwdio_file_t *f)
 {
+    FWDIOI_ASSERT_LOCKED(f->rt);
     if (f->app_closed)
         return FWDIO_ECLOSED;
     if (f->failed_known)
@@ -19,6 +20,7 @@ int fwdioi_write_refusal_locked(const fwdio_file_t *f)
 
 int fwdioi_staging_reserve_locked(fwdio_file_t *f, uint64_t bytes, int may_wait)
 {
+    FWDIOI_ASSERT_LOCKED(f->rt);
     struct fwdio_runtime *o = f->owner;
     const uint64_t budget = fwdioi_rt_config(f->rt)->staging_buffer;
     for (;;) {
@@ -46,6 +48,7 @@ int fwdioi_staging_reserve_locked(fwdio_file_t *f, uint64_t bytes, int may_wait)
 
 void fwdioi_staging_release_locked(fwdio_file_t *f, uint64_t bytes)
 {
+    FWDIOI_ASSERT_LOCKED(f->rt);
     f->owner->staged -= bytes;
     f->staged_file -= bytes;
     fwdioi_rt_broadcast(f->rt);

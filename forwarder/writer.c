@@ -168,6 +168,7 @@ static void write_direct(void *arg, const uint8_t *data, uint64_t offset, uint64
 /* Everything announced has arrived: flush what is left, sync, close. */
 void fwdioi_writer_check_drained(fwdio_file_t *f)
 {
+    FWDIOI_ASSERT_PROGRESS();
     fwdioi_session_t *s = &f->s;
     if (s->aborted || !s->close_agreed || s->finishing || s->recvs_pending > 0)
         return;
@@ -238,6 +239,7 @@ static int check_message(const fwdio_file_t *f, const uint8_t *wire, size_t wire
 void fwdioi_writer_accept(fwdio_file_t *f, const uint8_t *wire, size_t wire_len,
                           const fwdioi_msg_t *lent, fwdioi_hold_t *hold, int source)
 {
+    FWDIOI_ASSERT_PROGRESS();
     fwdioi_session_t *s = &f->s;
     uint64_t t_trace = fwdioi_trace_begin();
     uint64_t payload;
@@ -391,6 +393,7 @@ static void start_receive(fwdio_file_t *f, MPI_Message *msg, int len, int source
  * the number of receives started. */
 int fwdioi_writer_probe(fwdio_file_t *f)
 {
+    FWDIOI_ASSERT_PROGRESS();
     fwdioi_session_t *s = &f->s;
     struct fwdio_runtime *o = f->owner;
     const uint64_t budget = writer_budget(f);
@@ -436,6 +439,7 @@ int fwdioi_writer_probe(fwdio_file_t *f)
 /* Close the descriptor of an aborted writer (no sync: the file failed). */
 void fwdioi_writer_close_aborted(fwdio_file_t *f)
 {
+    FWDIOI_ASSERT_PROGRESS();
     fwdioi_session_t *s = &f->s;
     if (s->fd < 0 || s->finishing)
         return;
@@ -468,6 +472,7 @@ static void on_open_done(fwdioi_storage_job_t *job)
 
 void fwdioi_writer_open(fwdio_file_t *f)
 {
+    FWDIOI_ASSERT_PROGRESS();
     f->s.phase = FWDIOI_PHASE_OPENING;
     fwdioi_assembly_hooks_t hooks = {flush_unit, write_direct, reserve_unit, unreserve_unit, f};
     fwdioi_assembly_init(&f->s.assembly, &f->plan, f->my_writer, &hooks);

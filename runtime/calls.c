@@ -24,15 +24,23 @@ static void run_call(fwdioi_call_t *call)
 /* Queue a callback for the application's next fwdio_poll/test/wait. */
 static void enqueue_call(fwdioi_rt_t *rt, fwdioi_call_t *call)
 {
+    pthread_mutex_lock(&rt->calls_lock);
+    STAILQ_INSERT_TAIL(&rt->calls, call, link);
+    pthread_mutex_unlock(&rt->calls_lock);
+    /* A waiter checks the queue with the runtime lock held and sleeps on
+     * `cond` without releasing it in between: broadcasting under that lock
+     * cannot fall between its check and its sleep. */
     fwdioi_rt_lock(rt);
-    call->next = NULL;
-    if (rt->calls_tail)
-        rt->calls_tail->next = call;
-    else
-        rt->calls_head = call;
-    rt->calls_tail = call;
     pthread_cond_broadcast(&rt->cond);
     fwdioi_rt_unlock(rt);
+}
+
+static int calls_queued(fwdioi_rt_t *rt)
+{
+    pthread_mutex_lock(&rt->calls_lock);
+    int queued = !STAILQ_EMPTY(&rt->calls);
+    pthread_mutex_unlock(&rt->calls_lock);
+    return queued;
 }
 
 void fwdioi_rt_deliver(fwdioi_rt_t *rt, fwdioi_call_t *call)
@@ -76,14 +84,11 @@ int fwdioi_rt_run_calls(fwdioi_rt_t *rt)
 {
     int n = 0;
     for (;;) {
-        fwdioi_rt_lock(rt);
-        fwdioi_call_t *call = rt->calls_head;
-        if (call) {
-            rt->calls_head = call->next;
-            if (!rt->calls_head)
-                rt->calls_tail = NULL;
-        }
-        fwdioi_rt_unlock(rt);
+        pthread_mutex_lock(&rt->calls_lock);
+        fwdioi_call_t *call = STAILQ_FIRST(&rt->calls);
+        if (call)
+            STAILQ_REMOVE_HEAD(&rt->calls, link);
+        pthread_mutex_unlock(&rt->calls_lock);
         if (!call)
             return n;
         /* One at a time, in order, without the lock: a callback may call fwdio. */
@@ -101,8 +106,8 @@ void fwdioi_rt_wait(fwdioi_rt_t *rt, int (*done)(void *arg), void *arg)
             fwdioi_rt_unlock(rt);
             return;
         }
-        if (!rt->calls_head)
-            pthread_cond_wait(&rt->cond, &rt->lock);
+        if (!calls_queued(rt))
+            fwdioi_rt_sleep_locked(rt);
         fwdioi_rt_unlock(rt);
     }
 }

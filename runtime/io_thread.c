@@ -8,40 +8,41 @@
 #include "log.h"
 #include "trace.h"
 
-/* Queue a finished job for its `done` half on the progress thread (lock held). */
+/* Queue a finished job for its `done` half on the progress thread (io_lock
+ * held). */
 static void push_done_locked(fwdioi_rt_t *rt, fwdioi_io_job_t *job)
 {
-    job->next = NULL;
-    if (rt->io_done_tail)
-        rt->io_done_tail->next = job;
-    else
-        rt->io_done_head = job;
-    rt->io_done_tail = job;
+    STAILQ_INSERT_TAIL(&rt->io_done, job, link);
     event_active(rt->io_done_ev, EV_READ, 0);
+}
+
+static void push_done(fwdioi_rt_t *rt, fwdioi_io_job_t *job)
+{
+    pthread_mutex_lock(&rt->io_lock);
+    push_done_locked(rt, job);
+    pthread_mutex_unlock(&rt->io_lock);
 }
 
 static void *io_main(void *arg)
 {
     fwdioi_rt_t *rt = arg;
     fwdioi_trace_thread("io");
-    fwdioi_rt_lock(rt);
+    pthread_mutex_lock(&rt->io_lock);
     for (;;) {
-        while (!rt->io_head && !rt->io_stop)
-            pthread_cond_wait(&rt->io_cond, &rt->lock);
-        if (!rt->io_head)
+        while (STAILQ_EMPTY(&rt->io_jobs) && !rt->io_stop)
+            pthread_cond_wait(&rt->io_cond, &rt->io_lock);
+        fwdioi_io_job_t *job = STAILQ_FIRST(&rt->io_jobs);
+        if (!job)
             break; /* stopping, queue drained */
-        fwdioi_io_job_t *job = rt->io_head;
-        rt->io_head = job->next;
-        if (!rt->io_head)
-            rt->io_tail = NULL;
-        fwdioi_rt_unlock(rt);
+        STAILQ_REMOVE_HEAD(&rt->io_jobs, link);
+        pthread_mutex_unlock(&rt->io_lock);
 
         job->run(job);
 
-        fwdioi_rt_lock(rt);
+        pthread_mutex_lock(&rt->io_lock);
         push_done_locked(rt, job);
     }
-    fwdioi_rt_unlock(rt);
+    pthread_mutex_unlock(&rt->io_lock);
     return NULL;
 }
 
@@ -51,57 +52,49 @@ void fwdioi_rt_io_submit(fwdioi_rt_t *rt, fwdioi_io_job_t *job)
         /* Measuring without the pipeline: the disk call blocks the progress
          * thread. `done` still runs from the loop, never inside the caller. */
         job->run(job);
-        fwdioi_rt_lock(rt);
-        push_done_locked(rt, job);
-        fwdioi_rt_unlock(rt);
+        push_done(rt, job);
         return;
     }
-    fwdioi_rt_lock(rt);
+    pthread_mutex_lock(&rt->io_lock);
     if (!rt->io_started) {
         if (pthread_create(&rt->io_thread, NULL, io_main, rt) != 0) {
             /* No thread: run the job here rather than fail the file. */
             fwdioi_log(FWDIOI_LOG_WARN, "cannot start the I/O thread; writing inline");
-            fwdioi_rt_unlock(rt);
+            pthread_mutex_unlock(&rt->io_lock);
             job->run(job);
-            fwdioi_rt_lock(rt);
-            push_done_locked(rt, job);
-            fwdioi_rt_unlock(rt);
+            push_done(rt, job);
             return;
         }
         rt->io_started = 1;
     }
-    job->next = NULL;
-    if (rt->io_tail)
-        rt->io_tail->next = job;
-    else
-        rt->io_head = job;
-    rt->io_tail = job;
+    STAILQ_INSERT_TAIL(&rt->io_jobs, job, link);
     pthread_cond_signal(&rt->io_cond);
-    fwdioi_rt_unlock(rt);
+    pthread_mutex_unlock(&rt->io_lock);
 }
 
 /* Progress thread: run the `done` half of every finished job. */
 void fwdioi_io_run_done(fwdioi_rt_t *rt)
 {
-    fwdioi_rt_lock(rt);
-    fwdioi_io_job_t *job = rt->io_done_head;
-    rt->io_done_head = rt->io_done_tail = NULL;
-    fwdioi_rt_unlock(rt);
-    while (job) {
-        fwdioi_io_job_t *next = job->next;
+    FWDIOI_ASSERT_PROGRESS();
+    STAILQ_HEAD(, fwdioi_io_job) done = STAILQ_HEAD_INITIALIZER(done);
+    pthread_mutex_lock(&rt->io_lock);
+    STAILQ_CONCAT(&done, &rt->io_done);
+    pthread_mutex_unlock(&rt->io_lock);
+    while (!STAILQ_EMPTY(&done)) {
+        fwdioi_io_job_t *job = STAILQ_FIRST(&done);
+        STAILQ_REMOVE_HEAD(&done, link);
         job->done(job);
-        job = next;
     }
 }
 
 /* After the progress thread has stopped: finish queued jobs and join. */
 void fwdioi_io_stop(fwdioi_rt_t *rt)
 {
-    fwdioi_rt_lock(rt);
+    pthread_mutex_lock(&rt->io_lock);
     int started = rt->io_started;
     rt->io_stop = 1;
     pthread_cond_signal(&rt->io_cond);
-    fwdioi_rt_unlock(rt);
+    pthread_mutex_unlock(&rt->io_lock);
     if (started)
         pthread_join(rt->io_thread, NULL);
 }

@@ -73,14 +73,14 @@ static void on_wake(evutil_socket_t fd, short what, void *arg)
     (void)fd;
     (void)what;
     fwdioi_rt_t *rt = arg;
-    fwdioi_rt_lock(rt);
-    fwdioi_task_t *task = rt->tasks_head;
-    rt->tasks_head = rt->tasks_tail = NULL;
-    fwdioi_rt_unlock(rt);
-    while (task) {
-        fwdioi_task_t *next = task->next;
+    fwdioi_task_list_t tasks = STAILQ_HEAD_INITIALIZER(tasks);
+    pthread_mutex_lock(&rt->tasks_lock);
+    STAILQ_CONCAT(&tasks, &rt->tasks);
+    pthread_mutex_unlock(&rt->tasks_lock);
+    while (!STAILQ_EMPTY(&tasks)) {
+        fwdioi_task_t *task = STAILQ_FIRST(&tasks);
+        STAILQ_REMOVE_HEAD(&tasks, link);
         task->run(task);
-        task = next;
     }
     rt->poll_interval_us = rt->cfg.poll_min_us;
     progress_tick(rt);

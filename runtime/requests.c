@@ -32,12 +32,14 @@ static int grow(fwdioi_requests_t *r)
 
 int fwdioi_rt_track_reserve(fwdioi_rt_t *rt)
 {
+    FWDIOI_ASSERT_PROGRESS();
     fwdioi_requests_t *r = &rt->requests;
     return r->count < r->capacity || grow(r) == 0 ? 0 : -1;
 }
 
 void fwdioi_rt_track(fwdioi_rt_t *rt, MPI_Request req, fwdioi_req_cb_t cb, void *arg)
 {
+    FWDIOI_ASSERT_PROGRESS();
     fwdioi_requests_t *r = &rt->requests;
     /* The caller reserved a slot before it started the request, so this
      * never needs memory (and never has to wait for the request instead). */
@@ -53,6 +55,7 @@ void fwdioi_rt_track(fwdioi_rt_t *rt, MPI_Request req, fwdioi_req_cb_t cb, void 
  * to the `done` scratch array, which only grows here, before testing. */
 int fwdioi_requests_test(fwdioi_rt_t *rt)
 {
+    FWDIOI_ASSERT_PROGRESS();
     fwdioi_requests_t *r = &rt->requests;
     if (r->count == 0)
         return 0;
@@ -110,6 +113,7 @@ int fwdioi_requests_test(fwdioi_rt_t *rt)
 
 int fwdioi_rt_forget(fwdioi_rt_t *rt, void *arg)
 {
+    FWDIOI_ASSERT_PROGRESS();
     fwdioi_requests_t *r = &rt->requests;
     int keep = 0, forgotten = 0;
     for (int i = 0; i < r->count; i++) {

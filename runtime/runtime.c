@@ -4,8 +4,19 @@
 #include "config.h"
 #include "log.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+static void destroy_sync(fwdioi_rt_t *rt)
+{
+    pthread_cond_destroy(&rt->io_cond);
+    pthread_mutex_destroy(&rt->io_lock);
+    pthread_mutex_destroy(&rt->calls_lock);
+    pthread_mutex_destroy(&rt->tasks_lock);
+    pthread_cond_destroy(&rt->cond);
+    pthread_mutex_destroy(&rt->lock);
+}
 
 int fwdioi_rt_create(MPI_Comm comm, const fwdio_config_t *cfg, const fwdioi_client_t *client,
                      fwdioi_rt_t **out)
@@ -35,7 +46,14 @@ int fwdioi_rt_create(MPI_Comm comm, const fwdio_config_t *cfg, const fwdioi_clie
         goto fail_comm;
     pthread_mutex_init(&rt->lock, NULL);
     pthread_cond_init(&rt->cond, NULL);
+    pthread_mutex_init(&rt->tasks_lock, NULL);
+    pthread_mutex_init(&rt->calls_lock, NULL);
+    pthread_mutex_init(&rt->io_lock, NULL);
     pthread_cond_init(&rt->io_cond, NULL);
+    STAILQ_INIT(&rt->tasks);
+    STAILQ_INIT(&rt->calls);
+    STAILQ_INIT(&rt->io_jobs);
+    STAILQ_INIT(&rt->io_done);
     if ((rc = fwdioi_progress_start(rt)) != FWDIO_OK)
         goto fail_sync;
     fwdioi_log(FWDIOI_LOG_INFO, "rank %d of %d: runtime started", rt->rank, rt->size);
@@ -43,9 +61,7 @@ int fwdioi_rt_create(MPI_Comm comm, const fwdio_config_t *cfg, const fwdioi_clie
     return FWDIO_OK;
 
 fail_sync:
-    pthread_cond_destroy(&rt->io_cond);
-    pthread_cond_destroy(&rt->cond);
-    pthread_mutex_destroy(&rt->lock);
+    destroy_sync(rt);
     fwdioi_bufcache_free(rt);
 fail_comm:
     MPI_Comm_free(&rt->comm);
@@ -60,9 +76,7 @@ void fwdioi_rt_destroy(fwdioi_rt_t *rt)
     fwdioi_io_stop(rt);
     fwdioi_requests_free(&rt->requests);
     fwdioi_bufcache_free(rt);
-    pthread_cond_destroy(&rt->io_cond);
-    pthread_cond_destroy(&rt->cond);
-    pthread_mutex_destroy(&rt->lock);
+    destroy_sync(rt);
     MPI_Comm_free(&rt->comm);
     free(rt);
 }
@@ -72,25 +86,56 @@ int fwdioi_rt_rank(const fwdioi_rt_t *rt) { return rt->rank; }
 int fwdioi_rt_size(const fwdioi_rt_t *rt) { return rt->size; }
 const fwdio_config_t *fwdioi_rt_config(const fwdioi_rt_t *rt) { return &rt->cfg; }
 
-void fwdioi_rt_lock(fwdioi_rt_t *rt) { pthread_mutex_lock(&rt->lock); }
-void fwdioi_rt_unlock(fwdioi_rt_t *rt) { pthread_mutex_unlock(&rt->lock); }
-void fwdioi_rt_broadcast(fwdioi_rt_t *rt) { pthread_cond_broadcast(&rt->cond); }
-void fwdioi_rt_sleep_locked(fwdioi_rt_t *rt) { pthread_cond_wait(&rt->cond, &rt->lock); }
+#ifdef FWDIOI_DEBUG_CHECKS
+/* The runtime whose lock this thread holds (one at a time: fwdio never
+ * holds two runtimes' locks). */
+static _Thread_local const fwdioi_rt_t *lock_held;
 
-void fwdioi_rt_submit_locked(fwdioi_rt_t *rt, fwdioi_task_t *first, fwdioi_task_t *last)
+int fwdioi_rt_lock_held(const fwdioi_rt_t *rt) { return lock_held == rt; }
+
+void fwdioi_check_failed(const char *what, const char *file, int line)
 {
-    last->next = NULL;
-    if (rt->tasks_tail)
-        rt->tasks_tail->next = first;
-    else
-        rt->tasks_head = first;
-    rt->tasks_tail = last;
+    fprintf(stderr, "fwdio: internal check failed at %s:%d: not %s\n", file, line, what);
+    abort();
+}
+#define NOTE_LOCKED(rt) (lock_held = (rt))
+#else
+#define NOTE_LOCKED(rt) ((void)0)
+#endif
+
+void fwdioi_rt_lock(fwdioi_rt_t *rt)
+{
+    pthread_mutex_lock(&rt->lock);
+    NOTE_LOCKED(rt);
+}
+
+void fwdioi_rt_unlock(fwdioi_rt_t *rt)
+{
+    NOTE_LOCKED(NULL);
+    pthread_mutex_unlock(&rt->lock);
+}
+
+void fwdioi_rt_broadcast(fwdioi_rt_t *rt) { pthread_cond_broadcast(&rt->cond); }
+
+void fwdioi_rt_sleep_locked(fwdioi_rt_t *rt)
+{
+    FWDIOI_ASSERT_LOCKED(rt);
+    pthread_cond_wait(&rt->cond, &rt->lock);
+}
+
+void fwdioi_rt_submit_list(fwdioi_rt_t *rt, fwdioi_task_list_t *tasks)
+{
+    if (STAILQ_EMPTY(tasks))
+        return;
+    pthread_mutex_lock(&rt->tasks_lock);
+    STAILQ_CONCAT(&rt->tasks, tasks);
+    pthread_mutex_unlock(&rt->tasks_lock);
     event_active(rt->wake_ev, EV_READ, 0);
 }
 
 void fwdioi_rt_submit(fwdioi_rt_t *rt, fwdioi_task_t *task)
 {
-    fwdioi_rt_lock(rt);
-    fwdioi_rt_submit_locked(rt, task, task);
-    fwdioi_rt_unlock(rt);
+    fwdioi_task_list_t one = STAILQ_HEAD_INITIALIZER(one);
+    STAILQ_INSERT_TAIL(&one, task, link);
+    fwdioi_rt_submit_list(rt, &one);
 }

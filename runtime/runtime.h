@@ -14,27 +14,52 @@
 #include "fwdio.h"
 
 #include <pthread.h>
+#include <sys/queue.h>
 
 typedef struct fwdioi_rt fwdioi_rt_t;
 
 /** A unit of work handed from an application thread to the progress thread. */
 typedef struct fwdioi_task {
-    struct fwdioi_task *next;
+    STAILQ_ENTRY(fwdioi_task) link;
     void (*run)(struct fwdioi_task *task); /* runs on the progress thread */
 } fwdioi_task_t;
 
+/** Tasks in order (sys/queue.h STAILQ). */
+typedef STAILQ_HEAD(fwdioi_task_list, fwdioi_task) fwdioi_task_list_t;
+
 /** A blocking job for the I/O thread; `done` then runs on the progress thread. */
 typedef struct fwdioi_io_job {
-    struct fwdioi_io_job *next;
+    STAILQ_ENTRY(fwdioi_io_job) link;
     void (*run)(struct fwdioi_io_job *job);
     void (*done)(struct fwdioi_io_job *job);
 } fwdioi_io_job_t;
 
 /** A user-visible callback, delivered where the callback mode says. */
 typedef struct fwdioi_call {
-    struct fwdioi_call *next;
+    STAILQ_ENTRY(fwdioi_call) link;
     void (*run)(struct fwdioi_call *call);
 } fwdioi_call_t;
+
+/*
+ * Internal checks of the threading rules: a function named *_locked is
+ * called with the runtime lock held, a progress-thread function on the
+ * progress thread. On in Debug and sanitizer builds (FWDIOI_DEBUG_CHECKS),
+ * where a broken rule aborts with its place; free otherwise.
+ */
+#ifdef FWDIOI_DEBUG_CHECKS
+void fwdioi_check_failed(const char *what, const char *file, int line);
+/** Whether the calling thread holds rt's lock. */
+int fwdioi_rt_lock_held(const fwdioi_rt_t *rt);
+#define FWDIOI_ASSERT_LOCKED(rt)                                                  \
+    ((void)(fwdioi_rt_lock_held(rt) ||                                            \
+            (fwdioi_check_failed("runtime lock held", __FILE__, __LINE__), 0)))
+#define FWDIOI_ASSERT_PROGRESS()                                                  \
+    ((void)(fwdioi_rt_on_progress_thread() ||                                     \
+            (fwdioi_check_failed("on the progress thread", __FILE__, __LINE__), 0)))
+#else
+#define FWDIOI_ASSERT_LOCKED(rt) ((void)0)
+#define FWDIOI_ASSERT_PROGRESS() ((void)0)
+#endif
 
 /** Completion of a tracked MPI request (progress thread). */
 typedef void (*fwdioi_req_cb_t)(void *arg, const MPI_Status *status);
@@ -61,7 +86,9 @@ int fwdioi_rt_rank(const fwdioi_rt_t *rt);
 int fwdioi_rt_size(const fwdioi_rt_t *rt);
 const fwdio_config_t *fwdioi_rt_config(const fwdioi_rt_t *rt);
 
-/** The runtime lock guards state shared between application and progress threads. */
+/** The runtime lock guards the forwarder's state shared between application
+ *  and progress threads (the task, call and I/O queues have locks of their
+ *  own, taken inside it when both are held). */
 void fwdioi_rt_lock(fwdioi_rt_t *rt);
 void fwdioi_rt_unlock(fwdioi_rt_t *rt);
 /** Wake threads blocked in fwdioi_rt_wait / fwdioi_rt_sleep_locked. */
@@ -69,9 +96,11 @@ void fwdioi_rt_broadcast(fwdioi_rt_t *rt);
 /** Wait for a broadcast, the runtime lock held (app threads only). */
 void fwdioi_rt_sleep_locked(fwdioi_rt_t *rt);
 
-/** Queue tasks for the progress thread and wake it (app). With the lock held:
- *  the _locked variant; the caller must hold the runtime lock. */
-void fwdioi_rt_submit_locked(fwdioi_rt_t *rt, fwdioi_task_t *first, fwdioi_task_t *last);
+/** Move every task of `tasks` to the progress thread's queue, in order, and
+ *  wake it (any thread). Submissions made under the runtime lock keep the
+ *  order of the lock. */
+void fwdioi_rt_submit_list(fwdioi_rt_t *rt, fwdioi_task_list_t *tasks);
+/** fwdioi_rt_submit_list for one task. */
 void fwdioi_rt_submit(fwdioi_rt_t *rt, fwdioi_task_t *task);
 
 /** Make room to track one more request; 0, or -1 out of memory. Call it

@@ -32,16 +32,19 @@ struct fwdioi_rt {
     fwdio_config_t cfg;
     fwdioi_client_t client;
 
-    /* Guards the task queue, the call queue, the I/O queues and whatever the
-     * client keeps under fwdioi_rt_lock. */
+    /* Guards whatever the client keeps under fwdioi_rt_lock; `cond` wakes
+     * application threads waiting for a state change or a queued call. */
     pthread_mutex_t lock;
     pthread_cond_t cond;
 
-    /* Application -> progress thread. */
-    fwdioi_task_t *tasks_head, *tasks_tail;
+    /* Application -> progress thread, guarded by tasks_lock. */
+    pthread_mutex_t tasks_lock;
+    fwdioi_task_list_t tasks;
 
-    /* Progress thread -> application threads (FWDIO_CALLBACKS_ON_POLL). */
-    fwdioi_call_t *calls_head, *calls_tail;
+    /* Progress thread -> application threads (FWDIO_CALLBACKS_ON_POLL),
+     * guarded by calls_lock. */
+    pthread_mutex_t calls_lock;
+    STAILQ_HEAD(, fwdioi_call) calls;
 
     /* The progress thread and its loop. */
     pthread_t progress_thread;
@@ -54,13 +57,14 @@ struct fwdioi_rt {
     int poll_armed;
     fwdioi_requests_t requests;
 
-    /* The I/O thread (created on first job); queues guarded by lock. */
+    /* The I/O thread (created on first job); its queues and flags guarded
+     * by io_lock. */
+    pthread_mutex_t io_lock;
     int io_started;
     int io_stop;
     pthread_t io_thread;
     pthread_cond_t io_cond;
-    fwdioi_io_job_t *io_head, *io_tail;
-    fwdioi_io_job_t *io_done_head, *io_done_tail;
+    STAILQ_HEAD(, fwdioi_io_job) io_jobs, io_done;
 
     /* Reusable message buffers (bufcache.c), guarded by buf_lock. */
     pthread_mutex_t buf_lock;
