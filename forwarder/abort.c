@@ -172,7 +172,7 @@ void fwdioi_zombie_add(struct fwdio_runtime *o, MPI_Comm comm)
         int cap = o->zombies_cap ? 2 * o->zombies_cap : 4;
         fwdioi_zombie_t *z = realloc(o->zombies, (size_t)cap * sizeof *z);
         if (!z) { /* cannot keep it: free it; a late sender may then wait */
-            MPI_Comm_free(&comm);
+            fwdioi_log_mpi_failure(MPI_Comm_free(&comm), "MPI_Comm_free");
             return;
         }
         o->zombies = z;
@@ -206,7 +206,8 @@ int fwdioi_zombie_drain(struct fwdio_runtime *o, int *active)
                             &st) != MPI_SUCCESS ||
                 !flag)
                 break;
-            MPI_Get_count(&st, MPI_BYTE, &len);
+            if (MPI_Get_count(&st, MPI_BYTE, &len) != MPI_SUCCESS || len == MPI_UNDEFINED)
+                len = 0; /* received into nothing (truncated) all the same */
             void *buf = malloc(len > 0 ? (size_t)len : 1);
             MPI_Request req;
             if (!buf || MPI_Imrecv(buf, buf ? len : 0, MPI_BYTE, &msg, &req) != MPI_SUCCESS) {
@@ -224,7 +225,7 @@ int fwdioi_zombie_drain(struct fwdio_runtime *o, int *active)
 void fwdioi_abort_free(struct fwdio_runtime *o)
 {
     for (int i = 0; i < o->nzombies; i++)
-        MPI_Comm_free(&o->zombies[i].comm);
+        fwdioi_log_mpi_failure(MPI_Comm_free(&o->zombies[i].comm), "MPI_Comm_free (aborted file)");
     free(o->zombies);
     free(o->pending_aborts);
     o->zombies = NULL;

@@ -1,5 +1,6 @@
 #include "agree.h"
 
+#include "log.h"
 #include "open_check.h"
 
 #include <stdio.h>
@@ -58,7 +59,7 @@ int fwdioi_agree_op_create(MPI_Op *op)
 void fwdioi_agree_op_free(MPI_Op *op)
 {
     if (*op != MPI_OP_NULL)
-        MPI_Op_free(op);
+        fwdioi_log_mpi_failure(MPI_Op_free(op), "MPI_Op_free");
 }
 
 void fwdioi_errinfo_set_call(fwdioi_errinfo_t *info, int status, int rank, int sys_errno,

@@ -56,11 +56,14 @@ int fwdio_init(MPI_Comm comm, const fwdio_config_t *cfg, fwdio_runtime_t **out)
     /* The error handler of a bad handle is MPI_COMM_WORLD's: ask it to
      * return for these two queries, so a wrong communicator is an error. */
     MPI_Errhandler world_handler;
-    MPI_Comm_get_errhandler(MPI_COMM_WORLD, &world_handler);
-    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    if (MPI_Comm_get_errhandler(MPI_COMM_WORLD, &world_handler) != MPI_SUCCESS ||
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN) != MPI_SUCCESS)
+        return FWDIO_EMPI;
     int rc_inter = MPI_Comm_test_inter(comm, &inter);
-    MPI_Comm_set_errhandler(MPI_COMM_WORLD, world_handler);
-    MPI_Errhandler_free(&world_handler);
+    int rc_back = MPI_Comm_set_errhandler(MPI_COMM_WORLD, world_handler);
+    fwdioi_log_mpi_failure(MPI_Errhandler_free(&world_handler), "MPI_Errhandler_free");
+    if (rc_back != MPI_SUCCESS)
+        return FWDIO_EMPI;
     if (rc_inter != MPI_SUCCESS || inter) {
         fwdioi_report("fwdio_init: %s", rc_inter != MPI_SUCCESS
                                             ? "the communicator is not a valid communicator"
@@ -68,7 +71,8 @@ int fwdio_init(MPI_Comm comm, const fwdio_config_t *cfg, fwdio_runtime_t **out)
                                               "needs an intracommunicator");
         return FWDIO_EINVAL;
     }
-    MPI_Query_thread(&provided);
+    if (MPI_Query_thread(&provided) != MPI_SUCCESS)
+        return FWDIO_EMPI;
     if (provided < MPI_THREAD_MULTIPLE) {
         fwdioi_log(FWDIOI_LOG_WARN, "fwdio_init: %s", fwdio_strerror(FWDIO_ETHREAD));
         return FWDIO_ETHREAD;
@@ -170,8 +174,9 @@ int fwdio_finalize(fwdio_runtime_t *rt)
     fwdioi_rt_lock(rt->rt);
     int broken = rt->broken_known;
     fwdioi_rt_unlock(rt->rt);
-    if (!broken)
-        MPI_Barrier(fwdioi_rt_comm(rt->rt));
+    int rc = FWDIO_OK;
+    if (!broken && MPI_Barrier(fwdioi_rt_comm(rt->rt)) != MPI_SUCCESS)
+        rc = FWDIO_EMPI; /* everything is released all the same */
     fwdioi_rt_destroy(rt->rt);
     fwdioi_abort_free(rt);
     fwdioi_trace_end_file(t_trace, "finalize", FWDIOI_TRACE_NONE);
@@ -181,7 +186,7 @@ int fwdio_finalize(fwdio_runtime_t *rt)
     fwdioi_topology_free(&rt->topo);
     fwdioi_settings_free(&rt->settings);
     free(rt);
-    return FWDIO_OK;
+    return rc;
 }
 
 int fwdio_poll(fwdio_runtime_t *rt)

@@ -58,25 +58,27 @@ static int isend_lent(fwdio_file_t *f, fwdioi_msg_t *m, int dest, MPI_Request *r
     int rc = MPI_ERR_NO_MEM;
     if (lens && addrs) {
         lens[0] = (int)sizeof h;
-        MPI_Get_address(m->wire, &addrs[0]);
-        for (int i = 1; i < n - 1; i++) {
+        *call = FWDIOI_MPI_TYPE;
+        rc = MPI_Get_address(m->wire, &addrs[0]);
+        for (int i = 1; i < n - 1 && rc == MPI_SUCCESS; i++) {
             fwdioi_piece_t p;
             memcpy(&p, m->wire + sizeof h + (size_t)(i - 1) * sizeof p, sizeof p);
             lens[i] = (int)p.len;
-            MPI_Get_address(fwdioi_msg_piece_data(m, &p, NULL), &addrs[i]);
+            rc = MPI_Get_address(fwdioi_msg_piece_data(m, &p, NULL), &addrs[i]);
         }
         lens[n - 1] = (int)(m->wire_len - sizeof h);
-        MPI_Get_address(m->wire + sizeof h, &addrs[n - 1]);
+        if (rc == MPI_SUCCESS)
+            rc = MPI_Get_address(m->wire + sizeof h, &addrs[n - 1]);
         MPI_Datatype type;
-        *call = FWDIOI_MPI_TYPE;
-        rc = MPI_Type_create_hindexed(n, lens, addrs, MPI_BYTE, &type);
+        if (rc == MPI_SUCCESS)
+            rc = MPI_Type_create_hindexed(n, lens, addrs, MPI_BYTE, &type);
         if (rc == MPI_SUCCESS) {
             rc = MPI_Type_commit(&type);
             if (rc == MPI_SUCCESS) {
                 *call = FWDIOI_MPI_ISEND;
                 rc = MPI_Isend(MPI_BOTTOM, 1, type, dest, FWDIOI_TAG_DATA, f->s.comm, req);
             }
-            MPI_Type_free(&type); /* the send keeps what it needs */
+            fwdioi_log_mpi_failure(MPI_Type_free(&type), "MPI_Type_free"); /* the send keeps what it needs */
         }
     }
     free(lens);

@@ -199,7 +199,7 @@ static void finish_session(fwdio_file_t *f, const fwdioi_errinfo_t *result)
         if (s->aborted && f->my_writer >= 0)
             fwdioi_zombie_add(f->owner, s->comm); /* late data still arrives */
         else
-            MPI_Comm_free(&s->comm);
+            fwdioi_log_mpi_failure(MPI_Comm_free(&s->comm), "MPI_Comm_free (file)");
         s->comm = MPI_COMM_NULL;
     }
     fwdioi_session_free(f);
@@ -521,7 +521,7 @@ static void on_dup_done(void *arg, const MPI_Status *st)
     f->owner->dup_file = NULL;
     start_next_dup(f->owner);
     if (f->s.aborted) { /* another rank failed after its duplication */
-        MPI_Comm_free(&f->s.comm);
+        fwdioi_log_mpi_failure(MPI_Comm_free(&f->s.comm), "MPI_Comm_free (file)");
         f->s.phase = FWDIOI_PHASE_CHECKING;
         fwdioi_session_finish_if_aborted(f);
         return;

@@ -203,8 +203,8 @@ static int node_leader(MPI_Comm comm, int rank, int *leader)
         MPI_SUCCESS)
         return -1;
     int rc = MPI_Allreduce(&rank, leader, 1, MPI_INT, MPI_MIN, node_comm);
-    MPI_Comm_free(&node_comm);
-    return rc == MPI_SUCCESS ? 0 : -1;
+    int rc_free = MPI_Comm_free(&node_comm);
+    return rc == MPI_SUCCESS && rc_free == MPI_SUCCESS ? 0 : -1;
 }
 
 /** Do all ranks of `comm` report ok (collective)? 1, 0, or -1 if MPI fails. */

@@ -515,7 +515,8 @@ FWDIO_API int fwdio_init(MPI_Comm comm, const fwdio_config_t *cfg, fwdio_runtime
  * this rank are closed, every file is waited for, file handles still held are
  * released (do not use them afterwards), and the threads are joined. Call
  * from an application thread, not from a callback.
- * @return FWDIO_OK, FWDIO_EINVAL, FWDIO_ECONTEXT (from a callback).
+ * @return FWDIO_OK, FWDIO_EINVAL, FWDIO_ECONTEXT (from a callback), FWDIO_EMPI
+ *         (the closing barrier failed; everything is released all the same).
  */
 FWDIO_API int fwdio_finalize(fwdio_runtime_t *rt);
 

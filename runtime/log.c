@@ -1,5 +1,6 @@
 #include "log.h"
 
+#include <mpi.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -73,4 +74,15 @@ void fwdioi_report_release(int print)
     free(held_text);
     held_text = NULL;
     held_len = 0;
+}
+
+void fwdioi_log_mpi_failure(int mpi_rc, const char *call)
+{
+    if (mpi_rc == MPI_SUCCESS)
+        return;
+    char text[MPI_MAX_ERROR_STRING] = "";
+    int len = 0;
+    if (MPI_Error_string(mpi_rc, text, &len) != MPI_SUCCESS)
+        snprintf(text, sizeof text, "MPI error %d", mpi_rc);
+    fwdioi_log(FWDIOI_LOG_WARN, "%s failed: %s", call, text);
 }

@@ -6,6 +6,9 @@ enum { FWDIOI_LOG_WARN = 1, FWDIOI_LOG_INFO = 2, FWDIOI_LOG_DEBUG = 3 };
 
 int fwdioi_log_level(void);
 void fwdioi_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/** An MPI call that failed where nothing else can be done about it (freeing
+ *  a handle): logged at warning level, with its error string. */
+void fwdioi_log_mpi_failure(int mpi_rc, const char *call);
 /** A configuration error the user must see: always printed, once per call
  *  (unless the calling thread holds its reports). */
 void fwdioi_report(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

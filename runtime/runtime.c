@@ -39,8 +39,9 @@ int fwdioi_rt_create(MPI_Comm comm, const fwdio_config_t *cfg, const fwdioi_clie
      * traffic reports MPI errors as file statuses instead. */
     if (MPI_Comm_set_errhandler(rt->comm, MPI_ERRORS_RETURN) != MPI_SUCCESS)
         goto fail_comm;
-    MPI_Comm_rank(rt->comm, &rt->rank);
-    MPI_Comm_size(rt->comm, &rt->size);
+    if (MPI_Comm_rank(rt->comm, &rt->rank) != MPI_SUCCESS ||
+        MPI_Comm_size(rt->comm, &rt->size) != MPI_SUCCESS)
+        goto fail_comm;
     if ((rc = fwdioi_bufcache_init(rt, rt->cfg.max_message_size + FWDIOI_MESSAGE_HEADROOM)) !=
         FWDIO_OK)
         goto fail_comm;
@@ -77,7 +78,7 @@ void fwdioi_rt_destroy(fwdioi_rt_t *rt)
     fwdioi_requests_free(&rt->requests);
     fwdioi_bufcache_free(rt);
     destroy_sync(rt);
-    MPI_Comm_free(&rt->comm);
+    fwdioi_log_mpi_failure(MPI_Comm_free(&rt->comm), "MPI_Comm_free (runtime)");
     free(rt);
 }
 
