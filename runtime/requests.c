@@ -30,6 +30,21 @@ static int grow(fwdioi_requests_t *r)
     return 0;
 }
 
+/* Drop the entries whose request is MPI_REQUEST_NULL, keeping the order. */
+static void compact(fwdioi_requests_t *r)
+{
+    int keep = 0;
+    for (int i = 0; i < r->count; i++) {
+        if (r->reqs[i] == MPI_REQUEST_NULL)
+            continue;
+        r->reqs[keep] = r->reqs[i];
+        r->cbs[keep] = r->cbs[i];
+        r->args[keep] = r->args[i];
+        keep++;
+    }
+    r->count = keep;
+}
+
 int fwdioi_rt_track_reserve(fwdioi_rt_t *rt)
 {
     FWDIOI_ASSERT_PROGRESS();
@@ -85,17 +100,7 @@ int fwdioi_requests_test(fwdioi_rt_t *rt)
         if (rc == MPI_SUCCESS)
             done[i].status.MPI_ERROR = MPI_SUCCESS;
     }
-    /* Compact: completed requests were set to MPI_REQUEST_NULL. */
-    int keep = 0;
-    for (int i = 0; i < r->count; i++) {
-        if (r->reqs[i] == MPI_REQUEST_NULL)
-            continue;
-        r->reqs[keep] = r->reqs[i];
-        r->cbs[keep] = r->cbs[i];
-        r->args[keep] = r->args[i];
-        keep++;
-    }
-    r->count = keep;
+    compact(r); /* completed requests were set to MPI_REQUEST_NULL */
     /* The scratch is detached while callbacks run, so nothing can move it. */
     int done_capacity = r->done_capacity;
     r->done = NULL;
@@ -115,18 +120,14 @@ int fwdioi_rt_forget(fwdioi_rt_t *rt, void *arg)
 {
     FWDIOI_ASSERT_PROGRESS();
     fwdioi_requests_t *r = &rt->requests;
-    int keep = 0, forgotten = 0;
+    int forgotten = 0;
     for (int i = 0; i < r->count; i++) {
         if (r->args[i] == arg) {
+            r->reqs[i] = MPI_REQUEST_NULL; /* the request itself is left to MPI */
             forgotten++;
-            continue;
         }
-        r->reqs[keep] = r->reqs[i];
-        r->cbs[keep] = r->cbs[i];
-        r->args[keep] = r->args[i];
-        keep++;
     }
-    r->count = keep;
+    compact(r);
     return forgotten;
 }
 
