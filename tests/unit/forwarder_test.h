@@ -1,0 +1,93 @@
+/*
+ * Helpers of the unit tests that call the forwarder's internal functions
+ * directly (test_route, test_combine, test_staging). They include the
+ * library's private headers and link the static libfwdio.a, so they see
+ * struct fwdio_file and struct fwdio_runtime as the library does.
+ *
+ * Settings are pinned (FWDIO_PIN_ALL): the numbers the tests compute from
+ * their own configuration stay true whatever FWDIO_* variables the
+ * environment holds.
+ */
+#ifndef FWDIO_FORWARDER_TEST_H
+#define FWDIO_FORWARDER_TEST_H
+
+#include "file.h"
+#include "test_common.h"
+
+#include <string.h>
+#include <time.h>
+
+/** fwdio_init on MPI_COMM_WORLD with `cfg` (NULL: defaults) and every
+ *  setting pinned. Aborts the job on failure. */
+static inline fwdio_runtime_t *ft_runtime(const fwdio_config_t *cfg)
+{
+    fwdio_config_t c;
+    if (cfg)
+        c = *cfg;
+    else
+        fwdio_config_init(&c);
+    c.pinned = FWDIO_PIN_ALL;
+    return tc_start_runtime_with(MPI_COMM_WORLD, &c);
+}
+
+/** Options with every field pinned: the code's values, zeros meaning the
+ *  documented defaults. */
+static inline fwdio_options_t ft_options(uint64_t stripe, uint64_t unit, int writers,
+                                         fwdio_layout_t layout)
+{
+    fwdio_options_t o;
+    fwdio_options_init(&o);
+    o.stripe_size = stripe;
+    o.write_size = unit;
+    o.writers = writers;
+    o.layout = layout;
+    o.placement = FWDIO_PLACEMENT_STRIDE; /* writers at ranks 0, 1, ... */
+    o.writer_stride = 1;
+    o.pinned = FWDIO_PIN_ALL;
+    return o;
+}
+
+/** Piece `i` of a sealed message (the table ends the wire bytes, file.h). */
+static inline fwdioi_piece_t ft_piece(const fwdioi_msg_t *m, uint32_t i)
+{
+    fwdioi_wire_header_t h;
+    memcpy(&h, m->wire, sizeof h);
+    fwdioi_piece_t p;
+    memcpy(&p, m->wire + m->wire_len - (size_t)(h.npieces - i) * sizeof p, sizeof p);
+    return p;
+}
+
+/** The piece count of a sealed message's header. */
+static inline uint32_t ft_npieces(const fwdioi_msg_t *m)
+{
+    fwdioi_wire_header_t h;
+    memcpy(&h, m->wire, sizeof h);
+    return h.npieces;
+}
+
+/** Runtime-wide staged bytes, read under the runtime lock. */
+static inline uint64_t ft_staged(fwdio_runtime_t *rt)
+{
+    fwdioi_rt_lock(rt->rt);
+    uint64_t n = rt->staged;
+    fwdioi_rt_unlock(rt->rt);
+    return n;
+}
+
+/** Wait (without calling fwdio_poll, which would flush open combined
+ *  messages) until the runtime's staged bytes drop to `want`; 0 when they
+ *  did within `seconds`, else -1. */
+static inline int ft_wait_staged(fwdio_runtime_t *rt, uint64_t want, double seconds)
+{
+    double t0 = MPI_Wtime();
+    for (;;) {
+        if (ft_staged(rt) == want)
+            return 0;
+        if (MPI_Wtime() - t0 > seconds)
+            return -1;
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+    }
+}
+
+#endif
