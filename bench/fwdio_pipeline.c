@@ -12,7 +12,7 @@
  * fdatasync time); the receive phase is R = inline end-to-end - W (inline, the
  * writer does one after the other). The overlap the I/O thread achieves,
  * inline end-to-end - thread end-to-end, is compared with its bound min(R, W)
- * (papers/000_...: the pipeline can hide at most the shorter phase).
+ * (a pipeline can hide at most the shorter of the two phases).
  * See bench/README.md, "Writer pipeline (I/O thread vs inline)".
  */
 #define _GNU_SOURCE /* syncfs */

@@ -1,6 +1,6 @@
 /*
  * fwdio-idle-cost: what an idle fwdio runtime costs an application that is
- * only computing (shared/BENCHMARKS.md, "idle cost").
+ * only computing (the "idle cost" figure of bench/README.md).
  *
  * One rep runs a fixed-work compute loop three times, in this order:
  *   none        no fwdio runtime;

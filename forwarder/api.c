@@ -31,6 +31,7 @@ static int close_locked(fwdio_file_t *f)
         return -1;
     fwdioi_combine_flush_file_locked(f);
     f->app_closed = 1;
+    fwdioi_rt_broadcast(f->rt); /* writes waiting for staging room give up */
     fwdioi_rt_submit(f->rt, &f->close_task);
     return 0;
 }

@@ -125,6 +125,10 @@ int fwdioi_route_write(fwdio_file_t *f, const uint8_t *buf, uint64_t len, uint64
     if (rc != FWDIO_OK) {
         if (lent)
             lent->refs = 0; /* the call fails: no callback */
+        /* the caller gives the whole write's staging back, not the messages */
+        fwdioi_task_t *t;
+        STAILQ_FOREACH(t, msgs, link)
+            ((fwdioi_msg_t *)t)->staged = 0;
         fwdioi_msgs_free(f->rt, msgs);
     }
     return rc;

@@ -98,6 +98,7 @@ static void publish_error_locked(fwdio_file_t *f, const fwdioi_errinfo_t *e)
     if (e->status != FWDIO_OK && !f->failed_known) {
         f->failed_known = 1;
         f->known_error = *e;
+        fwdioi_rt_broadcast(f->rt); /* writes waiting for staging room give up */
         fwdioi_errinfo_format(e, f->path, f->write_path, f->error_text, sizeof f->error_text);
     }
 }

@@ -11,11 +11,31 @@
 #ifndef FWDIO_FORWARDER_TEST_H
 #define FWDIO_FORWARDER_TEST_H
 
+#include "combine.h"
 #include "file.h"
 #include "test_common.h"
 
 #include <string.h>
 #include <time.h>
+
+/** A combined write of `len` staged bytes, as fwdio_write makes it, but with
+ *  the runtime lock held throughout (the library copies with it released):
+ *  reserve, copy, finish, until every byte is taken. FWDIO_OK or the
+ *  reservation's error. */
+static inline int ft_combine_write_locked(fwdio_file_t *f, const uint8_t *buf, uint64_t len,
+                                          uint64_t offset)
+{
+    int rc = FWDIO_OK;
+    uint64_t done = 0;
+    while (rc == FWDIO_OK && done < len) {
+        fwdioi_combine_batch_t batch;
+        done += fwdioi_combine_reserve_locked(f, buf + done, len - done, offset + done, &batch,
+                                              &rc);
+        fwdioi_combine_copy(&batch);
+        fwdioi_combine_finish_locked(f, &batch);
+    }
+    return rc;
+}
 
 /** fwdio_init on MPI_COMM_WORLD with `cfg` (NULL: defaults) and every
  *  setting pinned. Aborts the job on failure. */

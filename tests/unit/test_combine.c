@@ -6,7 +6,7 @@
  * bytes (8 bytes of header, 16 of piece table).
  *
  * Each rank writes its own half of the file through
- * fwdioi_combine_write_locked, its bytes reserved first as fwdio_write does,
+ * fwdioi_combine_reserve_locked/copy/finish_locked (ft_combine_write_locked), its bytes reserved first as fwdio_write does,
  * and inspects the open messages with the runtime lock held (which also keeps
  * the progress thread from flushing them meanwhile):
  *
@@ -102,7 +102,7 @@ static void cwrite_locked(tfile_t *t, uint64_t offset, uint64_t len)
     pattern_fill(buf, len, offset, t->seed);
     int rc = fwdioi_staging_reserve_locked(t->f, len, 0);
     if (rc == FWDIO_OK)
-        rc = fwdioi_combine_write_locked(t->f, buf, len, offset);
+        rc = ft_combine_write_locked(t->f, buf, len, offset);
     TC_EXPECT(rc, FWDIO_OK, "reserve + combine");
     memset(buf, 0xa5, len);
     pattern_fill(t->expect + (offset - t->region), len, offset, t->seed);

@@ -50,6 +50,15 @@ typedef struct route_case {
     uint64_t stripe, unit, size;
 } route_case_t;
 
+/* The last message of a routed list (glibc's sys/queue.h has no STAILQ_LAST). */
+static fwdioi_msg_t *last_msg(fwdioi_task_list_t *list)
+{
+    fwdioi_task_t *t, *last = NULL;
+    STAILQ_FOREACH(t, list, link)
+        last = t;
+    return (fwdioi_msg_t *)last;
+}
+
 static const route_case_t cases[] = {
     {FWDIO_LAYOUT_BLOCK, 1, 0, 4096, 1024, 100000},
     {FWDIO_LAYOUT_BLOCK, 3, 0, 4096, 1024, 200003},
@@ -156,7 +165,7 @@ static int check_messages(const fwdio_file_t *f, fwdioi_msg_t *first, fwdioi_msg
         a = b;
     }
 
-    for (fwdioi_msg_t *m = first; m; prev = m, m = (fwdioi_msg_t *)m->task.next) {
+    for (fwdioi_msg_t *m = first; m; prev = m, m = (fwdioi_msg_t *)STAILQ_NEXT(&m->task, link)) {
         nmsgs++;
         int w = m->writer;
         ROUTE_CHECK(w >= 0 && w < nw, "%s: message %d for writer %d of %d", what, nmsgs, w, nw);
@@ -246,7 +255,7 @@ static int check_messages(const fwdio_file_t *f, fwdioi_msg_t *first, fwdioi_msg
         prev_writer = w;
         prev_writer_end = prev_end;
     }
-    ROUTE_CHECK(first && last == prev && last->task.next == NULL,
+    ROUTE_CHECK(first && last == prev && STAILQ_NEXT(&last->task, link) == NULL,
                 "%s: the chain does not end at *last", what);
     for (uint64_t j = 0; j < len; j++)
         ROUTE_CHECK(seen[j] == 1, "%s: byte %llu is in %d pieces", what,
@@ -280,13 +289,15 @@ static void route_copied(fwdio_file_t *f, uint64_t offset, uint64_t len, const u
     int rc = fwdioi_staging_reserve_locked(f, len, 1);
     fwdioi_rt_unlock(f->rt);
     TC_EXPECT(rc, FWDIO_OK, "staging reserve");
-    fwdioi_msg_t *first = NULL, *last = NULL;
-    rc = fwdioi_route_write(f, buf, len, offset, NULL, &first, &last);
+    fwdioi_task_list_t list;
+    rc = fwdioi_route_write(f, buf, len, offset, NULL, &list);
+    fwdioi_msg_t *first = (fwdioi_msg_t *)STAILQ_FIRST(&list);
+    fwdioi_msg_t *last = last_msg(&list);
     TC_EXPECT(rc, FWDIO_OK, what);
     memset(buf, 0x5a, len); /* the messages must hold their own copy */
     if (rc == FWDIO_OK)
         check_messages(f, first, last, offset, len, image, buf, NULL, what);
-    fwdioi_msgs_free(f->rt, first);
+    fwdioi_msgs_free(f->rt, &list);
     fwdioi_rt_lock(f->rt);
     TC_CHECK(o->staged == staged0 && f->staged_file == 0,
              "%s: after the messages were freed %llu bytes are staged (%llu before), %llu for the file",
@@ -309,15 +320,17 @@ static void route_lent(fwdio_runtime_t *rt, fwdio_file_t *f, uint64_t offset, ui
     lent->buf = buf;
     lent->status = FWDIO_OK;
     uint64_t staged0 = ft_staged(rt);
-    fwdioi_msg_t *first = NULL, *last = NULL;
-    int rc = fwdioi_route_write(f, buf, len, offset, lent, &first, &last);
+    fwdioi_task_list_t list;
+    int rc = fwdioi_route_write(f, buf, len, offset, lent, &list);
+    fwdioi_msg_t *first = (fwdioi_msg_t *)STAILQ_FIRST(&list);
+    fwdioi_msg_t *last = last_msg(&list);
     TC_EXPECT(rc, FWDIO_OK, what);
     if (rc == FWDIO_OK)
         check_messages(f, first, last, offset, len, image, buf, lent, what);
     TC_CHECK(ft_staged(rt) == staged0, "%s: a lent write counts against the staging budget", what);
     int calls0 = atomic_load(&g_lent_calls);
     for (fwdioi_msg_t *m = first; m;) {
-        fwdioi_msg_t *next = (fwdioi_msg_t *)m->task.next;
+        fwdioi_msg_t *next = (fwdioi_msg_t *)STAILQ_NEXT(&m->task, link);
         if (!next) { /* before the last: nothing to deliver yet */
             fwdio_poll(rt);
             TC_CHECK(atomic_load(&g_lent_calls) == calls0,

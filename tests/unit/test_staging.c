@@ -229,7 +229,7 @@ static void combined_locked(fwdio_file_t *f, uint64_t offset, uint64_t len)
     uint8_t buf[1024];
     pattern_fill(buf, len, offset, 31);
     TC_EXPECT(fwdioi_staging_reserve_locked(f, len, 0), FWDIO_OK, "reserve a combined write");
-    TC_EXPECT(fwdioi_combine_write_locked(f, buf, len, offset), FWDIO_OK, "combine");
+    TC_EXPECT(ft_combine_write_locked(f, buf, len, offset), FWDIO_OK, "combine");
 }
 
 static void step_own_bytes(fwdio_file_t *hold, fwdio_file_t *k)
