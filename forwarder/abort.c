@@ -76,7 +76,7 @@ void fwdioi_abort_announce(struct fwdio_runtime *o, uint64_t seq, const fwdioi_e
 
 static fwdio_file_t *active_file(struct fwdio_runtime *o, uint64_t seq)
 {
-    for (fwdio_file_t *f = o->active; f; f = f->s.next_active)
+    for (fwdio_file_t *f = LIST_FIRST(&o->active); f; f = LIST_NEXT(f, s.active_link))
         if (f->seq == seq)
             return f;
     return NULL;
@@ -193,7 +193,7 @@ int fwdioi_zombie_drain(struct fwdio_runtime *o, int *active)
     int n = 0;
     double now = o->nzombies ? fwdioi_now() : 0;
     for (int i = 0; i < o->nzombies; i++) {
-        if (now - o->zombies[i].since > ZOMBIE_DRAIN_SECONDS && !o->active)
+        if (now - o->zombies[i].since > ZOMBIE_DRAIN_SECONDS && LIST_EMPTY(&o->active))
             continue;
         *active = 1;
         for (;;) {

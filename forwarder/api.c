@@ -90,6 +90,9 @@ int fwdio_init(MPI_Comm comm, const fwdio_config_t *cfg, fwdio_runtime_t **out)
         return FWDIO_ENOMEM;
     rt->agree_op = rt->check_op = MPI_OP_NULL;
     rt->broken = FWDIOI_ERRINFO_OK;
+    LIST_INIT(&rt->live);
+    LIST_INIT(&rt->active);
+    STAILQ_INIT(&rt->dups);
     fwdioi_trace_start(world_rank); /* before the runtime's threads start */
     rc = fwdioi_agree_op_create(&rt->agree_op);
     if (rc == FWDIO_OK)
@@ -140,7 +143,7 @@ fail:
 static int all_files_completed(void *arg)
 {
     fwdio_runtime_t *rt = arg;
-    for (fwdio_file_t *f = rt->live; f; f = f->live_next)
+    for (fwdio_file_t *f = LIST_FIRST(&rt->live); f; f = LIST_NEXT(f, live_link))
         if (!f->complete_delivered)
             return 0;
     return 1;
@@ -154,20 +157,18 @@ int fwdio_finalize(fwdio_runtime_t *rt)
         return FWDIO_ECONTEXT;
     uint64_t t_trace = fwdioi_trace_begin();
     fwdioi_rt_lock(rt->rt);
-    for (fwdio_file_t *f = rt->live; f; f = f->live_next) {
+    for (fwdio_file_t *f = LIST_FIRST(&rt->live); f; f = LIST_NEXT(f, live_link)) {
         close_locked(f);
     }
     fwdioi_rt_unlock(rt->rt);
     fwdioi_rt_wait(rt->rt, all_files_completed, rt);
     fwdioi_rt_lock(rt->rt);
-    fwdio_file_t *left = rt->live;
-    rt->live = NULL;
-    fwdioi_rt_unlock(rt->rt);
-    while (left) {
-        fwdio_file_t *next = left->live_next;
+    while (!LIST_EMPTY(&rt->live)) {
+        fwdio_file_t *left = LIST_FIRST(&rt->live);
+        LIST_REMOVE(left, live_link);
         fwdioi_file_release(left);
-        left = next;
     }
+    fwdioi_rt_unlock(rt->rt);
     /* Every rank's files are complete, so no message of ours is in flight; the
      * barrier makes finalize collective as documented. Not after an MPI
      * failure put the runtime's communicator out of step: it could match a
@@ -309,15 +310,12 @@ int fwdio_open(fwdio_runtime_t *rt, const char *path, uint64_t size, const fwdio
     /* An earlier file of the path still open here: the check fails the new
      * one on every rank (its writes could never be ordered after the
      * earlier file's). Closed but in flight: the new one waits for it. */
-    for (fwdio_file_t *g = rt->live; g; g = g->live_next)
+    for (fwdio_file_t *g = LIST_FIRST(&rt->live); g; g = LIST_NEXT(g, live_link))
         if (!g->app_closed && !strcmp(g->path_key, f->path_key))
             fwdioi_errinfo_set_call(&f->open_refusal, FWDIO_EINVAL, f->rank, 0, 0,
                                     FWDIOI_REASON_PATH_OPEN);
     f->seq = rt->next_seq++;
-    f->live_next = rt->live;
-    if (rt->live)
-        rt->live->live_prev = f;
-    rt->live = f;
+    LIST_INSERT_HEAD(&rt->live, f, live_link);
     fwdioi_rt_submit(rt->rt, &f->open_task);
     f->stats.time_blocked = fwdioi_now() - t0;
     fwdioi_rt_unlock(rt->rt);

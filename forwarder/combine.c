@@ -202,7 +202,7 @@ void fwdioi_combine_flush_all_locked(struct fwdio_runtime *o)
     if (o->combining_files == 0)
         return;
     fwdioi_task_list_t out = STAILQ_HEAD_INITIALIZER(out);
-    for (fwdio_file_t *f = o->live; f && o->combining_files > 0; f = f->live_next)
+    for (fwdio_file_t *f = LIST_FIRST(&o->live); f && o->combining_files > 0; f = LIST_NEXT(f, live_link))
         seal_file_locked(f, &out);
     submit(o->rt, &out);
 }
@@ -212,7 +212,7 @@ int fwdioi_combine_flush_stale(struct fwdio_runtime *o, uint64_t age_ns)
     FWDIOI_ASSERT_PROGRESS();
     fwdioi_task_list_t ch = STAILQ_HEAD_INITIALIZER(ch);
     uint64_t now = 0;
-    for (fwdio_file_t *f = o->active; f; f = f->s.next_active) {
+    for (fwdio_file_t *f = LIST_FIRST(&o->active); f; f = LIST_NEXT(f, s.active_link)) {
         uint64_t since = atomic_load_explicit(&f->combine_since, memory_order_relaxed);
         if (since == 0)
             continue;

@@ -72,7 +72,6 @@ typedef struct fwdioi_msg {
     fwdioi_task_t task; /* first: the progress thread gets it as a task */
     fwdioi_hold_t hold;
     fwdio_file_t *file;
-    struct fwdioi_msg *next_held;
     int writer;
     int staged;       /* a copy: counts against the staging budget */
     fwdioi_lent_t *lent;      /* lent: the call, and where its data is */
@@ -121,7 +120,7 @@ typedef struct fwdioi_session {
     fwdioi_phase_t phase;
     MPI_Comm comm;
     int close_requested;
-    fwdioi_msg_t *held_head, *held_tail; /* writes issued before ready */
+    fwdioi_task_list_t held; /* messages of writes issued before ready, in order */
     /* [nwriters + FWDIOI_CLOSE_EXTRA]: bytes this rank sent to each writer, then
      * whether it holds the commit block and its rank; summed at close. */
     uint64_t *sent_bytes;
@@ -145,7 +144,7 @@ typedef struct fwdioi_session {
     fwdioi_errinfo_t open_local, open_agreed;
     fwdioi_errinfo_t local_error; /* first error this rank saw after open */
     fwdioi_errinfo_t final_agreed;
-    struct fwdio_file *next_active;
+    LIST_ENTRY(fwdio_file) active_link; /* in the runtime's `active` */
     uint64_t trace_t0; /* start of the collective in flight (trace.h) */
 
     /* writer only */
@@ -158,7 +157,7 @@ typedef struct fwdioi_session {
     int close_agreed;
     int finishing;
     fwdioi_hold_t *accepting; /* the message being assembled */
-    struct fwdio_file *next_dup;
+    STAILQ_ENTRY(fwdio_file) dup_link; /* in the runtime's `dups` */
     uint64_t wbuf_file, wbuf_file_peak; /* writer bytes held for this file */
     fwdioi_session_stats_t stats;
     int sends_pending;        /* this rank's data messages not yet sent */
@@ -189,13 +188,13 @@ struct fwdio_runtime {
     fwdioi_settings_file_t settings; /* FWDIO_CONFIG, read at init */
     /* locked */
     uint64_t next_seq;
-    struct fwdio_file *live; /* every file not yet destroyed */
+    LIST_HEAD(, fwdio_file) live; /* every file not yet destroyed */
     /* progress */
-    struct fwdio_file *active; /* files whose session has not ended */
+    LIST_HEAD(, fwdio_file) active; /* files whose session has not ended */
     /* Files waiting for their communicator, in open order. Open MPI hangs when
      * several MPI_Comm_idup of one communicator are in flight at once, so they
      * run one after the other (the same order on every rank). */
-    struct fwdio_file *dup_head, *dup_tail;
+    STAILQ_HEAD(, fwdio_file) dups;
     int dup_in_flight;
     struct fwdio_file *dup_file; /* the one in flight */
     /* progress: aborts (abort.c). Once an MPI failure has put the runtime's
@@ -254,7 +253,7 @@ struct fwdio_file {
      * without it. */
     _Atomic uint64_t combine_since;
     double t_open;
-    struct fwdio_file *live_prev, *live_next;
+    LIST_ENTRY(fwdio_file) live_link; /* in the runtime's `live` (locked) */
 
     /* progress */
     fwdioi_session_t s;

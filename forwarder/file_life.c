@@ -11,13 +11,7 @@
 void fwdioi_file_unlink_locked(fwdio_file_t *f)
 {
     FWDIOI_ASSERT_LOCKED(f->rt);
-    if (f->live_prev)
-        f->live_prev->live_next = f->live_next;
-    else
-        f->owner->live = f->live_next;
-    if (f->live_next)
-        f->live_next->live_prev = f->live_prev;
-    f->live_prev = f->live_next = NULL;
+    LIST_REMOVE(f, live_link);
 }
 
 void fwdioi_file_release(fwdio_file_t *f)

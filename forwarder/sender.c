@@ -133,12 +133,7 @@ void fwdioi_msg_task(fwdioi_task_t *task)
         return;
     }
     if (s->phase < FWDIOI_PHASE_OPEN) {
-        m->next_held = NULL;
-        if (s->held_tail)
-            s->held_tail->next_held = m;
-        else
-            s->held_head = m;
-        s->held_tail = m;
+        STAILQ_INSERT_TAIL(&s->held, &m->task, link); /* the task has run: its link is free */
         return;
     }
     if (s->open_agreed.status != FWDIO_OK) { /* the file failed to open: drop */

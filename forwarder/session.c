@@ -165,7 +165,7 @@ static void start_open(fwdio_file_t *f);
 /* An earlier file of the runtime, not complete here, writes f's path. */
 static int path_in_use(const fwdio_file_t *f)
 {
-    for (const fwdio_file_t *g = f->owner->active; g; g = g->s.next_active)
+    for (const fwdio_file_t *g = LIST_FIRST(&f->owner->active); g; g = LIST_NEXT(g, s.active_link))
         if (g != f && g->seq < f->seq && !strcmp(g->path_key, f->path_key))
             return 1;
     return 0;
@@ -174,7 +174,7 @@ static int path_in_use(const fwdio_file_t *f)
 /* `done` left the active list: open the files that waited for its path. */
 static void start_waiting_opens(struct fwdio_runtime *o, const fwdio_file_t *done)
 {
-    for (fwdio_file_t *f = o->active; f; f = f->s.next_active)
+    for (fwdio_file_t *f = LIST_FIRST(&o->active); f; f = LIST_NEXT(f, s.active_link))
         if (f->s.phase == FWDIOI_PHASE_WAIT_PATH && !strcmp(f->path_key, done->path_key) &&
             !path_in_use(f))
             start_open(f);
@@ -188,13 +188,7 @@ static void finish_session(fwdio_file_t *f, const fwdioi_errinfo_t *result)
     FWDIOI_ASSERT_PROGRESS();
     fwdioi_session_t *s = &f->s;
     s->phase = FWDIOI_PHASE_DONE;
-    /* unlink from the active list */
-    for (fwdio_file_t **pp = &f->owner->active; *pp; pp = &(*pp)->s.next_active) {
-        if (*pp == f) {
-            *pp = s->next_active;
-            break;
-        }
-    }
+    LIST_REMOVE(f, s.active_link);
     fwdioi_errinfo_t final = *result; /* result may point into the session */
     if (s->comm != MPI_COMM_NULL) {
         if (s->aborted && f->my_writer >= 0)
@@ -413,12 +407,10 @@ static void deliver_ready(fwdio_file_t *f)
 /* Drop the writes held for the open, with `status` for lent buffers. */
 static void drop_held(fwdio_file_t *f, int status)
 {
-    fwdioi_msg_t *held = f->s.held_head;
-    f->s.held_head = f->s.held_tail = NULL;
-    while (held) {
-        fwdioi_msg_t *next = held->next_held;
-        fwdioi_sender_drop(f, held, status);
-        held = next;
+    while (!STAILQ_EMPTY(&f->s.held)) {
+        fwdioi_task_t *t = STAILQ_FIRST(&f->s.held);
+        STAILQ_REMOVE_HEAD(&f->s.held, link);
+        fwdioi_sender_drop(f, (fwdioi_msg_t *)t, status);
     }
 }
 
@@ -432,12 +424,10 @@ static void open_decided(fwdio_file_t *f)
         publish_error(f, &s->open_agreed);
         drop_held(f, (int)s->open_agreed.status);
     }
-    fwdioi_msg_t *held = s->held_head;
-    s->held_head = s->held_tail = NULL;
-    while (held) {
-        fwdioi_msg_t *next = held->next_held;
-        fwdioi_sender_dispatch(f, held);
-        held = next;
+    while (!STAILQ_EMPTY(&s->held)) {
+        fwdioi_task_t *t = STAILQ_FIRST(&s->held);
+        STAILQ_REMOVE_HEAD(&s->held, link);
+        fwdioi_sender_dispatch(f, (fwdioi_msg_t *)t);
     }
     deliver_ready(f);
     if (s->close_requested && !s->aborted)
@@ -540,12 +530,10 @@ static void on_dup_done(void *arg, const MPI_Status *st)
  * is in flight. */
 static void start_next_dup(struct fwdio_runtime *owner)
 {
-    fwdio_file_t *f = owner->dup_head;
+    fwdio_file_t *f = STAILQ_FIRST(&owner->dups);
     if (owner->dup_in_flight || !f)
         return;
-    owner->dup_head = f->s.next_dup;
-    if (!owner->dup_head)
-        owner->dup_tail = NULL;
+    STAILQ_REMOVE_HEAD(&owner->dups, s.dup_link);
     MPI_Request req;
     f->s.trace_t0 = fwdioi_trace_begin();
     int rc = fwdioi_rt_track_reserve(f->rt) != 0
@@ -568,8 +556,7 @@ static void open_task(fwdioi_task_t *task)
     FWDIOI_ASSERT_PROGRESS();
     fwdio_file_t *f = (fwdio_file_t *)((char *)task - offsetof(fwdio_file_t, open_task));
     struct fwdio_runtime *owner = f->owner;
-    f->s.next_active = owner->active;
-    owner->active = f;
+    LIST_INSERT_HEAD(&owner->active, f, s.active_link);
     owner->opened_seq = f->seq + 1;
     fwdioi_errinfo_t why;
     if (owner->broken.status != FWDIO_OK) {
@@ -582,12 +569,7 @@ static void open_task(fwdioi_task_t *task)
         fwdioi_session_abort(f, &why, 0);
         return;
     }
-    f->s.next_dup = NULL;
-    if (owner->dup_tail)
-        owner->dup_tail->s.next_dup = f;
-    else
-        owner->dup_head = f;
-    owner->dup_tail = f;
+    STAILQ_INSERT_TAIL(&owner->dups, f, s.dup_link);
     start_next_dup(owner);
 }
 
@@ -610,13 +592,13 @@ static void break_runtime(fwdio_file_t *f, const fwdioi_errinfo_t *why)
     }
     /* Every file still queued for its duplication fails too (f itself may be
      * among them, with an abort from another rank). */
-    fwdio_file_t *queued = o->dup_head;
-    o->dup_head = o->dup_tail = NULL;
+    STAILQ_HEAD(, fwdio_file) queued = STAILQ_HEAD_INITIALIZER(queued);
+    STAILQ_CONCAT(&queued, &o->dups);
     fwdioi_errinfo_t later = o->broken;
     later.call = FWDIOI_REASON_BROKEN;
-    while (queued) {
-        fwdio_file_t *g = queued;
-        queued = g->s.next_dup;
+    while (!STAILQ_EMPTY(&queued)) {
+        fwdio_file_t *g = STAILQ_FIRST(&queued);
+        STAILQ_REMOVE_HEAD(&queued, s.dup_link);
         if (g != f)
             fwdioi_session_abort(g, &later, 0);
     }
@@ -671,6 +653,7 @@ void fwdioi_session_init(fwdio_file_t *f)
     s->open_local = s->open_agreed = s->local_error = s->final_agreed = FWDIOI_ERRINFO_OK;
     s->commit_local = s->commit_agreed = s->abort_info = FWDIOI_ERRINFO_OK;
     s->committer = -1;
+    STAILQ_INIT(&s->held);
     f->open_task.run = open_task;
     f->close_task.run = close_task;
     f->ready_call.run = run_ready;
@@ -693,13 +676,13 @@ int fwdioi_session_poll(void *runtime, int *active)
     int events = 0;
     double now = 0;
     *active = 0;
-    if (owner->active)
+    if (!LIST_EMPTY(&owner->active))
         events += fwdioi_abort_receive(owner);
     if (owner->nzombies)
         events += fwdioi_zombie_drain(owner, active);
     if (cfg->combine_size > 1)
         events += fwdioi_combine_flush_stale(owner, (uint64_t)cfg->poll_max_us * 1000u);
-    for (fwdio_file_t *f = owner->active; f; f = f->s.next_active) {
+    for (fwdio_file_t *f = LIST_FIRST(&owner->active); f; f = LIST_NEXT(f, s.active_link)) {
         if (now == 0)
             now = fwdioi_now();
         fwdioi_watchdog_check(f, now);
@@ -709,7 +692,7 @@ int fwdioi_session_poll(void *runtime, int *active)
         if (f->my_writer >= 0 && receiving)
             events += fwdioi_writer_probe(f);
     }
-    if (owner->active)
+    if (!LIST_EMPTY(&owner->active))
         *active = 1;
     return events;
 }

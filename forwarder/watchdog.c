@@ -173,19 +173,10 @@ static void report_not_closed(const fwdio_file_t *f, double waited)
 static const fwdio_file_t *open_in_flight(const fwdio_file_t *f)
 {
     const struct fwdio_runtime *o = f->owner;
-    for (const fwdio_file_t *q = o->dup_head; q; q = q->s.next_dup)
-        if (q == f) { /* queued: the one in flight is the active DUP not queued */
-            for (const fwdio_file_t *a = o->active; a; a = a->s.next_active) {
-                if (a->s.phase != FWDIOI_PHASE_DUP || a == f)
-                    continue;
-                const fwdio_file_t *p = o->dup_head;
-                while (p && p != a)
-                    p = p->s.next_dup;
-                if (!p)
-                    return a;
-            }
-            return NULL;
-        }
+    const fwdio_file_t *q;
+    STAILQ_FOREACH(q, &o->dups, s.dup_link)
+        if (q == f) /* queued behind the one in flight */
+            return o->dup_file != f ? o->dup_file : NULL;
     return NULL;
 }
 
@@ -220,7 +211,7 @@ enum { WAIT_NONE, WAIT_OPENING, WAIT_PATH, WAIT_CLOSING, WAIT_DRAINING };
 static void report_path_wait(const fwdio_file_t *f, double waited)
 {
     const fwdio_file_t *before = NULL;
-    for (const fwdio_file_t *g = f->owner->active; g; g = g->s.next_active)
+    for (const fwdio_file_t *g = LIST_FIRST(&f->owner->active); g; g = LIST_NEXT(g, s.active_link))
         if (g != f && g->seq < f->seq && !strcmp(g->path_key, f->path_key))
             before = g;
     fprintf(stderr,

@@ -323,7 +323,7 @@ static void make_room(struct fwdio_runtime *o, uint64_t need, uint64_t budget)
     while (o->wbuf_held - o->wbuf_releasing + need > budget) {
         fwdio_file_t *best = NULL;
         uint64_t best_bytes = 0;
-        for (fwdio_file_t *f = o->active; f; f = f->s.next_active) {
+        for (fwdio_file_t *f = LIST_FIRST(&o->active); f; f = LIST_NEXT(f, s.active_link)) {
             if (f->my_writer < 0 || f->s.phase < FWDIOI_PHASE_OPEN)
                 continue;
             uint64_t b = fwdioi_assembly_fullest_pending(&f->s.assembly);
