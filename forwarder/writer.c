@@ -474,7 +474,11 @@ void fwdioi_writer_open(fwdio_file_t *f)
 {
     FWDIOI_ASSERT_PROGRESS();
     f->s.phase = FWDIOI_PHASE_OPENING;
-    fwdioi_assembly_hooks_t hooks = {flush_unit, write_direct, reserve_unit, unreserve_unit, f};
+    fwdioi_assembly_hooks_t hooks = {.flush = flush_unit,
+                                     .direct = write_direct,
+                                     .reserve = reserve_unit,
+                                     .unreserve = unreserve_unit,
+                                     .arg = f};
     fwdioi_assembly_init(&f->s.assembly, &f->plan, f->my_writer, &hooks);
     /* for the watchdog's report only: without it, the report says less */
     f->s.received_from = calloc((size_t)f->plan.nranks, sizeof *f->s.received_from);
