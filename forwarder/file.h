@@ -210,6 +210,11 @@ struct fwdio_runtime {
      * messages held, the part of it that I/O completions will free, the peak. */
     uint64_t wbuf_held, wbuf_releasing;
     _Atomic uint64_t wbuf_peak; /* also read by fwdio_runtime_stats */
+    /* The part of wbuf_held that is assembly bookkeeping (progress): it only
+     * shrinks as units complete, so it never waits for room; reported once
+     * if it alone passes the budget. */
+    uint64_t wbuf_meta;
+    int wbuf_meta_reported;
     /* locked: copied writes not yet sent (staging budget) */
     uint64_t staged, staged_peak;
     /* locked: files with open combined messages (combine.c) */

@@ -55,18 +55,47 @@ static void wbuf_sub(fwdio_file_t *f, uint64_t bytes)
     f->s.wbuf_file -= bytes;
 }
 
+/* A unit buffer's reservation includes the storage job that will write it:
+ * with small write units, jobs would otherwise weigh as much as the data. */
+static uint64_t unit_cost(uint64_t bytes) { return bytes + sizeof(fwdioi_storage_job_t); }
+
 static int reserve_unit(void *arg, uint64_t bytes)
 {
     fwdio_file_t *f = arg;
-    if (f->owner->wbuf_held + bytes > writer_budget(f))
+    if (f->owner->wbuf_held + unit_cost(bytes) > writer_budget(f))
         return 0;
-    wbuf_add(f, bytes);
+    wbuf_add(f, unit_cost(bytes));
     return 1;
 }
 
 static void unreserve_unit(void *arg, uint64_t bytes)
 {
-    wbuf_sub(arg, bytes);
+    wbuf_sub(arg, unit_cost(bytes));
+}
+
+/* Assembly bookkeeping (which bytes arrived) counts like buffers, but cannot
+ * be refused: it shrinks only as data arrives. It passes the budget only when
+ * the arrival order leaves more separate gaps open than the budget can
+ * describe; say so once, as the budget no longer bounds the writer then. */
+static void meta_unit(void *arg, int64_t delta)
+{
+    fwdio_file_t *f = arg;
+    struct fwdio_runtime *o = f->owner;
+    if (delta < 0) {
+        wbuf_sub(f, (uint64_t)-delta);
+        o->wbuf_meta -= (uint64_t)-delta;
+        return;
+    }
+    wbuf_add(f, (uint64_t)delta);
+    o->wbuf_meta += (uint64_t)delta;
+    if (o->wbuf_meta > writer_budget(f) && !o->wbuf_meta_reported) {
+        o->wbuf_meta_reported = 1;
+        fwdioi_report("rank %d: the record of which bytes of %s have arrived takes %llu bytes, "
+                      "more than writer_buffer (%llu): the writes leave that many gaps open; "
+                      "going on beyond the budget",
+                      f->rank, f->path, (unsigned long long)o->wbuf_meta,
+                      (unsigned long long)writer_budget(f));
+    }
 }
 
 /* Drop one reference to a message; the last one frees it (and its bytes). */
@@ -93,7 +122,7 @@ static void on_write_done(fwdioi_storage_job_t *job)
     f->s.stats.pwrite_calls += job->nextents ? job->nextents : 1;
     if (job->hold)
         hold_release(f, job->hold);
-    if (job->buf) {
+    if (job->buf_size) {
         wbuf_sub(f, job->buf_size);
         f->owner->wbuf_releasing -= job->buf_size;
     }
@@ -126,18 +155,21 @@ static void flush_unit(void *arg, uint8_t *buf, uint64_t size, uint64_t offset,
     if (!job) {
         if (f->s.local_error.status == FWDIO_OK && nextents > 0)
             fwdioi_errinfo_set(&f->s.local_error, FWDIO_ENOMEM, f->rank, 0, offset);
-        wbuf_sub(f, size);
+        wbuf_sub(f, unit_cost(size));
         free(buf);
         free(extents);
         return;
     }
+    /* the extents count too (as bookkeeping until now), until the write is done */
+    uint64_t extents_size = nextents * sizeof *extents;
+    wbuf_add(f, extents_size);
     job->fd = f->s.fd;
     job->buf = buf;
-    job->buf_size = size;
+    job->buf_size = unit_cost(size) + extents_size;
     job->base = offset;
     job->extents = extents;
     job->nextents = nextents;
-    f->owner->wbuf_releasing += size;
+    f->owner->wbuf_releasing += job->buf_size;
     f->s.io_pending++;
     fwdioi_rt_io_submit(f->rt, &job->io);
 }
@@ -422,8 +454,9 @@ int fwdioi_writer_probe(fwdio_file_t *f)
             s->has_waiting = 1;
         }
         uint64_t need = sizeof(recv_op_t) + (uint64_t)s->waiting_len;
-        /* An empty writer takes any message: budget + one message at most. */
-        if (o->wbuf_held > 0 && o->wbuf_held + need > budget) {
+        /* An empty writer takes any message: budget + one message at most.
+         * Bookkeeping alone does not make it wait: no write can shrink it. */
+        if (o->wbuf_held > o->wbuf_meta && o->wbuf_held + need > budget) {
             make_room(o, need, budget);
             break;
         }
@@ -478,6 +511,7 @@ void fwdioi_writer_open(fwdio_file_t *f)
                                      .direct = write_direct,
                                      .reserve = reserve_unit,
                                      .unreserve = unreserve_unit,
+                                     .meta = meta_unit,
                                      .arg = f};
     fwdioi_assembly_init(&f->s.assembly, &f->plan, f->my_writer, &hooks);
     /* for the watchdog's report only: without it, the report says less */
