@@ -157,6 +157,7 @@ typedef struct fwdioi_session {
     int close_agreed;
     int finishing;
     fwdioi_hold_t *accepting; /* the message being assembled */
+    struct fwdioi_storage_job *direct_job; /* its direct writes, gathered */
     STAILQ_ENTRY(fwdio_file) dup_link; /* in the runtime's `dups` */
     uint64_t wbuf_file, wbuf_file_peak; /* writer bytes held for this file */
     fwdioi_session_stats_t stats;

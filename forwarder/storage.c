@@ -109,14 +109,18 @@ static void run_write(fwdioi_storage_job_t *job)
     uint64_t failed_at;
     if (failed_fd_check(job->fd, 0))
         return;
-    for (size_t i = 0; i < (job->nextents ? job->nextents : 1); i++) {
-        const uint8_t *src = job->src;
-        uint64_t len = job->len, offset = job->base;
+    for (size_t i = 0; i < job->nextents + job->nsegs; i++) {
+        const uint8_t *src;
+        uint64_t len, offset;
         if (job->nextents) {
             const fwdioi_range_t *e = &job->extents[i];
             src = job->buf + e->start;
             len = e->end - e->start;
             offset = job->base + e->start;
+        } else {
+            src = job->segs[i].src;
+            len = job->segs[i].len;
+            offset = job->segs[i].offset;
         }
         if (fwdioi_pwrite_all(job->fd, src, len, offset, &failed_at) != 0) {
             fail(job, FWDIO_EWRITE, FWDIOI_CALL_PWRITE, failed_at);
@@ -201,9 +205,11 @@ static void run_commit(fwdioi_storage_job_t *job)
 /* Bytes a write job puts in the file. */
 static uint64_t job_bytes(const fwdioi_storage_job_t *job)
 {
-    uint64_t n = job->nextents ? 0 : job->len;
+    uint64_t n = 0;
     for (size_t i = 0; i < job->nextents; i++)
         n += job->extents[i].end - job->extents[i].start;
+    for (size_t i = 0; i < job->nsegs; i++)
+        n += job->segs[i].len;
     return n;
 }
 
@@ -255,9 +261,32 @@ fwdioi_storage_job_t *fwdioi_storage_job_new(fwdioi_storage_kind_t kind, void *o
     return job;
 }
 
+int fwdioi_storage_job_add_segment(fwdioi_storage_job_t *job, uint64_t offset,
+                                   const uint8_t *src, uint64_t len)
+{
+    if (job->nsegs > 0) {
+        fwdioi_segment_t *last = &job->segs[job->nsegs - 1];
+        if (last->offset + last->len == offset && last->src + last->len == src) {
+            last->len += len;
+            return 0;
+        }
+    }
+    if (job->nsegs == job->segs_cap) {
+        size_t cap = job->segs_cap ? 2 * job->segs_cap : 8;
+        fwdioi_segment_t *segs = realloc(job->segs, cap * sizeof *segs);
+        if (!segs)
+            return -1;
+        job->segs = segs;
+        job->segs_cap = cap;
+    }
+    job->segs[job->nsegs++] = (fwdioi_segment_t){offset, src, len};
+    return 0;
+}
+
 void fwdioi_storage_job_free(fwdioi_storage_job_t *job)
 {
     free(job->buf);
     free(job->extents);
+    free(job->segs);
     free(job);
 }

@@ -21,6 +21,13 @@ typedef enum fwdioi_storage_kind {
     FWDIOI_STORAGE_COMMIT  /* after all data is durable: commit block, rename */
 } fwdioi_storage_kind_t;
 
+/* File bytes [offset, offset + len) to write from src (not owned). */
+typedef struct fwdioi_segment {
+    uint64_t offset;
+    const uint8_t *src;
+    uint64_t len;
+} fwdioi_segment_t;
+
 typedef struct fwdioi_storage_job {
     fwdioi_io_job_t io;
     fwdioi_storage_kind_t kind;
@@ -35,14 +42,20 @@ typedef struct fwdioi_storage_job {
     /* WRITE, buffered: buf (owned) holds file bytes from base; the extents,
      * relative to base, are written */
     uint8_t *buf;
-    uint64_t buf_size; /* bytes reserved for buf */
+    uint64_t buf_size; /* bytes the owner counts for the job (buf or segments,
+                          the job's bookkeeping) until it is done */
     uint64_t base;
     fwdioi_range_t *extents;
     size_t nextents;
-    /* WRITE, direct (nextents == 0): src (not owned) holds [base, base + len) */
+    /* WRITE, gathered (nsegs > 0): the segments (the array is owned, their
+     * bytes are not), written in order */
+    fwdioi_segment_t *segs;
+    size_t nsegs, segs_cap;
+    /* COMMIT: src (not owned) holds [base, base + len) */
     const uint8_t *src;
     uint64_t len;
-    void *hold; /* what keeps src alive; released by the owner's on_done */
+    void *hold; /* what keeps src or the segments' bytes alive; released by
+                   the owner's on_done */
     /* FINISH */
     int durable;
     /* COMMIT: path is the file written. Unless `discard`, write the commit
@@ -64,6 +77,10 @@ typedef struct fwdioi_storage_job {
 /** Allocate a job of `kind` that calls on_done(job) on the progress thread. */
 fwdioi_storage_job_t *fwdioi_storage_job_new(fwdioi_storage_kind_t kind, void *owner,
                                              void (*on_done)(fwdioi_storage_job_t *));
+/** Append a segment to a WRITE job; one that continues the last segment in
+ *  the file and in memory extends it. 0, or -1 when out of memory. */
+int fwdioi_storage_job_add_segment(fwdioi_storage_job_t *job, uint64_t offset,
+                                   const uint8_t *src, uint64_t len);
 /** Free a job and the buffers it owns. */
 void fwdioi_storage_job_free(fwdioi_storage_job_t *job);
 

@@ -119,7 +119,7 @@ static void on_write_done(fwdioi_storage_job_t *job)
     record_job_error(f, job);
     f->s.io_pending--;
     f->s.stats.pwrite_seconds += job->seconds;
-    f->s.stats.pwrite_calls += job->nextents ? job->nextents : 1;
+    f->s.stats.pwrite_calls += job->nextents + job->nsegs;
     if (job->hold)
         hold_release(f, job->hold);
     if (job->buf_size) {
@@ -176,23 +176,41 @@ static void flush_unit(void *arg, uint8_t *buf, uint64_t size, uint64_t offset,
 
 /* Write bytes straight from the message being accepted, which stays alive
  * until the write is done: whole units (no copy needed) and pieces for which
- * the budget has no buffer. */
+ * the budget has no buffer. They gather into one job per message, sent by
+ * submit_direct once the message is taken: a message of many small pieces
+ * costs one job and a segment a piece, not a job a piece. */
 static void write_direct(void *arg, const uint8_t *data, uint64_t offset, uint64_t len)
 {
     fwdio_file_t *f = arg;
     if (f->s.local_error.status != FWDIO_OK)
         return;
-    fwdioi_storage_job_t *job = fwdioi_storage_job_new(FWDIOI_STORAGE_WRITE, f, on_write_done);
+    fwdioi_storage_job_t *job = f->s.direct_job;
     if (!job) {
-        fwdioi_errinfo_set(&f->s.local_error, FWDIO_ENOMEM, f->rank, 0, offset);
-        return;
+        job = fwdioi_storage_job_new(FWDIOI_STORAGE_WRITE, f, on_write_done);
+        if (!job) {
+            fwdioi_errinfo_set(&f->s.local_error, FWDIO_ENOMEM, f->rank, 0, offset);
+            return;
+        }
+        job->fd = f->s.fd;
+        job->hold = f->s.accepting;
+        f->s.accepting->refs++;
+        f->s.direct_job = job;
     }
-    job->fd = f->s.fd;
-    job->src = data;
-    job->base = offset;
-    job->len = len;
-    job->hold = f->s.accepting;
-    f->s.accepting->refs++;
+    if (fwdioi_storage_job_add_segment(job, offset, data, len) != 0)
+        fwdioi_errinfo_set(&f->s.local_error, FWDIO_ENOMEM, f->rank, 0, offset);
+}
+
+/* Send the direct writes of the message just taken. The job and its segments
+ * count against the budget until they are written. */
+static void submit_direct(fwdio_file_t *f)
+{
+    fwdioi_storage_job_t *job = f->s.direct_job;
+    if (!job)
+        return;
+    f->s.direct_job = NULL;
+    job->buf_size = sizeof *job + job->segs_cap * sizeof *job->segs;
+    wbuf_add(f, job->buf_size);
+    f->owner->wbuf_releasing += job->buf_size;
     f->s.io_pending++;
     fwdioi_rt_io_submit(f->rt, &job->io);
 }
@@ -302,6 +320,7 @@ void fwdioi_writer_accept(fwdio_file_t *f, const uint8_t *wire, size_t wire_len,
             fwdioi_errinfo_set(&s->local_error, rc, f->rank, 0, bad_offset);
         data += p.len;
     }
+    submit_direct(f);
     s->accepting = NULL;
     fwdioi_trace_end(t_trace, "assemble", (int64_t)f->seq, (int64_t)payload, FWDIOI_TRACE_NONE,
                      FWDIOI_TRACE_NONE);
