@@ -1,7 +1,8 @@
 /*
  * Routing: a write is cut at stripe boundaries and the pieces for each writer
- * are copied into one message (several if larger than max_message_size), so
- * the caller's buffer is free once fwdio_write returns.
+ * are copied into one message (several if larger than max_message_size, or if
+ * its piece table would not fit in FWDIOI_MESSAGE_HEADROOM), so the caller's
+ * buffer is free once fwdio_write returns.
  */
 #include "route.h"
 
@@ -9,6 +10,13 @@
 
 #include <stdlib.h>
 #include <string.h>
+
+/* Most pieces in one message: its header and piece table fit in the headroom
+ * left beside max_message_size bytes of data, so a message is never much
+ * larger than max_message_size, whatever the stripe size (with small stripes
+ * of several writers, every stripe is a piece). */
+#define MAX_PIECES                                                                         \
+    ((FWDIOI_MESSAGE_HEADROOM - sizeof(fwdioi_wire_header_t)) / sizeof(fwdioi_piece_t))
 
 /* Pieces of one message being built. Most writes give a few pieces: those stay
  * in `local`, so fwdio_write mallocs nothing for them. */
@@ -102,7 +110,7 @@ int fwdioi_route_write(fwdio_file_t *f, const uint8_t *buf, uint64_t len, uint64
                     break;
                 }
                 a += take;
-                if (l.payload == cap) {
+                if (l.payload == cap || l.n == MAX_PIECES) {
                     fwdioi_msg_t *m = emit(f, w, &l, buf, offset, lent);
                     if (!m) {
                         rc = FWDIO_ENOMEM;
