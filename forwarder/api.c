@@ -2,6 +2,7 @@
  * hand-over to the progress thread. */
 #include "abort.h"
 #include "combine.h"
+#include "config.h"
 #include "describe.h"
 #include "fault.h"
 #include "file.h"
@@ -121,6 +122,8 @@ int fwdio_init(MPI_Comm comm, const fwdio_config_t *cfg, fwdio_runtime_t **out)
     rc = fwdioi_rt_create(comm, &conf, &client, &rt->rt);
     if (rc != FWDIO_OK)
         goto fail;
+    if (world_rank == 0)
+        fwdioi_config_report_clamps(&conf, fwdioi_rt_config(rt->rt));
     if (world_rank == 0 && fwdioi_log_level() >= FWDIOI_LOG_WARN)
         fwdioi_settings_print_config(fwdioi_rt_config(rt->rt), stderr);
     if (fwdioi_topology_discover(fwdioi_rt_comm(rt->rt), &rt->topo) != 0) {
@@ -237,6 +240,8 @@ int fwdio_open(fwdio_runtime_t *rt, const char *path, uint64_t size, const fwdio
                                     &why.base);
     if (rc == FWDIO_OK)
         rc = fwdioi_settings_check_callbacks(cbs);
+    if (rc == FWDIO_OK && fwdioi_rt_rank(rt->rt) == 0)
+        fwdioi_options_report_clamps(&given, &resolved, &why.base);
     if (rc == FWDIO_OK && fwdioi_rt_rank(rt->rt) == 0 && fwdioi_log_level() >= FWDIOI_LOG_WARN) {
         fprintf(stderr, "fwdio: plan of %s:\n", path);
         fwdioi_plan_print(&rt->topo, size, &given, 0, stderr);

@@ -1,5 +1,8 @@
 #include "plan.h"
 
+#include "log.h"
+
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -104,6 +107,58 @@ static int check_list(const fwdio_options_t *o, int nranks, fwdioi_origins_t *wh
     return rc;
 }
 
+/* The smallest multiple of `unit` at or above `min` that divides `stripe`
+ * (a multiple of unit), at most the stripe itself. The search stops at
+ * 64 x min: a larger stripe without such a divisor keeps its unit. */
+static uint64_t raise_unit(uint64_t unit, uint64_t stripe, uint64_t min)
+{
+    if (min >= stripe)
+        return stripe;
+    for (uint64_t u = (min + unit - 1) / unit * unit; u <= stripe && u <= 64 * min; u += unit)
+        if (stripe % u == 0)
+            return u;
+    return unit;
+}
+
+/* Sizes too small for the budgets to hold are raised; the multiples keep
+ * stripe_size a multiple of write_size. */
+static void clamp_sizes(fwdio_options_t *o)
+{
+    if (o->stripe_size < FWDIOI_MIN_STRIPE_SIZE)
+        o->stripe_size = (FWDIOI_MIN_STRIPE_SIZE + o->stripe_size - 1) / o->stripe_size *
+                         o->stripe_size;
+    if (o->write_size < FWDIOI_MIN_WRITE_SIZE && o->write_size < o->stripe_size)
+        o->write_size = raise_unit(o->write_size, o->stripe_size, FWDIOI_MIN_WRITE_SIZE);
+}
+
+void fwdioi_options_report_clamps(const fwdio_options_t *in, const fwdio_options_t *resolved,
+                                  fwdioi_origins_t *why)
+{
+    static atomic_int said_stripe, said_write;
+    char from[FWDIOI_ORIGIN_LEN];
+    int shared = why ? why->shared : 0; /* naming origins here is no refusal */
+    if (in->stripe_size != 0 && resolved->stripe_size != in->stripe_size &&
+        !atomic_exchange(&said_stripe, 1))
+        fwdioi_report("stripe_size %llu%s raised to %llu: every stripe is a piece of its own in "
+                      "messages and a pwrite of its own, which below %llu bytes cost more "
+                      "than the stripe's bytes (said once)",
+                      (unsigned long long)in->stripe_size,
+                      fwdioi_origin(why, "stripe_size", from, sizeof from),
+                      (unsigned long long)resolved->stripe_size,
+                      (unsigned long long)FWDIOI_MIN_STRIPE_SIZE);
+    if (in->write_size != 0 && resolved->write_size != in->write_size &&
+        !atomic_exchange(&said_write, 1))
+        fwdioi_report("write_size %llu%s raised to %llu: a unit being assembled takes ~200 bytes "
+                      "of bookkeeping, which units under %llu bytes (or the stripe) do not "
+                      "outweigh (said once)",
+                      (unsigned long long)in->write_size,
+                      fwdioi_origin(why, "write_size", from, sizeof from),
+                      (unsigned long long)resolved->write_size,
+                      (unsigned long long)FWDIOI_MIN_WRITE_SIZE);
+    if (why)
+        why->shared = shared;
+}
+
 int fwdioi_options_resolve(const fwdio_options_t *in, int nranks, int nnodes,
                            fwdio_options_t *out, fwdioi_origins_t *why)
 {
@@ -119,11 +174,17 @@ int fwdioi_options_resolve(const fwdio_options_t *in, int nranks, int nnodes,
         out->write_size = out->stripe_size % FWDIO_DEFAULT_WRITE_SIZE == 0
                               ? FWDIO_DEFAULT_WRITE_SIZE
                               : out->stripe_size;
-    if (out->stripe_size == 0)
+    if (out->stripe_size == 0) {
+        /* a small unit is raised first, so the default stripe follows it */
+        if (out->write_size < FWDIOI_MIN_WRITE_SIZE)
+            out->write_size = (FWDIOI_MIN_WRITE_SIZE + out->write_size - 1) / out->write_size *
+                              out->write_size;
         out->stripe_size = out->write_size * FWDIO_DEFAULT_STRIPE_UNITS;
+    }
     int rc = check_ranges(out, nranks, why);
     if (rc != FWDIO_OK)
         return rc;
+    clamp_sizes(out);
     /* Giving a writer list, or a first writer or stride, asks for that
      * placement, unless the code pinned the placement. */
     if (out->placement == FWDIO_PLACEMENT_SPREAD && !(out->pinned & FWDIO_PIN_PLACEMENT)) {

@@ -252,15 +252,25 @@ typedef struct fwdio_config {
      *  for several messages. */
     size_t max_message_size;
     /** Bytes a writer rank may hold for assembly, over all its files: unit
-     *  buffers, received messages and buffers waiting for pwrite. A writer at
-     *  its budget stops receiving, so MPI holds the senders back. 0: the
-     *  environment variable FWDIO_WRITER_BUFFER (bytes, K/M/G suffixes), else
-     *  FWDIO_DEFAULT_WRITER_BUFFER. At most budget + one message is ever held. */
+     *  buffers, received messages and buffers waiting for pwrite, with the
+     *  record of which bytes have arrived (a few hundred bytes per unit in
+     *  progress) and the storage jobs. A writer at its budget stops receiving,
+     *  so MPI holds the senders back. 0: the environment variable
+     *  FWDIO_WRITER_BUFFER (bytes, K/M/G suffixes), else
+     *  FWDIO_DEFAULT_WRITER_BUFFER. At least 256 KiB: a smaller value is raised,
+     *  with a message on stderr, so that a writer has room for several messages.
+     *  At most budget + one message (and a segment of 24 bytes for each of its
+     *  pieces) is ever held, unless the writes leave so many gaps open at once
+     *  that their record alone passes the budget: the writer then goes on, one
+     *  message at a time, and says so on stderr. */
     size_t writer_buffer;
     /** Bytes of copied writes a rank may hold before they are sent (its staging
      *  memory). fwdio_write waits for room beyond it; fwdio_try_write returns
      *  FWDIO_EAGAIN instead. 0: FWDIO_STAGING_BUFFER, else
-     *  FWDIO_DEFAULT_STAGING_BUFFER. */
+     *  FWDIO_DEFAULT_STAGING_BUFFER. At least 64 KiB: a write is cut into
+     *  messages no larger than this budget, and smaller messages cost more to
+     *  send than their bytes, so a smaller value is raised, with a message on
+     *  stderr. */
     size_t staging_buffer;
     /** Non-zero: writers call pwrite/fdatasync on the progress thread instead of
      *  a separate I/O thread (receiving then waits for the disk). For measuring
@@ -289,7 +299,8 @@ typedef struct fwdio_config {
      *  fwdio_write_lent() are not combined. 0: the environment variable
      *  FWDIO_COMBINE_SIZE (where 0 turns combining off), else
      *  FWDIO_DEFAULT_COMBINE_SIZE; 1 turns it off. Clamped to
-     *  [64, max_message_size]. */
+     *  [64, max_message_size], and lowered to staging_buffer (with a message on
+     *  stderr when it was given). */
     size_t combine_size;
     /** Fields the code pins (FWDIO_PIN_* bits of the config keys): used as
      *  given, even 0 (the default), never taken from the environment or the
@@ -383,10 +394,18 @@ typedef enum fwdio_placement {
 typedef struct fwdio_options {
     /** Bytes a writer gathers before one pwrite (CkIO's writeStripe); should match
      *  the file system's stripe unit. Default 4 MiB (FWDIO_DEFAULT_WRITE_SIZE),
-     *  or stripe_size when that is set and no multiple of 4 MiB. */
+     *  or stripe_size when that is set and no multiple of 4 MiB. At least 4 KiB
+     *  or the stripe, if smaller: a smaller value is raised, with a message on
+     *  stderr (once per process), to its smallest multiple of 4 KiB or more
+     *  that divides stripe_size (up to 256 KiB; a stripe without one keeps the
+     *  unit), as the bookkeeping of a unit being assembled (~200 bytes) would
+     *  outweigh it. */
     uint64_t write_size;
     /** Unit of the file that maps to one writer (CkIO's peStripe); a multiple of
-     *  write_size. Default 4 x write_size. */
+     *  write_size. Default 4 x write_size. At least 512 bytes: a smaller value is
+     *  raised to the smallest multiple of itself that is 512 or more, with a
+     *  message on stderr (once per process), as every stripe costs a piece in
+     *  a message and a pwrite of its own. */
     uint64_t stripe_size;
     /** Number of writer ranks (CkIO's activePEs); clamped to what the placement
      *  can give. 0 (default): FWDIO_DEFAULT_WRITERS_PER_NODE per node, at most 32

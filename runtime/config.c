@@ -54,6 +54,12 @@ int fwdioi_config_resolve(const fwdio_config_t *in, fwdio_config_t *out)
         out->writer_buffer = FWDIO_DEFAULT_WRITER_BUFFER;
     if (out->staging_buffer == 0)
         out->staging_buffer = FWDIO_DEFAULT_STAGING_BUFFER;
+    /* Budgets too small to work with are raised (reported by
+     * fwdioi_config_report_clamps). */
+    if (out->writer_buffer < FWDIOI_MIN_WRITER_BUFFER)
+        out->writer_buffer = FWDIOI_MIN_WRITER_BUFFER;
+    if (out->staging_buffer < FWDIOI_MIN_STAGING_BUFFER)
+        out->staging_buffer = FWDIOI_MIN_STAGING_BUFFER;
     if (out->watchdog == 0)
         out->watchdog = FWDIO_DEFAULT_WATCHDOG;
     if (out->max_message_size == 0)
@@ -71,5 +77,28 @@ int fwdioi_config_resolve(const fwdio_config_t *in, fwdio_config_t *out)
         out->combine_size = FWDIOI_COMBINE_MIN;
     if (out->combine_size > out->max_message_size)
         out->combine_size = out->max_message_size;
+    /* An open message's buffer is combine_size bytes, and its data count as
+     * staged: no larger than the staging budget. */
+    if (out->combine_size > out->staging_buffer)
+        out->combine_size = out->staging_buffer;
     return FWDIO_OK;
+}
+
+void fwdioi_config_report_clamps(const fwdio_config_t *in, const fwdio_config_t *resolved)
+{
+    if (in->writer_buffer != 0 && in->writer_buffer < resolved->writer_buffer)
+        fwdioi_report("writer_buffer %zu raised to %zu: a writer needs room for several "
+                      "messages (at least 64 KiB each) and the record of the units it is "
+                      "assembling",
+                      in->writer_buffer, resolved->writer_buffer);
+    if (in->staging_buffer != 0 && in->staging_buffer < resolved->staging_buffer)
+        fwdioi_report("staging_buffer %zu raised to %zu: writes are cut into messages no larger "
+                      "than the staging budget, and smaller messages cost more to send than "
+                      "their bytes",
+                      in->staging_buffer, resolved->staging_buffer);
+    if (in->combine_size > 1 && resolved->combine_size < in->combine_size &&
+        resolved->combine_size == resolved->staging_buffer)
+        fwdioi_report("combine_size %zu lowered to staging_buffer (%zu): the bytes of an open "
+                      "combined message count against the staging budget",
+                      in->combine_size, resolved->combine_size);
 }

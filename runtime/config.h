@@ -13,6 +13,17 @@
 #define FWDIOI_MAX_MESSAGE_MIN ((size_t)4096)
 #define FWDIOI_MAX_MESSAGE_MAX ((size_t)1 << 30)
 
+/** Smallest writer_buffer in force: room for four of the smallest messages
+ *  (max_message_size is lowered to a quarter of the budget, not below 64 KiB)
+ *  and for the bookkeeping of the units in progress. */
+#define FWDIOI_MIN_WRITER_BUFFER ((size_t)256 << 10)
+
+/** Smallest staging_buffer in force: a copied write is cut into messages of
+ *  at most the staging budget, and below 64 KiB a message costs more to send
+ *  than its bytes (64 MiB from 2 ranks: 1 s through 1 KiB of staging, 0.5 s
+ *  through 4 KiB, 0.1 s through 16 KiB, 0.05 s from 64 KiB up). */
+#define FWDIOI_MIN_STAGING_BUFFER ((size_t)64 << 10)
+
 /**
  * Check the values fwdioi_config_resolve refuses (callback_mode,
  * max_message_size, the reserved tail), saying why through `why` (refuse.h;
@@ -20,8 +31,13 @@
  */
 int fwdioi_config_check(const fwdio_config_t *cfg, fwdioi_origins_t *why);
 
-/** Fill in defaults and check (fwdioi_config_check, origins unknown);
- *  FWDIO_OK or FWDIO_EINVAL. */
+/** Fill in defaults and check (fwdioi_config_check, origins unknown), and
+ *  raise the budgets too small to work with; FWDIO_OK or FWDIO_EINVAL. */
 int fwdioi_config_resolve(const fwdio_config_t *in, fwdio_config_t *out);
+
+/** Say on stderr which values given in `in` (code, environment or file)
+ *  fwdioi_config_resolve raised or lowered so the budgets can hold them, and
+ *  why. Call on one rank. */
+void fwdioi_config_report_clamps(const fwdio_config_t *in, const fwdio_config_t *resolved);
 
 #endif

@@ -165,6 +165,34 @@ static void check_plan(uint64_t size, uint64_t stripe, uint64_t unit, int writer
 static void check_resolve_errors(void)
 {
     fwdio_options_t o;
+    /* sizes too small for the budgets are raised, keeping stripe a multiple
+     * of the unit (fwdio.h, stripe_size and write_size) */
+    static const struct {
+        uint64_t stripe, unit, want_stripe, want_unit;
+    } clamps[] = {
+        {1, 1, 512, 512},                 /* one-byte stripes */
+        {16, 0, 512, 512},                /* unit from the stripe */
+        {0, 16, 16384, 4096},             /* the default stripe follows the raised unit */
+        {0, 3000, 24000, 6000},
+        {100, 100, 600, 600},             /* the next multiple of the stripe */
+        {4 << 20, 16, 4 << 20, 4096},     /* tiny units in default stripes */
+        {4096, 1024, 4096, 4096},         /* the unit may not exceed the stripe */
+        {6000, 1000, 6000, 6000},         /* no multiple of 1000 in [4096, 6000) divides */
+        {24576, 3072, 24576, 6144},       /* 4096 does not divide; 6144 does */
+        {1000003, 1, 1000003, 1},         /* a prime stripe: no unit to raise to */
+        {64 << 10, 16 << 10, 64 << 10, 16 << 10}, /* large enough: unchanged */
+        {512, 512, 512, 512},
+    };
+    for (size_t i = 0; i < sizeof clamps / sizeof *clamps; i++) {
+        fwdio_options_t in = {.stripe_size = clamps[i].stripe, .write_size = clamps[i].unit};
+        CHECK(fwdioi_options_resolve(&in, 4, 1, &o, NULL) == FWDIO_OK &&
+                  o.stripe_size == clamps[i].want_stripe && o.write_size == clamps[i].want_unit,
+              "stripe %llu unit %llu became %llu/%llu, expected %llu/%llu",
+              (unsigned long long)clamps[i].stripe, (unsigned long long)clamps[i].unit,
+              (unsigned long long)o.stripe_size, (unsigned long long)o.write_size,
+              (unsigned long long)clamps[i].want_stripe, (unsigned long long)clamps[i].want_unit);
+        CHECK(o.stripe_size % o.write_size == 0, "stripe a multiple of the unit");
+    }
     fwdio_options_t bad_multiple = {.write_size = 3000, .stripe_size = 4000};
     CHECK(fwdioi_options_resolve(&bad_multiple, 4, 1, &o, NULL) == FWDIO_EINVAL,
           "stripe not a multiple of unit");
