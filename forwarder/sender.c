@@ -76,7 +76,7 @@ static int isend_lent(fwdio_file_t *f, fwdioi_msg_t *m, int dest, MPI_Request *r
             rc = MPI_Type_commit(&type);
             if (rc == MPI_SUCCESS) {
                 *call = FWDIOI_MPI_ISEND;
-                rc = MPI_Isend(MPI_BOTTOM, 1, type, dest, FWDIOI_TAG_DATA, f->s.comm, req);
+                rc = MPI_Issend(MPI_BOTTOM, 1, type, dest, FWDIOI_TAG_DATA, f->s.comm, req);
             }
             fwdioi_log_mpi_failure(MPI_Type_free(&type), "MPI_Type_free"); /* the send keeps what it needs */
         }
@@ -99,14 +99,19 @@ void fwdioi_sender_dispatch(fwdio_file_t *f, fwdioi_msg_t *m)
         fwdioi_writer_check_drained(f);
         return;
     }
+    /* Synchronous sends: a message is done (its staged bytes free) only once
+     * the writer has taken it. A plain send of a message under the MPI's
+     * eager limit completes at once, and the data waits in the writer's MPI
+     * queue instead: a writer at its budget would not hold back senders of
+     * small messages, and its memory would grow with the file. */
     MPI_Request req;
     int dest = fwdioi_plan_writer_rank(&f->plan, m->writer);
     int call = FWDIOI_MPI_ISEND;
     m->trace_t0 = fwdioi_trace_begin();
     int rc = fwdioi_rt_track_reserve(f->rt) != 0 ? MPI_ERR_NO_MEM
              : m->lent ? isend_lent(f, m, dest, &req, &call)
-                       : MPI_Isend(m->wire, (int)m->wire_len, MPI_BYTE, dest, FWDIOI_TAG_DATA,
-                                   f->s.comm, &req);
+                       : MPI_Issend(m->wire, (int)m->wire_len, MPI_BYTE, dest, FWDIOI_TAG_DATA,
+                                    f->s.comm, &req);
     if (rc != MPI_SUCCESS) {
         /* Not sent and not counted: the writer does not wait for it, and the
          * final agreement tells every rank the file failed. */

@@ -97,6 +97,14 @@ int MPI_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int t
     return PMPI_Isend(buf, count, datatype, dest, tag, comm, request);
 }
 
+int MPI_Issend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+               MPI_Comm comm, MPI_Request *request)
+{
+    if (should_fail("MPI_Issend", tag))
+        return MPI_ERR_OTHER;
+    return PMPI_Issend(buf, count, datatype, dest, tag, comm, request);
+}
+
 int MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message,
                 MPI_Status *status)
 {
