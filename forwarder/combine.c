@@ -10,7 +10,9 @@
  * An open message is sealed and handed to the progress thread when the next
  * bytes do not fit, when the file is closed on this rank, when fwdio_poll,
  * fwdio_test or fwdio_wait runs, or when a write has to wait for staging room
- * (its bytes count as staged, so the room waited for could be its own). The
+ * that the messages in flight cannot free (its bytes count as staged, so the
+ * room waited for could be its own; sealing at every wait would shrink the
+ * messages to one write each under backpressure). The
  * progress thread itself sends the open messages of a file once the oldest has
  * held bytes for poll_max_us; it checks on every poll tick, and ticks are at
  * most poll_max_us apart while a file is open, so no byte waits in an open
@@ -194,6 +196,20 @@ void fwdioi_combine_flush_file_locked(fwdio_file_t *f)
     fwdioi_task_list_t out = STAILQ_HEAD_INITIALIZER(out);
     seal_file_locked(f, &out);
     submit(f->rt, &out);
+}
+
+uint64_t fwdioi_combine_open_bytes_locked(const struct fwdio_runtime *o)
+{
+    uint64_t n = 0;
+    for (const fwdio_file_t *f = LIST_FIRST(&o->live); f && o->combining_files > 0;
+         f = LIST_NEXT(f, live_link)) {
+        if (atomic_load_explicit(&f->combine_since, memory_order_relaxed) == 0)
+            continue;
+        for (int w = 0; w < f->plan.nwriters; w++)
+            if (f->combine[w].open)
+                n += f->combine[w].open->payload;
+    }
+    return n;
 }
 
 void fwdioi_combine_flush_all_locked(struct fwdio_runtime *o)

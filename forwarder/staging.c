@@ -30,9 +30,13 @@ int fwdioi_staging_reserve_locked(fwdio_file_t *f, uint64_t bytes, int may_wait)
         /* With nothing staged, any reservation up to the budget fits. */
         if (o->staged == 0 || o->staged + bytes <= budget)
             break;
-        /* Part of the budget may sit in open combined messages: send them, or
-         * the room waited for could be this rank's own unsent bytes. */
-        fwdioi_combine_flush_all_locked(o);
+        /* Part of the budget may sit in open combined messages: send them when
+         * the room waited for needs them gone (it could be this rank's own
+         * unsent bytes). While the messages in flight will free enough, the
+         * open ones keep filling: sealed at every wait, they would shrink to
+         * the room each send frees, one small write each. */
+        if (!may_wait || fwdioi_combine_open_bytes_locked(o) + bytes > budget)
+            fwdioi_combine_flush_all_locked(o);
         if (!may_wait)
             return FWDIO_EAGAIN;
         fwdioi_rt_sleep_locked(f->rt);

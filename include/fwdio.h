@@ -293,7 +293,9 @@ typedef struct fwdio_config {
      *  merge. An open message of this many bytes (header and piece table
      *  included) is sent when full, when the file is closed on this rank, when
      *  fwdio_poll(), fwdio_test() or fwdio_wait() runs, when fwdio_write has to
-     *  wait for staging room, and otherwise by the progress thread no later than
+     *  wait for staging room that the messages already sent cannot free, when
+     *  fwdio_try_write finds no room, and otherwise by the progress thread no
+     *  later than
      *  2 x poll_max_us after its first byte (4 ms by default, once the progress
      *  thread gets the CPU). Its bytes count as staged. Larger writes and
      *  fwdio_write_lent() are not combined. 0: the environment variable
