@@ -16,6 +16,16 @@
  *                and makes no further fwdio call until its staged bytes drain,
  *                which only the progress thread's own flush of the open
  *                messages can bring about
+ *   tiny         stripes and write units as small as asked (1 byte: raised
+ *                to the smallest fwdio takes) and the budgets given (1 byte:
+ *                raised likewise) over a file many times the budgets. Ranks
+ *                0..W-1 are the writers and write nothing; each other rank
+ *                writes its contiguous share of the file in extents of random
+ *                length, in file order. After a warm-up file the
+ *                peak RSS (VmHWM, reset through /proc/self/clear_refs) is
+ *                measured: a writer's growth must stay within its budget, one
+ *                message and a fixed overhead, a sender's within its staging
+ *                budget, its open combined messages and the same overhead.
  *
  * Every file is verified byte for byte, and no rank may ever hold more than its
  * writer budget plus one message, or stage more than its staging budget.
@@ -25,16 +35,23 @@
 
 #include "pattern.h"
 
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static uint64_t g_size = (uint64_t)1 << 30;
 static uint64_t g_piece = 128 << 10;
 static uint64_t g_writer_buffer = 8 << 20;
 static uint64_t g_staging_buffer = 8 << 20;
 static int g_inline;
+/* tiny: the file's sizes and layout, and the longest extent a sender writes */
+static uint64_t g_stripe_size, g_write_size;
+static fwdio_layout_t g_layout = FWDIO_LAYOUT_BLOCK;
+static uint64_t g_max_chunk = 200 << 10;
+static int g_check_rss = 1; /* off in sanitizer builds, whose allocators keep freed memory */
 
 static fwdio_runtime_t *start_polling(uint64_t writer_buffer, uint64_t staging_buffer,
                                       unsigned poll_max_us)
@@ -292,6 +309,278 @@ static void section_combine(void)
     TC_EXPECT(fwdio_finalize(rt), FWDIO_OK, "fwdio_finalize");
 }
 
+
+/* ---- tiny: sizes and budgets at their smallest, RSS measured ---- */
+
+/* Growth allowed beside the budgets, for what they do not count: the first
+ * fragment of each message a writer has not taken yet, which MPI keeps on the
+ * writer (32 KiB in Open MPI's shared-memory transport; senders have at most
+ * their staging budget in flight), the threads' stacks as far as they are
+ * touched, malloc's free lists, and page granularity. Measured over 21 runs
+ * of these cases: at most 40 KiB beyond budget + message on a writer, 250 KiB
+ * beyond staging + open messages + message on a sender (the note lines print
+ * the growth). A unit table over the file would take 64 bytes per unit. */
+#define TINY_FIXED_OVERHEAD ((uint64_t)1 << 20)
+
+/* What fwdio.h says the smallest budgets in force are. */
+#define TINY_MIN_WRITER_BUFFER ((uint64_t)256 << 10)
+#define TINY_MIN_STAGING_BUFFER ((uint64_t)64 << 10)
+
+/* A field of /proc/self/status in bytes ("VmHWM:  1234 kB"), or 0. */
+static uint64_t proc_status_bytes(const char *field)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    uint64_t v = 0;
+    size_t n = strlen(field);
+    while (f && fgets(line, sizeof line, f))
+        if (!strncmp(line, field, n) && line[n] == ':') {
+            v = strtoull(line + n + 1, NULL, 10) << 10;
+            break;
+        }
+    if (f)
+        fclose(f);
+    return v;
+}
+
+/* Start a new peak: the high-water mark becomes the present RSS (Linux 4.0+). */
+static int reset_peak_rss(void)
+{
+    int fd = open("/proc/self/clear_refs", O_WRONLY);
+    int ok = fd >= 0 && write(fd, "5", 1) == 1;
+    if (fd >= 0)
+        close(fd);
+    return ok ? 0 : -1;
+}
+
+/* From here to capture_end, this rank's stderr goes to `path`. Returns the
+ * descriptor to restore, or -1. */
+static int capture_begin(const char *path)
+{
+    fflush(stderr);
+    int saved = dup(2);
+    int fd = open(path, O_CREAT | O_TRUNC | O_WRONLY, 0644);
+    if (saved < 0 || fd < 0 || dup2(fd, 2) < 0) {
+        if (fd >= 0)
+            close(fd);
+        if (saved >= 0)
+            close(saved);
+        return -1;
+    }
+    close(fd);
+    return saved;
+}
+
+/* Restore stderr, copy what was captured to it and return it (malloc'd). */
+static char *capture_end(int saved, const char *path)
+{
+    fflush(stderr);
+    if (saved >= 0) {
+        dup2(saved, 2);
+        close(saved);
+    }
+    FILE *f = fopen(path, "r");
+    char *text = calloc(1, 1 << 16);
+    if (f && text) {
+        size_t n = fread(text, 1, (1 << 16) - 1, f);
+        text[n] = '\0';
+    }
+    if (f)
+        fclose(f);
+    if (text)
+        fputs(text, stderr);
+    return text;
+}
+
+/* The clamp of a value given below the smallest in force is said on stderr:
+ * a line "fwdio: <what> <given>[ (<where from>)] raised to ...". */
+static void expect_said(const char *text, const char *what, uint64_t given, uint64_t smallest)
+{
+    char want[128];
+    snprintf(want, sizeof want, "fwdio: %s %llu ", what, (unsigned long long)given);
+    int found = 0;
+    for (const char *at = text ? strstr(text, want) : NULL; at && !found;
+         at = strstr(at + 1, want)) {
+        const char *eol = strchr(at, '\n');
+        const char *raised = strstr(at, " raised to ");
+        found = raised && (!eol || raised < eol);
+    }
+    if (given != 0 && given < smallest)
+        TC_CHECK(found, "tiny: rank 0 did not say \"%s... raised to ...\" on stderr", want);
+}
+
+static fwdio_file_t *open_tiny(fwdio_runtime_t *rt, const char *name, uint64_t size,
+                               const int *writers, int nwriters, char *path, size_t path_size)
+{
+    fwdio_options_t o;
+    fwdio_options_init(&o);
+    o.stripe_size = g_stripe_size;
+    o.write_size = g_write_size;
+    o.layout = g_layout;
+    o.writer_list = writers;
+    o.writer_list_len = nwriters;
+    tc_path(path, path_size, name);
+    fwdio_file_t *f = NULL;
+    int rc = fwdio_open(rt, path, size, &o, NULL, &f);
+    if (rc != FWDIO_OK || !f) {
+        tc_fail("fwdio_open(%s) returned %d (%s)", name, rc, fwdio_strerror(rc));
+        fflush(stderr);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    return f;
+}
+
+/* The senders (ranks nwriters..P-1) write the extents dealt to them, each in
+ * file order, from one reused buffer. */
+static void write_extents_of(fwdio_file_t *f, const tc_extent_t *ext, size_t n, uint64_t seed,
+                             uint8_t *buf)
+{
+    int rc = FWDIO_OK;
+    for (size_t i = 0; i < n && rc == FWDIO_OK; i++) {
+        if (ext[i].owner != tc_rank)
+            continue;
+        pattern_fill(buf, ext[i].len, ext[i].offset, seed);
+        rc = fwdio_write(f, buf, ext[i].len, ext[i].offset);
+    }
+    TC_EXPECT(rc, FWDIO_OK, "tiny: fwdio_write");
+}
+
+static void section_tiny(void)
+{
+    const uint64_t seed = 305, warm_size = 4 << 20;
+    if (tc_size < 2) {
+        tc_fail("tiny needs a writer and a sender: at least 2 ranks");
+        return;
+    }
+    const int nwriters = tc_size >= 3 ? 2 : 1;
+    int writers[2] = {0, 1};
+    /* rank 0 reports the clamps, at fwdio_init and at the first fwdio_open */
+    char said_path[4096];
+    tc_path(said_path, sizeof said_path, "stderr-rank0.txt");
+    int saved = tc_rank == 0 ? capture_begin(said_path) : -1;
+    fwdio_runtime_t *rt = start(g_writer_buffer, g_staging_buffer);
+    fwdio_runtime_stats_t rs;
+    TC_EXPECT(fwdio_runtime_stats(rt, &rs), FWDIO_OK, "fwdio_runtime_stats");
+    uint64_t want_wb = g_writer_buffer > TINY_MIN_WRITER_BUFFER ? g_writer_buffer
+                                                                : TINY_MIN_WRITER_BUFFER;
+    uint64_t want_sb = g_staging_buffer > TINY_MIN_STAGING_BUFFER ? g_staging_buffer
+                                                                   : TINY_MIN_STAGING_BUFFER;
+    TC_CHECK(rs.writer_budget == want_wb && rs.staging_budget == want_sb,
+             "tiny: budgets in force %llu/%llu for %llu/%llu given, expected %llu/%llu",
+             (unsigned long long)rs.writer_budget, (unsigned long long)rs.staging_budget,
+             (unsigned long long)g_writer_buffer, (unsigned long long)g_staging_buffer,
+             (unsigned long long)want_wb, (unsigned long long)want_sb);
+    TC_CHECK(rs.combine_size <= rs.staging_budget, "tiny: combine_size %llu > staging %llu",
+             (unsigned long long)rs.combine_size, (unsigned long long)rs.staging_budget);
+
+    /* extents of random length, each sender's in its own share of the file
+     * (the same plan on every rank). Shares keep the writers' record of
+     * partly arrived units small; extents dealt at random would let one
+     * sender run ahead of another and leave gaps open in proportion to the
+     * distance, which the budget does not bound (fwdio.h, writer_buffer). */
+    tc_rng_t rng;
+    tc_rng_seed(&rng, seed);
+    tc_extent_t *ext;
+    size_t next;
+    tc_random_extents(&rng, g_size, g_max_chunk, 0, &ext, &next);
+    const int nsenders = tc_size - nwriters;
+    for (size_t i = 0; i < next; i++)
+        ext[i].owner = nwriters + (int)(ext[i].offset * (uint64_t)nsenders / g_size);
+    uint8_t *buf = malloc(g_max_chunk);
+    memset(buf, 0, g_max_chunk);
+
+    /* warm-up: threads, buffer caches, MPI's queues and pools in use once */
+    char path[4096];
+    tc_phase("tiny: warm-up file");
+    fwdio_file_t *f = open_tiny(rt, "tiny_warm.dat", warm_size, writers, nwriters, path,
+                                sizeof path);
+    if (tc_rank == 0) {
+        char *said = capture_end(saved, said_path);
+        TC_CHECK(saved >= 0, "tiny: cannot capture stderr");
+        expect_said(said, "writer_buffer", g_writer_buffer, TINY_MIN_WRITER_BUFFER);
+        expect_said(said, "staging_buffer", g_staging_buffer, TINY_MIN_STAGING_BUFFER);
+        expect_said(said, "stripe_size", g_stripe_size, 512);
+        expect_said(said, "write_size", g_write_size, 512);
+        free(said);
+    }
+    if (tc_rank >= nwriters)
+        TC_EXPECT(tc_write_pattern(f, warm_size * (uint64_t)(tc_rank - nwriters) /
+                                          (uint64_t)nsenders,
+                                   warm_size / (uint64_t)nsenders, seed, 16 << 10),
+                  FWDIO_OK, "tiny: warm-up writes");
+    if (tc_rank == tc_size - 1 && warm_size % (uint64_t)nsenders)
+        TC_EXPECT(tc_write_pattern(f, warm_size - warm_size % (uint64_t)nsenders,
+                                   warm_size % (uint64_t)nsenders, seed, 0),
+                  FWDIO_OK, "tiny: warm-up tail");
+    close_wait_verify(f, path, warm_size, seed, "tiny warm-up");
+    fwdio_file_free(f);
+
+    MPI_Barrier(MPI_COMM_WORLD);
+    int reset = reset_peak_rss();
+    TC_CHECK(reset == 0 || !g_check_rss,
+             "tiny: cannot reset the peak RSS through /proc/self/clear_refs");
+    uint64_t base = proc_status_bytes("VmHWM");
+
+    tc_phase("tiny: writing");
+    f = open_tiny(rt, "tiny.dat", g_size, writers, nwriters, path, sizeof path);
+    if (tc_rank >= nwriters)
+        write_extents_of(f, ext, next, seed, buf);
+    TC_EXPECT(fwdio_close(f), FWDIO_OK, "fwdio_close");
+    tc_phase("tiny: fwdio_wait");
+    TC_EXPECT(fwdio_wait(f), FWDIO_OK, "fwdio_wait");
+    uint64_t grown = proc_status_bytes("VmHWM") - base;
+
+    TC_EXPECT(fwdio_runtime_stats(rt, &rs), FWDIO_OK, "fwdio_runtime_stats");
+    /* one message: its data, its header and piece table (at most the headroom
+     * fwdio leaves beside max_message_size), the receive bookkeeping */
+    const uint64_t message = rs.max_message + (64 << 10) + 4096;
+    if (!g_check_rss) {
+        /* sanitizers: only the accounting (check_bounds) holds */
+    } else if (tc_rank < nwriters) {
+        uint64_t limit = rs.writer_budget + message + TINY_FIXED_OVERHEAD;
+        TC_CHECK(base > 0 && grown <= limit,
+                 "tiny: writer rank %d grew %llu bytes (peak RSS), budget %llu + message %llu "
+                 "+ fixed %llu",
+                 tc_rank, (unsigned long long)grown, (unsigned long long)rs.writer_budget,
+                 (unsigned long long)message, (unsigned long long)TINY_FIXED_OVERHEAD);
+    } else {
+        /* staged bytes, their messages' piece tables (16 bytes a stripe at
+         * most), and an open combined message per writer */
+        uint64_t stripe = g_stripe_size ? g_stripe_size : 512;
+        stripe = stripe < 512 ? 512 : stripe;
+        uint64_t limit = rs.staging_budget + rs.staging_budget / stripe * 16 +
+                         (uint64_t)nwriters * rs.combine_size + message + TINY_FIXED_OVERHEAD;
+        TC_CHECK(base > 0 && grown <= limit,
+                 "tiny: sender rank %d grew %llu bytes (peak RSS), limit %llu", tc_rank,
+                 (unsigned long long)grown, (unsigned long long)limit);
+    }
+    /* the largest growth of a writer and of a sender */
+    long mine[2] = {tc_rank < nwriters ? (long)(grown >> 10) : 0,
+                    tc_rank < nwriters ? 0 : (long)(grown >> 10)};
+    long most[2] = {0, 0};
+    MPI_Reduce(mine, most, 2, MPI_LONG, MPI_MAX, 0, MPI_COMM_WORLD);
+    if (tc_rank == 0)
+        tc_note("tiny: %llu MiB, stripe %llu, unit %llu, %d writer(s): peak RSS grew %ld KiB "
+                "on a writer (budget %llu KiB), %ld KiB on a sender (staging %llu KiB)",
+                (unsigned long long)(g_size >> 20), (unsigned long long)g_stripe_size,
+                (unsigned long long)g_write_size, nwriters, most[0],
+                (unsigned long long)(rs.writer_budget >> 10), most[1],
+                (unsigned long long)(rs.staging_budget >> 10));
+
+    tc_phase("tiny: verify");
+    tc_verify_full(MPI_COMM_WORLD, path, g_size, seed);
+    fwdio_file_stats_t st;
+    TC_EXPECT(fwdio_file_stats(f, &st), FWDIO_OK, "fwdio_file_stats");
+    long received = tc_sum(MPI_COMM_WORLD, (long)st.writer_bytes);
+    TC_CHECK(received == (long)g_size, "tiny: writers received %ld bytes of %llu", received,
+             (unsigned long long)g_size);
+    check_bounds(rt, "tiny");
+    free(buf);
+    free(ext);
+    fwdio_file_free(f);
+    TC_EXPECT(fwdio_finalize(rt), FWDIO_OK, "fwdio_finalize");
+}
+
 int main(int argc, char **argv)
 {
     const char *only = NULL;
@@ -309,18 +598,36 @@ int main(int argc, char **argv)
             g_staging_buffer = tc_parse_size(argv[++i]);
         else if (!strcmp(argv[i], "--inline"))
             g_inline = 1;
+        else if (!strcmp(argv[i], "--stripe-size") && i + 1 < argc)
+            g_stripe_size = tc_parse_size(argv[++i]);
+        else if (!strcmp(argv[i], "--write-size") && i + 1 < argc)
+            g_write_size = tc_parse_size(argv[++i]);
+        else if (!strcmp(argv[i], "--max-chunk") && i + 1 < argc)
+            g_max_chunk = tc_parse_size(argv[++i]);
+        else if (!strcmp(argv[i], "--no-rss"))
+            g_check_rss = 0;
+        else if (!strcmp(argv[i], "--layout") && i + 1 < argc) {
+            const char *l = argv[++i];
+            g_layout = !strcmp(l, "cyclic") ? FWDIO_LAYOUT_CYCLIC : FWDIO_LAYOUT_BLOCK;
+            if (strcmp(l, "cyclic") && strcmp(l, "block")) {
+                fprintf(stderr, "--layout block|cyclic\n");
+                return 2;
+            }
+        }
         else if (!strcmp(argv[i], "--timeout") && i + 1 < argc)
             timeout = (unsigned)tc_parse_long(argv[++i]);
         else {
             fprintf(stderr,
-                    "usage: %s --only adversarial|one-sender|try-write|combine [--size B] "
+                    "usage: %s --only adversarial|one-sender|try-write|combine|tiny [--size B] "
                     "[--piece B] "
-                    "[--writer-buffer B] [--staging-buffer B] [--inline] [--timeout SEC]\n",
+                    "[--writer-buffer B] [--staging-buffer B] [--inline] [--timeout SEC]\n"
+                    "  tiny: [--stripe-size B] [--write-size B] [--layout block|cyclic] "
+                    "[--max-chunk B] [--no-rss]\n",
                     argv[0]);
             return 2;
         }
     }
-    if (!only || g_piece == 0 || FWDIO_DEFAULT_WRITE_SIZE % g_piece != 0 ||
+    if (!only || g_piece == 0 || g_max_chunk == 0 || FWDIO_DEFAULT_WRITE_SIZE % g_piece != 0 ||
         g_size % FWDIO_DEFAULT_WRITE_SIZE != 0) {
         fprintf(stderr, "--only is required; --piece must divide the 4 MiB write unit and "
                         "--size must be a multiple of it\n");
@@ -336,6 +643,8 @@ int main(int argc, char **argv)
         section_try_write();
     else if (!strcmp(only, "combine"))
         section_combine();
+    else if (!strcmp(only, "tiny"))
+        section_tiny();
     else
         tc_fail("unknown section '%s'", only);
     return tc_finish("test_budgets");
