@@ -55,22 +55,18 @@ static void wbuf_sub(fwdio_file_t *f, uint64_t bytes)
     f->s.wbuf_file -= bytes;
 }
 
-/* A unit buffer's reservation includes the storage job that will write it:
- * with small write units, jobs would otherwise weigh as much as the data. */
-static uint64_t unit_cost(uint64_t bytes) { return bytes + sizeof(fwdioi_storage_job_t); }
-
 static int reserve_unit(void *arg, uint64_t bytes)
 {
     fwdio_file_t *f = arg;
-    if (f->owner->wbuf_held + unit_cost(bytes) > writer_budget(f))
+    if (f->owner->wbuf_held + bytes > writer_budget(f))
         return 0;
-    wbuf_add(f, unit_cost(bytes));
+    wbuf_add(f, bytes);
     return 1;
 }
 
 static void unreserve_unit(void *arg, uint64_t bytes)
 {
-    wbuf_sub(arg, unit_cost(bytes));
+    wbuf_sub(arg, bytes);
 }
 
 /* Assembly bookkeeping (which bytes arrived) counts like buffers, but cannot
@@ -155,17 +151,20 @@ static void flush_unit(void *arg, uint8_t *buf, uint64_t size, uint64_t offset,
     if (!job) {
         if (f->s.local_error.status == FWDIO_OK && nextents > 0)
             fwdioi_errinfo_set(&f->s.local_error, FWDIO_ENOMEM, f->rank, 0, offset);
-        wbuf_sub(f, unit_cost(size));
+        wbuf_sub(f, size);
         free(buf);
         free(extents);
         return;
     }
-    /* the extents count too (as bookkeeping until now), until the write is done */
-    uint64_t extents_size = nextents * sizeof *extents;
-    wbuf_add(f, extents_size);
+    /* The job and the extents (bookkeeping until now) count too, until the
+     * write is done: with small write units they weigh as much as the data.
+     * Added here rather than with the buffer, a budget of N units still holds
+     * N buffers. */
+    uint64_t extra = nextents * sizeof *extents + sizeof *job;
+    wbuf_add(f, extra);
     job->fd = f->s.fd;
     job->buf = buf;
-    job->buf_size = unit_cost(size) + extents_size;
+    job->buf_size = size + extra;
     job->base = offset;
     job->extents = extents;
     job->nextents = nextents;
