@@ -3,7 +3,8 @@
  *
  *   adversarial  every rank writes small pieces round-robin over all write
  *                units, so every unit is partly filled at once; the writers'
- *                budget holds two units
+ *                budget holds two units (and the record of the units in
+ *                progress, which counts against it)
  *   one-sender   rank 0 writes the whole file in one fwdio_write call, which
  *                streams through a staging budget of a few MiB
  *   try-write    fwdio_try_write returns FWDIO_EAGAIN while the staging budget
