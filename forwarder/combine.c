@@ -200,6 +200,7 @@ void fwdioi_combine_flush_file_locked(fwdio_file_t *f)
 
 uint64_t fwdioi_combine_open_bytes_locked(const struct fwdio_runtime *o)
 {
+    FWDIOI_ASSERT_LOCKED(o->rt);
     uint64_t n = 0;
     for (const fwdio_file_t *f = LIST_FIRST(&o->live); f && o->combining_files > 0;
          f = LIST_NEXT(f, live_link)) {

@@ -75,6 +75,7 @@ static void unreserve_unit(void *arg, uint64_t bytes)
  * describe; say so once, as the budget no longer bounds the writer then. */
 static void meta_unit(void *arg, int64_t delta)
 {
+    FWDIOI_ASSERT_PROGRESS();
     fwdio_file_t *f = arg;
     struct fwdio_runtime *o = f->owner;
     if (delta < 0) {
@@ -203,6 +204,7 @@ static void write_direct(void *arg, const uint8_t *data, uint64_t offset, uint64
  * count against the budget until they are written. */
 static void submit_direct(fwdio_file_t *f)
 {
+    FWDIOI_ASSERT_PROGRESS();
     fwdioi_storage_job_t *job = f->s.direct_job;
     if (!job)
         return;
