@@ -198,21 +198,6 @@ void fwdioi_combine_flush_file_locked(fwdio_file_t *f)
     submit(f->rt, &out);
 }
 
-uint64_t fwdioi_combine_open_bytes_locked(const struct fwdio_runtime *o)
-{
-    FWDIOI_ASSERT_LOCKED(o->rt);
-    uint64_t n = 0;
-    for (const fwdio_file_t *f = LIST_FIRST(&o->live); f && o->combining_files > 0;
-         f = LIST_NEXT(f, live_link)) {
-        if (atomic_load_explicit(&f->combine_since, memory_order_relaxed) == 0)
-            continue;
-        for (int w = 0; w < f->plan.nwriters; w++)
-            if (f->combine[w].open)
-                n += f->combine[w].open->payload;
-    }
-    return n;
-}
-
 void fwdioi_combine_flush_all_locked(struct fwdio_runtime *o)
 {
     FWDIOI_ASSERT_LOCKED(o->rt);

@@ -40,8 +40,6 @@ void fwdioi_combine_finish_locked(fwdio_file_t *f, fwdioi_combine_batch_t *b);
 void fwdioi_combine_flush_file_locked(fwdio_file_t *f);
 /** Queue every open message of every file of the runtime. */
 void fwdioi_combine_flush_all_locked(struct fwdio_runtime *o);
-/** Data bytes in the open messages of every file of the runtime. */
-uint64_t fwdioi_combine_open_bytes_locked(const struct fwdio_runtime *o);
 /** Progress thread, lock not held: send the open messages of files whose
  *  oldest one got its first byte at least `age_ns` ago; returns how many. */
 int fwdioi_combine_flush_stale(struct fwdio_runtime *o, uint64_t age_ns);

@@ -74,6 +74,7 @@ typedef struct fwdioi_msg {
     fwdio_file_t *file;
     int writer;
     int staged;       /* a copy: counts against the staging budget */
+    int sent;         /* staged, and handed to its writer (staged_sent) */
     fwdioi_lent_t *lent;      /* lent: the call, and where its data is */
     const uint8_t *lent_base; /* file byte lent_offset is lent_base[0] */
     uint64_t lent_offset;
@@ -216,8 +217,10 @@ struct fwdio_runtime {
      * if it alone passes the budget. */
     uint64_t wbuf_meta;
     int wbuf_meta_reported;
-    /* locked: copied writes not yet sent (staging budget) */
-    uint64_t staged, staged_peak;
+    /* locked: copied writes not yet sent (staging budget), and the part of
+     * them in messages already handed to their writers, which comes back
+     * without anything else being sent */
+    uint64_t staged, staged_peak, staged_sent;
     /* locked: files with open combined messages (combine.c) */
     int combining_files;
 };

@@ -29,7 +29,7 @@ const uint8_t *fwdioi_msg_piece_data(const fwdioi_msg_t *m, const fwdioi_piece_t
 void fwdioi_msg_free(fwdioi_rt_t *rt, fwdioi_msg_t *m)
 {
     if (m->staged)
-        fwdioi_staging_release(m->file, m->payload);
+        fwdioi_staging_release_msg(m->file, m);
     fwdioi_lent_t *lent = m->lent;
     fwdioi_rt_buf_put(rt, m, m->alloc_len);
     /* The last message of a lent write gives the buffer back. refs is 0 when

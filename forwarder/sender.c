@@ -9,6 +9,7 @@
 #include "log.h"
 #include "message.h"
 #include "session.h"
+#include "staging.h"
 #include "trace.h"
 #include "writer.h"
 
@@ -92,6 +93,8 @@ void fwdioi_sender_dispatch(fwdio_file_t *f, fwdioi_msg_t *m)
     f->s.sent_bytes[m->writer] += m->payload;
     f->s.stats.messages_sent++;
     if (m->writer == f->my_writer) { /* to ourselves: no MPI */
+        if (m->staged)
+            fwdioi_staging_sent(f, m);
         m->hold = (fwdioi_hold_t){1, m, m->alloc_len, 0, 0};
         if (f->s.received_from)
             f->s.received_from[f->rank] += m->payload;
@@ -122,6 +125,8 @@ void fwdioi_sender_dispatch(fwdio_file_t *f, fwdioi_msg_t *m)
         fwdioi_sender_drop(f, m, FWDIO_EMPI);
         return;
     }
+    if (m->staged)
+        fwdioi_staging_sent(f, m);
     f->s.sends_pending++;
     fwdioi_rt_track(f->rt, req, on_send_done, m);
 }

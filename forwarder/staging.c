@@ -30,12 +30,12 @@ int fwdioi_staging_reserve_locked(fwdio_file_t *f, uint64_t bytes, int may_wait)
         /* With nothing staged, any reservation up to the budget fits. */
         if (o->staged == 0 || o->staged + bytes <= budget)
             break;
-        /* Part of the budget may sit in open combined messages: send them when
-         * the room waited for needs them gone (it could be this rank's own
-         * unsent bytes). While the messages in flight will free enough, the
-         * open ones keep filling: sealed at every wait, they would shrink to
-         * the room each send frees, one small write each. */
-        if (!may_wait || fwdioi_combine_open_bytes_locked(o) + bytes > budget)
+        /* Part of the budget may sit in open combined messages: send them
+         * unless the messages already on their way will free enough (the
+         * room waited for could be this rank's own unsent bytes). Sealed at
+         * every wait under backpressure, they would shrink to the room each
+         * completed send frees: one small write each. */
+        if (!may_wait || o->staged_sent + (budget - o->staged) < bytes)
             fwdioi_combine_flush_all_locked(o);
         if (!may_wait)
             return FWDIO_EAGAIN;
@@ -56,6 +56,23 @@ void fwdioi_staging_release_locked(fwdio_file_t *f, uint64_t bytes)
     f->owner->staged -= bytes;
     f->staged_file -= bytes;
     fwdioi_rt_broadcast(f->rt);
+}
+
+void fwdioi_staging_sent(fwdio_file_t *f, fwdioi_msg_t *m)
+{
+    fwdioi_rt_lock(f->rt);
+    f->owner->staged_sent += m->payload;
+    m->sent = 1;
+    fwdioi_rt_unlock(f->rt);
+}
+
+void fwdioi_staging_release_msg(fwdio_file_t *f, const fwdioi_msg_t *m)
+{
+    fwdioi_rt_lock(f->rt);
+    if (m->sent)
+        f->owner->staged_sent -= m->payload;
+    fwdioi_staging_release_locked(f, m->payload);
+    fwdioi_rt_unlock(f->rt);
 }
 
 void fwdioi_staging_release(fwdio_file_t *f, uint64_t bytes)

@@ -576,6 +576,21 @@ static void section_tiny(void)
     long received = tc_sum(MPI_COMM_WORLD, (long)st.writer_bytes);
     TC_CHECK(received == (long)g_size, "tiny: writers received %ld bytes of %llu", received,
              (unsigned long long)g_size);
+    /* Under backpressure (the staging budget is full most of the time) the
+     * messages must not shrink to one write each: a waiting write seals the
+     * open combined messages only when the messages already sent cannot make
+     * its room. */
+    if (tc_rank >= nwriters && st.messages_sent > 0) {
+        uint64_t average = st.bytes_written / st.messages_sent;
+        TC_CHECK(average >= rs.staging_budget / 8,
+                 "tiny: sender rank %d sent %llu bytes in %llu messages (%llu each), under %llu",
+                 tc_rank, (unsigned long long)st.bytes_written,
+                 (unsigned long long)st.messages_sent, (unsigned long long)average,
+                 (unsigned long long)(rs.staging_budget / 8));
+        if (tc_rank == nwriters)
+            tc_note("tiny: sender rank %d: %llu messages of %llu bytes on average", tc_rank,
+                    (unsigned long long)st.messages_sent, (unsigned long long)average);
+    }
     check_bounds(rt, "tiny");
     free(buf);
     free(ext);
