@@ -86,6 +86,7 @@ typedef struct handle {
     fuse_ino_t virt; /* 0, or VIRT_* */
     char *text;      /* statistics rendered at open */
     size_t len;
+    struct handle *next_released; /* virtual handles kept until unmount */
 } handle_t;
 
 typedef struct dirp {
@@ -103,6 +104,10 @@ struct pfs_fs {
     inode_t root;
     pthread_mutex_t lock;
     inode_t *buckets[INODE_BUCKETS];
+    /* Released handles of the statistics files, freed at unmount: a read of
+     * one interrupted by a signal can still be replying from its text on one
+     * FUSE thread when the release arrives on another (seen under TSan). */
+    handle_t *released;
 };
 
 static pfs_fs_t *fs_of(fuse_req_t req) { return fuse_req_userdata(req); }
@@ -619,7 +624,16 @@ static void op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
     (void)ino;
-    handle_free((handle_t *)(uintptr_t)fi->fh);
+    handle_t *h = (handle_t *)(uintptr_t)fi->fh;
+    if (h->virt) {
+        pfs_fs_t *fs = fs_of(req);
+        pthread_mutex_lock(&fs->lock);
+        h->next_released = fs->released;
+        fs->released = h;
+        pthread_mutex_unlock(&fs->lock);
+    } else {
+        handle_free(h);
+    }
     fuse_reply_err(req, 0);
 }
 
@@ -947,6 +961,11 @@ void pfs_fs_free(pfs_fs_t *fs)
     }
     if (fs->root.fd >= 0)
         close(fs->root.fd);
+    while (fs->released) {
+        handle_t *h = fs->released;
+        fs->released = h->next_released;
+        handle_free(h);
+    }
     pthread_mutex_destroy(&fs->lock);
     free(fs);
 }
