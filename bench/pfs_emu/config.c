@@ -2,38 +2,17 @@
 #define _GNU_SOURCE
 #include "config.h"
 
+#include "parse_size.h"
+
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-int pfs_parse_size(const char *text, uint64_t *out)
-{
-    if (!text || !isdigit((unsigned char)*text))
-        return -1;
-    errno = 0;
-    char *end;
-    unsigned long long v = strtoull(text, &end, 10);
-    if (errno != 0)
-        return -1;
-    unsigned shift = 0;
-    switch (toupper((unsigned char)*end)) {
-    case 'K': shift = 10; end++; break;
-    case 'M': shift = 20; end++; break;
-    case 'G': shift = 30; end++; break;
-    case 'T': shift = 40; end++; break;
-    default: break;
-    }
-    if (shift && (*end == 'i' || *end == 'I'))
-        end++;
-    if (*end == 'B' || *end == 'b')
-        end++;
-    if (*end != '\0' || (shift && v > (UINT64_MAX >> shift)))
-        return -1;
-    *out = (uint64_t)v << shift;
-    return 0;
-}
+/* fwdio's own size grammar (runtime/parse_size.c), so the emulator reads
+ * sizes as the library and its tools do. */
+int pfs_parse_size(const char *text, uint64_t *out) { return fwdioi_parse_size(text, out); }
 
 int pfs_parse_ms(const char *text, int64_t *out_ns)
 {
