@@ -90,6 +90,7 @@ struct bench_opts {
     uint64_t max_message;    /* fwdio_config_t.max_message_size; 0: fwdio's */
     uint64_t combine_size;   /* fwdio_config_t.combine_size; 0: fwdio's, 1: off */
     int io_inline;           /* fwdio_config_t.io_inline */
+    int set_size;            /* MPI-IO modes: MPI_File_set_size(S) after open, timed */
 };
 
 /* ----------------------------------------------------------------- patterns */
@@ -582,6 +583,16 @@ static MPI_Info mpiio_hints(const struct config *cfg)
     return info;
 }
 
+/* With --set-size: the file gets its final size S before any write (collective).
+ * Returns 0 or -1. */
+static int mpiio_presize(struct bench_ctx *ctx, MPI_File fh)
+{
+    if (!ctx->opts->set_size)
+        return 0;
+    int err = MPI_File_set_size(fh, (MPI_Offset)ctx->opts->size);
+    return err == MPI_SUCCESS ? 0 : report_mpi_error(ctx, "MPI_File_set_size", err);
+}
+
 /* open + write_at_all (+ sync) + close: blocking collective I/O. A pattern of one
  * piece per rank writes it with explicit offsets; several pieces go through a view
  * of one hindexed element per piece, in one write_at_all. */
@@ -599,6 +610,7 @@ static void step_mpiio(struct bench_ctx *ctx, const struct config *cfg, const ch
     if (err != MPI_SUCCESS) {
         failed = report_mpi_error(ctx, "MPI_File_open", err);
     } else {
+        failed |= mpiio_presize(ctx, fh);
         if (ctx->max_nextents <= 1) {
             failed |= mpiio_write_extents(ctx, fh, calls);
         } else if ((failed = mpiio_set_view(ctx, fh)) == 0) {
@@ -689,7 +701,7 @@ static void step_iwrite(struct bench_ctx *ctx, const struct config *cfg, const c
     if (err != MPI_SUCCESS) {
         report_mpi_error(ctx, "MPI_File_open", err);
         out->status = -1;
-    } else if (mpiio_set_view(ctx, out->fh) != 0) {
+    } else if (mpiio_presize(ctx, out->fh) != 0 || mpiio_set_view(ctx, out->fh) != 0) {
         MPI_File_close(&out->fh);
         out->status = -1;
     } else if ((err = MPI_File_iwrite_at_all(out->fh, 0, ctx->data, (int)ctx->nbytes, MPI_BYTE,
@@ -725,6 +737,7 @@ static void step_independent(struct bench_ctx *ctx, const struct config *cfg, co
     if (err != MPI_SUCCESS) {
         failed = report_mpi_error(ctx, "MPI_File_open", err);
     } else {
+        failed |= mpiio_presize(ctx, fh);
         const unsigned char *src = ctx->data;
         for (size_t e = 0; e < ctx->nextents; e++) {
             const struct extent *x = &ctx->extents[e];
@@ -1007,6 +1020,9 @@ static void print_usage(FILE *to, const char *prog)
             "  --combine-size BYTES|off  fwdio write combining limit (default: fwdio's)\n"
             "  --io-inline         fwdio writers pwrite on the progress thread\n"
             "  --romio-iwrite      run iwrite under ROMIO anyway (may crash the job)\n"
+            "  --set-size          MPI-IO modes: MPI_File_set_size(S) right after the open,\n"
+            "                      timed (fwdio's open sizes its file too); on a FUSE mount\n"
+            "                      writes that extend a file are serialised by the kernel\n"
             "output\n"
             "  --dir DIR           where the run files go (default $TMPDIR or /tmp)\n"
             "  --csv FILE          also write one CSV row per run\n"
@@ -1157,10 +1173,11 @@ static int parse_args(int argc, char **argv, struct bench_opts *o)
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
             return 1;
         if (!strcmp(argv[i], "--durable") || !strcmp(argv[i], "--io-inline") ||
-            !strcmp(argv[i], "--romio-iwrite")) {
+            !strcmp(argv[i], "--romio-iwrite") || !strcmp(argv[i], "--set-size")) {
             o->durable |= !strcmp(argv[i], "--durable");
             o->io_inline |= !strcmp(argv[i], "--io-inline");
             o->romio_iwrite |= !strcmp(argv[i], "--romio-iwrite");
+            o->set_size |= !strcmp(argv[i], "--set-size");
             continue;
         }
         if (i + 1 >= argc || parse_valued_option(o, argv[i], argv[i + 1]) != 0)
@@ -1771,7 +1788,7 @@ static int write_csv(const char *path, const struct table *t, const struct bench
                "size,nranks,durable,blocked_s,end_to_end_s,mib_per_s,status,verified,"
                "bad_offset,policy,targets,io_component,steps,compute_s,time_to_solution_s,"
                "drain_s,overhead,peak_bytes,peak_writer_bytes,peak_staging_bytes,record_size,"
-               "skipped,combine_size\n");
+               "skipped,combine_size,set_size\n");
     int none_cfg = find_config(t, "none", 0);
     for (int i = 0; i < t->reps * t->ncfg; i++) {
         const struct run_result *r = &t->results[i];
@@ -1791,9 +1808,11 @@ static int write_csv(const char *path, const struct table *t, const struct bench
         const struct run_result *base = none_cfg >= 0 ? result_at(t, r->rep, none_cfg) : NULL;
         if (base && base->tts > 0 && r->config != none_cfg)
             fprintf(f, "%.6f", r->tts / base->tts - 1.0);
-        fprintf(f, ",%" PRId64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%d,%" PRIu64 "\n", r->peak,
+        fprintf(f, ",%" PRId64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%d,%" PRIu64 ",%d\n", r->peak,
                 r->peak_writer, r->peak_staging, o->record_size, r->status == STATUS_SKIPPED,
-                o->combine_size);
+                o->combine_size,
+                o->set_size && (c->mode->step == step_mpiio || c->mode->step == step_iwrite ||
+                                c->mode->step == step_independent));
     }
     if (fclose(f) != 0) {
         fprintf(stderr, "fwdio-bench: cannot write %s: %s\n", path, strerror(errno));
