@@ -91,6 +91,7 @@ struct bench_opts {
     uint64_t combine_size;   /* fwdio_config_t.combine_size; 0: fwdio's, 1: off */
     int io_inline;           /* fwdio_config_t.io_inline */
     int set_size;            /* MPI-IO modes: MPI_File_set_size(S) after open, timed */
+    int no_unhinted;         /* skip the "no hint" baselines of the MPI-IO modes */
 };
 
 /* ----------------------------------------------------------------- patterns */
@@ -1023,6 +1024,8 @@ static void print_usage(FILE *to, const char *prog)
             "  --set-size          MPI-IO modes: MPI_File_set_size(S) right after the open,\n"
             "                      timed (fwdio's open sizes its file too); on a FUSE mount\n"
             "                      writes that extend a file are serialised by the kernel\n"
+            "  --no-unhinted       skip the MPI-IO modes' \"no hint\" configurations (then one\n"
+            "                      invocation writes only the configurations asked for)\n"
             "output\n"
             "  --dir DIR           where the run files go (default $TMPDIR or /tmp)\n"
             "  --csv FILE          also write one CSV row per run\n"
@@ -1173,11 +1176,13 @@ static int parse_args(int argc, char **argv, struct bench_opts *o)
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
             return 1;
         if (!strcmp(argv[i], "--durable") || !strcmp(argv[i], "--io-inline") ||
-            !strcmp(argv[i], "--romio-iwrite") || !strcmp(argv[i], "--set-size")) {
+            !strcmp(argv[i], "--romio-iwrite") || !strcmp(argv[i], "--set-size") ||
+            !strcmp(argv[i], "--no-unhinted")) {
             o->durable |= !strcmp(argv[i], "--durable");
             o->io_inline |= !strcmp(argv[i], "--io-inline");
             o->romio_iwrite |= !strcmp(argv[i], "--romio-iwrite");
             o->set_size |= !strcmp(argv[i], "--set-size");
+            o->no_unhinted |= !strcmp(argv[i], "--no-unhinted");
             continue;
         }
         if (i + 1 >= argc || parse_valued_option(o, argv[i], argv[i + 1]) != 0)
@@ -1286,7 +1291,7 @@ static int build_configs(const struct bench_opts *o, struct config *cfgs)
                                o->layouts[l], named);
         }
     for (size_t m = 0; m < NMODES; m++)
-        if (modes[m].also_unhinted && mode_selected(o, modes[m].name))
+        if (modes[m].also_unhinted && !o->no_unhinted && mode_selected(o, modes[m].name))
             add_config(cfgs, &n, &modes[m], 0, POLICY_SPREAD, FWDIO_LAYOUT_BLOCK, 0);
     return n;
 }
