@@ -92,6 +92,7 @@ struct bench_opts {
     uint64_t combine_size;   /* fwdio_config_t.combine_size; 0: fwdio's, 1: off */
     int io_inline;           /* fwdio_config_t.io_inline */
     int settle;              /* wait for the kernel's dirty pages before every run */
+    int presize;             /* MPI-IO modes: MPI_File_set_size(S) after the open */
 };
 
 /* ----------------------------------------------------------------- patterns */
@@ -586,6 +587,24 @@ static MPI_Info mpiio_hints(const struct config *cfg)
     return info;
 }
 
+/* MPI_File_open of a step's shared file; with --presize also MPI_File_set_size to
+ * the step's size, so that no write extends the file (on a FUSE mount the kernel
+ * serialises extending writes, which a real parallel file system does not).
+ * Returns the first MPI error, reported, or MPI_SUCCESS; fh is open on success. */
+static int shared_file_open(struct bench_ctx *ctx, const char *path, MPI_Info info, MPI_File *fh)
+{
+    int err = MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_WRONLY, info, fh);
+    if (err != MPI_SUCCESS) {
+        report_mpi_error(ctx, "MPI_File_open", err);
+        return err;
+    }
+    if (ctx->opts->presize && (err = MPI_File_set_size(*fh, (MPI_Offset)ctx->opts->size)) != 0) {
+        report_mpi_error(ctx, "MPI_File_set_size", err);
+        MPI_File_close(fh);
+    }
+    return err;
+}
+
 /* open + write_at_all (+ sync) + close: blocking collective I/O. A pattern of one
  * piece per rank writes it with explicit offsets; several pieces go through a view
  * of one hindexed element per piece, in one write_at_all. */
@@ -599,9 +618,9 @@ static void step_mpiio(struct bench_ctx *ctx, const struct config *cfg, const ch
     int failed = 0;
 
     double t0 = MPI_Wtime();
-    int err = MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_WRONLY, info, &fh);
+    int err = shared_file_open(ctx, path, info, &fh);
     if (err != MPI_SUCCESS) {
-        failed = report_mpi_error(ctx, "MPI_File_open", err);
+        failed = 1;
     } else {
         if (ctx->max_nextents <= 1) {
             failed |= mpiio_write_extents(ctx, fh, calls);
@@ -687,11 +706,10 @@ static void step_iwrite(struct bench_ctx *ctx, const struct config *cfg, const c
     iwrite_complete(ctx, cfg, out);
     MPI_Info info = mpiio_hints(cfg);
     double t1 = MPI_Wtime();
-    int err = MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_WRONLY, info, &out->fh);
+    int err = shared_file_open(ctx, path, info, &out->fh);
     if (info != MPI_INFO_NULL)
         MPI_Info_free(&info);
     if (err != MPI_SUCCESS) {
-        report_mpi_error(ctx, "MPI_File_open", err);
         out->status = -1;
     } else if (mpiio_set_view(ctx, out->fh) != 0) {
         MPI_File_close(&out->fh);
@@ -724,10 +742,9 @@ static void step_independent(struct bench_ctx *ctx, const struct config *cfg, co
     MPI_File fh;
     int failed = 0;
     double t0 = MPI_Wtime();
-    int err = MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_WRONLY,
-                            MPI_INFO_NULL, &fh);
+    int err = shared_file_open(ctx, path, MPI_INFO_NULL, &fh);
     if (err != MPI_SUCCESS) {
-        failed = report_mpi_error(ctx, "MPI_File_open", err);
+        failed = 1;
     } else {
         const unsigned char *src = ctx->data;
         for (size_t e = 0; e < ctx->nextents; e++) {
@@ -1013,6 +1030,9 @@ static void print_usage(FILE *to, const char *prog)
             "  --combine-size BYTES|off  fwdio write combining limit (default: fwdio's)\n"
             "  --io-inline         fwdio writers pwrite on the progress thread\n"
             "  --romio-iwrite      run iwrite under ROMIO anyway (may crash the job)\n"
+            "  --presize           mpiio, iwrite, independent: MPI_File_set_size(S) after the\n"
+            "                      open (timed), so no write extends the file: under FUSE (the\n"
+            "                      emulator) the kernel serialises writes that extend a file\n"
             "output\n"
             "  --dir DIR           where the run files go (default $TMPDIR or /tmp)\n"
             "  --csv FILE          also write one CSV row per run\n"
@@ -1163,8 +1183,10 @@ static int parse_args(int argc, char **argv, struct bench_opts *o)
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
             return 1;
         if (!strcmp(argv[i], "--durable") || !strcmp(argv[i], "--io-inline") ||
-            !strcmp(argv[i], "--romio-iwrite") || !strcmp(argv[i], "--settle")) {
+            !strcmp(argv[i], "--romio-iwrite") || !strcmp(argv[i], "--settle") ||
+            !strcmp(argv[i], "--presize")) {
             o->settle |= !strcmp(argv[i], "--settle");
+            o->presize |= !strcmp(argv[i], "--presize");
             o->durable |= !strcmp(argv[i], "--durable");
             o->io_inline |= !strcmp(argv[i], "--io-inline");
             o->romio_iwrite |= !strcmp(argv[i], "--romio-iwrite");
@@ -1710,6 +1732,10 @@ static void print_header(const struct bench_opts *o, int nranks, const char *io)
         printf(", %.2f MiB per fwdio_write", (double)o->call_size / MIB);
     else if (o->call_size)
         printf(", at most %" PRIu64 " bytes per fwdio_write", o->call_size);
+    if (o->presize)
+        printf(", MPI-IO files pre-sized");
+    if (o->settle)
+        printf(", dirty pages settled before every run");
     if (o->combine_size == 1)
         printf(", combining off");
     else if (o->combine_size)
