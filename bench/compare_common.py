@@ -77,8 +77,10 @@ class Testbed:
     """One test bed for the whole benchmark: `up` once, `down` on every way out
     (finally, atexit, and SIGTERM/SIGHUP turned into SystemExit)."""
 
-    def __init__(self, prog, pfs, hosts, slots, base_dir, settle=True):
+    def __init__(self, prog, pfs, hosts, slots, base_dir, settle=True, build=None):
         self.prog, self.pfs, self.hosts, self.slots = prog, pfs, hosts, slots
+        # The test bed's own programs (fwdio-settle) from the benchmark's build tree.
+        self.cli = [TESTBED] + (["--build", build] if build else [])
         self.base_dir, self.want_settle = base_dir, settle
         self.state_dir = None
         self.dir, self.mpirun, self.describe = base_dir, [], ""
@@ -100,7 +102,7 @@ class Testbed:
             signal.signal(sig, _to_exit)
         self.state_dir = tempfile.mkdtemp(prefix="%s-testbed-" % os.path.basename(self.prog))
         atexit.register(self.down)
-        cmd = [TESTBED, "up", "--state", os.path.join(self.state_dir, "state"),
+        cmd = self.cli + ["up", "--state", os.path.join(self.state_dir, "state"),
                "--dir", self.base_dir]
         if self.pfs:
             cmd += ["--pfs", self.pfs]
@@ -137,7 +139,7 @@ class Testbed:
         if not self.state_dir:
             return
         state_dir, self.state_dir = self.state_dir, None
-        p = subprocess.run([TESTBED, "down", "--state", os.path.join(state_dir, "state")],
+        p = subprocess.run(self.cli + ["down", "--state", os.path.join(state_dir, "state")],
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         if p.returncode != 0:
             sys.stderr.write(p.stdout)
@@ -151,7 +153,7 @@ class Testbed:
         if not self.want_settle or not self.have_cli:
             return 0.0
         t = time.monotonic()
-        p = subprocess.run([TESTBED, "settle"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        p = subprocess.run(self.cli + ["settle"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                            text=True)
         waited = time.monotonic() - t
         if p.returncode != 0:
@@ -163,7 +165,7 @@ class Testbed:
     def stats(self):
         if not self.state_dir or not self.pfs:
             return None
-        p = subprocess.run([TESTBED, "stats", "--state", os.path.join(self.state_dir, "state"),
+        p = subprocess.run(self.cli + ["stats", "--state", os.path.join(self.state_dir, "state"),
                             "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         if p.returncode != 0:
             return None
