@@ -44,9 +44,9 @@ test bed (bench/testbed, bench/README.md):
                 fs/ufs ignores them; ROMIO's ad_ufs only aligns its file
                 domains to striping_unit); fwdio sees it only through its own
                 layout options (FWDIO_LAYOUT=targets FWDIO_TARGETS=T
-                FWDIO_STRIPE_SIZE=S). The kernel serialises writes that extend
-                a FUSE file: fwdio sizes its files at open, MPI-IO and
-                serial writers extend them (the pfs_* CSV columns count it).
+                FWDIO_STRIPE_SIZE=S in the environment, which reaches every
+                rank). The kernel serialises writes that extend a FUSE file;
+                the CSV's pfs_* columns and the summary count them per run.
   --hosts N     the ranks run over N simulated hosts (scripts/cluster.sh:
                 network namespaces, TCP between hosts), with the mpirun
                 options the test bed prints; --slots S ranks per host.
