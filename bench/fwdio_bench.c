@@ -21,6 +21,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "app_util.h"
+#include "dirty_pages.h"
 #include "fwdio.h"
 #include "pattern.h"
 
@@ -90,7 +91,8 @@ struct bench_opts {
     uint64_t max_message;    /* fwdio_config_t.max_message_size; 0: fwdio's */
     uint64_t combine_size;   /* fwdio_config_t.combine_size; 0: fwdio's, 1: off */
     int io_inline;           /* fwdio_config_t.io_inline */
-    int set_size;            /* MPI-IO modes: MPI_File_set_size(S) after open, timed */
+    int settle;              /* wait for the kernel's dirty pages before every run */
+    int presize;             /* MPI-IO modes: MPI_File_set_size(S) after the open */
     int no_unhinted;         /* skip the "no hint" baselines of the MPI-IO modes */
 };
 
@@ -303,6 +305,8 @@ struct run_result {
     uint64_t bad_offset; /* first bad offset when verified == 0 */
     int64_t peak;        /* max over ranks; -1: not visible */
     uint64_t peak_writer, peak_staging;
+    double cpu;          /* CPU seconds of every rank, all threads, during the run */
+    double settle;       /* seconds waited for dirty pages before the run (--settle) */
 };
 
 /* How one configuration runs one output step on every rank, and finishes a run. */
@@ -584,14 +588,22 @@ static MPI_Info mpiio_hints(const struct config *cfg)
     return info;
 }
 
-/* With --set-size: the file gets its final size S before any write (collective).
- * Returns 0 or -1. */
-static int mpiio_presize(struct bench_ctx *ctx, MPI_File fh)
+/* MPI_File_open of a step's shared file; with --presize also MPI_File_set_size to
+ * the step's size, so that no write extends the file (on a FUSE mount the kernel
+ * serialises extending writes, which a real parallel file system does not).
+ * Returns the first MPI error, reported, or MPI_SUCCESS; fh is open on success. */
+static int shared_file_open(struct bench_ctx *ctx, const char *path, MPI_Info info, MPI_File *fh)
 {
-    if (!ctx->opts->set_size)
-        return 0;
-    int err = MPI_File_set_size(fh, (MPI_Offset)ctx->opts->size);
-    return err == MPI_SUCCESS ? 0 : report_mpi_error(ctx, "MPI_File_set_size", err);
+    int err = MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_WRONLY, info, fh);
+    if (err != MPI_SUCCESS) {
+        report_mpi_error(ctx, "MPI_File_open", err);
+        return err;
+    }
+    if (ctx->opts->presize && (err = MPI_File_set_size(*fh, (MPI_Offset)ctx->opts->size)) != 0) {
+        report_mpi_error(ctx, "MPI_File_set_size", err);
+        MPI_File_close(fh);
+    }
+    return err;
 }
 
 /* open + write_at_all (+ sync) + close: blocking collective I/O. A pattern of one
@@ -607,11 +619,10 @@ static void step_mpiio(struct bench_ctx *ctx, const struct config *cfg, const ch
     int failed = 0;
 
     double t0 = MPI_Wtime();
-    int err = MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_WRONLY, info, &fh);
+    int err = shared_file_open(ctx, path, info, &fh);
     if (err != MPI_SUCCESS) {
-        failed = report_mpi_error(ctx, "MPI_File_open", err);
+        failed = 1;
     } else {
-        failed |= mpiio_presize(ctx, fh);
         if (ctx->max_nextents <= 1) {
             failed |= mpiio_write_extents(ctx, fh, calls);
         } else if ((failed = mpiio_set_view(ctx, fh)) == 0) {
@@ -696,13 +707,12 @@ static void step_iwrite(struct bench_ctx *ctx, const struct config *cfg, const c
     iwrite_complete(ctx, cfg, out);
     MPI_Info info = mpiio_hints(cfg);
     double t1 = MPI_Wtime();
-    int err = MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_WRONLY, info, &out->fh);
+    int err = shared_file_open(ctx, path, info, &out->fh);
     if (info != MPI_INFO_NULL)
         MPI_Info_free(&info);
     if (err != MPI_SUCCESS) {
-        report_mpi_error(ctx, "MPI_File_open", err);
         out->status = -1;
-    } else if (mpiio_presize(ctx, out->fh) != 0 || mpiio_set_view(ctx, out->fh) != 0) {
+    } else if (mpiio_set_view(ctx, out->fh) != 0) {
         MPI_File_close(&out->fh);
         out->status = -1;
     } else if ((err = MPI_File_iwrite_at_all(out->fh, 0, ctx->data, (int)ctx->nbytes, MPI_BYTE,
@@ -733,12 +743,10 @@ static void step_independent(struct bench_ctx *ctx, const struct config *cfg, co
     MPI_File fh;
     int failed = 0;
     double t0 = MPI_Wtime();
-    int err = MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_WRONLY,
-                            MPI_INFO_NULL, &fh);
+    int err = shared_file_open(ctx, path, MPI_INFO_NULL, &fh);
     if (err != MPI_SUCCESS) {
-        failed = report_mpi_error(ctx, "MPI_File_open", err);
+        failed = 1;
     } else {
-        failed |= mpiio_presize(ctx, fh);
         const unsigned char *src = ctx->data;
         for (size_t e = 0; e < ctx->nextents; e++) {
             const struct extent *x = &ctx->extents[e];
@@ -988,6 +996,8 @@ static void print_usage(FILE *to, const char *prog)
             "                      solution and the overhead over none\n"
             "  --durable           fdatasync (fwdio, fpp, gather) / MPI_File_sync (MPI-IO)\n"
             "  --reps N            repetitions of every configuration (default 3)\n"
+            "  --settle            before every run, wait until the kernel has written back\n"
+            "                      its dirty pages (sync, then Dirty + Writeback <= 8 MiB)\n"
             "modes (--modes LIST, default memcpy,fwdio,mpiio)\n"
             "  memcpy       copy of the rank's bytes: the floor of blocked\n"
             "  none         compute only, no fwdio runtime (reference of time to solution)\n"
@@ -1021,9 +1031,9 @@ static void print_usage(FILE *to, const char *prog)
             "  --combine-size BYTES|off  fwdio write combining limit (default: fwdio's)\n"
             "  --io-inline         fwdio writers pwrite on the progress thread\n"
             "  --romio-iwrite      run iwrite under ROMIO anyway (may crash the job)\n"
-            "  --set-size          MPI-IO modes: MPI_File_set_size(S) right after the open,\n"
-            "                      timed (fwdio's open sizes its file too); on a FUSE mount\n"
-            "                      writes that extend a file are serialised by the kernel\n"
+            "  --presize           mpiio, iwrite, independent: MPI_File_set_size(S) after the\n"
+            "                      open (timed), so no write extends the file: under FUSE (the\n"
+            "                      emulator) the kernel serialises writes that extend a file\n"
             "  --no-unhinted       skip the MPI-IO modes' \"no hint\" configurations (then one\n"
             "                      invocation writes only the configurations asked for)\n"
             "output\n"
@@ -1176,13 +1186,14 @@ static int parse_args(int argc, char **argv, struct bench_opts *o)
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
             return 1;
         if (!strcmp(argv[i], "--durable") || !strcmp(argv[i], "--io-inline") ||
-            !strcmp(argv[i], "--romio-iwrite") || !strcmp(argv[i], "--set-size") ||
-            !strcmp(argv[i], "--no-unhinted")) {
+            !strcmp(argv[i], "--romio-iwrite") || !strcmp(argv[i], "--settle") ||
+            !strcmp(argv[i], "--presize") || !strcmp(argv[i], "--no-unhinted")) {
+            o->no_unhinted |= !strcmp(argv[i], "--no-unhinted");
+            o->settle |= !strcmp(argv[i], "--settle");
+            o->presize |= !strcmp(argv[i], "--presize");
             o->durable |= !strcmp(argv[i], "--durable");
             o->io_inline |= !strcmp(argv[i], "--io-inline");
             o->romio_iwrite |= !strcmp(argv[i], "--romio-iwrite");
-            o->set_size |= !strcmp(argv[i], "--set-size");
-            o->no_unhinted |= !strcmp(argv[i], "--no-unhinted");
             continue;
         }
         if (i + 1 >= argc || parse_valued_option(o, argv[i], argv[i + 1]) != 0)
@@ -1438,6 +1449,38 @@ static int start_fwdio(struct bench_ctx *ctx)
     return nfailed ? -1 : 0;
 }
 
+/* CPU seconds of this process so far: user + system time of all its threads
+ * (the application's, fwdio's progress and I/O threads, MPI's). */
+static double process_cpu_s(void)
+{
+    struct rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru) != 0)
+        return 0.0;
+    return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6 +
+           (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec * 1e-6;
+}
+
+/* --settle: rank 0 waits until the kernel has written back the dirty pages of
+ * earlier runs (one page cache for every rank of this machine), so that their
+ * writeback does not land in this run. Returns the seconds waited (0 without
+ * --settle); the other ranks wait in the barrier that follows. */
+static double settle_before_run(const struct bench_ctx *ctx)
+{
+    double waited = 0;
+    if (ctx->opts->settle && ctx->rank == 0) {
+        struct dirty_wait w;
+        if (dirty_pages_wait(DIRTY_DEFAULT_LIMIT_KIB, DIRTY_DEFAULT_TIMEOUT_S, &w) != 0)
+            fprintf(stderr, "fwdio-bench: --settle: cannot read /proc/meminfo\n");
+        else if (w.timed_out)
+            fprintf(stderr, "fwdio-bench: --settle: %" PRIu64 " KiB still dirty after %.0f s\n",
+                    w.after_kib, w.waited_s);
+        else
+            waited = w.waited_s;
+    }
+    MPI_Bcast(&waited, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    return waited;
+}
+
 /*
  * One run: --steps times (compute, then one output step), then whatever the mode
  * left in flight is waited for. The fwdio runtime is started by the first run that
@@ -1463,8 +1506,10 @@ static void run_one(struct bench_ctx *ctx, struct config *cfgs, int config, int 
         MPI_Abort(MPI_COMM_WORLD, 1);
     int runtime_failed = mode->uses_runtime && start_fwdio(ctx) != 0;
 
+    double settled = settle_before_run(ctx);
     quiet_barrier();
     double t0 = MPI_Wtime();
+    double cpu0 = process_cpu_s();
     for (int k = 0; k < o->steps && !runtime_failed; k++) {
         if (o->compute > 0)
             app_compute(ctx->rt, ctx->slice_iters, o->compute);
@@ -1474,6 +1519,7 @@ static void run_one(struct bench_ctx *ctx, struct config *cfgs, int config, int 
     if (mode->finish && !runtime_failed)
         mode->finish(ctx, cfg, &local);
     local.tts = MPI_Wtime() - t0;
+    double cpu = process_cpu_s() - cpu0, job_cpu = 0;
     quiet_barrier();
     if (runtime_failed)
         local.status = -1;
@@ -1489,13 +1535,15 @@ static void run_one(struct bench_ctx *ctx, struct config *cfgs, int config, int 
     MPI_Allreduce(&local.peak, &peak, 1, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
     uint64_t peaks[2] = {local.peak_writer, local.peak_staging}, peaks_max[2];
     MPI_Allreduce(peaks, peaks_max, 2, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
+    MPI_Allreduce(&cpu, &job_cpu, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
 
     *res = (struct run_result){.run = run, .rep = rep, .config = config, .blocked = most[0],
                                .end_to_end = most[1],
                                .mib_per_s = most[1] > 0 ? (double)o->size / MIB / most[1] : 0,
                                .drain = most[2], .tts = most[3], .status = worst,
                                .verified = -1, .bad_offset = NO_BAD_OFFSET, .peak = peak,
-                               .peak_writer = peaks_max[0], .peak_staging = peaks_max[1]};
+                               .peak_writer = peaks_max[0], .peak_staging = peaks_max[1],
+                               .cpu = job_cpu, .settle = settled};
     if (ctx->rank == 0 && !cfg->plan[0])
         snprintf(cfg->plan, sizeof cfg->plan, "%s", local.plan);
     if (mode->files == FILES_NONE || worst == STATUS_SKIPPED)
@@ -1688,6 +1736,10 @@ static void print_header(const struct bench_opts *o, int nranks, const char *io)
         printf(", %.2f MiB per fwdio_write", (double)o->call_size / MIB);
     else if (o->call_size)
         printf(", at most %" PRIu64 " bytes per fwdio_write", o->call_size);
+    if (o->presize)
+        printf(", MPI-IO files pre-sized");
+    if (o->settle)
+        printf(", dirty pages settled before every run");
     if (o->combine_size == 1)
         printf(", combining off");
     else if (o->combine_size)
@@ -1750,6 +1802,38 @@ static void print_variant_ratios(const struct table *t, const struct bench_opts 
             }
 }
 
+/* CPU seconds of the whole job per GiB written: the run's CPU, less that of the
+ * compute-only run (none) of the same repetition when there is one. */
+static double cpu_per_gib(const struct table *t, const struct run_result *r, int none_cfg,
+                          const struct bench_opts *o)
+{
+    const struct run_result *base = none_cfg >= 0 ? result_at(t, r->rep, none_cfg) : NULL;
+    double gib = (double)o->size * o->steps / (double)(1u << 30);
+    return (r->cpu - (base ? base->cpu : 0.0)) / gib;
+}
+
+/* One line per file-writing configuration: CPU s per output GiB, median [min, max]. */
+static void print_cpu_lines(const struct table *t, const struct bench_opts *o, int width)
+{
+    int none_cfg = find_config(t, "none", 0);
+    printf("CPU s of the whole job per output GiB (every rank, all threads%s):\n",
+           none_cfg >= 0 ? ", less the none run of the same rep" : "");
+    for (int c = 0; c < t->ncfg; c++) {
+        if (t->cfgs[c].mode->files == FILES_NONE)
+            continue;
+        double v[256];
+        int n = 0;
+        for (int rep = 0; rep < t->reps && n < 256; rep++) {
+            const struct run_result *r = result_at(t, rep, c);
+            if (r->status == 0)
+                v[n++] = cpu_per_gib(t, r, none_cfg, o);
+        }
+        char cell[48];
+        format_spread(cell, sizeof cell, n ? app_spread_of(v, n) : (app_spread_t){0}, 2);
+        printf("  %-*s %s\n", width, t->cfgs[c].label, n ? cell : "-");
+    }
+}
+
 static void print_table(const struct table *t, const struct bench_opts *o, int nranks,
                         const char *io)
 {
@@ -1775,6 +1859,7 @@ static void print_table(const struct table *t, const struct bench_opts *o, int n
         printf("idle cost: compute with an idle fwdio runtime vs none: %s %%\n", idle);
     }
     print_variant_ratios(t, o);
+    print_cpu_lines(t, o, width);
     printf("plans:\n");
     for (int c = 0; c < t->ncfg; c++)
         printf("  %-*s %s\n", width, t->cfgs[c].label, t->cfgs[c].plan);
@@ -1793,7 +1878,7 @@ static int write_csv(const char *path, const struct table *t, const struct bench
                "size,nranks,durable,blocked_s,end_to_end_s,mib_per_s,status,verified,"
                "bad_offset,policy,targets,io_component,steps,compute_s,time_to_solution_s,"
                "drain_s,overhead,peak_bytes,peak_writer_bytes,peak_staging_bytes,record_size,"
-               "skipped,combine_size,set_size\n");
+               "skipped,combine_size,cpu_s,cpu_s_per_gib,settle_s\n");
     int none_cfg = find_config(t, "none", 0);
     for (int i = 0; i < t->reps * t->ncfg; i++) {
         const struct run_result *r = &t->results[i];
@@ -1813,11 +1898,12 @@ static int write_csv(const char *path, const struct table *t, const struct bench
         const struct run_result *base = none_cfg >= 0 ? result_at(t, r->rep, none_cfg) : NULL;
         if (base && base->tts > 0 && r->config != none_cfg)
             fprintf(f, "%.6f", r->tts / base->tts - 1.0);
-        fprintf(f, ",%" PRId64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%d,%" PRIu64 ",%d\n", r->peak,
+        fprintf(f, ",%" PRId64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%d,%" PRIu64 ",%.4f,", r->peak,
                 r->peak_writer, r->peak_staging, o->record_size, r->status == STATUS_SKIPPED,
-                o->combine_size,
-                o->set_size && (c->mode->step == step_mpiio || c->mode->step == step_iwrite ||
-                                c->mode->step == step_independent));
+                o->combine_size, r->cpu);
+        if (c->mode->files != FILES_NONE)
+            fprintf(f, "%.4f", cpu_per_gib(t, r, none_cfg, o));
+        fprintf(f, ",%.4f\n", r->settle);
     }
     if (fclose(f) != 0) {
         fprintf(stderr, "fwdio-bench: cannot write %s: %s\n", path, strerror(errno));

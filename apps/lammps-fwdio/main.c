@@ -24,6 +24,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 /* The fwdio files: the two dumps and the idle reference (an empty file kept
@@ -36,7 +37,18 @@ typedef struct run_times {
     double close;    /* closing the dumps and waiting for the fwdio files */
     double total;    /* time to solution: both, between two barriers */
     double callback; /* inside the forwarding callback, the most of any rank */
+    double cpu;      /* CPU seconds of every rank's process so far (all threads), summed */
 } run_times_t;
+
+/* User plus system CPU seconds of this process, every thread, since it started. */
+static double cpu_seconds(void)
+{
+    struct rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru) != 0)
+        return 0.0;
+    return (double)ru.ru_utime.tv_sec + 1e-6 * (double)ru.ru_utime.tv_usec +
+           (double)ru.ru_stime.tv_sec + 1e-6 * (double)ru.ru_stime.tv_usec;
+}
 
 static size_t text_header_len(int64_t step, const void *arg)
 {
@@ -142,11 +154,11 @@ static void print_report(const lfw_options_t *o, const lfw_melt_t *m, const lfw_
     /* One line of key=value pairs for scripts (bench/lammps_compare). */
     printf("lammps-fwdio-result: atoms=%" PRId64 " steps=%" PRId64 " every=%" PRId64
            " ranks=%d fwdio_text=%d fwdio_binary=%d fwdio_idle=%d native=%d mpiio=%d"
-           " time_to_solution=%.6f run=%.6f close=%.6f callback_max=%.6f\n",
+           " time_to_solution=%.6f run=%.6f close=%.6f callback_max=%.6f cpu_ranks=%.6f\n",
            m->natoms, o->steps, o->every, nranks, out[OUT_TEXT].path != NULL,
            out[OUT_BINARY].path != NULL, o->idle != NULL, o->native != NULL, o->mpiio != NULL,
            t->total, t->run,
-           t->close, t->callback);
+           t->close, t->callback, t->cpu);
     fflush(stdout);
 }
 
@@ -248,6 +260,10 @@ static int run_melt(const lfw_options_t *o, int rank, int nranks)
     MPI_Reduce(&fw.seconds, &t.callback, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
     unsigned long long calls = fw.write_calls, all_calls = 0;
     MPI_Reduce(&calls, &all_calls, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+    /* Each rank's own count: under an rsh agent Open MPI's daemons detach
+     * from mpirun, whose getrusage(RUSAGE_CHILDREN) then misses the ranks. */
+    double cpu = cpu_seconds();
+    MPI_Reduce(&cpu, &t.cpu, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
 
     int bad_forwarding = report_forwarding(&fw, rank, nranks);
     rc = bad_output || bad_forwarding ? -1 : 0;
