@@ -110,6 +110,17 @@ def paired(rs, key_a, key_b, field="mib_per_s", by=("rep",)):
     return stats(out)
 
 
+def cpu(g):
+    """Job CPU seconds per output GiB (fwdio-bench's cpu_s_per_gib), over the good runs."""
+    vals = []
+    for r in g:
+        try:
+            vals.append(float(r.get("cpu_s_per_gib", "")))
+        except ValueError:
+            pass
+    return cell(stats(vals), 1)
+
+
 def fnum(x, nd=2):
     return "-" if x is None else ("%." + str(nd) + "f") % x
 
@@ -122,7 +133,9 @@ L.append("%d ranks, %s per file, %s repetitions (+%d warm-up rep per fwdio-bench
 L.append("")
 L.append("Cells: median [min, max] over repetitions. Ratios are paired (taken within one "
          "repetition, then summarised). MiB/s = file size / end-to-end time (open to the "
-         "file complete, or to close for MPI-IO). Every file was read back and compared by "
+         "file complete, or to close for MPI-IO). CPU s / GiB: CPU seconds of the whole job (all "
+         "ranks and threads, as fwdio-bench measures them) per output GiB; the emulator's daemon "
+         "is not in it. Every file was read back and compared by "
          "fwdio-bench (column verified: files that verified / runs). The seeds' figures are "
          "quoted from the papers as they report them; they come from systems with hundreds to "
          "tens of thousands of processes and real Lustre servers, so only the direction and "
@@ -156,8 +169,8 @@ def report_003():
              "Conflicts: stripes written while another client's lock on them was fresh "
              "(`--conflict-ms` penalty each), per file.")
     L.append("")
-    L.append("| config | MiB/s | end-to-end ms | targets per writing client | writing clients | conflicts / file | conflict s / file | verified |")
-    L.append("| --- | --- | --- | --- | --- | --- | --- | --- |")
+    L.append("| config | MiB/s | end-to-end ms | CPU s / GiB | targets per writing client | writing clients | conflicts / file | conflict s / file | verified |")
+    L.append("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     order = [t for t in ("targets", "cyclic2S", "block", "mpiio") if any(r["tag"] == t for r in rs)]
     med = {}
     for t in order:
@@ -168,8 +181,8 @@ def report_003():
         pc = [pfs_counts(r["stats"]) for r in g]
         pc = [p for p in pc if p]
         tw = sorted({x for p in pc for x in p["targets"]})
-        L.append("| %s | %s | %s | %s | %s | %s | %s | %s |" % (
-            t, cell(bw, 0), cell(stats([float(r["end_to_end_s"]) for r in good]), 1, 1e3),
+        L.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            t, cell(bw, 0), cell(stats([float(r["end_to_end_s"]) for r in good]), 1, 1e3), cpu(good),
             ",".join(str(x) for x in tw) if tw else "-",
             cell(stats([p["writers"] for p in pc]), 0),
             cell(stats([p["conflicts"] for p in pc]), 1),
@@ -231,15 +244,15 @@ def report_000():
              "unless `--pipe-bw`), so receiving a unit and writing it take about the same time, "
              "the case where pipelining can save most (half).")
     L.append("")
-    L.append("| config | MiB/s | end-to-end ms | blocked ms | verified |")
-    L.append("| --- | --- | --- | --- | --- |")
+    L.append("| config | MiB/s | end-to-end ms | blocked ms | CPU s / GiB | verified |")
+    L.append("| --- | --- | --- | --- | --- | --- |")
     for t in ("thread", "inline"):
         g = [r for r in rs if r["tag"] == t]
         good = [r for r in g if ok(r)]
-        L.append("| %s | %s | %s | %s | %s |" % (
+        L.append("| %s | %s | %s | %s | %s | %s |" % (
             t, cell(stats([float(r["mib_per_s"]) for r in good]), 0),
             cell(stats([float(r["end_to_end_s"]) for r in good]), 1, 1e3),
-            cell(stats([float(r["blocked_s"]) for r in good]), 2, 1e3), verified(g)))
+            cell(stats([float(r["blocked_s"]) for r in good]), 2, 1e3), cpu(good), verified(g)))
     s = paired(rs, lambda r: r["tag"] == "thread", lambda r: r["tag"] == "inline", field="end_to_end_s")
     saved = None if s is None else (1 - s[0], 1 - s[2], 1 - s[1])
     L.append("")
@@ -284,8 +297,8 @@ def report_001():
              "writers. *spread* is fwdio's default placement (over nodes first), *packed* the ranks "
              "0 .. W-1. The four configurations run interleaved within every fwdio-bench run." % hosts)
     L.append("")
-    L.append("| W | placement | writer ranks | hosts with writers | MiB/s | end-to-end ms | verified |")
-    L.append("| --- | --- | --- | --- | --- | --- | --- |")
+    L.append("| W | placement | writer ranks | hosts with writers | MiB/s | end-to-end ms | CPU s / GiB | verified |")
+    L.append("| --- | --- | --- | --- | --- | --- | --- | --- |")
     ws = sorted({int(r["writers"]) for r in rs})
     for w in ws:
         for pol in ("spread", "packed"):
@@ -294,11 +307,11 @@ def report_001():
                 continue
             good = [r for r in g if ok(r)]
             ranks = writer_ranks(g[0]["log"], g[0]["config"])
-            L.append("| %d | %s | %s | %s | %s | %s | %s |" % (
+            L.append("| %d | %s | %s | %s | %s | %s | %s | %s |" % (
                 w, pol, " ".join(map(str, ranks)) if ranks else "?",
                 len({x // 2 for x in ranks}) if ranks else "?",
                 cell(stats([float(r["mib_per_s"]) for r in good]), 0),
-                cell(stats([float(r["end_to_end_s"]) for r in good]), 1, 1e3), verified(g)))
+                cell(stats([float(r["end_to_end_s"]) for r in good]), 1, 1e3), cpu(good), verified(g)))
     L.append("")
     gains = []
     for w in ws:
@@ -353,8 +366,8 @@ def report_004():
         if series(r) not in names:
             names.append(series(r))
     L.append("")
-    L.append("| series | " + " | ".join("W=%d MiB/s" % w for w in ws) + " | flatness max/min | verified |")
-    L.append("| --- | " + " | ".join("---" for _ in ws) + " | --- | --- |")
+    L.append("| series | " + " | ".join("W=%d MiB/s" % w for w in ws) + " | flatness max/min | CPU s / GiB (all W) | verified |")
+    L.append("| --- | " + " | ".join("---" for _ in ws) + " | --- | --- | --- |")
     flat = {}
     for s in names:
         g = [r for r in rs if series(r) == s]
@@ -365,7 +378,8 @@ def report_004():
             if st:
                 meds.append(st[0])
         flat[s] = max(meds) / min(meds) if meds and min(meds) > 0 else None
-        L.append("| %s | %s | %s | %s |" % (s, " | ".join(cells), fnum(flat[s]), verified(g)))
+        L.append("| %s | %s | %s | %s | %s |" % (s, " | ".join(cells), fnum(flat[s]),
+                                              cpu([r for r in g if ok(r)]), verified(g)))
     L.append("")
     L.append("Paired bandwidth fwdio / MPI-IO, per W (same repetition):")
     L.append("")
