@@ -33,7 +33,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -1449,17 +1448,6 @@ static int start_fwdio(struct bench_ctx *ctx)
     return nfailed ? -1 : 0;
 }
 
-/* CPU seconds of this process so far: user + system time of all its threads
- * (the application's, fwdio's progress and I/O threads, MPI's). */
-static double process_cpu_s(void)
-{
-    struct rusage ru;
-    if (getrusage(RUSAGE_SELF, &ru) != 0)
-        return 0.0;
-    return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6 +
-           (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec * 1e-6;
-}
-
 /* --settle: rank 0 waits until the kernel has written back the dirty pages of
  * earlier runs (one page cache for every rank of this machine), so that their
  * writeback does not land in this run. Returns the seconds waited (0 without
@@ -1509,7 +1497,7 @@ static void run_one(struct bench_ctx *ctx, struct config *cfgs, int config, int 
     double settled = settle_before_run(ctx);
     quiet_barrier();
     double t0 = MPI_Wtime();
-    double cpu0 = process_cpu_s();
+    double cpu0 = app_process_cpu_s();
     for (int k = 0; k < o->steps && !runtime_failed; k++) {
         if (o->compute > 0)
             app_compute(ctx->rt, ctx->slice_iters, o->compute);
@@ -1519,7 +1507,7 @@ static void run_one(struct bench_ctx *ctx, struct config *cfgs, int config, int 
     if (mode->finish && !runtime_failed)
         mode->finish(ctx, cfg, &local);
     local.tts = MPI_Wtime() - t0;
-    double cpu = process_cpu_s() - cpu0, job_cpu = 0;
+    double cpu = app_process_cpu_s() - cpu0, job_cpu = 0;
     quiet_barrier();
     if (runtime_failed)
         local.status = -1;

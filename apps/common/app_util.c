@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <time.h>
 
 int app_parse_size(const char *text, uint64_t *out) { return fwdioi_parse_size(text, out); }
@@ -107,4 +108,13 @@ int app_make_run_dir(const char *parent, const char *prefix, char *out, size_t c
     }
     MPI_Bcast(out, (int)cap, MPI_CHAR, 0, MPI_COMM_WORLD);
     return out[0] ? 0 : -1;
+}
+
+double app_process_cpu_s(void)
+{
+    struct rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru) != 0)
+        return 0.0;
+    return (double)ru.ru_utime.tv_sec + 1e-6 * (double)ru.ru_utime.tv_usec +
+           (double)ru.ru_stime.tv_sec + 1e-6 * (double)ru.ru_stime.tv_usec;
 }

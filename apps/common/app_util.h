@@ -47,6 +47,11 @@ double app_compute(fwdio_runtime_t *rt, long slice_iters, double seconds);
  */
 int app_make_run_dir(const char *parent, const char *prefix, char *out, size_t cap);
 
+/* User plus system CPU seconds of this process, all its threads (the
+ * application's, fwdio's progress and I/O threads, MPI's), since it started;
+ * 0 if getrusage fails. */
+double app_process_cpu_s(void);
+
 /** Median, min and max of n values (n = 0: all zero). */
 typedef struct app_spread {
     double median, min, max;

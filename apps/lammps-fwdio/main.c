@@ -24,7 +24,6 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
 /* The fwdio files: the two dumps and the idle reference (an empty file kept
@@ -39,16 +38,6 @@ typedef struct run_times {
     double callback; /* inside the forwarding callback, the most of any rank */
     double cpu;      /* CPU seconds of every rank's process so far (all threads), summed */
 } run_times_t;
-
-/* User plus system CPU seconds of this process, every thread, since it started. */
-static double cpu_seconds(void)
-{
-    struct rusage ru;
-    if (getrusage(RUSAGE_SELF, &ru) != 0)
-        return 0.0;
-    return (double)ru.ru_utime.tv_sec + 1e-6 * (double)ru.ru_utime.tv_usec +
-           (double)ru.ru_stime.tv_sec + 1e-6 * (double)ru.ru_stime.tv_usec;
-}
 
 static size_t text_header_len(int64_t step, const void *arg)
 {
@@ -262,7 +251,7 @@ static int run_melt(const lfw_options_t *o, int rank, int nranks)
     MPI_Reduce(&calls, &all_calls, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
     /* Each rank's own count: under an rsh agent Open MPI's daemons detach
      * from mpirun, whose getrusage(RUSAGE_CHILDREN) then misses the ranks. */
-    double cpu = cpu_seconds();
+    double cpu = app_process_cpu_s();
     MPI_Reduce(&cpu, &t.cpu, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
 
     int bad_forwarding = report_forwarding(&fw, rank, nranks);

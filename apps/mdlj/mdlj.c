@@ -20,6 +20,7 @@
 #include "output.h"
 #include "restart.h"
 
+#include "app_util.h"
 #include "fwdio.h"
 
 #include <errno.h>
@@ -29,7 +30,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
 /* Everything one rank simulates. */
@@ -188,16 +188,6 @@ struct run_report {
     double cpu_sum; /* CPU seconds of every rank's process so far (all its threads), summed */
 };
 
-/* User plus system CPU seconds of this process, every thread, since it started. */
-static double cpu_seconds(void)
-{
-    struct rusage ru;
-    if (getrusage(RUSAGE_SELF, &ru) != 0)
-        return 0.0;
-    return (double)ru.ru_utime.tv_sec + 1e-6 * (double)ru.ru_utime.tv_usec +
-           (double)ru.ru_stime.tv_sec + 1e-6 * (double)ru.ru_stime.tv_usec;
-}
-
 static struct run_report summarise(MPI_Comm comm, double elapsed, const md_output_report_t *rep)
 {
     int nranks;
@@ -226,7 +216,7 @@ static struct run_report summarise(MPI_Comm comm, double elapsed, const md_outpu
     /* Each rank's own count: a launcher that does not reap the ranks (Open
      * MPI's daemons under an rsh agent detach from mpirun) cannot report
      * their CPU through getrusage(RUSAGE_CHILDREN), so mdlj_compare adds this. */
-    double cpu = cpu_seconds();
+    double cpu = app_process_cpu_s();
     MPI_Allreduce(&cpu, &r.cpu_sum, 1, MPI_DOUBLE, MPI_SUM, comm);
     return r;
 }
