@@ -147,16 +147,24 @@ def section_notes(exp):
         L.append("- " + n)
 
 
-# ---------------------------------------------------------------- 003
-def report_003():
-    rs = [r for r in rows if r["exp"] == "003"]
+def open_section(exp, title):
+    """The heading and test-bed notes of one experiment; its rows, or none
+    (then the section says it was not measured)."""
+    rs = [r for r in rows if r["exp"] == exp]
     L.append("")
-    L.append("## 003: one target per writer vs every writer on every target (Lustre aggregation study)")
+    L.append(title)
     L.append("")
-    section_notes("003")
+    section_notes(exp)
     if not rs:
         L.append("")
         L.append("Not measured.")
+    return rs
+
+
+# ---------------------------------------------------------------- 003
+def report_003():
+    rs = open_section("003", "## 003: one target per writer vs every writer on every target (Lustre aggregation study)")
+    if not rs:
         return
     L.append("")
     L.append("W = 4 writers, T = 4 emulated targets (1 MiB stripes), one fwdio-bench run per "
@@ -226,14 +234,8 @@ def report_003():
 
 # ---------------------------------------------------------------- 000
 def report_000():
-    rs = [r for r in rows if r["exp"] == "000"]
-    L.append("")
-    L.append("## 000: I/O-thread pipelining vs inline writes (collective-I/O pipelining)")
-    L.append("")
-    section_notes("000")
+    rs = open_section("000", "## 000: I/O-thread pipelining vs inline writes (collective-I/O pipelining)")
     if not rs:
-        L.append("")
-        L.append("Not measured.")
         return
     L.append("")
     L.append("W = 2 fwdio writers, layout targets over T = 2 emulated targets (each writer its own "
@@ -279,14 +281,8 @@ def report_000():
 
 # ---------------------------------------------------------------- 001
 def report_001():
-    rs = [r for r in rows if r["exp"] == "001"]
-    L.append("")
-    L.append("## 001: writers spread over hosts vs packed on one host (aggregator placement)")
-    L.append("")
-    section_notes("001")
+    rs = open_section("001", "## 001: writers spread over hosts vs packed on one host (aggregator placement)")
     if not rs:
-        L.append("")
-        L.append("Not measured.")
         return
     hosts = args.ranks // 2
     L.append("")
@@ -340,14 +336,8 @@ def report_001():
 
 # ---------------------------------------------------------------- 004
 def report_004():
-    rs = [r for r in rows if r["exp"] == "004"]
-    L.append("")
-    L.append("## 004 Fig. 8: bandwidth vs writer count, fwdio vs MPI-IO (asynchronous collective output)")
-    L.append("")
-    section_notes("004")
+    rs = open_section("004", "## 004 Fig. 8: bandwidth vs writer count, fwdio vs MPI-IO (asynchronous collective output)")
     if not rs:
-        L.append("")
-        L.append("Not measured.")
         return
     L.append("")
     L.append("T = 8 emulated targets (1 MiB stripes) with 2 MiB of write-behind per target and "
