@@ -276,6 +276,9 @@ struct run_local {
     int status;        /* 0, STATUS_SKIPPED, or a negative fwdio/bench error */
     int64_t peak;      /* bytes the mode buffered on this rank at most; -1: not visible */
     uint64_t peak_writer, peak_staging; /* fwdio_runtime_stats */
+    /* fwdio_file_stats summed over this rank's files: bytes copied, handed
+     * to MPI, handed to pwrite */
+    uint64_t copied, to_mpi, to_pwrite;
     char plan[256];    /* what the configuration actually did (rank 0 reports it) */
     /* output in flight between steps */
     fwdio_file_t **files;
@@ -306,6 +309,12 @@ struct run_result {
     uint64_t peak_writer, peak_staging;
     double cpu;          /* CPU seconds of every rank, all threads, during the run */
     double settle;       /* seconds waited for dirty pages before the run (--settle) */
+    /* fwdio runs (else 0): over every rank, copies per output byte (bytes
+     * copied + to MPI + to pwrite, over the bytes written), and the CPU
+     * seconds and wakeups of fwdio's progress and I/O threads */
+    double copies_per_byte;
+    double progress_cpu, io_cpu;
+    uint64_t progress_wakeups, io_wakeups;
 };
 
 /* How one configuration runs one output step on every rank, and finishes a run. */
@@ -485,6 +494,9 @@ static void finish_fwdio(struct bench_ctx *ctx, const struct config *cfg, struct
         double e2e = fwdio_file_stats(file, &st) == FWDIO_OK && st.time_to_complete > 0
                          ? st.time_to_complete : waited;
         out->end_to_end += e2e;
+        out->copied += st.bytes_copied;
+        out->to_mpi += st.bytes_to_mpi;
+        out->to_pwrite += st.bytes_to_pwrite;
         if (k == 0) {
             describe_fwdio_plan(file, out->plan, sizeof out->plan);
             size_t used = strlen(out->plan);
@@ -1498,6 +1510,9 @@ static void run_one(struct bench_ctx *ctx, struct config *cfgs, int config, int 
     quiet_barrier();
     double t0 = MPI_Wtime();
     double cpu0 = app_process_cpu_s();
+    fwdio_runtime_stats_t rs0 = {0}, rs1 = {0};
+    if (mode->uses_runtime && ctx->rt)
+        fwdio_runtime_stats(ctx->rt, &rs0);
     for (int k = 0; k < o->steps && !runtime_failed; k++) {
         if (o->compute > 0)
             app_compute(ctx->rt, ctx->slice_iters, o->compute);
@@ -1508,6 +1523,8 @@ static void run_one(struct bench_ctx *ctx, struct config *cfgs, int config, int 
         mode->finish(ctx, cfg, &local);
     local.tts = MPI_Wtime() - t0;
     double cpu = app_process_cpu_s() - cpu0, job_cpu = 0;
+    if (mode->uses_runtime && ctx->rt)
+        fwdio_runtime_stats(ctx->rt, &rs1);
     quiet_barrier();
     if (runtime_failed)
         local.status = -1;
@@ -1524,6 +1541,16 @@ static void run_one(struct bench_ctx *ctx, struct config *cfgs, int config, int 
     uint64_t peaks[2] = {local.peak_writer, local.peak_staging}, peaks_max[2];
     MPI_Allreduce(peaks, peaks_max, 2, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
     MPI_Allreduce(&cpu, &job_cpu, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    uint64_t counts[3] = {local.copied + local.to_mpi + local.to_pwrite,
+                          rs1.progress_wakeups - rs0.progress_wakeups,
+                          rs1.io_wakeups - rs0.io_wakeups},
+             counts_sum[3];
+    MPI_Allreduce(counts, counts_sum, 3, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+    double threads[2] = {rs1.progress_cpu_time - rs0.progress_cpu_time,
+                         rs1.io_cpu_time - rs0.io_cpu_time},
+           threads_sum[2];
+    MPI_Allreduce(threads, threads_sum, 2, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    double written = (double)o->size * o->steps;
 
     *res = (struct run_result){.run = run, .rep = rep, .config = config, .blocked = most[0],
                                .end_to_end = most[1],
@@ -1531,7 +1558,10 @@ static void run_one(struct bench_ctx *ctx, struct config *cfgs, int config, int 
                                .drain = most[2], .tts = most[3], .status = worst,
                                .verified = -1, .bad_offset = NO_BAD_OFFSET, .peak = peak,
                                .peak_writer = peaks_max[0], .peak_staging = peaks_max[1],
-                               .cpu = job_cpu, .settle = settled};
+                               .cpu = job_cpu, .settle = settled,
+                               .copies_per_byte = written > 0 ? (double)counts_sum[0] / written : 0,
+                               .progress_cpu = threads_sum[0], .io_cpu = threads_sum[1],
+                               .progress_wakeups = counts_sum[1], .io_wakeups = counts_sum[2]};
     if (ctx->rank == 0 && !cfg->plan[0])
         snprintf(cfg->plan, sizeof cfg->plan, "%s", local.plan);
     if (mode->files == FILES_NONE || worst == STATUS_SKIPPED)
@@ -1822,6 +1852,48 @@ static void print_cpu_lines(const struct table *t, const struct bench_opts *o, i
     }
 }
 
+/* fwdio's own costs per configuration that ran it: copies per output byte on
+ * the CPU, and its threads' CPU seconds and wakeups per output GiB (every
+ * rank), medians over the repetitions. */
+static void print_fwdio_costs(const struct table *t, const struct bench_opts *o, int width)
+{
+    double gib = (double)o->size * o->steps / (double)(1u << 30);
+    int header = 0;
+    for (int c = 0; c < t->ncfg; c++) {
+        if (!t->cfgs[c].mode->uses_runtime || t->cfgs[c].mode->files == FILES_NONE)
+            continue;
+        double v[5][256];
+        int n = 0;
+        for (int rep = 0; rep < t->reps && n < 256; rep++) {
+            const struct run_result *r = result_at(t, rep, c);
+            if (r->status != 0)
+                continue;
+            v[0][n] = r->copies_per_byte;
+            v[1][n] = r->progress_cpu / gib;
+            v[2][n] = r->io_cpu / gib;
+            v[3][n] = (double)r->progress_wakeups / gib;
+            v[4][n] = (double)r->io_wakeups / gib;
+            n++;
+        }
+        if (!header) {
+            printf("fwdio's costs, every rank, medians (copies per output byte = bytes copied "
+                   "+ handed to MPI + handed to pwrite, over bytes written; per GiB written):\n"
+                   "  %-*s %12s %14s %12s %16s %14s\n",
+                   width, "config", "copies/byte", "progress cpu s", "io cpu s",
+                   "progress wakeups", "io wakeups");
+            header = 1;
+        }
+        if (n == 0) {
+            printf("  %-*s -\n", width, t->cfgs[c].label);
+            continue;
+        }
+        printf("  %-*s %12.2f %14.3f %12.3f %16.0f %14.0f\n", width, t->cfgs[c].label,
+               app_spread_of(v[0], n).median, app_spread_of(v[1], n).median,
+               app_spread_of(v[2], n).median, app_spread_of(v[3], n).median,
+               app_spread_of(v[4], n).median);
+    }
+}
+
 static void print_table(const struct table *t, const struct bench_opts *o, int nranks,
                         const char *io)
 {
@@ -1848,6 +1920,7 @@ static void print_table(const struct table *t, const struct bench_opts *o, int n
     }
     print_variant_ratios(t, o);
     print_cpu_lines(t, o, width);
+    print_fwdio_costs(t, o, width);
     printf("plans:\n");
     for (int c = 0; c < t->ncfg; c++)
         printf("  %-*s %s\n", width, t->cfgs[c].label, t->cfgs[c].plan);
@@ -1866,7 +1939,8 @@ static int write_csv(const char *path, const struct table *t, const struct bench
                "size,nranks,durable,blocked_s,end_to_end_s,mib_per_s,status,verified,"
                "bad_offset,policy,targets,io_component,steps,compute_s,time_to_solution_s,"
                "drain_s,overhead,peak_bytes,peak_writer_bytes,peak_staging_bytes,record_size,"
-               "skipped,combine_size,cpu_s,cpu_s_per_gib,settle_s\n");
+               "skipped,combine_size,cpu_s,cpu_s_per_gib,settle_s,copies_per_byte,progress_cpu_s,"
+               "io_cpu_s,progress_wakeups,io_wakeups\n");
     int none_cfg = find_config(t, "none", 0);
     for (int i = 0; i < t->reps * t->ncfg; i++) {
         const struct run_result *r = &t->results[i];
@@ -1891,7 +1965,9 @@ static int write_csv(const char *path, const struct table *t, const struct bench
                 o->combine_size, r->cpu);
         if (c->mode->files != FILES_NONE)
             fprintf(f, "%.4f", cpu_per_gib(t, r, none_cfg, o));
-        fprintf(f, ",%.4f\n", r->settle);
+        fprintf(f, ",%.4f,%.4f,%.4f,%.4f,%" PRIu64 ",%" PRIu64 "\n", r->settle,
+                r->copies_per_byte, r->progress_cpu, r->io_cpu, r->progress_wakeups,
+                r->io_wakeups);
     }
     if (fclose(f) != 0) {
         fprintf(stderr, "fwdio-bench: cannot write %s: %s\n", path, strerror(errno));

@@ -335,14 +335,17 @@ int fwdio_open(fwdio_runtime_t *rt, const char *path, uint64_t size, const fwdio
 
 /* Queue a write's messages unless the file was closed or failed meanwhile:
  * another thread may have closed it while we routed, and a message queued
- * after the close task would never be counted. */
-static int submit_write(fwdio_file_t *f, fwdioi_task_list_t *msgs, uint64_t len)
+ * after the close task would never be counted. `copied`: the bytes were
+ * copied into the messages (fwdio_write), not lent. */
+static int submit_write(fwdio_file_t *f, fwdioi_task_list_t *msgs, uint64_t len, int copied)
 {
     fwdioi_rt_lock(f->rt);
     int rc = fwdioi_write_refusal_locked(f);
     if (rc == FWDIO_OK) {
         fwdioi_rt_submit_list(f->rt, msgs);
         f->stats.bytes_written += len;
+        if (copied)
+            f->stats.bytes_copied += len;
     }
     fwdioi_rt_unlock(f->rt);
     return rc;
@@ -363,7 +366,7 @@ static int write_chunk(fwdio_file_t *f, const uint8_t *buf, uint64_t len, uint64
         fwdioi_staging_release(f, len);
         return rc;
     }
-    rc = submit_write(f, &msgs, len);
+    rc = submit_write(f, &msgs, len, 1);
     if (rc != FWDIO_OK)
         fwdioi_msgs_free(f->rt, &msgs); /* gives the staging back */
     return rc;
@@ -395,6 +398,7 @@ static int write_combined(fwdio_file_t *f, const uint8_t *buf, uint64_t len, uin
         fwdioi_staging_release_locked(f, len - done);
     if (rc == FWDIO_OK) {
         f->stats.bytes_written += len;
+        f->stats.bytes_copied += len;
         f->stats.write_calls++;
     }
     f->stats.time_blocked += fwdioi_now() - t0;
@@ -501,7 +505,7 @@ int fwdio_write_lent(fwdio_file_t *f, const void *buf, size_t len, uint64_t offs
         free(lent);
         return rc;
     }
-    rc = submit_write(f, &msgs, len);
+    rc = submit_write(f, &msgs, len, 0);
     fwdioi_rt_lock(f->rt);
     if (rc == FWDIO_OK)
         f->stats.write_calls++;
@@ -693,6 +697,13 @@ int fwdio_runtime_stats(fwdio_runtime_t *rt, fwdio_runtime_stats_t *stats)
     stats->max_message = cfg->max_message_size;
     stats->combine_size = cfg->combine_size;
     stats->writer_peak = atomic_load_explicit(&rt->wbuf_peak, memory_order_relaxed);
+    fwdioi_thread_costs_t costs;
+    fwdioi_rt_thread_costs(rt->rt, &costs);
+    stats->progress_cpu_time = costs.progress_cpu;
+    stats->io_cpu_time = costs.io_cpu;
+    stats->progress_wakeups = costs.progress_wakeups;
+    stats->io_wakeups = costs.io_wakeups;
+    memset(stats->reserved, 0, sizeof stats->reserved);
     fwdioi_rt_lock(rt->rt);
     stats->staging_peak = rt->staged_peak;
     stats->staged = rt->staged;

@@ -369,6 +369,7 @@ static int add_to_unit(fwdioi_assembly_t *a, uint64_t start, uint64_t offset, co
             FWDIOI_RANGES_OK)
             return FWDIO_ENOMEM;
         memcpy(u->buf + (offset - start), data, take);
+        a->copied += take;
         u->pending_bytes += take;
     }
     if (whole) { /* complete: touched and out of the table */

@@ -74,6 +74,7 @@ typedef struct fwdioi_assembly {
     size_t nbuffered;          /* units in progress that hold a buffer */
     uint64_t meta;             /* bookkeeping bytes held now */
     uint64_t meta_reported;    /* ... as last told to the meta hook */
+    uint64_t copied;           /* bytes copied into unit buffers (stats) */
     fwdioi_assembly_hooks_t hooks;
 } fwdioi_assembly_t;
 

@@ -102,6 +102,7 @@ typedef struct fwdioi_session_stats {
     uint64_t messages_sent, messages_received;
     uint64_t pwrite_calls, partial_flushes;
     double pwrite_seconds, sync_seconds;
+    uint64_t bytes_to_mpi, bytes_to_pwrite; /* fwdio_file_stats_t */
 } fwdioi_session_stats_t;
 
 typedef enum fwdioi_phase {

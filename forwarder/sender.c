@@ -127,6 +127,7 @@ void fwdioi_sender_dispatch(fwdio_file_t *f, fwdioi_msg_t *m)
     }
     if (m->staged)
         fwdioi_staging_sent(f, m);
+    f->s.stats.bytes_to_mpi += m->payload;
     f->s.sends_pending++;
     fwdioi_rt_track(f->rt, req, on_send_done, m);
 }

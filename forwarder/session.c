@@ -124,6 +124,9 @@ static void publish_stats_locked(fwdio_file_t *f, double t)
     st->pwrite_time = ss->pwrite_seconds;
     st->sync_time = ss->sync_seconds;
     st->peak_writer_bytes = f->s.wbuf_file_peak;
+    st->bytes_copied += f->s.assembly.copied; /* the writer's, beside the application side's */
+    st->bytes_to_mpi = ss->bytes_to_mpi;
+    st->bytes_to_pwrite = ss->bytes_to_pwrite;
     st->time_to_complete = t - f->t_open;
 }
 

@@ -127,6 +127,7 @@ static void run_write(fwdioi_storage_job_t *job)
             failed_fd_add(job->fd);
             return;
         }
+        job->bytes_written += len;
     }
 }
 

@@ -68,6 +68,7 @@ typedef struct fwdioi_storage_job {
 
     /* results */
     double seconds; /* time in the system calls */
+    uint64_t bytes_written; /* WRITE: bytes pwrite took */
     int status;
     int sys_errno;
     uint64_t err_offset;

@@ -117,6 +117,7 @@ static void on_write_done(fwdioi_storage_job_t *job)
     f->s.io_pending--;
     f->s.stats.pwrite_seconds += job->seconds;
     f->s.stats.pwrite_calls += job->nextents + job->nsegs;
+    f->s.stats.bytes_to_pwrite += job->bytes_written;
     if (job->hold)
         hold_release(f, job->hold);
     if (job->buf_size) {

@@ -752,7 +752,15 @@ typedef struct fwdio_file_stats {
     double sync_time;           /**< time in fdatasync + close */
     uint64_t peak_writer_bytes; /**< peak bytes this writer held for the file */
     uint64_t peak_staged_bytes; /**< peak bytes this rank had staged for the file */
-    uint64_t reserved[8];       /**< zeros; room for fields of later versions */
+    /* Where the bytes went on this rank, to read copies per output byte off a
+     * run: (bytes_copied + bytes_to_mpi + bytes_to_pwrite) summed over ranks,
+     * divided by the file's bytes. A byte MPI moves within a node costs one
+     * copy (shared-memory transport); pwrite copies into the page cache. */
+    uint64_t bytes_copied;      /**< bytes fwdio itself copied: fwdio_write into
+                                     messages, a writer into its write units */
+    uint64_t bytes_to_mpi;      /**< data bytes this rank handed to MPI sends */
+    uint64_t bytes_to_pwrite;   /**< bytes this writer handed to pwrite */
+    uint64_t reserved[5];       /**< zeros; room for fields of later versions */
 } fwdio_file_stats_t;
 
 /** Fill `stats` for `file` on this rank; FWDIO_OK or FWDIO_EINVAL. */
@@ -774,7 +782,14 @@ typedef struct fwdio_runtime_stats {
     uint64_t staging_peak;  /**< peak bytes of copied writes waiting to be sent */
     uint64_t staged;        /**< bytes staged now */
     uint64_t combine_size;  /**< fwdio_config_t.combine_size in force (1: off) */
-    uint64_t reserved[8];   /**< zeros; room for fields of later versions */
+    /* What fwdio's own threads cost this rank so far (their CPU time as the
+     * kernel counts it, and how often each woke up): the price of a
+     * non-dedicated runtime on a core the application computes on. */
+    double progress_cpu_time;  /**< CPU seconds of the progress thread */
+    double io_cpu_time;        /**< CPU seconds of the I/O thread (0 if never started) */
+    uint64_t progress_wakeups; /**< times the progress thread woke (tasks, timer, I/O) */
+    uint64_t io_wakeups;       /**< times the I/O thread woke for jobs */
+    uint64_t reserved[4];   /**< zeros; room for fields of later versions */
 } fwdio_runtime_stats_t;
 
 /** Fill `stats`; FWDIO_OK or FWDIO_EINVAL. Any thread. */

@@ -29,8 +29,11 @@ static void *io_main(void *arg)
     fwdioi_trace_thread("io");
     pthread_mutex_lock(&rt->io_lock);
     for (;;) {
-        while (STAILQ_EMPTY(&rt->io_jobs) && !rt->io_stop)
-            pthread_cond_wait(&rt->io_cond, &rt->io_lock);
+        if (STAILQ_EMPTY(&rt->io_jobs) && !rt->io_stop) {
+            while (STAILQ_EMPTY(&rt->io_jobs) && !rt->io_stop)
+                pthread_cond_wait(&rt->io_cond, &rt->io_lock);
+            atomic_fetch_add_explicit(&rt->io_wakeups, 1, memory_order_relaxed);
+        }
         fwdioi_io_job_t *job = STAILQ_FIRST(&rt->io_jobs);
         if (!job)
             break; /* stopping, queue drained */

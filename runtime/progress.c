@@ -64,6 +64,7 @@ static void on_poll_timer(evutil_socket_t fd, short what, void *arg)
     (void)fd;
     (void)what;
     fwdioi_rt_t *rt = arg;
+    atomic_fetch_add_explicit(&rt->progress_wakeups, 1, memory_order_relaxed);
     rt->poll_armed = 0;
     progress_tick(rt);
 }
@@ -73,6 +74,7 @@ static void on_wake(evutil_socket_t fd, short what, void *arg)
     (void)fd;
     (void)what;
     fwdioi_rt_t *rt = arg;
+    atomic_fetch_add_explicit(&rt->progress_wakeups, 1, memory_order_relaxed);
     fwdioi_task_list_t tasks = STAILQ_HEAD_INITIALIZER(tasks);
     pthread_mutex_lock(&rt->tasks_lock);
     STAILQ_CONCAT(&tasks, &rt->tasks);
@@ -91,6 +93,7 @@ static void on_io_done(evutil_socket_t fd, short what, void *arg)
     (void)fd;
     (void)what;
     fwdioi_rt_t *rt = arg;
+    atomic_fetch_add_explicit(&rt->progress_wakeups, 1, memory_order_relaxed);
     fwdioi_io_run_done(rt);
     progress_tick(rt);
 }

@@ -134,6 +134,14 @@ void *fwdioi_rt_buf_get(fwdioi_rt_t *rt, size_t len);
 /** Give back a buffer from fwdioi_rt_buf_get with the same `len` (any thread). */
 void fwdioi_rt_buf_put(fwdioi_rt_t *rt, void *buf, size_t len);
 
+/** What the runtime's own threads cost so far: CPU seconds of the progress
+ *  and I/O threads (0 for one not running) and their wakeups (any thread). */
+typedef struct fwdioi_thread_costs {
+    double progress_cpu, io_cpu;
+    uint64_t progress_wakeups, io_wakeups;
+} fwdioi_thread_costs_t;
+void fwdioi_rt_thread_costs(fwdioi_rt_t *rt, fwdioi_thread_costs_t *out);
+
 /** Room the runtime leaves for headers beside max_message_size bytes of data. */
 #define FWDIOI_MESSAGE_HEADROOM ((size_t)64 << 10)
 

@@ -56,6 +56,7 @@ struct fwdioi_rt {
     unsigned poll_interval_us;
     int poll_armed;
     fwdioi_requests_t requests;
+    _Atomic uint64_t progress_wakeups; /* callbacks of the loop run (stats) */
 
     /* The I/O thread (created on first job); its queues and flags guarded
      * by io_lock. */
@@ -65,6 +66,7 @@ struct fwdioi_rt {
     pthread_t io_thread;
     pthread_cond_t io_cond;
     STAILQ_HEAD(, fwdioi_io_job) io_jobs, io_done;
+    _Atomic uint64_t io_wakeups; /* returns from waiting for jobs (stats) */
 
     /* Reusable message buffers (bufcache.c), guarded by buf_lock. */
     pthread_mutex_t buf_lock;

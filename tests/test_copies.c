@@ -1,0 +1,130 @@
+/*
+ * Copies counted: every rank writes one aligned share of a file with one
+ * writer, copied (fwdio_write) or lent (fwdio_write_lent), and the file stats
+ * must say exactly where the bytes went. Summed over ranks: fwdio_write copies
+ * each byte once, a lent write none (whole write units are written straight
+ * from the message, so the writer copies nothing); the writer hands every
+ * byte to pwrite once; every byte of a rank that is not the writer goes to
+ * MPI. The file is checked byte for byte, and the runtime stats show the
+ * progress thread ran and used CPU.
+ */
+#define _GNU_SOURCE
+#include "test_common.h"
+
+#include "pattern.h"
+
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+static fwdio_callback_mode_t g_mode = FWDIO_CALLBACKS_ON_POLL;
+static fwdio_runtime_t *g_rt;
+
+static atomic_int g_lent_done;
+
+static void on_lent_done(fwdio_file_t *f, const void *buf, int status, void *arg)
+{
+    (void)f;
+    (void)buf;
+    (void)arg;
+    if (status != FWDIO_OK)
+        tc_fail("lent write done with %s", fwdio_strerror(status));
+    atomic_fetch_add(&g_lent_done, 1);
+}
+
+enum { SHARE = 1 << 20, UNIT = 64 << 10 };
+
+static void section_counted(int lent, uint64_t seed)
+{
+    tc_phase("copies counted: %s writes", lent ? "lent" : "copied");
+    char path[4096];
+    tc_path(path, sizeof path, lent ? "copies_lent.dat" : "copies_copied.dat");
+    const uint64_t size = (uint64_t)tc_size * SHARE;
+    fwdio_options_t o;
+    fwdio_options_init(&o);
+    o.writers = 1;
+    o.write_size = UNIT;
+    o.stripe_size = UNIT;
+    fwdio_file_t *f = NULL;
+    TC_EXPECT(fwdio_open(g_rt, path, size, &o, NULL, &f), FWDIO_OK, "fwdio_open");
+    if (!f)
+        return;
+    const uint64_t offset = (uint64_t)tc_rank * SHARE;
+    uint8_t *buf = malloc(SHARE);
+    if (!buf) {
+        tc_fail("out of memory");
+        return;
+    }
+    pattern_fill(buf, SHARE, offset, seed);
+    atomic_store(&g_lent_done, 0);
+    if (lent)
+        TC_EXPECT(fwdio_write_lent(f, buf, SHARE, offset, on_lent_done, NULL), FWDIO_OK,
+                  "fwdio_write_lent");
+    else
+        TC_EXPECT(fwdio_write(f, buf, SHARE, offset), FWDIO_OK, "fwdio_write");
+    TC_EXPECT(fwdio_close(f), FWDIO_OK, "fwdio_close");
+    TC_EXPECT(fwdio_wait(f), FWDIO_OK, "fwdio_wait");
+    if (lent)
+        TC_CHECK(atomic_load(&g_lent_done) == 1, "lent done ran %d times",
+                 atomic_load(&g_lent_done));
+    free(buf);
+
+    fwdio_file_stats_t st;
+    TC_EXPECT(fwdio_file_stats(f, &st), FWDIO_OK, "fwdio_file_stats");
+    int writer = -1;
+    TC_EXPECT(fwdio_file_writers(f, &writer, 1), 1, "fwdio_file_writers");
+    long copied = tc_sum(MPI_COMM_WORLD, (long)st.bytes_copied);
+    long to_mpi = tc_sum(MPI_COMM_WORLD, (long)st.bytes_to_mpi);
+    long to_pwrite = tc_sum(MPI_COMM_WORLD, (long)st.bytes_to_pwrite);
+    TC_CHECK(copied == (lent ? 0 : (long)size), "bytes copied %ld, want %ld", copied,
+             lent ? 0L : (long)size);
+    TC_CHECK(to_pwrite == (long)size, "bytes to pwrite %ld, want %llu", to_pwrite,
+             (unsigned long long)size);
+    TC_CHECK(to_mpi == (long)(size - SHARE), "bytes to MPI %ld, want %llu", to_mpi,
+             (unsigned long long)(size - SHARE));
+    TC_CHECK(st.bytes_to_pwrite == (tc_rank == writer ? size : 0),
+             "rank %d pwrote %llu bytes (writer is rank %d)", tc_rank,
+             (unsigned long long)st.bytes_to_pwrite, writer);
+    TC_CHECK(st.bytes_to_mpi == (tc_rank == writer ? 0 : SHARE),
+             "rank %d handed %llu bytes to MPI (writer is rank %d)", tc_rank,
+             (unsigned long long)st.bytes_to_mpi, writer);
+    fwdio_file_free(f);
+    tc_verify_full(MPI_COMM_WORLD, path, size, seed);
+}
+
+static void section_thread_costs(void)
+{
+    tc_phase("runtime stats: the threads' costs");
+    fwdio_runtime_stats_t rs;
+    memset(&rs, 0xff, sizeof rs);
+    TC_EXPECT(fwdio_runtime_stats(g_rt, &rs), FWDIO_OK, "fwdio_runtime_stats");
+    TC_CHECK(rs.progress_wakeups > 0, "the progress thread never woke");
+    TC_CHECK(rs.progress_cpu_time > 0 && rs.progress_cpu_time < 3600,
+             "progress thread CPU %g s", rs.progress_cpu_time);
+    TC_CHECK(rs.io_cpu_time >= 0 && rs.io_cpu_time < 3600, "I/O thread CPU %g s",
+             rs.io_cpu_time);
+    for (size_t i = 0; i < sizeof rs.reserved / sizeof rs.reserved[0]; i++)
+        TC_CHECK(rs.reserved[i] == 0, "reserved[%zu] is %llu, not 0", i,
+                 (unsigned long long)rs.reserved[i]);
+    TC_EXPECT(fwdio_runtime_stats(NULL, &rs), FWDIO_EINVAL, "fwdio_runtime_stats(NULL)");
+}
+
+int main(int argc, char **argv)
+{
+    unsigned timeout = 100;
+    for (int i = 1; i < argc; i++) {
+        if (!tc_common_option(argc, argv, &i, &timeout, &g_mode)) {
+            fprintf(stderr, "usage: %s [--callback-mode poll|progress] [--timeout SEC]\n",
+                    argv[0]);
+            return 2;
+        }
+    }
+    tc_mpi_init(&argc, &argv, timeout);
+    (void)tc_tmpdir();
+    g_rt = tc_start_runtime(MPI_COMM_WORLD, g_mode);
+    section_counted(0, 501);
+    section_counted(1, 502);
+    section_thread_costs();
+    TC_EXPECT(fwdio_finalize(g_rt), FWDIO_OK, "fwdio_finalize");
+    return tc_finish("test_copies");
+}
