@@ -8,6 +8,8 @@
  *   after file  same runtime, after one small file was opened, written,
  *               closed, waited for and freed (the runtime was active and has
  *               gone back to sleep);
+ *   file open   same runtime, with a file open (ready on every rank) and
+ *               nothing in flight: what a trajectory costs between frames;
  * then fwdio_finalize. For each loop every rank records its wall time and the
  * CPU time of its threads other than the main one: process CPU time
  * (RUSAGE_SELF) minus main-thread CPU time (RUSAGE_THREAD), taken before and
@@ -31,9 +33,9 @@
 #include <time.h>
 #include <unistd.h>
 
-enum { CFG_NONE, CFG_IDLE, CFG_AFTER_FILE, NCFG };
+enum { CFG_NONE, CFG_IDLE, CFG_AFTER_FILE, CFG_FILE_OPEN, NCFG };
 
-static const char *const cfg_names[NCFG] = {"none", "idle", "after file"};
+static const char *const cfg_names[NCFG] = {"none", "idle", "after file", "file open"};
 
 /* Bytes each rank writes to the small file of the "after file" variant. */
 enum { SMALL_FILE_BYTES_PER_RANK = 4096 };
@@ -193,7 +195,33 @@ static void write_small_file(const struct ctx *c, fwdio_runtime_t *rt)
         unlink(c->path);
 }
 
-/* One rep: the three loops in order, results into out[NCFG]. */
+static void on_ready(fwdio_file_t *file, int status, void *user)
+{
+    (void)file;
+    *(int *)user = status == FWDIO_OK ? 1 : -1;
+}
+
+/* A file opened and ready on every rank, with nothing written to it. */
+static fwdio_file_t *open_idle_file(const struct ctx *c, fwdio_runtime_t *rt, int *ready)
+{
+    fwdio_callbacks_t cbs = {.ready = on_ready, .user = ready};
+    fwdio_file_t *file = NULL;
+    *ready = 0;
+    die_on_fwdio(fwdio_open(rt, c->path, (uint64_t)c->nranks * SMALL_FILE_BYTES_PER_RANK, NULL,
+                            &cbs, &file),
+                 "fwdio_open");
+    const struct timespec nap = {.tv_sec = 0, .tv_nsec = 1000000};
+    while (*ready == 0) {
+        fwdio_poll(rt);
+        nanosleep(&nap, NULL);
+    }
+    if (*ready < 0)
+        die_on_fwdio(FWDIO_EOPEN, "the open file (ready)");
+    sleepy_barrier();
+    return file;
+}
+
+/* One rep: the loops in order, results into out[NCFG]. */
 static void run_rep(const struct ctx *c, struct sample *out)
 {
     out[CFG_NONE] = timed_loop(c);
@@ -203,6 +231,15 @@ static void run_rep(const struct ctx *c, struct sample *out)
     out[CFG_IDLE] = timed_loop(c);
     write_small_file(c, rt);
     out[CFG_AFTER_FILE] = timed_loop(c);
+    int ready;
+    fwdio_file_t *file = open_idle_file(c, rt, &ready);
+    out[CFG_FILE_OPEN] = timed_loop(c);
+    die_on_fwdio(fwdio_close(file), "fwdio_close");
+    die_on_fwdio(fwdio_wait(file), "the open file (fwdio_wait)");
+    fwdio_file_free(file);
+    sleepy_barrier();
+    if (c->rank == 0)
+        unlink(c->path);
     die_on_fwdio(fwdio_finalize(rt), "fwdio_finalize");
 }
 
@@ -347,10 +384,13 @@ static int run(const struct opts *o)
     for (int r = 0; r < o->reps; r++) {
         run_rep(&c, &samples[r * NCFG]);
         if (c.rank == 0) {
-            fprintf(stderr, "rep %d/%d: none %.1f ms, idle %.1f ms, after file %.1f ms\n", r + 1,
-                    o->reps, 1e3 * samples[r * NCFG + CFG_NONE].wall,
+            fprintf(stderr,
+                    "rep %d/%d: none %.1f ms, idle %.1f ms, after file %.1f ms, file open %.1f "
+                    "ms\n",
+                    r + 1, o->reps, 1e3 * samples[r * NCFG + CFG_NONE].wall,
                     1e3 * samples[r * NCFG + CFG_IDLE].wall,
-                    1e3 * samples[r * NCFG + CFG_AFTER_FILE].wall);
+                    1e3 * samples[r * NCFG + CFG_AFTER_FILE].wall,
+                    1e3 * samples[r * NCFG + CFG_FILE_OPEN].wall);
         }
     }
     if (c.rank == 0)

@@ -13,8 +13,10 @@
 #include "message.h"
 #include "session.h"
 #include "settings.h"
+#include "shared_path.h"
 #include "staging.h"
 #include "trace.h"
+#include "user_buffers.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +46,25 @@ static int in_file(const fwdio_file_t *f, size_t len, uint64_t offset)
 }
 
 /* ---- runtime ---- */
+
+/* The node-shared area and the registry of fwdio_alloc buffers (collective:
+ * every rank of a node agrees whether its area is on). */
+static int start_area(fwdio_runtime_t *rt)
+{
+    const fwdio_config_t *cfg = fwdioi_rt_config(rt->rt);
+    uint64_t bytes = cfg->shared_buffer > 1 ? cfg->shared_buffer : 0;
+    int rc = fwdioi_area_setup(&rt->area, fwdioi_rt_comm(rt->rt), bytes);
+    if (rc == FWDIO_OK && fwdioi_buffers_create(rt) != 0)
+        rc = FWDIO_ENOMEM;
+    if (rc == FWDIO_OK && rt->area.enabled &&
+        fwdioi_rt_watch_fd(rt->rt, rt->area.bell_fd, fwdioi_shared_bell, rt) != 0)
+        rc = FWDIO_ESYSTEM; /* without its doorbell a writer would sleep through its data */
+    if (rc == FWDIO_OK)
+        fwdioi_log(FWDIOI_LOG_INFO, "rank %d: node-shared area %s%s%s", fwdioi_rt_rank(rt->rt),
+                   rt->area.enabled ? "on" : "off", rt->area.enabled ? "" : ": ",
+                   rt->area.why_off);
+    return rc;
+}
 
 int fwdio_init(MPI_Comm comm, const fwdio_config_t *cfg, fwdio_runtime_t **out)
 {
@@ -130,10 +151,16 @@ int fwdio_init(MPI_Comm comm, const fwdio_config_t *cfg, fwdio_runtime_t **out)
         rc = FWDIO_EMPI;
         goto fail_rt;
     }
+    rc = start_area(rt);
+    if (rc != FWDIO_OK)
+        goto fail_rt;
     *out = rt;
     return FWDIO_OK;
 fail_rt:
     fwdioi_rt_destroy(rt->rt);
+    fwdioi_buffers_destroy(rt);
+    fwdioi_area_teardown(&rt->area);
+    free(rt->area_waiting);
 fail:
     fwdioi_trace_stop(0);
     fwdioi_settings_free(&rt->settings);
@@ -183,6 +210,10 @@ int fwdio_finalize(fwdio_runtime_t *rt)
     if (!broken && MPI_Barrier(fwdioi_rt_comm(rt->rt)) != MPI_SUCCESS)
         rc = FWDIO_EMPI; /* everything is released all the same */
     fwdioi_rt_destroy(rt->rt);
+    /* every rank of the node passed the barrier: nobody touches the area */
+    fwdioi_buffers_destroy(rt);
+    fwdioi_area_teardown(&rt->area);
+    free(rt->area_waiting);
     fwdioi_abort_free(rt);
     fwdioi_trace_end_file(t_trace, "finalize", FWDIOI_TRACE_NONE);
     fwdioi_trace_stop(1); /* the threads are joined: every buffer is still */
@@ -467,6 +498,8 @@ static void run_lent_done(fwdioi_call_t *call)
     fwdioi_lent_t *lent = (fwdioi_lent_t *)call;
     uint64_t t_trace = fwdioi_trace_begin();
     int64_t seq = (int64_t)lent->file->seq;
+    if (lent->alloc_start) /* before the callback, which may release the buffer */
+        fwdioi_buffers_unlend(lent->file->owner, lent->alloc_start);
     lent->done(lent->file, lent->buf, lent->status, lent->arg);
     free(lent);
     fwdioi_trace_end_file(t_trace, "lent callback", seq);
@@ -492,9 +525,15 @@ int fwdio_write_lent(fwdio_file_t *f, const void *buf, size_t len, uint64_t offs
     lent->call.run = run_lent_done;
     lent->file = f;
     lent->buf = buf;
+    lent->len = len;
     lent->done = done;
     lent->arg = arg;
     lent->status = FWDIO_OK;
+    rc = fwdioi_buffers_lend(f->owner, buf, len, &lent->alloc_start);
+    if (rc != FWDIO_OK) {
+        free(lent);
+        return rc;
+    }
     if (len == 0) { /* nothing to send: the buffer is free at once */
         fwdioi_rt_deliver_later(f->rt, &lent->call);
         return FWDIO_OK;
@@ -502,6 +541,8 @@ int fwdio_write_lent(fwdio_file_t *f, const void *buf, size_t len, uint64_t offs
     fwdioi_task_list_t msgs;
     rc = fwdioi_route_write(f, buf, len, offset, lent, &msgs);
     if (rc != FWDIO_OK) {
+        if (lent->alloc_start)
+            fwdioi_buffers_unlend(f->owner, lent->alloc_start);
         free(lent);
         return rc;
     }
@@ -514,6 +555,8 @@ int fwdio_write_lent(fwdio_file_t *f, const void *buf, size_t len, uint64_t offs
     if (rc != FWDIO_OK) {
         lent->refs = 0; /* the call fails: no callback */
         fwdioi_msgs_free(f->rt, &msgs);
+        if (lent->alloc_start)
+            fwdioi_buffers_unlend(f->owner, lent->alloc_start);
         free(lent);
     }
     fwdioi_trace_end(t_trace, "write_lent", (int64_t)f->seq, (int64_t)len, (int64_t)offset,
@@ -703,6 +746,9 @@ int fwdio_runtime_stats(fwdio_runtime_t *rt, fwdio_runtime_stats_t *stats)
     stats->io_cpu_time = costs.io_cpu;
     stats->progress_wakeups = costs.progress_wakeups;
     stats->io_wakeups = costs.io_wakeups;
+    stats->shared_budget = rt->area.enabled ? rt->area.heap_size : 0;
+    uint64_t used;
+    fwdioi_heap_usage(&rt->area.heap, &used, &stats->shared_peak);
     memset(stats->reserved, 0, sizeof stats->reserved);
     fwdioi_rt_lock(rt->rt);
     stats->staging_peak = rt->staged_peak;

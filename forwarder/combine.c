@@ -81,7 +81,7 @@ static void seal_file_locked(fwdio_file_t *f, fwdioi_task_list_t *out)
 
 static int open_message(fwdio_file_t *f, int writer, fwdioi_combine_t *c, size_t cap)
 {
-    fwdioi_msg_t *m = fwdioi_msg_new(f, writer, cap, 1);
+    fwdioi_msg_t *m = fwdioi_msg_new(f, writer, cap, 1, NULL, 0);
     if (!m)
         return -1;
     c->open = m;

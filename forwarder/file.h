@@ -10,6 +10,7 @@
 #define FWDIOI_FILE_H
 
 #include "agree.h"
+#include "node_area.h"
 #include "open_check.h"
 
 #include <stdatomic.h>
@@ -44,15 +45,35 @@ typedef struct fwdioi_piece {
     uint64_t len;
 } fwdioi_piece_t;
 
+/* Whose a message is that a writer takes (fwdioi_hold_t.kind). */
+typedef enum fwdioi_hold_kind {
+    FWDIOI_HOLD_RECEIVED, /* received over MPI: its bytes count against writer_buffer */
+    FWDIOI_HOLD_OWN,      /* one of this rank's own messages (block: the fwdioi_msg_t) */
+    FWDIOI_HOLD_SHARED    /* a peer's, in its node-shared segment (shared_path.c) */
+} fwdioi_hold_kind_t;
+
 /* Keeps a message buffer alive while writes straight from it are in flight
  * (progress thread only, so a plain count). */
 typedef struct fwdioi_hold {
     int refs;
-    void *block; /* given back to the buffer cache when refs drops to 0 */
+    fwdioi_hold_kind_t kind;
+    void *block; /* given back (per kind) when refs drops to 0 */
     size_t size;
-    int counted;   /* a received message: its bytes count against writer_buffer */
     int releasing; /* only I/O jobs hold it now */
 } fwdioi_hold_t;
+
+/* What a writer takes from one message: its piece table and where the pieces'
+ * bytes are, packed back to back (a copy) or spread over the sender's buffer
+ * (a lent write: piece bytes at spread_base + (offset - spread_offset)). */
+typedef struct fwdioi_pieces_view {
+    uint32_t npieces;
+    const uint8_t *table;  /* npieces fwdioi_piece_t; NULL: the message is malformed */
+    const uint8_t *packed; /* NULL: spread */
+    const uint8_t *spread_base;
+    uint64_t spread_offset;
+    const uint8_t *lo, *hi; /* spread from another process: every piece lies in [lo, hi) */
+    uint64_t payload;       /* data bytes, as the sender counted them */
+} fwdioi_pieces_view_t;
 
 /* One fwdio_write_lent call: its buffer is lent until every message of it is
  * done with it; then the callback is delivered. */
@@ -60,8 +81,10 @@ typedef struct fwdioi_lent {
     fwdioi_call_t call;
     fwdio_file_t *file;
     const void *buf;
+    uint64_t len;
     fwdio_lent_cb_t done;
     void *arg;
+    void *alloc_start; /* the fwdio_alloc buffer buf lies in, or NULL */
     int refs;   /* messages not done yet (progress thread once submitted) */
     int status; /* FWDIO_OK, or why bytes were dropped */
 } fwdioi_lent_t;
@@ -82,6 +105,12 @@ typedef struct fwdioi_msg {
     int copies;         /* combining: copies into it under way (locked) */
     int sealed_waiting; /* combining: sealed, goes out after its last copy (locked) */
     uint64_t trace_t0; /* when the send was posted (progress; trace.h) */
+    /* The message lives in this rank's node-shared segment, for the writer on
+     * local rank area_to (else -1), which takes it from there (shared_path.c);
+     * area_out: handed over and not yet given back (progress). */
+    int area_to;
+    int area_out;
+    uint64_t area_magic; /* FWDIOI_MSG_AREA_MAGIC while in the area */
     size_t alloc_len; /* of the whole buffer, for fwdioi_rt_buf_put */
     size_t wire_len;
     /* fwdioi_wire_header_t, data (not for lent), piece table; a message being
@@ -102,7 +131,7 @@ typedef struct fwdioi_session_stats {
     uint64_t messages_sent, messages_received;
     uint64_t pwrite_calls, partial_flushes;
     double pwrite_seconds, sync_seconds;
-    uint64_t bytes_to_mpi, bytes_to_pwrite; /* fwdio_file_stats_t */
+    uint64_t bytes_to_mpi, bytes_to_pwrite, bytes_shared; /* fwdio_file_stats_t */
 } fwdioi_session_stats_t;
 
 typedef enum fwdioi_phase {
@@ -224,6 +253,14 @@ struct fwdio_runtime {
     uint64_t staged, staged_peak, staged_sent;
     /* locked: files with open combined messages (combine.c) */
     int combining_files;
+    /* The node-shared area (fixed after init; its heap has its own lock) and,
+     * progress, the entries from it that wait: data for files not open here
+     * yet, and releases whose ring was full (shared_path.c). */
+    fwdioi_area_t area;
+    struct fwdioi_area_wait *area_waiting;
+    int narea_waiting, area_waiting_cap;
+    /* fwdio_alloc buffers not yet released (user_buffers.c; its own lock) */
+    struct fwdioi_user_buffers *buffers;
 };
 
 struct fwdio_file {

@@ -57,7 +57,8 @@ static fwdioi_msg_t *emit(fwdio_file_t *f, int writer, piece_list_t *l, const ui
 {
     size_t data_len = lent ? 0 : (size_t)l->payload;
     size_t wire_len = sizeof(fwdioi_wire_header_t) + data_len + l->n * sizeof(fwdioi_piece_t);
-    fwdioi_msg_t *m = fwdioi_msg_new(f, writer, wire_len, !lent);
+    fwdioi_msg_t *m = fwdioi_msg_new(f, writer, wire_len, !lent, lent ? lent->buf : NULL,
+                                     lent ? lent->len : 0);
     if (!m)
         return NULL;
     m->lent = lent;

@@ -9,6 +9,7 @@
 #include "log.h"
 #include "message.h"
 #include "session.h"
+#include "shared_path.h"
 #include "staging.h"
 #include "trace.h"
 #include "writer.h"
@@ -16,24 +17,29 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void on_send_done(void *arg, const MPI_Status *st)
+void fwdioi_sender_done(fwdioi_msg_t *m, int mpi_error)
 {
-    fwdioi_msg_t *m = arg;
+    FWDIOI_ASSERT_PROGRESS();
     fwdio_file_t *f = m->file;
     fwdioi_trace_end(m->trace_t0, "send", (int64_t)f->seq, (int64_t)m->payload,
                      FWDIOI_TRACE_NONE, fwdioi_plan_writer_rank(&f->plan, m->writer));
-    if (st->MPI_ERROR != MPI_SUCCESS && m->lent && m->lent->status == FWDIO_OK)
+    if (mpi_error != MPI_SUCCESS && m->lent && m->lent->status == FWDIO_OK)
         m->lent->status = FWDIO_EMPI;
     fwdioi_msg_free(f->rt, m);
     f->s.sends_pending--;
     /* Whether the writer got the bytes is unknown: the counts cannot be
      * trusted, so the file is aborted. */
-    if (st->MPI_ERROR != MPI_SUCCESS)
-        fwdioi_session_mpi_failed(f, FWDIOI_MPI_ISEND, st->MPI_ERROR);
+    if (mpi_error != MPI_SUCCESS)
+        fwdioi_session_mpi_failed(f, FWDIOI_MPI_ISEND, mpi_error);
     if (f->s.aborted)
         fwdioi_session_finish_if_aborted(f);
     else if (f->s.sends_pending == 0 && f->s.final_ready)
         fwdioi_session_data_done(f);
+}
+
+static void on_send_done(void *arg, const MPI_Status *st)
+{
+    fwdioi_sender_done(arg, st->MPI_ERROR);
 }
 
 /* Drop a message that will never be sent (the file failed). */
@@ -95,11 +101,23 @@ void fwdioi_sender_dispatch(fwdio_file_t *f, fwdioi_msg_t *m)
     if (m->writer == f->my_writer) { /* to ourselves: no MPI */
         if (m->staged)
             fwdioi_staging_sent(f, m);
-        m->hold = (fwdioi_hold_t){1, m, m->alloc_len, 0, 0};
+        m->hold = (fwdioi_hold_t){1, FWDIOI_HOLD_OWN, m, m->alloc_len, 0};
         if (f->s.received_from)
             f->s.received_from[f->rank] += m->payload;
-        fwdioi_writer_accept(f, m->wire, m->wire_len, m->lent ? m : NULL, &m->hold, f->rank);
+        fwdioi_pieces_view_t v;
+        fwdioi_msg_view(m, &v);
+        fwdioi_writer_accept(f, &v, &m->hold, f->rank);
         fwdioi_writer_check_drained(f);
+        return;
+    }
+    m->trace_t0 = fwdioi_trace_begin();
+    if (m->area_to >= 0 && fwdioi_shared_send(f, m) == 0) {
+        /* a writer of this node takes it from the node-shared area: no MPI,
+         * no copy; it is done when the writer gives it back */
+        if (m->staged)
+            fwdioi_staging_sent(f, m);
+        f->s.stats.bytes_shared += m->payload;
+        f->s.sends_pending++;
         return;
     }
     /* Synchronous sends: a message is done (its staged bytes free) only once
@@ -110,7 +128,6 @@ void fwdioi_sender_dispatch(fwdio_file_t *f, fwdioi_msg_t *m)
     MPI_Request req;
     int dest = fwdioi_plan_writer_rank(&f->plan, m->writer);
     int call = FWDIOI_MPI_ISEND;
-    m->trace_t0 = fwdioi_trace_begin();
     int rc = fwdioi_rt_track_reserve(f->rt) != 0 ? MPI_ERR_NO_MEM
              : m->lent ? isend_lent(f, m, dest, &req, &call)
                        : MPI_Issend(m->wire, (int)m->wire_len, MPI_BYTE, dest, FWDIOI_TAG_DATA,

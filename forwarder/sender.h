@@ -11,5 +11,9 @@ void fwdioi_sender_dispatch(fwdio_file_t *f, fwdioi_msg_t *m);
 /** Drop a message that will never be sent (the file failed): `status` for a
  *  lent buffer's callback. */
 void fwdioi_sender_drop(fwdio_file_t *f, fwdioi_msg_t *m, int status);
+/** A sent message is done with (its MPI send completed with `mpi_error`, or
+ *  its writer gave it back through the node-shared area: MPI_SUCCESS): free
+ *  it and move the session on. */
+void fwdioi_sender_done(fwdioi_msg_t *m, int mpi_error);
 
 #endif

@@ -38,6 +38,7 @@
 #include "file_life.h"
 #include "log.h"
 #include "sender.h"
+#include "shared_path.h"
 #include "storage.h"
 #include "trace.h"
 #include "watchdog.h"
@@ -127,6 +128,7 @@ static void publish_stats_locked(fwdio_file_t *f, double t)
     st->bytes_copied += f->s.assembly.copied; /* the writer's, beside the application side's */
     st->bytes_to_mpi = ss->bytes_to_mpi;
     st->bytes_to_pwrite = ss->bytes_to_pwrite;
+    st->bytes_shared = ss->bytes_shared;
     st->time_to_complete = t - f->t_open;
 }
 
@@ -679,6 +681,8 @@ int fwdioi_session_poll(void *runtime, int *active)
     int events = 0;
     double now = 0;
     *active = 0;
+    int area_waiting = 0;
+    events += fwdioi_shared_poll(owner, &area_waiting);
     if (!LIST_EMPTY(&owner->active))
         events += fwdioi_abort_receive(owner);
     if (owner->nzombies)
@@ -695,7 +699,7 @@ int fwdioi_session_poll(void *runtime, int *active)
         if (f->my_writer >= 0 && receiving)
             events += fwdioi_writer_probe(f);
     }
-    if (!LIST_EMPTY(&owner->active))
+    if (!LIST_EMPTY(&owner->active) || area_waiting)
         *active = 1;
     return events;
 }

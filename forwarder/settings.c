@@ -51,6 +51,7 @@ static const setting_t keys[] = {
     CFG("io_inline", K_BOOL, io_inline, NULL, FWDIO_PIN_IO_INLINE),
     CFG("watchdog", K_SECONDS, watchdog, NULL, FWDIO_PIN_WATCHDOG),
     CFG("combine_size", K_SIZE_OFF, combine_size, NULL, FWDIO_PIN_COMBINE_SIZE),
+    CFG("shared_buffer", K_SIZE_OFF, shared_buffer, NULL, FWDIO_PIN_SHARED_BUFFER),
     OPT("write_size", K_SIZE, write_size, NULL, FWDIO_PIN_WRITE_SIZE),
     OPT("stripe_size", K_SIZE, stripe_size, NULL, FWDIO_PIN_STRIPE_SIZE),
     OPT("writers", K_INT, writers, NULL, FWDIO_PIN_WRITERS),
@@ -685,10 +686,11 @@ void fwdioi_settings_print_config(const fwdio_config_t *c, FILE *out)
     fprintf(out,
             "fwdio: config: callback_mode=%s poll_min_us=%u poll_max_us=%u max_message_size=%zu "
             "writer_buffer=%zu staging_buffer=%zu io_inline=%d watchdog=%u "
-            "combine_size=%zu%s\n",
+            "combine_size=%zu%s shared_buffer=%zu%s\n",
             callback_modes[c->callback_mode], c->poll_min_us, c->poll_max_us,
             c->max_message_size, c->writer_buffer, c->staging_buffer, c->io_inline, c->watchdog,
-            c->combine_size, c->combine_size <= 1 ? " (off)" : "");
+            c->combine_size, c->combine_size <= 1 ? " (off)" : "", c->shared_buffer,
+            c->shared_buffer <= 1 ? " (off)" : "");
 }
 
 /* ---- the public struct helpers ---- */

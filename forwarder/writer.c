@@ -10,6 +10,7 @@
 #include "log.h"
 #include "message.h"
 #include "session.h"
+#include "shared_path.h"
 #include "storage.h"
 #include "trace.h"
 
@@ -100,8 +101,12 @@ static void hold_release(fwdio_file_t *f, fwdioi_hold_t *h)
 {
     if (--h->refs > 0)
         return;
-    if (!h->counted) { /* one of this rank's own messages */
+    if (h->kind == FWDIOI_HOLD_OWN) {
         fwdioi_msg_free(f->rt, h->block);
+        return;
+    }
+    if (h->kind == FWDIOI_HOLD_SHARED) { /* its sender may reuse the memory */
+        fwdioi_shared_release(f->owner, h);
         return;
     }
     wbuf_sub(f, h->size);
@@ -253,51 +258,49 @@ void fwdioi_writer_check_drained(fwdio_file_t *f)
 
 /*
  * A writer never trusts a message: every piece must lie within the file and
- * within stripes the plan gives this writer, and the pieces must account for
- * exactly the message's data, before any of it touches memory. Returns the
- * message's data bytes in *payload either way (what its sender counted), and
- * 0, or -1 with the first bad piece in *bad.
+ * within stripes the plan gives this writer, the bytes of spread pieces from
+ * another process within that process's memory, and the pieces must account
+ * for exactly the message's data, before any of it touches memory. 0, or -1
+ * with the first bad piece in *bad.
  */
-static int check_message(const fwdio_file_t *f, const uint8_t *wire, size_t wire_len,
-                         const fwdioi_msg_t *lent, uint64_t *payload, fwdioi_piece_t *bad)
+static int check_message(const fwdio_file_t *f, const fwdioi_pieces_view_t *v,
+                         fwdioi_piece_t *bad)
 {
-    fwdioi_wire_header_t h;
     *bad = (fwdioi_piece_t){0, 0};
-    *payload = wire_len > sizeof h ? wire_len - sizeof h : 0;
-    if (wire_len < sizeof h)
+    if (!v->table)
         return -1;
-    memcpy(&h, wire, sizeof h);
-    if (h.npieces > (wire_len - sizeof h) / sizeof(fwdioi_piece_t))
-        return -1;
-    size_t table = (size_t)h.npieces * sizeof(fwdioi_piece_t);
-    /* lent: the data stays in the sender's buffer, the wire has no data */
-    *payload = lent ? lent->payload : wire_len - sizeof h - table;
-    const uint8_t *pieces = wire + wire_len - table;
     uint64_t sum = 0;
-    for (uint32_t i = 0; i < h.npieces; i++) {
+    for (uint32_t i = 0; i < v->npieces; i++) {
         fwdioi_piece_t p;
-        memcpy(&p, pieces + (size_t)i * sizeof p, sizeof p);
-        if (p.len > *payload - sum || !fwdioi_plan_owns(&f->plan, f->my_writer, p.offset, p.len)) {
+        memcpy(&p, v->table + (size_t)i * sizeof p, sizeof p);
+        int outside = 0;
+        if (!v->packed && v->lo) {
+            const uint8_t *at = v->spread_base + (p.offset - v->spread_offset);
+            outside = p.offset < v->spread_offset || at < v->lo || at > v->hi ||
+                      p.len > (uint64_t)(v->hi - at);
+        }
+        if (p.len > v->payload - sum || outside ||
+            !fwdioi_plan_owns(&f->plan, f->my_writer, p.offset, p.len)) {
             *bad = p;
             return -1;
         }
         sum += p.len;
     }
-    return sum == *payload ? 0 : -1;
+    return sum == v->payload ? 0 : -1;
 }
 
-/* Take the pieces of one message (from MPI or from this rank itself), then drop
- * the caller's reference to it. `source` is the sending rank. */
-void fwdioi_writer_accept(fwdio_file_t *f, const uint8_t *wire, size_t wire_len,
-                          const fwdioi_msg_t *lent, fwdioi_hold_t *hold, int source)
+/* Take the pieces of one message (from MPI, from a peer of this node, or from
+ * this rank itself), then drop the caller's reference to it. `source` is the
+ * sending rank. */
+void fwdioi_writer_accept(fwdio_file_t *f, const fwdioi_pieces_view_t *v, fwdioi_hold_t *hold,
+                          int source)
 {
     FWDIOI_ASSERT_PROGRESS();
     fwdioi_session_t *s = &f->s;
     uint64_t t_trace = fwdioi_trace_begin();
-    uint64_t payload;
     fwdioi_piece_t bad;
-    int ok = check_message(f, wire, wire_len, lent, &payload, &bad) == 0;
-    s->received += payload;
+    int ok = check_message(f, v, &bad) == 0;
+    s->received += v->payload;
     if (!ok) {
         fwdioi_errinfo_t e = {FWDIO_EPROTO, f->rank, 0, (int64_t)bad.offset,
                               FWDIOI_REASON_BAD_PIECE, source, (int64_t)bad.len};
@@ -307,27 +310,24 @@ void fwdioi_writer_accept(fwdio_file_t *f, const uint8_t *wire, size_t wire_len,
                    f->rank, f->path, source);
     }
     s->accepting = hold;
-    fwdioi_wire_header_t h;
-    memcpy(&h, wire, sizeof h);
-    size_t table = (size_t)h.npieces * sizeof(fwdioi_piece_t);
-    const uint8_t *data = wire + sizeof h;
-    const uint8_t *pieces = wire + wire_len - table; /* the table ends the message */
-    for (uint32_t i = 0; ok && i < h.npieces && s->local_error.status == FWDIO_OK; i++) {
+    const uint8_t *packed = v->packed;
+    for (uint32_t i = 0; ok && i < v->npieces && s->local_error.status == FWDIO_OK; i++) {
         fwdioi_piece_t p;
-        memcpy(&p, pieces + i * sizeof p, sizeof p);
+        memcpy(&p, v->table + i * sizeof p, sizeof p);
         uint64_t bad_offset = p.offset;
-        const uint8_t *bytes = lent ? fwdioi_msg_piece_data(lent, &p, data) : data;
+        const uint8_t *bytes = packed ? packed : v->spread_base + (p.offset - v->spread_offset);
         int rc = fwdioi_assembly_add(&s->assembly, p.offset, bytes, p.len, &bad_offset);
         if (rc != FWDIO_OK)
             fwdioi_errinfo_set(&s->local_error, rc, f->rank, 0, bad_offset);
-        data += p.len;
+        if (packed)
+            packed += p.len;
     }
     submit_direct(f);
     s->accepting = NULL;
-    fwdioi_trace_end(t_trace, "assemble", (int64_t)f->seq, (int64_t)payload, FWDIOI_TRACE_NONE,
-                     FWDIOI_TRACE_NONE);
+    fwdioi_trace_end(t_trace, "assemble", (int64_t)f->seq, (int64_t)v->payload,
+                     FWDIOI_TRACE_NONE, FWDIOI_TRACE_NONE);
     s->stats.messages_received++;
-    if (hold->counted && hold->refs > 1) { /* now only writes keep it alive */
+    if (hold->kind == FWDIOI_HOLD_RECEIVED && hold->refs > 1) { /* now only writes keep it */
         hold->releasing = 1;
         f->owner->wbuf_releasing += hold->size;
     }
@@ -359,7 +359,9 @@ static void on_recv_done(void *arg, const MPI_Status *st)
     }
     uint64_t before = f->s.received;
     int source = r->source; /* r is released by fwdioi_writer_accept */
-    fwdioi_writer_accept(f, r->buf, (size_t)r->len, NULL, &r->hold, source);
+    fwdioi_pieces_view_t v;
+    fwdioi_wire_view(r->buf, (size_t)r->len, &v);
+    fwdioi_writer_accept(f, &v, &r->hold, source);
     if (f->s.received_from && source >= 0 && source < f->plan.nranks)
         f->s.received_from[source] += f->s.received - before;
     fwdioi_writer_check_drained(f);
@@ -418,7 +420,7 @@ static void start_receive(fwdio_file_t *f, MPI_Message *msg, int len, int source
             fwdioi_rt_track(f->rt, req, on_dropped, NULL);
         return;
     }
-    r->hold = (fwdioi_hold_t){1, r, sizeof *r + (size_t)len, 1, 0};
+    r->hold = (fwdioi_hold_t){1, FWDIOI_HOLD_RECEIVED, r, sizeof *r + (size_t)len, 0};
     r->file = f;
     r->len = len;
     r->source = source;

@@ -7,9 +7,9 @@
 /** Open the file on the I/O thread (then fwdioi_session_opened). */
 void fwdioi_writer_open(fwdio_file_t *f);
 /** Take the pieces of one message, checked against the plan, then drop the
- *  caller's reference to `hold`. `lent`: this rank's own lent message. */
-void fwdioi_writer_accept(fwdio_file_t *f, const uint8_t *wire, size_t wire_len,
-                          const fwdioi_msg_t *lent, fwdioi_hold_t *hold, int source);
+ *  caller's reference to `hold`. `source`: the sending rank. */
+void fwdioi_writer_accept(fwdio_file_t *f, const fwdioi_pieces_view_t *v, fwdioi_hold_t *hold,
+                          int source);
 /** Once everything announced has arrived: flush, sync, close. */
 void fwdioi_writer_check_drained(fwdio_file_t *f);
 /** Receive what has arrived for the file while memory allows; returns the

@@ -152,7 +152,8 @@ extern "C" {
     FWDIO_X(FWDIO_EAGAIN, -15, "resource temporarily full; try again")                      \
     FWDIO_X(FWDIO_ETOOBIG, -16, "write larger than the staging budget; use fwdio_write")     \
     FWDIO_X(FWDIO_ECOMMIT, -17, "writing the commit block or renaming the file into place failed") \
-    FWDIO_X(FWDIO_EPROTO, -18, "a writer received data that does not match the file's plan")
+    FWDIO_X(FWDIO_EPROTO, -18, "a writer received data that does not match the file's plan") \
+    FWDIO_X(FWDIO_EBUSY, -19, "the buffer is still lent to a write that has not completed")
 
 /** Status codes: FWDIO_OK is 0, every error is negative. */
 typedef enum fwdio_status {
@@ -308,9 +309,22 @@ typedef struct fwdio_config {
      *  given, even 0 (the default), never taken from the environment or the
      *  config file. See "Where settings come from". Default 0: none. */
     uint64_t pinned;
+    /** The node-shared area: bytes of POSIX shared memory each rank sets aside
+     *  (reserved at fwdio_init, in /dev/shm) for the messages it sends to
+     *  writers on its own node and for fwdio_alloc() buffers. A writer on the
+     *  same node writes such a message straight from the sender's memory:
+     *  fwdio_write costs one copy before pwrite instead of two (MPI's copy is
+     *  gone), fwdio_alloc + fwdio_write_lent none. A message that finds no
+     *  room goes over MPI, a buffer that finds none is ordinary memory. The
+     *  area is off on a node where any of its ranks cannot make it (the reason
+     *  is logged at FWDIO_VERBOSE=2); that node then sends everything over MPI.
+     *  0: the environment variable FWDIO_SHARED_BUFFER (where 0 or "off" turn
+     *  the area off), else FWDIO_DEFAULT_SHARED_BUFFER; 1 turns it off. At
+     *  least max_message_size plus its headroom: a smaller value is raised. */
+    size_t shared_buffer;
     /** Room for fields of later versions: leave it zero (see "Growing the
      *  structs"). */
-    uint64_t reserved[8];
+    uint64_t reserved[7];
 } fwdio_config_t;
 
 /*
@@ -327,6 +341,7 @@ typedef struct fwdio_config {
 #define FWDIO_PIN_IO_INLINE ((uint64_t)1 << 6)        /**< fwdio_config_t.io_inline */
 #define FWDIO_PIN_WATCHDOG ((uint64_t)1 << 7)         /**< fwdio_config_t.watchdog */
 #define FWDIO_PIN_COMBINE_SIZE ((uint64_t)1 << 8)     /**< fwdio_config_t.combine_size */
+#define FWDIO_PIN_SHARED_BUFFER ((uint64_t)1 << 9)    /**< fwdio_config_t.shared_buffer */
 #define FWDIO_PIN_WRITE_SIZE ((uint64_t)1 << 32)       /**< fwdio_options_t.write_size */
 #define FWDIO_PIN_STRIPE_SIZE ((uint64_t)1 << 33)      /**< fwdio_options_t.stripe_size */
 #define FWDIO_PIN_WRITERS ((uint64_t)1 << 34)          /**< fwdio_options_t.writers */
@@ -358,6 +373,8 @@ typedef struct fwdio_config {
 /** Default staging_buffer: 64 MiB; a rank's output step up to this size is
  *  copied without waiting. */
 #define FWDIO_DEFAULT_STAGING_BUFFER ((size_t)64 << 20)
+/** Default fwdio_config_t.shared_buffer: bytes of the node-shared area per rank. */
+#define FWDIO_DEFAULT_SHARED_BUFFER ((size_t)64 << 20)
 
 /** How the stripes of a file map to writers. */
 typedef enum fwdio_layout {
@@ -644,11 +661,37 @@ typedef void (*fwdio_lent_cb_t)(fwdio_file_t *file, const void *buf, int status,
  * caller must leave untouched until `done` is called (exactly once, unless this
  * call returns an error, in which case it is not called). Does not count
  * against the staging budget and never waits for it.
+ * A buffer from fwdio_alloc() is the cheapest to lend: a writer on the same
+ * node writes it from where it is, with no copy at all before pwrite.
  * @return as fwdio_write, except FWDIO_EAGAIN/FWDIO_ETOOBIG; FWDIO_EINVAL also
- *         for a NULL `done`.
+ *         for a NULL `done`, and for bytes that start in a fwdio_alloc buffer
+ *         and run past its end.
  */
 FWDIO_API int fwdio_write_lent(fwdio_file_t *file, const void *buf, size_t len, uint64_t offset,
                                fwdio_lent_cb_t done, void *arg);
+
+/**
+ * Memory for output the application packs in place, to hand to
+ * fwdio_write_lent(): `len` bytes (64-byte aligned) from this rank's part of
+ * the node-shared area (fwdio_config_t.shared_buffer), which writers on this
+ * node read directly, so a lent write of it costs no copy before the page
+ * cache; ordinary memory when the area is off or full (a lent write of it then
+ * travels as any other). Any thread; no MPI.
+ * @return FWDIO_OK (*buf set); FWDIO_EINVAL (NULL runtime or buf, len 0; a
+ *         reason on stderr); FWDIO_ENOMEM.
+ */
+FWDIO_API int fwdio_alloc(fwdio_runtime_t *rt, size_t len, void **buf);
+
+/**
+ * Give back a buffer from fwdio_alloc() of the same runtime. Once the done
+ * callbacks of every lent write of it have run; fwdio_finalize() releases
+ * every buffer still allocated. Any thread.
+ * @return FWDIO_OK; FWDIO_EINVAL (NULL, a pointer fwdio_alloc did not return,
+ *         one inside such a buffer, or one released already: nothing is
+ *         freed, and stderr says which); FWDIO_EBUSY (lent writes of it are
+ *         still in flight: nothing is freed).
+ */
+FWDIO_API int fwdio_release(fwdio_runtime_t *rt, void *buf);
 
 /**
  * Like fwdio_write, but never waits for staging memory: the whole write is
@@ -760,7 +803,9 @@ typedef struct fwdio_file_stats {
                                      messages, a writer into its write units */
     uint64_t bytes_to_mpi;      /**< data bytes this rank handed to MPI sends */
     uint64_t bytes_to_pwrite;   /**< bytes this writer handed to pwrite */
-    uint64_t reserved[5];       /**< zeros; room for fields of later versions */
+    uint64_t bytes_shared;      /**< data bytes this rank handed to writers on its
+                                     node through the node-shared area (no copy) */
+    uint64_t reserved[4];       /**< zeros; room for fields of later versions */
 } fwdio_file_stats_t;
 
 /** Fill `stats` for `file` on this rank; FWDIO_OK or FWDIO_EINVAL. */
@@ -789,7 +834,10 @@ typedef struct fwdio_runtime_stats {
     double io_cpu_time;        /**< CPU seconds of the I/O thread (0 if never started) */
     uint64_t progress_wakeups; /**< times the progress thread woke (tasks, timer, I/O) */
     uint64_t io_wakeups;       /**< times the I/O thread woke for jobs */
-    uint64_t reserved[4];   /**< zeros; room for fields of later versions */
+    uint64_t shared_budget;    /**< bytes of this rank's node-shared area (0: off here) */
+    uint64_t shared_peak;      /**< peak bytes of it in use: messages to writers on
+                                    the node and fwdio_alloc buffers */
+    uint64_t reserved[2];   /**< zeros; room for fields of later versions */
 } fwdio_runtime_stats_t;
 
 /** Fill `stats`; FWDIO_OK or FWDIO_EINVAL. Any thread. */

@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include "log.h"
+#include "runtime.h"
 
 #include <string.h>
 
@@ -81,6 +82,12 @@ int fwdioi_config_resolve(const fwdio_config_t *in, fwdio_config_t *out)
      * staged: no larger than the staging budget. */
     if (out->combine_size > out->staging_buffer)
         out->combine_size = out->staging_buffer;
+    /* The node-shared area (1: off) holds at least one message of any size. */
+    if (out->shared_buffer == 0)
+        out->shared_buffer = FWDIO_DEFAULT_SHARED_BUFFER;
+    if (out->shared_buffer > 1 &&
+        out->shared_buffer < out->max_message_size + FWDIOI_MESSAGE_HEADROOM)
+        out->shared_buffer = out->max_message_size + FWDIOI_MESSAGE_HEADROOM;
     return FWDIO_OK;
 }
 
@@ -101,4 +108,8 @@ void fwdioi_config_report_clamps(const fwdio_config_t *in, const fwdio_config_t 
         fwdioi_report("combine_size %zu lowered to staging_buffer (%zu): the bytes of an open "
                       "combined message count against the staging budget",
                       in->combine_size, resolved->combine_size);
+    if (in->shared_buffer > 1 && resolved->shared_buffer > in->shared_buffer)
+        fwdioi_report("shared_buffer %zu raised to %zu: the node-shared area holds at least one "
+                      "message of max_message_size and its headroom",
+                      in->shared_buffer, resolved->shared_buffer);
 }

@@ -98,6 +98,32 @@ static void on_io_done(evutil_socket_t fd, short what, void *arg)
     progress_tick(rt);
 }
 
+static void on_fd(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    fwdioi_rt_t *rt = arg;
+    atomic_fetch_add_explicit(&rt->progress_wakeups, 1, memory_order_relaxed);
+    rt->fd_cb(rt->fd_arg);
+    progress_tick(rt);
+}
+
+int fwdioi_rt_watch_fd(fwdioi_rt_t *rt, int fd, void (*cb)(void *arg), void *arg)
+{
+    if (rt->fd_ev)
+        return -1;
+    rt->fd_cb = cb;
+    rt->fd_arg = arg;
+    rt->fd_ev = event_new(rt->base, fd, EV_READ | EV_PERSIST, on_fd, rt);
+    if (!rt->fd_ev || event_add(rt->fd_ev, NULL) != 0) {
+        if (rt->fd_ev)
+            event_free(rt->fd_ev);
+        rt->fd_ev = NULL;
+        return -1;
+    }
+    return 0;
+}
+
 static void on_stop(evutil_socket_t fd, short what, void *arg)
 {
     (void)fd;
@@ -174,6 +200,7 @@ void fwdioi_progress_stop(fwdioi_rt_t *rt)
         rt->progress_thread = 0;
     }
     free_event(&rt->poll_ev);
+    free_event(&rt->fd_ev);
     free_event(&rt->stop_ev);
     free_event(&rt->io_done_ev);
     free_event(&rt->wake_ev);

@@ -53,6 +53,7 @@ static uint64_t g_stripe_size, g_write_size;
 static fwdio_layout_t g_layout = FWDIO_LAYOUT_BLOCK;
 static uint64_t g_max_chunk = 200 << 10;
 static int g_check_rss = 1; /* off in sanitizer builds, whose allocators keep freed memory */
+static uint64_t g_shared_buffer; /* fwdio_config_t.shared_buffer (1: off, 0: default) */
 
 static fwdio_runtime_t *start_polling(uint64_t writer_buffer, uint64_t staging_buffer,
                                       unsigned poll_max_us)
@@ -63,6 +64,7 @@ static fwdio_runtime_t *start_polling(uint64_t writer_buffer, uint64_t staging_b
     cfg.writer_buffer = writer_buffer;
     cfg.staging_buffer = staging_buffer;
     cfg.io_inline = g_inline;
+    cfg.shared_buffer = (size_t)g_shared_buffer;
     return tc_start_runtime_with(MPI_COMM_WORLD, &cfg);
 }
 
@@ -87,6 +89,9 @@ static void check_bounds(fwdio_runtime_t *rt, const char *what)
              (unsigned long long)rs.staging_peak, (unsigned long long)rs.staging_budget);
     TC_CHECK(rs.staged == 0, "%s: rank %d still has %llu bytes staged", what, tc_rank,
              (unsigned long long)rs.staged);
+    TC_CHECK(rs.shared_peak <= rs.shared_budget,
+             "%s: rank %d used %llu bytes of its node-shared area of %llu", what, tc_rank,
+             (unsigned long long)rs.shared_peak, (unsigned long long)rs.shared_budget);
     long peak = tc_sum(MPI_COMM_WORLD, (long)rs.writer_peak);
     if (tc_rank == 0)
         tc_note("%s: writer budget %llu, max message %llu; writer peaks sum %ld", what,
@@ -148,13 +153,29 @@ static void section_adversarial(void)
     TC_EXPECT(fwdio_file_stats(f, &st), FWDIO_OK, "fwdio_file_stats");
     long flushes = tc_sum(MPI_COMM_WORLD, (long)st.partial_flushes);
     long received = tc_sum(MPI_COMM_WORLD, (long)st.writer_bytes);
+    long shared = tc_sum(MPI_COMM_WORLD, (long)st.bytes_shared);
+    long to_mpi = tc_sum(MPI_COMM_WORLD, (long)st.bytes_to_mpi);
     TC_CHECK(received == (long)g_size, "adversarial: writers received %ld bytes of %llu",
              received, (unsigned long long)g_size);
-    /* two units of budget against every unit partly filled: the writers must
-     * have flushed partial units to make room */
-    TC_CHECK(flushes > 0, "adversarial: no partial unit was flushed");
+    fwdio_runtime_stats_t rs;
+    TC_EXPECT(fwdio_runtime_stats(rt, &rs), FWDIO_OK, "fwdio_runtime_stats");
+    if (g_shared_buffer == 1) {
+        /* Over MPI, two units of budget against every unit partly filled: the
+         * writers must have flushed partial units to make room for waiting
+         * messages. */
+        TC_CHECK(rs.shared_budget == 0, "adversarial: the node-shared area is on");
+        TC_CHECK(shared == 0, "adversarial: %ld bytes went through an area that is off", shared);
+        TC_CHECK(flushes > 0, "adversarial: no partial unit was flushed");
+    } else {
+        /* Through the area no message waits for writer memory (it stays in the
+         * sender's): the units that find no buffer are written from there. */
+        TC_CHECK(shared > 0, "adversarial: no byte went through the node-shared area");
+        TC_CHECK(rs.shared_budget > 0, "adversarial: the node-shared area is off");
+    }
     if (tc_rank == 0)
-        tc_note("adversarial: %ld partial flushes", flushes);
+        tc_note("adversarial: %ld partial flushes; %ld bytes through the node-shared area, %ld "
+                "over MPI",
+                flushes, shared, to_mpi);
     check_bounds(rt, "adversarial");
     fwdio_file_free(f);
     TC_EXPECT(fwdio_finalize(rt), FWDIO_OK, "fwdio_finalize");
@@ -623,6 +644,10 @@ int main(int argc, char **argv)
             g_max_chunk = tc_parse_size(argv[++i]);
         else if (!strcmp(argv[i], "--no-rss"))
             g_check_rss = 0;
+        else if (!strcmp(argv[i], "--shared-buffer") && i + 1 < argc) {
+            const char *v = argv[++i];
+            g_shared_buffer = !strcmp(v, "off") ? 1 : tc_parse_size(v);
+        }
         else if (!strcmp(argv[i], "--layout") && i + 1 < argc) {
             const char *l = argv[++i];
             g_layout = !strcmp(l, "cyclic") ? FWDIO_LAYOUT_CYCLIC : FWDIO_LAYOUT_BLOCK;
@@ -637,7 +662,8 @@ int main(int argc, char **argv)
             fprintf(stderr,
                     "usage: %s --only adversarial|one-sender|try-write|combine|tiny [--size B] "
                     "[--piece B] "
-                    "[--writer-buffer B] [--staging-buffer B] [--inline] [--timeout SEC]\n"
+                    "[--writer-buffer B] [--staging-buffer B] [--shared-buffer B|off] [--inline] "
+                    "[--timeout SEC]\n"
                     "  tiny: [--stripe-size B] [--write-size B] [--layout block|cyclic] "
                     "[--max-chunk B] [--no-rss]\n",
                     argv[0]);

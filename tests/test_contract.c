@@ -27,6 +27,13 @@
  *                     --after-kill: DIR/ckpt is the old file or v0, whole,
  *                     never v1 or zeros; v2 then replaces it and verifies,
  *                     and DIR holds nothing else
+ *   kill_shared       with --dir DIR and --kill: an old file at DIR/ckpt, then
+ *                     a replacement whose writers are slow (every pwrite
+ *                     0.2 s), so that the other ranks' messages sit in the
+ *                     node-shared area; every rank dies before closing. With
+ *                     --after-kill: DIR/ckpt is the old file, whole; /dev/shm
+ *                     holds nothing of the killed job; a new replacement
+ *                     completes and verifies, and DIR holds nothing else
  *   mpi_fault         with MPI_FAULTS_RULE set (tests/util/mpi_faults.h):
  *                     a first file ends with --expect1 (a status name, e.g.
  *                     EMPI) on every rank, its text naming --text; a second
@@ -443,6 +450,82 @@ static void kill_versions(const char *dir, int after)
     }
 }
 
+static void kill_shared(const char *dir, int after)
+{
+    char path[4096], pidfile[4096];
+    snprintf(path, sizeof path, "%s/ckpt", dir);
+    snprintf(pidfile, sizeof pidfile, "%s/killed.pid", dir);
+    if (!after)
+        setenv("FWDIO_FAULT", "pwrite:slow=200", 1); /* read by fwdio_init */
+    fwdio_runtime_t *rt = tc_start_runtime(MPI_COMM_WORLD, g_mode);
+    fwdio_options_t o;
+    options(&o);
+    o.atomic_replace = 1;
+    const uint64_t size = (uint64_t)8 << 20;
+    fwdio_file_t *f;
+    if (!after) {
+        old_file(path, OLD_SIZE, 91);
+        if (tc_rank == 0) { /* the area's names start with local rank 0's pid */
+            FILE *p = fopen(pidfile, "w");
+            if (p) {
+                fprintf(p, "%ld\n", (long)getpid());
+                fclose(p);
+            }
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+        TC_EXPECT(fwdio_open(rt, path, size, &o, NULL, &f), FWDIO_OK, "open");
+        write_share(f, size, 15);
+        fwdio_poll(rt);
+        usleep(50000); /* the messages are with the slow writers now */
+        fwdio_runtime_stats_t rs;
+        fwdio_runtime_stats(rt, &rs);
+        if (tc_size > 1 && (rs.shared_budget == 0 || rs.shared_peak == 0)) {
+            /* the run after the kill reports it: this one's output is not kept */
+            char note[4200];
+            snprintf(note, sizeof note, "%s/no_shared.%d", dir, tc_rank);
+            FILE *n = fopen(note, "w");
+            if (n)
+                fclose(n);
+        }
+        _exit(3);
+    }
+    char note[4200];
+    snprintf(note, sizeof note, "%s/no_shared.%d", dir, tc_rank);
+    TC_CHECK(access(note, F_OK) != 0,
+             "in the killed run no message of rank %d went through the node-shared area",
+             tc_rank);
+    unlink(note);
+    uint64_t bad = 0;
+    TC_CHECK(pattern_check_file(path, OLD_SIZE, 0, OLD_SIZE, 91, 0, &bad) == 0,
+             "after the kill %s is not the old file (first bad byte at %llu)", path,
+             (unsigned long long)bad);
+    if (tc_rank == 0) {
+        long pid = 0;
+        FILE *p = fopen(pidfile, "r");
+        TC_CHECK(p && fscanf(p, "%ld", &pid) == 1, "no pid of the killed job in %s", pidfile);
+        if (p)
+            fclose(p);
+        unlink(pidfile);
+        char cmd[256];
+        snprintf(cmd, sizeof cmd, "ls /dev/shm 2>/dev/null | grep -q '^fwdio\\.%ld\\.'", pid);
+        TC_CHECK(pid > 0 && system(cmd) != 0,
+                 "/dev/shm still holds segments of the killed job (fwdio.%ld.*)", pid);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    TC_EXPECT(fwdio_open(rt, path, size, &o, NULL, &f), FWDIO_OK, "open after the kill");
+    write_share(f, size, 16);
+    fwdio_close(f);
+    TC_EXPECT(fwdio_wait(f), FWDIO_OK, "the replacement after the kill");
+    fwdio_file_free(f);
+    TC_CHECK(tc_verify_full(MPI_COMM_WORLD, path, size, 16) == 0, "the replacement");
+    TC_EXPECT(fwdio_finalize(rt), FWDIO_OK, "fwdio_finalize");
+    if (tc_rank == 0) {
+        char cmd[4200];
+        snprintf(cmd, sizeof cmd, "test \"$(ls -A '%s')\" = ckpt", dir);
+        TC_CHECK(system(cmd) == 0, "%s holds more than ckpt after the replacement", dir);
+    }
+}
+
 /* ---- MPI failures ---- */
 
 static int status_named(const char *name)
@@ -551,6 +634,8 @@ int main(int argc, char **argv)
         case_intercomm();
     else if (!strcmp(which, "kill_versions") && dir)
         kill_versions(dir, after_kill);
+    else if (!strcmp(which, "kill_shared") && dir)
+        kill_shared(dir, after_kill);
     else if (!strcmp(which, "mpi_fault"))
         case_mpi_fault(expect1, expect2, text);
     else if (!strcmp(which, "after_finalize")) {

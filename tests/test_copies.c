@@ -1,12 +1,16 @@
 /*
  * Copies counted: every rank writes one aligned share of a file with one
- * writer, copied (fwdio_write) or lent (fwdio_write_lent), and the file stats
- * must say exactly where the bytes went. Summed over ranks: fwdio_write copies
- * each byte once, a lent write none (whole write units are written straight
- * from the message, so the writer copies nothing); the writer hands every
- * byte to pwrite once; every byte of a rank that is not the writer goes to
- * MPI. The file is checked byte for byte, and the runtime stats show the
- * progress thread ran and used CPU.
+ * writer, copied (fwdio_write), lent from ordinary memory, or lent from a
+ * fwdio_alloc buffer, and the file stats must say exactly where the bytes
+ * went. Summed over ranks: fwdio_write copies each byte once, a lent write
+ * none (whole write units are written straight from the message, so the
+ * writer copies nothing); the writer hands every byte to pwrite once; every
+ * byte of a rank that is not the writer goes through the node-shared area when
+ * it is on here and the bytes are in it (copies, and lent fwdio_alloc
+ * buffers), else to MPI. All ranks run on one node, so with the area on
+ * (the default; FWDIO_SHARED_BUFFER=off turns it off) nothing goes to MPI but
+ * lent ordinary memory. The file is checked byte for byte, and the runtime
+ * stats show the progress thread ran and used CPU.
  */
 #define _GNU_SOURCE
 #include "test_common.h"
@@ -34,11 +38,24 @@ static void on_lent_done(fwdio_file_t *f, const void *buf, int status, void *arg
 
 enum { SHARE = 1 << 20, UNIT = 64 << 10 };
 
-static void section_counted(int lent, uint64_t seed)
+enum how { COPIED, LENT, LENT_ALLOC };
+
+static int area_on(void)
 {
-    tc_phase("copies counted: %s writes", lent ? "lent" : "copied");
+    fwdio_runtime_stats_t rs;
+    TC_EXPECT(fwdio_runtime_stats(g_rt, &rs), FWDIO_OK, "fwdio_runtime_stats");
+    return rs.shared_budget > 0;
+}
+
+static void section_counted(enum how how, uint64_t seed)
+{
+    static const char *const names[] = {"copied", "lent", "lent from fwdio_alloc"};
+    tc_phase("copies counted: %s writes", names[how]);
+    const int lent = how != COPIED;
     char path[4096];
-    tc_path(path, sizeof path, lent ? "copies_lent.dat" : "copies_copied.dat");
+    char name[64];
+    snprintf(name, sizeof name, "copies_%d.dat", (int)how);
+    tc_path(path, sizeof path, name);
     const uint64_t size = (uint64_t)tc_size * SHARE;
     fwdio_options_t o;
     fwdio_options_init(&o);
@@ -50,7 +67,12 @@ static void section_counted(int lent, uint64_t seed)
     if (!f)
         return;
     const uint64_t offset = (uint64_t)tc_rank * SHARE;
-    uint8_t *buf = malloc(SHARE);
+    void *mem = NULL;
+    if (how == LENT_ALLOC)
+        TC_EXPECT(fwdio_alloc(g_rt, SHARE, &mem), FWDIO_OK, "fwdio_alloc");
+    else
+        mem = malloc(SHARE);
+    uint8_t *buf = mem;
     if (!buf) {
         tc_fail("out of memory");
         return;
@@ -67,7 +89,10 @@ static void section_counted(int lent, uint64_t seed)
     if (lent)
         TC_CHECK(atomic_load(&g_lent_done) == 1, "lent done ran %d times",
                  atomic_load(&g_lent_done));
-    free(buf);
+    if (how == LENT_ALLOC)
+        TC_EXPECT(fwdio_release(g_rt, buf), FWDIO_OK, "fwdio_release");
+    else
+        free(buf);
 
     fwdio_file_stats_t st;
     TC_EXPECT(fwdio_file_stats(f, &st), FWDIO_OK, "fwdio_file_stats");
@@ -76,18 +101,26 @@ static void section_counted(int lent, uint64_t seed)
     long copied = tc_sum(MPI_COMM_WORLD, (long)st.bytes_copied);
     long to_mpi = tc_sum(MPI_COMM_WORLD, (long)st.bytes_to_mpi);
     long to_pwrite = tc_sum(MPI_COMM_WORLD, (long)st.bytes_to_pwrite);
+    long shared = tc_sum(MPI_COMM_WORLD, (long)st.bytes_shared);
+    /* what the writer's peers send goes through the area or over MPI */
+    const uint64_t peers = size - SHARE;
+    const int through_area = area_on() && how != LENT;
     TC_CHECK(copied == (lent ? 0 : (long)size), "bytes copied %ld, want %ld", copied,
              lent ? 0L : (long)size);
     TC_CHECK(to_pwrite == (long)size, "bytes to pwrite %ld, want %llu", to_pwrite,
              (unsigned long long)size);
-    TC_CHECK(to_mpi == (long)(size - SHARE), "bytes to MPI %ld, want %llu", to_mpi,
-             (unsigned long long)(size - SHARE));
+    TC_CHECK(to_mpi == (long)(through_area ? 0 : peers), "bytes to MPI %ld, want %llu", to_mpi,
+             (unsigned long long)(through_area ? 0 : peers));
+    TC_CHECK(shared == (long)(through_area ? peers : 0),
+             "bytes through the node-shared area %ld, want %llu", shared,
+             (unsigned long long)(through_area ? peers : 0));
     TC_CHECK(st.bytes_to_pwrite == (tc_rank == writer ? size : 0),
              "rank %d pwrote %llu bytes (writer is rank %d)", tc_rank,
              (unsigned long long)st.bytes_to_pwrite, writer);
-    TC_CHECK(st.bytes_to_mpi == (tc_rank == writer ? 0 : SHARE),
-             "rank %d handed %llu bytes to MPI (writer is rank %d)", tc_rank,
-             (unsigned long long)st.bytes_to_mpi, writer);
+    TC_CHECK(st.bytes_to_mpi + st.bytes_shared == (tc_rank == writer ? 0 : SHARE),
+             "rank %d handed %llu bytes to MPI and %llu to the area (writer is rank %d)",
+             tc_rank, (unsigned long long)st.bytes_to_mpi, (unsigned long long)st.bytes_shared,
+             writer);
     fwdio_file_free(f);
     tc_verify_full(MPI_COMM_WORLD, path, size, seed);
 }
@@ -122,8 +155,11 @@ int main(int argc, char **argv)
     tc_mpi_init(&argc, &argv, timeout);
     (void)tc_tmpdir();
     g_rt = tc_start_runtime(MPI_COMM_WORLD, g_mode);
-    section_counted(0, 501);
-    section_counted(1, 502);
+    if (tc_rank == 0)
+        tc_note("node-shared area %s", area_on() ? "on" : "off");
+    section_counted(COPIED, 501);
+    section_counted(LENT, 502);
+    section_counted(LENT_ALLOC, 503);
     section_thread_costs();
     TC_EXPECT(fwdio_finalize(g_rt), FWDIO_OK, "fwdio_finalize");
     return tc_finish("test_copies");

@@ -9,8 +9,9 @@ directory nor in the working directory). The traced run must leave one
 fwdio-trace.<rank>.json per rank, each valid JSON in Chrome trace-event form
 (pid = rank, process and thread names, complete events with ts and dur) and
 holding the events the run implies: open, write, close and wait on every rank,
-a send from every rank that is not the only writer, recv, assemble, pwrite and
-fdatasync on the writers, the three agreements. bench/trace_merge.py must then
+a send from every rank that is not the only writer, recv (over MPI) or take
+(from the node-shared area), assemble, pwrite and fdatasync on the writers,
+the three agreements. bench/trace_merge.py must then
 merge them and draw the SVG timeline.
 """
 import json
@@ -107,9 +108,12 @@ def main():
             if "pwrite" in names:
                 writers += 1
                 for n, cat in (("pwrite", "io"), ("fdatasync", "io"),
-                               ("assemble", "progress"), ("recv", "progress")):
+                               ("assemble", "progress")):
                     if cat not in names.get(n, ()):
                         fail("rank %d (writer): no %r event on the %s thread" % (r, n, cat))
+                if ("progress" not in names.get("recv", ()) and
+                        "progress" not in names.get("take", ())):
+                    fail("rank %d (writer): no 'recv' or 'take' event on the progress thread" % r)
             if nprocs > 1 and "progress" not in names.get("send", ()):
                 fail("rank %d: no send event" % r)
         if writers != min(2, nprocs):

@@ -22,11 +22,15 @@
  *                   node; nodes numbered by their lowest rank), the writer
  *                   list runs node by node, and every file verifies byte for
  *                   byte.
+ *                   Where every host has a writer, bytes go both ways: to
+ *                   writers of the sender's host through the node-shared
+ *                   area, to the others over MPI (file stats).
  *   remote-writers  For each host h in turn, a file whose writers are exactly
  *                   the ranks of h (list placement) and whose bytes all come
  *                   from ranks of other hosts: it verifies, each writer
- *                   received what the layout gives it, and host h's
- *                   interfaces received at least the file's bytes.
+ *                   received what the layout gives it, host h's interfaces
+ *                   received at least the file's bytes, and every byte went
+ *                   over MPI, none through a node-shared area.
  *
  * Interface counters are read from /sys/class/net/<if>/statistics (the
  * host's own, as `ip netns exec` mounts a sysfs of the namespace); other
@@ -582,6 +586,24 @@ static void case_placement(const opts_t *o, const cluster_t *c, fwdio_runtime_t 
         else if (tc_rank == 0)
             tc_note("%s: %d writers, per host (got/documented):%s", name, nw, line);
         check_writer_bytes(f, nw, ext, n, name);
+        fwdio_file_stats_t st;
+        TC_EXPECT(fwdio_file_stats(f, &st), FWDIO_OK, "fwdio_file_stats");
+        long shared = tc_sum(MPI_COMM_WORLD, (long)st.bytes_shared);
+        long to_mpi = tc_sum(MPI_COMM_WORLD, (long)st.bytes_to_mpi);
+        long written = tc_sum(MPI_COMM_WORLD, (long)st.bytes_written);
+        int every_host = 1;
+        for (int j = 0; j < c->nhosts; j++)
+            every_host &= got[j] > 0;
+        TC_CHECK(shared + to_mpi <= written, "%s: %ld bytes shared and %ld over MPI of %ld", name,
+                 shared, to_mpi, written);
+        if (every_host && written > 0)
+            TC_CHECK(shared > 0 && to_mpi > 0,
+                     "%s: a writer on every host, yet %ld bytes through the node-shared areas "
+                     "and %ld over MPI (both expected)",
+                     name, shared, to_mpi);
+        if (tc_rank == 0)
+            tc_note("%s: %ld bytes through the node-shared areas, %ld over MPI, of %ld", name,
+                    shared, to_mpi, written);
 
         tc_phase("verifying %s", name);
         tc_verify_extents(MPI_COMM_WORLD, path, o->size, o->seed + k, ext, n);
@@ -651,6 +673,12 @@ static void case_remote_writers(const opts_t *o, const cluster_t *c, fwdio_runti
         check_writer_bytes(f, nw, ext, n, name);
         fwdio_file_stats_t st;
         TC_EXPECT(fwdio_file_stats(f, &st), FWDIO_OK, "fwdio_file_stats");
+        long shared = tc_sum(MPI_COMM_WORLD, (long)st.bytes_shared);
+        long to_mpi = tc_sum(MPI_COMM_WORLD, (long)st.bytes_to_mpi);
+        TC_CHECK(shared == 0 && to_mpi == (long)sent_bytes,
+                 "%s: writers on another host, yet %ld bytes through a node-shared area and %ld "
+                 "over MPI of %" PRIu64,
+                 name, shared, to_mpi, sent_bytes);
         if (c->host_of[tc_rank] == h)
             TC_CHECK(st.bytes_written == 0, "%s: rank %d on the writers' host wrote %" PRIu64
                      " bytes", name, tc_rank, st.bytes_written);
