@@ -89,6 +89,8 @@ struct bench_opts {
     uint64_t staging_buffer; /* fwdio_config_t.staging_buffer; 0: fwdio's */
     uint64_t max_message;    /* fwdio_config_t.max_message_size; 0: fwdio's */
     uint64_t combine_size;   /* fwdio_config_t.combine_size; 0: fwdio's, 1: off */
+    uint64_t shared_buffer;  /* fwdio_config_t.shared_buffer; 0: fwdio's (lent: room for
+                                this rank's bytes), 1: off */
     int io_inline;           /* fwdio_config_t.io_inline */
     int settle;              /* wait for the kernel's dirty pages before every run */
     int presize;             /* MPI-IO modes: MPI_File_set_size(S) after the open */
@@ -260,6 +262,7 @@ struct bench_ctx {
     uint64_t nbytes;        /* this rank's bytes: the sum of its extents */
     unsigned char *data;    /* this rank's bytes, extents back to back */
     unsigned char *scratch; /* pre-touched destination of the memcpy reference */
+    unsigned char *lent;    /* lent mode: this rank's bytes again, in a fwdio_alloc buffer */
     MPI_Datatype filetype;  /* the extents as an hindexed type, or MPI_DATATYPE_NULL */
     int view_ok;            /* every rank's bytes fit one MPI-IO call through the view */
     long slice_iters;       /* calibrated compute slice */
@@ -462,6 +465,50 @@ static void step_fwdio(struct bench_ctx *ctx, const struct config *cfg, const ch
         int wrc = fwdio_write_extents(ctx, file);
         int crc = fwdio_close(file);
         rc = wrc != FWDIO_OK ? wrc : crc;
+    }
+    out->blocked += MPI_Wtime() - t0;
+    out->files[step] = file;
+    out->opened[step] = t0;
+    out->nfiles = step + 1;
+    if (rc != FWDIO_OK) {
+        if (out->status == 0)
+            out->status = rc;
+        fprintf(stderr, "[rank %d] %s: %s\n", ctx->rank, cfg->label,
+                file ? fwdio_file_error(file) : fwdio_strerror(rc));
+    }
+}
+
+static void lent_done(fwdio_file_t *file, const void *buf, int status, void *arg)
+{
+    (void)file;
+    (void)buf;
+    (void)status; /* the file's status says it too, checked in finish_fwdio */
+    (void)arg;
+}
+
+/* As fwdio, but the bytes are lent from a fwdio_alloc buffer the application
+ * packed its output into (ctx->lent, filled before the run like every mode's
+ * data): what fwdio_alloc + fwdio_write_lent cost. Every step lends the same
+ * bytes; the files are complete, so the buffer is free, before the next run
+ * refills it. */
+static void step_lent(struct bench_ctx *ctx, const struct config *cfg, const char *path,
+                      int step, struct run_local *out)
+{
+    fwdio_options_t fo;
+    int packed[MAX_LIST];
+    fwdio_options_for(ctx, cfg, &fo, packed);
+    fwdio_file_t *file = NULL;
+    double t0 = MPI_Wtime();
+    int rc = fwdio_open(ctx->rt, path, ctx->opts->size, &fo, NULL, &file);
+    const unsigned char *src = ctx->lent;
+    for (size_t e = 0; e < ctx->nextents && rc == FWDIO_OK; e++) {
+        const struct extent *x = &ctx->extents[e];
+        rc = fwdio_write_lent(file, src, (size_t)x->len, x->offset, lent_done, NULL);
+        src += x->len;
+    }
+    if (file) {
+        int crc = fwdio_close(file);
+        rc = rc != FWDIO_OK ? rc : crc;
     }
     out->blocked += MPI_Wtime() - t0;
     out->files[step] = file;
@@ -960,6 +1007,7 @@ static const struct mode modes[] = {
     {"none", step_nothing, NULL, FILES_NONE, 0, 0, 0},
     {"idle", step_nothing, NULL, FILES_NONE, 0, 0, 1},
     {"fwdio", step_fwdio, finish_fwdio, FILES_SHARED, 1, 0, 1},
+    {"lent", step_lent, finish_fwdio, FILES_SHARED, 1, 0, 1},
     {"mpiio", step_mpiio, NULL, FILES_SHARED, 1, 1, 0},
     {"iwrite", step_iwrite, finish_iwrite, FILES_SHARED, 1, 1, 0},
     {"independent", step_independent, NULL, FILES_SHARED, 0, 0, 0},
@@ -1014,6 +1062,8 @@ static void print_usage(FILE *to, const char *prog)
             "  none         compute only, no fwdio runtime (reference of time to solution)\n"
             "  idle         compute only with a started, idle fwdio runtime (idle cost)\n"
             "  fwdio        fwdio_open, one fwdio_write per piece, fwdio_close; waited at the end\n"
+            "  lent         as fwdio, but fwdio_write_lent from a fwdio_alloc buffer holding\n"
+            "               the rank's bytes (packed in place, untimed like all data)\n"
             "  mpiio        MPI_File_write_at_all (pieces as one hindexed view), cb_nodes = W\n"
             "  iwrite       MPI_File_iwrite_at_all, compute, MPI_Wait before the next step\n"
             "               (skipped under ROMIO, which crashes; --romio-iwrite runs it)\n"
@@ -1040,6 +1090,8 @@ static void print_usage(FILE *to, const char *prog)
             "  --staging-buffer BYTES  fwdio staging memory budget (default: fwdio's)\n"
             "  --max-message BYTES     largest fwdio data message (default: fwdio's)\n"
             "  --combine-size BYTES|off  fwdio write combining limit (default: fwdio's)\n"
+            "  --shared-buffer BYTES|off  fwdio node-shared area per rank (default: fwdio's;\n"
+            "                      with mode lent, at least this rank's bytes + 16 MiB)\n"
             "  --io-inline         fwdio writers pwrite on the progress thread\n"
             "  --romio-iwrite      run iwrite under ROMIO anyway (may crash the job)\n"
             "  --presize           mpiio, iwrite, independent: MPI_File_set_size(S) after the\n"
@@ -1181,6 +1233,13 @@ static int parse_valued_option(struct bench_opts *o, const char *name, const cha
             return 0;
         }
         return app_parse_size(val, &o->combine_size);
+    }
+    if (!strcmp(name, "--shared-buffer")) {
+        if (!strcmp(val, "off")) {
+            o->shared_buffer = 1;
+            return 0;
+        }
+        return app_parse_size(val, &o->shared_buffer);
     }
     return -1;
 }
@@ -1446,7 +1505,13 @@ static int start_fwdio(struct bench_ctx *ctx)
                           .staging_buffer = (size_t)o->staging_buffer,
                           .max_message_size = (size_t)o->max_message,
                           .combine_size = (size_t)o->combine_size,
-                          .io_inline = o->io_inline};
+                          .io_inline = o->io_inline,
+                          .shared_buffer = (size_t)o->shared_buffer};
+    /* lent: the buffer the application packs into must fit the area, with
+     * room beside it for the messages' headers */
+    const uint64_t lent_room = ctx->nbytes + ((uint64_t)16 << 20);
+    if (o->shared_buffer == 0 && mode_selected(o, "lent") && lent_room > FWDIO_DEFAULT_SHARED_BUFFER)
+        cfg.shared_buffer = (size_t)lent_room;
     ctx->rt = NULL;
     int rc = fwdio_init(MPI_COMM_WORLD, &cfg, &ctx->rt);
     if (rc != FWDIO_OK)
@@ -1505,6 +1570,15 @@ static void run_one(struct bench_ctx *ctx, struct config *cfgs, int config, int 
     if (!local.files || !local.opened)
         MPI_Abort(MPI_COMM_WORLD, 1);
     int runtime_failed = mode->uses_runtime && start_fwdio(ctx) != 0;
+    if (!runtime_failed && mode->step == step_lent) {
+        /* the application's packing, untimed like every mode's filling */
+        int ok = ctx->lent || fwdio_alloc(ctx->rt, ctx->nbytes ? (size_t)ctx->nbytes : 1,
+                                          (void **)&ctx->lent) == FWDIO_OK;
+        if (ok)
+            memcpy(ctx->lent, ctx->data, (size_t)ctx->nbytes);
+        else
+            runtime_failed = 1;
+    }
 
     double settled = settle_before_run(ctx);
     quiet_barrier();
@@ -2104,6 +2178,8 @@ static int bench_main(const struct bench_opts *opts)
     if (!failed)
         failed = run_all(&ctx, cfgs, ncfg, results) != 0;
     if (ctx.rt) {
+        if (ctx.lent)
+            fwdio_release(ctx.rt, ctx.lent);
         fwdio_finalize(ctx.rt);
         ctx.rt = NULL;
     }
