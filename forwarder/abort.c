@@ -195,7 +195,7 @@ int fwdioi_zombie_drain(struct fwdio_runtime *o, int *active)
     for (int i = 0; i < o->nzombies; i++) {
         if (now - o->zombies[i].since > ZOMBIE_DRAIN_SECONDS && LIST_EMPTY(&o->active))
             continue;
-        *active = 1;
+        *active = FWDIOI_POLL_SOON;
         for (;;) {
             if (fwdioi_rt_track_reserve(o->rt) != 0)
                 return n;

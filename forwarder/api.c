@@ -59,6 +59,9 @@ static int start_area(fwdio_runtime_t *rt)
     if (rc == FWDIO_OK && rt->area.enabled &&
         fwdioi_rt_watch_fd(rt->rt, rt->area.bell_fd, fwdioi_shared_bell, rt) != 0)
         rc = FWDIO_ESYSTEM; /* without its doorbell a writer would sleep through its data */
+    /* Who may send a writer data over MPI without announcing it: any rank of
+     * another node, and with the area off the ranks of this one too. */
+    rt->mpi_senders = fwdioi_rt_size(rt->rt) > 1 && (!rt->area.enabled || rt->topo.nnodes > 1);
     if (rc == FWDIO_OK)
         fwdioi_log(FWDIOI_LOG_INFO, "rank %d: node-shared area %s%s%s", fwdioi_rt_rank(rt->rt),
                    rt->area.enabled ? "on" : "off", rt->area.enabled ? "" : ": ",
@@ -115,6 +118,7 @@ int fwdio_init(MPI_Comm comm, const fwdio_config_t *cfg, fwdio_runtime_t **out)
     LIST_INIT(&rt->live);
     LIST_INIT(&rt->active);
     STAILQ_INIT(&rt->dups);
+    STAILQ_INIT(&rt->area_blocked);
     fwdioi_trace_start(world_rank); /* before the runtime's threads start */
     rc = fwdioi_agree_op_create(&rt->agree_op);
     if (rc == FWDIO_OK)

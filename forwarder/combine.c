@@ -88,6 +88,9 @@ static int open_message(fwdio_file_t *f, int writer, fwdioi_combine_t *c, size_t
     if (atomic_load_explicit(&f->combine_since, memory_order_relaxed) == 0) {
         atomic_store_explicit(&f->combine_since, fwdioi_now_ns(), memory_order_relaxed);
         f->owner->combining_files++;
+        /* the progress thread may be asleep: it must come back to send this
+         * message once it is poll_max_us old */
+        fwdioi_rt_kick(f->rt);
     }
     return 0;
 }
@@ -209,19 +212,22 @@ void fwdioi_combine_flush_all_locked(struct fwdio_runtime *o)
     submit(o->rt, &out);
 }
 
-int fwdioi_combine_flush_stale(struct fwdio_runtime *o, uint64_t age_ns)
+int fwdioi_combine_flush_stale(struct fwdio_runtime *o, uint64_t age_ns, int *open_left)
 {
     FWDIOI_ASSERT_PROGRESS();
     fwdioi_task_list_t ch = STAILQ_HEAD_INITIALIZER(ch);
     uint64_t now = 0;
+    *open_left = 0;
     for (fwdio_file_t *f = LIST_FIRST(&o->active); f; f = LIST_NEXT(f, s.active_link)) {
         uint64_t since = atomic_load_explicit(&f->combine_since, memory_order_relaxed);
         if (since == 0)
             continue;
         if (now == 0)
             now = fwdioi_now_ns();
-        if (now < since || now - since < age_ns)
+        if (now < since || now - since < age_ns) {
+            *open_left = 1;
             continue;
+        }
         fwdioi_rt_lock(o->rt);
         seal_file_locked(f, &ch);
         fwdioi_rt_unlock(o->rt);

@@ -41,8 +41,9 @@ void fwdioi_combine_flush_file_locked(fwdio_file_t *f);
 /** Queue every open message of every file of the runtime. */
 void fwdioi_combine_flush_all_locked(struct fwdio_runtime *o);
 /** Progress thread, lock not held: send the open messages of files whose
- *  oldest one got its first byte at least `age_ns` ago; returns how many. */
-int fwdioi_combine_flush_stale(struct fwdio_runtime *o, uint64_t age_ns);
+ *  oldest one got its first byte at least `age_ns` ago; returns how many.
+ *  *open_left: younger ones stay open (the thread must come back for them). */
+int fwdioi_combine_flush_stale(struct fwdio_runtime *o, uint64_t age_ns, int *open_left);
 /** Free the piece tables (the file is done; nothing is open). */
 void fwdioi_combine_free(fwdio_file_t *f);
 

@@ -195,6 +195,10 @@ typedef struct fwdioi_session {
     int sends_pending;        /* this rank's data messages not yet sent */
     int final_ready, final_started;
     int has_waiting;          /* a matched message waits for room */
+    /* Messages ranks of this node announced they send over MPI rather than
+     * through the node-shared area, less those received: while above 0 (or
+     * while ranks of other nodes may send) the writer probes MPI. */
+    int mpi_notes;
     MPI_Message waiting_msg;
     int waiting_len, waiting_source;
 } fwdioi_session_t;
@@ -259,6 +263,12 @@ struct fwdio_runtime {
     fwdioi_area_t area;
     struct fwdioi_area_wait *area_waiting;
     int narea_waiting, area_waiting_cap;
+    /* progress: messages for writers of this node whose ring was full; sent
+     * (by reference, or announced and over MPI) as soon as it has room */
+    fwdioi_task_list_t area_blocked;
+    /* fixed after init: ranks of another node, or of this node without the
+     * area, may send data over MPI at any time, so writers must probe */
+    int mpi_senders;
     /* fwdio_alloc buffers not yet released (user_buffers.c; its own lock) */
     struct fwdioi_user_buffers *buffers;
 };

@@ -24,14 +24,15 @@
 #include <mpi.h>
 #include <stdint.h>
 
-/* What an entry says (shared_path.c). */
-enum { FWDIOI_AREA_DATA = 1, FWDIOI_AREA_RELEASE = 2 };
+/* What an entry says (shared_path.c): a message by reference, a message given
+ * back, or a message coming over MPI after all (so its writer probes). */
+enum { FWDIOI_AREA_DATA = 1, FWDIOI_AREA_RELEASE = 2, FWDIOI_AREA_NOTE = 3 };
 
 /* One ring entry: 64 bytes, one cache line. */
 typedef struct fwdioi_area_entry {
-    uint32_t kind;    /* FWDIOI_AREA_DATA or FWDIOI_AREA_RELEASE */
-    uint32_t writer;  /* DATA: the writer index the message is for */
-    uint64_t seq;     /* DATA: the file's sequence number */
+    uint32_t kind;    /* FWDIOI_AREA_DATA, _RELEASE or _NOTE */
+    uint32_t writer;  /* DATA, NOTE: the writer index the message is for */
+    uint64_t seq;     /* DATA, NOTE: the file's sequence number */
     uint64_t token;   /* the message's block (offset in the sender's segment) */
     uint64_t wire_off, wire_len; /* DATA: the wire, in the sender's segment */
     uint64_t data_off; /* DATA, lent: offset of file byte data_file_offset; else ~0 */

@@ -93,33 +93,9 @@ static int isend_lent(fwdio_file_t *f, fwdioi_msg_t *m, int dest, MPI_Request *r
     return rc;
 }
 
-void fwdioi_sender_dispatch(fwdio_file_t *f, fwdioi_msg_t *m)
+/* Over MPI to the writer's rank. */
+static void send_mpi(fwdio_file_t *f, fwdioi_msg_t *m)
 {
-    FWDIOI_ASSERT_PROGRESS();
-    f->s.sent_bytes[m->writer] += m->payload;
-    f->s.stats.messages_sent++;
-    if (m->writer == f->my_writer) { /* to ourselves: no MPI */
-        if (m->staged)
-            fwdioi_staging_sent(f, m);
-        m->hold = (fwdioi_hold_t){1, FWDIOI_HOLD_OWN, m, m->alloc_len, 0};
-        if (f->s.received_from)
-            f->s.received_from[f->rank] += m->payload;
-        fwdioi_pieces_view_t v;
-        fwdioi_msg_view(m, &v);
-        fwdioi_writer_accept(f, &v, &m->hold, f->rank);
-        fwdioi_writer_check_drained(f);
-        return;
-    }
-    m->trace_t0 = fwdioi_trace_begin();
-    if (m->area_to >= 0 && fwdioi_shared_send(f, m) == 0) {
-        /* a writer of this node takes it from the node-shared area: no MPI,
-         * no copy; it is done when the writer gives it back */
-        if (m->staged)
-            fwdioi_staging_sent(f, m);
-        f->s.stats.bytes_shared += m->payload;
-        f->s.sends_pending++;
-        return;
-    }
     /* Synchronous sends: a message is done (its staged bytes free) only once
      * the writer has taken it. A plain send of a message under the MPI's
      * eager limit completes at once, and the data waits in the writer's MPI
@@ -147,6 +123,82 @@ void fwdioi_sender_dispatch(fwdio_file_t *f, fwdioi_msg_t *m)
     f->s.stats.bytes_to_mpi += m->payload;
     f->s.sends_pending++;
     fwdioi_rt_track(f->rt, req, on_send_done, m);
+}
+
+/* To a writer on local rank `to` of this node: by reference through the
+ * node-shared area, or, a message outside it, announced there and sent over
+ * MPI (the announcement is what makes the sleeping writer probe). 0, or -1
+ * when the writer's ring is full (nothing done). */
+static int send_local(fwdio_file_t *f, fwdioi_msg_t *m, int to)
+{
+    if (m->area_to >= 0) {
+        if (fwdioi_shared_send(f, m) != 0)
+            return -1;
+        /* done when the writer gives it back: no MPI, no copy */
+        if (m->staged)
+            fwdioi_staging_sent(f, m);
+        f->s.stats.bytes_shared += m->payload;
+        f->s.sends_pending++;
+        return 0;
+    }
+    if (fwdioi_shared_note(f, m, to) != 0)
+        return -1;
+    send_mpi(f, m);
+    return 0;
+}
+
+void fwdioi_sender_dispatch(fwdio_file_t *f, fwdioi_msg_t *m)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    f->s.sent_bytes[m->writer] += m->payload;
+    f->s.stats.messages_sent++;
+    if (m->writer == f->my_writer) { /* to ourselves: no MPI */
+        if (m->staged)
+            fwdioi_staging_sent(f, m);
+        m->hold = (fwdioi_hold_t){1, FWDIOI_HOLD_OWN, m, m->alloc_len, 0};
+        if (f->s.received_from)
+            f->s.received_from[f->rank] += m->payload;
+        fwdioi_pieces_view_t v;
+        fwdioi_msg_view(m, &v);
+        fwdioi_writer_accept(f, &v, &m->hold, f->rank);
+        fwdioi_writer_check_drained(f);
+        return;
+    }
+    m->trace_t0 = fwdioi_trace_begin();
+    int to = fwdioi_area_local_index(&f->owner->area, fwdioi_plan_writer_rank(&f->plan, m->writer));
+    if (to < 0) {
+        send_mpi(f, m);
+    } else if (send_local(f, m, to) != 0) {
+        /* The writer's ring is full: it waits, in flight, for room. */
+        f->s.sends_pending++;
+        STAILQ_INSERT_TAIL(&f->owner->area_blocked, &m->task, link);
+    }
+}
+
+int fwdioi_sender_retry_blocked(struct fwdio_runtime *o)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    int sent = 0;
+    while (!STAILQ_EMPTY(&o->area_blocked)) {
+        fwdioi_msg_t *m = (fwdioi_msg_t *)STAILQ_FIRST(&o->area_blocked);
+        fwdio_file_t *f = m->file;
+        STAILQ_REMOVE_HEAD(&o->area_blocked, link); /* sending may free it */
+        if (f->s.aborted) {
+            f->s.sends_pending--;
+            fwdioi_sender_drop(f, m, (int)f->s.abort_info.status);
+            fwdioi_session_finish_if_aborted(f);
+            continue;
+        }
+        int to = fwdioi_area_local_index(&o->area, fwdioi_plan_writer_rank(&f->plan, m->writer));
+        f->s.sends_pending--; /* send_local counts it again */
+        if (send_local(f, m, to) != 0) {
+            f->s.sends_pending++;
+            STAILQ_INSERT_HEAD(&o->area_blocked, &m->task, link);
+            break; /* still full: in order, the rest waits too */
+        }
+        sent++;
+    }
+    return sent;
 }
 
 /* Task: a message from fwdio_write. */

@@ -11,6 +11,9 @@ void fwdioi_sender_dispatch(fwdio_file_t *f, fwdioi_msg_t *m);
 /** Drop a message that will never be sent (the file failed): `status` for a
  *  lent buffer's callback. */
 void fwdioi_sender_drop(fwdio_file_t *f, fwdioi_msg_t *m, int status);
+/** Send the messages whose writer's ring was full, in order, while there is
+ *  room (and drop those of files that failed); returns how many went. */
+int fwdioi_sender_retry_blocked(struct fwdio_runtime *o);
 /** A sent message is done with (its MPI send completed with `mpi_error`, or
  *  its writer gave it back through the node-shared area: MPI_SUCCESS): free
  *  it and move the session on. */

@@ -673,6 +673,16 @@ void fwdioi_session_free(fwdio_file_t *f)
 /* Client poll hook: aborts from other ranks; writers look for data of every
  * file in the OPEN..SYNCING phases (an aborted one's only to drop it).
  * Returns the number of receives started; *active while any session runs. */
+/* Whether data for writer `f` can arrive over MPI unannounced: from ranks of
+ * another node (or of this one without the node-shared area), from ranks of
+ * this node that announced it (mpi_notes), one matched and waiting for room;
+ * and once the close is under way or the file aborted, probe regardless. */
+static int mpi_may_bring_data(const struct fwdio_runtime *o, const fwdio_file_t *f)
+{
+    return o->mpi_senders || f->s.mpi_notes > 0 || f->s.has_waiting || f->s.aborted ||
+           f->s.phase >= FWDIOI_PHASE_CLOSING;
+}
+
 int fwdioi_session_poll(void *runtime, int *active)
 {
     FWDIOI_ASSERT_PROGRESS();
@@ -681,14 +691,19 @@ int fwdioi_session_poll(void *runtime, int *active)
     int events = 0;
     double now = 0;
     *active = 0;
+    /* The area's traffic wakes the thread by itself (its doorbell): it needs
+     * no polls, so it does not count as movement here. */
     int area_waiting = 0;
-    events += fwdioi_shared_poll(owner, &area_waiting);
+    fwdioi_shared_poll(owner, &area_waiting);
     if (!LIST_EMPTY(&owner->active))
         events += fwdioi_abort_receive(owner);
     if (owner->nzombies)
         events += fwdioi_zombie_drain(owner, active);
+    int combining = 0;
     if (cfg->combine_size > 1)
-        events += fwdioi_combine_flush_stale(owner, (uint64_t)cfg->poll_max_us * 1000u);
+        events += fwdioi_combine_flush_stale(owner, (uint64_t)cfg->poll_max_us * 1000u,
+                                             &combining);
+    int probing = 0;
     for (fwdio_file_t *f = LIST_FIRST(&owner->active); f; f = LIST_NEXT(f, s.active_link)) {
         if (now == 0)
             now = fwdioi_now();
@@ -696,10 +711,20 @@ int fwdioi_session_poll(void *runtime, int *active)
         int receiving = f->s.aborted ? f->s.phase >= FWDIOI_PHASE_OPENING
                                      : f->s.phase >= FWDIOI_PHASE_OPEN && !f->s.finishing &&
                                            f->s.open_agreed.status == FWDIO_OK;
-        if (f->my_writer >= 0 && receiving)
+        if (f->my_writer >= 0 && receiving && mpi_may_bring_data(owner, f)) {
             events += fwdioi_writer_probe(f);
+            probing = 1;
+        }
     }
-    if (!LIST_EMPTY(&owner->active) || area_waiting)
-        *active = 1;
+    /* Polls are needed only for what nothing else announces: MPI data a
+     * writer must probe for, combined messages to send when they are old
+     * enough, entries that wait. Agreements and sends in flight are MPI
+     * requests, which the runtime polls anyway; storage completions, tasks
+     * and the area's entries wake the thread. An open file with nothing in
+     * flight costs a tick every FWDIOI_SLOW_TICK_US, for its watchdog. */
+    if (probing || combining || area_waiting || *active)
+        *active = FWDIOI_POLL_SOON;
+    else if (!LIST_EMPTY(&owner->active) && cfg->watchdog != FWDIO_WATCHDOG_OFF)
+        *active = FWDIOI_POLL_SLOW; /* the watchdog may have to report a file */
     return events;
 }

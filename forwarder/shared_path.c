@@ -53,6 +53,14 @@ int fwdioi_shared_send(fwdio_file_t *f, fwdioi_msg_t *m)
     return 0;
 }
 
+int fwdioi_shared_note(fwdio_file_t *f, const fwdioi_msg_t *m, int to)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    fwdioi_area_entry_t e = {.kind = FWDIOI_AREA_NOTE, .writer = (uint32_t)m->writer,
+                             .seq = f->seq};
+    return fwdioi_area_push(&f->owner->area, to, &e);
+}
+
 static int wait_add(struct fwdio_runtime *o, const fwdioi_area_entry_t *e, int peer)
 {
     if (o->narea_waiting == o->area_waiting_cap) {
@@ -177,6 +185,20 @@ static int take_data(struct fwdio_runtime *o, int from, const fwdioi_area_entry_
     return 1;
 }
 
+/* A message from local rank `from` comes over MPI: 1 noted (or its file is
+ * gone), 0 its file is not open here yet. */
+static int take_note(struct fwdio_runtime *o, const fwdioi_area_entry_t *e)
+{
+    fwdio_file_t *f = active_file(o, e->seq);
+    if (!f)
+        return e->seq < o->opened_seq; /* gone: its data is dropped as it comes */
+    if (!f->s.aborted && f->s.phase < FWDIOI_PHASE_OPEN)
+        return 0;
+    if (f->my_writer >= 0)
+        f->s.mpi_notes++;
+    return 1;
+}
+
 /* One of this rank's messages given back by its writer. */
 static void take_release(struct fwdio_runtime *o, int from, const fwdioi_area_entry_t *e)
 {
@@ -203,6 +225,7 @@ static int retry_waiting(struct fwdio_runtime *o)
     for (int i = 0; i < n; i++) {
         fwdioi_area_wait_t w = o->area_waiting[i];
         int done = w.e.kind == FWDIOI_AREA_RELEASE ? fwdioi_area_push(&o->area, w.peer, &w.e) == 0
+                   : w.e.kind == FWDIOI_AREA_NOTE  ? take_note(o, &w.e)
                                                     : take_data(o, w.peer, &w.e);
         if (done)
             handled++;
@@ -231,7 +254,11 @@ int fwdioi_shared_poll(struct fwdio_runtime *o, int *waiting)
             handled++;
             if (e.kind == FWDIOI_AREA_RELEASE)
                 take_release(o, p, &e);
-            else if (e.kind != FWDIOI_AREA_DATA)
+            else if (e.kind == FWDIOI_AREA_NOTE) {
+                if (!take_note(o, &e) && wait_add(o, &e, p) != 0)
+                    fwdioi_report("rank %d: out of memory to keep a notice from rank %d",
+                                  fwdioi_rt_rank(o->rt), a->rank_of_local[p]);
+            } else if (e.kind != FWDIOI_AREA_DATA)
                 fwdioi_log(FWDIOI_LOG_WARN, "rank %d: an entry of unknown kind %u from rank %d",
                            fwdioi_rt_rank(o->rt), e.kind, a->rank_of_local[p]);
             else if (!take_data(o, p, &e) && wait_add(o, &e, p) != 0)
@@ -239,7 +266,10 @@ int fwdioi_shared_poll(struct fwdio_runtime *o, int *waiting)
                               fwdioi_rt_rank(o->rt), a->rank_of_local[p]);
         }
     }
-    *waiting = o->narea_waiting > 0;
+    /* rings emptied just now: blocked messages may fit */
+    if (!STAILQ_EMPTY(&o->area_blocked))
+        handled += fwdioi_sender_retry_blocked(o);
+    *waiting = o->narea_waiting > 0 || !STAILQ_EMPTY(&o->area_blocked);
     return handled;
 }
 

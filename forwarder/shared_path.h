@@ -17,9 +17,14 @@
  *  its ring is full (then it goes over MPI like any other). */
 int fwdioi_shared_send(fwdio_file_t *f, fwdioi_msg_t *m);
 
+/** Tell the writer on local rank `to` that `m` comes over MPI (it is not in
+ *  the area): 0, or -1 when the writer's ring is full. */
+int fwdioi_shared_note(fwdio_file_t *f, const fwdioi_msg_t *m, int to);
+
 /** Take what this node's other ranks pushed to this rank: messages for its
- *  writers, and its own messages given back; then what waited. Returns how
- *  many entries it handled; *waiting: some still wait (poll again). */
+ *  writers, and its own messages given back; then what waited, and the
+ *  messages blocked by a full ring. Returns how many entries it handled;
+ *  *waiting: some still wait (poll again). */
 int fwdioi_shared_poll(struct fwdio_runtime *o, int *waiting);
 
 /** A peer's message held by `h` is done with (its last write finished, or

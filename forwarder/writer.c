@@ -359,6 +359,8 @@ static void on_recv_done(void *arg, const MPI_Status *st)
     }
     uint64_t before = f->s.received;
     int source = r->source; /* r is released by fwdioi_writer_accept */
+    if (source != f->rank && fwdioi_area_local_index(&f->owner->area, source) >= 0)
+        f->s.mpi_notes--; /* announced through the area (shared_path.c) */
     fwdioi_pieces_view_t v;
     fwdioi_wire_view(r->buf, (size_t)r->len, &v);
     fwdioi_writer_accept(f, &v, &r->hold, source);

@@ -20,15 +20,27 @@ int fwdioi_rt_on_progress_thread(void) { return on_progress_thread; }
  * more is likely to follow. Nothing moved: back off by doubling, up to a short
  * cap while MPI requests are in flight (a large transfer needs regular calls
  * into MPI to advance even when nothing completes) and up to poll_max_us while
- * files are merely open. Nothing in flight and no open file: do not poll at all;
- * the next task wakes the loop. This keeps an idle runtime off the CPU it
- * shares with the application.
+ * the client has work only polls can find. Nothing in flight and nothing the
+ * client must poll for: no timer at all, or a slow one while the client
+ * watches files (its watchdog); the next task, I/O completion or doorbell
+ * wakes the loop. This keeps an idle runtime, and a file open with nothing
+ * in flight, off the CPU it shares with the application.
  */
 static void schedule_next_poll(fwdioi_rt_t *rt, int events, int client_active)
 {
     const unsigned busy_cap = 8 * rt->cfg.poll_min_us;
     int in_flight = rt->requests.count > 0;
-    if (!in_flight && !client_active) {
+    if (!in_flight && client_active == FWDIOI_POLL_SLOW) {
+        rt->poll_interval_us = rt->cfg.poll_min_us;
+        if (rt->poll_armed)
+            evtimer_del(rt->poll_ev);
+        struct timeval tv = {.tv_sec = FWDIOI_SLOW_TICK_US / 1000000,
+                             .tv_usec = FWDIOI_SLOW_TICK_US % 1000000};
+        evtimer_add(rt->poll_ev, &tv);
+        rt->poll_armed = 1;
+        return;
+    }
+    if (!in_flight && client_active == FWDIOI_POLL_NONE) {
         rt->poll_interval_us = rt->cfg.poll_min_us;
         if (rt->poll_armed) {
             evtimer_del(rt->poll_ev);

@@ -134,6 +134,11 @@ void fwdioi_rt_submit_list(fwdioi_rt_t *rt, fwdioi_task_list_t *tasks)
     event_active(rt->wake_ev, EV_READ, 0);
 }
 
+void fwdioi_rt_kick(fwdioi_rt_t *rt)
+{
+    event_active(rt->wake_ev, EV_READ, 0);
+}
+
 void fwdioi_rt_submit(fwdioi_rt_t *rt, fwdioi_task_t *task)
 {
     fwdioi_task_list_t one = STAILQ_HEAD_INITIALIZER(one);

@@ -66,10 +66,15 @@ typedef void (*fwdioi_req_cb_t)(void *arg, const MPI_Status *status);
 
 /**
  * The client (the forwarder) is polled on every tick of the progress loop. It
- * returns how many things it moved forward and sets *active when it has work
- * that needs further polls (open files); with nothing active and no request in
- * flight the loop sleeps until the next task.
+ * returns how many things it moved forward and sets *active to how soon it
+ * needs the next tick: FWDIOI_POLL_NONE (with no request in flight either,
+ * the loop sleeps until the next task, I/O completion or doorbell),
+ * FWDIOI_POLL_SLOW (a tick every FWDIOI_SLOW_TICK_US is enough: a watchdog
+ * that may have to report) or FWDIOI_POLL_SOON (poll, backing off up to
+ * poll_max_us: work that only polls can find).
  */
+enum { FWDIOI_POLL_NONE = 0, FWDIOI_POLL_SLOW = 1, FWDIOI_POLL_SOON = 2 };
+#define FWDIOI_SLOW_TICK_US 250000u
 typedef struct fwdioi_client {
     int (*poll)(void *arg, int *active);
     void *arg;
@@ -102,6 +107,9 @@ void fwdioi_rt_sleep_locked(fwdioi_rt_t *rt);
 void fwdioi_rt_submit_list(fwdioi_rt_t *rt, fwdioi_task_list_t *tasks);
 /** fwdioi_rt_submit_list for one task. */
 void fwdioi_rt_submit(fwdioi_rt_t *rt, fwdioi_task_t *task);
+/** Make the progress thread run one tick soon, so that it sees state the
+ *  caller changed and decides again whether to keep polling (any thread). */
+void fwdioi_rt_kick(fwdioi_rt_t *rt);
 
 /** Make room to track one more request; 0, or -1 out of memory. Call it
  *  before starting the MPI request, so a started request is never lost for

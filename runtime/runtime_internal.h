@@ -81,7 +81,6 @@ struct fwdioi_rt {
 /* progress.c */
 int fwdioi_progress_start(fwdioi_rt_t *rt);
 void fwdioi_progress_stop(fwdioi_rt_t *rt);
-void fwdioi_progress_kick(fwdioi_rt_t *rt);
 
 /* requests.c */
 int fwdioi_requests_test(fwdioi_rt_t *rt);
