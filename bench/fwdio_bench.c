@@ -1091,7 +1091,7 @@ static void print_usage(FILE *to, const char *prog)
             "  --max-message BYTES     largest fwdio data message (default: fwdio's)\n"
             "  --combine-size BYTES|off  fwdio write combining limit (default: fwdio's)\n"
             "  --shared-buffer BYTES|off  fwdio node-shared area per rank (default: fwdio's;\n"
-            "                      with mode lent, at least this rank's bytes + 16 MiB)\n"
+            "                      with mode lent, fwdio's plus this rank's bytes + 16 MiB)\n"
             "  --io-inline         fwdio writers pwrite on the progress thread\n"
             "  --romio-iwrite      run iwrite under ROMIO anyway (may crash the job)\n"
             "  --presize           mpiio, iwrite, independent: MPI_File_set_size(S) after the\n"
@@ -1510,8 +1510,9 @@ static int start_fwdio(struct bench_ctx *ctx)
     /* lent: the buffer the application packs into must fit the area, with
      * room beside it for the messages' headers */
     const uint64_t lent_room = ctx->nbytes + ((uint64_t)16 << 20);
-    if (o->shared_buffer == 0 && mode_selected(o, "lent") && lent_room > FWDIO_DEFAULT_SHARED_BUFFER)
-        cfg.shared_buffer = (size_t)lent_room;
+    const uint64_t staging = o->staging_buffer ? o->staging_buffer : FWDIO_DEFAULT_STAGING_BUFFER;
+    if (o->shared_buffer == 0 && mode_selected(o, "lent"))
+        cfg.shared_buffer = (size_t)(lent_room + staging + ((uint64_t)8 << 20));
     ctx->rt = NULL;
     int rc = fwdio_init(MPI_COMM_WORLD, &cfg, &ctx->rt);
     if (rc != FWDIO_OK)

@@ -319,8 +319,9 @@ typedef struct fwdio_config {
      *  area is off on a node where any of its ranks cannot make it (the reason
      *  is logged at FWDIO_VERBOSE=2); that node then sends everything over MPI.
      *  0: the environment variable FWDIO_SHARED_BUFFER (where 0 or "off" turn
-     *  the area off), else FWDIO_DEFAULT_SHARED_BUFFER; 1 turns it off. At
-     *  least max_message_size plus its headroom: a smaller value is raised. */
+     *  the area off), else staging_buffer + max_message_size + 64 KiB, room
+     *  for every message the staging budget admits; 1 turns it off. At least
+     *  max_message_size plus 64 KiB: a smaller value is raised. */
     size_t shared_buffer;
     /** Room for fields of later versions: leave it zero (see "Growing the
      *  structs"). */
@@ -373,8 +374,6 @@ typedef struct fwdio_config {
 /** Default staging_buffer: 64 MiB; a rank's output step up to this size is
  *  copied without waiting. */
 #define FWDIO_DEFAULT_STAGING_BUFFER ((size_t)64 << 20)
-/** Default fwdio_config_t.shared_buffer: bytes of the node-shared area per rank. */
-#define FWDIO_DEFAULT_SHARED_BUFFER ((size_t)64 << 20)
 
 /** How the stripes of a file map to writers. */
 typedef enum fwdio_layout {

@@ -82,9 +82,11 @@ int fwdioi_config_resolve(const fwdio_config_t *in, fwdio_config_t *out)
      * staged: no larger than the staging budget. */
     if (out->combine_size > out->staging_buffer)
         out->combine_size = out->staging_buffer;
-    /* The node-shared area (1: off) holds at least one message of any size. */
+    /* The node-shared area (1: off) holds at least one message of any size;
+     * by default every message the staging budget admits (its data, plus one
+     * message's headers and headroom: the budget counts data only). */
     if (out->shared_buffer == 0)
-        out->shared_buffer = FWDIO_DEFAULT_SHARED_BUFFER;
+        out->shared_buffer = out->staging_buffer + out->max_message_size + FWDIOI_MESSAGE_HEADROOM;
     if (out->shared_buffer > 1 &&
         out->shared_buffer < out->max_message_size + FWDIOI_MESSAGE_HEADROOM)
         out->shared_buffer = out->max_message_size + FWDIOI_MESSAGE_HEADROOM;
