@@ -59,18 +59,20 @@ static int sort_local_atoms(lfw_forward_t *fw, int nlocal, const lfw_tag_t *ids,
     return 0;
 }
 
-/* Hand the n sorted records in buf (record_len bytes each) to fwdio, one
- * fwdio_write per run of consecutive ids. */
-static int write_runs(lfw_forward_t *fw, const lfw_target_t *t, int64_t s, const char *buf, int n)
+/* Lend the n sorted records in b (record_len bytes each) to fwdio, one
+ * fwdio_write_lent per run of consecutive ids. */
+static int write_runs(lfw_forward_t *fw, const lfw_target_t *t, int64_t s, app_lent_buf_t *b,
+                      int n)
 {
     size_t rec = t->layout->record_len;
+    const char *buf = (const char *)b->mem;
     for (int i = 0, j; i < n; i = j) {
         for (j = i + 1; j < n && fw->order[j].id == fw->order[j - 1].id + 1; j++)
             ;
         uint64_t offset = lfw_layout_atom_offset(t->layout, s, fw->order[i].id);
-        int rc = fwdio_write(t->file, buf + (size_t)i * rec, (size_t)(j - i) * rec, offset);
+        int rc = app_lent_write(b, t->file, buf + (size_t)i * rec, (size_t)(j - i) * rec, offset);
         if (rc != FWDIO_OK) {
-            fail(fw, "fwdio_write of %zu bytes at offset %" PRIu64 ": %s (%s)",
+            fail(fw, "fwdio_write_lent of %zu bytes at offset %" PRIu64 ": %s (%s)",
                  (size_t)(j - i) * rec, offset, fwdio_strerror(rc), fwdio_file_error(t->file));
             return -1;
         }
@@ -102,14 +104,15 @@ static int forward_text(lfw_forward_t *fw, int64_t s, int64_t step, int n, const
                         double **x)
 {
     size_t line_len = fw->fmt->line_len;
-    if (reserve((void **)&fw->buf, &fw->buf_cap, (size_t)n * line_len + 1, 1)) {
+    app_lent_buf_t *b = app_lent_get(&fw->bufs);
+    if (app_lent_grow(&fw->bufs, b, (size_t)n * line_len + 1)) {
         fail(fw, "out of memory formatting %d atoms", n);
         return -1;
     }
     for (int k = 0; k < n; k++) {
         int i = fw->order[k].index;
-        if (lfw_text_line(fw->fmt, fw->buf + (size_t)k * line_len, fw->order[k].id, types[i],
-                          x[i]) != line_len) {
+        if (lfw_text_line(fw->fmt, (char *)b->mem + (size_t)k * line_len, fw->order[k].id,
+                          types[i], x[i]) != line_len) {
             fail(fw,
                  "step %" PRId64 ": atom %" PRId64 " at (%g, %g, %g) does not fit the text "
                  "format \"%s\"",
@@ -123,19 +126,20 @@ static int forward_text(lfw_forward_t *fw, int64_t s, int64_t step, int n, const
         if (write_header(fw, &fw->text, s, header, len))
             return -1;
     }
-    return write_runs(fw, &fw->text, s, fw->buf, n);
+    return write_runs(fw, &fw->text, s, b, n);
 }
 
 static int forward_binary(lfw_forward_t *fw, int64_t s, int64_t step, int n, const int *types,
                           double **x)
 {
-    if (reserve((void **)&fw->buf, &fw->buf_cap, (size_t)n * LFW_BIN_RECORD_SIZE, 1)) {
+    app_lent_buf_t *b = app_lent_get(&fw->bufs);
+    if (app_lent_grow(&fw->bufs, b, (size_t)n * LFW_BIN_RECORD_SIZE + 1)) {
         fail(fw, "out of memory packing %d atoms", n);
         return -1;
     }
     for (int k = 0; k < n; k++) {
         int i = fw->order[k].index;
-        lfw_bin_record_encode((unsigned char *)fw->buf + (size_t)k * LFW_BIN_RECORD_SIZE,
+        lfw_bin_record_encode(b->mem + (size_t)k * LFW_BIN_RECORD_SIZE,
                               (int32_t)fw->order[k].id, types[i], x[i]);
     }
     if (fw->rank == 0) {
@@ -146,7 +150,7 @@ static int forward_binary(lfw_forward_t *fw, int64_t s, int64_t step, int n, con
         if (write_header(fw, &fw->binary, s, header, sizeof header))
             return -1;
     }
-    return write_runs(fw, &fw->binary, s, fw->buf, n);
+    return write_runs(fw, &fw->binary, s, b, n);
 }
 
 /* The box must still be the one the layouts were computed for. */
@@ -197,8 +201,8 @@ void lfw_forward_callback(void *ctx, lfw_step_t step, int nlocal, lfw_tag_t *ids
 void lfw_forward_free(lfw_forward_t *fw)
 {
     free(fw->order);
-    free(fw->buf);
     fw->order = NULL;
-    fw->buf = NULL;
-    fw->order_cap = fw->buf_cap = 0;
+    fw->order_cap = 0;
+    if (fw->bufs.rt)
+        app_lent_pool_free(&fw->bufs);
 }

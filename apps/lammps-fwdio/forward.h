@@ -2,11 +2,12 @@
  * The fix external callback that forwards each snapshot through fwdio.
  *
  * On every snapshot step each rank sorts its local atoms by id, formats them
- * into one buffer (text lines and/or binary records) and hands every run of
- * consecutive ids to fwdio_write as one call, at the offset the layout gives
- * that id; rank 0 also writes the snapshot's header. Nothing waits for the
- * disk: fwdio copies the bytes and its writers put them in the file while
- * LAMMPS goes on.
+ * straight into a buffer from fwdio_alloc (text lines and/or binary records)
+ * and lends every run of consecutive ids to fwdio_write_lent as one call, at
+ * the offset the layout gives that id; rank 0 also writes the snapshot's
+ * header. Nothing waits for the disk, and nothing is copied before it: a
+ * writer on the same node writes the bytes from where they were formatted
+ * while LAMMPS goes on; the buffer is reused once those writes are done.
  *
  * A problem (a coordinate too wide for the text format, an id out of range, a
  * step with no snapshot, a refused fwdio_write) stops this rank's forwarding
@@ -20,6 +21,7 @@
 #include "fwdio.h"
 #include "lammps_api.h"
 #include "layout.h"
+#include "lent_pool.h"
 
 #include <stdint.h>
 
@@ -48,14 +50,13 @@ typedef struct lfw_forward {
     /* scratch, grown as needed */
     lfw_atom_ref_t *order;
     size_t order_cap;
-    char *buf;
-    size_t buf_cap;
+    app_lent_pool_t bufs;       /**< what snapshots are formatted into (app_lent_pool_init) */
 
     /* what happened */
     int failed;                 /**< non-zero after the first problem */
     char error[256];            /**< that problem */
     int64_t snapshots;          /**< snapshots forwarded */
-    uint64_t write_calls;       /**< fwdio_write calls */
+    uint64_t write_calls;       /**< fwdio_write and fwdio_write_lent calls */
     double seconds;             /**< wall time inside the callback */
 } lfw_forward_t;
 
@@ -63,7 +64,7 @@ typedef struct lfw_forward {
 void lfw_forward_callback(void *ctx, lfw_step_t step, int nlocal, lfw_tag_t *ids, double **x,
                           double **fexternal);
 
-/** Release the scratch buffers. */
+/** Release the scratch buffers (after the files are complete). */
 void lfw_forward_free(lfw_forward_t *fw);
 
 #endif

@@ -215,6 +215,7 @@ static int run_melt(const lfw_options_t *o, int rank, int nranks)
                              .ntypes = melt.ntypes, .box = melt.box, .fmt = &fmt,
                              .text = {.layout = &out[OUT_TEXT].layout},
                              .binary = {.layout = &out[OUT_BINARY].layout}};
+        app_lent_pool_init(&fw.bufs, rt);
         lfw_melt_add_callback(&melt, "fwdio", o->every, lfw_forward_callback, &fw);
     }
 

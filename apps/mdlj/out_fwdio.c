@@ -2,13 +2,17 @@
  * Output through fwdio: the trajectory is one fwdio file open for the whole
  * run, sized for all its frames; each checkpoint is a fwdio file of its own
  * with a commit record (fwdio_set_commit) that fwdio writes only once every
- * other byte of it is durable. Every rank writes its atoms' runs of
- * consecutive ids with one fwdio_write each and goes straight back to
- * computing; completions arrive through the complete callbacks, which run in
- * fwdio_poll once per step.
+ * other byte of it is durable. Every rank packs its atoms' runs of
+ * consecutive ids straight into a buffer from fwdio_alloc, lends each run to
+ * fwdio_write_lent and goes straight back to computing: a writer on the same
+ * node writes the bytes from where they were packed, with no copy. A buffer
+ * is reused once the done callbacks of its writes have run; completions
+ * arrive through the callbacks, which run in fwdio_poll once per step.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "output_impl.h"
+
+#include "lent_pool.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -31,6 +35,7 @@ struct fw_state {
     int traj_ready;      /* set by the trajectory's ready callback */
     int traj_status;
     struct fw_ckpt *pending; /* checkpoints not yet complete, newest first */
+    app_lent_pool_t bufs;    /* what frames and checkpoints are packed into */
 };
 
 static void ckpt_complete(fwdio_file_t *file, int status, void *user)
@@ -71,6 +76,7 @@ static int fw_open(md_output_t *o)
     if (!s)
         return -1;
     o->state = s;
+    app_lent_pool_init(&s->bufs, o->p.rt);
     if (!o->p.dcd_path)
         return 0;
     /* The trajectory need not be durable: it is not what a restart relies on. */
@@ -95,19 +101,66 @@ static int fw_open(md_output_t *o)
     return 0;
 }
 
-/* fwdio_write of every extent of o->pack; counts the calls. */
-static int write_extents(md_output_t *o, fwdio_file_t *file, uint64_t *calls)
+/* Pack with `pack(o, arg)` straight into a free fwdio buffer, growing it
+ * until the pieces fit. Returns the buffer, or NULL without memory. */
+static app_lent_buf_t *pack_in_buffer(md_output_t *o, int (*pack)(md_output_t *, const void *),
+                                      const void *arg)
+{
+    struct fw_state *s = o->state;
+    app_lent_buf_t *b = app_lent_get(&s->bufs);
+    for (size_t need = 0;;) {
+        if (app_lent_grow(&s->bufs, b, need) != 0)
+            break;
+        if (b->mem) {
+            pack_use(&o->pack, b->mem, b->cap);
+            if (pack(o, arg) == 0)
+                return b;
+            if (o->pack.need == 0) /* out of memory for the extents */
+                break;
+        }
+        need = 2 * (o->pack.need > b->cap ? o->pack.need : b->cap);
+        need = need ? need : 1;
+    }
+    pack_own(&o->pack);
+    return NULL;
+}
+
+/* fwdio_write_lent of every extent of o->pack, packed in `b`; counts the calls. */
+static int write_extents(md_output_t *o, fwdio_file_t *file, app_lent_buf_t *b, uint64_t *calls)
 {
     size_t at = 0;
-    for (size_t e = 0; e < o->pack.next; e++) {
+    int rc = FWDIO_OK;
+    for (size_t e = 0; e < o->pack.next && rc == FWDIO_OK; e++) {
         const md_extent_t *x = &o->pack.ext[e];
-        int rc = fwdio_write(file, o->pack.buf + at, (size_t)x->len, x->offset);
-        if (rc != FWDIO_OK)
-            return rc;
+        rc = app_lent_write(b, file, o->pack.buf + at, (size_t)x->len, x->offset);
+        if (rc == FWDIO_OK)
+            (*calls)++;
         at += (size_t)x->len;
-        (*calls)++;
     }
-    return FWDIO_OK;
+    pack_own(&o->pack);
+    return rc;
+}
+
+struct frame_arg {
+    const md_snapshot_t *snap;
+    int64_t frame;
+};
+
+struct ckpt_arg {
+    const md_snapshot_t *snap;
+    const unsigned char *header; /* rank 0's, else NULL */
+};
+
+static int pack_frame(md_output_t *o, const void *arg)
+{
+    const struct frame_arg *a = arg;
+    return dcd_pack_frame(&o->pack, &o->p.dcd, a->frame, a->snap, o->rank == 0);
+}
+
+static int pack_ckpt(md_output_t *o, const void *arg)
+{
+    const struct ckpt_arg *a = arg;
+    return ckpt_pack(&o->pack, a->snap, a->header);
 }
 
 static void fw_frame(md_output_t *o, const md_snapshot_t *snap, int64_t frame)
@@ -115,10 +168,9 @@ static void fw_frame(md_output_t *o, const md_snapshot_t *snap, int64_t frame)
     struct fw_state *s = o->state;
     if (o->traj_failed)
         return;
-    pack_reset(&o->pack);
-    int rc = dcd_pack_frame(&o->pack, &o->p.dcd, frame, snap, o->rank == 0) == 0
-                 ? write_extents(o, s->traj, &o->rep.frame_extents)
-                 : FWDIO_ENOMEM;
+    struct frame_arg arg = {snap, frame};
+    app_lent_buf_t *b = pack_in_buffer(o, pack_frame, &arg);
+    int rc = b ? write_extents(o, s->traj, b, &o->rep.frame_extents) : FWDIO_ENOMEM;
     if (rc != FWDIO_OK) {
         /* The file's final status, agreed by every rank, is counted in finish. */
         fprintf(stderr, "mdlj: rank %d: trajectory frame %" PRId64 ": %s; no more frames\n",
@@ -135,9 +187,9 @@ static void fw_checkpoint(md_output_t *o, const md_snapshot_t *snap, const ckpt_
     struct fw_ckpt *c = calloc(1, sizeof *c + len);
     unsigned char header[CKPT_HEADER_BYTES], commit[CKPT_COMMIT_BYTES];
     ckpt_header(header, info);
-    pack_reset(&o->pack);
-    int rc = c && ckpt_pack(&o->pack, snap, o->rank == 0 ? header : NULL) == 0 ? FWDIO_OK
-                                                                               : FWDIO_ENOMEM;
+    struct ckpt_arg arg = {snap, o->rank == 0 ? header : NULL};
+    app_lent_buf_t *b = c ? pack_in_buffer(o, pack_ckpt, &arg) : NULL;
+    int rc = b ? FWDIO_OK : FWDIO_ENOMEM;
     /* Every rank opens the file, whatever happened here: fwdio_open is collective. */
     fwdio_options_t opts = file_options(o, 1);
     fwdio_callbacks_t cbs = {.complete = ckpt_complete, .user = c};
@@ -147,7 +199,9 @@ static void fw_checkpoint(md_output_t *o, const md_snapshot_t *snap, const ckpt_
     if (rc == FWDIO_OK)
         rc = open_rc;
     if (rc == FWDIO_OK)
-        rc = write_extents(o, file, &o->rep.ckpt_extents);
+        rc = write_extents(o, file, b, &o->rep.ckpt_extents);
+    else if (b)
+        pack_own(&o->pack);
     /* The commit record's checksum is a reduction over every rank; so is the
      * decision to commit at all. */
     int uncommitted = output_commit_record(o, snap, info, header, rc != FWDIO_OK, commit);
@@ -241,6 +295,9 @@ static void fw_destroy(md_output_t *o)
     struct fw_state *s = o->state;
     if (!s)
         return;
+    /* A file completes only after its lent writes are done: after finish the
+     * buffers are free (else fwdio_finalize releases them). */
+    app_lent_pool_free(&s->bufs);
     fwdio_file_free(s->traj);
     while (s->pending) {
         struct fw_ckpt *c = s->pending;

@@ -10,7 +10,8 @@ void pack_init(md_pack_t *p)
 
 void pack_free(md_pack_t *p)
 {
-    free(p->buf);
+    if (!p->external)
+        free(p->buf);
     free(p->ext);
     pack_init(p);
 }
@@ -19,10 +20,35 @@ void pack_reset(md_pack_t *p)
 {
     p->len = 0;
     p->next = 0;
+    p->need = 0;
+}
+
+void pack_use(md_pack_t *p, unsigned char *buf, size_t cap)
+{
+    if (!p->external)
+        free(p->buf);
+    p->buf = buf;
+    p->cap = cap;
+    p->external = 1;
+    pack_reset(p);
+}
+
+void pack_own(md_pack_t *p)
+{
+    if (p->external) {
+        p->buf = NULL;
+        p->cap = 0;
+        p->external = 0;
+    }
+    pack_reset(p);
 }
 
 void *pack_append(md_pack_t *p, uint64_t offset, size_t len)
 {
+    if (p->external && p->len + len > p->cap) {
+        p->need = p->len + len;
+        return NULL;
+    }
     if (p->len + len > p->cap) {
         size_t cap = p->cap ? p->cap : 4096;
         while (cap < p->len + len)

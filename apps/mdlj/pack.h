@@ -20,11 +20,21 @@ typedef struct md_pack {
     size_t len, cap;
     md_extent_t *ext;
     size_t next, ext_cap; /* next: number of extents */
+    /* pack_use: buf is the caller's and never grows; a piece that does not fit
+     * fails, and `need` says how many bytes would have */
+    int external;
+    size_t need;
 } md_pack_t;
 
 void pack_init(md_pack_t *p);
 void pack_free(md_pack_t *p);
 void pack_reset(md_pack_t *p);
+/** Empty the pack and put the next pieces in the caller's `buf` of `cap`
+ *  bytes (e.g. memory the output library hands out, written from where it is)
+ *  until pack_own; the extents stay the pack's. */
+void pack_use(md_pack_t *p, unsigned char *buf, size_t cap);
+/** Back to a buffer of the pack's own (empty). */
+void pack_own(md_pack_t *p);
 
 /*
  * Room for `len` bytes that go to file offset `offset`, which must not lie
