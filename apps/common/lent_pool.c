@@ -50,6 +50,8 @@ static void lent_done(fwdio_file_t *file, const void *buf, int status, void *arg
 int app_lent_write(app_lent_buf_t *b, fwdio_file_t *file, const void *at, size_t len,
                    uint64_t offset)
 {
+    if (len < APP_LENT_MIN_BYTES)
+        return fwdio_write(file, at, len, offset);
     atomic_fetch_add(&b->lent, 1);
     int rc = fwdio_write_lent(file, at, len, offset, lent_done, b);
     if (rc != FWDIO_OK)
