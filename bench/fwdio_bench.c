@@ -451,8 +451,11 @@ static void fwdio_options_for(const struct bench_ctx *ctx, const struct config *
 }
 
 /* open + one fwdio_write per piece + close; the file stays in flight until the end. */
-static void step_fwdio(struct bench_ctx *ctx, const struct config *cfg, const char *path,
-                       int step, struct run_local *out)
+/* One fwdio output step: open, `write` this rank's extents, close (the file is
+ * waited for in finish_fwdio). */
+static void step_fwdio_with(struct bench_ctx *ctx, const struct config *cfg, const char *path,
+                            int step, struct run_local *out,
+                            int (*write)(struct bench_ctx *ctx, fwdio_file_t *file))
 {
     fwdio_options_t fo;
     int packed[MAX_LIST];
@@ -462,7 +465,7 @@ static void step_fwdio(struct bench_ctx *ctx, const struct config *cfg, const ch
     double t0 = MPI_Wtime();
     int rc = fwdio_open(ctx->rt, path, ctx->opts->size, &fo, NULL, &file);
     if (rc == FWDIO_OK) {
-        int wrc = fwdio_write_extents(ctx, file);
+        int wrc = write(ctx, file);
         int crc = fwdio_close(file);
         rc = wrc != FWDIO_OK ? wrc : crc;
     }
@@ -478,12 +481,31 @@ static void step_fwdio(struct bench_ctx *ctx, const struct config *cfg, const ch
     }
 }
 
+static void step_fwdio(struct bench_ctx *ctx, const struct config *cfg, const char *path,
+                       int step, struct run_local *out)
+{
+    step_fwdio_with(ctx, cfg, path, step, out, fwdio_write_extents);
+}
+
 static void lent_done(fwdio_file_t *file, const void *buf, int status, void *arg)
 {
     (void)file;
     (void)buf;
     (void)status; /* the file's status says it too, checked in finish_fwdio */
     (void)arg;
+}
+
+/* fwdio_write_lent of every extent from ctx->lent. */
+static int lend_extents(struct bench_ctx *ctx, fwdio_file_t *file)
+{
+    const unsigned char *src = ctx->lent;
+    int rc = FWDIO_OK;
+    for (size_t e = 0; e < ctx->nextents && rc == FWDIO_OK; e++) {
+        const struct extent *x = &ctx->extents[e];
+        rc = fwdio_write_lent(file, src, (size_t)x->len, x->offset, lent_done, NULL);
+        src += x->len;
+    }
+    return rc;
 }
 
 /* As fwdio, but the bytes are lent from a fwdio_alloc buffer the application
@@ -494,32 +516,7 @@ static void lent_done(fwdio_file_t *file, const void *buf, int status, void *arg
 static void step_lent(struct bench_ctx *ctx, const struct config *cfg, const char *path,
                       int step, struct run_local *out)
 {
-    fwdio_options_t fo;
-    int packed[MAX_LIST];
-    fwdio_options_for(ctx, cfg, &fo, packed);
-    fwdio_file_t *file = NULL;
-    double t0 = MPI_Wtime();
-    int rc = fwdio_open(ctx->rt, path, ctx->opts->size, &fo, NULL, &file);
-    const unsigned char *src = ctx->lent;
-    for (size_t e = 0; e < ctx->nextents && rc == FWDIO_OK; e++) {
-        const struct extent *x = &ctx->extents[e];
-        rc = fwdio_write_lent(file, src, (size_t)x->len, x->offset, lent_done, NULL);
-        src += x->len;
-    }
-    if (file) {
-        int crc = fwdio_close(file);
-        rc = rc != FWDIO_OK ? rc : crc;
-    }
-    out->blocked += MPI_Wtime() - t0;
-    out->files[step] = file;
-    out->opened[step] = t0;
-    out->nfiles = step + 1;
-    if (rc != FWDIO_OK) {
-        if (out->status == 0)
-            out->status = rc;
-        fprintf(stderr, "[rank %d] %s: %s\n", ctx->rank, cfg->label,
-                file ? fwdio_file_error(file) : fwdio_strerror(rc));
-    }
+    step_fwdio_with(ctx, cfg, path, step, out, lend_extents);
 }
 
 /* Waits for every file of the run; end-to-end of a step is fwdio's own open-to-complete. */

@@ -407,6 +407,16 @@ static void case_intercomm(void)
 
 static const uint64_t OLD_SIZE = 2 * STRIPE + 5;
 
+/* Rank 0: dir holds nothing but ckpt (no temporary left behind). */
+static void check_only_ckpt(const char *dir)
+{
+    if (tc_rank != 0)
+        return;
+    char cmd[4200];
+    snprintf(cmd, sizeof cmd, "test \"$(ls -A '%s')\" = ckpt", dir);
+    TC_CHECK(system(cmd) == 0, "%s holds more than ckpt after the replacement", dir);
+}
+
 static void kill_versions(const char *dir, int after)
 {
     fwdio_runtime_t *rt = tc_start_runtime(MPI_COMM_WORLD, g_mode);
@@ -443,11 +453,7 @@ static void kill_versions(const char *dir, int after)
     fwdio_file_free(v0);
     TC_CHECK(tc_verify_full(MPI_COMM_WORLD, path, SIZE, 12) == 0, "v2");
     TC_EXPECT(fwdio_finalize(rt), FWDIO_OK, "fwdio_finalize");
-    if (tc_rank == 0) { /* nothing but ckpt: no temporary left behind */
-        char cmd[4200];
-        snprintf(cmd, sizeof cmd, "test \"$(ls -A '%s')\" = ckpt", dir);
-        TC_CHECK(system(cmd) == 0, "%s holds more than ckpt after the replacement", dir);
-    }
+    check_only_ckpt(dir);
 }
 
 static void kill_shared(const char *dir, int after)
@@ -519,11 +525,7 @@ static void kill_shared(const char *dir, int after)
     fwdio_file_free(f);
     TC_CHECK(tc_verify_full(MPI_COMM_WORLD, path, size, 16) == 0, "the replacement");
     TC_EXPECT(fwdio_finalize(rt), FWDIO_OK, "fwdio_finalize");
-    if (tc_rank == 0) {
-        char cmd[4200];
-        snprintf(cmd, sizeof cmd, "test \"$(ls -A '%s')\" = ckpt", dir);
-        TC_CHECK(system(cmd) == 0, "%s holds more than ckpt after the replacement", dir);
-    }
+    check_only_ckpt(dir);
 }
 
 /* ---- MPI failures ---- */
