@@ -5,7 +5,7 @@
 # simulated hosts. Rerun from the repository root after building build-release
 # (and the "before" tree, see BEFORE below):
 #   bash bench/results/2026-11-24/fewest-copies/run-all.sh [step...]
-# Steps: cache-np2 cache-np8 pfs4-np8 pfs4-np2 hosts4 idle
+# Steps: cache-np2 cache-np8 pfs4-np8 pfs4-np2 hosts4 idle mdlj lammps
 # Nothing else may run meanwhile: every figure is a ratio of runs side by side.
 # "Page cache" runs write to tmpfs (/dev/shm): the page cache with no disk
 # behind it, so no flusher thread writes back dirty pages on the two cores the
@@ -64,11 +64,18 @@ run() {
             mpirun --oversubscribe -np $np build-release/bench/fwdio-idle-cost --seconds 1 --reps 5 \
                 2>&1 | tail -7 | tee $R/idle-np$np.txt
         done ;;
+    mdlj) mkdir -p /dev/shm/mdlj-cmp
+        bench/mdlj_compare --build build-release --ranks 8 --atoms 50000 --steps 40 --every 2 \
+            --checkpoint-every 10 --reps 3 --modes fwdio,mpiio,serial,none --dir /dev/shm/mdlj-cmp \
+            --csv $R/mdlj-tmpfs.csv > $R/mdlj-tmpfs.txt 2>&1; rm -rf /dev/shm/mdlj-cmp ;;
+    lammps) bench/lammps_compare --build build-release --ranks 8 --atoms 32000 --steps 40 --every 4 \
+            --reps 3 --modes fwdio,native,mpiio --dir /dev/shm --csv $R/lammps-tmpfs.csv \
+            > $R/lammps-tmpfs.txt 2>&1 ;;
     *) echo "unknown step $1" >&2; return 2 ;;
     esac
 }
 steps=("$@")
-[[ ${#steps[@]} -gt 0 ]] || steps=(cache-np2 cache-np8 pfs4-np8 pfs4-np2 hosts4 idle)
+[[ ${#steps[@]} -gt 0 ]] || steps=(cache-np2 cache-np8 pfs4-np8 pfs4-np2 hosts4 idle mdlj lammps)
 for s in "${steps[@]}"; do
     echo "=== $s: $(date -u +%T), load $(cut -d' ' -f1-3 /proc/loadavg)"
     run "$s"
