@@ -13,7 +13,6 @@
 #include "message.h"
 #include "session.h"
 #include "settings.h"
-#include "shared_path.h"
 #include "staging.h"
 #include "trace.h"
 #include "user_buffers.h"
@@ -57,7 +56,7 @@ static int start_area(fwdio_runtime_t *rt)
     if (rc == FWDIO_OK && fwdioi_buffers_create(rt) != 0)
         rc = FWDIO_ENOMEM;
     if (rc == FWDIO_OK && rt->area.enabled &&
-        fwdioi_rt_watch_fd(rt->rt, rt->area.bell_fd, fwdioi_shared_bell, rt) != 0)
+        fwdioi_rt_watch_fd(rt->rt, rt->area.bell_fd) != 0)
         rc = FWDIO_ESYSTEM; /* without its doorbell a writer would sleep through its data */
     /* Who may send a writer data over MPI without announcing it: any rank of
      * another node, and with the area off the ranks of this one too. */

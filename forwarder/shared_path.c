@@ -272,9 +272,3 @@ int fwdioi_shared_poll(struct fwdio_runtime *o, int *waiting)
     *waiting = o->narea_waiting > 0 || !STAILQ_EMPTY(&o->area_blocked);
     return handled;
 }
-
-void fwdioi_shared_bell(void *runtime)
-{
-    int waiting;
-    fwdioi_shared_poll(runtime, &waiting);
-}

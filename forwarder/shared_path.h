@@ -31,7 +31,4 @@ int fwdioi_shared_poll(struct fwdio_runtime *o, int *waiting);
  *  the file dropped it): give it back to its sender. */
 void fwdioi_shared_release(struct fwdio_runtime *o, fwdioi_hold_t *h);
 
-/** The doorbell rang (libevent callback argument: the runtime). */
-void fwdioi_shared_bell(void *runtime);
-
 #endif

@@ -110,22 +110,21 @@ static void on_io_done(evutil_socket_t fd, short what, void *arg)
     progress_tick(rt);
 }
 
+/* The client's fd is readable: one tick, in which the client's poll hook
+ * drains it and takes what it announced. */
 static void on_fd(evutil_socket_t fd, short what, void *arg)
 {
     (void)fd;
     (void)what;
     fwdioi_rt_t *rt = arg;
     atomic_fetch_add_explicit(&rt->progress_wakeups, 1, memory_order_relaxed);
-    rt->fd_cb(rt->fd_arg);
     progress_tick(rt);
 }
 
-int fwdioi_rt_watch_fd(fwdioi_rt_t *rt, int fd, void (*cb)(void *arg), void *arg)
+int fwdioi_rt_watch_fd(fwdioi_rt_t *rt, int fd)
 {
     if (rt->fd_ev)
         return -1;
-    rt->fd_cb = cb;
-    rt->fd_arg = arg;
     rt->fd_ev = event_new(rt->base, fd, EV_READ | EV_PERSIST, on_fd, rt);
     if (!rt->fd_ev || event_add(rt->fd_ev, NULL) != 0) {
         if (rt->fd_ev)

@@ -122,11 +122,11 @@ void fwdioi_rt_track(fwdioi_rt_t *rt, MPI_Request req, fwdioi_req_cb_t cb, void 
  *  callbacks: for collectives that can no longer complete because a peer
  *  gave up on them (the requests are left to MPI). Returns how many (progress). */
 int fwdioi_rt_forget(fwdioi_rt_t *rt, void *arg);
-/** Call cb(arg) on the progress thread whenever `fd` is readable, then poll
- *  as after any other wakeup: how the client's peers wake it without the
- *  loop polling (app, at most one fd, before any file is open; the fd must
- *  stay open until fwdioi_rt_destroy). 0, or -1. */
-int fwdioi_rt_watch_fd(fwdioi_rt_t *rt, int fd, void (*cb)(void *arg), void *arg);
+/** Run a tick whenever `fd` is readable; the client's poll hook must drain
+ *  it (else the loop spins). How the client's peers wake it without the loop
+ *  polling (app, at most one fd, before any file is open; the fd must stay
+ *  open until fwdioi_rt_destroy). 0, or -1. */
+int fwdioi_rt_watch_fd(fwdioi_rt_t *rt, int fd);
 /** Run a job on the I/O thread, started on first use (progress). */
 void fwdioi_rt_io_submit(fwdioi_rt_t *rt, fwdioi_io_job_t *job);
 /** Deliver a user callback: now, or queued for fwdio_poll, per callback mode (progress). */

@@ -54,8 +54,6 @@ struct fwdioi_rt {
     struct event *poll_ev;    /* the adaptive MPI poll timer */
     struct event *stop_ev;    /* activated by fwdioi_rt_destroy */
     struct event *fd_ev;      /* the client's fd (fwdioi_rt_watch_fd), or NULL */
-    void (*fd_cb)(void *arg);
-    void *fd_arg;
     unsigned poll_interval_us;
     int poll_armed;
     fwdioi_requests_t requests;
