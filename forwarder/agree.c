@@ -31,6 +31,10 @@ static const char *const mpi_call_names[FWDIOI_MPI_CALL_COUNT] = {
     [FWDIOI_MPI_AGREE_CLOSE] = "MPI_Iallreduce (bytes per writer)",
     [FWDIOI_MPI_AGREE_FINAL] = "MPI_Iallreduce (final status)",
     [FWDIOI_MPI_AGREE_COMMIT] = "MPI_Iallreduce (commit status)",
+    [FWDIOI_MPI_AGREE_STEP] = "MPI_Iallreduce (a step's bytes per writer)",
+    [FWDIOI_MPI_AGREE_STEP_FINAL] = "MPI_Iallreduce (a step's status)",
+    [FWDIOI_MPI_AGREE_STEP_COMMIT] = "MPI_Iallreduce (a step's commit status)",
+    [FWDIOI_MPI_SCAN_APPEND] = "MPI_Iexscan (appended bytes)",
     [FWDIOI_MPI_ISEND] = "MPI_Issend",
     [FWDIOI_MPI_IMPROBE] = "MPI_Improbe",
     [FWDIOI_MPI_IMRECV] = "MPI_Imrecv",
@@ -129,6 +133,16 @@ static int format_with(const fwdioi_errinfo_t *info, const char *path, const cha
                         "fwdio_set_commit was called for %s on more than one rank (ranks "
                         "%lld and %lld, at least): one rank must write the commit block",
                         path, rank, other);
+    case FWDIOI_REASON_STEPS:
+        return snprintf(buf, len,
+                        "ranks disagree on the steps of %s: fwdio_step_end must be called the "
+                        "same number of times on every rank before fwdio_close",
+                        path);
+    case FWDIOI_REASON_BAD_STEP:
+        return snprintf(buf, len,
+                        "writer rank %lld of %s received %llu bytes from rank %lld for step "
+                        "%lld, which cannot be theirs (that step is complete, or far ahead)",
+                        rank, path, offset, other, (long long)info->other_value);
     case FWDIOI_REASON_BROKEN:
         return snprintf(buf, len,
                         "%s cannot be written: an earlier MPI failure on rank %lld left "

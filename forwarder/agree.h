@@ -39,7 +39,12 @@ enum {
     /* fwdio_set_commit was called on several ranks (rank and other_rank two of them) */
     FWDIOI_REASON_COMMITTERS,
     /* an earlier MPI failure left the runtime's communicator unusable */
-    FWDIOI_REASON_BROKEN
+    FWDIOI_REASON_BROKEN,
+    /* ranks ended different numbers of a stream's steps before closing it */
+    FWDIOI_REASON_STEPS,
+    /* a writer received bytes for a step of a stream that cannot be theirs
+     * (other_rank sent them; other_value: the step in the message) */
+    FWDIOI_REASON_BAD_STEP
 };
 
 /* The MPI calls a session makes, as error reports name them. */
@@ -55,6 +60,10 @@ typedef enum fwdioi_mpi_call {
     FWDIOI_MPI_IMRECV,
     FWDIOI_MPI_GET_COUNT,
     FWDIOI_MPI_TYPE,         /* building the datatype of a lent message */
+    FWDIOI_MPI_AGREE_STEP,   /* MPI_Iallreduce of a step's bytes per writer */
+    FWDIOI_MPI_AGREE_STEP_FINAL,  /* MPI_Iallreduce of a step's status */
+    FWDIOI_MPI_AGREE_STEP_COMMIT, /* MPI_Iallreduce of a step's commit status */
+    FWDIOI_MPI_SCAN_APPEND,  /* MPI_Iexscan of the bytes each rank appended */
     FWDIOI_MPI_CALL_COUNT
 } fwdioi_mpi_call_t;
 

@@ -1,6 +1,7 @@
 /* The public API: argument checks, the application side of each call, and the
  * hand-over to the progress thread. */
 #include "abort.h"
+#include "appends.h"
 #include "combine.h"
 #include "config.h"
 #include "describe.h"
@@ -274,6 +275,25 @@ int fwdio_open(fwdio_runtime_t *rt, const char *path, uint64_t size, const fwdio
                                     &why.base);
     if (rc == FWDIO_OK)
         rc = fwdioi_settings_check_callbacks(cbs);
+    const int stream = size == FWDIO_SIZE_GROWS;
+    if (rc == FWDIO_OK && stream) {
+        if (resolved.atomic_replace)
+            rc = fwdioi_refuse(&why.base, "fwdio_open of %s: atomic_replace does not apply to a "
+                                          "stream (FWDIO_SIZE_GROWS), which is read as it grows",
+                               path);
+        /* The block layout cuts the final size into one run per writer; a
+         * stream has none, so block means cyclic. */
+        if (resolved.layout == FWDIO_LAYOUT_BLOCK)
+            resolved.layout = FWDIO_LAYOUT_CYCLIC;
+        size = FWDIO_STREAM_MAX_SIZE - FWDIO_STREAM_MAX_SIZE % resolved.stripe_size;
+        if (rc == FWDIO_OK && resolved.append_start > size)
+            rc = fwdioi_refuse(&why.base, "fwdio_open of %s: append_start %llu is past the "
+                                          "largest stream (%llu bytes)",
+                               path, (unsigned long long)resolved.append_start,
+                               (unsigned long long)size);
+    } else {
+        resolved.append_start = 0; /* a stream's option */
+    }
     if (rc == FWDIO_OK && fwdioi_rt_rank(rt->rt) == 0)
         fwdioi_options_report_clamps(&given, &resolved, &why.base);
     if (rc == FWDIO_OK && fwdioi_rt_rank(rt->rt) == 0 && fwdioi_log_level() >= FWDIOI_LOG_WARN) {
@@ -321,6 +341,10 @@ int fwdio_open(fwdio_runtime_t *rt, const char *path, uint64_t size, const fwdio
     f->owner = rt;
     f->rt = rt->rt;
     f->size = size;
+    f->stream = stream;
+    f->s.append_base = resolved.append_start;
+    f->step_fail_from = UINT64_MAX;
+    fwdioi_append_list_init(&f->appends);
     f->opts = resolved;
     if (cbs)
         f->cbs = *cbs;
@@ -335,8 +359,13 @@ int fwdio_open(fwdio_runtime_t *rt, const char *path, uint64_t size, const fwdio
     f->s.expected_bytes = calloc(nsums, sizeof *f->s.expected_bytes);
     f->writer_bytes_agreed = calloc((size_t)f->plan.nwriters, sizeof *f->writer_bytes_agreed);
     f->combine = calloc((size_t)f->plan.nwriters, sizeof *f->combine);
+    if (stream) {
+        f->s.step_sent = calloc((size_t)f->plan.nwriters, sizeof *f->s.step_sent);
+        f->s.step_out = calloc(nsums, sizeof *f->s.step_out);
+    }
     if (!f->path || !f->write_path || !f->path_key || !f->s.sent_bytes || !f->s.expected_bytes ||
-        !f->writer_bytes_agreed || !f->combine) {
+        !f->writer_bytes_agreed || !f->combine ||
+        (stream && (!f->s.step_sent || !f->s.step_out))) {
         fwdioi_file_release(f);
         return FWDIO_ENOMEM;
     }
@@ -470,8 +499,10 @@ static int write_copied(fwdio_file_t *f, const void *buf, size_t len, uint64_t o
         rc = fwdioi_write_refusal_locked(f);
         fwdioi_rt_unlock(f->rt);
     }
+    /* A stream's appends may hold half the budget until their step ends. */
+    const uint64_t chunk = f->stream ? budget / 2 : budget;
     for (uint64_t done = 0; rc == FWDIO_OK && done < len;) {
-        uint64_t n = len - done < budget ? len - done : budget;
+        uint64_t n = len - done < chunk ? len - done : chunk;
         rc = write_chunk(f, (const uint8_t *)buf + done, n, offset + done, may_wait);
         done += n;
     }

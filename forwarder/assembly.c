@@ -100,20 +100,33 @@ static uint64_t page_units(const fwdioi_assembly_t *a, uint64_t page)
     return a->nunits - first < PAGE_UNITS ? a->nunits - first : PAGE_UNITS;
 }
 
-static int pages_alloc(fwdioi_assembly_t *a)
+/* The page directory covers the pages up to the highest unit touched, and
+ * grows (doubling) as higher units are: a stream's plan reaches 2^62 bytes,
+ * and a file written front to back needs only the pages it has reached.
+ * Units beyond the directory are untouched. */
+static int pages_cover(fwdioi_assembly_t *a, uint64_t last_unit)
 {
-    if (a->pages)
+    uint64_t need = last_unit / PAGE_UNITS + 1;
+    if (need <= a->npages)
         return 0;
-    a->npages = (a->nunits + PAGE_UNITS - 1) / PAGE_UNITS;
-    a->pages = calloc(a->npages ? a->npages : 1, sizeof *a->pages);
-    if (!a->pages)
+    uint64_t total = (a->nunits + PAGE_UNITS - 1) / PAGE_UNITS;
+    uint64_t n = 2 * a->npages > need ? 2 * a->npages : need;
+    if (n > total)
+        n = total > need ? total : need;
+    fwdioi_unit_page_t *pages = realloc(a->pages, n * sizeof *pages);
+    if (!pages)
         return -1;
-    a->meta += (a->npages ? a->npages : 1) * sizeof *a->pages + MALLOC_OVERHEAD;
+    memset(pages + a->npages, 0, (n - a->npages) * sizeof *pages);
+    a->meta += (n - a->npages) * sizeof *pages + (a->npages == 0 ? MALLOC_OVERHEAD : 0);
+    a->pages = pages;
+    a->npages = n;
     return 0;
 }
 
 static int is_touched(const fwdioi_assembly_t *a, uint64_t i)
 {
+    if (i / PAGE_UNITS >= a->npages)
+        return 0;
     const fwdioi_unit_page_t *pg = &a->pages[i / PAGE_UNITS];
     if (!pg->bits || pg->bits == PAGE_FULL)
         return pg->bits != NULL;
@@ -126,6 +139,8 @@ static uint64_t untouched_run(const fwdioi_assembly_t *a, uint64_t i, uint64_t n
 {
     uint64_t run = 0;
     while (run < n) {
+        if ((i + run) / PAGE_UNITS >= a->npages)
+            return n; /* beyond the directory: untouched */
         const fwdioi_unit_page_t *pg = &a->pages[(i + run) / PAGE_UNITS];
         uint64_t b = (i + run) % PAGE_UNITS;
         uint64_t end = PAGE_UNITS - b < n - run ? PAGE_UNITS : b + (n - run);
@@ -385,7 +400,7 @@ static int add_pieces(fwdioi_assembly_t *a, uint64_t offset, const uint8_t *data
                       uint64_t *bad_offset)
 {
     const fwdioi_plan_t *p = a->plan;
-    if (pages_alloc(a) != 0)
+    if (pages_cover(a, unit_index(a, offset + len - 1)) != 0)
         return FWDIO_ENOMEM;
     while (len > 0) {
         uint64_t start = unit_start(p, offset), run = 0;

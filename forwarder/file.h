@@ -25,9 +25,13 @@
  * aborts on the runtime's. */
 enum { FWDIOI_TAG_DATA = 1, FWDIOI_TAG_ABORT = 2 };
 
-/* Elements the close agreement sums beside the bytes per writer: the number of
- * ranks holding a commit block, and the sum of their ranks. */
-#define FWDIOI_CLOSE_EXTRA 2
+/* Elements the close agreement and a stream's step agreements sum beside the
+ * bytes per writer: the number of ranks holding a commit block, the sum of
+ * their ranks, and the agreement's tag and its square (steps.c: every rank
+ * passed the same tag exactly when sum = P * tag and sum of squares =
+ * P * tag^2, so ranks that ended different numbers of steps are caught),
+ * and the bytes appended (fwdio_append). */
+#define FWDIOI_CLOSE_EXTRA 5
 
 /*
  * Wire format of a data message: the header, the pieces' bytes back to back,
@@ -37,7 +41,7 @@ enum { FWDIOI_TAG_DATA = 1, FWDIOI_TAG_ABORT = 2 };
  */
 typedef struct fwdioi_wire_header {
     uint32_t npieces;
-    uint32_t reserved;
+    uint32_t step; /* a stream's step the bytes belong to (mod 2^32); 0 otherwise */
 } fwdioi_wire_header_t;
 
 typedef struct fwdioi_piece {
@@ -73,6 +77,7 @@ typedef struct fwdioi_pieces_view {
     uint64_t spread_offset;
     const uint8_t *lo, *hi; /* spread from another process: every piece lies in [lo, hi) */
     uint64_t payload;       /* data bytes, as the sender counted them */
+    uint32_t step;          /* the header's step (wire format) */
 } fwdioi_pieces_view_t;
 
 /* One fwdio_write_lent call: its buffer is lent until every message of it is
@@ -87,7 +92,26 @@ typedef struct fwdioi_lent {
     void *alloc_start; /* the fwdio_alloc buffer buf lies in, or NULL */
     int refs;   /* messages not done yet (progress thread once submitted) */
     int status; /* FWDIO_OK, or why bytes were dropped */
+    /* fwdio's own lent buffers (appends.c): called on the thread that frees
+     * the last message, instead of delivering `call` */
+    void (*release)(struct fwdioi_lent *lent);
 } fwdioi_lent_t;
+
+/* The bytes of one fwdio_append, copied, until they are routed at their
+ * step's end (appends.c). Its messages lend them: the last one gives the
+ * copy and its staging back. */
+typedef struct fwdioi_append {
+    fwdioi_lent_t lent;
+    struct fwdioi_append *next;
+    uint8_t *data; /* in the node-shared area when it had room, else malloc'd */
+    int in_area;
+} fwdioi_append_t;
+
+/* Appends in the order of their calls. */
+typedef struct fwdioi_append_list {
+    fwdioi_append_t *head, **tail;
+    uint64_t bytes;
+} fwdioi_append_list_t;
 
 /* One data message for one writer, built by fwdio_write (a copy) or
  * fwdio_write_lent (header here, data still in the caller's buffer). */
@@ -105,6 +129,7 @@ typedef struct fwdioi_msg {
     int copies;         /* combining: copies into it under way (locked) */
     int sealed_waiting; /* combining: sealed, goes out after its last copy (locked) */
     uint64_t trace_t0; /* when the send was posted (progress; trace.h) */
+    uint64_t step;     /* a stream's step it belongs to (progress, steps.c) */
     /* The message lives in this rank's node-shared segment, for the writer on
      * local rank area_to (else -1), which takes it from there (shared_path.c);
      * area_out: handed over and not yet given back (progress). */
@@ -125,6 +150,26 @@ typedef struct fwdioi_combine {
     fwdioi_piece_t *pieces;
     size_t npieces, cap;
 } fwdioi_combine_t;
+
+/* One step of a stream: ended by fwdio_step_end on this rank, agreed and
+ * completed in order by the progress thread (steps.c), reported by its
+ * callback. */
+typedef struct fwdioi_step {
+    fwdioi_task_t task; /* first: fwdio_step_end queues it for the progress thread */
+    fwdioi_call_t call; /* the step callback */
+    fwdio_file_t *file;
+    uint64_t index;
+    int status;
+    /* the commit block set during the step on this rank (fwdio_set_commit) */
+    uint8_t *commit_buf;
+    size_t commit_len;
+    uint64_t commit_offset;
+    fwdioi_append_list_t appends; /* this rank's fwdio_append calls of the step */
+    STAILQ_ENTRY(fwdioi_step) link; /* in the session's `steps` (progress) */
+    /* [nwriters + FWDIOI_CLOSE_EXTRA]: this rank's bytes of the step per
+     * writer, then the commit and tag elements; summed by the step agreement */
+    uint64_t sums[];
+} fwdioi_step_t;
 
 /* Counters the progress thread keeps per file (published at completion). */
 typedef struct fwdioi_session_stats {
@@ -201,6 +246,31 @@ typedef struct fwdioi_session {
     int mpi_notes;
     MPI_Message waiting_msg;
     int waiting_len, waiting_source;
+
+    /* streams (steps.c) */
+    uint64_t step_fill;  /* the step this rank's messages belong to now */
+    uint64_t *step_sent; /* [nwriters] its bytes per writer in step_fill */
+    STAILQ_HEAD(, fwdioi_step) steps; /* ended here, not yet complete, in order */
+    int step_busy;       /* the first step's agreements are under way */
+    uint64_t *step_out;  /* [nwriters + FWDIOI_CLOSE_EXTRA] its agreed sums */
+    uint64_t append_base;   /* where the first step not yet scanned appends */
+    uint64_t append_prefix; /* the scan's result: lower ranks' appends of the step */
+    uint64_t append_mine;   /* this rank's appended bytes in the scan */
+    fwdioi_append_list_t close_appends; /* appended after the last step end */
+    int close_scanning;     /* their scan is under way */
+    int step_committers, step_committer;
+    fwdioi_errinfo_t step_agreed, step_commit_local, step_commit_agreed;
+    uint8_t *step_commit_buf; /* the block the commit job writes (owned) */
+    /* A step failed (agreed on every rank): later steps fail alike, without
+     * agreements, and the stream with them. */
+    fwdioi_errinfo_t steps_failed;
+    /* writer: bytes received per step from step_recv_base on, the bytes the
+     * first step waits for, and where its end stands */
+    uint64_t *step_recv;
+    size_t step_recv_len, step_recv_cap;
+    uint64_t step_recv_base;
+    uint64_t step_expected;
+    int step_draining, step_syncing;
 } fwdioi_session_t;
 
 /* An abort announced by another rank for a file this rank has not opened yet. */
@@ -269,6 +339,9 @@ struct fwdio_runtime {
     /* fixed after init: ranks of another node, or of this node without the
      * area, may send data over MPI at any time, so writers must probe */
     int mpi_senders;
+    /* locked: appended bytes held for their step's end (part of `staged`;
+     * only a step end can send them, so a reservation never waits for them) */
+    uint64_t append_held;
     /* fwdio_alloc buffers not yet released (user_buffers.c; its own lock) */
     struct fwdioi_user_buffers *buffers;
 };
@@ -277,7 +350,8 @@ struct fwdio_file {
     struct fwdio_runtime *owner;
     fwdioi_rt_t *rt;
     char *path;
-    uint64_t size;
+    uint64_t size; /* a stream's: the largest it may grow to */
+    int stream;    /* opened with FWDIO_SIZE_GROWS */
     uint64_t seq;
     fwdio_options_t opts;
     fwdio_callbacks_t cbs;
@@ -310,6 +384,11 @@ struct fwdio_file {
      * without it. */
     _Atomic uint64_t combine_since;
     double t_open;
+    /* streams: steps ended here, steps whose callback has run, and the first
+     * step that failed (UINT64_MAX: none) with its status */
+    uint64_t steps_ended, steps_done, step_fail_from;
+    int step_fail_status;
+    fwdioi_append_list_t appends; /* fwdio_append since the last step end */
     LIST_ENTRY(fwdio_file) live_link; /* in the runtime's `live` (locked) */
 
     /* progress */

@@ -21,6 +21,9 @@ void fwdioi_file_release(fwdio_file_t *f)
     free(f->writer_bytes_agreed);
     free(f->s.sent_bytes);
     free(f->s.expected_bytes);
+    free(f->s.step_sent);
+    free(f->s.step_out);
+    free(f->s.step_commit_buf);
     free(f->s.received_from);
     free(f->commit_buf);
     free(f->write_path);
@@ -64,6 +67,7 @@ void fwdioi_file_fill_check(fwdio_file_t *f)
     c[FWDIOI_FIELD_TARGETS] = f->opts.targets;
     c[FWDIOI_FIELD_DURABLE] = f->opts.durable;
     c[FWDIOI_FIELD_ATOMIC_REPLACE] = f->opts.atomic_replace;
+    c[FWDIOI_FIELD_APPEND_START] = (int64_t)f->opts.append_start;
 }
 
 /* "dir/name" -> "dir/.name.fwdio-tmp": beside the target, so the rename stays

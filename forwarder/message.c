@@ -56,6 +56,7 @@ void fwdioi_wire_view(const uint8_t *wire, size_t len, fwdioi_pieces_view_t *v)
     if (len < sizeof h)
         return;
     memcpy(&h, wire, sizeof h);
+    v->step = h.step;
     if (h.npieces > (len - sizeof h) / sizeof(fwdioi_piece_t))
         return;
     size_t table = (size_t)h.npieces * sizeof(fwdioi_piece_t);
@@ -90,8 +91,12 @@ void fwdioi_msg_free(fwdioi_rt_t *rt, fwdioi_msg_t *m)
     }
     /* The last message of a lent write gives the buffer back. refs is 0 when
      * the call itself failed before submitting: then there is no callback. */
-    if (lent && lent->refs > 0 && --lent->refs == 0)
-        fwdioi_rt_deliver(rt, &lent->call);
+    if (lent && lent->refs > 0 && --lent->refs == 0) {
+        if (lent->release)
+            lent->release(lent);
+        else
+            fwdioi_rt_deliver(rt, &lent->call);
+    }
 }
 
 void fwdioi_msgs_free(fwdioi_rt_t *rt, fwdioi_task_list_t *msgs)

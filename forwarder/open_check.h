@@ -22,6 +22,7 @@ typedef enum fwdioi_open_field {
     FWDIOI_FIELD_TARGETS,
     FWDIOI_FIELD_ATOMIC_REPLACE, /* before durable, which it implies */
     FWDIOI_FIELD_DURABLE,
+    FWDIOI_FIELD_APPEND_START,
     FWDIOI_OPEN_FIELDS
 } fwdioi_open_field_t;
 

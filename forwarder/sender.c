@@ -11,6 +11,7 @@
 #include "session.h"
 #include "shared_path.h"
 #include "staging.h"
+#include "steps.h"
 #include "trace.h"
 #include "writer.h"
 
@@ -114,8 +115,15 @@ static void send_mpi(fwdio_file_t *f, fwdioi_msg_t *m)
         fwdioi_log(FWDIOI_LOG_WARN, "rank %d: %s failed for %s (MPI error %d)", f->rank,
                    fwdioi_mpi_call_name(call), f->path, rc);
         fwdioi_errinfo_set_mpi(&f->s.local_error, f->rank, call, rc);
-        f->s.sent_bytes[m->writer] -= m->payload;
+        /* (the close agreement, once started, reads sent_bytes) */
+        int counted = f->s.phase >= FWDIOI_PHASE_CLOSING || fwdioi_steps_untag(f, m) != 0;
+        if (f->s.phase < FWDIOI_PHASE_CLOSING)
+            f->s.sent_bytes[m->writer] -= m->payload;
         fwdioi_sender_drop(f, m, FWDIO_EMPI);
+        /* Its bytes were agreed on already (a message that waited for room in
+         * the area): its writer would wait for them for ever. */
+        if (counted)
+            fwdioi_session_mpi_failed(f, call, rc);
         return;
     }
     if (m->staged)
@@ -212,6 +220,7 @@ void fwdioi_msg_task(fwdioi_task_t *task)
         fwdioi_sender_drop(f, m, (int)s->abort_info.status);
         return;
     }
+    fwdioi_steps_tag(f, m);
     if (s->phase < FWDIOI_PHASE_OPEN) {
         STAILQ_INSERT_TAIL(&s->held, &m->task, link); /* the task has run: its link is free */
         return;

@@ -35,10 +35,12 @@
 #include "session.h"
 
 #include "abort.h"
+#include "appends.h"
 #include "file_life.h"
 #include "log.h"
 #include "sender.h"
 #include "shared_path.h"
+#include "steps.h"
 #include "storage.h"
 #include "trace.h"
 #include "watchdog.h"
@@ -68,8 +70,8 @@ void fwdioi_session_mpi_failed(fwdio_file_t *f, int call, int mpi_rc)
  * `op` into `out` on the file's communicator; `done` runs on completion.
  * Returns 0, or -1 when it could not start (the file is aborted then).
  */
-static int start_agreement(fwdio_file_t *f, int call, const void *in, void *out, int count,
-                           MPI_Datatype type, MPI_Op op, fwdioi_req_cb_t done)
+int fwdioi_session_agree(fwdio_file_t *f, int call, const void *in, void *out, int count,
+                         MPI_Datatype type, MPI_Op op, fwdioi_req_cb_t done)
 {
     f->s.trace_t0 = fwdioi_trace_begin();
     MPI_Request req;
@@ -84,8 +86,24 @@ static int start_agreement(fwdio_file_t *f, int call, const void *in, void *out,
     return 0;
 }
 
+int fwdioi_session_scan_appends(fwdio_file_t *f, fwdioi_req_cb_t done)
+{
+    f->s.trace_t0 = fwdioi_trace_begin();
+    MPI_Request req;
+    int rc = fwdioi_rt_track_reserve(f->rt) != 0
+                 ? MPI_ERR_NO_MEM
+                 : MPI_Iexscan(&f->s.append_mine, &f->s.append_prefix, 1, MPI_UINT64_T, MPI_SUM,
+                               f->s.comm, &req);
+    if (rc != MPI_SUCCESS) {
+        fwdioi_session_mpi_failed(f, FWDIOI_MPI_SCAN_APPEND, rc);
+        return -1;
+    }
+    fwdioi_rt_track(f->rt, req, done, f);
+    return 0;
+}
+
 /* An agreement completed: whether it succeeded (else the file is aborted). */
-static int agreement_ok(fwdio_file_t *f, int call, const MPI_Status *st)
+int fwdioi_session_agreement_ok(fwdio_file_t *f, int call, const MPI_Status *st)
 {
     if (st->MPI_ERROR == MPI_SUCCESS)
         return 1;
@@ -104,7 +122,7 @@ static void publish_error_locked(fwdio_file_t *f, const fwdioi_errinfo_t *e)
     }
 }
 
-static void publish_error(fwdio_file_t *f, const fwdioi_errinfo_t *e)
+void fwdioi_session_publish_error(fwdio_file_t *f, const fwdioi_errinfo_t *e)
 {
     fwdioi_rt_lock(f->rt);
     publish_error_locked(f, e);
@@ -211,6 +229,14 @@ static void finish_session(fwdio_file_t *f, const fwdioi_errinfo_t *result)
     fwdioi_rt_unlock(f->rt);
     fwdioi_log(FWDIOI_LOG_INFO, "rank %d: %s complete: %s", f->rank, f->path,
                fwdio_strerror((int)final.status));
+    fwdioi_steps_fail_all(f, &final); /* their callbacks come before complete */
+    fwdioi_rt_lock(f->rt);
+    fwdioi_append_list_t left = f->appends; /* appended after the last step end, unsent */
+    fwdioi_append_list_init(&f->appends);
+    fwdioi_rt_unlock(f->rt);
+    if (left.head)
+        fwdioi_appends_drop(f, &left);
+    fwdioi_appends_drop(f, &s->close_appends); /* an abort during their scan */
     start_waiting_opens(f->owner, f);
     fwdioi_rt_deliver(f->rt, &f->complete_call); /* last: it may free f */
 }
@@ -224,7 +250,7 @@ static const fwdioi_errinfo_t *data_result(const fwdio_file_t *f)
 static void on_commit_agreed(void *arg, const MPI_Status *st)
 {
     fwdio_file_t *f = arg;
-    if (!agreement_ok(f, FWDIOI_MPI_AGREE_COMMIT, st))
+    if (!fwdioi_session_agreement_ok(f, FWDIOI_MPI_AGREE_COMMIT, st))
         return;
     fwdioi_trace_end_file(f->s.trace_t0, "agree commit", (int64_t)f->seq);
     const fwdioi_errinfo_t *data = data_result(f);
@@ -234,7 +260,7 @@ static void on_commit_agreed(void *arg, const MPI_Status *st)
 static void start_commit_agreement(fwdio_file_t *f)
 {
     fwdioi_session_t *s = &f->s;
-    start_agreement(f, FWDIOI_MPI_AGREE_COMMIT, &s->commit_local, &s->commit_agreed,
+    fwdioi_session_agree(f, FWDIOI_MPI_AGREE_COMMIT, &s->commit_local, &s->commit_agreed,
                     FWDIOI_ERRINFO_INTS, MPI_INT64_T, f->owner->agree_op, on_commit_agreed);
 }
 
@@ -296,7 +322,7 @@ static void on_final_agreed(void *arg, const MPI_Status *st)
 {
     fwdio_file_t *f = arg;
     fwdioi_session_t *s = &f->s;
-    if (!agreement_ok(f, FWDIOI_MPI_AGREE_FINAL, st))
+    if (!fwdioi_session_agreement_ok(f, FWDIOI_MPI_AGREE_FINAL, st))
         return;
     fwdioi_trace_end_file(s->trace_t0, "agree final", (int64_t)f->seq);
     if (s->committer >= 0)
@@ -323,7 +349,7 @@ void fwdioi_session_data_done(fwdio_file_t *f)
         return;
     s->final_started = 1;
     s->phase = FWDIOI_PHASE_SYNCING;
-    start_agreement(f, FWDIOI_MPI_AGREE_FINAL, &s->local_error, &s->final_agreed,
+    fwdioi_session_agree(f, FWDIOI_MPI_AGREE_FINAL, &s->local_error, &s->final_agreed,
                     FWDIOI_ERRINFO_INTS, MPI_INT64_T, f->owner->agree_op, on_final_agreed);
 }
 
@@ -333,10 +359,17 @@ static void on_close_agreed(void *arg, const MPI_Status *st)
 {
     fwdio_file_t *f = arg;
     fwdioi_session_t *s = &f->s;
-    if (!agreement_ok(f, FWDIOI_MPI_AGREE_CLOSE, st))
+    if (!fwdioi_session_agreement_ok(f, FWDIOI_MPI_AGREE_CLOSE, st))
         return;
     fwdioi_trace_end_file(s->trace_t0, "agree close", (int64_t)f->seq);
     const int nw = f->plan.nwriters;
+    if (!fwdioi_steps_tags_agree(s->expected_bytes, nw, f->plan.nranks, FWDIOI_CLOSE_TAG)) {
+        /* Another rank agreed on a step here: every rank sees the same sums
+         * and gives up the file's collectives alike. */
+        fwdioi_errinfo_t why = {FWDIO_EINVAL, -1, 0, 0, FWDIOI_REASON_STEPS, -1, 0};
+        fwdioi_session_abort(f, &why, 0);
+        return;
+    }
     s->committers = (int)s->expected_bytes[nw];
     if (s->committers == 1)
         s->committer = (int)s->expected_bytes[nw + 1];
@@ -378,8 +411,26 @@ static void start_close_agreement(fwdio_file_t *f)
     int has_commit = f->commit_buf != NULL; /* set before fwdio_close, which queued us */
     s->sent_bytes[nw] = (uint64_t)has_commit;
     s->sent_bytes[nw + 1] = has_commit ? (uint64_t)f->rank : 0;
-    start_agreement(f, FWDIOI_MPI_AGREE_CLOSE, s->sent_bytes, s->expected_bytes,
+    fwdioi_steps_set_tag(s->sent_bytes, nw, FWDIOI_CLOSE_TAG);
+    s->sent_bytes[nw + 4] = s->append_mine; /* appended after the last step end */
+    fwdioi_session_agree(f, FWDIOI_MPI_AGREE_CLOSE, s->sent_bytes, s->expected_bytes,
                     nw + FWDIOI_CLOSE_EXTRA, MPI_UINT64_T, MPI_SUM, on_close_agreed);
+}
+
+static void on_close_scan(void *arg, const MPI_Status *st)
+{
+    fwdio_file_t *f = arg;
+    fwdioi_session_t *s = &f->s;
+    if (!fwdioi_session_agreement_ok(f, FWDIOI_MPI_SCAN_APPEND, st))
+        return;
+    if (s->open_agreed.status != FWDIO_OK || s->steps_failed.status != FWDIO_OK)
+        fwdioi_appends_drop(f, &s->close_appends); /* the stream failed: nothing is sent */
+    else
+        fwdioi_appends_route(f, &s->close_appends,
+                             s->append_base + (f->rank == 0 ? 0 : s->append_prefix),
+                             s->step_fill, NULL);
+    if (!s->aborted)
+        start_close_agreement(f);
 }
 
 static void close_task(fwdioi_task_t *task)
@@ -390,9 +441,32 @@ static void close_task(fwdioi_task_t *task)
     f->s.t_close_called = fwdioi_now();
     if (f->s.aborted)
         fwdioi_session_finish_if_aborted(f);
-    else if (f->s.phase == FWDIOI_PHASE_OPEN)
+    else
+        fwdioi_session_try_close(f);
+}
+
+/* The close agreement waits for the file to be open (writes held until then
+ * are counted) and for every step ended here (the agreements of a file run
+ * in the same order on every rank). */
+void fwdioi_session_try_close(fwdio_file_t *f)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    fwdioi_session_t *s = &f->s;
+    if (!s->close_requested || s->aborted || s->phase != FWDIOI_PHASE_OPEN ||
+        fwdioi_steps_pending(f) || s->close_scanning)
+        return;
+    if (!f->stream || s->check_failed) {
         start_close_agreement(f);
-    /* else: started when the open status is agreed */
+        return;
+    }
+    /* A stream's bytes appended after its last step end get their offsets
+     * first (every rank scans, appended or not). */
+    fwdioi_rt_lock(f->rt);
+    fwdioi_append_list_move(&s->close_appends, &f->appends);
+    fwdioi_rt_unlock(f->rt);
+    s->append_mine = s->close_appends.bytes;
+    s->close_scanning = 1;
+    fwdioi_session_scan_appends(f, on_close_scan);
 }
 
 /* ---- opening ---- */
@@ -426,7 +500,7 @@ static void open_decided(fwdio_file_t *f)
     fwdioi_session_t *s = &f->s;
     s->phase = FWDIOI_PHASE_OPEN;
     if (s->open_agreed.status != FWDIO_OK) {
-        publish_error(f, &s->open_agreed);
+        fwdioi_session_publish_error(f, &s->open_agreed);
         drop_held(f, (int)s->open_agreed.status);
     }
     while (!STAILQ_EMPTY(&s->held)) {
@@ -435,14 +509,13 @@ static void open_decided(fwdio_file_t *f)
         fwdioi_sender_dispatch(f, (fwdioi_msg_t *)t);
     }
     deliver_ready(f);
-    if (s->close_requested && !s->aborted)
-        start_close_agreement(f);
+    fwdioi_steps_pump(f); /* which starts the close once no step is left */
 }
 
 static void on_open_agreed(void *arg, const MPI_Status *st)
 {
     fwdio_file_t *f = arg;
-    if (!agreement_ok(f, FWDIOI_MPI_AGREE_OPEN, st))
+    if (!fwdioi_session_agreement_ok(f, FWDIOI_MPI_AGREE_OPEN, st))
         return;
     fwdioi_trace_end_file(f->s.trace_t0, "agree open", (int64_t)f->seq);
     open_decided(f);
@@ -452,7 +525,7 @@ static void start_open_agreement(fwdio_file_t *f)
 {
     fwdioi_session_t *s = &f->s;
     s->phase = FWDIOI_PHASE_OPENING;
-    start_agreement(f, FWDIOI_MPI_AGREE_OPEN, &s->open_local, &s->open_agreed,
+    fwdioi_session_agree(f, FWDIOI_MPI_AGREE_OPEN, &s->open_local, &s->open_agreed,
                     FWDIOI_ERRINFO_INTS, MPI_INT64_T, f->owner->agree_op, on_open_agreed);
 }
 
@@ -471,7 +544,7 @@ static void on_check_agreed(void *arg, const MPI_Status *st)
 {
     fwdio_file_t *f = arg;
     fwdioi_session_t *s = &f->s;
-    if (!agreement_ok(f, FWDIOI_MPI_AGREE_CHECK, st))
+    if (!fwdioi_session_agreement_ok(f, FWDIOI_MPI_AGREE_CHECK, st))
         return;
     fwdioi_trace_end_file(s->trace_t0, "agree check", (int64_t)f->seq);
     fwdioi_errinfo_t result;
@@ -499,7 +572,7 @@ static void start_check_agreement(fwdio_file_t *f)
     fwdioi_session_t *s = &f->s;
     s->phase = FWDIOI_PHASE_CHECKING;
     fwdioi_open_check_pack(s->check_in, f->rank, f->check_fields, &f->open_refusal);
-    start_agreement(f, FWDIOI_MPI_AGREE_CHECK, s->check_in, s->check_out, FWDIOI_OPEN_CHECK_INTS,
+    fwdioi_session_agree(f, FWDIOI_MPI_AGREE_CHECK, s->check_in, s->check_out, FWDIOI_OPEN_CHECK_INTS,
                     MPI_INT64_T, f->owner->check_op, on_check_agreed);
 }
 
@@ -637,8 +710,9 @@ void fwdioi_session_abort(fwdio_file_t *f, const fwdioi_errinfo_t *why, int noti
      * to match theirs, and completes the file when it is done (on_dup_done) */
     if (notify)
         fwdioi_abort_announce(f->owner, f->seq, why);
-    publish_error(f, why);
+    fwdioi_session_publish_error(f, why);
     drop_held(f, (int)why->status);
+    fwdioi_steps_fail_all(f, why);
     if (s->phase < FWDIOI_PHASE_OPEN)
         s->open_agreed = *why; /* what ready reports */
     deliver_ready(f);
@@ -659,6 +733,11 @@ void fwdioi_session_init(fwdio_file_t *f)
     s->commit_local = s->commit_agreed = s->abort_info = FWDIOI_ERRINFO_OK;
     s->committer = -1;
     STAILQ_INIT(&s->held);
+    STAILQ_INIT(&s->steps);
+    fwdioi_append_list_init(&s->close_appends);
+    s->step_committer = -1;
+    s->step_agreed = s->step_commit_local = s->step_commit_agreed = FWDIOI_ERRINFO_OK;
+    s->steps_failed = FWDIOI_ERRINFO_OK;
     f->open_task.run = open_task;
     f->close_task.run = close_task;
     f->ready_call.run = run_ready;
@@ -668,6 +747,9 @@ void fwdioi_session_init(fwdio_file_t *f)
 void fwdioi_session_free(fwdio_file_t *f)
 {
     fwdioi_assembly_free(&f->s.assembly);
+    free(f->s.step_recv);
+    f->s.step_recv = NULL;
+    f->s.step_recv_len = f->s.step_recv_cap = 0;
 }
 
 /* Client poll hook: aborts from other ranks; writers look for data of every

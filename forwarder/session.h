@@ -22,5 +22,20 @@ void fwdioi_session_data_done(fwdio_file_t *f);
 void fwdioi_session_finish_if_aborted(fwdio_file_t *f);
 /** The writer's open job is done: agree on the open status. */
 void fwdioi_session_opened(fwdio_file_t *f);
+/** Start one of the file's agreements: `count` elements of `type` of `in`
+ *  reduced with `op` into `out` on the file's communicator; `done` runs on
+ *  completion. 0, or -1 when it could not start (the file is aborted). */
+int fwdioi_session_agree(fwdio_file_t *f, int call, const void *in, void *out, int count,
+                         MPI_Datatype type, MPI_Op op, fwdioi_req_cb_t done);
+/** Start the exclusive scan of this rank's appended bytes (s.append_mine
+ *  into s.append_prefix; undefined on rank 0). 0, or -1 (aborted). */
+int fwdioi_session_scan_appends(fwdio_file_t *f, fwdioi_req_cb_t done);
+/** An agreement completed: whether it succeeded (else the file is aborted). */
+int fwdioi_session_agreement_ok(fwdio_file_t *f, int call, const MPI_Status *st);
+/** Make a failure visible to the application (writes refused, error text). */
+void fwdioi_session_publish_error(fwdio_file_t *f, const fwdioi_errinfo_t *e);
+/** Start the close agreement once this rank closed the file, it is open and
+ *  no step of it is pending. */
+void fwdioi_session_try_close(fwdio_file_t *f);
 
 #endif

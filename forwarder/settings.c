@@ -64,6 +64,7 @@ static const setting_t keys[] = {
     OPT("writer_list", K_LIST, writer_list, NULL, FWDIO_PIN_WRITER_LIST),
     OPT("targets", K_INT, targets, NULL, FWDIO_PIN_TARGETS),
     OPT("atomic_replace", K_BOOL, atomic_replace, NULL, FWDIO_PIN_ATOMIC_REPLACE),
+    OPT("append_start", K_SIZE, append_start, NULL, FWDIO_PIN_APPEND_START),
 };
 enum { NKEYS = sizeof keys / sizeof keys[0] };
 _Static_assert((int)NKEYS <= (int)FWDIOI_SETTINGS_MAX_KEYS, "raise FWDIOI_SETTINGS_MAX_KEYS");

@@ -115,6 +115,7 @@ static shared_op_t *view_of(const fwdioi_area_t *a, int from, const fwdioi_area_
     fwdioi_wire_header_t h = {0, 0};
     if (wire && e->wire_len >= sizeof h)
         memcpy(&h, wire, sizeof h);
+    v->step = h.step;
     int well_formed = wire && e->wire_len >= sizeof h &&
                       h.npieces <= (e->wire_len - sizeof h) / sizeof(fwdioi_piece_t);
     size_t table = well_formed ? (size_t)h.npieces * sizeof(fwdioi_piece_t) : 0;

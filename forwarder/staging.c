@@ -27,8 +27,10 @@ int fwdioi_staging_reserve_locked(fwdio_file_t *f, uint64_t bytes, int may_wait)
         int rc = fwdioi_write_refusal_locked(f);
         if (rc != FWDIO_OK)
             return rc;
-        /* With nothing staged, any reservation up to the budget fits. */
-        if (o->staged == 0 || o->staged + bytes <= budget)
+        /* With nothing staged, any reservation up to the budget fits.
+         * Appends held for their step's end count as staged, but only that
+         * end sends them: waiting for them would never end. */
+        if (o->staged == o->append_held || o->staged + bytes <= budget)
             break;
         /* Part of the budget may sit in open combined messages: send them
          * unless the messages already on their way will free enough (the

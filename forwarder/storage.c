@@ -147,6 +147,18 @@ static void run_finish(fwdioi_storage_job_t *job)
     job->fd = -1;
 }
 
+/* The end of a stream's step: its bytes are written (jobs run in order);
+ * made durable when asked, unless a write of the file failed already. */
+static void run_sync(fwdioi_storage_job_t *job)
+{
+    if (!job->durable || failed_fd_check(job->fd, 0))
+        return;
+    uint64_t t_trace = fwdioi_trace_begin();
+    if (fwdioi_sys_fdatasync(job->fd) != 0)
+        fail(job, FWDIO_ESYNC, FWDIOI_CALL_FDATASYNC, 0);
+    fwdioi_trace_end_file(t_trace, "fdatasync", FWDIOI_TRACE_NONE);
+}
+
 /* "dir/.name.fwdio-tmp" -> "dir" (or "." for a bare name), in buf. */
 static void dir_of(const char *path, char *buf, size_t len)
 {
@@ -232,6 +244,9 @@ static void run_job(fwdioi_io_job_t *io)
         break;
     case FWDIOI_STORAGE_FINISH:
         run_finish(job);
+        break;
+    case FWDIOI_STORAGE_SYNC:
+        run_sync(job);
         break;
     case FWDIOI_STORAGE_COMMIT:
         run_commit(job);

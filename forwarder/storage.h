@@ -18,6 +18,8 @@ typedef enum fwdioi_storage_kind {
     FWDIOI_STORAGE_OPEN,   /* open (and, for the first writer, truncate + size) */
     FWDIOI_STORAGE_WRITE,  /* pwrite the extents of one assembly buffer */
     FWDIOI_STORAGE_FINISH, /* fdatasync if durable, then close */
+    FWDIOI_STORAGE_SYNC,   /* a stream's step end: fdatasync if durable; done after
+                              every earlier job of the runtime */
     FWDIOI_STORAGE_COMMIT  /* after all data is durable: commit block, rename */
 } fwdioi_storage_kind_t;
 
@@ -56,7 +58,7 @@ typedef struct fwdioi_storage_job {
     uint64_t len;
     void *hold; /* what keeps src or the segments' bytes alive; released by
                    the owner's on_done */
-    /* FINISH */
+    /* FINISH, SYNC */
     int durable;
     /* COMMIT: path is the file written. Unless `discard`, write the commit
      * block (src, len at base; len may be 0) and make it durable, then, when

@@ -11,6 +11,7 @@
 #include "message.h"
 #include "session.h"
 #include "shared_path.h"
+#include "steps.h"
 #include "storage.h"
 #include "trace.h"
 
@@ -222,11 +223,108 @@ static void submit_direct(fwdio_file_t *f)
     fwdioi_rt_io_submit(f->rt, &job->io);
 }
 
+/* ---- a stream's steps ---- */
+
+/* Steps a message may be ahead of the first step not yet written: its
+ * received counts take 8 bytes a step. */
+enum { STEP_WINDOW = 1 << 20 };
+
+/* Count a message's bytes for its step (streams; other files have step 0
+ * only). 0, or -1 when the step cannot be the message's: one already
+ * written, or one too far ahead. */
+static int count_step(fwdio_file_t *f, uint32_t wire_step, uint64_t payload)
+{
+    fwdioi_session_t *s = &f->s;
+    if (!f->stream)
+        return wire_step == 0 ? 0 : -1;
+    /* the step in full, at or after the base (the wire has it mod 2^32) */
+    uint64_t ahead = (uint32_t)(wire_step - (uint32_t)s->step_recv_base);
+    if (ahead >= STEP_WINDOW)
+        return -1;
+    if (ahead >= s->step_recv_cap) {
+        size_t cap = s->step_recv_cap ? s->step_recv_cap : 8;
+        while (cap <= ahead)
+            cap *= 2;
+        uint64_t *r = realloc(s->step_recv, cap * sizeof *r);
+        if (!r)
+            return -1;
+        memset(r + s->step_recv_cap, 0, (cap - s->step_recv_cap) * sizeof *r);
+        s->step_recv = r;
+        s->step_recv_cap = cap;
+    }
+    if (ahead >= s->step_recv_len)
+        s->step_recv_len = (size_t)ahead + 1;
+    s->step_recv[ahead] += payload;
+    return 0;
+}
+
+/* The first step is done with: count from the next one. */
+static void step_window_advance(fwdioi_session_t *s)
+{
+    if (s->step_recv_len > 0) {
+        memmove(s->step_recv, s->step_recv + 1, (s->step_recv_len - 1) * sizeof *s->step_recv);
+        s->step_recv[--s->step_recv_len] = 0;
+    }
+    s->step_recv_base++;
+}
+
+static void on_step_synced(fwdioi_storage_job_t *job)
+{
+    fwdio_file_t *f = job->owner;
+    fwdioi_session_t *s = &f->s;
+    record_job_error(f, job);
+    s->io_pending--;
+    s->stats.sync_seconds += job->seconds;
+    fwdioi_storage_job_free(job);
+    step_window_advance(s); /* the step is written */
+    s->step_syncing = 0;
+    if (s->aborted) {
+        fwdioi_session_finish_if_aborted(f);
+        return;
+    }
+    fwdioi_steps_data_done(f);
+}
+
+void fwdioi_writer_check_step(fwdio_file_t *f)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    fwdioi_session_t *s = &f->s;
+    if (!s->step_draining || s->aborted)
+        return;
+    uint64_t got = s->step_recv_len > 0 ? s->step_recv[0] : 0;
+    if (got < s->step_expected)
+        return;
+    s->step_draining = 0;
+    if (got > s->step_expected && s->local_error.status == FWDIO_OK) {
+        /* more than the senders counted: somebody's bytes are not theirs */
+        fwdioi_errinfo_t e = {FWDIO_EPROTO, f->rank, 0, (int64_t)got,
+                              FWDIOI_REASON_BAD_STEP, -1, (int64_t)s->step_recv_base};
+        s->local_error = e;
+    }
+    /* No frame waits for the next: partly filled units go out now. */
+    if (s->local_error.status == FWDIO_OK)
+        fwdioi_assembly_flush_partial(&s->assembly);
+    fwdioi_storage_job_t *job = fwdioi_storage_job_new(FWDIOI_STORAGE_SYNC, f, on_step_synced);
+    if (!job) {
+        fwdioi_errinfo_set(&s->local_error, FWDIO_ENOMEM, f->rank, 0, 0);
+        step_window_advance(s); /* the stream fails at this step */
+        fwdioi_steps_data_done(f);
+        return;
+    }
+    job->fd = s->fd;
+    /* a commit block follows durable data only */
+    job->durable = f->opts.durable || s->step_committers > 0;
+    s->step_syncing = 1;
+    s->io_pending++;
+    fwdioi_rt_io_submit(f->rt, &job->io);
+}
+
 /* Everything announced has arrived: flush what is left, sync, close. */
 void fwdioi_writer_check_drained(fwdio_file_t *f)
 {
     FWDIOI_ASSERT_PROGRESS();
     fwdioi_session_t *s = &f->s;
+    fwdioi_writer_check_step(f);
     if (s->aborted || !s->close_agreed || s->finishing || s->recvs_pending > 0)
         return;
     uint64_t expected = s->expected_bytes[f->my_writer];
@@ -301,6 +399,17 @@ void fwdioi_writer_accept(fwdio_file_t *f, const fwdioi_pieces_view_t *v, fwdioi
     fwdioi_piece_t bad;
     int ok = check_message(f, v, &bad) == 0;
     s->received += v->payload;
+    if (count_step(f, v->step, v->payload) != 0) {
+        /* Its step's count cannot be trusted any more, so no step can be
+         * agreed: the file is aborted (every rank hears of it). */
+        fwdioi_errinfo_t why = {FWDIO_EPROTO, f->rank, 0, (int64_t)v->payload,
+                                FWDIOI_REASON_BAD_STEP, source, (int64_t)v->step};
+        fwdioi_log(FWDIOI_LOG_WARN, "rank %d: %s: a message from rank %d names step %u",
+                   f->rank, f->path, source, v->step);
+        fwdioi_session_abort(f, &why, 1);
+        hold_release(f, hold);
+        return;
+    }
     if (!ok) {
         fwdioi_errinfo_t e = {FWDIO_EPROTO, f->rank, 0, (int64_t)bad.offset,
                               FWDIOI_REASON_BAD_PIECE, source, (int64_t)bad.len};
@@ -548,7 +657,7 @@ void fwdioi_writer_open(fwdio_file_t *f)
         return;
     }
     job->path = f->write_path;
-    job->size = f->size;
+    job->size = f->stream ? f->opts.append_start : f->size; /* a stream grows from there */
     job->sets_length = f->my_writer == 0;
     f->s.io_pending++;
     fwdioi_rt_io_submit(f->rt, &job->io);

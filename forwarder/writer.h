@@ -15,6 +15,9 @@ void fwdioi_writer_check_drained(fwdio_file_t *f);
 /** Receive what has arrived for the file while memory allows; returns the
  *  receives started. */
 int fwdioi_writer_probe(fwdio_file_t *f);
+/** A stream's first step is agreed: once its bytes have all arrived, flush
+ *  partial units, write (and sync) them, then fwdioi_steps_data_done. */
+void fwdioi_writer_check_step(fwdio_file_t *f);
 /** Close the descriptor of an aborted file (no sync). */
 void fwdioi_writer_close_aborted(fwdio_file_t *f);
 

@@ -355,6 +355,7 @@ typedef struct fwdio_config {
 #define FWDIO_PIN_WRITER_LIST ((uint64_t)1 << 41)      /**< fwdio_options_t.writer_list(_len) */
 #define FWDIO_PIN_TARGETS ((uint64_t)1 << 42)          /**< fwdio_options_t.targets */
 #define FWDIO_PIN_ATOMIC_REPLACE ((uint64_t)1 << 43)   /**< fwdio_options_t.atomic_replace */
+#define FWDIO_PIN_APPEND_START ((uint64_t)1 << 44)     /**< fwdio_options_t.append_start */
 /** Every key of both structs: the code decides everything; the environment
  *  and the config file are not read for this struct. */
 #define FWDIO_PIN_ALL (~(uint64_t)0)
@@ -464,9 +465,16 @@ typedef struct fwdio_options {
      *  given, even 0 (the default), never taken from the environment or the
      *  config file. See "Where settings come from". Default 0: none. */
     uint64_t pinned;
+    /** Streams (FWDIO_SIZE_GROWS) only: where the first appended byte goes
+     *  (fwdio_append), and the length the first writer cuts the file to at
+     *  the open: an existing file keeps its first append_start bytes (a
+     *  trajectory continued after a restart, a dump appended to), a shorter
+     *  one is extended with zeros. Default 0: the stream starts empty.
+     *  Ignored for a file with a size. */
+    uint64_t append_start;
     /** Room for fields of later versions: leave it zero (see "Growing the
      *  structs"). */
-    uint64_t reserved[8];
+    uint64_t reserved[7];
 } fwdio_options_t;
 
 /** Default write_size, chosen by measurement (see bench/README.md). */
@@ -484,19 +492,37 @@ typedef struct fwdio_options {
  */
 typedef void (*fwdio_file_cb_t)(fwdio_file_t *file, int status, void *user);
 
-/** Callbacks of one file; any may be NULL. Each fires exactly once on every rank. */
+/**
+ * Callback for the completion of step `step` (0, 1, ...) of a stream (see
+ * fwdio_step_end): `status` is agreed on by every rank; FWDIO_OK means every
+ * byte of the step and of the steps before it is in the file (durable, with
+ * options.durable) and the step's commit block, if one was set, is written
+ * and durable.
+ */
+typedef void (*fwdio_step_cb_t)(fwdio_file_t *file, uint64_t step, int status, void *user);
+
+/** Callbacks of one file; any may be NULL. Each fires exactly once on every rank
+ *  (step once per step this rank ended). */
 typedef struct fwdio_callbacks {
     /** The writers have opened and sized the file (or failed to). */
     fwdio_file_cb_t ready;
     /** Every byte is in the file (and durable, with options.durable), or the file
-     *  failed. Fires after ready. */
+     *  failed. Fires after ready, and after every step callback. */
     fwdio_file_cb_t complete;
-    /** Passed to both callbacks. */
+    /** Passed to every callback. */
     void *user;
+    /** Streams: a step is complete, or failed (after ready, in step order). */
+    fwdio_step_cb_t step;
     /** Room for callbacks of later versions: leave it NULL (see "Growing the
      *  structs"). */
-    void *reserved[4];
+    void *reserved[3];
 } fwdio_callbacks_t;
+
+/** The size to give fwdio_open for a stream, a file that grows (fwdio_step_end). */
+#define FWDIO_SIZE_GROWS UINT64_MAX
+/** The largest a stream may grow to: 2^62 bytes (writes past it are
+ *  FWDIO_ERANGE). */
+#define FWDIO_STREAM_MAX_SIZE ((uint64_t)1 << 62)
 
 /** Detail of a file's failure, the same on every rank. */
 typedef struct fwdio_error_info {
@@ -618,6 +644,49 @@ FWDIO_API int fwdio_options_set_info(fwdio_options_t *opts, MPI_Info info);
  *         cannot be opened is reported later as FWDIO_EOPEN through the
  *         callbacks and fwdio_wait(), and so are the mismatches above.
  */
+/*
+ * Streams. fwdio_open with size FWDIO_SIZE_GROWS opens a stream: a file
+ * without a final size, for output that comes a step at a time (a
+ * trajectory's frames). The first writer cuts the file to
+ * options.append_start bytes at the open (0 by default: nothing is kept);
+ * after that the file's size is the end of the highest byte
+ * written (a hole at the end is not part of it), and nothing but the
+ * stream's own bytes is ever written or cut. Writes (fwdio_write,
+ * fwdio_try_write, fwdio_write_lent) go anywhere below
+ * FWDIO_STREAM_MAX_SIZE. Stripes map to writers without a total: the
+ * cyclic and targets layouts as for any file; the block layout, which needs
+ * the final size to cut the file into one run per writer, means cyclic for
+ * a stream. atomic_replace does not apply to a stream (FWDIO_EINVAL): a
+ * stream is read while it grows.
+ *
+ * Steps. fwdio_step_end() (collective, returns at once) ends the step on
+ * this rank: the bytes this rank wrote since its previous step end belong to
+ * step k (0, 1, ... in order of the calls). Step k completes once every rank
+ * has ended it and every byte of it is in the file: writers flush their
+ * partly filled write units at each step end, so no step waits for the next.
+ * Steps complete in order; then callbacks.step runs and fwdio_step_test() /
+ * fwdio_step_wait() answer. With options.durable, or when the step has a
+ * commit block, the writers fdatasync before the step completes.
+ *
+ * Commit blocks of a stream. fwdio_set_commit during a step (on one rank)
+ * gives that step a commit block: it is written, and made durable, only
+ * after every other byte of the step is durable on every writer, and before
+ * the step completes. A later step's block at the same offset replaces it.
+ * So a header that counts the steps (a DCD's frame count) always describes
+ * complete steps, each whole, whenever the job is killed. Keep the block's
+ * bytes out of every fwdio_write: a write of a later step may land before
+ * or after the block. A block set after the last step end is written at
+ * the close, as for any file.
+ *
+ * A step that fails (a writer's pwrite, the commit block, an MPI failure)
+ * fails the stream: it and every later step report the error, agreed on by
+ * every rank; later writes return FWDIO_EFAILED and the file's complete
+ * status is the error. Bytes written after the last fwdio_step_end belong
+ * to no step: they are in the file when it completes. Every rank must end
+ * the same number of steps before fwdio_close; ranks that do not fail the
+ * stream with FWDIO_EINVAL ("ranks disagree on the steps").
+ */
+
 FWDIO_API int fwdio_open(fwdio_runtime_t *rt, const char *path, uint64_t size,
                          const fwdio_options_t *opts, const fwdio_callbacks_t *cbs,
                          fwdio_file_t **file);
@@ -718,6 +787,64 @@ FWDIO_API int fwdio_try_write(fwdio_file_t *file, const void *buf, size_t len, u
  *         FWDIO_ECLOSED (after fwdio_close); FWDIO_ENOMEM.
  */
 FWDIO_API int fwdio_set_commit(fwdio_file_t *file, const void *buf, size_t len, uint64_t offset);
+
+/**
+ * End this rank's current step of a stream (collective over the runtime's
+ * ranks, nonblocking: it returns at once). The bytes this rank wrote to the
+ * file since its previous fwdio_step_end (or the open) and the commit block
+ * set since then are step k, where k counts this rank's earlier calls; the
+ * step completes as described under "Streams" above fwdio_open. Open
+ * combined messages of the file are sent now. A step may be empty on any
+ * rank.
+ * @return FWDIO_OK; FWDIO_EINVAL (NULL file, or a file that is not a stream:
+ *         the reason is on stderr); FWDIO_ECLOSED (after fwdio_close);
+ *         FWDIO_ENOMEM (nothing ended); FWDIO_EFAILED (the stream has failed:
+ *         the step is ended all the same, so ranks stay in step, and its
+ *         callback reports the error).
+ */
+FWDIO_API int fwdio_step_end(fwdio_file_t *file);
+
+/**
+ * Append `len` bytes of `buf` to a stream in order (nonblocking: the bytes
+ * are copied, and wait in the staging budget until the step ends). At the
+ * end of the step fwdio places every rank's appends of the step one after
+ * the other, in rank order and, within a rank, in the order of its calls,
+ * after everything the earlier steps appended; a nonblocking exclusive scan
+ * of the ranks' appended bytes gives each its offset, so the application
+ * exchanges no lengths. Appends start at options.append_start (default
+ * 0); they and fwdio_write at explicit offsets may be mixed in a stream,
+ * and it is the application's part to keep them apart: a header written at
+ * explicit offsets below append_start with frames appended after it, say. Bytes appended after the last fwdio_step_end are placed at the
+ * close.
+ * The appends of one step held on a rank may take at most half the staging
+ * budget (fwdio_config_t.staging_buffer): the other half keeps fwdio_write
+ * flowing, as only the step's end can send them.
+ * @return FWDIO_OK; FWDIO_EINVAL (NULL file, NULL buf with len > 0, not a
+ *         stream); FWDIO_ETOOBIG (the step's appends would pass half the
+ *         staging budget: nothing is taken; end the step first);
+ *         FWDIO_ECLOSED; FWDIO_EFAILED; FWDIO_ENOMEM; FWDIO_EAGAIN (from a
+ *         callback on the progress thread when staging is full).
+ */
+FWDIO_API int fwdio_append(fwdio_file_t *file, const void *buf, size_t len);
+
+/**
+ * Check without blocking whether step `step` of a stream is complete (its
+ * callback has run on this rank). Runs queued callbacks first, as
+ * fwdio_test does.
+ * @param done  set to 1 when complete, else 0.
+ * @return the step's status when *done is 1, else FWDIO_OK; FWDIO_EINVAL
+ *         (NULL arguments, not a stream, or a step this rank has not ended).
+ */
+FWDIO_API int fwdio_step_test(fwdio_file_t *file, uint64_t step, int *done);
+
+/**
+ * Block until step `step` of a stream is complete and its callback has run
+ * on this rank; return its status. Runs queued callbacks while waiting.
+ * @return the step's status; FWDIO_EINVAL (NULL file, not a stream, or a
+ *         step this rank has not ended: waiting could never end);
+ *         FWDIO_ECONTEXT (from a callback).
+ */
+FWDIO_API int fwdio_step_wait(fwdio_file_t *file, uint64_t step);
 
 /**
  * Declare that this rank has written all it will to the file (nonblocking).

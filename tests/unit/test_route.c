@@ -187,8 +187,8 @@ static int check_messages(const fwdio_file_t *f, fwdioi_msg_t *first, fwdioi_msg
         fwdioi_wire_header_t h;
         memcpy(&h, m->wire, sizeof h);
         size_t data_len = lent ? 0 : (size_t)m->payload;
-        ROUTE_CHECK(h.npieces >= 1 && h.reserved == 0, "%s: message %d header: %u pieces, %u",
-                    what, nmsgs, h.npieces, h.reserved);
+        ROUTE_CHECK(h.npieces >= 1 && h.step == 0, "%s: message %d header: %u pieces, %u",
+                    what, nmsgs, h.npieces, h.step);
         ROUTE_CHECK(m->wire_len == sizeof h + data_len + h.npieces * sizeof(fwdioi_piece_t),
                     "%s: message %d: wire_len %zu for %llu data bytes and %u pieces", what, nmsgs,
                     m->wire_len, (unsigned long long)data_len, h.npieces);

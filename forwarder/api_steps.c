@@ -1,0 +1,145 @@
+/* The public calls of streams (fwdio.h, "Streams"): ending a step, and
+ * asking whether one is complete. The progress side is steps.c. */
+#include "appends.h"
+#include "combine.h"
+#include "file.h"
+#include "log.h"
+#include "steps.h"
+#include "trace.h"
+
+#include <stdlib.h>
+
+static int refuse_not_stream(const fwdio_file_t *f, const char *call)
+{
+    fwdioi_report("%s of %s: the file is not a stream (open it with FWDIO_SIZE_GROWS)", call,
+                  f->path);
+    return FWDIO_EINVAL;
+}
+
+int fwdio_step_end(fwdio_file_t *f)
+{
+    if (!f)
+        return FWDIO_EINVAL;
+    if (!f->stream)
+        return refuse_not_stream(f, "fwdio_step_end");
+    double t0 = fwdioi_now();
+    uint64_t t_trace = fwdioi_trace_begin();
+    fwdioi_step_t *step = fwdioi_step_new(f);
+    if (!step)
+        return FWDIO_ENOMEM;
+    fwdioi_rt_lock(f->rt);
+    while (!f->app_closed && f->combine_copies > 0) /* bytes of a write being copied in */
+        fwdioi_rt_sleep_locked(f->rt);
+    if (f->app_closed) {
+        fwdioi_rt_unlock(f->rt);
+        fwdioi_step_free(step);
+        return FWDIO_ECLOSED;
+    }
+    /* The step's combined messages go before its record: the progress
+     * thread counts every message it meets before the record in the step. */
+    fwdioi_combine_flush_file_locked(f);
+    step->index = f->steps_ended++;
+    step->commit_buf = f->commit_buf; /* the step's commit block, if any */
+    step->commit_len = f->commit_len;
+    step->commit_offset = f->commit_offset;
+    f->commit_buf = NULL;
+    fwdioi_append_list_move(&step->appends, &f->appends);
+    int rc = f->failed_known ? FWDIO_EFAILED : FWDIO_OK;
+    fwdioi_rt_submit(f->rt, &step->task);
+    f->stats.time_blocked += fwdioi_now() - t0;
+    uint64_t index = step->index;
+    fwdioi_rt_unlock(f->rt);
+    fwdioi_trace_end(t_trace, "step end", (int64_t)f->seq, (int64_t)index, FWDIOI_TRACE_NONE,
+                     FWDIOI_TRACE_NONE);
+    return rc;
+}
+
+int fwdio_append(fwdio_file_t *f, const void *buf, size_t len)
+{
+    if (!f || (!buf && len > 0))
+        return FWDIO_EINVAL;
+    if (!f->stream)
+        return refuse_not_stream(f, "fwdio_append");
+    double t0 = fwdioi_now();
+    uint64_t t_trace = fwdioi_trace_begin();
+    int rc = fwdioi_append(f, buf, len);
+    fwdioi_rt_lock(f->rt);
+    f->stats.time_blocked += fwdioi_now() - t0;
+    fwdioi_rt_unlock(f->rt);
+    fwdioi_trace_end(t_trace, "append", (int64_t)f->seq, (int64_t)len, FWDIOI_TRACE_NONE,
+                     FWDIOI_TRACE_NONE);
+    return rc;
+}
+
+/* Whether step `k` is complete here, and its status (runtime lock held). */
+static int step_status_locked(const fwdio_file_t *f, uint64_t k, int *done)
+{
+    *done = k < f->steps_done;
+    return *done && k >= f->step_fail_from ? f->step_fail_status : FWDIO_OK;
+}
+
+static int refuse_step(const fwdio_file_t *f, const char *call, uint64_t k)
+{
+    fwdioi_report("%s of %s: step %llu has not been ended on this rank (%llu ended so far)",
+                  call, f->path, (unsigned long long)k, (unsigned long long)f->steps_ended);
+    return FWDIO_EINVAL;
+}
+
+int fwdio_step_test(fwdio_file_t *f, uint64_t k, int *done)
+{
+    if (!f || !done)
+        return FWDIO_EINVAL;
+    if (!f->stream)
+        return refuse_not_stream(f, "fwdio_step_test");
+    fwdioi_rt_lock(f->rt);
+    int ended = k < f->steps_ended;
+    if (ended)
+        fwdioi_combine_flush_all_locked(f->owner);
+    fwdioi_rt_unlock(f->rt);
+    if (!ended)
+        return refuse_step(f, "fwdio_step_test", k);
+    if (!fwdioi_rt_on_progress_thread())
+        fwdioi_rt_run_calls(f->rt);
+    fwdioi_rt_lock(f->rt);
+    int status = step_status_locked(f, k, done);
+    fwdioi_rt_unlock(f->rt);
+    return status;
+}
+
+typedef struct step_wait {
+    const fwdio_file_t *file;
+    uint64_t step;
+} step_wait_t;
+
+static int step_completed(void *arg)
+{
+    const step_wait_t *w = arg;
+    return w->step < w->file->steps_done;
+}
+
+int fwdio_step_wait(fwdio_file_t *f, uint64_t k)
+{
+    if (!f)
+        return FWDIO_EINVAL;
+    if (!f->stream)
+        return refuse_not_stream(f, "fwdio_step_wait");
+    if (fwdioi_rt_on_progress_thread() || fwdioi_rt_in_callback())
+        return FWDIO_ECONTEXT;
+    fwdioi_rt_lock(f->rt);
+    int ended = k < f->steps_ended;
+    if (ended)
+        fwdioi_combine_flush_all_locked(f->owner); /* other files' bytes go while we wait */
+    fwdioi_rt_unlock(f->rt);
+    if (!ended)
+        return refuse_step(f, "fwdio_step_wait", k);
+    uint64_t t_trace = fwdioi_trace_begin();
+    step_wait_t w = {f, k};
+    fwdioi_rt_wait(f->rt, step_completed, &w);
+    int done;
+    fwdioi_rt_lock(f->rt);
+    int status = step_status_locked(f, k, &done);
+    fwdioi_rt_unlock(f->rt);
+    fwdioi_trace_end(t_trace, "step wait", (int64_t)f->seq, (int64_t)k, FWDIOI_TRACE_NONE,
+                     FWDIOI_TRACE_NONE);
+    return status;
+}

@@ -1,0 +1,324 @@
+/*
+ * The steps of a stream on the progress thread (steps.h): tagging messages
+ * with their step, and the agreements that complete each step in order.
+ */
+#include "steps.h"
+
+#include "appends.h"
+#include "log.h"
+#include "session.h"
+#include "storage.h"
+#include "writer.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Step tags run over 1..2^20 (the step index modulo 2^20, plus 1): ranks that
+ * ended different numbers of steps pass different tags at the first
+ * agreement where they part. Small enough that P * tag^2 fits 64 bits. */
+#define STEP_TAG_SPAN ((uint64_t)1 << 20)
+
+static uint64_t step_tag(uint64_t index) { return index % STEP_TAG_SPAN + 1; }
+
+void fwdioi_steps_set_tag(uint64_t *sums, int nwriters, uint64_t tag)
+{
+    sums[nwriters + 2] = tag;
+    sums[nwriters + 3] = tag * tag;
+}
+
+int fwdioi_steps_tags_agree(const uint64_t *sums, int nwriters, int nranks, uint64_t tag)
+{
+    /* sum t_i = P t and sum t_i^2 = P t^2 hold only when every t_i = t
+     * (their variance is 0) */
+    return sums[nwriters + 2] == (uint64_t)nranks * tag &&
+           sums[nwriters + 3] == (uint64_t)nranks * tag * tag;
+}
+
+/* ---- the step record and its callback ---- */
+
+static void step_task(fwdioi_task_t *task);
+
+static void run_step(fwdioi_call_t *call)
+{
+    fwdioi_step_t *step = (fwdioi_step_t *)((char *)call - offsetof(fwdioi_step_t, call));
+    fwdio_file_t *f = step->file;
+    if (f->cbs.step)
+        f->cbs.step(f, step->index, step->status, f->cbs.user);
+    fwdioi_rt_lock(f->rt);
+    f->steps_done = step->index + 1;
+    if (step->status != FWDIO_OK && f->step_fail_from == UINT64_MAX) {
+        f->step_fail_from = step->index;
+        f->step_fail_status = step->status;
+    }
+    fwdioi_rt_broadcast(f->rt); /* fwdio_step_wait */
+    fwdioi_rt_unlock(f->rt);
+    fwdioi_step_free(step);
+}
+
+fwdioi_step_t *fwdioi_step_new(fwdio_file_t *f)
+{
+    size_t n = (size_t)f->plan.nwriters + FWDIOI_CLOSE_EXTRA;
+    fwdioi_step_t *step = calloc(1, sizeof *step + n * sizeof step->sums[0]);
+    if (!step)
+        return NULL;
+    step->task.run = step_task;
+    fwdioi_append_list_init(&step->appends);
+    step->call.run = run_step;
+    step->file = f;
+    return step;
+}
+
+void fwdioi_step_free(fwdioi_step_t *step)
+{
+    if (!step)
+        return;
+    free(step->commit_buf);
+    free(step);
+}
+
+/* ---- tagging messages ---- */
+
+void fwdioi_steps_tag_as(fwdio_file_t *f, fwdioi_msg_t *m, uint64_t step, uint64_t *sums)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    if (!f->stream)
+        return;
+    m->step = step;
+    fwdioi_wire_header_t h;
+    memcpy(&h, m->wire, sizeof h);
+    h.step = (uint32_t)step;
+    memcpy(m->wire, &h, sizeof h);
+    if (sums)
+        sums[m->writer] += m->payload;
+}
+
+void fwdioi_steps_tag(fwdio_file_t *f, fwdioi_msg_t *m)
+{
+    fwdioi_steps_tag_as(f, m, f->s.step_fill, f->s.step_sent);
+}
+
+int fwdioi_steps_untag(fwdio_file_t *f, const fwdioi_msg_t *m)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    if (!f->stream)
+        return 0;
+    if (m->step != f->s.step_fill)
+        return -1;
+    f->s.step_sent[m->writer] -= m->payload;
+    return 0;
+}
+
+/* fwdio_step_end's record reaches the progress thread: every message of the
+ * step was tagged before it (tasks run in order), the next ones belong to
+ * the next step. */
+static void step_task(fwdioi_task_t *task)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    fwdioi_step_t *step = (fwdioi_step_t *)task;
+    fwdio_file_t *f = step->file;
+    fwdioi_session_t *s = &f->s;
+    const int nw = f->plan.nwriters;
+    memcpy(step->sums, s->step_sent, (size_t)nw * sizeof *s->step_sent);
+    memset(s->step_sent, 0, (size_t)nw * sizeof *s->step_sent);
+    s->step_fill++;
+    step->sums[nw] = step->commit_buf != NULL;
+    step->sums[nw + 1] = step->commit_buf ? (uint64_t)f->rank : 0;
+    fwdioi_steps_set_tag(step->sums, nw, step_tag(step->index));
+    STAILQ_INSERT_TAIL(&s->steps, step, link);
+    if (s->aborted)
+        fwdioi_steps_fail_all(f, &s->abort_info);
+    else
+        fwdioi_steps_pump(f);
+}
+
+int fwdioi_steps_pending(const fwdio_file_t *f) { return !STAILQ_EMPTY(&f->s.steps); }
+
+/* ---- completing steps in order ---- */
+
+/* The first step is complete with `result`: its callback goes out. A failure
+ * fails the stream. */
+static void complete_first(fwdio_file_t *f, const fwdioi_errinfo_t *result)
+{
+    fwdioi_session_t *s = &f->s;
+    fwdioi_step_t *step = STAILQ_FIRST(&s->steps);
+    STAILQ_REMOVE_HEAD(&s->steps, link);
+    s->step_busy = 0;
+    step->status = (int)result->status;
+    fwdioi_appends_drop(f, &step->appends); /* not routed: the step failed */
+    if (result->status != FWDIO_OK && s->steps_failed.status == FWDIO_OK) {
+        s->steps_failed = *result;
+        fwdioi_session_publish_error(f, result); /* later writes are refused */
+    }
+    fwdioi_rt_deliver(f->rt, &step->call);
+}
+
+void fwdioi_steps_fail_all(fwdio_file_t *f, const fwdioi_errinfo_t *why)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    while (!STAILQ_EMPTY(&f->s.steps))
+        complete_first(f, f->s.steps_failed.status != FWDIO_OK ? &f->s.steps_failed : why);
+}
+
+static void on_step_commit_agreed(void *arg, const MPI_Status *st)
+{
+    fwdio_file_t *f = arg;
+    if (!fwdioi_session_agreement_ok(f, FWDIOI_MPI_AGREE_STEP_COMMIT, st))
+        return;
+    complete_first(f, &f->s.step_commit_agreed);
+    fwdioi_steps_pump(f);
+}
+
+static void start_commit_agreement(fwdio_file_t *f)
+{
+    fwdioi_session_t *s = &f->s;
+    fwdioi_session_agree(f, FWDIOI_MPI_AGREE_STEP_COMMIT, &s->step_commit_local,
+                         &s->step_commit_agreed, FWDIOI_ERRINFO_INTS, MPI_INT64_T,
+                         f->owner->agree_op, on_step_commit_agreed);
+}
+
+static void on_step_commit_done(fwdioi_storage_job_t *job)
+{
+    fwdio_file_t *f = job->owner;
+    fwdioi_session_t *s = &f->s;
+    if (job->status != FWDIO_OK)
+        fwdioi_errinfo_set_call(&s->step_commit_local, job->status, f->rank, job->sys_errno,
+                                job->err_offset, job->err_call);
+    s->io_pending--;
+    fwdioi_storage_job_free(job);
+    free(s->step_commit_buf);
+    s->step_commit_buf = NULL;
+    if (s->aborted)
+        fwdioi_session_finish_if_aborted(f);
+    else
+        start_commit_agreement(f);
+}
+
+/* The step's data is in the file (durable) on every writer: its rank writes
+ * the step's commit block and syncs it. */
+static void start_step_commit(fwdio_file_t *f, fwdioi_step_t *step)
+{
+    fwdioi_session_t *s = &f->s;
+    s->step_commit_local = FWDIOI_ERRINFO_OK;
+    if (f->rank != s->step_committer) {
+        start_commit_agreement(f);
+        return;
+    }
+    fwdioi_storage_job_t *job =
+        fwdioi_storage_job_new(FWDIOI_STORAGE_COMMIT, f, on_step_commit_done);
+    if (!job) {
+        fwdioi_errinfo_set(&s->step_commit_local, FWDIO_ENOMEM, f->rank, 0, 0);
+        start_commit_agreement(f);
+        return;
+    }
+    /* the job owns the block now: the step may fail (abort) while it runs */
+    s->step_commit_buf = step->commit_buf;
+    step->commit_buf = NULL;
+    job->path = f->write_path;
+    job->src = s->step_commit_buf;
+    job->len = step->commit_len;
+    job->base = step->commit_offset;
+    s->io_pending++;
+    fwdioi_rt_io_submit(f->rt, &job->io);
+}
+
+static void on_step_final(void *arg, const MPI_Status *st)
+{
+    fwdio_file_t *f = arg;
+    fwdioi_session_t *s = &f->s;
+    if (!fwdioi_session_agreement_ok(f, FWDIOI_MPI_AGREE_STEP_FINAL, st))
+        return;
+    if (s->step_agreed.status == FWDIO_OK && s->step_committers == 1) {
+        start_step_commit(f, STAILQ_FIRST(&s->steps));
+        return;
+    }
+    complete_first(f, &s->step_agreed);
+    fwdioi_steps_pump(f);
+}
+
+void fwdioi_steps_data_done(fwdio_file_t *f)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    fwdioi_session_t *s = &f->s;
+    if (s->aborted) {
+        fwdioi_session_finish_if_aborted(f);
+        return;
+    }
+    fwdioi_session_agree(f, FWDIOI_MPI_AGREE_STEP_FINAL, &s->local_error, &s->step_agreed,
+                         FWDIOI_ERRINFO_INTS, MPI_INT64_T, f->owner->agree_op, on_step_final);
+}
+
+static void on_step_counts(void *arg, const MPI_Status *st)
+{
+    fwdio_file_t *f = arg;
+    fwdioi_session_t *s = &f->s;
+    if (!fwdioi_session_agreement_ok(f, FWDIOI_MPI_AGREE_STEP, st))
+        return;
+    const int nw = f->plan.nwriters;
+    fwdioi_step_t *step = STAILQ_FIRST(&s->steps);
+    if (!fwdioi_steps_tags_agree(s->step_out, nw, f->plan.nranks, step_tag(step->index))) {
+        /* Another rank closed the file, or is at another step: every rank
+         * sees the same sums and gives up the file's collectives alike. */
+        fwdioi_errinfo_t why = {FWDIO_EINVAL, -1, 0, 0, FWDIOI_REASON_STEPS, -1, 0};
+        fwdioi_session_abort(f, &why, 0);
+        return;
+    }
+    s->append_base += s->step_out[nw + 4]; /* the next step appends after these */
+    s->step_committers = (int)s->step_out[nw];
+    s->step_committer = s->step_committers == 1 ? (int)s->step_out[nw + 1] : -1;
+    if (s->step_committers > 1 && step->commit_buf) {
+        fwdioi_errinfo_t e = {FWDIO_EINVAL, f->rank, 0, (int64_t)step->commit_offset,
+                              FWDIOI_REASON_COMMITTERS, -1, s->step_committers};
+        if (s->local_error.status == FWDIO_OK)
+            s->local_error = e;
+    }
+    if (f->my_writer < 0) {
+        fwdioi_steps_data_done(f);
+        return;
+    }
+    s->step_expected = s->step_out[f->my_writer];
+    s->step_draining = 1;
+    fwdioi_writer_check_step(f);
+}
+
+/* Every rank's appended bytes of the step are scanned: this rank's go after
+ * lower ranks'; route them, then agree on the step's bytes per writer. */
+static void on_step_scan(void *arg, const MPI_Status *st)
+{
+    fwdio_file_t *f = arg;
+    fwdioi_session_t *s = &f->s;
+    if (!fwdioi_session_agreement_ok(f, FWDIOI_MPI_SCAN_APPEND, st))
+        return;
+    fwdioi_step_t *step = STAILQ_FIRST(&s->steps);
+    const int nw = f->plan.nwriters;
+    uint64_t at = s->append_base + (f->rank == 0 ? 0 : s->append_prefix);
+    step->sums[nw + 4] = step->appends.bytes;
+    fwdioi_appends_route(f, &step->appends, at, step->index, step->sums);
+    if (s->aborted) /* sending failed */
+        return;
+    fwdioi_session_agree(f, FWDIOI_MPI_AGREE_STEP, step->sums, s->step_out,
+                         nw + FWDIOI_CLOSE_EXTRA, MPI_UINT64_T, MPI_SUM, on_step_counts);
+}
+
+void fwdioi_steps_pump(fwdio_file_t *f)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    fwdioi_session_t *s = &f->s;
+    while (!s->step_busy && !s->aborted && s->phase == FWDIOI_PHASE_OPEN &&
+           !STAILQ_EMPTY(&s->steps)) {
+        /* After a failure every rank knows: no agreement is needed. */
+        if (s->open_agreed.status != FWDIO_OK) {
+            complete_first(f, &s->open_agreed);
+            continue;
+        }
+        if (s->steps_failed.status != FWDIO_OK) {
+            complete_first(f, &s->steps_failed);
+            continue;
+        }
+        fwdioi_step_t *step = STAILQ_FIRST(&s->steps);
+        s->step_busy = 1;
+        s->append_mine = step->appends.bytes;
+        fwdioi_session_scan_appends(f, on_step_scan);
+        return;
+    }
+    fwdioi_session_try_close(f);
+}
