@@ -633,17 +633,17 @@ int fwdio_set_commit(fwdio_file_t *f, const void *buf, size_t len, uint64_t offs
         return FWDIO_ENOMEM;
     memcpy(copy, buf, len);
     fwdioi_rt_lock(f->rt);
-    int rc = f->app_closed ? FWDIO_ECLOSED : f->commit_buf ? FWDIO_EINVAL : FWDIO_OK;
-    if (rc == FWDIO_OK) { /* read by the progress thread after the close task */
-        f->commit_buf = copy;
-        f->commit_len = len;
-        f->commit_offset = offset;
-    }
+    /* one block for a file with a size; a stream's step may have several */
+    int max = f->stream ? FWDIOI_MAX_COMMIT_BLOCKS : 1;
+    int rc = f->app_closed ? FWDIO_ECLOSED : f->commit.n >= max ? FWDIO_EINVAL : FWDIO_OK;
+    if (rc == FWDIO_OK) /* read by the progress thread after the close task or step end */
+        f->commit.b[f->commit.n++] = (fwdioi_commit_block_t){copy, len, offset};
     fwdioi_rt_unlock(f->rt);
     if (rc != FWDIO_OK) {
         free(copy);
         fwdioi_log(FWDIOI_LOG_WARN, "fwdio_set_commit of %s: %s", f->path,
                       rc == FWDIO_ECLOSED ? "the file is already closed on this rank"
+                      : f->stream         ? "this step has its 8 commit blocks already"
                                           : "a commit block is already set on this rank");
     }
     return rc;

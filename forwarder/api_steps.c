@@ -39,10 +39,7 @@ int fwdio_step_end(fwdio_file_t *f)
      * thread counts every message it meets before the record in the step. */
     fwdioi_combine_flush_file_locked(f);
     step->index = f->steps_ended++;
-    step->commit_buf = f->commit_buf; /* the step's commit block, if any */
-    step->commit_len = f->commit_len;
-    step->commit_offset = f->commit_offset;
-    f->commit_buf = NULL;
+    fwdioi_commit_set_move(&step->commit, &f->commit); /* the step's commit blocks */
     fwdioi_append_list_move(&step->appends, &f->appends);
     int rc = f->failed_known ? FWDIO_EFAILED : FWDIO_OK;
     fwdioi_rt_submit(f->rt, &step->task);

@@ -10,6 +10,7 @@
 #define FWDIOI_FILE_H
 
 #include "agree.h"
+#include "commit_set.h"
 #include "node_area.h"
 #include "open_check.h"
 
@@ -160,10 +161,7 @@ typedef struct fwdioi_step {
     fwdio_file_t *file;
     uint64_t index;
     int status;
-    /* the commit block set during the step on this rank (fwdio_set_commit) */
-    uint8_t *commit_buf;
-    size_t commit_len;
-    uint64_t commit_offset;
+    fwdioi_commit_set_t commit; /* the blocks set during the step on this rank */
     fwdioi_append_list_t appends; /* this rank's fwdio_append calls of the step */
     STAILQ_ENTRY(fwdioi_step) link; /* in the session's `steps` (progress) */
     /* [nwriters + FWDIOI_CLOSE_EXTRA]: this rank's bytes of the step per
@@ -260,7 +258,7 @@ typedef struct fwdioi_session {
     int close_scanning;     /* their scan is under way */
     int step_committers, step_committer;
     fwdioi_errinfo_t step_agreed, step_commit_local, step_commit_agreed;
-    uint8_t *step_commit_buf; /* the block the commit job writes (owned) */
+    fwdioi_commit_set_t step_commit; /* the blocks the step's commit job writes */
     /* A step failed (agreed on every rank): later steps fail alike, without
      * agreements, and the stream with them. */
     fwdioi_errinfo_t steps_failed;
@@ -271,6 +269,15 @@ typedef struct fwdioi_session {
     uint64_t step_recv_base;
     uint64_t step_expected;
     int step_draining, step_syncing;
+    /* steps complete here (callbacks delivered), and the messages of later
+     * steps kept unwritten until the steps before theirs are complete, so
+     * the file never holds bytes of a step beyond an incomplete one
+     * (writer.c); their received bytes, and whether the cap was hit */
+    uint64_t steps_complete;
+    struct fwdioi_deferred *deferred;
+    size_t ndeferred, deferred_cap;
+    uint64_t deferred_received;
+    int deferred_capped;
 } fwdioi_session_t;
 
 /* An abort announced by another rank for a file this rank has not opened yet. */
@@ -370,9 +377,7 @@ struct fwdio_file {
     int failed_known; /* a failure is agreed: further writes are refused */
     int complete_delivered;
     fwdioi_errinfo_t known_error;
-    uint8_t *commit_buf; /* fwdio_set_commit: the block, its size and offset */
-    size_t commit_len;
-    uint64_t commit_offset;
+    fwdioi_commit_set_t commit; /* fwdio_set_commit since the last step end (or open) */
     char error_text[256];
     fwdio_file_stats_t stats;     /* app fields live; writer fields published */
     uint64_t staged_file;         /* bytes of this file staged now */

@@ -23,9 +23,9 @@ void fwdioi_file_release(fwdio_file_t *f)
     free(f->s.expected_bytes);
     free(f->s.step_sent);
     free(f->s.step_out);
-    free(f->s.step_commit_buf);
+    fwdioi_commit_set_free(&f->s.step_commit);
     free(f->s.received_from);
-    free(f->commit_buf);
+    fwdioi_commit_set_free(&f->commit);
     free(f->write_path);
     free(f->path_key);
     free(f->path);

@@ -309,11 +309,14 @@ static void start_commit(fwdio_file_t *f)
     job->path = f->write_path;
     job->target = f->opts.atomic_replace ? f->path : NULL;
     job->discard = data_result(f)->status != FWDIO_OK;
-    if (s->committers == 1 && f->commit_buf) {
-        job->src = f->commit_buf;
-        job->len = f->commit_len;
-        job->base = f->commit_offset;
-    }
+    for (int i = 0; s->committers == 1 && i < f->commit.n; i++)
+        if (fwdioi_storage_job_add_segment(job, f->commit.b[i].offset, f->commit.b[i].buf,
+                                           f->commit.b[i].len) != 0) {
+            fwdioi_storage_job_free(job);
+            fwdioi_errinfo_set(&s->commit_local, FWDIO_ENOMEM, f->rank, 0, 0);
+            start_commit_agreement(f);
+            return;
+        }
     s->io_pending++;
     fwdioi_rt_io_submit(f->rt, &job->io);
 }
@@ -375,10 +378,10 @@ static void on_close_agreed(void *arg, const MPI_Status *st)
         s->committer = (int)s->expected_bytes[nw + 1];
     else if (s->committers > 1 || f->opts.atomic_replace)
         s->committer = fwdioi_plan_writer_rank(&f->plan, 0); /* cleans up, writes no block */
-    if (s->committers > 1 && f->commit_buf) {
+    if (s->committers > 1 && f->commit.n > 0) {
         fwdioi_log(FWDIOI_LOG_WARN, "rank %d: %s: fwdio_set_commit was called on %d ranks",
                    f->rank, f->path, s->committers);
-        fwdioi_errinfo_t e = {FWDIO_EINVAL, f->rank, 0, (int64_t)f->commit_offset,
+        fwdioi_errinfo_t e = {FWDIO_EINVAL, f->rank, 0, (int64_t)f->commit.b[0].offset,
                               FWDIOI_REASON_COMMITTERS, -1, s->committers};
         if (s->local_error.status == FWDIO_OK)
             s->local_error = e;
@@ -408,7 +411,7 @@ static void start_close_agreement(fwdio_file_t *f)
     }
     s->phase = FWDIOI_PHASE_CLOSING;
     const int nw = f->plan.nwriters;
-    int has_commit = f->commit_buf != NULL; /* set before fwdio_close, which queued us */
+    int has_commit = f->commit.n > 0; /* set before fwdio_close, which queued us */
     s->sent_bytes[nw] = (uint64_t)has_commit;
     s->sent_bytes[nw + 1] = has_commit ? (uint64_t)f->rank : 0;
     fwdioi_steps_set_tag(s->sent_bytes, nw, FWDIOI_CLOSE_TAG);
@@ -713,6 +716,8 @@ void fwdioi_session_abort(fwdio_file_t *f, const fwdioi_errinfo_t *why, int noti
     fwdioi_session_publish_error(f, why);
     drop_held(f, (int)why->status);
     fwdioi_steps_fail_all(f, why);
+    if (f->my_writer >= 0)
+        fwdioi_writer_release_deferred(f); /* dropped: the file failed */
     if (s->phase < FWDIOI_PHASE_OPEN)
         s->open_agreed = *why; /* what ready reports */
     deliver_ready(f);
@@ -749,6 +754,8 @@ void fwdioi_session_free(fwdio_file_t *f)
     fwdioi_assembly_free(&f->s.assembly);
     free(f->s.step_recv);
     f->s.step_recv = NULL;
+    free(f->s.deferred); /* empty: released before the session ends */
+    f->s.deferred = NULL;
     f->s.step_recv_len = f->s.step_recv_cap = 0;
 }
 

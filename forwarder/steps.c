@@ -72,7 +72,7 @@ void fwdioi_step_free(fwdioi_step_t *step)
 {
     if (!step)
         return;
-    free(step->commit_buf);
+    fwdioi_commit_set_free(&step->commit);
     free(step);
 }
 
@@ -121,8 +121,8 @@ static void step_task(fwdioi_task_t *task)
     memcpy(step->sums, s->step_sent, (size_t)nw * sizeof *s->step_sent);
     memset(s->step_sent, 0, (size_t)nw * sizeof *s->step_sent);
     s->step_fill++;
-    step->sums[nw] = step->commit_buf != NULL;
-    step->sums[nw + 1] = step->commit_buf ? (uint64_t)f->rank : 0;
+    step->sums[nw] = step->commit.n > 0;
+    step->sums[nw + 1] = step->commit.n > 0 ? (uint64_t)f->rank : 0;
     fwdioi_steps_set_tag(step->sums, nw, step_tag(step->index));
     STAILQ_INSERT_TAIL(&s->steps, step, link);
     if (s->aborted)
@@ -143,6 +143,7 @@ static void complete_first(fwdio_file_t *f, const fwdioi_errinfo_t *result)
     fwdioi_step_t *step = STAILQ_FIRST(&s->steps);
     STAILQ_REMOVE_HEAD(&s->steps, link);
     s->step_busy = 0;
+    s->steps_complete = step->index + 1;
     step->status = (int)result->status;
     fwdioi_appends_drop(f, &step->appends); /* not routed: the step failed */
     if (result->status != FWDIO_OK && s->steps_failed.status == FWDIO_OK) {
@@ -150,6 +151,8 @@ static void complete_first(fwdio_file_t *f, const fwdioi_errinfo_t *result)
         fwdioi_session_publish_error(f, result); /* later writes are refused */
     }
     fwdioi_rt_deliver(f->rt, &step->call);
+    if (f->my_writer >= 0) /* the next step's bytes may go to the file now */
+        fwdioi_writer_release_deferred(f);
 }
 
 void fwdioi_steps_fail_all(fwdio_file_t *f, const fwdioi_errinfo_t *why)
@@ -185,8 +188,7 @@ static void on_step_commit_done(fwdioi_storage_job_t *job)
                                 job->err_offset, job->err_call);
     s->io_pending--;
     fwdioi_storage_job_free(job);
-    free(s->step_commit_buf);
-    s->step_commit_buf = NULL;
+    fwdioi_commit_set_free(&s->step_commit);
     if (s->aborted)
         fwdioi_session_finish_if_aborted(f);
     else
@@ -210,13 +212,19 @@ static void start_step_commit(fwdio_file_t *f, fwdioi_step_t *step)
         start_commit_agreement(f);
         return;
     }
-    /* the job owns the block now: the step may fail (abort) while it runs */
-    s->step_commit_buf = step->commit_buf;
-    step->commit_buf = NULL;
+    /* the session holds the blocks while the job runs: the step may fail
+     * (an abort) meanwhile */
+    fwdioi_commit_set_move(&s->step_commit, &step->commit);
     job->path = f->write_path;
-    job->src = s->step_commit_buf;
-    job->len = step->commit_len;
-    job->base = step->commit_offset;
+    for (int i = 0; i < s->step_commit.n; i++)
+        if (fwdioi_storage_job_add_segment(job, s->step_commit.b[i].offset, s->step_commit.b[i].buf,
+                                           s->step_commit.b[i].len) != 0) {
+            fwdioi_storage_job_free(job);
+            fwdioi_commit_set_free(&s->step_commit);
+            fwdioi_errinfo_set(&s->step_commit_local, FWDIO_ENOMEM, f->rank, 0, 0);
+            start_commit_agreement(f);
+            return;
+        }
     s->io_pending++;
     fwdioi_rt_io_submit(f->rt, &job->io);
 }
@@ -265,8 +273,8 @@ static void on_step_counts(void *arg, const MPI_Status *st)
     s->append_base += s->step_out[nw + 4]; /* the next step appends after these */
     s->step_committers = (int)s->step_out[nw];
     s->step_committer = s->step_committers == 1 ? (int)s->step_out[nw + 1] : -1;
-    if (s->step_committers > 1 && step->commit_buf) {
-        fwdioi_errinfo_t e = {FWDIO_EINVAL, f->rank, 0, (int64_t)step->commit_offset,
+    if (s->step_committers > 1 && step->commit.n > 0) {
+        fwdioi_errinfo_t e = {FWDIO_EINVAL, f->rank, 0, (int64_t)step->commit.b[0].offset,
                               FWDIOI_REASON_COMMITTERS, -1, s->step_committers};
         if (s->local_error.status == FWDIO_OK)
             s->local_error = e;

@@ -178,15 +178,21 @@ static void run_commit(fwdioi_storage_job_t *job)
             fwdioi_log(FWDIOI_LOG_WARN, "could not remove %s: %s", job->path, strerror(errno));
         return;
     }
-    if (job->len > 0) {
+    if (job->len > 0 || job->nsegs > 0) {
         uint64_t t_trace = fwdioi_trace_begin();
         uint64_t failed_at = job->base;
         int fd = fwdioi_sys_open(job->path, O_WRONLY | O_CLOEXEC, 0);
         fwdioi_syscall_t failed = FWDIOI_CALL_OPEN;
         if (fd >= 0) {
-            failed = FWDIOI_CALL_PWRITE;
-            if (fwdioi_pwrite_all(fd, job->src, job->len, job->base, &failed_at) == 0)
-                failed = fwdioi_sys_fdatasync(fd) == 0 ? FWDIOI_CALL_NONE : FWDIOI_CALL_FDATASYNC;
+            /* the block, or the blocks in the order they were set */
+            int written = job->len == 0 ||
+                          fwdioi_pwrite_all(fd, job->src, job->len, job->base, &failed_at) == 0;
+            for (size_t i = 0; written && i < job->nsegs; i++)
+                written = fwdioi_pwrite_all(fd, job->segs[i].src, job->segs[i].len,
+                                            job->segs[i].offset, &failed_at) == 0;
+            failed = !written                          ? FWDIOI_CALL_PWRITE
+                     : fwdioi_sys_fdatasync(fd) == 0 ? FWDIOI_CALL_NONE
+                                                     : FWDIOI_CALL_FDATASYNC;
         }
         if (failed == FWDIOI_CALL_NONE && fwdioi_sys_close(fd) != 0)
             failed = FWDIOI_CALL_CLOSE;

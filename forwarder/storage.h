@@ -53,7 +53,8 @@ typedef struct fwdioi_storage_job {
      * bytes are not), written in order */
     fwdioi_segment_t *segs;
     size_t nsegs, segs_cap;
-    /* COMMIT: src (not owned) holds [base, base + len) */
+    /* COMMIT: src (not owned) holds [base, base + len); the segments, if
+     * any, are written after it, in order (a stream's blocks of a step) */
     const uint8_t *src;
     uint64_t len;
     void *hold; /* what keeps src or the segments' bytes alive; released by

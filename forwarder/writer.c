@@ -232,13 +232,15 @@ enum { STEP_WINDOW = 1 << 20 };
 /* Count a message's bytes for its step (streams; other files have step 0
  * only). 0, or -1 when the step cannot be the message's: one already
  * written, or one too far ahead. */
-static int count_step(fwdio_file_t *f, uint32_t wire_step, uint64_t payload)
+static int count_step(fwdio_file_t *f, uint32_t wire_step, uint64_t payload, uint64_t *step)
 {
     fwdioi_session_t *s = &f->s;
+    *step = 0;
     if (!f->stream)
         return wire_step == 0 ? 0 : -1;
     /* the step in full, at or after the base (the wire has it mod 2^32) */
     uint64_t ahead = (uint32_t)(wire_step - (uint32_t)s->step_recv_base);
+    *step = s->step_recv_base + ahead;
     if (ahead >= STEP_WINDOW)
         return -1;
     if (ahead >= s->step_recv_cap) {
@@ -390,16 +392,75 @@ static int check_message(const fwdio_file_t *f, const fwdioi_pieces_view_t *v,
 /* Take the pieces of one message (from MPI, from a peer of this node, or from
  * this rank itself), then drop the caller's reference to it. `source` is the
  * sending rank. */
+/* A message kept until the steps before its own are complete. */
+typedef struct fwdioi_deferred {
+    fwdioi_pieces_view_t v;
+    fwdioi_hold_t *hold;
+    int source;
+    uint64_t step;
+} fwdioi_deferred_t;
+
+static void take_message(fwdio_file_t *f, const fwdioi_pieces_view_t *v, fwdioi_hold_t *hold,
+                         int source);
+
+/* Keep a stream's message of a later step unwritten: 0, or -1 when it must
+ * be written now (out of memory, or kept messages would take more than half
+ * the writer's budget: then a writer full of later steps could not receive
+ * the step everyone waits for). */
+static int defer_message(fwdio_file_t *f, const fwdioi_pieces_view_t *v, fwdioi_hold_t *hold,
+                         int source, uint64_t step)
+{
+    fwdioi_session_t *s = &f->s;
+    uint64_t counted = hold->kind == FWDIOI_HOLD_RECEIVED ? hold->size : 0;
+    if (s->deferred_received + counted > writer_budget(f) / 2) {
+        if (!s->deferred_capped)
+            fwdioi_log(FWDIOI_LOG_WARN,
+                       "rank %d: %s: bytes of later steps fill half of writer_buffer: writing "
+                       "them before the earlier steps complete (a file cut short now may hold "
+                       "bytes past an incomplete step)",
+                       f->rank, f->path);
+        s->deferred_capped = 1;
+        return -1;
+    }
+    if (s->ndeferred == s->deferred_cap) {
+        size_t cap = s->deferred_cap ? 2 * s->deferred_cap : 16;
+        fwdioi_deferred_t *d = realloc(s->deferred, cap * sizeof *d);
+        if (!d)
+            return -1;
+        s->deferred = d;
+        s->deferred_cap = cap;
+    }
+    s->deferred[s->ndeferred++] = (fwdioi_deferred_t){*v, hold, source, step};
+    s->deferred_received += counted;
+    return 0;
+}
+
+void fwdioi_writer_release_deferred(fwdio_file_t *f)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    fwdioi_session_t *s = &f->s;
+    size_t kept = 0;
+    for (size_t i = 0; i < s->ndeferred; i++) {
+        fwdioi_deferred_t d = s->deferred[i];
+        if (d.step > s->steps_complete && !s->aborted) {
+            s->deferred[kept++] = d; /* its turn has not come */
+            continue;
+        }
+        if (d.hold->kind == FWDIOI_HOLD_RECEIVED)
+            s->deferred_received -= d.hold->size;
+        take_message(f, &d.v, d.hold, d.source);
+    }
+    s->ndeferred = kept;
+}
+
 void fwdioi_writer_accept(fwdio_file_t *f, const fwdioi_pieces_view_t *v, fwdioi_hold_t *hold,
                           int source)
 {
     FWDIOI_ASSERT_PROGRESS();
     fwdioi_session_t *s = &f->s;
-    uint64_t t_trace = fwdioi_trace_begin();
-    fwdioi_piece_t bad;
-    int ok = check_message(f, v, &bad) == 0;
     s->received += v->payload;
-    if (count_step(f, v->step, v->payload) != 0) {
+    uint64_t step;
+    if (count_step(f, v->step, v->payload, &step) != 0) {
         /* Its step's count cannot be trusted any more, so no step can be
          * agreed: the file is aborted (every rank hears of it). */
         fwdioi_errinfo_t why = {FWDIO_EPROTO, f->rank, 0, (int64_t)v->payload,
@@ -410,6 +471,23 @@ void fwdioi_writer_accept(fwdio_file_t *f, const fwdioi_pieces_view_t *v, fwdioi
         hold_release(f, hold);
         return;
     }
+    /* A stream's file holds bytes of a step only once the steps before it
+     * are complete: with its header's count committed last, the file never
+     * reaches past its complete steps but by the step being written. */
+    if (f->stream && step > s->steps_complete && !s->aborted &&
+        defer_message(f, v, hold, source, step) == 0)
+        return;
+    take_message(f, v, hold, source);
+}
+
+/* Check and assemble a message's pieces, then drop the reference to it. */
+static void take_message(fwdio_file_t *f, const fwdioi_pieces_view_t *v, fwdioi_hold_t *hold,
+                         int source)
+{
+    fwdioi_session_t *s = &f->s;
+    uint64_t t_trace = fwdioi_trace_begin();
+    fwdioi_piece_t bad;
+    int ok = check_message(f, v, &bad) == 0;
     if (!ok) {
         fwdioi_errinfo_t e = {FWDIO_EPROTO, f->rank, 0, (int64_t)bad.offset,
                               FWDIOI_REASON_BAD_PIECE, source, (int64_t)bad.len};

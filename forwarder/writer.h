@@ -18,6 +18,9 @@ int fwdioi_writer_probe(fwdio_file_t *f);
 /** A stream's first step is agreed: once its bytes have all arrived, flush
  *  partial units, write (and sync) them, then fwdioi_steps_data_done. */
 void fwdioi_writer_check_step(fwdio_file_t *f);
+/** A stream's step is complete (or the file aborted): take the messages
+ *  kept for the steps now allowed, in arrival order. */
+void fwdioi_writer_release_deferred(fwdio_file_t *f);
 /** Close the descriptor of an aborted file (no sync). */
 void fwdioi_writer_close_aborted(fwdio_file_t *f);
 

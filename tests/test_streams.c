@@ -548,7 +548,7 @@ static void killed_run(fwdio_runtime_t *rt, const char *dir, uint64_t seed)
     tc_rng_t when;
     tc_rng_seed(&when, seed);
     /* everyone dies at about the same time, each on its own */
-    double die_at = MPI_Wtime() + 0.05 + (double)tc_rng_below(&when, 1500) / 1000.0;
+    double die_at = MPI_Wtime() + 0.05 + (double)tc_rng_below(&when, 600) / 1000.0;
     tc_rng_t mine;
     tc_rng_seed(&mine, seed + (uint64_t)tc_rank);
     for (int k = 0; k < c.nsteps; k++) {
@@ -573,7 +573,9 @@ static void killed_run(fwdio_runtime_t *rt, const char *dir, uint64_t seed)
 }
 
 /* What the kill left: the header counts n steps; at least every step noted
- * complete; each of the n whole. */
+ * complete; each of the n whole; and the file reaches no further than the
+ * step after them (a step's bytes go to the file only once the steps
+ * before it are complete). */
 static void after_kill(const char *dir, uint64_t seed)
 {
     if (tc_rank != 0)
@@ -605,6 +607,16 @@ static void after_kill(const char *dir, uint64_t seed)
     for (uint64_t s = 0; s < steps && s < (uint64_t)c.nsteps; s++)
         if (!step_in_file(&c, (int)s))
             break;
+    struct stat st;
+    if (steps < (uint64_t)c.nsteps && stat(c.path, &st) == 0) {
+        uint64_t limit = data_end(&c, (int)steps + 1);
+        tc_note("killed stream: %lld bytes, the steps counted end at %llu, the next at %llu",
+                (long long)st.st_size, (unsigned long long)data_end(&c, (int)steps),
+                (unsigned long long)limit);
+        TC_CHECK((uint64_t)st.st_size <= limit,
+                 "the file has %lld bytes, past the end of the step after the %llu counted (%llu)",
+                 (long long)st.st_size, (unsigned long long)steps, (unsigned long long)limit);
+    }
     free(c.base);
     free(c.len);
 }

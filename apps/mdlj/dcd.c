@@ -83,6 +83,37 @@ void dcd_header(unsigned char out[DCD_HEADER_BYTES], const dcd_info_t *info)
     put_i32(p, 4);
 }
 
+void dcd_header_of(unsigned char out[DCD_HEADER_BYTES], const dcd_info_t *info, int64_t count)
+{
+    dcd_info_t part = *info;
+    part.nframes = count;
+    dcd_header(out, &part);
+}
+
+int dcd_read_header(const char *path, int64_t *nframes, int64_t *first_step, int64_t *interval,
+                    int64_t *natoms)
+{
+    unsigned char h[DCD_HEADER_BYTES];
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return -1;
+    size_t got = fread(h, 1, sizeof h, f);
+    fclose(f);
+    int32_t marker, control[20], atoms;
+    if (got != sizeof h)
+        return -1;
+    memcpy(&marker, h, 4);
+    memcpy(control, h + 8, sizeof control);
+    memcpy(&atoms, h + DCD_HEADER_BYTES - 8, 4);
+    if (marker != 84 || memcmp(h + 4, "CORD", 4) != 0 || control[DCD_VERSION] != 24)
+        return -1;
+    *nframes = control[DCD_NSET];
+    *first_step = control[DCD_ISTART];
+    *interval = control[DCD_NSAVC];
+    *natoms = atoms;
+    return 0;
+}
+
 /* The unit cell record and the marker opening x (DCD_FRAME_PREFIX_BYTES). */
 static void frame_prefix(unsigned char *p, const dcd_info_t *info)
 {
@@ -96,9 +127,16 @@ static void frame_prefix(unsigned char *p, const dcd_info_t *info)
     put_i32(p, (int32_t)(4 * info->natoms));
 }
 
-int dcd_pack_frame(md_pack_t *pack, const dcd_info_t *info, int64_t frame,
-                   const md_snapshot_t *snap, int with_records)
+uint64_t dcd_frame_tail(const dcd_info_t *info, int64_t frame, unsigned char tail[4])
 {
+    put_i32(tail, (int32_t)(4 * info->natoms));
+    return dcd_frame_offset(info, frame + 1) - 4;
+}
+
+int dcd_pack_frame(md_pack_t *pack, const dcd_info_t *info, int64_t frame,
+                   const md_snapshot_t *snap, int records)
+{
+    const int with_records = records != DCD_ATOMS_ONLY;
     const uint64_t n = (uint64_t)info->natoms;
     const int32_t marker = (int32_t)(4 * n);
     uint64_t base = dcd_frame_offset(info, frame) + DCD_FRAME_PREFIX_BYTES;
@@ -126,6 +164,8 @@ int dcd_pack_frame(md_pack_t *pack, const dcd_info_t *info, int64_t frame,
         if (with_records) {
             /* The marker closing this array, and the one opening the next. */
             size_t len = d < 2 ? 8 : 4;
+            if (d == 2 && records == DCD_WITHOUT_TAIL)
+                break;
             unsigned char *p = pack_append(pack, array + 4 * n, len);
             if (!p)
                 return -1;

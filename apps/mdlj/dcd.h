@@ -39,6 +39,7 @@ typedef struct dcd_info {
     double dt;
     double box;
     uint64_t seed;
+    int64_t kept; /* frames 0..kept-1 are a previous run's (a continued trajectory) */
 } dcd_info_t;
 
 uint64_t dcd_frame_bytes(int64_t natoms);
@@ -48,14 +49,35 @@ uint64_t dcd_frame_offset(const dcd_info_t *info, int64_t frame);
 /* The 276 header bytes. */
 void dcd_header(unsigned char out[DCD_HEADER_BYTES], const dcd_info_t *info);
 
+/* The header of `count` frames (NSET, NSTEP) for a file described by info. */
+void dcd_header_of(unsigned char out[DCD_HEADER_BYTES], const dcd_info_t *info, int64_t count);
+
+/* What the header of the DCD at `path` says: its frame count, first step,
+ * steps between frames and atoms. 0, or -1 when there is no such file or it
+ * is not a DCD this program writes. */
+int dcd_read_header(const char *path, int64_t *nframes, int64_t *first_step, int64_t *interval,
+                    int64_t *natoms);
+
+/* What dcd_pack_frame packs beside the atoms (one rank packs the records). */
+enum {
+    DCD_ATOMS_ONLY = 0,
+    DCD_WITH_RECORDS = 1,   /* the unit cell and every record marker */
+    DCD_WITHOUT_TAIL = 2    /* ... but the frame's last marker (dcd_frame_tail) */
+};
+
+/* The frame's last 4 bytes (the marker closing z) and where they go: a
+ * writer that puts them last keeps the file short of the frame's end until
+ * the frame is whole (readers that count frames by the file's size). */
+uint64_t dcd_frame_tail(const dcd_info_t *info, int64_t frame, unsigned char tail[4]);
+
 /*
  * Append to `pack` this rank's part of frame `frame`: its atoms' x, y and z,
  * one extent per run of consecutive ids in each of the three arrays, and,
- * when `with_records` (one rank), the unit cell and the record markers.
+ * as `records` says (one rank), the unit cell and the record markers.
  * Returns 0, or -1 when out of memory.
  */
 int dcd_pack_frame(md_pack_t *pack, const dcd_info_t *info, int64_t frame,
-                   const md_snapshot_t *snap, int with_records);
+                   const md_snapshot_t *snap, int records);
 
 /*
  * The whole frame from all atoms at once (any order; `n` must be natoms):

@@ -19,6 +19,7 @@
 #include "options.h"
 #include "output.h"
 #include "restart.h"
+#include "dcd.h"
 
 #include "app_util.h"
 #include "fwdio.h"
@@ -140,13 +141,15 @@ static md_snapshot_t snapshot_of(const struct sim *s)
                            .x = s->atoms.x, .v = s->atoms.v};
 }
 
-/* The initial state: a restart's checkpoint, or a fresh lattice. Returns the box side. */
-static double set_up(struct sim *s, const md_options_t *opt, ckpt_info_t *resumed,
-                     char *resumed_path, size_t cap)
+/* The initial state: a restart's checkpoint (of step max_step at most), or a
+ * fresh lattice. Returns the box side. */
+static double set_up(struct sim *s, const md_options_t *opt, int64_t max_step,
+                     ckpt_info_t *resumed, char *resumed_path, size_t cap)
 {
     double box;
     if (opt->restart) {
-        if (restart_find(MPI_COMM_WORLD, opt->checkpoint_path, resumed, resumed_path, cap) != 0)
+        if (restart_find(MPI_COMM_WORLD, opt->checkpoint_path, max_step, resumed, resumed_path,
+                         cap) != 0)
             die("%s", "cannot restart");
         if (opt->atoms_given && resumed->natoms != opt->atoms)
             die("%s", "--atoms differs from the checkpoint's atom count");
@@ -295,8 +298,24 @@ int main(int argc, char **argv)
     exchange_init(&s.ex);
     ckpt_info_t resumed = {0};
     char resumed_path[4096] = "";
-    double box = set_up(&s, &opt, &resumed, resumed_path, sizeof resumed_path);
+    /* A restart continues the trajectory at --dcd when it is this run's
+     * (frames every --every steps from step --every on): the checkpoint must
+     * be one the trajectory's complete frames reach. */
+    int64_t dcd_frames = -1, dcd_natoms = 0;
+    if (opt.restart && opt.every > 0) {
+        int64_t v[4] = {-1, 0, 0, 0};
+        if (rank == 0 && dcd_read_header(opt.dcd_path, &v[0], &v[1], &v[2], &v[3]) == 0 &&
+            (v[1] != opt.every || v[2] != opt.every || v[0] < 0))
+            v[0] = -1; /* another run's layout: written anew from the restart */
+        MPI_Bcast(v, 4, MPI_INT64_T, 0, MPI_COMM_WORLD);
+        dcd_frames = v[0];
+        dcd_natoms = v[3];
+    }
+    int64_t max_step = dcd_frames >= 0 ? (dcd_frames + 1) * opt.every - 1 : INT64_MAX;
+    double box = set_up(&s, &opt, max_step, &resumed, resumed_path, sizeof resumed_path);
     int64_t start = s.step;
+    if (dcd_frames >= 0 && dcd_natoms != s.natoms)
+        die("%s", "the trajectory at --dcd holds another number of atoms than the checkpoint");
     if (opt.restart && rank == 0) {
         printf("mdlj: restarting from %s (step %" PRId64 ")\n", resumed_path, start);
         if (resumed.nranks != (uint32_t)nranks)
@@ -315,11 +334,18 @@ int main(int argc, char **argv)
             die("fwdio_init: %s", fwdio_strerror(rc));
     }
 
-    /* Frames at the multiples of --every after the start, up to --steps. */
-    int64_t first_frame = 0, nframes = 0;
+    /* Frames at the multiples of --every after the start, up to --steps; a
+     * continued trajectory keeps the frames before (kept), and its frame 0
+     * is at step --every. */
+    int64_t first_frame = 0, nframes = 0, kept = 0;
     if (opt.every > 0 && opt.steps > start) {
         first_frame = (start / opt.every + 1) * opt.every;
         nframes = opt.steps / opt.every - start / opt.every;
+        if (dcd_frames >= 0) {
+            kept = start / opt.every;
+            first_frame = opt.every;
+            nframes += kept;
+        }
     }
     md_output_params_t op = {
         .mode = opt.output,
@@ -328,7 +354,7 @@ int main(int argc, char **argv)
         .dcd_path = nframes > 0 ? opt.dcd_path : NULL,
         .dcd = {.natoms = s.natoms, .nframes = nframes, .first_step = first_frame,
                 .interval = opt.every, .dt = opt.dt, .box = box,
-                .seed = opt.restart ? resumed.seed : opt.seed},
+                .seed = opt.restart ? resumed.seed : opt.seed, .kept = kept},
         .ckpt_base = opt.checkpoint_every > 0 ? opt.checkpoint_path : NULL,
         .ckpt = {.natoms = s.natoms, .box = box, .dt = opt.dt, .cutoff = opt.cutoff,
                  .seed = opt.restart ? resumed.seed : opt.seed, .nranks = (uint32_t)nranks},

@@ -1,6 +1,12 @@
 /*
- * Output through fwdio: the trajectory is one fwdio file open for the whole
- * run, sized for all its frames; each checkpoint is a fwdio file of its own
+ * Output through fwdio: the trajectory is one fwdio stream open for the
+ * whole run (FWDIO_SIZE_GROWS): each frame is a step of it, and the DCD
+ * header, counting the frames, is the step's commit block, which fwdio
+ * writes only once every byte of the frame is in the file; so whenever the
+ * run is killed the header counts whole frames only. A checkpoint is
+ * reported finished (and older ones may go) only once the frames up to its
+ * step are complete too, so a restart always finds a checkpoint the
+ * trajectory reaches. Each checkpoint is a fwdio file of its own
  * with a commit record (fwdio_set_commit) that fwdio writes only once every
  * other byte of it is durable. Every rank packs its atoms' runs of
  * consecutive ids straight into a buffer from fwdio_alloc, lends each run to
@@ -34,6 +40,8 @@ struct fw_state {
     fwdio_file_t *traj;
     int traj_ready;      /* set by the trajectory's ready callback */
     int traj_status;
+    int64_t traj_steps;  /* steps of the trajectory complete (step callback) */
+    int traj_step_failed;
     struct fw_ckpt *pending; /* checkpoints not yet complete, newest first */
     app_lent_pool_t bufs;    /* what frames and checkpoints are packed into */
 };
@@ -52,6 +60,41 @@ static void traj_ready(fwdio_file_t *file, int status, void *user)
     struct fw_state *s = user;
     s->traj_status = status;
     s->traj_ready = 1;
+}
+
+/* Step 0 of the trajectory is its header alone; step k > 0 is frame
+ * kept + k - 1. */
+static void traj_step(fwdio_file_t *file, uint64_t step, int status, void *user)
+{
+    (void)file;
+    struct fw_state *s = user;
+    s->traj_steps = (int64_t)step + 1;
+    if (status != FWDIO_OK)
+        s->traj_step_failed = 1;
+}
+
+/* The step's commit blocks (rank 0): the frame's last marker, then the
+ * header counting `frames`; fwdio writes them in that order once the rest
+ * of the frame is in the file, and writes no byte of the next frame before:
+ * the file holds whole frames, the header counts them, and the file's size
+ * reaches a frame's end only once the frame is whole (MDAnalysis counts
+ * frames by the size). Then the step's end (every rank). */
+static int end_traj_step(md_output_t *o, int64_t frames)
+{
+    struct fw_state *s = o->state;
+    int rc = FWDIO_OK;
+    if (o->rank == 0 && frames > o->p.dcd.kept) {
+        unsigned char tail[4];
+        uint64_t at = dcd_frame_tail(&o->p.dcd, frames - 1, tail);
+        rc = fwdio_set_commit(s->traj, tail, sizeof tail, at);
+    }
+    if (o->rank == 0 && rc == FWDIO_OK) {
+        unsigned char header[DCD_HEADER_BYTES];
+        dcd_header_of(header, &o->p.dcd, frames);
+        rc = fwdio_set_commit(s->traj, header, DCD_HEADER_BYTES, 0);
+    }
+    int end_rc = fwdio_step_end(s->traj);
+    return rc != FWDIO_OK ? rc : end_rc;
 }
 
 static void report(md_output_t *o, const char *what, fwdio_file_t *file, int rc)
@@ -79,12 +122,15 @@ static int fw_open(md_output_t *o)
     app_lent_pool_init(&s->bufs, o->p.rt);
     if (!o->p.dcd_path)
         return 0;
-    /* The trajectory need not be durable: it is not what a restart relies on. */
+    /* The trajectory need not be durable: it is not what a restart relies
+     * on. It keeps a previous run's frames (a restart) and grows from there. */
     fwdio_options_t opts = file_options(o, 0);
-    fwdio_callbacks_t cbs = {.ready = traj_ready, .user = s};
-    int rc = fwdio_open(o->p.rt, o->p.dcd_path, dcd_file_bytes(&o->p.dcd), &opts, &cbs, &s->traj);
-    if (rc == FWDIO_OK && o->rank == 0)
-        rc = fwdio_write(s->traj, o->dcd_header, DCD_HEADER_BYTES, 0);
+    opts.append_start = dcd_frame_offset(&o->p.dcd, o->p.dcd.kept);
+    opts.pinned |= FWDIO_PIN_APPEND_START;
+    fwdio_callbacks_t cbs = {.ready = traj_ready, .step = traj_step, .user = s};
+    int rc = fwdio_open(o->p.rt, o->p.dcd_path, FWDIO_SIZE_GROWS, &opts, &cbs, &s->traj);
+    if (rc == FWDIO_OK)
+        rc = end_traj_step(o, o->p.dcd.kept); /* step 0: the header of the kept frames */
     /* Wait, once before the first step, until the writers have created the
      * file, so that a path that cannot be written stops the run now rather
      * than after hours of computing. Every rank gets the same status. */
@@ -154,7 +200,9 @@ struct ckpt_arg {
 static int pack_frame(md_output_t *o, const void *arg)
 {
     const struct frame_arg *a = arg;
-    return dcd_pack_frame(&o->pack, &o->p.dcd, a->frame, a->snap, o->rank == 0);
+    /* rank 0's closing marker is a commit block of the frame's step */
+    return dcd_pack_frame(&o->pack, &o->p.dcd, a->frame, a->snap,
+                          o->rank == 0 ? DCD_WITHOUT_TAIL : DCD_ATOMS_ONLY);
 }
 
 static int pack_ckpt(md_output_t *o, const void *arg)
@@ -166,11 +214,17 @@ static int pack_ckpt(md_output_t *o, const void *arg)
 static void fw_frame(md_output_t *o, const md_snapshot_t *snap, int64_t frame)
 {
     struct fw_state *s = o->state;
-    if (o->traj_failed)
+    if (o->traj_failed) {
+        end_traj_step(o, frame + 1); /* in step with the other ranks; the stream has failed */
         return;
+    }
     struct frame_arg arg = {snap, frame};
     app_lent_buf_t *b = pack_in_buffer(o, pack_frame, &arg);
     int rc = b ? write_extents(o, s->traj, b, &o->rep.frame_extents) : FWDIO_ENOMEM;
+    /* Every rank ends the step, whatever happened here, so ranks stay in step */
+    int end_rc = end_traj_step(o, frame + 1);
+    if (rc == FWDIO_OK)
+        rc = end_rc;
     if (rc != FWDIO_OK) {
         /* The file's final status, agreed by every rank, is counted in finish. */
         fprintf(stderr, "mdlj: rank %d: trajectory frame %" PRId64 ": %s; no more frames\n",
@@ -235,16 +289,30 @@ static void fw_checkpoint(md_output_t *o, const md_snapshot_t *snap, const ckpt_
     s->pending = c;
 }
 
-/* Hand completed checkpoints to output_checkpoint_finished, oldest first. */
+/* Whether the trajectory's frames up to `step` are complete (or there is no
+ * trajectory, or it failed: then nothing waits for it). */
+static int frames_complete(const md_output_t *o, int64_t step)
+{
+    const struct fw_state *s = o->state;
+    const dcd_info_t *d = &o->p.dcd;
+    if (!s->traj || s->traj_step_failed || step < d->first_step)
+        return 1;
+    int64_t need = (step - d->first_step) / d->interval + 1; /* frames at or before step */
+    if (need > d->nframes)
+        need = d->nframes;
+    return d->kept + s->traj_steps - 1 >= need;
+}
+
+/* Hand completed checkpoints to output_checkpoint_finished, oldest first,
+ * each once the trajectory reaches its step. */
 static void reap(md_output_t *o)
 {
     struct fw_state *s = o->state;
     for (;;) {
         struct fw_ckpt **oldest = NULL;
         for (struct fw_ckpt **pc = &s->pending; *pc; pc = &(*pc)->next)
-            if ((*pc)->done)
-                oldest = pc;
-        if (!oldest)
+            oldest = pc;
+        if (!oldest || !(*oldest)->done || !frames_complete(o, (*oldest)->step))
             return;
         struct fw_ckpt *c = *oldest;
         *oldest = c->next;

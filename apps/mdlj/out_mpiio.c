@@ -13,6 +13,7 @@
 
 struct mpiio_state {
     MPI_File traj;
+    MPI_File header; /* rank 0: the trajectory again, for its header (no view) */
     MPI_Info info; /* cb_nodes when --writers is given */
 };
 
@@ -81,7 +82,7 @@ static int mpiio_open(md_output_t *o)
     if (!s)
         return -1;
     o->state = s;
-    s->traj = MPI_FILE_NULL;
+    s->traj = s->header = MPI_FILE_NULL;
     s->info = MPI_INFO_NULL;
     if (o->p.writers > 0) {
         char value[32];
@@ -95,12 +96,19 @@ static int mpiio_open(md_output_t *o)
                            &s->traj);
     if (check(o, rc, "MPI_File_open", o->p.dcd_path))
         return -1;
-    /* Truncate and size the file, as fwdio_open does. */
+    /* Size the file for every frame (a continued trajectory keeps the
+     * previous run's); the header counts the frames written so far. */
     rc = MPI_File_set_size(s->traj, (MPI_Offset)dcd_file_bytes(&o->p.dcd));
     if (check(o, rc, "MPI_File_set_size", o->p.dcd_path))
         return -1;
     if (o->rank == 0) {
-        rc = MPI_File_write_at(s->traj, 0, o->dcd_header, DCD_HEADER_BYTES, MPI_BYTE,
+        unsigned char header[DCD_HEADER_BYTES];
+        dcd_header_of(header, &o->p.dcd, o->p.dcd.kept);
+        rc = MPI_File_open(MPI_COMM_SELF, o->p.dcd_path, MPI_MODE_WRONLY, MPI_INFO_NULL,
+                           &s->header);
+        if (check(o, rc, "MPI_File_open (header)", o->p.dcd_path))
+            return -1;
+        rc = MPI_File_write_at(s->header, 0, header, DCD_HEADER_BYTES, MPI_BYTE,
                                MPI_STATUS_IGNORE);
         if (check(o, rc, "writing the header of", o->p.dcd_path))
             return -1;
@@ -112,10 +120,18 @@ static void mpiio_frame(md_output_t *o, const md_snapshot_t *snap, int64_t frame
 {
     struct mpiio_state *s = o->state;
     pack_reset(&o->pack);
-    if (dcd_pack_frame(&o->pack, &o->p.dcd, frame, snap, o->rank == 0) != 0)
+    if (dcd_pack_frame(&o->pack, &o->p.dcd, frame, snap,
+                       o->rank == 0 ? DCD_WITH_RECORDS : DCD_ATOMS_ONLY) != 0)
         pack_reset(&o->pack); /* joins the collective with nothing; counted below */
-    if (write_pack(o, s->traj, s->info, o->p.dcd_path, &o->rep.frame_extents) != 0 &&
-        !o->traj_failed) {
+    int failed = write_pack(o, s->traj, s->info, o->p.dcd_path, &o->rep.frame_extents) != 0;
+    if (!failed && o->rank == 0) { /* the frame is written: the header counts it */
+        unsigned char header[DCD_HEADER_BYTES];
+        dcd_header_of(header, &o->p.dcd, frame + 1);
+        failed = check(o, MPI_File_write_at(s->header, 0, header, DCD_HEADER_BYTES, MPI_BYTE,
+                                            MPI_STATUS_IGNORE),
+                       "writing the header of", o->p.dcd_path);
+    }
+    if (failed && !o->traj_failed) {
         o->traj_failed = 1;
         o->rep.failures++;
     }
@@ -167,6 +183,8 @@ static void mpiio_checkpoint(md_output_t *o, const md_snapshot_t *snap, const ck
 static void mpiio_finish(md_output_t *o)
 {
     struct mpiio_state *s = o->state;
+    if (s->header != MPI_FILE_NULL && MPI_File_close(&s->header) != MPI_SUCCESS)
+        o->rep.failures++;
     if (s->traj != MPI_FILE_NULL) {
         int rc = MPI_File_close(&s->traj);
         if (check(o, rc, "MPI_File_close", o->p.dcd_path))
@@ -179,6 +197,8 @@ static void mpiio_destroy(md_output_t *o)
     struct mpiio_state *s = o->state;
     if (!s)
         return;
+    if (s->header != MPI_FILE_NULL)
+        MPI_File_close(&s->header);
     if (s->traj != MPI_FILE_NULL)
         MPI_File_close(&s->traj);
     if (s->info != MPI_INFO_NULL)

@@ -50,11 +50,16 @@ static int serial_open(md_output_t *o)
     s->traj_fd = -1;
     if (!o->p.dcd_path || o->rank != 0)
         return 0;
-    s->traj_fd = open(o->p.dcd_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    /* A continued trajectory keeps the previous run's frames. */
+    s->traj_fd = open(o->p.dcd_path, O_WRONLY | O_CREAT | (o->p.dcd.kept ? 0 : O_TRUNC), 0644);
     if (s->traj_fd < 0)
         return fail_errno("cannot create", o->p.dcd_path);
+    /* The header counts the frames written so far, and each frame after it
+     * is written, so a run cut short leaves a header that tells the truth. */
+    unsigned char header[DCD_HEADER_BYTES];
+    dcd_header_of(header, &o->p.dcd, o->p.dcd.kept);
     if (ftruncate(s->traj_fd, (off_t)dcd_file_bytes(&o->p.dcd)) != 0 ||
-        output_pwrite_all(s->traj_fd, o->dcd_header, DCD_HEADER_BYTES, 0) != 0)
+        output_pwrite_all(s->traj_fd, header, DCD_HEADER_BYTES, 0) != 0)
         return fail_errno("cannot write", o->p.dcd_path);
     return 0;
 }
@@ -72,7 +77,10 @@ static void serial_frame(md_output_t *o, const md_snapshot_t *snap, int64_t fram
         failed = 1;
     } else {
         dcd_frame_image(image, &o->p.dcd, s->gathered.id, s->gathered.x, s->gathered.n);
-        failed = output_pwrite_all(s->traj_fd, image, len, dcd_frame_offset(&o->p.dcd, frame)) != 0 &&
+        unsigned char header[DCD_HEADER_BYTES];
+        dcd_header_of(header, &o->p.dcd, frame + 1);
+        failed = (output_pwrite_all(s->traj_fd, image, len, dcd_frame_offset(&o->p.dcd, frame)) != 0 ||
+                  output_pwrite_all(s->traj_fd, header, DCD_HEADER_BYTES, 0) != 0) &&
                  fail_errno("cannot write", o->p.dcd_path);
         o->rep.frame_extents++;
     }

@@ -112,7 +112,8 @@ static int checksum_atoms(MPI_Comm comm, const char *path, const ckpt_info_t *in
     return total[1] ? -1 : 0;
 }
 
-int restart_find(MPI_Comm comm, const char *base, ckpt_info_t *info, char *path, size_t cap)
+int restart_find(MPI_Comm comm, const char *base, int64_t max_step, ckpt_info_t *info,
+                 char *path, size_t cap)
 {
     int rank;
     MPI_Comm_rank(comm, &rank);
@@ -136,6 +137,12 @@ int restart_find(MPI_Comm comm, const char *base, ckpt_info_t *info, char *path,
     for (long i = 0; i < n && !found; i++) {
         if (ckpt_path(path, cap, base, steps[i]) != 0)
             continue;
+        if (steps[i] > max_step) {
+            if (rank == 0)
+                fprintf(stderr, "mdlj: restart: passing over %s: the trajectory being "
+                                "continued ends before its step\n", path);
+            continue;
+        }
         /* Rank 0 checks header and commit record; all ranks then check the data. */
         ckpt_commit_t commit = {0};
         const char *why = NULL;

@@ -20,7 +20,10 @@
  * its header in `info` (every rank). Each rank then reads a slice of it.
  * Returns 0, or -1 on every rank (message printed) when none is valid.
  */
-int restart_find(MPI_Comm comm, const char *base, ckpt_info_t *info, char *path, size_t cap);
+/* Checkpoints of a later step than `max_step` are passed over (a trajectory
+ * being continued holds the frames up to it only; INT64_MAX: none is). */
+int restart_find(MPI_Comm comm, const char *base, int64_t max_step, ckpt_info_t *info,
+                 char *path, size_t cap);
 
 /*
  * Collective over dom->cart: read the atoms of the checkpoint `path` (already

@@ -247,7 +247,7 @@ void verify_trajectory_file(md_verify_t *v, const char *path,
         fail(v, "%s: header differs", path);
     } else {
         uint64_t n = (uint64_t)v->dcd.natoms;
-        for (int64_t k = 0; k < v->nframes; k++) {
+        for (int64_t k = v->dcd.kept; k < v->nframes; k++) { /* the earlier ones are a previous run's */
             if (!v->frames[k]) {
                 fail(v, "%s: frame %" PRId64 " was never gathered", path, k);
                 continue;
