@@ -91,7 +91,9 @@ static void fail(fwdioi_storage_job_t *job, int status, fwdioi_syscall_t call, u
 
 static void run_open(fwdioi_storage_job_t *job)
 {
-    int flags = O_CREAT | O_WRONLY | O_CLOEXEC | (job->sets_length ? O_TRUNC : 0);
+    /* the old contents go, unless the first `size` bytes are kept (a stream) */
+    int flags = O_CREAT | O_WRONLY | O_CLOEXEC |
+                (job->sets_length && !job->keeps_prefix ? O_TRUNC : 0);
     job->fd = fwdioi_sys_open(job->path, flags, 0666);
     if (job->fd < 0) {
         fail(job, FWDIO_EOPEN, FWDIOI_CALL_OPEN, 0);

@@ -41,6 +41,7 @@ typedef struct fwdioi_storage_job {
     const char *path;
     uint64_t size;
     int sets_length;
+    int keeps_prefix; /* the length set keeps the bytes below it (no O_TRUNC) */
     /* WRITE, buffered: buf (owned) holds file bytes from base; the extents,
      * relative to base, are written */
     uint8_t *buf;

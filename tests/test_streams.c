@@ -21,8 +21,10 @@
  *                later writes are FWDIO_EFAILED, the file completes with
  *                FWDIO_ESYNC;
  *   append       every rank appends (fwdio_append) 0 to 3 pieces of random
- *                length per step after a header the ranks write at explicit
- *                offsets below options.append_start; the file is every
+ *                length per step after a header below options.append_start,
+ *                whose first half an existing file holds (kept; its bytes
+ *                past append_start are cut) and whose second half the ranks
+ *                write at explicit offsets; the file is every
  *                step's appends in rank order, each rank's in call order,
  *                checked after every step and at the end, with its size;
  *                appends after the last step end land at the close;
@@ -479,6 +481,18 @@ static void case_append(fwdio_runtime_t *rt, int nsteps, uint64_t seed, int writ
         }
         ac.step_end[k] = at;
     }
+    /* an existing file: the header's first half, then debris to be cut */
+    if (tc_rank == 0) {
+        uint8_t old[HEADER + 5000];
+        pattern_fill(old, HEADER / 2, 0, seed);
+        memset(old + HEADER / 2, 0xab, sizeof old - HEADER / 2);
+        int fd = open(c->path, O_CREAT | O_WRONLY | O_TRUNC, 0644);
+        TC_CHECK(fd >= 0 && write(fd, old, sizeof old) == (ssize_t)sizeof old,
+                 "cannot write %s", c->path);
+        if (fd >= 0)
+            close(fd);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
     fwdio_options_t o = stream_options(writers, layout);
     o.append_start = HEADER;
     tc_cb_init(&c->cb);
@@ -488,9 +502,10 @@ static void case_append(fwdio_runtime_t *rt, int nsteps, uint64_t seed, int writ
     tc_phase("open %s", c->path);
     TC_EXPECT(fwdio_open(rt, c->path, FWDIO_SIZE_GROWS, &o, &cbs, &c->f), FWDIO_OK,
               "fwdio_open (append)");
-    /* the header, at explicit offsets, a piece per rank */
-    uint64_t share = (HEADER + (uint64_t)tc_size - 1) / (uint64_t)tc_size;
-    uint64_t h0 = share * (uint64_t)tc_rank;
+    /* the header's second half, at explicit offsets, a piece per rank */
+    const uint64_t half = HEADER / 2;
+    uint64_t share = (half + (uint64_t)tc_size - 1) / (uint64_t)tc_size;
+    uint64_t h0 = half + share * (uint64_t)tc_rank;
     if (h0 < HEADER)
         TC_EXPECT(tc_write_pattern(c->f, h0, h0 + share > HEADER ? HEADER - h0 : share, seed, 0),
                   FWDIO_OK, "fwdio_write header");

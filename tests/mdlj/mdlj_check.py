@@ -34,6 +34,14 @@ code):
   mdanalysis  MDAnalysis (when the interpreter has it) opens the trajectory
             and reads the atom count, frame count, box and every coordinate
             as the reader here does.
+  continue  a restart given the first run's own DCD continues it: the file
+            ends byte for byte the uninterrupted run's.
+  killed    runs killed with SIGKILL (every process of the job) at moments
+            drawn from --seed: the DCD's header counts whole frames only, each
+            equal to the uninterrupted run's, the file holds less than one
+            frame more, MDAnalysis (when there) reads exactly the counted
+            frames, and a restart from what the kill left continues the same
+            DCD into the uninterrupted run's file.
 
 A run that exceeds the remaining time budget is killed and reported; the
 directory is kept (and named) when a check fails.
@@ -41,6 +49,7 @@ directory is kept (and named) when a check fails.
 import argparse
 import array
 import os
+import random
 import shutil
 import signal
 import struct
@@ -103,6 +112,28 @@ class Runner:
         return out
 
 
+    def mdlj_killed(self, name, options, delay):
+        """Start mdlj and kill every process of the job with SIGKILL after `delay` s."""
+        cmd = [self.args.mpiexec, "-n", str(self.args.np), "--oversubscribe"]
+        cmd += self.args.mpiexec_args + [self.args.mdlj] + options
+        note("%s: %s" % (name, " ".join(cmd)))
+        p = subprocess.Popen(cmd, cwd=self.workdir, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL, start_new_session=True)
+        try:
+            p.wait(timeout=delay)
+            note("%s: the run ended (%d) before the kill" % (name, p.returncode))
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+        # the ranks die with the launcher's process group; wait until none is left
+        for _ in range(100):
+            left = subprocess.run(["pgrep", "-s", str(p.pid)], capture_output=True, text=True)
+            if not left.stdout.strip():
+                return
+            time.sleep(0.05)
+        fail("%s: processes of the killed job are still running" % name)
+
+
 # --- DCD -------------------------------------------------------------------
 
 def read_record(data, pos, what):
@@ -119,8 +150,10 @@ def read_record(data, pos, what):
     return data[pos + 4:end], end + 4
 
 
-def parse_dcd(path):
-    """Header fields and frames [(step, cell 6-tuple, bytes of x+y+z)] of a CHARMM DCD."""
+def parse_dcd(path, partial_tail=False):
+    """Header fields and frames [(step, cell 6-tuple, bytes of x+y+z)] of a CHARMM DCD.
+    With partial_tail, bytes after the frames the header counts are allowed if
+    they are fewer than a frame (the frame a killed run was writing)."""
     with open(path, "rb") as f:
         data = f.read()
     head, pos = read_record(data, 0, "header")
@@ -158,7 +191,8 @@ def parse_dcd(path):
                 raise ValueError("%s %s: %d bytes for %d atoms" % (what, axis, len(rec), n))
             coords += rec
         frames.append((hdr["istart"] + k * hdr["nsavc"], cell, coords))
-    if pos != len(data):
+    frame_bytes = (48 + 8 if hdr["has_cell"] else 0) + 3 * (8 + 4 * n)
+    if pos != len(data) and not (partial_tail and len(data) - pos < frame_bytes):
         raise ValueError("%d bytes after the last frame" % (len(data) - pos))
     return hdr, frames
 
@@ -433,6 +467,94 @@ def scenario_crash(r, args):
     compare_frames("after the crash", after, ref, list(range(resume + every, steps + 1, every)))
 
 
+def scenario_continue(r, args):
+    """A restart continues the same DCD: it ends identical to an uninterrupted run's."""
+    steps, every, ckpt = args.steps, args.every, args.checkpoint_every
+    half = (steps // 2) // ckpt * ckpt
+    for d in ("a", "b"):
+        os.mkdir(os.path.join(r.workdir, d))
+    r.mdlj("uninterrupted", common(args, steps, every, ckpt, "a/run.dcd", "a/run.ckpt"))
+    r.mdlj("first half", common(args, half, every, ckpt, "b/run.dcd", "b/run.ckpt"))
+    out = r.mdlj("restart", common(args, steps, every, ckpt, "b/run.dcd", "b/run.ckpt")
+                 + ["--restart"])
+    if "(step %d)" % half not in out:
+        fail("the restart did not continue from step %d" % half)
+    check_dcd(os.path.join(r.workdir, "b/run.dcd"), args.atoms, every, every, steps // every,
+              0.005)
+    if not same_file(os.path.join(r.workdir, "a/run.dcd"), os.path.join(r.workdir, "b/run.dcd")):
+        fail("the continued trajectory differs from the uninterrupted run's")
+    else:
+        note("the trajectory continued by the restart is identical to the uninterrupted run's")
+
+
+def mdanalysis_frames(path):
+    """MDAnalysis's frame count and positions of `path`, or None without MDAnalysis."""
+    try:
+        import warnings
+        warnings.simplefilter("ignore")
+        import MDAnalysis
+    except ImportError:
+        return None
+    u = MDAnalysis.Universe(path)
+    return [ts.positions.copy() for ts in u.trajectory]
+
+
+def scenario_killed(r, args):
+    """Runs killed with SIGKILL at random moments: the DCD holds whole frames only, its
+    header counts them, MDAnalysis reads exactly those, and a restart continues it into
+    the uninterrupted run's file."""
+    steps, every, ckpt = args.steps, args.every, args.checkpoint_every
+    os.mkdir(os.path.join(r.workdir, "ref"))
+    r.mdlj("uninterrupted", common(args, steps, every, ckpt, "ref/run.dcd", "ref/run.ckpt"))
+    ref_path = os.path.join(r.workdir, "ref/run.dcd")
+    ref = check_dcd(ref_path, args.atoms, every, every, steps // every, 0.005)
+    rng = random.Random(args.seed)
+    for attempt in range(args.kills):
+        d = "k%d" % attempt
+        os.mkdir(os.path.join(r.workdir, d))
+        delay = rng.uniform(args.kill_after[0], args.kill_after[1])
+        opts = common(args, steps, every, ckpt, d + "/run.dcd", d + "/run.ckpt")
+        r.mdlj_killed("killed after %.2f s" % delay, opts, delay)
+        path = os.path.join(r.workdir, d, "run.dcd")
+        if not os.path.exists(path):
+            note("%s: killed before the trajectory was created" % d)
+            continue
+        try:
+            hdr, frames = parse_dcd(path, partial_tail=True)
+        except (OSError, ValueError, struct.error) as e:
+            if os.path.getsize(path) < 276:
+                note("%s: killed before the first header was written (%d bytes)" %
+                     (d, os.path.getsize(path)))
+                continue
+            fail("%s: the killed run left an invalid DCD: %s" % (path, e))
+            continue
+        n = hdr["nset"]
+        for step, cell, coords in frames:
+            if ref[step][1] != coords:
+                fail("%s: frame of step %d differs from the uninterrupted run's" % (path, step))
+        mda = mdanalysis_frames(path)
+        if mda is not None:
+            if len(mda) != n:
+                fail("%s: MDAnalysis reads %d frames, the header counts %d" % (path, len(mda), n))
+            import numpy
+            for k, pos in enumerate(mda[:n]):
+                xyz = numpy.frombuffer(frames[k][2], dtype="<f4").reshape(3, args.atoms).T
+                if not numpy.array_equal(pos, xyz):
+                    fail("%s: MDAnalysis frame %d differs from the file's bytes" % (path, k))
+        note("%s: killed after %.2f s: %d whole frames, %d more bytes; MDAnalysis reads %s" %
+             (d, delay, n, os.path.getsize(path) - 276 - n * (56 + 3 * (8 + 4 * args.atoms)),
+              "n/a" if mda is None else len(mda)))
+        if not checkpoint_steps(os.path.join(r.workdir, d), "run.ckpt"):
+            note("%s: no checkpoint survived: nothing to restart from" % d)
+            continue
+        r.mdlj("restart " + d, opts + ["--restart"])
+        if not same_file(ref_path, path):
+            fail("%s: after the restart the trajectory differs from the uninterrupted run's" %
+                 path)
+        else:
+            note("%s: the restart continued it into the uninterrupted run's file" % d)
+
+
 def scenario_modes(r, args):
     steps, every, ckpt = args.steps, args.every, args.checkpoint_every
     for mode in ("fwdio", "mpiio", "serial", "none"):
@@ -484,7 +606,8 @@ def scenario_mdanalysis(r, args):
 
 
 SCENARIOS = {"verify": scenario_verify, "restart": scenario_restart, "torn": scenario_torn,
-             "crash": scenario_crash, "modes": scenario_modes, "mdanalysis": scenario_mdanalysis}
+             "crash": scenario_crash, "modes": scenario_modes, "mdanalysis": scenario_mdanalysis,
+             "continue": scenario_continue, "killed": scenario_killed}
 
 
 def main():
@@ -503,6 +626,10 @@ def main():
     ap.add_argument("--every", type=int, default=5)
     ap.add_argument("--checkpoint-every", type=int, default=10)
     ap.add_argument("--timeout", type=float, default=300)
+    ap.add_argument("--kills", type=int, default=3, help="killed: runs to kill")
+    ap.add_argument("--kill-after", type=float, nargs=2, default=[0.5, 2.5],
+                    help="killed: the kill comes this many seconds after the start (range)")
+    ap.add_argument("--seed", type=int, default=1, help="killed: seed of the kill moments")
     args = ap.parse_args(argv)
     args.mpiexec_args = extra
     workdir = tempfile.mkdtemp(prefix="mdlj-%s-" % args.scenario,
