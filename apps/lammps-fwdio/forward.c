@@ -153,6 +153,68 @@ static int forward_binary(lfw_forward_t *fw, int64_t s, int64_t step, int n, con
     return write_runs(fw, &fw->binary, s, b, n);
 }
 
+/* ---- LAMMPS's own format, appended ---- */
+
+/* Append `len` bytes of "fmt" to fw->lines at *at, growing it. */
+static int put_line(lfw_forward_t *fw, size_t *at, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int put_line(lfw_forward_t *fw, size_t *at, const char *fmt, ...)
+{
+    for (;;) {
+        va_list ap;
+        va_start(ap, fmt);
+        int n = vsnprintf(fw->lines + *at, fw->lines_cap - *at, fmt, ap);
+        va_end(ap);
+        if (n < 0)
+            return -1;
+        if ((size_t)n < fw->lines_cap - *at) {
+            *at += (size_t)n;
+            return 0;
+        }
+        if (reserve((void **)&fw->lines, &fw->lines_cap, *at + (size_t)n + 4096, 1))
+            return -1;
+    }
+}
+
+/* One snapshot in LAMMPS's default `dump custom id type x y z` format: rank
+ * 0's header, then every rank's atoms in its local order ("%d %d %g %g %g"),
+ * appended in rank order; the snapshot is a step of the stream. */
+static void forward_lammps(lfw_forward_t *fw, int64_t step, int nlocal, const lfw_tag_t *ids,
+                           double **x)
+{
+    size_t at = 0;
+    int bad = reserve((void **)&fw->lines, &fw->lines_cap, 4096, 1);
+    if (!bad && fw->rank == 0) {
+        lfw_box_t box;
+        const double *lo = lammps_extract_global(fw->lmp, "boxlo");
+        const double *hi = lammps_extract_global(fw->lmp, "boxhi");
+        memcpy(box.lo, lo, sizeof box.lo);
+        memcpy(box.hi, hi, sizeof box.hi);
+        int64_t natoms = (int64_t)lammps_get_natoms(fw->lmp);
+        size_t len = lfw_text_header(NULL, 0, step, natoms, &box);
+        bad = reserve((void **)&fw->lines, &fw->lines_cap, len + 1, 1);
+        if (!bad)
+            at = lfw_text_header(fw->lines, fw->lines_cap, step, natoms, &box);
+    }
+    const int *types = lammps_extract_atom(fw->lmp, "type");
+    for (int i = 0; i < nlocal && !bad; i++)
+        bad = put_line(fw, &at, "%d %d %g %g %g\n", (int)ids[i], types[i], x[i][0], x[i][1],
+                       x[i][2]);
+    int rc = bad ? FWDIO_ENOMEM : fwdio_append(fw->text.file, fw->lines, at);
+    if (rc == FWDIO_OK)
+        fw->write_calls++;
+    /* every rank ends the step, whatever happened here, so ranks stay in step */
+    int end_rc = fwdio_step_end(fw->text.file);
+    if (rc == FWDIO_OK)
+        rc = end_rc;
+    if (rc != FWDIO_OK) {
+        fail(fw, "step %" PRId64 ": appending %zu bytes: %s (%s)", step, at, fwdio_strerror(rc),
+             fwdio_file_error(fw->text.file));
+        return;
+    }
+    fw->snapshots++;
+}
+
 /* The box must still be the one the layouts were computed for. */
 static int box_unchanged(lfw_forward_t *fw, int64_t step)
 {
@@ -169,6 +231,14 @@ static int box_unchanged(lfw_forward_t *fw, int64_t step)
 
 static void forward(lfw_forward_t *fw, int64_t step, int nlocal, const lfw_tag_t *ids, double **x)
 {
+    if (fw->lammps_format) {
+        /* A run's first step repeats the last one of the run before: LAMMPS
+         * writes no second snapshot of a step, nor does the stream. */
+        if (step > fw->last_step)
+            forward_lammps(fw, step, nlocal, ids, x);
+        fw->last_step = step;
+        return;
+    }
     const lfw_layout_t *layout = fw->text.file ? fw->text.layout : fw->binary.layout;
     int64_t s = lfw_layout_snapshot(layout, step);
     if (s < 0) {
@@ -195,6 +265,10 @@ void lfw_forward_callback(void *ctx, lfw_step_t step, int nlocal, lfw_tag_t *ids
         fexternal[i][0] = fexternal[i][1] = fexternal[i][2] = 0.0;
     if (!fw->failed)
         forward(fw, (int64_t)step, nlocal, ids, x);
+    else if (fw->lammps_format && step > fw->last_step && fw->text.file) {
+        fwdio_step_end(fw->text.file); /* still in step: the stream fails on its own */
+        fw->last_step = step;
+    }
     fw->seconds += MPI_Wtime() - t0;
 }
 
@@ -203,6 +277,9 @@ void lfw_forward_free(lfw_forward_t *fw)
     free(fw->order);
     fw->order = NULL;
     fw->order_cap = 0;
+    free(fw->lines);
+    fw->lines = NULL;
+    fw->lines_cap = 0;
     if (fw->bufs.rt)
         app_lent_pool_free(&fw->bufs);
 }

@@ -9,6 +9,13 @@
  * writer on the same node writes the bytes from where they were formatted
  * while LAMMPS goes on; the buffer is reused once those writes are done.
  *
+ * With --format lammps the text dump is instead LAMMPS's default `dump custom`
+ * format, whose numbers have no fixed width: each rank formats its atoms in
+ * its own order (as LAMMPS's unsorted dump does) and fwdio_append places them
+ * after the lower ranks' (rank 0's header first); every snapshot is a step
+ * of the stream (fwdio_step_end), so the atom count may change between
+ * snapshots.
+ *
  * A problem (a coordinate too wide for the text format, an id out of range, a
  * step with no snapshot, a refused fwdio_write) stops this rank's forwarding
  * and is kept in lfw_forward_t.error for the caller to report after the run;
@@ -46,6 +53,10 @@ typedef struct lfw_forward {
     const lfw_text_format_t *fmt;
     lfw_target_t text;          /**< the text dump */
     lfw_target_t binary;        /**< the binary dump */
+    int lammps_format;          /**< the text dump is a stream in LAMMPS's own format */
+    int64_t last_step;          /**< the last snapshot's step (-1: none yet) */
+    char *lines;                /**< lammps format: this rank's part of a snapshot */
+    size_t lines_cap;
 
     /* scratch, grown as needed */
     lfw_atom_ref_t *order;

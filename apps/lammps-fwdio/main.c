@@ -21,6 +21,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -116,12 +117,22 @@ static void print_report(const lfw_options_t *o, const lfw_melt_t *m, const lfw_
     printf("lammps-fwdio: melt of %" PRId64 " atoms (%d^3 fcc cells), %" PRId64
            " steps on %d ranks, a snapshot every %" PRId64 " steps (%" PRId64 " snapshots)\n",
            m->natoms, m->cells, o->steps, nranks, o->every, snapshots);
-    printf("lammps-fwdio: text format \"%s\", %zu bytes per atom line\n", fmt->line,
-           fmt->line_len);
-    for (int i = 0; i < OUT_IDLE; i++)
-        if (out[i].path)
+    if (o->lammps_format)
+        printf("lammps-fwdio: text format: LAMMPS's default (\"%%d %%d %%g %%g %%g\", unsorted)%s%s\n",
+               o->delete_at ? ", atoms deleted after the first part of the run" : "",
+               o->append ? ", appended to the existing dumps" : "");
+    else
+        printf("lammps-fwdio: text format \"%s\", %zu bytes per atom line\n", fmt->line,
+               fmt->line_len);
+    for (int i = 0; i < OUT_IDLE; i++) {
+        struct stat st;
+        if (out[i].path && out[i].stream && stat(out[i].path, &st) == 0)
+            printf("lammps-fwdio: fwdio %s %s (a stream, LAMMPS's own format): %lld bytes\n",
+                   out[i].what, out[i].path, (long long)st.st_size);
+        else if (out[i].path)
             printf("lammps-fwdio: fwdio %s %s: %" PRIu64 " bytes\n", out[i].what, out[i].path,
                    out[i].size);
+    }
     if (o->idle)
         printf("lammps-fwdio: fwdio running, the empty file %s open through the run\n", o->idle);
     if (o->native)
@@ -164,7 +175,15 @@ static int start_fwdio(const lfw_options_t *o, const lfw_melt_t *melt, const lfw
         return -1;
     }
     int bad = 0;
-    if (o->dump)
+    if (o->dump && o->lammps_format) { /* a stream; --append keeps what is there */
+        out[OUT_TEXT].stream = 1;
+        unsigned long long keep = 0;
+        struct stat st;
+        if (o->append && rank == 0 && stat(o->dump, &st) == 0)
+            keep = (unsigned long long)st.st_size;
+        MPI_Bcast(&keep, 1, MPI_UNSIGNED_LONG_LONG, 0, MPI_COMM_WORLD);
+        out[OUT_TEXT].append_start = keep;
+    } else if (o->dump)
         bad |= lfw_layout_init(&out[OUT_TEXT].layout, o->steps, o->every, melt->natoms,
                                fmt->line_len, text_header_len, melt);
     if (o->binary)
@@ -176,7 +195,7 @@ static int start_fwdio(const lfw_options_t *o, const lfw_melt_t *melt, const lfw
         return -1;
     }
     for (int i = 0; i < OUT_IDLE; i++)
-        if (out[i].path)
+        if (out[i].path && !out[i].stream)
             out[i].size = lfw_layout_size(&out[i].layout);
     return 0;
 }
@@ -204,8 +223,13 @@ static int run_melt(const lfw_options_t *o, int rank, int nranks)
                     melt.natoms);
         goto done;
     }
-    if ((o->native && lfw_melt_add_dump(&melt, "native", "custom", o->every, o->native, fmt.line)) ||
-        (o->mpiio && lfw_melt_add_dump(&melt, "mpiio", "custom/mpiio", o->every, o->mpiio, fmt.line)))
+    /* LAMMPS's dumps in the text dump's format: the fixed format line, or
+     * LAMMPS's own default */
+    const char *line = o->lammps_format ? NULL : fmt.line;
+    if ((o->native &&
+         lfw_melt_add_dump(&melt, "native", "custom", o->every, o->native, line, o->append)) ||
+        (o->mpiio &&
+         lfw_melt_add_dump(&melt, "mpiio", "custom/mpiio", o->every, o->mpiio, line, o->append)))
         goto done;
 
     if (use_fwdio && start_fwdio(o, &melt, &fmt, out, &rt, rank))
@@ -214,7 +238,8 @@ static int run_melt(const lfw_options_t *o, int rank, int nranks)
         fw = (lfw_forward_t){.lmp = melt.lmp, .rank = rank, .natoms = melt.natoms,
                              .ntypes = melt.ntypes, .box = melt.box, .fmt = &fmt,
                              .text = {.layout = &out[OUT_TEXT].layout},
-                             .binary = {.layout = &out[OUT_BINARY].layout}};
+                             .binary = {.layout = &out[OUT_BINARY].layout},
+                             .lammps_format = o->lammps_format, .last_step = -1};
         app_lent_pool_init(&fw.bufs, rt);
         lfw_melt_add_callback(&melt, "fwdio", o->every, lfw_forward_callback, &fw);
     }
@@ -230,7 +255,13 @@ static int run_melt(const lfw_options_t *o, int rank, int nranks)
     if (open_failed) /* a bad argument, the same on every rank: nothing was started */
         goto done;
 
-    lfw_melt_run(&melt, o->steps);
+    if (o->delete_at) { /* the atom count drops part way */
+        lfw_melt_run(&melt, o->delete_at);
+        lfw_melt_delete_sphere(&melt);
+        lfw_melt_run(&melt, o->steps - o->delete_at);
+    } else {
+        lfw_melt_run(&melt, o->steps);
+    }
     double t1 = MPI_Wtime();
     if (o->native)
         lfw_melt_remove_dump(&melt, "native");

@@ -114,7 +114,7 @@ const char *lfw_melt_dump_path_problem(const char *path)
 }
 
 int lfw_melt_add_dump(lfw_melt_t *m, const char *id, const char *style, int64_t every,
-                      const char *path, const char *format_line)
+                      const char *path, const char *format_line, int append)
 {
     const char *problem = lfw_melt_dump_path_problem(path);
     if (problem) {
@@ -124,9 +124,19 @@ int lfw_melt_add_dump(lfw_melt_t *m, const char *id, const char *style, int64_t 
         return -1;
     }
     if (command(m, "dump %s all %s %lld %s id type x y z", id, style, (long long)every, path) ||
-        command(m, "dump_modify %s sort id format line \"%s\"", id, format_line))
+        (format_line && command(m, "dump_modify %s sort id format line \"%s\"", id, format_line)) ||
+        (append && command(m, "dump_modify %s append yes", id)))
         return -1;
     return 0;
+}
+
+void lfw_melt_delete_sphere(lfw_melt_t *m)
+{
+    double c[3], r = (m->box.hi[0] - m->box.lo[0]) / 6;
+    for (int d = 0; d < 3; d++)
+        c[d] = (m->box.lo[d] + m->box.hi[d]) / 2;
+    command(m, "region fwdio_hole sphere %.17g %.17g %.17g %.17g units box", c[0], c[1], c[2], r);
+    command(m, "delete_atoms region fwdio_hole");
 }
 
 void lfw_melt_remove_dump(lfw_melt_t *m, const char *id)

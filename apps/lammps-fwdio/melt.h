@@ -42,14 +42,20 @@ const char *lfw_melt_dump_path_problem(const char *path);
 
 /**
  * Add LAMMPS's own `dump ID all STYLE every PATH id type x y z` with
- * `dump_modify ID sort id format line "FORMAT"`. Returns 0, or -1 if the path
- * is not usable (see lfw_melt_dump_path_problem).
+ * `dump_modify ID sort id format line "FORMAT"`, or, with format_line NULL,
+ * in LAMMPS's default format (unsorted: each rank's atoms in rank order);
+ * `append`: `dump_modify ID append yes`. Returns 0, or -1 if the path is not
+ * usable (see lfw_melt_dump_path_problem).
  */
 int lfw_melt_add_dump(lfw_melt_t *m, const char *id, const char *style, int64_t every,
-                      const char *path, const char *format_line);
+                      const char *path, const char *format_line, int append);
 
 /** Remove a dump added with lfw_melt_add_dump (LAMMPS closes its file). */
 void lfw_melt_remove_dump(lfw_melt_t *m, const char *id);
+
+/** Delete the atoms in a sphere of a sixth of the box's side at its centre
+ *  (LAMMPS's delete_atoms region): the atom count drops. */
+void lfw_melt_delete_sphere(lfw_melt_t *m);
 
 /**
  * Add `fix ID all external pf/callback every every` calling `fn(ctx, ...)` at

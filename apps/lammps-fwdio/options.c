@@ -15,6 +15,7 @@ static void usage(FILE *out)
             "                    [--binary PATH] [--native PATH] [--mpiio PATH] [--idle PATH]\n"
             "                    [--precision P] [--seed N] [--writers W]\n"
             "                    [--lammps-log PATH] [--lammps-screen]\n"
+            "                    [--format fixed|lammps] [--delete-at STEP] [--append]\n"
             "Runs LAMMPS's 3d Lennard-Jones melt (fcc 0.8442, lj/cut 2.5, fix nve) for S steps\n"
             "and writes a snapshot of every atom's id type x y z every K steps.\n"
             "  --atoms N         at least N atoms: the smallest fcc cube with 4*n^3 >= N (4000)\n"
@@ -32,6 +33,15 @@ static void usage(FILE *out)
             "  --writers W       fwdio writer ranks (fwdio's default)\n"
             "  --lammps-log PATH LAMMPS's log file (none); LAMMPS errors are reported there\n"
             "  --lammps-screen   LAMMPS's screen output on stdout (and its errors)\n"
+            "  --format F        text dump format: fixed (a fixed-width format line, atoms\n"
+            "                    sorted by id, each written at its place; the default) or\n"
+            "                    lammps (LAMMPS's default dump custom format: variable-width\n"
+            "                    numbers, each rank's atoms after the lower ranks', appended\n"
+            "                    to a fwdio stream with fwdio_append, a step per snapshot)\n"
+            "  --delete-at STEP  run STEP steps, delete the atoms in a sphere at the box's\n"
+            "                    centre, run the rest (the atom count changes; lammps format)\n"
+            "  --append          append to existing dumps, as dump_modify append yes (lammps\n"
+            "                    format)\n"
             "Without any output option the run writes nothing (the reference of time to\n"
             "solution). Rank 0 prints the time to solution: from the start of the run until\n"
             "every output file is complete and closed.\n",
@@ -62,6 +72,10 @@ int lfw_options_parse(int argc, char **argv, lfw_options_t *o, int verbose)
         }
         if (!strcmp(name, "--lammps-screen")) {
             o->lammps_screen = 1;
+            continue;
+        }
+        if (!strcmp(name, "--append")) {
+            o->append = 1;
             continue;
         }
         if (i + 1 >= argc) {
@@ -100,6 +114,11 @@ int lfw_options_parse(int argc, char **argv, lfw_options_t *o, int verbose)
             o->idle = value;
         else if (!strcmp(name, "--lammps-log"))
             o->lammps_log = value;
+        else if (!strcmp(name, "--format")) {
+            bad = strcmp(value, "fixed") != 0 && strcmp(value, "lammps") != 0;
+            o->lammps_format = !strcmp(value, "lammps");
+        } else if (!strcmp(name, "--delete-at"))
+            bad = parse_int64(value, 1, INT32_MAX, &o->delete_at);
         else {
             if (verbose)
                 fprintf(stderr, "lammps-fwdio: unknown option %s (see --help)\n", name);
@@ -111,6 +130,24 @@ int lfw_options_parse(int argc, char **argv, lfw_options_t *o, int verbose)
                         name);
             return -1;
         }
+    }
+    /* A fixed layout needs a constant atom count and a file of its own. */
+    const char *needs = !o->lammps_format && o->delete_at ? "--delete-at"
+                        : !o->lammps_format && o->append   ? "--append"
+                        : o->lammps_format && o->binary     ? "--binary (a fixed layout)"
+                                                            : NULL;
+    if (needs) {
+        if (verbose)
+            fprintf(stderr, "lammps-fwdio: %s %s\n", needs,
+                    o->lammps_format ? "does not go with --format lammps"
+                                     : "needs --format lammps");
+        return -1;
+    }
+    if (o->delete_at && o->delete_at >= o->steps) {
+        if (verbose)
+            fprintf(stderr, "lammps-fwdio: --delete-at %lld must be below --steps %lld\n",
+                    (long long)o->delete_at, (long long)o->steps);
+        return -1;
     }
     return 0;
 }

@@ -17,6 +17,9 @@ typedef struct lfw_options {
     const char *mpiio;     /**< LAMMPS's dump custom/mpiio, or NULL */
     const char *idle;      /**< fwdio reference: an empty file kept open, or NULL */
     const char *lammps_log; /**< LAMMPS log file, or NULL for none */
+    int lammps_format;     /**< non-zero: LAMMPS's default dump custom format, appended */
+    int64_t delete_at;     /**< > 0: delete the atoms of a sphere after this many steps */
+    int append;            /**< non-zero: append to existing dumps (dump_modify append yes) */
     int lammps_screen;     /**< non-zero: LAMMPS's screen output on stdout */
 } lfw_options_t;
 

@@ -9,7 +9,10 @@ int lfw_output_open(lfw_output_t *o, fwdio_runtime_t *rt, int writers, int rank)
     fwdio_options_t opts;
     fwdio_options_init(&opts);
     opts.writers = writers;
-    int rc = fwdio_open(rt, o->path, o->size, &opts, NULL, &o->file);
+    opts.append_start = o->append_start;
+    opts.pinned |= FWDIO_PIN_APPEND_START;
+    int rc = fwdio_open(rt, o->path, o->stream ? FWDIO_SIZE_GROWS : o->size, &opts, NULL,
+                        &o->file);
     if (rc != FWDIO_OK && rank == 0)
         fprintf(stderr, "lammps-fwdio: fwdio_open %s %s: %s\n", o->what, o->path,
                 fwdio_strerror(rc));
@@ -39,7 +42,7 @@ int lfw_output_wait(lfw_output_t *o, MPI_Comm comm, int rank)
                     status != FWDIO_OK ? fwdio_file_error(o->file) : fwdio_strerror(worst));
         return -1;
     }
-    if (total != o->size) {
+    if (!o->stream && total != o->size) {
         if (rank == 0)
             fprintf(stderr,
                     "lammps-fwdio: %s %s is incomplete: the ranks wrote %llu of its %" PRIu64
