@@ -10,6 +10,9 @@
  *               gone back to sleep);
  *   file open   same runtime, with a file open (ready on every rank) and
  *               nothing in flight: what a trajectory costs between frames;
+ *   stream open same runtime, with a stream (FWDIO_SIZE_GROWS) open whose
+ *               first step was written and is complete: a trajectory
+ *               between two frames;
  * then fwdio_finalize. For each loop every rank records its wall time and the
  * CPU time of its threads other than the main one: process CPU time
  * (RUSAGE_SELF) minus main-thread CPU time (RUSAGE_THREAD), taken before and
@@ -33,9 +36,10 @@
 #include <time.h>
 #include <unistd.h>
 
-enum { CFG_NONE, CFG_IDLE, CFG_AFTER_FILE, CFG_FILE_OPEN, NCFG };
+enum { CFG_NONE, CFG_IDLE, CFG_AFTER_FILE, CFG_FILE_OPEN, CFG_STREAM_OPEN, NCFG };
 
-static const char *const cfg_names[NCFG] = {"none", "idle", "after file", "file open"};
+static const char *const cfg_names[NCFG] = {"none", "idle", "after file", "file open",
+                                            "stream open"};
 
 /* Bytes each rank writes to the small file of the "after file" variant. */
 enum { SMALL_FILE_BYTES_PER_RANK = 4096 };
@@ -221,6 +225,22 @@ static fwdio_file_t *open_idle_file(const struct ctx *c, fwdio_runtime_t *rt, in
     return file;
 }
 
+/* A stream open on every rank with its first step (SMALL_FILE_BYTES_PER_RANK
+ * from each rank) complete, nothing in flight. */
+static fwdio_file_t *open_idle_stream(const struct ctx *c, fwdio_runtime_t *rt)
+{
+    fwdio_file_t *file = NULL;
+    die_on_fwdio(fwdio_open(rt, c->path, FWDIO_SIZE_GROWS, NULL, NULL, &file), "fwdio_open");
+    static char bytes[SMALL_FILE_BYTES_PER_RANK];
+    memset(bytes, 'a' + c->rank % 26, sizeof bytes);
+    die_on_fwdio(fwdio_write(file, bytes, sizeof bytes, (uint64_t)c->rank * sizeof bytes),
+                 "fwdio_write (stream)");
+    die_on_fwdio(fwdio_step_end(file), "fwdio_step_end");
+    die_on_fwdio(fwdio_step_wait(file, 0), "fwdio_step_wait");
+    sleepy_barrier();
+    return file;
+}
+
 /* One rep: the loops in order, results into out[NCFG]. */
 static void run_rep(const struct ctx *c, struct sample *out)
 {
@@ -236,6 +256,12 @@ static void run_rep(const struct ctx *c, struct sample *out)
     out[CFG_FILE_OPEN] = timed_loop(c);
     die_on_fwdio(fwdio_close(file), "fwdio_close");
     die_on_fwdio(fwdio_wait(file), "the open file (fwdio_wait)");
+    fwdio_file_free(file);
+    sleepy_barrier();
+    file = open_idle_stream(c, rt);
+    out[CFG_STREAM_OPEN] = timed_loop(c);
+    die_on_fwdio(fwdio_close(file), "fwdio_close (stream)");
+    die_on_fwdio(fwdio_wait(file), "the stream (fwdio_wait)");
     fwdio_file_free(file);
     sleepy_barrier();
     if (c->rank == 0)
@@ -386,11 +412,12 @@ static int run(const struct opts *o)
         if (c.rank == 0) {
             fprintf(stderr,
                     "rep %d/%d: none %.1f ms, idle %.1f ms, after file %.1f ms, file open %.1f "
-                    "ms\n",
+                    "ms, stream open %.1f ms\n",
                     r + 1, o->reps, 1e3 * samples[r * NCFG + CFG_NONE].wall,
                     1e3 * samples[r * NCFG + CFG_IDLE].wall,
                     1e3 * samples[r * NCFG + CFG_AFTER_FILE].wall,
-                    1e3 * samples[r * NCFG + CFG_FILE_OPEN].wall);
+                    1e3 * samples[r * NCFG + CFG_FILE_OPEN].wall,
+                    1e3 * samples[r * NCFG + CFG_STREAM_OPEN].wall);
         }
     }
     if (c.rank == 0)

@@ -669,14 +669,19 @@ FWDIO_API int fwdio_options_set_info(fwdio_options_t *opts, MPI_Info info);
  * commit block, the writers fdatasync before the step completes.
  *
  * Commit blocks of a stream. fwdio_set_commit during a step (on one rank)
- * gives that step a commit block: it is written, and made durable, only
- * after every other byte of the step is durable on every writer, and before
- * the step completes. A later step's block at the same offset replaces it.
- * So a header that counts the steps (a DCD's frame count) always describes
- * complete steps, each whole, whenever the job is killed. Keep the block's
- * bytes out of every fwdio_write: a write of a later step may land before
- * or after the block. A block set after the last step end is written at
- * the close, as for any file.
+ * gives that step commit blocks (up to 8): they are written, in order, and
+ * made durable, only after every other byte of the step is durable on every
+ * writer, and before the step completes. A later step's block at the same
+ * offset replaces it. Writers also keep every byte of a later step out of
+ * the file until the steps before it are complete (at most half of
+ * writer_buffer of them; beyond that they are written early, with a warning,
+ * rather than stall). So a header that counts the steps (a DCD's frame
+ * count) always describes complete steps, each whole, whenever the job is
+ * killed, and the file reaches no further than the step being written: make
+ * the step's last bytes a commit block too, before the header, and the file's
+ * size covers only whole steps (readers that count frames by size). Keep the
+ * blocks' bytes out of every fwdio_write. Blocks set after the last step end
+ * are written at the close, as for any file.
  *
  * A step that fails (a writer's pwrite, the commit block, an MPI failure)
  * fails the stream: it and every later step report the error, agreed on by
@@ -781,10 +786,14 @@ FWDIO_API int fwdio_try_write(fwdio_file_t *file, const void *buf, size_t len, u
  * Call it on one rank only, before fwdio_close() on that rank; the block is
  * written after, so it wins over any fwdio_write() of the same bytes.
  * Set on several ranks, the file fails with FWDIO_EINVAL. If the file fails
- * before the commit, the block is not written.
- * @return FWDIO_OK; FWDIO_EINVAL (NULL file, NULL buf with len > 0, len 0, or
- *         a block already set on this rank); FWDIO_ERANGE (offset + len > size);
- *         FWDIO_ECLOSED (after fwdio_close); FWDIO_ENOMEM.
+ * before the commit, the block is not written. In a stream a block belongs to
+ * the current step (see "Commit blocks of a stream" above fwdio_open): up to
+ * 8 per step, written in the order they were set (a frame's last bytes, then
+ * the header that counts the frame, say).
+ * @return FWDIO_OK; FWDIO_EINVAL (NULL file, NULL buf with len > 0, len 0, a
+ *         block already set on this rank, or a stream's 9th block of a step);
+ *         FWDIO_ERANGE (offset + len > size); FWDIO_ECLOSED (after
+ *         fwdio_close); FWDIO_ENOMEM.
  */
 FWDIO_API int fwdio_set_commit(fwdio_file_t *file, const void *buf, size_t len, uint64_t offset);
 

@@ -14,8 +14,13 @@
  * frame), NSAVC (steps between frames), NSTEP (step of the last frame),
  * DELTA (the time step, float32), the unit-cell flag (1) and the CHARMM
  * version (24). Lengths are in the reduced unit sigma, angles in degrees.
- * The file is sized for all its frames when it is opened; a run that ends
- * early leaves the frames it did not reach as zeros.
+ * NSET counts the frames written so far: the fwdio output writes the file as
+ * a stream, each frame a step whose commit blocks are the frame's closing
+ * marker and then the header, so a killed run leaves whole frames only and
+ * a file no longer than them plus part of the next; the MPI-IO and serial
+ * outputs size the file for every frame and rewrite the header after each.
+ * A restart continues a DCD of this layout (frames every NSAVC steps from
+ * step NSAVC) from the frames its header counts (dcd_info_t.kept).
  */
 #ifndef MDLJ_DCD_H
 #define MDLJ_DCD_H
