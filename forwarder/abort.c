@@ -21,8 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* seq, then the errinfo */
-enum { ABORT_INTS = 1 + FWDIOI_ERRINFO_INTS };
+/* seq, the errinfo, then how the announcer's steps ended (a stream's) */
+enum { ABORT_INTS = 1 + FWDIOI_ERRINFO_INTS + 2 + FWDIOI_ERRINFO_INTS };
 
 /* How long a zombie is drained after the last file completed, in seconds. */
 #define ZOMBIE_DRAIN_SECONDS 30.0
@@ -40,7 +40,8 @@ static void on_abort_sent(void *arg, const MPI_Status *st)
         free(a);
 }
 
-void fwdioi_abort_announce(struct fwdio_runtime *o, uint64_t seq, const fwdioi_errinfo_t *why)
+void fwdioi_abort_announce(struct fwdio_runtime *o, uint64_t seq, const fwdioi_errinfo_t *why,
+                           const fwdioi_step_outcome_t *steps)
 {
     FWDIOI_ASSERT_PROGRESS();
     fwdioi_rt_t *rt = o->rt;
@@ -56,6 +57,9 @@ void fwdioi_abort_announce(struct fwdio_runtime *o, uint64_t seq, const fwdioi_e
     a->refs = 1; /* ours, until every send is posted */
     a->msg[0] = (int64_t)seq;
     memcpy(&a->msg[1], why, sizeof *why);
+    a->msg[1 + FWDIOI_ERRINFO_INTS] = steps->complete;
+    a->msg[2 + FWDIOI_ERRINFO_INTS] = steps->ok;
+    memcpy(&a->msg[3 + FWDIOI_ERRINFO_INTS], &steps->failed, sizeof steps->failed);
     for (int r = 0; r < n; r++) {
         if (r == me)
             continue;
@@ -114,7 +118,14 @@ static void on_abort_received(void *arg, const MPI_Status *st)
         uint64_t seq = (uint64_t)a->msg[0];
         fwdioi_errinfo_t why;
         memcpy(&why, &a->msg[1], sizeof why);
+        fwdioi_step_outcome_t steps = {a->msg[1 + FWDIOI_ERRINFO_INTS],
+                                       a->msg[2 + FWDIOI_ERRINFO_INTS], FWDIOI_ERRINFO_OK};
+        memcpy(&steps.failed, &a->msg[3 + FWDIOI_ERRINFO_INTS], sizeof steps.failed);
         fwdio_file_t *f = active_file(o, seq);
+        if (f && !f->s.aborted && !f->s.abort_heard) {
+            f->s.abort_heard = 1;
+            f->s.abort_steps = steps;
+        }
         if (f)
             fwdioi_session_abort(f, &why, 0);
         else if (seq >= o->opened_seq)

@@ -6,7 +6,8 @@
 #include "file.h"
 
 /** Send `why` for file `seq` to every other rank of the runtime. */
-void fwdioi_abort_announce(struct fwdio_runtime *o, uint64_t seq, const fwdioi_errinfo_t *why);
+void fwdioi_abort_announce(struct fwdio_runtime *o, uint64_t seq, const fwdioi_errinfo_t *why,
+                           const fwdioi_step_outcome_t *steps);
 /** Take the aborts other ranks announced; returns how many arrived. */
 int fwdioi_abort_receive(struct fwdio_runtime *o);
 /** An abort announced for `seq` before this rank opened it, taken (1) or none (0). */

@@ -169,6 +169,15 @@ typedef struct fwdioi_step {
     uint64_t sums[];
 } fwdioi_step_t;
 
+/* How a rank's steps of a stream ended when it aborted the stream: `ok`
+ * steps completed with FWDIO_OK, the next ones up to `complete` with
+ * `failed`; announced with the abort (abort.c), so that every rank reports
+ * the same status for each step. */
+typedef struct fwdioi_step_outcome {
+    int64_t complete, ok;
+    fwdioi_errinfo_t failed;
+} fwdioi_step_outcome_t;
+
 /* Counters the progress thread keeps per file (published at completion). */
 typedef struct fwdioi_session_stats {
     uint64_t messages_sent, messages_received;
@@ -260,8 +269,13 @@ typedef struct fwdioi_session {
     fwdioi_errinfo_t step_agreed, step_commit_local, step_commit_agreed;
     fwdioi_commit_set_t step_commit; /* the blocks the step's commit job writes */
     /* A step failed (agreed on every rank): later steps fail alike, without
-     * agreements, and the stream with them. */
+     * agreements, and the stream with them; steps_failed_at is its index. */
     fwdioi_errinfo_t steps_failed;
+    uint64_t steps_failed_at;
+    /* An abort another rank announced, with how its steps ended there: the
+     * steps it completed keep their status here too (steps.c). */
+    int abort_heard;
+    fwdioi_step_outcome_t abort_steps;
     /* writer: bytes received per step from step_recv_base on, the bytes the
      * first step waits for, and where its end stands */
     uint64_t *step_recv;

@@ -711,8 +711,14 @@ void fwdioi_session_abort(fwdio_file_t *f, const fwdioi_errinfo_t *why, int noti
     }
     /* else: another rank failed later on; this rank's duplication still has
      * to match theirs, and completes the file when it is done (on_dup_done) */
-    if (notify)
-        fwdioi_abort_announce(f->owner, f->seq, why);
+    if (notify) {
+        /* with how this rank's steps ended, which the others then report too */
+        fwdioi_step_outcome_t steps = {(int64_t)s->steps_complete, (int64_t)s->steps_complete,
+                                       s->steps_failed};
+        if (s->steps_failed.status != FWDIO_OK)
+            steps.ok = (int64_t)s->steps_failed_at;
+        fwdioi_abort_announce(f->owner, f->seq, why, &steps);
+    }
     fwdioi_session_publish_error(f, why);
     drop_held(f, (int)why->status);
     fwdioi_steps_fail_all(f, why);

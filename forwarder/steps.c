@@ -148,6 +148,7 @@ static void complete_first(fwdio_file_t *f, const fwdioi_errinfo_t *result)
     fwdioi_appends_drop(f, &step->appends); /* not routed: the step failed */
     if (result->status != FWDIO_OK && s->steps_failed.status == FWDIO_OK) {
         s->steps_failed = *result;
+        s->steps_failed_at = step->index;
         fwdioi_session_publish_error(f, result); /* later writes are refused */
     }
     fwdioi_rt_deliver(f->rt, &step->call);
@@ -158,8 +159,19 @@ static void complete_first(fwdio_file_t *f, const fwdioi_errinfo_t *result)
 void fwdioi_steps_fail_all(fwdio_file_t *f, const fwdioi_errinfo_t *why)
 {
     FWDIOI_ASSERT_PROGRESS();
-    while (!STAILQ_EMPTY(&f->s.steps))
-        complete_first(f, f->s.steps_failed.status != FWDIO_OK ? &f->s.steps_failed : why);
+    fwdioi_session_t *s = &f->s;
+    static const fwdioi_errinfo_t ok = FWDIOI_ERRINFO_OK;
+    while (!STAILQ_EMPTY(&s->steps)) {
+        int64_t k = (int64_t)STAILQ_FIRST(&s->steps)->index;
+        const fwdioi_errinfo_t *result = why;
+        if (s->steps_failed.status != FWDIO_OK)
+            result = &s->steps_failed;
+        else if (s->abort_heard && k < s->abort_steps.ok)
+            result = &ok; /* complete on the rank that aborted: it was OK there */
+        else if (s->abort_heard && k < s->abort_steps.complete)
+            result = &s->abort_steps.failed;
+        complete_first(f, result);
+    }
 }
 
 static void on_step_commit_agreed(void *arg, const MPI_Status *st)

@@ -46,6 +46,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <fcntl.h>
+#include <stdatomic.h>
 #include <unistd.h>
 
 #include "fwdio.h"
@@ -582,12 +584,94 @@ static void case_mpi_fault(int expect1, int expect2, const char *text)
     TC_EXPECT(fwdio_finalize(rt), FWDIO_OK, "fwdio_finalize");
 }
 
+/* A stream of STREAM_STEPS steps with an MPI failure in one of its
+ * agreements: the steps before it complete (and are whole), it and the later
+ * ones fail with FWDIO_EMPI on every rank, so does the stream, and the next
+ * file of the runtime is written normally. */
+enum { STREAM_STEPS = 4, STREAM_STEP_BYTES = 100000 };
+
+typedef struct stream_steps {
+    int status[STREAM_STEPS];
+    atomic_int seen;
+} stream_steps_t;
+
+static void stream_step_cb(fwdio_file_t *f, uint64_t step, int status, void *user)
+{
+    (void)f;
+    stream_steps_t *s = user;
+    if (step < STREAM_STEPS)
+        s->status[step] = status;
+    atomic_fetch_add(&s->seen, 1);
+}
+
+static void case_stream_mpi_fault(int fail_from, const char *text)
+{
+    fwdio_runtime_t *rt = tc_start_runtime(MPI_COMM_WORLD, g_mode);
+    char path[4096];
+    fwdio_options_t o;
+    options(&o);
+    o.writers = 1;
+    o.append_start = (uint64_t)STREAM_STEPS * STREAM_STEP_BYTES; /* appends after the steps */
+    g_writes_may_fail = 1;
+    stream_steps_t st = {0};
+    fwdio_callbacks_t cbs = {.step = stream_step_cb, .user = &st};
+    fwdio_file_t *f;
+    tc_path(path, sizeof path, "stream");
+    tc_phase("stream");
+    TC_EXPECT(fwdio_open(rt, path, FWDIO_SIZE_GROWS, &o, &cbs, &f), FWDIO_OK, "open stream");
+    const uint64_t share = STREAM_STEP_BYTES / (uint64_t)tc_size;
+    uint8_t *buf = malloc(share);
+    for (int k = 0; k < STREAM_STEPS; k++) {
+        uint64_t at = (uint64_t)k * STREAM_STEP_BYTES + share * (uint64_t)tc_rank;
+        pattern_fill(buf, share, at, 30);
+        int rc = fwdio_write(f, buf, share, at);
+        TC_CHECK(rc == FWDIO_OK || rc == FWDIO_EFAILED, "stream write: %s", fwdio_strerror(rc));
+        uint8_t more = (uint8_t)k; /* and a byte appended after everything */
+        rc = fwdio_append(f, &more, 1);
+        TC_CHECK(rc == FWDIO_OK || rc == FWDIO_EFAILED, "stream append: %s", fwdio_strerror(rc));
+        rc = fwdio_step_end(f);
+        TC_CHECK(rc == FWDIO_OK || rc == FWDIO_EFAILED, "step end: %s", fwdio_strerror(rc));
+    }
+    free(buf);
+    fwdio_close(f);
+    expect_status(f, fwdio_wait(f), FWDIO_EMPI, text, "stream");
+    TC_CHECK(atomic_load(&st.seen) == STREAM_STEPS, "%d step callbacks, want %d",
+             atomic_load(&st.seen), STREAM_STEPS);
+    for (int k = 0; k < STREAM_STEPS; k++) {
+        int want = k < fail_from ? FWDIO_OK : FWDIO_EMPI;
+        TC_CHECK(st.status[k] == want, "step %d: %s, want %s", k, fwdio_strerror(st.status[k]),
+                 fwdio_strerror(want));
+        TC_CHECK(tc_all_same(MPI_COMM_WORLD, st.status[k]), "step %d: ranks disagree", k);
+    }
+    fwdio_file_free(f);
+    if (tc_rank == 0)
+        for (int k = 0; k < fail_from; k++) {
+            uint64_t bad = 0;
+            int fd = open(path, O_RDONLY);
+            TC_CHECK(fd >= 0 && pattern_check_fd(fd, (uint64_t)k * STREAM_STEP_BYTES,
+                                                 share * (uint64_t)tc_size, 30, 0, &bad) == 0,
+                     "stream step %d: byte %llu is wrong", k, (unsigned long long)bad);
+            if (fd >= 0)
+                close(fd);
+        }
+    tc_path(path, sizeof path, "after");
+    tc_phase("the file after the stream");
+    TC_EXPECT(fwdio_open(rt, path, SIZE, &o, NULL, &f), FWDIO_OK, "open after");
+    write_share(f, SIZE, 21);
+    fwdio_close(f);
+    expect_status(f, fwdio_wait(f), FWDIO_OK, NULL, "the file after the stream");
+    fwdio_file_free(f);
+    TC_CHECK(tc_verify_full(MPI_COMM_WORLD, path, SIZE, 21) == 0, "the file after the stream");
+    tc_phase("finalize");
+    TC_EXPECT(fwdio_finalize(rt), FWDIO_OK, "fwdio_finalize");
+}
+
 int main(int argc, char **argv)
 {
     unsigned timeout = 120;
     const char *which = NULL, *text = "MPI", *dir = NULL;
     int after_kill = 0;
-    int expect1 = FWDIO_EMPI, expect2 = FWDIO_OK;
+    int expect1 = FWDIO_EMPI, expect2 = FWDIO_OK, fail_from = 0;
     for (int i = 1; i < argc; i++) {
         if (tc_common_option(argc, argv, &i, &timeout, &g_mode))
             continue;
@@ -599,6 +683,8 @@ int main(int argc, char **argv)
             expect2 = status_named(argv[++i]);
         else if (!strcmp(argv[i], "--text") && i + 1 < argc)
             text = argv[++i];
+        else if (!strcmp(argv[i], "--fail-from") && i + 1 < argc)
+            fail_from = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--dir") && i + 1 < argc)
             dir = argv[++i];
         else if (!strcmp(argv[i], "--kill"))
@@ -641,6 +727,8 @@ int main(int argc, char **argv)
         kill_shared(dir, after_kill);
     else if (!strcmp(which, "mpi_fault"))
         case_mpi_fault(expect1, expect2, text);
+    else if (!strcmp(which, "stream_mpi_fault"))
+        case_stream_mpi_fault(fail_from, text);
     else if (!strcmp(which, "after_finalize")) {
         int rc = tc_finish("test_contract after_finalize (before)");
         fwdio_runtime_t *rt = NULL;

@@ -82,6 +82,14 @@ int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype d
     return PMPI_Iallreduce(sendbuf, recvbuf, count, datatype, op, comm, request);
 }
 
+int MPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                MPI_Comm comm, MPI_Request *request)
+{
+    if (should_fail("MPI_Iexscan", -1))
+        return MPI_ERR_OTHER;
+    return PMPI_Iexscan(sendbuf, recvbuf, count, datatype, op, comm, request);
+}
+
 int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
 {
     if (should_fail("MPI_Comm_idup", -1))

@@ -7,7 +7,7 @@
  *
  *   MPI_FAULTS_RULE=CALL[:rank=R][:nth=N][:tag=T]
  *
- * CALL is MPI_Iallreduce, MPI_Comm_idup, MPI_Isend, MPI_Issend, MPI_Improbe
+ * CALL is MPI_Iallreduce, MPI_Iexscan, MPI_Comm_idup, MPI_Isend, MPI_Issend, MPI_Improbe
  * or MPI_Imrecv; rank is the rank in MPI_COMM_WORLD (default: every rank);
  * nth the N-th matching call of the process, counted from 1 (default 1); tag
  * (MPI_Isend, MPI_Issend, MPI_Improbe) counts only calls with that tag. The failing call
