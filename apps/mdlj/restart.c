@@ -133,11 +133,12 @@ int restart_find(MPI_Comm comm, const char *base, int64_t max_step, ckpt_info_t 
     }
     if (n > 0)
         MPI_Bcast(steps, (int)n, MPI_INT64_T, 0, comm);
-    int found = 0;
+    int found = 0, passed_over = 0;
     for (long i = 0; i < n && !found; i++) {
         if (ckpt_path(path, cap, base, steps[i]) != 0)
             continue;
         if (steps[i] > max_step) {
+            passed_over++;
             if (rank == 0)
                 fprintf(stderr, "mdlj: restart: passing over %s: the trajectory being "
                                 "continued ends before its step\n", path);
@@ -170,7 +171,12 @@ int restart_find(MPI_Comm comm, const char *base, int64_t max_step, ckpt_info_t 
     }
     free(steps);
     if (!found) {
-        if (rank == 0)
+        if (rank == 0 && passed_over)
+            fprintf(stderr, "mdlj: restart: no valid checkpoint %s.<step> of step %lld or "
+                            "earlier, which the trajectory being continued reaches; move the "
+                            "trajectory away to start it anew from the newest checkpoint\n",
+                    base, (long long)max_step);
+        else if (rank == 0)
             fprintf(stderr, "mdlj: restart: no valid checkpoint %s.<step> found\n", base);
         return -1;
     }

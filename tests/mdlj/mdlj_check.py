@@ -544,8 +544,21 @@ def scenario_killed(r, args):
         note("%s: killed after %.2f s: %d whole frames, %d more bytes; MDAnalysis reads %s" %
              (d, delay, n, os.path.getsize(path) - 276 - n * (56 + 3 * (8 + 4 * args.atoms)),
               "n/a" if mda is None else len(mda)))
-        if not checkpoint_steps(os.path.join(r.workdir, d), "run.ckpt"):
-            note("%s: no checkpoint survived: nothing to restart from" % d)
+        reach = (n + 1) * every - 1  # the newest checkpoint the frames reach
+        usable = []
+        for s in checkpoint_steps(os.path.join(r.workdir, d), "run.ckpt"):
+            try:  # whole, with its commit record (one in flight at the kill is not)
+                parse_checkpoint(os.path.join(r.workdir, d, "run.ckpt.%d" % s))
+                if s <= reach:
+                    usable.append(s)
+            except (OSError, ValueError, struct.error):
+                pass
+        if not usable:
+            note("%s: no checkpoint of step %d or earlier (the frames reach no further): "
+                 "nothing to continue from" % (d, reach))
+            out = r.mdlj("restart " + d + " (refused)", opts + ["--restart"], expect_rc=None)
+            if "which the trajectory being continued reaches" not in out:
+                fail("%s: the refused restart did not say why" % d)
             continue
         r.mdlj("restart " + d, opts + ["--restart"])
         if not same_file(ref_path, path):
