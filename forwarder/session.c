@@ -309,14 +309,12 @@ static void start_commit(fwdio_file_t *f)
     job->path = f->write_path;
     job->target = f->opts.atomic_replace ? f->path : NULL;
     job->discard = data_result(f)->status != FWDIO_OK;
-    for (int i = 0; s->committers == 1 && i < f->commit.n; i++)
-        if (fwdioi_storage_job_add_segment(job, f->commit.b[i].offset, f->commit.b[i].buf,
-                                           f->commit.b[i].len) != 0) {
-            fwdioi_storage_job_free(job);
-            fwdioi_errinfo_set(&s->commit_local, FWDIO_ENOMEM, f->rank, 0, 0);
-            start_commit_agreement(f);
-            return;
-        }
+    if (s->committers == 1 && fwdioi_storage_job_add_blocks(job, &f->commit) != 0) {
+        fwdioi_storage_job_free(job);
+        fwdioi_errinfo_set(&s->commit_local, FWDIO_ENOMEM, f->rank, 0, 0);
+        start_commit_agreement(f);
+        return;
+    }
     s->io_pending++;
     fwdioi_rt_io_submit(f->rt, &job->io);
 }

@@ -228,15 +228,13 @@ static void start_step_commit(fwdio_file_t *f, fwdioi_step_t *step)
      * (an abort) meanwhile */
     fwdioi_commit_set_move(&s->step_commit, &step->commit);
     job->path = f->write_path;
-    for (int i = 0; i < s->step_commit.n; i++)
-        if (fwdioi_storage_job_add_segment(job, s->step_commit.b[i].offset, s->step_commit.b[i].buf,
-                                           s->step_commit.b[i].len) != 0) {
-            fwdioi_storage_job_free(job);
-            fwdioi_commit_set_free(&s->step_commit);
-            fwdioi_errinfo_set(&s->step_commit_local, FWDIO_ENOMEM, f->rank, 0, 0);
-            start_commit_agreement(f);
-            return;
-        }
+    if (fwdioi_storage_job_add_blocks(job, &s->step_commit) != 0) {
+        fwdioi_storage_job_free(job);
+        fwdioi_commit_set_free(&s->step_commit);
+        fwdioi_errinfo_set(&s->step_commit_local, FWDIO_ENOMEM, f->rank, 0, 0);
+        start_commit_agreement(f);
+        return;
+    }
     s->io_pending++;
     fwdioi_rt_io_submit(f->rt, &job->io);
 }

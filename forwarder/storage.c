@@ -307,6 +307,14 @@ int fwdioi_storage_job_add_segment(fwdioi_storage_job_t *job, uint64_t offset,
     return 0;
 }
 
+int fwdioi_storage_job_add_blocks(fwdioi_storage_job_t *job, const fwdioi_commit_set_t *set)
+{
+    for (int i = 0; i < set->n; i++)
+        if (fwdioi_storage_job_add_segment(job, set->b[i].offset, set->b[i].buf, set->b[i].len) != 0)
+            return -1;
+    return 0;
+}
+
 void fwdioi_storage_job_free(fwdioi_storage_job_t *job)
 {
     free(job->buf);

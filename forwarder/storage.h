@@ -9,6 +9,7 @@
 #ifndef FWDIOI_STORAGE_H
 #define FWDIOI_STORAGE_H
 
+#include "commit_set.h"
 #include "ranges.h"
 #include "runtime.h"
 
@@ -86,6 +87,9 @@ fwdioi_storage_job_t *fwdioi_storage_job_new(fwdioi_storage_kind_t kind, void *o
  *  the file and in memory extends it. 0, or -1 when out of memory. */
 int fwdioi_storage_job_add_segment(fwdioi_storage_job_t *job, uint64_t offset,
                                    const uint8_t *src, uint64_t len);
+/** The blocks of `set` as the segments of a COMMIT job, in order (their
+ *  bytes stay the set's). 0, or -1 when out of memory. */
+int fwdioi_storage_job_add_blocks(fwdioi_storage_job_t *job, const fwdioi_commit_set_t *set);
 /** Free a job and the buffers it owns. */
 void fwdioi_storage_job_free(fwdioi_storage_job_t *job);
 

@@ -551,6 +551,24 @@ static int status_named(const char *name)
     exit(2);
 }
 
+/* The next file of a runtime after a failure: written whole (seed 21) and
+ * ending with `expect`. */
+static void write_next_file(fwdio_runtime_t *rt, const fwdio_options_t *o, const char *name,
+                            int expect)
+{
+    char path[4096];
+    fwdio_file_t *f;
+    tc_path(path, sizeof path, name);
+    tc_phase("%s", name);
+    TC_EXPECT(fwdio_open(rt, path, SIZE, o, NULL, &f), FWDIO_OK, name);
+    write_share(f, SIZE, 21);
+    fwdio_close(f);
+    expect_status(f, fwdio_wait(f), expect, NULL, name);
+    fwdio_file_free(f);
+    if (expect == FWDIO_OK)
+        TC_CHECK(tc_verify_full(MPI_COMM_WORLD, path, SIZE, 21) == 0, "%s", name);
+}
+
 static void case_mpi_fault(int expect1, int expect2, const char *text)
 {
     fwdio_runtime_t *rt = tc_start_runtime(MPI_COMM_WORLD, g_mode);
@@ -571,15 +589,7 @@ static void case_mpi_fault(int expect1, int expect2, const char *text)
         TC_CHECK(tc_verify_full(MPI_COMM_WORLD, path, SIZE, 20) == 0, "first file");
     TC_CHECK(tc_sum(MPI_COMM_WORLD, mpi_faults_fired()) == 1,
              "the MPI fault fired %ld times, not once", tc_sum(MPI_COMM_WORLD, mpi_faults_fired()));
-    tc_path(path, sizeof path, "second");
-    tc_phase("second file");
-    TC_EXPECT(fwdio_open(rt, path, SIZE, &o, NULL, &f), FWDIO_OK, "open second");
-    write_share(f, SIZE, 21);
-    fwdio_close(f);
-    expect_status(f, fwdio_wait(f), expect2, NULL, "second file");
-    fwdio_file_free(f);
-    if (expect2 == FWDIO_OK)
-        TC_CHECK(tc_verify_full(MPI_COMM_WORLD, path, SIZE, 21) == 0, "second file");
+    write_next_file(rt, &o, "second file", expect2);
     tc_phase("finalize");
     TC_EXPECT(fwdio_finalize(rt), FWDIO_OK, "fwdio_finalize");
 }
@@ -654,14 +664,8 @@ static void case_stream_mpi_fault(int fail_from, const char *text)
             if (fd >= 0)
                 close(fd);
         }
-    tc_path(path, sizeof path, "after");
-    tc_phase("the file after the stream");
-    TC_EXPECT(fwdio_open(rt, path, SIZE, &o, NULL, &f), FWDIO_OK, "open after");
-    write_share(f, SIZE, 21);
-    fwdio_close(f);
-    expect_status(f, fwdio_wait(f), FWDIO_OK, NULL, "the file after the stream");
-    fwdio_file_free(f);
-    TC_CHECK(tc_verify_full(MPI_COMM_WORLD, path, SIZE, 21) == 0, "the file after the stream");
+    o.append_start = 0;
+    write_next_file(rt, &o, "the file after the stream", FWDIO_OK);
     tc_phase("finalize");
     TC_EXPECT(fwdio_finalize(rt), FWDIO_OK, "fwdio_finalize");
 }
