@@ -545,14 +545,17 @@ def scenario_killed(r, args):
              (d, delay, n, os.path.getsize(path) - 276 - n * (56 + 3 * (8 + 4 * args.atoms)),
               "n/a" if mda is None else len(mda)))
         reach = (n + 1) * every - 1  # the newest checkpoint the frames reach
-        usable = []
+        valid = []
         for s in checkpoint_steps(os.path.join(r.workdir, d), "run.ckpt"):
             try:  # whole, with its commit record (one in flight at the kill is not)
                 parse_checkpoint(os.path.join(r.workdir, d, "run.ckpt.%d" % s))
-                if s <= reach:
-                    usable.append(s)
+                valid.append(s)
             except (OSError, ValueError, struct.error):
                 pass
+        usable = [s for s in valid if s <= reach]
+        if not valid:
+            note("%s: no whole checkpoint survived: nothing to restart from" % d)
+            continue
         if not usable:
             note("%s: no checkpoint of step %d or earlier (the frames reach no further): "
                  "nothing to continue from" % (d, reach))
