@@ -38,6 +38,11 @@ run() {
                 --dir /dev/shm --csv $R/lammps-np$np-every$every.csv \
                 > $R/lammps-np$np-every$every.txt 2>&1
         done ;;
+    # the parallel file system emulator, 4 targets of 50 MB/s, 8 ranks
+    lammps-pfs) bench/lammps_compare --build $B --ranks 8 --atoms 32000 --steps 40 --every 10 \
+            --format lammps --reps 3 --modes none,fwdio,native,mpiio \
+            --pfs "--targets 4 --stripe 1M --bw 50M --latency 1 --start-target 0" \
+            --csv $R/lammps-pfs4-np8-every10.csv > $R/lammps-pfs4-np8-every10.txt 2>&1 ;;
     *) echo "unknown step $1" >&2; return 2 ;;
     esac
 }
