@@ -164,8 +164,15 @@ typedef struct fwdioi_step {
     fwdioi_commit_set_t commit; /* the blocks set during the step on this rank */
     fwdioi_append_list_t appends; /* this rank's fwdio_append calls of the step */
     STAILQ_ENTRY(fwdioi_step) link; /* in the session's `steps` (progress) */
-    /* [nwriters + FWDIOI_CLOSE_EXTRA]: this rank's bytes of the step per
-     * writer, then the commit and tag elements; summed by the step agreement */
+    /* the step's scan and counts (progress): this rank's appended bytes and
+     * the lower ranks' (the scan), who commits, and whether they are agreed */
+    uint64_t append_mine, append_prefix;
+    int committers, committer;
+    int counted;
+    uint64_t *out; /* [nwriters + FWDIOI_CLOSE_EXTRA]: the agreed sums (in sums[]) */
+    /* [2 (nwriters + FWDIOI_CLOSE_EXTRA)]: this rank's bytes of the step per
+     * writer, then the commit and tag elements, summed by the counts
+     * agreement into `out`, the second half */
     uint64_t sums[];
 } fwdioi_step_t;
 
@@ -258,11 +265,26 @@ typedef struct fwdioi_session {
     uint64_t step_fill;  /* the step this rank's messages belong to now */
     uint64_t *step_sent; /* [nwriters] its bytes per writer in step_fill */
     STAILQ_HEAD(, fwdioi_step) steps; /* ended here, not yet complete, in order */
-    int step_busy;       /* the first step's agreements are under way */
-    uint64_t *step_out;  /* [nwriters + FWDIOI_CLOSE_EXTRA] its agreed sums */
-    uint64_t append_base;   /* where the first step not yet scanned appends */
-    uint64_t append_prefix; /* the scan's result: lower ranks' appends of the step */
-    uint64_t append_mine;   /* this rank's appended bytes in the scan */
+    int step_busy;       /* the first step's drain, status and commit are under way */
+    /* A step's scan and counts may run while the step before it finishes:
+     * the step being counted, the next step to count, and whether every
+     * collective of the step before it has been started (then the next
+     * scan may start: every rank starts the file's collectives in the same
+     * order) */
+    fwdioi_step_t *step_counting;
+    uint64_t scan_next;
+    int seq_ready;
+    /* The head's status (or commit) agreement has started here: every rank
+     * will start it, so it completes. An MPI failure of the next step's scan
+     * or counts meanwhile waits for it (abort_deferred, deferred_why) before
+     * the abort is announced, so the head's outcome is the same on every
+     * rank. */
+    int head_agreeing;
+    int abort_deferred;
+    fwdioi_errinfo_t deferred_why;
+    uint64_t append_base;   /* where the next step to count appends */
+    uint64_t append_prefix; /* the close's scan: lower ranks' appends after their last step */
+    uint64_t append_mine;   /* this rank's appended bytes after its last step */
     fwdioi_append_list_t close_appends; /* appended after the last step end */
     int close_scanning;     /* their scan is under way */
     int step_committers, step_committer;

@@ -62,6 +62,17 @@ void fwdioi_session_mpi_failed(fwdio_file_t *f, int call, int mpi_rc)
     fwdioi_errinfo_set_mpi(&why, f->rank, call, mpi_rc);
     fwdioi_log(FWDIOI_LOG_WARN, "rank %d: %s failed for %s (MPI error %d)", f->rank,
                fwdioi_mpi_call_name(call), f->path, mpi_rc);
+    fwdioi_session_t *s = &f->s;
+    if ((call == FWDIOI_MPI_SCAN_APPEND || call == FWDIOI_MPI_AGREE_STEP) && s->head_agreeing &&
+        !s->aborted) {
+        /* The step before is being agreed on, and every rank will take part:
+         * its outcome first (steps.c, fwdioi_steps_pump announces the abort). */
+        if (!s->abort_deferred) {
+            s->abort_deferred = 1;
+            s->deferred_why = why;
+        }
+        return;
+    }
     fwdioi_session_abort(f, &why, 1);
 }
 
@@ -86,14 +97,14 @@ int fwdioi_session_agree(fwdio_file_t *f, int call, const void *in, void *out, i
     return 0;
 }
 
-int fwdioi_session_scan_appends(fwdio_file_t *f, fwdioi_req_cb_t done)
+int fwdioi_session_scan_appends(fwdio_file_t *f, const uint64_t *mine, uint64_t *prefix,
+                                fwdioi_req_cb_t done)
 {
     f->s.trace_t0 = fwdioi_trace_begin();
     MPI_Request req;
     int rc = fwdioi_rt_track_reserve(f->rt) != 0
                  ? MPI_ERR_NO_MEM
-                 : MPI_Iexscan(&f->s.append_mine, &f->s.append_prefix, 1, MPI_UINT64_T, MPI_SUM,
-                               f->s.comm, &req);
+                 : MPI_Iexscan(mine, prefix, 1, MPI_UINT64_T, MPI_SUM, f->s.comm, &req);
     if (rc != MPI_SUCCESS) {
         fwdioi_session_mpi_failed(f, FWDIOI_MPI_SCAN_APPEND, rc);
         return -1;
@@ -467,7 +478,7 @@ void fwdioi_session_try_close(fwdio_file_t *f)
     fwdioi_rt_unlock(f->rt);
     s->append_mine = s->close_appends.bytes;
     s->close_scanning = 1;
-    fwdioi_session_scan_appends(f, on_close_scan);
+    fwdioi_session_scan_appends(f, &s->append_mine, &s->append_prefix, on_close_scan);
 }
 
 /* ---- opening ---- */
@@ -745,6 +756,7 @@ void fwdioi_session_init(fwdio_file_t *f)
     STAILQ_INIT(&s->steps);
     fwdioi_append_list_init(&s->close_appends);
     s->step_committer = -1;
+    s->seq_ready = 1;
     s->step_agreed = s->step_commit_local = s->step_commit_agreed = FWDIOI_ERRINFO_OK;
     s->steps_failed = FWDIOI_ERRINFO_OK;
     f->open_task.run = open_task;

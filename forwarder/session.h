@@ -27,9 +27,10 @@ void fwdioi_session_opened(fwdio_file_t *f);
  *  completion. 0, or -1 when it could not start (the file is aborted). */
 int fwdioi_session_agree(fwdio_file_t *f, int call, const void *in, void *out, int count,
                          MPI_Datatype type, MPI_Op op, fwdioi_req_cb_t done);
-/** Start the exclusive scan of this rank's appended bytes (s.append_mine
- *  into s.append_prefix; undefined on rank 0). 0, or -1 (aborted). */
-int fwdioi_session_scan_appends(fwdio_file_t *f, fwdioi_req_cb_t done);
+/** Start the exclusive scan of this rank's appended bytes (*mine into
+ *  *prefix; undefined on rank 0). 0, or -1 (aborted). */
+int fwdioi_session_scan_appends(fwdio_file_t *f, const uint64_t *mine, uint64_t *prefix,
+                                fwdioi_req_cb_t done);
 /** An agreement completed: whether it succeeded (else the file is aborted). */
 int fwdioi_session_agreement_ok(fwdio_file_t *f, int call, const MPI_Status *st);
 /** Make a failure visible to the application (writes refused, error text). */

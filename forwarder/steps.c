@@ -58,9 +58,11 @@ static void run_step(fwdioi_call_t *call)
 fwdioi_step_t *fwdioi_step_new(fwdio_file_t *f)
 {
     size_t n = (size_t)f->plan.nwriters + FWDIOI_CLOSE_EXTRA;
-    fwdioi_step_t *step = calloc(1, sizeof *step + n * sizeof step->sums[0]);
+    fwdioi_step_t *step = calloc(1, sizeof *step + 2 * n * sizeof step->sums[0]);
     if (!step)
         return NULL;
+    step->out = step->sums + n;
+    step->committer = -1;
     step->task.run = step_task;
     fwdioi_append_list_init(&step->appends);
     step->call.run = run_step;
@@ -131,9 +133,25 @@ static void step_task(fwdioi_task_t *task)
         fwdioi_steps_pump(f);
 }
 
-int fwdioi_steps_pending(const fwdio_file_t *f) { return !STAILQ_EMPTY(&f->s.steps); }
+int fwdioi_steps_pending(const fwdio_file_t *f)
+{
+    return !STAILQ_EMPTY(&f->s.steps) || f->s.step_counting;
+}
 
-/* ---- completing steps in order ---- */
+/* ---- completing steps in order ----
+ *
+ * Every rank starts the file's collectives in one order: for each step, the
+ * scan of its appends, its counts, its status and, with a commit block, the
+ * commit's status. A step's scan and counts (steps "being counted") may run
+ * while the step before it drains and agrees on its status, but the scan of
+ * step k+1 starts only once every collective of step k has been started
+ * (seq_ready): when its status agreement starts (no commit block), or once
+ * it is known whether a commit agreement follows, and that one started. The
+ * first step (the head) drains, agrees and commits only once counted; later
+ * steps wait for it, and a failed step is known on every rank before the
+ * next head decides anything. After a failure the remaining steps are still
+ * scanned and counted (a rank may have started that already; the results
+ * are ignored), but they drain and agree on nothing. */
 
 /* The first step is complete with `result`: its callback goes out. A failure
  * fails the stream. */
@@ -142,7 +160,10 @@ static void complete_first(fwdio_file_t *f, const fwdioi_errinfo_t *result)
     fwdioi_session_t *s = &f->s;
     fwdioi_step_t *step = STAILQ_FIRST(&s->steps);
     STAILQ_REMOVE_HEAD(&s->steps, link);
+    if (s->step_counting == step)
+        s->step_counting = NULL;
     s->step_busy = 0;
+    s->head_agreeing = 0;
     s->steps_complete = step->index + 1;
     step->status = (int)result->status;
     fwdioi_appends_drop(f, &step->appends); /* not routed: the step failed */
@@ -161,6 +182,7 @@ void fwdioi_steps_fail_all(fwdio_file_t *f, const fwdioi_errinfo_t *why)
     FWDIOI_ASSERT_PROGRESS();
     fwdioi_session_t *s = &f->s;
     static const fwdioi_errinfo_t ok = FWDIOI_ERRINFO_OK;
+    s->step_counting = NULL; /* its collectives are given up with the file's */
     while (!STAILQ_EMPTY(&s->steps)) {
         int64_t k = (int64_t)STAILQ_FIRST(&s->steps)->index;
         const fwdioi_errinfo_t *result = why;
@@ -172,6 +194,14 @@ void fwdioi_steps_fail_all(fwdio_file_t *f, const fwdioi_errinfo_t *why)
             result = &s->abort_steps.failed;
         complete_first(f, result);
     }
+}
+
+/* Every collective of the head step has been started: the next step's scan
+ * may start. */
+static void sequence_free(fwdio_file_t *f)
+{
+    f->s.seq_ready = 1;
+    fwdioi_steps_pump(f);
 }
 
 static void on_step_commit_agreed(void *arg, const MPI_Status *st)
@@ -186,9 +216,10 @@ static void on_step_commit_agreed(void *arg, const MPI_Status *st)
 static void start_commit_agreement(fwdio_file_t *f)
 {
     fwdioi_session_t *s = &f->s;
-    fwdioi_session_agree(f, FWDIOI_MPI_AGREE_STEP_COMMIT, &s->step_commit_local,
-                         &s->step_commit_agreed, FWDIOI_ERRINFO_INTS, MPI_INT64_T,
-                         f->owner->agree_op, on_step_commit_agreed);
+    if (fwdioi_session_agree(f, FWDIOI_MPI_AGREE_STEP_COMMIT, &s->step_commit_local,
+                             &s->step_commit_agreed, FWDIOI_ERRINFO_INTS, MPI_INT64_T,
+                             f->owner->agree_op, on_step_commit_agreed) == 0)
+        sequence_free(f);
 }
 
 static void on_step_commit_done(fwdioi_storage_job_t *job)
@@ -208,7 +239,7 @@ static void on_step_commit_done(fwdioi_storage_job_t *job)
 }
 
 /* The step's data is in the file (durable) on every writer: its rank writes
- * the step's commit block and syncs it. */
+ * the step's commit blocks and syncs them. */
 static void start_step_commit(fwdio_file_t *f, fwdioi_step_t *step)
 {
     fwdioi_session_t *s = &f->s;
@@ -246,11 +277,15 @@ static void on_step_final(void *arg, const MPI_Status *st)
     if (!fwdioi_session_agreement_ok(f, FWDIOI_MPI_AGREE_STEP_FINAL, st))
         return;
     if (s->step_agreed.status == FWDIO_OK && s->step_committers == 1) {
-        start_step_commit(f, STAILQ_FIRST(&s->steps));
+        start_step_commit(f, STAILQ_FIRST(&s->steps)); /* its agreement frees the sequence */
         return;
     }
+    int waited = s->step_committers != 0; /* the sequence waited for this answer */
     complete_first(f, &s->step_agreed);
-    fwdioi_steps_pump(f);
+    if (waited)
+        sequence_free(f);
+    else
+        fwdioi_steps_pump(f);
 }
 
 void fwdioi_steps_data_done(fwdio_file_t *f)
@@ -261,8 +296,40 @@ void fwdioi_steps_data_done(fwdio_file_t *f)
         fwdioi_session_finish_if_aborted(f);
         return;
     }
-    fwdioi_session_agree(f, FWDIOI_MPI_AGREE_STEP_FINAL, &s->local_error, &s->step_agreed,
-                         FWDIOI_ERRINFO_INTS, MPI_INT64_T, f->owner->agree_op, on_step_final);
+    if (fwdioi_session_agree(f, FWDIOI_MPI_AGREE_STEP_FINAL, &s->local_error, &s->step_agreed,
+                             FWDIOI_ERRINFO_INTS, MPI_INT64_T, f->owner->agree_op,
+                             on_step_final) != 0)
+        return;
+    s->head_agreeing = 1;
+    /* Without a commit block nothing more of this step is agreed: the next
+     * step's scan may start now. With one, whether the commit agreement
+     * follows depends on this one's answer. */
+    if (s->step_committers == 0)
+        sequence_free(f);
+}
+
+/* The head step is counted: drain it (a writer), then agree on its status. */
+static void start_head(fwdio_file_t *f, fwdioi_step_t *step)
+{
+    fwdioi_session_t *s = &f->s;
+    const int nw = f->plan.nwriters;
+    s->step_busy = 1;
+    s->step_committers = step->committers;
+    s->step_committer = step->committer;
+    if (step->committers > 1 && step->commit.n > 0) {
+        fwdioi_errinfo_t e = {FWDIO_EINVAL, f->rank, 0, (int64_t)step->commit.b[0].offset,
+                              FWDIOI_REASON_COMMITTERS, -1, step->committers};
+        if (s->local_error.status == FWDIO_OK)
+            s->local_error = e;
+    }
+    if (f->my_writer < 0) {
+        fwdioi_steps_data_done(f);
+        return;
+    }
+    (void)nw;
+    s->step_expected = step->out[f->my_writer];
+    s->step_draining = 1;
+    fwdioi_writer_check_step(f);
 }
 
 static void on_step_counts(void *arg, const MPI_Status *st)
@@ -272,30 +339,20 @@ static void on_step_counts(void *arg, const MPI_Status *st)
     if (!fwdioi_session_agreement_ok(f, FWDIOI_MPI_AGREE_STEP, st))
         return;
     const int nw = f->plan.nwriters;
-    fwdioi_step_t *step = STAILQ_FIRST(&s->steps);
-    if (!fwdioi_steps_tags_agree(s->step_out, nw, f->plan.nranks, step_tag(step->index))) {
+    fwdioi_step_t *step = s->step_counting;
+    if (!fwdioi_steps_tags_agree(step->out, nw, f->plan.nranks, step_tag(step->index))) {
         /* Another rank closed the file, or is at another step: every rank
          * sees the same sums and gives up the file's collectives alike. */
         fwdioi_errinfo_t why = {FWDIO_EINVAL, -1, 0, 0, FWDIOI_REASON_STEPS, -1, 0};
         fwdioi_session_abort(f, &why, 0);
         return;
     }
-    s->append_base += s->step_out[nw + 4]; /* the next step appends after these */
-    s->step_committers = (int)s->step_out[nw];
-    s->step_committer = s->step_committers == 1 ? (int)s->step_out[nw + 1] : -1;
-    if (s->step_committers > 1 && step->commit.n > 0) {
-        fwdioi_errinfo_t e = {FWDIO_EINVAL, f->rank, 0, (int64_t)step->commit.b[0].offset,
-                              FWDIOI_REASON_COMMITTERS, -1, s->step_committers};
-        if (s->local_error.status == FWDIO_OK)
-            s->local_error = e;
-    }
-    if (f->my_writer < 0) {
-        fwdioi_steps_data_done(f);
-        return;
-    }
-    s->step_expected = s->step_out[f->my_writer];
-    s->step_draining = 1;
-    fwdioi_writer_check_step(f);
+    s->append_base += step->out[nw + 4]; /* the next step appends after these */
+    step->committers = (int)step->out[nw];
+    step->committer = step->committers == 1 ? (int)step->out[nw + 1] : -1;
+    step->counted = 1;
+    s->step_counting = NULL;
+    fwdioi_steps_pump(f);
 }
 
 /* Every rank's appended bytes of the step are scanned: this rank's go after
@@ -306,37 +363,69 @@ static void on_step_scan(void *arg, const MPI_Status *st)
     fwdioi_session_t *s = &f->s;
     if (!fwdioi_session_agreement_ok(f, FWDIOI_MPI_SCAN_APPEND, st))
         return;
-    fwdioi_step_t *step = STAILQ_FIRST(&s->steps);
+    fwdioi_step_t *step = s->step_counting;
     const int nw = f->plan.nwriters;
-    uint64_t at = s->append_base + (f->rank == 0 ? 0 : s->append_prefix);
     step->sums[nw + 4] = step->appends.bytes;
-    fwdioi_appends_route(f, &step->appends, at, step->index, step->sums);
-    if (s->aborted) /* sending failed */
-        return;
-    fwdioi_session_agree(f, FWDIOI_MPI_AGREE_STEP, step->sums, s->step_out,
+    if (s->steps_failed.status != FWDIO_OK) { /* counted all the same, nothing sent */
+        fwdioi_appends_drop(f, &step->appends);
+    } else {
+        uint64_t at = s->append_base + (f->rank == 0 ? 0 : step->append_prefix);
+        fwdioi_appends_route(f, &step->appends, at, step->index, step->sums);
+        if (s->aborted) /* sending failed */
+            return;
+    }
+    fwdioi_session_agree(f, FWDIOI_MPI_AGREE_STEP, step->sums, step->out,
                          nw + FWDIOI_CLOSE_EXTRA, MPI_UINT64_T, MPI_SUM, on_step_counts);
+}
+
+/* The next step to count, if this rank has ended it. */
+static fwdioi_step_t *next_to_count(const fwdioi_session_t *s)
+{
+    fwdioi_step_t *step;
+    STAILQ_FOREACH(step, &s->steps, link)
+        if (step->index == s->scan_next)
+            return step;
+    return NULL;
 }
 
 void fwdioi_steps_pump(fwdio_file_t *f)
 {
     FWDIOI_ASSERT_PROGRESS();
     fwdioi_session_t *s = &f->s;
-    while (!s->step_busy && !s->aborted && s->phase == FWDIOI_PHASE_OPEN &&
-           !STAILQ_EMPTY(&s->steps)) {
-        /* After a failure every rank knows: no agreement is needed. */
-        if (s->open_agreed.status != FWDIO_OK) {
-            complete_first(f, &s->open_agreed);
-            continue;
-        }
-        if (s->steps_failed.status != FWDIO_OK) {
-            complete_first(f, &s->steps_failed);
-            continue;
-        }
-        fwdioi_step_t *step = STAILQ_FIRST(&s->steps);
-        s->step_busy = 1;
-        s->append_mine = step->appends.bytes;
-        fwdioi_session_scan_appends(f, on_step_scan);
+    if (s->aborted || s->phase != FWDIOI_PHASE_OPEN)
         return;
+    if (s->abort_deferred && !s->head_agreeing) { /* the head is complete everywhere */
+        s->abort_deferred = 0;
+        fwdioi_session_abort(f, &s->deferred_why, 1);
+        return;
+    }
+    /* The open failed: every rank knows, and no step agrees on anything. */
+    while (s->open_agreed.status != FWDIO_OK && !STAILQ_EMPTY(&s->steps))
+        complete_first(f, &s->open_agreed);
+    for (;;) {
+        /* the next step's scan, once the sequence allows it */
+        fwdioi_step_t *next = s->step_counting || !s->seq_ready ? NULL : next_to_count(s);
+        if (next) {
+            s->step_counting = next;
+            s->scan_next++;
+            s->seq_ready = 0;
+            next->append_mine = next->appends.bytes;
+            if (fwdioi_session_scan_appends(f, &next->append_mine, &next->append_prefix,
+                                            on_step_scan) != 0)
+                return;
+        }
+        /* the head, once counted */
+        fwdioi_step_t *head = STAILQ_FIRST(&s->steps);
+        if (!head || s->step_busy || !head->counted)
+            break;
+        if (s->steps_failed.status != FWDIO_OK) {
+            /* every rank knows: nothing of it is agreed, the sequence goes on */
+            complete_first(f, &s->steps_failed);
+            s->seq_ready = 1;
+            continue;
+        }
+        start_head(f, head);
+        break;
     }
     fwdioi_session_try_close(f);
 }
