@@ -75,10 +75,10 @@ static int step_status_locked(const fwdio_file_t *f, uint64_t k, int *done)
     return *done && k >= f->step_fail_from ? f->step_fail_status : FWDIO_OK;
 }
 
-static int refuse_step(const fwdio_file_t *f, const char *call, uint64_t k)
+static int refuse_step(const fwdio_file_t *f, const char *call, uint64_t k, uint64_t ended)
 {
     fwdioi_report("%s of %s: step %llu has not been ended on this rank (%llu ended so far)",
-                  call, f->path, (unsigned long long)k, (unsigned long long)f->steps_ended);
+                  call, f->path, (unsigned long long)k, (unsigned long long)ended);
     return FWDIO_EINVAL;
 }
 
@@ -89,12 +89,12 @@ int fwdio_step_test(fwdio_file_t *f, uint64_t k, int *done)
     if (!f->stream)
         return refuse_not_stream(f, "fwdio_step_test");
     fwdioi_rt_lock(f->rt);
-    int ended = k < f->steps_ended;
-    if (ended)
+    uint64_t ended = f->steps_ended;
+    if (k < ended)
         fwdioi_combine_flush_all_locked(f->owner);
     fwdioi_rt_unlock(f->rt);
-    if (!ended)
-        return refuse_step(f, "fwdio_step_test", k);
+    if (k >= ended)
+        return refuse_step(f, "fwdio_step_test", k, ended);
     if (!fwdioi_rt_on_progress_thread())
         fwdioi_rt_run_calls(f->rt);
     fwdioi_rt_lock(f->rt);
@@ -123,12 +123,12 @@ int fwdio_step_wait(fwdio_file_t *f, uint64_t k)
     if (fwdioi_rt_on_progress_thread() || fwdioi_rt_in_callback())
         return FWDIO_ECONTEXT;
     fwdioi_rt_lock(f->rt);
-    int ended = k < f->steps_ended;
-    if (ended)
+    uint64_t ended = f->steps_ended;
+    if (k < ended)
         fwdioi_combine_flush_all_locked(f->owner); /* other files' bytes go while we wait */
     fwdioi_rt_unlock(f->rt);
-    if (!ended)
-        return refuse_step(f, "fwdio_step_wait", k);
+    if (k >= ended)
+        return refuse_step(f, "fwdio_step_wait", k, ended);
     uint64_t t_trace = fwdioi_trace_begin();
     step_wait_t w = {f, k};
     fwdioi_rt_wait(f->rt, step_completed, &w);

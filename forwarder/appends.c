@@ -125,12 +125,11 @@ void fwdioi_appends_route(fwdio_file_t *f, fwdioi_append_list_t *list, uint64_t 
         fwdioi_task_list_t msgs;
         if (f->s.aborted) { /* a send failed: the step is over (and `sums` with it) */
             append_release(&a->lent);
-        } else if (offset > f->size || len > f->size - offset ||
-            fwdioi_route_write(f, a->data, len, offset, &a->lent, &msgs) != FWDIO_OK) {
-            /* past the largest stream, or no memory: the step fails */
-            int status = offset > f->size || len > f->size - offset ? FWDIO_ERANGE
-                                                                     : FWDIO_ENOMEM;
-            fwdioi_errinfo_set(&f->s.local_error, status, f->rank, 0, offset);
+        } else if (offset > f->size || len > f->size - offset) { /* past the largest stream */
+            fwdioi_errinfo_set(&f->s.local_error, FWDIO_ERANGE, f->rank, 0, offset);
+            append_release(&a->lent);
+        } else if (fwdioi_route_write(f, a->data, len, offset, &a->lent, &msgs) != FWDIO_OK) {
+            fwdioi_errinfo_set(&f->s.local_error, FWDIO_ENOMEM, f->rank, 0, offset);
             append_release(&a->lent);
         } else {
             while (!STAILQ_EMPTY(&msgs)) {

@@ -26,13 +26,20 @@
  * aborts on the runtime's. */
 enum { FWDIOI_TAG_DATA = 1, FWDIOI_TAG_ABORT = 2 };
 
-/* Elements the close agreement and a stream's step agreements sum beside the
- * bytes per writer: the number of ranks holding a commit block, the sum of
- * their ranks, and the agreement's tag and its square (steps.c: every rank
- * passed the same tag exactly when sum = P * tag and sum of squares =
- * P * tag^2, so ranks that ended different numbers of steps are caught),
- * and the bytes appended (fwdio_append). */
-#define FWDIOI_CLOSE_EXTRA 5
+/* Elements the close agreement and a stream's step agreements sum after the
+ * bytes per writer (at nwriters + each): the number of ranks holding a
+ * commit block, the sum of their ranks, the agreement's tag and its square
+ * (steps.c: every rank passed the same tag exactly when sum = P * tag and
+ * sum of squares = P * tag^2, so ranks that ended different numbers of
+ * steps are caught), and the bytes appended (fwdio_append). */
+enum {
+    FWDIOI_SUM_COMMITS,
+    FWDIOI_SUM_COMMITTER,
+    FWDIOI_SUM_TAG,
+    FWDIOI_SUM_TAG2,
+    FWDIOI_SUM_APPENDED,
+    FWDIOI_CLOSE_EXTRA /* how many */
+};
 
 /*
  * Wire format of a data message: the header, the pieces' bytes back to back,
@@ -304,7 +311,7 @@ typedef struct fwdioi_session {
     size_t step_recv_len, step_recv_cap;
     uint64_t step_recv_base;
     uint64_t step_expected;
-    int step_draining, step_syncing;
+    int step_draining;
     /* steps complete here (callbacks delivered), and the messages of later
      * steps kept unwritten until the steps before theirs are complete, so
      * the file never holds bytes of a step beyond an incomplete one

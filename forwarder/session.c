@@ -382,9 +382,9 @@ static void on_close_agreed(void *arg, const MPI_Status *st)
         fwdioi_session_abort(f, &why, 0);
         return;
     }
-    s->committers = (int)s->expected_bytes[nw];
+    s->committers = (int)s->expected_bytes[nw + FWDIOI_SUM_COMMITS];
     if (s->committers == 1)
-        s->committer = (int)s->expected_bytes[nw + 1];
+        s->committer = (int)s->expected_bytes[nw + FWDIOI_SUM_COMMITTER];
     else if (s->committers > 1 || f->opts.atomic_replace)
         s->committer = fwdioi_plan_writer_rank(&f->plan, 0); /* cleans up, writes no block */
     if (s->committers > 1 && f->commit.n > 0) {
@@ -421,10 +421,10 @@ static void start_close_agreement(fwdio_file_t *f)
     s->phase = FWDIOI_PHASE_CLOSING;
     const int nw = f->plan.nwriters;
     int has_commit = f->commit.n > 0; /* set before fwdio_close, which queued us */
-    s->sent_bytes[nw] = (uint64_t)has_commit;
-    s->sent_bytes[nw + 1] = has_commit ? (uint64_t)f->rank : 0;
+    s->sent_bytes[nw + FWDIOI_SUM_COMMITS] = (uint64_t)has_commit;
+    s->sent_bytes[nw + FWDIOI_SUM_COMMITTER] = has_commit ? (uint64_t)f->rank : 0;
     fwdioi_steps_set_tag(s->sent_bytes, nw, FWDIOI_CLOSE_TAG);
-    s->sent_bytes[nw + 4] = s->append_mine; /* appended after the last step end */
+    s->sent_bytes[nw + FWDIOI_SUM_APPENDED] = s->append_mine; /* appended after the last step end */
     fwdioi_session_agree(f, FWDIOI_MPI_AGREE_CLOSE, s->sent_bytes, s->expected_bytes,
                     nw + FWDIOI_CLOSE_EXTRA, MPI_UINT64_T, MPI_SUM, on_close_agreed);
 }

@@ -22,16 +22,16 @@ static uint64_t step_tag(uint64_t index) { return index % STEP_TAG_SPAN + 1; }
 
 void fwdioi_steps_set_tag(uint64_t *sums, int nwriters, uint64_t tag)
 {
-    sums[nwriters + 2] = tag;
-    sums[nwriters + 3] = tag * tag;
+    sums[nwriters + FWDIOI_SUM_TAG] = tag;
+    sums[nwriters + FWDIOI_SUM_TAG2] = tag * tag;
 }
 
 int fwdioi_steps_tags_agree(const uint64_t *sums, int nwriters, int nranks, uint64_t tag)
 {
     /* sum t_i = P t and sum t_i^2 = P t^2 hold only when every t_i = t
      * (their variance is 0) */
-    return sums[nwriters + 2] == (uint64_t)nranks * tag &&
-           sums[nwriters + 3] == (uint64_t)nranks * tag * tag;
+    return sums[nwriters + FWDIOI_SUM_TAG] == (uint64_t)nranks * tag &&
+           sums[nwriters + FWDIOI_SUM_TAG2] == (uint64_t)nranks * tag * tag;
 }
 
 /* ---- the step record and its callback ---- */
@@ -123,8 +123,8 @@ static void step_task(fwdioi_task_t *task)
     memcpy(step->sums, s->step_sent, (size_t)nw * sizeof *s->step_sent);
     memset(s->step_sent, 0, (size_t)nw * sizeof *s->step_sent);
     s->step_fill++;
-    step->sums[nw] = step->commit.n > 0;
-    step->sums[nw + 1] = step->commit.n > 0 ? (uint64_t)f->rank : 0;
+    step->sums[nw + FWDIOI_SUM_COMMITS] = step->commit.n > 0;
+    step->sums[nw + FWDIOI_SUM_COMMITTER] = step->commit.n > 0 ? (uint64_t)f->rank : 0;
     fwdioi_steps_set_tag(step->sums, nw, step_tag(step->index));
     STAILQ_INSERT_TAIL(&s->steps, step, link);
     if (s->aborted)
@@ -312,7 +312,6 @@ void fwdioi_steps_data_done(fwdio_file_t *f)
 static void start_head(fwdio_file_t *f, fwdioi_step_t *step)
 {
     fwdioi_session_t *s = &f->s;
-    const int nw = f->plan.nwriters;
     s->step_busy = 1;
     s->step_committers = step->committers;
     s->step_committer = step->committer;
@@ -326,7 +325,6 @@ static void start_head(fwdio_file_t *f, fwdioi_step_t *step)
         fwdioi_steps_data_done(f);
         return;
     }
-    (void)nw;
     s->step_expected = step->out[f->my_writer];
     s->step_draining = 1;
     fwdioi_writer_check_step(f);
@@ -347,9 +345,9 @@ static void on_step_counts(void *arg, const MPI_Status *st)
         fwdioi_session_abort(f, &why, 0);
         return;
     }
-    s->append_base += step->out[nw + 4]; /* the next step appends after these */
-    step->committers = (int)step->out[nw];
-    step->committer = step->committers == 1 ? (int)step->out[nw + 1] : -1;
+    s->append_base += step->out[nw + FWDIOI_SUM_APPENDED]; /* the next step appends after these */
+    step->committers = (int)step->out[nw + FWDIOI_SUM_COMMITS];
+    step->committer = step->committers == 1 ? (int)step->out[nw + FWDIOI_SUM_COMMITTER] : -1;
     step->counted = 1;
     s->step_counting = NULL;
     fwdioi_steps_pump(f);
@@ -365,7 +363,7 @@ static void on_step_scan(void *arg, const MPI_Status *st)
         return;
     fwdioi_step_t *step = s->step_counting;
     const int nw = f->plan.nwriters;
-    step->sums[nw + 4] = step->appends.bytes;
+    step->sums[nw + FWDIOI_SUM_APPENDED] = step->appends.bytes;
     if (s->steps_failed.status != FWDIO_OK) { /* counted all the same, nothing sent */
         fwdioi_appends_drop(f, &step->appends);
     } else {

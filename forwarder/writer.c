@@ -279,7 +279,6 @@ static void on_step_synced(fwdioi_storage_job_t *job)
     s->stats.sync_seconds += job->seconds;
     fwdioi_storage_job_free(job);
     step_window_advance(s); /* the step is written */
-    s->step_syncing = 0;
     if (s->aborted) {
         fwdioi_session_finish_if_aborted(f);
         return;
@@ -316,7 +315,6 @@ void fwdioi_writer_check_step(fwdio_file_t *f)
     job->fd = s->fd;
     /* a commit block follows durable data only */
     job->durable = f->opts.durable || s->step_committers > 0;
-    s->step_syncing = 1;
     s->io_pending++;
     fwdioi_rt_io_submit(f->rt, &job->io);
 }
