@@ -361,10 +361,11 @@ int fwdio_open(fwdio_runtime_t *rt, const char *path, uint64_t size, const fwdio
     f->combine = calloc((size_t)f->plan.nwriters, sizeof *f->combine);
     if (stream) {
         f->s.step_sent = calloc((size_t)f->plan.nwriters, sizeof *f->s.step_sent);
+        f->s.step_slots = calloc(2 * (2 * nsums + 2), sizeof *f->s.step_slots);
     }
     if (!f->path || !f->write_path || !f->path_key || !f->s.sent_bytes || !f->s.expected_bytes ||
         !f->writer_bytes_agreed || !f->combine ||
-        (stream && !f->s.step_sent)) {
+        (stream && (!f->s.step_sent || !f->s.step_slots))) {
         fwdioi_file_release(f);
         return FWDIO_ENOMEM;
     }

@@ -173,13 +173,15 @@ typedef struct fwdioi_step {
     STAILQ_ENTRY(fwdioi_step) link; /* in the session's `steps` (progress) */
     /* the step's scan and counts (progress): this rank's appended bytes and
      * the lower ranks' (the scan), who commits, and whether they are agreed */
-    uint64_t append_mine, append_prefix;
     int committers, committer;
     int counted;
-    uint64_t *out; /* [nwriters + FWDIOI_CLOSE_EXTRA]: the agreed sums (in sums[]) */
-    /* [2 (nwriters + FWDIOI_CLOSE_EXTRA)]: this rank's bytes of the step per
-     * writer, then the commit and tag elements, summed by the counts
-     * agreement into `out`, the second half */
+    /* the buffers of its scan and counts, in the session's slot index % 2
+     * while they run (steps.c: an abandoned collective may still write into
+     * them after the step is gone) */
+    uint64_t *in, *out, *append_mine, *append_prefix;
+    /* [nwriters + FWDIOI_CLOSE_EXTRA]: this rank's bytes of the step per
+     * writer, then the commit and tag elements (copied into `in` when its
+     * counting starts) */
     uint64_t sums[];
 } fwdioi_step_t;
 
@@ -279,6 +281,9 @@ typedef struct fwdioi_session {
      * scan may start: every rank starts the file's collectives in the same
      * order) */
     fwdioi_step_t *step_counting;
+    /* two steps' scan and counts buffers (at most two steps agree at once):
+     * [2][2 (nwriters + FWDIOI_CLOSE_EXTRA) + 2], with the file's lifetime */
+    uint64_t *step_slots;
     uint64_t scan_next;
     int seq_ready;
     /* The head's status (or commit) agreement has started here: every rank

@@ -22,6 +22,7 @@ void fwdioi_file_release(fwdio_file_t *f)
     free(f->s.sent_bytes);
     free(f->s.expected_bytes);
     free(f->s.step_sent);
+    free(f->s.step_slots);
     fwdioi_commit_set_free(&f->s.step_commit);
     free(f->s.received_from);
     fwdioi_commit_set_free(&f->commit);

@@ -58,10 +58,9 @@ static void run_step(fwdioi_call_t *call)
 fwdioi_step_t *fwdioi_step_new(fwdio_file_t *f)
 {
     size_t n = (size_t)f->plan.nwriters + FWDIOI_CLOSE_EXTRA;
-    fwdioi_step_t *step = calloc(1, sizeof *step + 2 * n * sizeof step->sums[0]);
+    fwdioi_step_t *step = calloc(1, sizeof *step + n * sizeof step->sums[0]);
     if (!step)
         return NULL;
-    step->out = step->sums + n;
     step->committer = -1;
     step->task.run = step_task;
     fwdioi_append_list_init(&step->appends);
@@ -363,16 +362,16 @@ static void on_step_scan(void *arg, const MPI_Status *st)
         return;
     fwdioi_step_t *step = s->step_counting;
     const int nw = f->plan.nwriters;
-    step->sums[nw + FWDIOI_SUM_APPENDED] = step->appends.bytes;
+    step->in[nw + FWDIOI_SUM_APPENDED] = step->appends.bytes;
     if (s->steps_failed.status != FWDIO_OK) { /* counted all the same, nothing sent */
         fwdioi_appends_drop(f, &step->appends);
     } else {
-        uint64_t at = s->append_base + (f->rank == 0 ? 0 : step->append_prefix);
-        fwdioi_appends_route(f, &step->appends, at, step->index, step->sums);
+        uint64_t at = s->append_base + (f->rank == 0 ? 0 : *step->append_prefix);
+        fwdioi_appends_route(f, &step->appends, at, step->index, step->in);
         if (s->aborted) /* sending failed */
             return;
     }
-    fwdioi_session_agree(f, FWDIOI_MPI_AGREE_STEP, step->sums, step->out,
+    fwdioi_session_agree(f, FWDIOI_MPI_AGREE_STEP, step->in, step->out,
                          nw + FWDIOI_CLOSE_EXTRA, MPI_UINT64_T, MPI_SUM, on_step_counts);
 }
 
@@ -407,8 +406,16 @@ void fwdioi_steps_pump(fwdio_file_t *f)
             s->step_counting = next;
             s->scan_next++;
             s->seq_ready = 0;
-            next->append_mine = next->appends.bytes;
-            if (fwdioi_session_scan_appends(f, &next->append_mine, &next->append_prefix,
+            /* the slot of the step two before is free: that step is complete */
+            const size_t n = (size_t)f->plan.nwriters + FWDIOI_CLOSE_EXTRA;
+            uint64_t *slot = s->step_slots + (next->index % 2) * (2 * n + 2);
+            next->in = slot;
+            next->out = slot + n;
+            next->append_mine = slot + 2 * n;
+            next->append_prefix = slot + 2 * n + 1;
+            memcpy(next->in, next->sums, n * sizeof *next->in);
+            *next->append_mine = next->appends.bytes;
+            if (fwdioi_session_scan_appends(f, next->append_mine, next->append_prefix,
                                             on_step_scan) != 0)
                 return;
         }
