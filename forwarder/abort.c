@@ -198,6 +198,33 @@ static void on_zombie_data(void *arg, const MPI_Status *st)
     free(arg);
 }
 
+int fwdioi_abort_drain(struct fwdio_runtime *o, MPI_Comm comm)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    int n = 0;
+    for (;;) {
+        if (fwdioi_rt_track_reserve(o->rt) != 0)
+            return n;
+        int flag = 0, len = 0;
+        MPI_Message msg;
+        MPI_Status st;
+        /* any tag: a read file's answers and requests too */
+        if (MPI_Improbe(MPI_ANY_SOURCE, MPI_ANY_TAG, comm, &flag, &msg, &st) != MPI_SUCCESS ||
+            !flag)
+            return n;
+        if (MPI_Get_count(&st, MPI_BYTE, &len) != MPI_SUCCESS || len == MPI_UNDEFINED)
+            len = 0; /* received into nothing (truncated) all the same */
+        void *buf = malloc(len > 0 ? (size_t)len : 1);
+        MPI_Request req;
+        if (!buf || MPI_Imrecv(buf, buf ? len : 0, MPI_BYTE, &msg, &req) != MPI_SUCCESS) {
+            free(buf);
+            return n;
+        }
+        fwdioi_rt_track(o->rt, req, on_zombie_data, buf);
+        n++;
+    }
+}
+
 int fwdioi_zombie_drain(struct fwdio_runtime *o, int *active)
 {
     FWDIOI_ASSERT_PROGRESS();
@@ -207,28 +234,10 @@ int fwdioi_zombie_drain(struct fwdio_runtime *o, int *active)
         if (now - o->zombies[i].since > ZOMBIE_DRAIN_SECONDS && LIST_EMPTY(&o->active))
             continue;
         *active = FWDIOI_POLL_SOON;
-        for (;;) {
-            if (fwdioi_rt_track_reserve(o->rt) != 0)
-                return n;
-            int flag = 0, len = 0;
-            MPI_Message msg;
-            MPI_Status st;
-            if (MPI_Improbe(MPI_ANY_SOURCE, FWDIOI_TAG_DATA, o->zombies[i].comm, &flag, &msg,
-                            &st) != MPI_SUCCESS ||
-                !flag)
-                break;
-            if (MPI_Get_count(&st, MPI_BYTE, &len) != MPI_SUCCESS || len == MPI_UNDEFINED)
-                len = 0; /* received into nothing (truncated) all the same */
-            void *buf = malloc(len > 0 ? (size_t)len : 1);
-            MPI_Request req;
-            if (!buf || MPI_Imrecv(buf, buf ? len : 0, MPI_BYTE, &msg, &req) != MPI_SUCCESS) {
-                free(buf);
-                break;
-            }
-            fwdioi_rt_track(o->rt, req, on_zombie_data, buf);
+        int got = fwdioi_abort_drain(o, o->zombies[i].comm);
+        if (got > 0)
             o->zombies[i].since = now;
-            n++;
-        }
+        n += got;
     }
     return n;
 }

@@ -17,6 +17,9 @@ int fwdioi_abort_take_pending(struct fwdio_runtime *o, uint64_t seq, fwdioi_erri
 void fwdioi_zombie_add(struct fwdio_runtime *o, MPI_Comm comm);
 /** Drain the kept communicators; returns the receives started. */
 int fwdioi_zombie_drain(struct fwdio_runtime *o, int *active);
+/** Receive and drop every message that has arrived on `comm` (an aborted
+ *  file's, unclaimed by a receive posted for it); returns how many. */
+int fwdioi_abort_drain(struct fwdio_runtime *o, MPI_Comm comm);
 /** Free what abort.c keeps (fwdio_finalize, after the threads stopped). */
 void fwdioi_abort_free(struct fwdio_runtime *o);
 

@@ -10,8 +10,16 @@ void fwdioi_errinfo_combine(const int64_t *a, int64_t *b)
 {
     int take = (a[0] != FWDIO_OK && b[0] == FWDIO_OK) ||
                (a[0] != FWDIO_OK && b[0] != FWDIO_OK && a[1] < b[1]);
-    if (take)
+    if (take) {
         memcpy(b, a, FWDIOI_ERRINFO_INTS * sizeof *a);
+    } else if (a[0] == FWDIO_OK && b[0] == FWDIO_OK) {
+        /* two successes: the largest offset and other_value (a read file's
+         * open agrees on its size so, agree.h) */
+        if (a[3] > b[3])
+            b[3] = a[3];
+        if (a[6] > b[6])
+            b[6] = a[6];
+    }
 }
 
 /* Keep, element-wise, the error reported by the lowest rank; OK loses to any
@@ -40,6 +48,9 @@ static const char *const mpi_call_names[FWDIOI_MPI_CALL_COUNT] = {
     [FWDIOI_MPI_IMRECV] = "MPI_Imrecv",
     [FWDIOI_MPI_GET_COUNT] = "MPI_Get_count",
     [FWDIOI_MPI_TYPE] = "MPI_Type_create_hindexed",
+    [FWDIOI_MPI_READ_ISEND] = "MPI_Isend",
+    [FWDIOI_MPI_READ_IRECV] = "MPI_Irecv",
+    [FWDIOI_MPI_READ_MRECV] = "MPI_Mrecv",
 };
 
 const char *fwdioi_mpi_call_name(int call)
@@ -143,6 +154,25 @@ static int format_with(const fwdioi_errinfo_t *info, const char *path, const cha
                         "writer rank %lld of %s received %llu bytes from rank %lld for step "
                         "%lld, which cannot be theirs (that step is complete, or far ahead)",
                         rank, path, offset, other, (long long)info->other_value);
+    case FWDIOI_REASON_BAD_READ:
+        return snprintf(buf, len,
+                        "rank %lld of %s received a read request or answer from rank %lld for "
+                        "%llu bytes at offset %llu that its plan does not give it (ranks "
+                        "disagree on the file's plan)",
+                        rank, path, other, (unsigned long long)info->other_value, offset);
+    case FWDIOI_REASON_READ_SIZES:
+        return snprintf(buf, len,
+                        "the readers of %s found it of different sizes (%llu and %llu bytes): "
+                        "it changed while it was opened for reading",
+                        path, offset, (unsigned long long)info->other_value);
+    case FWDIOI_CALL_PREAD:
+        if (info->sys_errno == 0)
+            return snprintf(buf, len,
+                            "%s ended at offset %llu on rank %lld, before the size it had when "
+                            "it was opened for reading (pread read nothing)",
+                            path, offset, rank);
+        return snprintf(buf, len, "pread of %s failed on rank %lld at offset %llu: %s (errno %lld)",
+                        path, rank, offset, reason, err);
     case FWDIOI_REASON_BROKEN:
         return snprintf(buf, len,
                         "%s cannot be written: an earlier MPI failure on rank %lld left "

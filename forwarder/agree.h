@@ -9,7 +9,10 @@
 #include "fwdio.h"
 #include "sysio.h"
 
-/* Laid out as int64s so MPI can reduce it as MPI_INT64_T[FWDIOI_ERRINFO_INTS]. */
+/* Laid out as int64s so MPI can reduce it as MPI_INT64_T[FWDIOI_ERRINFO_INTS].
+ * Of two successes the agreement keeps the largest offset and other_value:
+ * a read file's open carries its size and minus its size there, so every
+ * rank learns the largest and the smallest size its readers found. */
 typedef struct fwdioi_errinfo {
     int64_t status;    /* FWDIO_OK or an error */
     int64_t rank;      /* who saw it, -1 if nobody */
@@ -44,7 +47,13 @@ enum {
     FWDIOI_REASON_STEPS,
     /* a writer received bytes for a step of a stream that cannot be theirs
      * (other_rank sent them; other_value: the step in the message) */
-    FWDIOI_REASON_BAD_STEP
+    FWDIOI_REASON_BAD_STEP,
+    /* a read request or answer that the plan does not give its receiver
+     * (other_rank sent it; offset, other_value: the bytes) */
+    FWDIOI_REASON_BAD_READ,
+    /* the readers found the file of different sizes (offset: the largest,
+     * other_value: the smallest) */
+    FWDIOI_REASON_READ_SIZES
 };
 
 /* The MPI calls a session makes, as error reports name them. */
@@ -64,6 +73,9 @@ typedef enum fwdioi_mpi_call {
     FWDIOI_MPI_AGREE_STEP_FINAL,  /* MPI_Iallreduce of a step's status */
     FWDIOI_MPI_AGREE_STEP_COMMIT, /* MPI_Iallreduce of a step's commit status */
     FWDIOI_MPI_SCAN_APPEND,  /* MPI_Iexscan of the bytes each rank appended */
+    FWDIOI_MPI_READ_ISEND,   /* MPI_Isend of a read request or answer */
+    FWDIOI_MPI_READ_IRECV,   /* MPI_Irecv of a read piece's bytes */
+    FWDIOI_MPI_READ_MRECV,   /* MPI_Mrecv of a read answer's header */
     FWDIOI_MPI_CALL_COUNT
 } fwdioi_mpi_call_t;
 

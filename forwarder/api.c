@@ -10,6 +10,7 @@
 #include "file_life.h"
 #include "log.h"
 #include "placement.h"
+#include "reads.h"
 #include "route.h"
 #include "message.h"
 #include "session.h"
@@ -247,8 +248,10 @@ int fwdio_poll(fwdio_runtime_t *rt)
 
 /* ---- files ---- */
 
-int fwdio_open(fwdio_runtime_t *rt, const char *path, uint64_t size, const fwdio_options_t *opts,
-               const fwdio_callbacks_t *cbs, fwdio_file_t **out)
+/* fwdio_open, and with `reading` fwdio_open_read (size 0: the readers find it). */
+static int open_file(fwdio_runtime_t *rt, const char *path, uint64_t size,
+                     const fwdio_options_t *opts, const fwdio_callbacks_t *cbs, int reading,
+                     fwdio_file_t **out)
 {
     if (!rt || !path || !*path || !out)
         return FWDIO_EINVAL;
@@ -275,7 +278,11 @@ int fwdio_open(fwdio_runtime_t *rt, const char *path, uint64_t size, const fwdio
                                     &why.base);
     if (rc == FWDIO_OK)
         rc = fwdioi_settings_check_callbacks(cbs);
-    const int stream = size == FWDIO_SIZE_GROWS;
+    const int stream = !reading && size == FWDIO_SIZE_GROWS;
+    if (reading) { /* options of writing only */
+        resolved.atomic_replace = 0;
+        resolved.durable = 0;
+    }
     if (rc == FWDIO_OK && stream) {
         if (resolved.atomic_replace)
             rc = fwdioi_refuse(&why.base, "fwdio_open of %s: atomic_replace does not apply to a "
@@ -296,7 +303,8 @@ int fwdio_open(fwdio_runtime_t *rt, const char *path, uint64_t size, const fwdio
     }
     if (rc == FWDIO_OK && fwdioi_rt_rank(rt->rt) == 0)
         fwdioi_options_report_clamps(&given, &resolved, &why.base);
-    if (rc == FWDIO_OK && fwdioi_rt_rank(rt->rt) == 0 && fwdioi_log_level() >= FWDIOI_LOG_WARN) {
+    if (rc == FWDIO_OK && !reading && fwdioi_rt_rank(rt->rt) == 0 &&
+        fwdioi_log_level() >= FWDIOI_LOG_WARN) {
         fprintf(stderr, "fwdio: plan of %s:\n", path);
         fwdioi_plan_print(&rt->topo, size, &given, 0, stderr);
     }
@@ -342,6 +350,7 @@ int fwdio_open(fwdio_runtime_t *rt, const char *path, uint64_t size, const fwdio
     f->rt = rt->rt;
     f->size = size;
     f->stream = stream;
+    f->reading = reading;
     f->s.append_base = resolved.append_start;
     f->step_fail_from = UINT64_MAX;
     fwdioi_append_list_init(&f->appends);
@@ -373,6 +382,15 @@ int fwdio_open(fwdio_runtime_t *rt, const char *path, uint64_t size, const fwdio
     f->known_error = f->open_refusal = FWDIOI_ERRINFO_OK;
     fwdioi_file_fill_check(f);
     fwdioi_session_init(f);
+    if (reading) {
+        if (fwdioi_reads_create(f) != 0) {
+            fwdioi_file_release(f);
+            return FWDIO_ENOMEM;
+        }
+        /* what the open agreement's largest other_value loses to: minus the
+         * readers' sizes (session.c) */
+        f->s.open_local.other_value = INT64_MIN;
+    }
 
     fwdioi_rt_lock(rt->rt);
     /* An earlier file of the path still open here: the check fails the new
@@ -387,12 +405,69 @@ int fwdio_open(fwdio_runtime_t *rt, const char *path, uint64_t size, const fwdio
     fwdioi_rt_submit(rt->rt, &f->open_task);
     f->stats.time_blocked = fwdioi_now() - t0;
     fwdioi_rt_unlock(rt->rt);
-    fwdioi_trace_end_text(t_trace, "open", (int64_t)f->seq, (int64_t)size, path);
-    fwdioi_log(FWDIOI_LOG_INFO, "rank %d: open %s, %llu bytes, %d writer(s), stripe %llu, unit %llu",
-               f->rank, path, (unsigned long long)size, f->plan.nwriters,
+    fwdioi_trace_end_text(t_trace, reading ? "open_read" : "open", (int64_t)f->seq, (int64_t)size,
+                          path);
+    fwdioi_log(FWDIOI_LOG_INFO,
+               "rank %d: open %s %s, %llu bytes, %d %s(s), stripe %llu, unit %llu", f->rank, path,
+               reading ? "for reading" : "for writing", (unsigned long long)size,
+               f->plan.nwriters, reading ? "reader" : "writer",
                (unsigned long long)resolved.stripe_size, (unsigned long long)resolved.write_size);
     *out = f;
     return FWDIO_OK;
+}
+
+int fwdio_open(fwdio_runtime_t *rt, const char *path, uint64_t size, const fwdio_options_t *opts,
+               const fwdio_callbacks_t *cbs, fwdio_file_t **out)
+{
+    return open_file(rt, path, size, opts, cbs, 0, out);
+}
+
+int fwdio_open_read(fwdio_runtime_t *rt, const char *path, const fwdio_options_t *opts,
+                    const fwdio_callbacks_t *cbs, fwdio_file_t **out)
+{
+    return open_file(rt, path, 0, opts, cbs, 1, out);
+}
+
+int fwdio_read(fwdio_file_t *f, void *buf, size_t len, uint64_t offset, fwdio_read_cb_t done,
+               void *arg)
+{
+    if (!f || (!buf && len > 0) || !f->reading)
+        return FWDIO_EINVAL;
+    uint64_t t_trace = fwdioi_trace_begin();
+    double t0 = fwdioi_now();
+    fwdioi_rt_lock(f->rt);
+    int rc = f->app_closed ? FWDIO_ECLOSED : f->failed_known ? FWDIO_EFAILED : FWDIO_OK;
+    if (rc == FWDIO_OK && f->size_known && !in_file(f, len, offset))
+        rc = FWDIO_ERANGE;
+    if (rc == FWDIO_OK) /* under the lock: it reaches the progress thread before the close */
+        rc = fwdioi_reads_submit(f, buf, len, offset, done, arg);
+    if (rc == FWDIO_OK) {
+        f->stats.bytes_read += len;
+        f->stats.read_calls++;
+    }
+    f->stats.time_blocked += fwdioi_now() - t0;
+    fwdioi_rt_unlock(f->rt);
+    fwdioi_trace_end(t_trace, "read", (int64_t)f->seq, (int64_t)len, (int64_t)offset,
+                     FWDIOI_TRACE_NONE);
+    return rc;
+}
+
+int fwdio_file_size(const fwdio_file_t *f, uint64_t *size)
+{
+    if (!f || !size || f->stream)
+        return FWDIO_EINVAL;
+    if (!f->reading) {
+        *size = f->size;
+        return FWDIO_OK;
+    }
+    fwdioi_rt_lock(f->rt);
+    int rc = f->size_known ? FWDIO_OK
+             : f->failed_known ? (int)f->known_error.status
+                               : FWDIO_EAGAIN;
+    if (rc == FWDIO_OK)
+        *size = f->size;
+    fwdioi_rt_unlock(f->rt);
+    return rc;
 }
 
 
@@ -475,7 +550,7 @@ static int write_combined(fwdio_file_t *f, const uint8_t *buf, uint64_t len, uin
 static int write_copied(fwdio_file_t *f, const void *buf, size_t len, uint64_t offset,
                         int may_wait)
 {
-    if (!f || (!buf && len > 0))
+    if (!f || (!buf && len > 0) || f->reading)
         return FWDIO_EINVAL;
     if (!in_file(f, len, offset))
         return FWDIO_ERANGE;
@@ -542,7 +617,7 @@ static void run_lent_done(fwdioi_call_t *call)
 int fwdio_write_lent(fwdio_file_t *f, const void *buf, size_t len, uint64_t offset,
                      fwdio_lent_cb_t done, void *arg)
 {
-    if (!f || (!buf && len > 0) || !done)
+    if (!f || (!buf && len > 0) || !done || f->reading)
         return FWDIO_EINVAL;
     if (!in_file(f, len, offset))
         return FWDIO_ERANGE;
@@ -616,10 +691,11 @@ int fwdio_close(fwdio_file_t *f)
 
 int fwdio_set_commit(fwdio_file_t *f, const void *buf, size_t len, uint64_t offset)
 {
-    if (!f || !buf || len == 0) {
+    if (!f || !buf || len == 0 || f->reading) {
         fwdioi_log(FWDIOI_LOG_WARN, "fwdio_set_commit: %s", !f     ? "no file"
                                               : !buf ? "no buffer"
-                                                     : "an empty commit block (len 0)");
+                                              : len == 0 ? "an empty commit block (len 0)"
+                                                         : "a file opened for reading");
         return FWDIO_EINVAL;
     }
     if (!in_file(f, len, offset)) {

@@ -46,6 +46,15 @@ static void append_release(fwdioi_lent_t *lent)
     append_free(f, a);
 }
 
+/* Bytes appended since the last step end, over the runtime's streams. */
+static uint64_t open_step_appends_locked(struct fwdio_runtime *o)
+{
+    uint64_t n = 0;
+    for (const fwdio_file_t *g = LIST_FIRST(&o->live); g; g = LIST_NEXT(g, live_link))
+        n += g->appends.bytes;
+    return n;
+}
+
 int fwdioi_append(fwdio_file_t *f, const void *buf, size_t len)
 {
     struct fwdio_runtime *o = f->owner;
@@ -55,15 +64,27 @@ int fwdioi_append(fwdio_file_t *f, const void *buf, size_t len)
     int rc = fwdioi_write_refusal_locked(f);
     if (rc == FWDIO_OK && len > 0) {
         /* Held appends come back only at a step end: half the budget stays
-         * for everything else, so no write waits for them. */
-        if (o->append_held + len > budget / 2) {
+         * for everything else, so no write waits for them. Those of steps
+         * not ended yet can only leave by a step end of the application's:
+         * past half the budget, refused. Those of ended steps leave once
+         * every rank ended them: waited for. */
+        if (open_step_appends_locked(o) + len > budget / 2) {
             fwdioi_log(FWDIOI_LOG_WARN,
-                       "fwdio_append of %s: %zu bytes would take the appends held for their "
-                       "step's end past half the staging budget (%llu bytes): end the step "
+                       "fwdio_append of %s: %zu bytes would take the appends of the steps not "
+                       "ended yet past half the staging budget (%llu bytes): end the step "
                        "(fwdio_step_end) first, or raise staging_buffer",
                        f->path, len, (unsigned long long)budget);
             rc = FWDIO_ETOOBIG;
-        } else {
+        }
+        while (rc == FWDIO_OK && o->append_held + len > budget / 2) {
+            if (!may_wait) {
+                rc = FWDIO_EAGAIN;
+                break;
+            }
+            fwdioi_rt_sleep_locked(f->rt); /* fwdioi_appends_route broadcasts */
+            rc = fwdioi_write_refusal_locked(f);
+        }
+        if (rc == FWDIO_OK) {
             rc = fwdioi_staging_reserve_locked(f, len, may_wait);
             if (rc == FWDIO_OK)
                 o->append_held += len;
@@ -116,6 +137,7 @@ void fwdioi_appends_route(fwdio_file_t *f, fwdioi_append_list_t *list, uint64_t 
     FWDIOI_ASSERT_PROGRESS();
     fwdioi_rt_lock(f->rt);
     f->owner->append_held -= list->bytes; /* on their way now: a send frees them */
+    fwdioi_rt_broadcast(f->rt);            /* appends waiting for room */
     fwdioi_rt_unlock(f->rt);
     fwdioi_append_t *a = list->head;
     fwdioi_append_list_init(list);
@@ -155,6 +177,7 @@ void fwdioi_appends_drop(fwdio_file_t *f, fwdioi_append_list_t *list)
     fwdioi_rt_lock(f->rt);
     f->owner->append_held -= list->bytes;
     fwdioi_staging_release_locked(f, list->bytes);
+    fwdioi_rt_broadcast(f->rt);
     fwdioi_rt_unlock(f->rt);
     for (fwdioi_append_t *a = list->head, *next; a; a = next) {
         next = a->next;

@@ -21,9 +21,15 @@ static const char *placement_name(fwdio_placement_t p)
     return p == FWDIO_PLACEMENT_STRIDE ? "stride" : p == FWDIO_PLACEMENT_LIST ? "list" : "spread";
 }
 
+/* A writer's stripes are listed up to this many: a stream's plan covers
+ * FWDIO_STREAM_MAX_SIZE bytes, whose stripes could not be walked one by one
+ * (its writers take turns in the same way all along). */
+#define LISTED_STRIPES ((uint64_t)1 << 16)
+
 /* What one writer owns. */
 typedef struct writer_view {
     uint64_t nstripes, bytes;
+    int truncated; /* only the first LISTED_STRIPES stripes are in ranges */
     uint64_t *ranges; /* pairs [first, last] of consecutive stripes */
     size_t nranges;
     uint64_t *targets; /* sorted target ids */
@@ -38,7 +44,8 @@ static int view_writer(const fwdioi_plan_t *p, int w, writer_view_t *v, unsigned
     size_t cap = 0;
     if (p->ntargets)
         memset(seen, 0, p->ntargets);
-    for (uint64_t i = 0; i < v->nstripes; i++) {
+    v->truncated = v->nstripes > LISTED_STRIPES;
+    for (uint64_t i = 0; i < v->nstripes && i < LISTED_STRIPES; i++) {
         uint64_t s = fwdioi_plan_writer_stripe_at(p, w, i);
         if (v->nranges > 0 && v->ranges[2 * v->nranges - 1] + 1 == s) {
             v->ranges[2 * v->nranges - 1] = s;
@@ -119,6 +126,8 @@ static void print_table(FILE *out, const fwdioi_plan_t *p, const fwdio_options_t
         FILE *mem = fmemopen(ids, sizeof ids, "w");
         if (mem) {
             print_id_ranges(mem, v->ranges, v->nranges, 3);
+            if (v->truncated && v->nranges <= 3)
+                fprintf(mem, ",...");
             fclose(mem);
             ids[sizeof ids - 1] = '\0';
         } else {
@@ -164,7 +173,8 @@ static void print_json(FILE *out, const fwdioi_plan_t *p, const fwdio_options_t 
         for (size_t i = 0; i < v->nranges; i++)
             fprintf(out, "%s[%llu, %llu]", i ? ", " : "", (unsigned long long)v->ranges[2 * i],
                     (unsigned long long)v->ranges[2 * i + 1]);
-        fprintf(out, "], \"targets\": [");
+        fprintf(out, "], \"stripes_listed_all\": %s, \"targets\": [",
+                v->truncated ? "false" : "true");
         for (size_t i = 0; i < v->ntargets; i++)
             fprintf(out, "%s%llu", i ? ", " : "", (unsigned long long)v->targets[i]);
         fprintf(out, "]}");

@@ -126,8 +126,8 @@ static int parse_rule(char *text, fwdioi_fault_rule_t *r, char *why, size_t why_
     r->call = fwdioi_syscall_from_name(tokens[0]);
     if (r->call == FWDIOI_CALL_NONE) {
         snprintf(why, why_len,
-                 "unknown call \"%.80s\" (expected open|ftruncate|pwrite|fdatasync|close|rename|"
-                 "unlink|fsync_dir)",
+                 "unknown call \"%.80s\" (expected open|ftruncate|pwrite|pread|fdatasync|close|"
+                 "rename|unlink|fsync_dir)",
                  tokens[0]);
         return -1;
     }
@@ -137,8 +137,8 @@ static int parse_rule(char *text, fwdioi_fault_rule_t *r, char *why, size_t why_
         return -1;
     }
     if ((r->kind == FWDIOI_FAULT_SHORT || r->kind == FWDIOI_FAULT_STALL) &&
-        r->call != FWDIOI_CALL_PWRITE) {
-        snprintf(why, why_len, "%.80s applies to pwrite only", tokens[1]);
+        r->call != FWDIOI_CALL_PWRITE && r->call != FWDIOI_CALL_PREAD) {
+        snprintf(why, why_len, "%.80s applies to pwrite and pread only", tokens[1]);
         return -1;
     }
     int seen_count = 0;
@@ -287,7 +287,7 @@ static const char *kind_name(const fwdioi_fault_t *f)
 {
     switch (f->kind) {
     case FWDIOI_FAULT_ERROR: return strerror(f->err);
-    case FWDIOI_FAULT_SHORT: return "short write";
+    case FWDIOI_FAULT_SHORT: return "short call";
     case FWDIOI_FAULT_STALL: return "no progress";
     default: return "delay only";
     }

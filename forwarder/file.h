@@ -22,9 +22,16 @@
 #include "settings.h"
 #include "topology.h"
 
-/* Tags of fwdio's point-to-point messages: data on a file's communicator,
- * aborts on the runtime's. */
-enum { FWDIOI_TAG_DATA = 1, FWDIOI_TAG_ABORT = 2 };
+/* Tags of fwdio's point-to-point messages: data, and a read file's
+ * requests and answers (reads.h), on a file's communicator; aborts on the
+ * runtime's. */
+enum {
+    FWDIOI_TAG_DATA = 1,
+    FWDIOI_TAG_ABORT = 2,
+    FWDIOI_TAG_READ_REQ = 3,  /* requester -> reader: pieces wanted */
+    FWDIOI_TAG_READ_HDR = 4,  /* reader -> requester: which piece comes next */
+    FWDIOI_TAG_READ_DATA = 5  /* reader -> requester: its bytes */
+};
 
 /* Elements the close agreement and a stream's step agreements sum after the
  * bytes per writer (at nwriters + each): the number of ranks holding a
@@ -200,6 +207,7 @@ typedef struct fwdioi_session_stats {
     uint64_t pwrite_calls, partial_flushes;
     double pwrite_seconds, sync_seconds;
     uint64_t bytes_to_mpi, bytes_to_pwrite, bytes_shared; /* fwdio_file_stats_t */
+    uint64_t bytes_from_storage; /* a reader's preads */
 } fwdioi_session_stats_t;
 
 typedef enum fwdioi_phase {
@@ -245,6 +253,11 @@ typedef struct fwdioi_session {
     fwdioi_errinfo_t final_agreed;
     LIST_ENTRY(fwdio_file) active_link; /* in the runtime's `active` */
     uint64_t trace_t0; /* start of the collective in flight (trace.h) */
+
+    /* a file opened for reading (reads.c: this rank's reads; reader.c:
+     * the reader's units and requests) */
+    struct fwdioi_requests *requests;
+    struct fwdioi_reader *reader;
 
     /* writer only */
     int fd;
@@ -405,8 +418,10 @@ struct fwdio_file {
     struct fwdio_runtime *owner;
     fwdioi_rt_t *rt;
     char *path;
-    uint64_t size; /* a stream's: the largest it may grow to */
+    uint64_t size; /* a stream's: the largest it may grow to; a read file's
+                      once size_known */
     int stream;    /* opened with FWDIO_SIZE_GROWS */
+    int reading;   /* opened with fwdio_open_read: "writers" are its readers */
     uint64_t seq;
     fwdio_options_t opts;
     fwdio_callbacks_t cbs;
@@ -442,6 +457,9 @@ struct fwdio_file {
     uint64_t steps_ended, steps_done, step_fail_from;
     int step_fail_status;
     fwdioi_append_list_t appends; /* fwdio_append since the last step end */
+    /* a read file: its size and plan are set (after ready, when the open
+     * succeeded); reads accepted */
+    int size_known;
     LIST_ENTRY(fwdio_file) live_link; /* in the runtime's `live` (locked) */
 
     /* progress */

@@ -57,7 +57,8 @@ void fwdioi_file_fill_check(fwdio_file_t *f)
 {
     int64_t *c = f->check_fields;
     c[FWDIOI_FIELD_PATH] = (int64_t)fwdioi_hash(FWDIOI_HASH_INIT, f->path, strlen(f->path));
-    c[FWDIOI_FIELD_SIZE] = (int64_t)f->size;
+    c[FWDIOI_FIELD_ACCESS] = f->reading;
+    c[FWDIOI_FIELD_SIZE] = (int64_t)f->size; /* a read file's: 0, found at the open */
     c[FWDIOI_FIELD_WRITE_SIZE] = (int64_t)f->opts.write_size;
     c[FWDIOI_FIELD_STRIPE_SIZE] = (int64_t)f->opts.stripe_size;
     c[FWDIOI_FIELD_WRITERS] = f->plan.nwriters;

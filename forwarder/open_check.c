@@ -4,6 +4,7 @@
 
 static const char *const field_names[FWDIOI_OPEN_FIELDS] = {
     [FWDIOI_FIELD_PATH] = "path",
+    [FWDIOI_FIELD_ACCESS] = "access (0: fwdio_open, 1: fwdio_open_read)",
     [FWDIOI_FIELD_SIZE] = "size",
     [FWDIOI_FIELD_WRITE_SIZE] = "write_size",
     [FWDIOI_FIELD_STRIPE_SIZE] = "stripe_size",

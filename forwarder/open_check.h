@@ -13,6 +13,7 @@
 
 typedef enum fwdioi_open_field {
     FWDIOI_FIELD_PATH,         /* hash of the path as given */
+    FWDIOI_FIELD_ACCESS,       /* 0: fwdio_open, 1: fwdio_open_read */
     FWDIOI_FIELD_SIZE,
     FWDIOI_FIELD_WRITE_SIZE,
     FWDIOI_FIELD_STRIPE_SIZE,

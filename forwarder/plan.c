@@ -255,21 +255,26 @@ void fwdioi_plan_init(fwdioi_plan_t *plan, uint64_t size, const fwdio_options_t 
                       const int *writer_ranks, int nwriters)
 {
     memset(plan, 0, sizeof *plan);
-    plan->size = size;
     plan->stripe_size = o->stripe_size;
     plan->write_size = o->write_size;
-    plan->nstripes = (size + o->stripe_size - 1) / o->stripe_size;
     plan->nranks = nranks;
     plan->nwriters = nwriters;
     plan->writer_ranks = writer_ranks;
     plan->layout = o->layout;
-    plan->block_q = plan->nstripes / (uint64_t)nwriters;
-    plan->block_long = plan->nstripes % (uint64_t)nwriters;
+    fwdioi_plan_set_size(plan, size);
     plan->ntargets = (uint64_t)o->targets;
     if (plan->ntargets >= (uint64_t)nwriters) {
         plan->group_q = plan->ntargets / (uint64_t)nwriters;
         plan->group_long = plan->ntargets % (uint64_t)nwriters;
     }
+}
+
+void fwdioi_plan_set_size(fwdioi_plan_t *plan, uint64_t size)
+{
+    plan->size = size;
+    plan->nstripes = (size + plan->stripe_size - 1) / plan->stripe_size;
+    plan->block_q = plan->nstripes / (uint64_t)plan->nwriters;
+    plan->block_long = plan->nstripes % (uint64_t)plan->nwriters;
 }
 
 int fwdioi_plan_writer_rank(const fwdioi_plan_t *plan, int w) { return plan->writer_ranks[w]; }

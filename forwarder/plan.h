@@ -74,6 +74,10 @@ void fwdioi_options_report_clamps(const fwdio_options_t *in, const fwdio_options
 void fwdioi_plan_init(fwdioi_plan_t *plan, uint64_t size, const fwdio_options_t *resolved,
                       int nranks, const int *writer_ranks, int nwriters);
 
+/** Give the plan another file size (a file opened for reading learns its
+ *  size at the open); only the fields that depend on it change. */
+void fwdioi_plan_set_size(fwdioi_plan_t *plan, uint64_t size);
+
 /** Rank of writer `w` (0 <= w < nwriters). */
 int fwdioi_plan_writer_rank(const fwdioi_plan_t *plan, int w);
 /** Writer index of `rank`, or -1 if it does not write. */

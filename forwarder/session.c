@@ -38,6 +38,8 @@
 #include "appends.h"
 #include "file_life.h"
 #include "log.h"
+#include "reader.h"
+#include "reads.h"
 #include "sender.h"
 #include "shared_path.h"
 #include "steps.h"
@@ -53,6 +55,13 @@
 
 
 static void finish_session(fwdio_file_t *f, const fwdioi_errinfo_t *result);
+
+void fwdioi_session_abort_nomem(fwdio_file_t *f, uint64_t offset)
+{
+    fwdioi_errinfo_t why = FWDIOI_ERRINFO_OK;
+    fwdioi_errinfo_set(&why, FWDIO_ENOMEM, f->rank, 0, offset);
+    fwdioi_session_abort(f, &why, 1);
+}
 
 /* An MPI call of this rank failed: the file is aborted (see the top). */
 void fwdioi_session_mpi_failed(fwdio_file_t *f, int call, int mpi_rc)
@@ -158,6 +167,7 @@ static void publish_stats_locked(fwdio_file_t *f, double t)
     st->bytes_to_mpi = ss->bytes_to_mpi;
     st->bytes_to_pwrite = ss->bytes_to_pwrite;
     st->bytes_shared = ss->bytes_shared;
+    st->bytes_from_storage = ss->bytes_from_storage;
     st->time_to_complete = t - f->t_open;
 }
 
@@ -225,8 +235,8 @@ static void finish_session(fwdio_file_t *f, const fwdioi_errinfo_t *result)
     LIST_REMOVE(f, s.active_link);
     fwdioi_errinfo_t final = *result; /* result may point into the session */
     if (s->comm != MPI_COMM_NULL) {
-        if (s->aborted && f->my_writer >= 0)
-            fwdioi_zombie_add(f->owner, s->comm); /* late data still arrives */
+        if (s->aborted && (f->my_writer >= 0 || f->reading))
+            fwdioi_zombie_add(f->owner, s->comm); /* late data (or answers) still arrive */
         else
             fwdioi_log_mpi_failure(MPI_Comm_free(&s->comm), "MPI_Comm_free (file)");
         s->comm = MPI_COMM_NULL;
@@ -401,6 +411,11 @@ static void on_close_agreed(void *arg, const MPI_Status *st)
     memcpy(f->writer_bytes_agreed, f->s.expected_bytes,
            (size_t)f->plan.nwriters * sizeof *f->writer_bytes_agreed);
     fwdioi_rt_unlock(f->rt);
+    if (f->reading) { /* the requests each reader takes before it is done */
+        s->close_agreed = 1;
+        fwdioi_reads_check_done(f);
+        return;
+    }
     if (f->my_writer < 0) {
         fwdioi_session_data_done(f);
         return;
@@ -505,6 +520,29 @@ static void drop_held(fwdio_file_t *f, int status)
     }
 }
 
+/* A read file's open is agreed: the largest size its readers found is in
+ * the agreement's offset, minus the smallest in other_value (agree.h). The
+ * same on every rank, so every rank fails alike if they differ. */
+static void read_size_decided(fwdio_file_t *f)
+{
+    fwdioi_session_t *s = &f->s;
+    if (s->open_agreed.status != FWDIO_OK)
+        return;
+    uint64_t size = (uint64_t)s->open_agreed.offset;
+    uint64_t smallest = (uint64_t)-s->open_agreed.other_value;
+    if (size != smallest) {
+        s->open_agreed = (fwdioi_errinfo_t){FWDIO_EOPEN, -1, 0, (int64_t)size,
+                                            FWDIOI_REASON_READ_SIZES, -1, (int64_t)smallest};
+        fwdioi_session_publish_error(f, &s->open_agreed);
+        return;
+    }
+    fwdioi_rt_lock(f->rt);
+    f->size = size;
+    fwdioi_plan_set_size(&f->plan, size);
+    f->size_known = 1;
+    fwdioi_rt_unlock(f->rt);
+}
+
 /* The open status is known on every rank (open_agreed): data flows, or the
  * file failed. */
 static void open_decided(fwdio_file_t *f)
@@ -520,7 +558,11 @@ static void open_decided(fwdio_file_t *f)
         STAILQ_REMOVE_HEAD(&s->held, link);
         fwdioi_sender_dispatch(f, (fwdioi_msg_t *)t);
     }
+    if (f->reading)
+        read_size_decided(f);
     deliver_ready(f);
+    if (f->reading)
+        fwdioi_reads_open_decided(f); /* the reads issued before ready go out */
     fwdioi_steps_pump(f); /* which starts the close once no step is left */
 }
 
@@ -543,11 +585,14 @@ static void start_open_agreement(fwdio_file_t *f)
 
 void fwdioi_session_opened(fwdio_file_t *f) { start_open_agreement(f); }
 
-/* The check passed and no earlier file writes the path: writers open it. */
+/* The check passed and no earlier file writes the path: writers (readers)
+ * open it. */
 static void start_open(fwdio_file_t *f)
 {
     if (f->my_writer < 0)
         start_open_agreement(f);
+    else if (f->reading)
+        fwdioi_reader_open(f);
     else
         fwdioi_writer_open(f);
 }
@@ -736,7 +781,10 @@ void fwdioi_session_abort(fwdio_file_t *f, const fwdioi_errinfo_t *why, int noti
     if (s->phase < FWDIOI_PHASE_OPEN)
         s->open_agreed = *why; /* what ready reports */
     deliver_ready(f);
-    if (f->my_writer >= 0 && s->phase >= FWDIOI_PHASE_OPENING)
+    if (f->reading)
+        fwdioi_reads_abort(f); /* their callbacks after ready */
+    if (f->my_writer >= 0 && s->phase >= FWDIOI_PHASE_OPENING &&
+        (!f->reading || fwdioi_reader_may_close(f)))
         fwdioi_writer_close_aborted(f);
     fwdioi_session_finish_if_aborted(f);
 }
@@ -767,6 +815,7 @@ void fwdioi_session_init(fwdio_file_t *f)
 
 void fwdioi_session_free(fwdio_file_t *f)
 {
+    fwdioi_reads_free(f);
     fwdioi_assembly_free(&f->s.assembly);
     free(f->s.step_recv);
     f->s.step_recv = NULL;
@@ -786,6 +835,34 @@ static int mpi_may_bring_data(const struct fwdio_runtime *o, const fwdio_file_t 
 {
     return o->mpi_senders || f->s.mpi_notes > 0 || f->s.has_waiting || f->s.aborted ||
            f->s.phase >= FWDIOI_PHASE_CLOSING;
+}
+
+/* A read file: answers for this rank's reads, requests for its reader.
+ * Requests come unannounced, so a reader polls until the last one it was
+ * told of at the close has come. */
+static int poll_reads(fwdio_file_t *f, int *probing)
+{
+    fwdioi_session_t *s = &f->s;
+    if (s->phase < FWDIOI_PHASE_OPEN || s->phase == FWDIOI_PHASE_DONE ||
+        (!s->aborted && s->open_agreed.status != FWDIO_OK))
+        return 0;
+    if (s->aborted) {
+        /* Receives posted into the application's buffers complete; the
+         * rest (answers, their bytes, requests) is dropped as it comes,
+         * here and once the file is done (a zombie), so no sender waits. */
+        *probing = 1;
+        return s->comm != MPI_COMM_NULL ? fwdioi_abort_drain(f->owner, s->comm) : 0;
+    }
+    int events = 0;
+    if (fwdioi_reads_pending(f) || s->recvs_pending > 0) {
+        events += fwdioi_reads_probe(f);
+        *probing = 1;
+    }
+    if (f->my_writer >= 0 && fwdioi_reader_busy(f)) {
+        events += fwdioi_reader_probe(f);
+        *probing = 1;
+    }
+    return events;
 }
 
 int fwdioi_session_poll(void *runtime, int *active)
@@ -813,6 +890,10 @@ int fwdioi_session_poll(void *runtime, int *active)
         if (now == 0)
             now = fwdioi_now();
         fwdioi_watchdog_check(f, now);
+        if (f->reading) {
+            events += poll_reads(f, &probing);
+            continue;
+        }
         int receiving = f->s.aborted ? f->s.phase >= FWDIOI_PHASE_OPENING
                                      : f->s.phase >= FWDIOI_PHASE_OPEN && !f->s.finishing &&
                                            f->s.open_agreed.status == FWDIO_OK;

@@ -13,6 +13,8 @@ int fwdioi_session_poll(void *runtime, int *active);
  *  own, so tell the other ranks) and complete it with `why` once its own
  *  traffic is done. */
 void fwdioi_session_abort(fwdio_file_t *f, const fwdioi_errinfo_t *why, int notify);
+/** Abort the file: this rank ran out of memory for it (at `offset`), and says so. */
+void fwdioi_session_abort_nomem(fwdio_file_t *f, uint64_t offset);
 /** MPI call `call` (fwdioi_mpi_call_t) of this rank returned `mpi_rc`: abort. */
 void fwdioi_session_mpi_failed(fwdio_file_t *f, int call, int mpi_rc);
 /** This rank is done with the file's data (as a writer: all of it written and

@@ -167,9 +167,7 @@ static int take_data(struct fwdio_runtime *o, int from, const fwdioi_area_entry_
     fwdioi_pieces_view_t v;
     shared_op_t *op = view_of(a, from, e, &v);
     if (!op) {
-        fwdioi_errinfo_t why = FWDIOI_ERRINFO_OK;
-        fwdioi_errinfo_set(&why, FWDIO_ENOMEM, f->rank, 0, 0);
-        fwdioi_session_abort(f, &why, 1);
+        fwdioi_session_abort_nomem(f, 0);
         give_back(o, from, e->token);
         return 1;
     }

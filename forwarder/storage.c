@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +30,26 @@ int fwdioi_pwrite_all(int fd, const uint8_t *buf, uint64_t len, uint64_t offset,
         if (n <= 0) {
             if (n == 0)
                 errno = 0; /* no progress and no error: do not spin */
+            *failed_at = offset + done;
+            return -1;
+        }
+        done += (uint64_t)n;
+    }
+    return 0;
+}
+
+int fwdioi_pread_all(int fd, uint8_t *buf, uint64_t len, uint64_t offset, uint64_t *failed_at)
+{
+    const uint64_t max_chunk = (uint64_t)1 << 30;
+    uint64_t done = 0;
+    while (done < len) {
+        uint64_t want = len - done < max_chunk ? len - done : max_chunk;
+        ssize_t n = fwdioi_sys_pread(fd, buf + done, (size_t)want, (off_t)(offset + done));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            if (n == 0)
+                errno = 0; /* the file ended before the bytes its size promised */
             *failed_at = offset + done;
             return -1;
         }
@@ -89,8 +110,48 @@ static void fail(fwdioi_storage_job_t *job, int status, fwdioi_syscall_t call, u
     job->err_call = call;
 }
 
+/* A reader's open: the file must exist and not be a directory; its size is
+ * what the reads are planned over. */
+static void run_open_read(fwdioi_storage_job_t *job)
+{
+    job->fd = fwdioi_sys_open(job->path, O_RDONLY | O_CLOEXEC, 0);
+    if (job->fd < 0) {
+        fail(job, FWDIO_EOPEN, FWDIOI_CALL_OPEN, 0);
+        return;
+    }
+    struct stat st;
+    int rc = fwdioi_sys_fstat(job->fd, &st);
+    if (rc == 0 && S_ISDIR(st.st_mode)) {
+        errno = EISDIR;
+        rc = -1;
+    }
+    if (rc != 0) {
+        fail(job, FWDIO_EOPEN, rc == 0 || errno == EISDIR ? FWDIOI_CALL_OPEN : FWDIOI_CALL_FSTAT,
+             0);
+        fwdioi_sys_close(job->fd);
+        job->fd = -1;
+        return;
+    }
+    job->size = (uint64_t)st.st_size;
+}
+
+static void run_read(fwdioi_storage_job_t *job)
+{
+    uint64_t failed_at;
+    if (fwdioi_pread_all(job->fd, job->dst, job->len, job->base, &failed_at) != 0) {
+        fail(job, FWDIO_EREAD, FWDIOI_CALL_PREAD, failed_at);
+        job->bytes_written = failed_at - job->base;
+        return;
+    }
+    job->bytes_written = job->len;
+}
+
 static void run_open(fwdioi_storage_job_t *job)
 {
+    if (job->read_only) {
+        run_open_read(job);
+        return;
+    }
     /* the old contents go, unless the first `size` bytes are kept (a stream) */
     int flags = O_CREAT | O_WRONLY | O_CLOEXEC |
                 (job->sets_length && !job->keeps_prefix ? O_TRUNC : 0);
@@ -258,6 +319,11 @@ static void run_job(fwdioi_io_job_t *io)
         break;
     case FWDIOI_STORAGE_COMMIT:
         run_commit(job);
+        break;
+    case FWDIOI_STORAGE_READ:
+        run_read(job);
+        fwdioi_trace_end(t_trace, "pread", FWDIOI_TRACE_NONE, (int64_t)job->len,
+                         (int64_t)job->base, FWDIOI_TRACE_NONE);
         break;
     }
     job->seconds = fwdioi_now() - t0;

@@ -21,7 +21,8 @@ typedef enum fwdioi_storage_kind {
     FWDIOI_STORAGE_FINISH, /* fdatasync if durable, then close */
     FWDIOI_STORAGE_SYNC,   /* a stream's step end: fdatasync if durable; done after
                               every earlier job of the runtime */
-    FWDIOI_STORAGE_COMMIT  /* after all data is durable: commit block, rename */
+    FWDIOI_STORAGE_COMMIT, /* after all data is durable: commit block, rename */
+    FWDIOI_STORAGE_READ    /* a reader: pread one unit (fwdio_open_read) */
 } fwdioi_storage_kind_t;
 
 /* File bytes [offset, offset + len) to write from src (not owned). */
@@ -43,6 +44,8 @@ typedef struct fwdioi_storage_job {
     uint64_t size;
     int sets_length;
     int keeps_prefix; /* the length set keeps the bytes below it (no O_TRUNC) */
+    int read_only;    /* a reader's open: O_RDONLY, and `size` is set to the
+                         file's (a directory fails with EISDIR) */
     /* WRITE, buffered: buf (owned) holds file bytes from base; the extents,
      * relative to base, are written */
     uint8_t *buf;
@@ -61,6 +64,8 @@ typedef struct fwdioi_storage_job {
     uint64_t len;
     void *hold; /* what keeps src or the segments' bytes alive; released by
                    the owner's on_done */
+    /* READ: fill dst (not owned) with the file's [base, base + len) */
+    uint8_t *dst;
     /* FINISH, SYNC */
     int durable;
     /* COMMIT: path is the file written. Unless `discard`, write the commit
@@ -73,7 +78,7 @@ typedef struct fwdioi_storage_job {
 
     /* results */
     double seconds; /* time in the system calls */
-    uint64_t bytes_written; /* WRITE: bytes pwrite took */
+    uint64_t bytes_written; /* WRITE: bytes pwrite took; READ: bytes pread gave */
     int status;
     int sys_errno;
     uint64_t err_offset;
@@ -90,6 +95,11 @@ int fwdioi_storage_job_add_segment(fwdioi_storage_job_t *job, uint64_t offset,
 /** The blocks of `set` as the segments of a COMMIT job, in order (their
  *  bytes stay the set's). 0, or -1 when out of memory. */
 int fwdioi_storage_job_add_blocks(fwdioi_storage_job_t *job, const fwdioi_commit_set_t *set);
+/** Read all of [offset, offset + len) of fd into buf, retrying EINTR and
+ *  short reads. Returns 0, or -1 with errno set and *failed_at the offset
+ *  that could not be read; errno is 0 when the file ended first. */
+int fwdioi_pread_all(int fd, uint8_t *buf, uint64_t len, uint64_t offset, uint64_t *failed_at);
+
 /** Free a job and the buffers it owns. */
 void fwdioi_storage_job_free(fwdioi_storage_job_t *job);
 

@@ -17,7 +17,8 @@ static const char *const call_names[FWDIOI_CALL_COUNT] = {
     [FWDIOI_CALL_FTRUNCATE] = "ftruncate", [FWDIOI_CALL_PWRITE] = "pwrite",
     [FWDIOI_CALL_FDATASYNC] = "fdatasync", [FWDIOI_CALL_CLOSE] = "close",
     [FWDIOI_CALL_RENAME] = "rename",   [FWDIOI_CALL_UNLINK] = "unlink",
-    [FWDIOI_CALL_FSYNC_DIR] = "fsync_dir",
+    [FWDIOI_CALL_FSYNC_DIR] = "fsync_dir", [FWDIOI_CALL_PREAD] = "pread",
+    [FWDIOI_CALL_FSTAT] = "fstat",
 };
 
 const char *fwdioi_syscall_name(int call)
@@ -125,6 +126,30 @@ ssize_t fwdioi_sys_pwrite(int fd, const void *buf, size_t len, off_t offset)
         note_failure();
     return n;
 }
+
+ssize_t fwdioi_sys_pread(int fd, void *buf, size_t len, off_t offset)
+{
+    fwdioi_fault_t f = fault_fd(FWDIOI_CALL_PREAD, fd);
+    ssize_t n;
+    switch (f.kind) {
+    case FWDIOI_FAULT_ERROR:
+        return injected(f.err);
+    case FWDIOI_FAULT_STALL: /* as if the file ended here */
+        n = 0;
+        break;
+    case FWDIOI_FAULT_SHORT:
+        n = pread(fd, buf, len > 1 ? len / 2 : len, offset);
+        break;
+    default:
+        n = pread(fd, buf, len, offset);
+        break;
+    }
+    if (n < 0 && errno != EINTR)
+        note_failure();
+    return n;
+}
+
+int fwdioi_sys_fstat(int fd, struct stat *st) { return checked(fstat(fd, st)); }
 
 int fwdioi_sys_fdatasync(int fd)
 {

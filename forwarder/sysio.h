@@ -1,5 +1,5 @@
 /*
- * The file-system calls writers make, in one place: storage jobs and the
+ * The file-system calls writers (and readers) make, in one place: storage jobs and the
  * commit step call these instead of the system directly, so that the fault
  * injection of FWDIO_FAULT (fault.h) can stand in for any of them. Each
  * behaves as the system call of the same name: -1 with errno on failure.
@@ -9,6 +9,7 @@
 #define FWDIOI_SYSIO_H
 
 #include <stddef.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 /** The calls, as error reports and FWDIO_FAULT rules name them. */
@@ -22,6 +23,8 @@ typedef enum fwdioi_syscall {
     FWDIOI_CALL_RENAME,
     FWDIOI_CALL_UNLINK,
     FWDIOI_CALL_FSYNC_DIR,
+    FWDIOI_CALL_PREAD,
+    FWDIOI_CALL_FSTAT,
     FWDIOI_CALL_COUNT
 } fwdioi_syscall_t;
 
@@ -34,6 +37,11 @@ int fwdioi_sys_open(const char *path, int flags, mode_t mode);
 int fwdioi_sys_ftruncate(int fd, off_t length);
 /** pwrite; returning 0 for len > 0 (no progress) counts as a failure below. */
 ssize_t fwdioi_sys_pwrite(int fd, const void *buf, size_t len, off_t offset);
+/** pread; the fault rules' short and stall effects apply (stall returns 0,
+ *  as at the end of the file). */
+ssize_t fwdioi_sys_pread(int fd, void *buf, size_t len, off_t offset);
+/** fstat (no fault rules: it is how a reader learns the size). */
+int fwdioi_sys_fstat(int fd, struct stat *st);
 int fwdioi_sys_fdatasync(int fd);
 /** close; the descriptor is released even when it fails, as Linux does. */
 int fwdioi_sys_close(int fd);

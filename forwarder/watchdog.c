@@ -25,6 +25,8 @@
  */
 #include "watchdog.h"
 
+#include "reads.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -127,6 +129,9 @@ static int has_outstanding(const fwdio_file_t *f)
 {
     const fwdioi_session_t *s = &f->s;
     int writer_waits = f->my_writer >= 0 && s->close_agreed && !s->finishing;
+    if (f->reading)
+        return fwdioi_reads_pending(f) || writer_waits || s->sends_pending > 0 ||
+               s->recvs_pending > 0 || s->io_pending > 0;
     return writer_waits || s->sends_pending > 0 || s->recvs_pending > 0 || s->io_pending > 0;
 }
 
@@ -138,18 +143,24 @@ static void report(const fwdio_file_t *f, double waited)
     FILE *out = open_memstream(&text, &len);
     if (!out)
         return;
+    const char *phase = f->reading && s->phase == FWDIOI_PHASE_SYNCING
+                            ? "reads being answered, then the final status agreed"
+                            : phase_name(s->phase);
     fprintf(out, "fwdio watchdog: %s: closed on every rank %.0f s ago, not complete; rank %d: %s\n",
-            f->path, waited, f->rank, phase_name(s->phase));
-    if (f->my_writer >= 0 && s->close_agreed && !s->finishing)
+            f->path, waited, f->rank, phase);
+    if (f->reading)
+        fwdioi_reads_report(out, f);
+    else if (f->my_writer >= 0 && s->close_agreed && !s->finishing)
         report_writer(out, f);
     else if (f->my_writer >= 0 && s->finishing && s->final_ready == 0)
         fprintf(out, "  writer %d: all %llu bytes received; writing, syncing and closing\n",
                 f->my_writer, (unsigned long long)s->received);
-    if (s->sends_pending > 0)
+    if (s->sends_pending > 0 && !f->reading)
         report_sender(out, f);
-    if (s->recvs_pending > 0 || s->io_pending > 0)
-        fprintf(out, "  %d receive(s) in progress, %d storage job(s) queued or running\n",
-                s->recvs_pending, s->io_pending);
+    if (s->recvs_pending > 0 || s->io_pending > 0 || (f->reading && s->sends_pending > 0))
+        fprintf(out, "  %d receive(s) and %d send(s) in progress, %d storage job(s) queued or "
+                     "running\n",
+                s->recvs_pending, s->sends_pending, s->io_pending);
     if (!has_outstanding(f))
         fprintf(out, "  nothing outstanding on this rank: waiting for the other ranks\n");
     fclose(out);

@@ -9,6 +9,7 @@
 
 #include "log.h"
 #include "message.h"
+#include "reader.h"
 #include "session.h"
 #include "shared_path.h"
 #include "steps.h"
@@ -56,6 +57,10 @@ static void wbuf_sub(fwdio_file_t *f, uint64_t bytes)
     f->owner->wbuf_held -= bytes;
     f->s.wbuf_file -= bytes;
 }
+
+void fwdioi_writer_mem_add(fwdio_file_t *f, uint64_t bytes) { wbuf_add(f, bytes); }
+
+void fwdioi_writer_mem_sub(fwdio_file_t *f, uint64_t bytes) { wbuf_sub(f, bytes); }
 
 static int reserve_unit(void *arg, uint64_t bytes)
 {
@@ -562,6 +567,7 @@ static void on_recv_done(void *arg, const MPI_Status *st)
  */
 static void make_room(struct fwdio_runtime *o, uint64_t need, uint64_t budget)
 {
+    fwdioi_reader_make_room(o, need); /* units read files keep only as a cache */
     while (o->wbuf_held - o->wbuf_releasing + need > budget) {
         fwdio_file_t *best = NULL;
         uint64_t best_bytes = 0;
@@ -600,9 +606,7 @@ static void start_receive(fwdio_file_t *f, MPI_Message *msg, int len, int source
         /* Cannot buffer it: without its bytes the counts cannot add up, so the
          * file is aborted; the message is received into nothing (truncated),
          * so its sender is not blocked for ever. */
-        fwdioi_errinfo_t why = FWDIOI_ERRINFO_OK;
-        fwdioi_errinfo_set(&why, FWDIO_ENOMEM, f->rank, 0, 0);
-        fwdioi_session_abort(f, &why, 1);
+        fwdioi_session_abort_nomem(f, 0);
         if (MPI_Imrecv(NULL, 0, MPI_BYTE, msg, &req) == MPI_SUCCESS)
             fwdioi_rt_track(f->rt, req, on_dropped, NULL);
         return;

@@ -21,6 +21,10 @@ void fwdioi_writer_check_step(fwdio_file_t *f);
 /** A stream's step is complete (or the file aborted): take the messages
  *  kept for the steps now allowed, in arrival order. */
 void fwdioi_writer_release_deferred(fwdio_file_t *f);
+/** Count `bytes` of the rank's writer (or reader) memory for `f`, against
+ *  writer_buffer; and give them back. */
+void fwdioi_writer_mem_add(fwdio_file_t *f, uint64_t bytes);
+void fwdioi_writer_mem_sub(fwdio_file_t *f, uint64_t bytes);
 /** Close the descriptor of an aborted file (no sync). */
 void fwdioi_writer_close_aborted(fwdio_file_t *f);
 

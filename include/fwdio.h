@@ -54,14 +54,15 @@
  * file-system calls misbehave on purpose, to test how an application (and
  * fwdio) handles storage errors. It holds rules separated by ';', each
  *   CALL:EFFECT[:CONDITION]...
- * CALL is open, ftruncate, pwrite, fdatasync, close, rename, unlink or
- * fsync_dir (the directory sync after a rename). EFFECT is one of
+ * CALL is open, ftruncate, pwrite, pread, fdatasync, close, rename, unlink
+ * or fsync_dir (the directory sync after a rename). EFFECT is one of
  *   eio, enospc, efbig, erofs, edquot, errno=N  fail with that errno without
  *       making the call (close releases the descriptor all the same);
- *   short     pwrite writes half the bytes asked (the file must come out
- *             whole: fwdio continues the write);
+ *   short     pwrite writes (pread reads) half the bytes asked (the file must
+ *             come out whole, and reads fill: fwdio continues the call);
  *   stall     pwrite writes nothing and returns 0 (the file fails with
- *             FWDIO_EWRITE and errno 0);
+ *             FWDIO_EWRITE and errno 0); pread reads nothing and returns 0,
+ *             as at the end of the file (FWDIO_EREAD, errno 0);
  *   slow=MS   sleep MS milliseconds, then make the call.
  * CONDITIONs narrow a rule: rank=R (only on rank R of the fwdio_init
  * communicator), nth=N (only the N-th matching call of this process),
@@ -140,7 +141,7 @@ extern "C" {
     FWDIO_X(FWDIO_ETHREAD, -3, "MPI was not initialised with MPI_THREAD_MULTIPLE")          \
     FWDIO_X(FWDIO_EMPI, -4, "an MPI call failed")                                          \
     FWDIO_X(FWDIO_ESYSTEM, -5, "a system call (thread, event loop) failed")                \
-    FWDIO_X(FWDIO_ERANGE, -6, "write extends past the size given to fwdio_open")           \
+    FWDIO_X(FWDIO_ERANGE, -6, "write or read extends past the end of the file")             \
     FWDIO_X(FWDIO_ECLOSED, -7, "file already closed on this rank")                         \
     FWDIO_X(FWDIO_ENOTCLOSED, -8, "file not closed on this rank: call fwdio_close first")   \
     FWDIO_X(FWDIO_EOVERLAP, -9, "two writes overlap the same bytes of the file")           \
@@ -153,7 +154,8 @@ extern "C" {
     FWDIO_X(FWDIO_ETOOBIG, -16, "write larger than the staging budget; use fwdio_write")     \
     FWDIO_X(FWDIO_ECOMMIT, -17, "writing the commit block or renaming the file into place failed") \
     FWDIO_X(FWDIO_EPROTO, -18, "a writer received data that does not match the file's plan") \
-    FWDIO_X(FWDIO_EBUSY, -19, "the buffer is still lent to a write that has not completed")
+    FWDIO_X(FWDIO_EBUSY, -19, "the buffer is still lent to a write that has not completed") \
+    FWDIO_X(FWDIO_EREAD, -20, "a reader's pread failed or the file ended early")
 
 /** Status codes: FWDIO_OK is 0, every error is negative. */
 typedef enum fwdio_status {
@@ -825,14 +827,19 @@ FWDIO_API int fwdio_step_end(fwdio_file_t *file);
  * and it is the application's part to keep them apart: a header written at
  * explicit offsets below append_start with frames appended after it, say. Bytes appended after the last fwdio_step_end are placed at the
  * close.
- * The appends of one step held on a rank may take at most half the staging
- * budget (fwdio_config_t.staging_buffer): the other half keeps fwdio_write
- * flowing, as only the step's end can send them.
+ * Appends held on a rank, of every stream, may take at most half the
+ * staging budget (fwdio_config_t.staging_buffer): the other half keeps
+ * fwdio_write flowing, as only step ends can send them. The appends of the
+ * steps not ended yet must fit in that half (else FWDIO_ETOOBIG); those of
+ * steps this rank ended but other ranks have not are sent once every rank
+ * ended them, and fwdio_append waits for that when they fill the half
+ * (backpressure, as fwdio_write waits for staging room).
  * @return FWDIO_OK; FWDIO_EINVAL (NULL file, NULL buf with len > 0, not a
- *         stream); FWDIO_ETOOBIG (the step's appends would pass half the
- *         staging budget: nothing is taken; end the step first);
- *         FWDIO_ECLOSED; FWDIO_EFAILED; FWDIO_ENOMEM; FWDIO_EAGAIN (from a
- *         callback on the progress thread when staging is full).
+ *         stream); FWDIO_ETOOBIG (the appends of the steps not ended yet
+ *         would pass half the staging budget: nothing is taken; end the
+ *         step first); FWDIO_ECLOSED; FWDIO_EFAILED; FWDIO_ENOMEM;
+ *         FWDIO_EAGAIN (from a callback on the progress thread when it
+ *         would have to wait).
  */
 FWDIO_API int fwdio_append(fwdio_file_t *file, const void *buf, size_t len);
 
@@ -855,9 +862,104 @@ FWDIO_API int fwdio_step_test(fwdio_file_t *file, uint64_t step, int *done);
  */
 FWDIO_API int fwdio_step_wait(fwdio_file_t *file, uint64_t step);
 
+/*
+ * Reads. fwdio_open_read opens an existing file for collective,
+ * nonblocking reads through the same few ranks and the same plan that would
+ * write it (options.writers, placement, layout, stripe_size and write_size;
+ * here they are *readers*). A reader pread()s whole write units, stripe
+ * aligned, from its I/O thread and sends each rank the pieces it asked for,
+ * so the file system sees few, large, aligned requests however the ranks
+ * cut up the file, and a unit wanted by several ranks is read once while it
+ * stays in the reader's memory (options' writer_buffer bounds it, as for
+ * writes; a unit that had to make room is read again). Ranks receive their
+ * pieces straight into their buffers: fwdio holds no copy of them.
+ *
+ * The file may have been written by any number of ranks, with fwdio or
+ * anything else: the plan depends on the options and the rank count of the
+ * runtime that reads it, not of the one that wrote it (restart on M ranks of
+ * a checkpoint written by N). Holes read as zeros. The file is not expected
+ * to change while it is read: its size is taken when the readers open it,
+ * and a file that ends early fails the reads past its new end with
+ * FWDIO_EREAD.
+ *
+ * Reads and writes of one path are ordered as opens are (see fwdio_open,
+ * "One path, one file at a time"): a read of a path opened after a write of
+ * it waits for that file to complete, and sees its bytes.
+ */
+
 /**
- * Declare that this rank has written all it will to the file (nonblocking).
- * The file completes once every rank has closed it and the writers are done.
+ * Callback of fwdio_read(): the read of `buf` ended. FWDIO_OK: every byte
+ * asked for is in `buf`. Otherwise `buf` holds any of the bytes, and the
+ * status says why: FWDIO_EREAD (a reader's pread failed, or the file ended
+ * early), FWDIO_ERANGE (issued before the size was known, and past it), the
+ * file's open status (FWDIO_EOPEN, FWDIO_EINVAL, ...) when it could not be
+ * opened, or the file's failure (FWDIO_EMPI, FWDIO_EPROTO) when it failed
+ * first. `arg` is what was passed to fwdio_read. Runs as the callbacks of
+ * the file do (fwdio_config_t.callbacks), before the file's complete.
+ */
+typedef void (*fwdio_read_cb_t)(fwdio_file_t *file, void *buf, int status, void *arg);
+
+/**
+ * Open the existing file `path` for reading (collective, nonblocking). Every
+ * rank of the runtime calls it for the same files in the same order as
+ * fwdio_open, with the same plan-shaping options (write_size, stripe_size,
+ * writers and their placement, layout, targets); options that concern
+ * writing only (durable, atomic_replace, append_start) are ignored. The
+ * contract is checked as for fwdio_open: ranks that disagree, or that open
+ * the path for writing on some ranks and for reading on others, fail the
+ * file on every rank with FWDIO_EINVAL naming the field.
+ *
+ * The handle is usable at once: reads are accepted before the file is
+ * ready. Ready reports the agreed status: FWDIO_OK, or FWDIO_EOPEN with the
+ * detail (a missing file, a directory, no permission; errno and reader rank
+ * in fwdio_file_error). Then fwdio_file_size() gives its size. Close it
+ * (fwdio_close) on every rank after the last fwdio_read; the file completes
+ * once every read of every rank has ended, with the agreed status: FWDIO_OK,
+ * or the first failure of any rank's read (every rank sees the same).
+ *
+ * @return FWDIO_OK; FWDIO_EINVAL for a NULL path or handle, MPI finalized, or
+ *         options fwdio refuses (reason on stderr); FWDIO_ECONTEXT from a
+ *         callback on the progress thread.
+ */
+FWDIO_API int fwdio_open_read(fwdio_runtime_t *rt, const char *path, const fwdio_options_t *opts,
+                              const fwdio_callbacks_t *cbs, fwdio_file_t **file);
+
+/**
+ * Read `len` bytes of the file at `offset` into `buf` (nonblocking). Returns
+ * at once; `done(file, buf, status, arg)` runs when `buf` is filled, or the
+ * read failed (NULL: no callback; the read still ends before the file
+ * completes). `buf` belongs to fwdio until then: do not touch or free it.
+ * Any number of reads per rank, of any sizes and offsets, overlapping each
+ * other's or other ranks' reads, in any order; they may end in any order.
+ * A read of 0 bytes ends at once (done still runs). Any thread; from a
+ * callback in either mode too.
+ * @return FWDIO_OK; FWDIO_EINVAL (NULL file, NULL buf with len > 0, a file
+ *         opened for writing); FWDIO_ERANGE when the read reaches past the
+ *         end of the file and its size is known (after ready; before it,
+ *         the read ends with FWDIO_ERANGE in done, and the file's status is
+ *         not affected: it is this read's error, as a refusal at the call
+ *         would have been); FWDIO_ECLOSED after fwdio_close on this rank;
+ *         FWDIO_EFAILED once the file has failed (its open too). When it
+ *         returns an error, done is not called.
+ */
+FWDIO_API int fwdio_read(fwdio_file_t *file, void *buf, size_t len, uint64_t offset,
+                         fwdio_read_cb_t done, void *arg);
+
+/**
+ * The size of a file opened with fwdio_open_read, once it is ready (taken by
+ * the readers at the open, the same on every rank); for a file opened with
+ * fwdio_open, the size it was given.
+ * @return FWDIO_OK with *size set; FWDIO_EAGAIN before the file is ready;
+ *         the open status when it could not be opened; FWDIO_EINVAL for NULL
+ *         arguments or a stream (it has no final size).
+ */
+FWDIO_API int fwdio_file_size(const fwdio_file_t *file, uint64_t *size);
+
+/**
+ * Declare that this rank has written all it will to the file (nonblocking);
+ * for a file opened with fwdio_open_read, that it will issue no more reads.
+ * The file completes once every rank has closed it and the writers are done
+ * (the reads of every rank have ended).
  * @return FWDIO_OK; FWDIO_EINVAL; FWDIO_ECLOSED if already closed.
  */
 FWDIO_API int fwdio_close(fwdio_file_t *file);
@@ -924,9 +1026,9 @@ typedef struct fwdio_file_stats {
     double time_to_complete;    /**< from fwdio_open to the complete status */
     uint64_t writer_bytes;      /**< bytes this writer received for the file */
     uint64_t messages_received; /**< messages this writer took in */
-    uint64_t pwrite_calls;      /**< extents written */
+    uint64_t pwrite_calls;      /**< extents written (a reader: units pread) */
     uint64_t partial_flushes;   /**< partly filled units flushed to make room */
-    double pwrite_time;         /**< time in pwrite */
+    double pwrite_time;         /**< time in pwrite (a reader: in pread) */
     double sync_time;           /**< time in fdatasync + close */
     uint64_t peak_writer_bytes; /**< peak bytes this writer held for the file */
     uint64_t peak_staged_bytes; /**< peak bytes this rank had staged for the file */
@@ -940,7 +1042,14 @@ typedef struct fwdio_file_stats {
     uint64_t bytes_to_pwrite;   /**< bytes this writer handed to pwrite */
     uint64_t bytes_shared;      /**< data bytes this rank handed to writers on its
                                      node through the node-shared area (no copy) */
-    uint64_t reserved[4];       /**< zeros; room for fields of later versions */
+    /* A file opened with fwdio_open_read (the write fields above stay 0,
+     * except those a reader shares: pwrite_calls, pwrite_time,
+     * peak_writer_bytes, messages_sent, bytes_to_mpi). */
+    uint64_t bytes_read;        /**< bytes this rank asked for with fwdio_read */
+    uint64_t read_calls;        /**< fwdio_read calls that were accepted */
+    uint64_t bytes_from_storage; /**< bytes this reader pread (whole units; each
+                                      unit once while it stays in memory) */
+    uint64_t reserved[1];       /**< zeros; room for fields of later versions */
 } fwdio_file_stats_t;
 
 /** Fill `stats` for `file` on this rank; FWDIO_OK or FWDIO_EINVAL. */

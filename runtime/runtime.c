@@ -11,6 +11,7 @@
 static void destroy_sync(fwdioi_rt_t *rt)
 {
     pthread_cond_destroy(&rt->io_cond);
+    pthread_cond_destroy(&rt->io_pool_cond);
     pthread_mutex_destroy(&rt->io_lock);
     pthread_mutex_destroy(&rt->calls_lock);
     pthread_mutex_destroy(&rt->tasks_lock);
@@ -51,6 +52,8 @@ int fwdioi_rt_create(MPI_Comm comm, const fwdio_config_t *cfg, const fwdioi_clie
     pthread_mutex_init(&rt->calls_lock, NULL);
     pthread_mutex_init(&rt->io_lock, NULL);
     pthread_cond_init(&rt->io_cond, NULL);
+    pthread_cond_init(&rt->io_pool_cond, NULL);
+    STAILQ_INIT(&rt->io_pool_jobs);
     STAILQ_INIT(&rt->tasks);
     STAILQ_INIT(&rt->calls);
     STAILQ_INIT(&rt->io_jobs);

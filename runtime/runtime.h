@@ -127,8 +127,16 @@ int fwdioi_rt_forget(fwdioi_rt_t *rt, void *arg);
  *  polling (app, at most one fd, before any file is open; the fd must stay
  *  open until fwdioi_rt_destroy). 0, or -1. */
 int fwdioi_rt_watch_fd(fwdioi_rt_t *rt, int fd);
-/** Run a job on the I/O thread, started on first use (progress). */
+/** Run a job on the I/O thread, started on first use (progress). Jobs run
+ *  one at a time, in the order submitted. */
 void fwdioi_rt_io_submit(fwdioi_rt_t *rt, fwdioi_io_job_t *job);
+/** Threads of the pool of fwdioi_rt_io_submit_any. */
+#define FWDIOI_IO_POOL 4
+/** Run a job that needs no order against any other (a reader's pread of
+ *  one unit) on a pool of up to FWDIOI_IO_POOL threads, started as jobs
+ *  wait, so that several storage requests are in flight at once; `done`
+ *  runs on the progress thread as for fwdioi_rt_io_submit (progress). */
+void fwdioi_rt_io_submit_any(fwdioi_rt_t *rt, fwdioi_io_job_t *job);
 /** Deliver a user callback: now, or queued for fwdio_poll, per callback mode (progress). */
 void fwdioi_rt_deliver(fwdioi_rt_t *rt, fwdioi_call_t *call);
 

@@ -26,6 +26,9 @@ typedef struct fwdioi_requests {
     int done_capacity;
 } fwdioi_requests_t;
 
+/* A queue of I/O jobs (io_thread.c). */
+STAILQ_HEAD(fwdioi_io_queue, fwdioi_io_job);
+
 struct fwdioi_rt {
     MPI_Comm comm; /* private duplicate for collectives of the runtime */
     int rank, size;
@@ -66,8 +69,15 @@ struct fwdioi_rt {
     int io_stop;
     pthread_t io_thread;
     pthread_cond_t io_cond;
-    STAILQ_HEAD(, fwdioi_io_job) io_jobs, io_done;
+    struct fwdioi_io_queue io_jobs, io_done;
     _Atomic uint64_t io_wakeups; /* returns from waiting for jobs (stats) */
+    /* The pool for jobs that need no order (fwdioi_rt_io_submit_any): up to
+     * FWDIOI_IO_POOL threads, created as jobs wait with none idle; also
+     * guarded by io_lock. */
+    pthread_t io_pool[FWDIOI_IO_POOL];
+    int io_pool_started, io_pool_idle;
+    pthread_cond_t io_pool_cond;
+    struct fwdioi_io_queue io_pool_jobs;
 
     /* Reusable message buffers (bufcache.c), guarded by buf_lock. */
     pthread_mutex_t buf_lock;

@@ -20,6 +20,8 @@ void fwdioi_rt_thread_costs(fwdioi_rt_t *rt, fwdioi_thread_costs_t *out)
     out->progress_cpu = rt->progress_thread ? thread_cpu(rt->progress_thread) : 0.0;
     pthread_mutex_lock(&rt->io_lock);
     out->io_cpu = rt->io_started ? thread_cpu(rt->io_thread) : 0.0;
+    for (int i = 0; i < rt->io_pool_started; i++) /* a reader's preads */
+        out->io_cpu += thread_cpu(rt->io_pool[i]);
     pthread_mutex_unlock(&rt->io_lock);
     out->progress_wakeups = atomic_load_explicit(&rt->progress_wakeups, memory_order_relaxed);
     out->io_wakeups = atomic_load_explicit(&rt->io_wakeups, memory_order_relaxed);

@@ -38,6 +38,10 @@
  *                     a first file ends with --expect1 (a status name, e.g.
  *                     EMPI) on every rank, its text naming --text; a second
  *                     file then ends with --expect2; finalize returns
+ *   read_mpi_fault    the same for a file opened for reading: every read
+ *                     ends (each OK one with the right bytes), the file ends
+ *                     with --expect1 on every rank naming --text, a second
+ *                     read file then reads right with --expect2
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -594,6 +598,91 @@ static void case_mpi_fault(int expect1, int expect2, const char *text)
     TC_EXPECT(fwdio_finalize(rt), FWDIO_OK, "fwdio_finalize");
 }
 
+/* Reads of one read file: each rank reads READS pieces, all of them at once. */
+enum { READS = 24 };
+
+typedef struct read_slot {
+    uint8_t *buf;
+    uint64_t off, len, seed;
+    atomic_int status; /* 1 until done */
+} read_slot_t;
+
+static void read_done(fwdio_file_t *f, void *buf, int status, void *arg)
+{
+    (void)f;
+    (void)buf;
+    read_slot_t *r = arg;
+    atomic_store(&r->status, status);
+}
+
+/* Open `path` (SIZE bytes of pattern `seed`) for reading, read READS
+ * overlapping pieces (every rank a different mix), close, and check: the
+ * file's status is `expect` on every rank (its text naming `text`), every
+ * read ended, those that ended OK hold the right bytes. */
+static void read_file_case(fwdio_runtime_t *rt, const fwdio_options_t *o, const char *path,
+                           uint64_t seed, int expect, const char *text, const char *what)
+{
+    read_slot_t slots[READS];
+    fwdio_file_t *f;
+    tc_phase("%s", what);
+    TC_EXPECT(fwdio_open_read(rt, path, o, NULL, &f), FWDIO_OK, what);
+    for (int i = 0; i < READS; i++) {
+        read_slot_t *r = &slots[i];
+        r->off = ((uint64_t)(i * 7 + tc_rank * 13) * 40009) % SIZE;
+        r->len = (uint64_t)(i % 5) * 50021 + 17;
+        if (r->len > SIZE - r->off)
+            r->len = SIZE - r->off;
+        r->seed = seed;
+        r->buf = malloc(r->len);
+        atomic_init(&r->status, 1);
+        int rc = fwdio_read(f, r->buf, r->len, r->off, read_done, r);
+        if (rc != FWDIO_OK) { /* the file failed already: refused, no callback */
+            TC_CHECK(expect != FWDIO_OK && rc == FWDIO_EFAILED, "%s: read %d refused: %s", what,
+                     i, fwdio_strerror(rc));
+            atomic_store(&r->status, rc);
+        }
+    }
+    fwdio_close(f);
+    expect_status(f, fwdio_wait(f), expect, expect != FWDIO_OK ? text : NULL, what);
+    int ok = 0;
+    for (int i = 0; i < READS; i++) {
+        read_slot_t *r = &slots[i];
+        int st = atomic_load(&r->status);
+        TC_CHECK(st != 1, "%s: read %d never ended", what, i);
+        if (st == FWDIO_OK) {
+            uint8_t *want = malloc(r->len);
+            pattern_fill(want, r->len, r->off, seed);
+            TC_CHECK(memcmp(want, r->buf, r->len) == 0, "%s: read %d (%llu bytes at %llu) wrong",
+                     what, i, (unsigned long long)r->len, (unsigned long long)r->off);
+            free(want);
+            ok++;
+        }
+        free(r->buf);
+    }
+    if (expect == FWDIO_OK)
+        TC_CHECK(ok == READS, "%s: %d of %d reads OK", what, ok, READS);
+    fwdio_file_free(f);
+}
+
+/* An MPI failure while a file is read: it fails on every rank, no read is
+ * left waiting, and the next file reads right. */
+static void case_read_mpi_fault(int expect1, int expect2, const char *text)
+{
+    fwdio_runtime_t *rt = tc_start_runtime(MPI_COMM_WORLD, g_mode);
+    char path[4096];
+    fwdio_options_t o;
+    options(&o);
+    o.writers = 1; /* rank 0 reads, every rank asks */
+    tc_path(path, sizeof path, "read");
+    old_file(path, SIZE, 30);
+    read_file_case(rt, &o, path, 30, expect1, text, "first read file");
+    TC_CHECK(tc_sum(MPI_COMM_WORLD, mpi_faults_fired()) == 1,
+             "the MPI fault fired %ld times, not once", tc_sum(MPI_COMM_WORLD, mpi_faults_fired()));
+    read_file_case(rt, &o, path, 30, expect2, NULL, "second read file");
+    tc_phase("finalize");
+    TC_EXPECT(fwdio_finalize(rt), FWDIO_OK, "fwdio_finalize");
+}
+
 /* A stream of STREAM_STEPS steps with an MPI failure in one of its
  * agreements: the steps before it complete (and are whole), it and the later
  * ones fail with FWDIO_EMPI on every rank, so does the stream, and the next
@@ -733,6 +822,8 @@ int main(int argc, char **argv)
         case_mpi_fault(expect1, expect2, text);
     else if (!strcmp(which, "stream_mpi_fault"))
         case_stream_mpi_fault(fail_from, text);
+    else if (!strcmp(which, "read_mpi_fault"))
+        case_read_mpi_fault(expect1, expect2, text);
     else if (!strcmp(which, "after_finalize")) {
         int rc = tc_finish("test_contract after_finalize (before)");
         fwdio_runtime_t *rt = NULL;

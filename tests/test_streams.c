@@ -28,6 +28,13 @@
  *                step's appends in rank order, each rank's in call order,
  *                checked after every step and at the end, with its size;
  *                appends after the last step end land at the close;
+ *   ahead        a staging budget of 64 KiB; rank 0 appends 12 KiB per step
+ *                and ends its steps at once, the other ranks 4 KiB each after
+ *                a nap, so rank 0 is steps ahead with more than half the
+ *                budget appended in ended steps: its appends wait (they are
+ *                not refused), one larger than half the budget in one step
+ *                is FWDIO_ETOOBIG, and the file is every step's appends in
+ *                rank order;
  *   mismatch     rank 0 ends one step more than the others: FWDIO_EINVAL on
  *                every rank, its extra step's callback reports it;
  *   args         misuse is refused at the call.
@@ -328,6 +335,56 @@ static void case_fault(int nsteps, uint64_t seed)
     free(c.base);
     free(c.len);
     TC_EXPECT(fwdio_finalize(rt), FWDIO_OK, "fwdio_finalize (fault)");
+}
+
+enum { AHEAD_STEPS = 12, AHEAD_BUDGET = 64 << 10 };
+
+/* Rank r's appended bytes per step in the `ahead` case. */
+static uint64_t ahead_len(int r) { return r == 0 ? 12 << 10 : 4 << 10; }
+
+static void case_ahead(uint64_t seed)
+{
+    fwdio_config_t cfg;
+    fwdio_config_init(&cfg);
+    cfg.callback_mode = g_mode;
+    cfg.staging_buffer = AHEAD_BUDGET;
+    fwdio_runtime_t *rt = tc_start_runtime_with(MPI_COMM_WORLD, &cfg);
+    char path[4096];
+    tc_path(path, sizeof path, "stream-ahead");
+    fwdio_options_t o = stream_options(2, FWDIO_LAYOUT_CYCLIC);
+    fwdio_file_t *f = NULL;
+    tc_phase("ahead: open");
+    TC_EXPECT(fwdio_open(rt, path, FWDIO_SIZE_GROWS, &o, NULL, &f), FWDIO_OK, "open");
+    uint8_t *buf = malloc(AHEAD_BUDGET);
+    uint64_t base = 0, step_bytes = 0;
+    for (int r = 0; r < tc_size; r++)
+        step_bytes += ahead_len(r);
+    for (int k = 0; k < AHEAD_STEPS; k++) {
+        tc_phase("ahead: step %d", k);
+        uint64_t off = base;
+        for (int r = 0; r < tc_rank; r++)
+            off += ahead_len(r);
+        if (tc_rank != 0)
+            usleep(30000); /* rank 0 runs ahead, its appends of ended steps held */
+        pattern_fill(buf, ahead_len(tc_rank), off, seed);
+        TC_EXPECT(fwdio_append(f, buf, ahead_len(tc_rank)), FWDIO_OK, "fwdio_append");
+        if (k == 0)
+            TC_EXPECT(fwdio_append(f, buf, AHEAD_BUDGET / 2 + 1), FWDIO_ETOOBIG,
+                      "an append past half the budget within one step");
+        TC_EXPECT(fwdio_step_end(f), FWDIO_OK, "fwdio_step_end");
+        base += step_bytes;
+    }
+    TC_EXPECT(fwdio_close(f), FWDIO_OK, "fwdio_close");
+    TC_EXPECT(fwdio_wait(f), FWDIO_OK, "ahead: fwdio_wait");
+    fwdio_file_free(f);
+    TC_EXPECT(fwdio_finalize(rt), FWDIO_OK, "fwdio_finalize (ahead)");
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (tc_rank == 0) { /* the file: every step's appends in rank order */
+        uint64_t bad = 0;
+        TC_CHECK(pattern_check_file(path, base, 0, base, seed, 0, &bad) == 0,
+                 "ahead: the file is wrong at offset %llu", (unsigned long long)bad);
+    }
+    free(buf);
 }
 
 static void case_mismatch(fwdio_runtime_t *rt, uint64_t seed)
@@ -685,5 +742,6 @@ int main(int argc, char **argv)
     case_mismatch(rt, seed + 2);
     TC_EXPECT(fwdio_finalize(rt), FWDIO_OK, "fwdio_finalize");
     case_fault(7, seed + 3);
+    case_ahead(seed + 5);
     return tc_finish("test_streams");
 }

@@ -19,7 +19,11 @@
  *                for a 4 MiB file) the writer stops receiving: it reports how
  *                many bytes it still waits for, from which ranks bytes came
  *                and which sent none yet, and the message waiting for memory.
- * The last two need a library built with fault injection.
+ *   slow_reader  (every pread takes 1.5 s; one reader, 4 units) a file read
+ *                by every rank at once and closed: the reader reports the
+ *                requests it took and its preads under way, every rank the
+ *                reads it still waits for; the bytes read are right.
+ * The last three need a library built with fault injection.
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -28,6 +32,7 @@
 #include <unistd.h>
 
 #include "fwdio.h"
+#include "pattern.h"
 #include "test_common.h"
 
 static const uint64_t FILE_SIZE = 4 << 20;
@@ -162,6 +167,49 @@ static void case_full_writer(fwdio_runtime_t *rt)
     free(text);
 }
 
+/* Every rank reads all of a file of one reader whose preads are slow. */
+static void case_slow_reader(fwdio_runtime_t *rt)
+{
+    tc_phase("slow_reader");
+    char path[4096];
+    fwdio_file_t *w = open_and_write(rt, "slow_reader", 206, 1, FILE_SIZE / 4, path, sizeof path);
+    TC_EXPECT(fwdio_close(w), FWDIO_OK, "fwdio_close (written)");
+    TC_EXPECT(fwdio_wait(w), FWDIO_OK, "slow_reader written");
+    fwdio_file_free(w);
+    tc_capture_t cap;
+    tc_capture_begin(&cap, "slow_reader");
+    fwdio_options_t opts;
+    fwdio_options_init(&opts);
+    opts.writers = 1;
+    opts.stripe_size = opts.write_size = FILE_SIZE / 4;
+    fwdio_file_t *f = NULL;
+    TC_EXPECT(fwdio_open_read(rt, path, &opts, NULL, &f), FWDIO_OK, "fwdio_open_read");
+    uint8_t *buf = malloc(FILE_SIZE);
+    TC_EXPECT(fwdio_read(f, buf, FILE_SIZE, 0, NULL, NULL), FWDIO_OK, "fwdio_read");
+    TC_EXPECT(fwdio_close(f), FWDIO_OK, "fwdio_close");
+    int rc = fwdio_wait(f);
+    char *text = tc_capture_end(&cap);
+    TC_EXPECT(rc, FWDIO_OK, "slow_reader");
+    int reader = -1;
+    fwdio_file_writers(f, &reader, 1);
+    fwdio_file_free(f);
+    uint8_t *want = malloc(FILE_SIZE);
+    pattern_fill(want, FILE_SIZE, 0, 206);
+    TC_CHECK(memcmp(want, buf, FILE_SIZE) == 0, "slow_reader: the bytes read are wrong");
+    TC_CHECK(has(text, "closed on every rank") && has(text, "read(s) of this rank not ended"),
+             "slow_reader: rank %d did not report its reads; it printed:\n%s", tc_rank,
+             text ? text : "");
+    if (tc_rank == reader) {
+        TC_CHECK(has(text, "reader 0: took") && has(text, "pread(s) under way"),
+                 "slow_reader: the reader did not report its work; it printed:\n%s",
+                 text ? text : "");
+        tc_note("slow_reader report of the reader:\n%s", text ? text : "");
+    }
+    free(want);
+    free(buf);
+    free(text);
+}
+
 int main(int argc, char **argv)
 {
     unsigned timeout = 100;
@@ -178,16 +226,22 @@ int main(int argc, char **argv)
             slow_writer = 1;
         else if (!strcmp(argv[i], "--full-writer"))
             slow_writer = 2;
+        else if (!strcmp(argv[i], "--slow-reader"))
+            slow_writer = 3;
         else {
             fprintf(stderr,
-                    "usage: %s [--late-close-rank0|--late-open|--slow-writer|--full-writer] "
+                    "usage: %s [--late-close-rank0|--late-open|--slow-writer|--full-writer|--slow-reader] "
                     "[--timeout SEC]\n",
                     argv[0]);
             return 2;
         }
     }
     if (slow_writer) /* read by fwdio_init */
-        setenv("FWDIO_FAULT", slow_writer == 1 ? "pwrite:slow=2500" : "pwrite:slow=150", 1);
+        setenv("FWDIO_FAULT",
+               slow_writer == 1   ? "pwrite:slow=2500"
+               : slow_writer == 2 ? "pwrite:slow=150"
+                                  : "pread:slow=1500",
+               1);
     tc_mpi_init(&argc, &argv, timeout);
     if (tc_size < 2) {
         if (tc_rank == 0)
@@ -202,7 +256,9 @@ int main(int argc, char **argv)
     if (slow_writer == 2)
         cfg.writer_buffer = 1 << 20;
     fwdio_runtime_t *rt = tc_start_runtime_with(MPI_COMM_WORLD, &cfg);
-    if (slow_writer == 2)
+    if (slow_writer == 3)
+        case_slow_reader(rt);
+    else if (slow_writer == 2)
         case_full_writer(rt);
     else if (slow_writer)
         case_slow_writer(rt);

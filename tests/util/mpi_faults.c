@@ -121,6 +121,14 @@ int MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *mess
     return PMPI_Improbe(source, tag, comm, flag, message, status);
 }
 
+int MPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+              MPI_Request *request)
+{
+    if (should_fail("MPI_Irecv", tag))
+        return MPI_ERR_OTHER;
+    return PMPI_Irecv(buf, count, datatype, source, tag, comm, request);
+}
+
 int MPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message,
                MPI_Request *request)
 {

@@ -7,10 +7,11 @@
  *
  *   MPI_FAULTS_RULE=CALL[:rank=R][:nth=N][:tag=T]
  *
- * CALL is MPI_Iallreduce, MPI_Iexscan, MPI_Comm_idup, MPI_Isend, MPI_Issend, MPI_Improbe
- * or MPI_Imrecv; rank is the rank in MPI_COMM_WORLD (default: every rank);
- * nth the N-th matching call of the process, counted from 1 (default 1); tag
- * (MPI_Isend, MPI_Issend, MPI_Improbe) counts only calls with that tag. The failing call
+ * CALL is MPI_Iallreduce, MPI_Iexscan, MPI_Comm_idup, MPI_Isend, MPI_Issend, MPI_Improbe,
+ * MPI_Irecv or MPI_Imrecv; rank is the rank in MPI_COMM_WORLD (default: every
+ * rank); nth the N-th matching call of the process, counted from 1 (default
+ * 1); tag (MPI_Isend, MPI_Issend, MPI_Improbe, MPI_Irecv) counts only calls
+ * with that tag. The failing call
  * returns MPI_ERR_OTHER. Unset, every call goes straight to MPI.
  */
 #ifndef MPI_FAULTS_RULES_H
