@@ -9,10 +9,12 @@
  * Every snapshot must be whole: its header valid and the same as the first
  * one's but for the step, and its records the atoms 1 .. N in order (a hole
  * in the file reads as id 0 and is reported). Exit status 0, or 1 with a
- * message.
+ * message. The checks and messages are convert.c's, shared with the parallel
+ * converter lammps-fwdio-bin2txt-mpi (bin2txt_mpi.c).
  */
 #define _POSIX_C_SOURCE 200809L
 
+#include "convert.h"
 #include "dump_binary.h"
 #include "dump_text.h"
 
@@ -35,33 +37,21 @@ static int fail(const char *fmt, ...)
     return 1;
 }
 
-static int same_run(const lfw_bin_header_t *a, const lfw_bin_header_t *b)
-{
-    return a->natoms == b->natoms && a->ntypes == b->ntypes &&
-           !memcmp(&a->box, &b->box, sizeof a->box);
-}
-
 /* Convert the records of one snapshot (the header is already read). */
 static int convert_atoms(FILE *in, FILE *out, const lfw_text_format_t *fmt, int64_t natoms,
                          int64_t snapshot)
 {
     unsigned char rec[LFW_BIN_RECORD_SIZE];
-    char line[LFW_TEXT_FORMAT_MAX * 8];
+    char line[LFW_TEXT_FORMAT_MAX * 8], why[LFW_CONV_WHY_MAX];
     if (fmt->line_len + 1 > sizeof line)
         return fail("atom lines of %zu bytes are longer than this tool handles", fmt->line_len);
     for (int64_t id = 1; id <= natoms; id++) {
-        if (fread(rec, sizeof rec, 1, in) != 1)
-            return fail("snapshot %" PRId64 ": file ends before atom %" PRId64, snapshot, id);
-        int32_t got_id, type;
-        double x[3];
-        lfw_bin_record_decode(rec, &got_id, &type, x);
-        if (got_id != id)
-            return fail("snapshot %" PRId64 ": record %" PRId64 " holds atom id %" PRId32
-                        " (a hole reads as 0)",
-                        snapshot, id, got_id);
-        if (lfw_text_line(fmt, line, id, type, x) != fmt->line_len)
-            return fail("snapshot %" PRId64 ": atom %" PRId64 " does not fit \"%s\"", snapshot,
-                        id, fmt->line);
+        if (fread(rec, sizeof rec, 1, in) != 1) {
+            lfw_conv_truncated(snapshot, id, why, sizeof why);
+            return fail("%s", why);
+        }
+        if (lfw_conv_record(fmt, rec, id, snapshot, line, why, sizeof why))
+            return fail("%s", why);
         fwrite(line, 1, fmt->line_len, out);
     }
     return 0;
@@ -72,22 +62,16 @@ static int convert(FILE *in, FILE *out, int precision)
     unsigned char raw[LFW_BIN_HEADER_SIZE];
     lfw_bin_header_t first = {0}, h;
     lfw_text_format_t fmt;
-    char why[160], header[LFW_TEXT_HEADER_MAX];
+    char why[LFW_CONV_WHY_MAX], header[LFW_TEXT_HEADER_MAX];
     int64_t snapshot = 0;
     size_t got;
     while ((got = fread(raw, 1, sizeof raw, in)) == sizeof raw) {
-        if (lfw_bin_header_decode(raw, &h, why, sizeof why))
-            return fail("snapshot %" PRId64 ": %s", snapshot, why);
+        if (lfw_conv_header(raw, snapshot, snapshot ? &first : NULL, &h, why, sizeof why))
+            return fail("%s", why);
         if (snapshot == 0) {
             first = h;
-            if (h.ntypes > INT32_MAX ||
-                lfw_text_format_init(&fmt, h.natoms, (int)h.ntypes, &h.box, precision))
-                return fail("no text format for %" PRId64 " atoms, %" PRIu32 " types", h.natoms,
-                            h.ntypes);
-        } else if (!same_run(&first, &h)) {
-            return fail("snapshot %" PRId64 " has another atom count, type count or box than "
-                        "the first",
-                        snapshot);
+            if (lfw_conv_format(&fmt, &first, precision, why, sizeof why))
+                return fail("%s", why);
         }
         size_t len = lfw_text_header(header, sizeof header, h.step, h.natoms, &h.box);
         fwrite(header, 1, len, out);
@@ -97,10 +81,10 @@ static int convert(FILE *in, FILE *out, int precision)
     }
     if (ferror(in))
         return fail("read error: %s", strerror(errno));
-    if (got != 0)
-        return fail("%zu stray bytes after snapshot %" PRId64, got, snapshot);
-    if (snapshot == 0)
-        return fail("no snapshot in the file");
+    if (got != 0 || snapshot == 0) {
+        lfw_conv_stray(got, snapshot, why, sizeof why);
+        return fail("%s", why);
+    }
     fprintf(stderr, "lammps-fwdio-bin2txt: %" PRId64 " snapshots of %" PRId64 " atoms, \"%s\"\n",
             snapshot, first.natoms, fmt.line);
     return 0;

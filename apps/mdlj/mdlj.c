@@ -4,8 +4,11 @@
  * a DCD trajectory frame every K steps and a checkpoint every C steps without
  * stopping, through fwdio, MPI-IO collectives or rank 0, and reports what the
  * output cost. Deterministic for a given seed and rank count; --restart
- * continues from the newest valid checkpoint and reproduces an uninterrupted
- * run bit for bit.
+ * continues from the newest valid checkpoint (read through fwdio with
+ * --output fwdio) on any number of ranks: on the rank count that wrote it,
+ * it reproduces an uninterrupted run bit for bit; on another, it starts from
+ * exactly the checkpoint's state and continues physically (forces summed in
+ * another order).
  *
  *   mpirun -np 8 mdlj --atoms 50000 --steps 200 --every 10 --output fwdio \
  *       --dcd run.dcd --checkpoint run.ckpt [--restart] [--seed X] [--verify]
@@ -141,35 +144,53 @@ static md_snapshot_t snapshot_of(const struct sim *s)
                            .x = s->atoms.x, .v = s->atoms.v};
 }
 
-/* The initial state: a restart's checkpoint (of step max_step at most), or a
- * fresh lattice. Returns the box side. */
-static double set_up(struct sim *s, const md_options_t *opt, int64_t max_step,
-                     ckpt_info_t *resumed, char *resumed_path, size_t cap)
+/* die() once fwdio runs: its threads must stop before MPI does. */
+static void die_rt(fwdio_runtime_t *rt, const char *fmt, const char *arg)
 {
-    double box;
+    if (rt)
+        fwdio_finalize(rt);
+    die(fmt, arg);
+}
+
+/* The initial state: a restart's checkpoint (of step max_step at most; read
+ * through `rt` when not NULL; *load_time: seconds finding and loading it on
+ * this rank), or a fresh lattice. Returns the box side. */
+static double set_up(struct sim *s, const md_options_t *opt, fwdio_runtime_t *rt,
+                     int64_t max_step, md_restart_t *resumed, double *load_time)
+{
+    double box, t0 = MPI_Wtime();
+    *load_time = 0.0;
     if (opt->restart) {
-        if (restart_find(MPI_COMM_WORLD, opt->checkpoint_path, max_step, resumed, resumed_path,
-                         cap) != 0)
-            die("%s", "cannot restart");
-        if (opt->atoms_given && resumed->natoms != opt->atoms)
-            die("%s", "--atoms differs from the checkpoint's atom count");
-        s->natoms = resumed->natoms;
-        s->step = resumed->step;
-        box = resumed->box;
+        if (restart_find(MPI_COMM_WORLD, rt, opt->writers, opt->checkpoint_path, max_step,
+                         resumed) != 0)
+            die_rt(rt, "%s", "cannot restart");
+        if (opt->atoms_given && resumed->info.natoms != opt->atoms) {
+            restart_free(resumed);
+            die_rt(rt, "%s", "--atoms differs from the checkpoint's atom count");
+        }
+        s->natoms = resumed->info.natoms;
+        s->step = resumed->info.step;
+        box = resumed->info.box;
+        *load_time = MPI_Wtime() - t0;
     } else {
         s->natoms = opt->atoms;
         s->step = 0;
         box = lattice_box_side(opt->atoms, opt->density);
     }
     if (domain_create(MPI_COMM_WORLD, box, opt->cutoff, &s->dom) != 0) {
+        restart_free(resumed);
+        if (rt)
+            fwdio_finalize(rt);
         MPI_Finalize();
         exit(2);
     }
     if (cells_init(&s->cells, &s->dom) != 0)
         MPI_Abort(MPI_COMM_WORLD, 1);
     if (opt->restart) {
-        if (restart_load(&s->dom, resumed_path, resumed, &s->atoms) != 0)
-            die("%s", "cannot load the checkpoint");
+        t0 = MPI_Wtime();
+        if (restart_load(&s->dom, resumed, &s->atoms) != 0)
+            die_rt(rt, "%s", "cannot load the checkpoint");
+        *load_time += MPI_Wtime() - t0;
     } else {
         md_lattice_t lat;
         if (lattice_create(&lat, opt->atoms, opt->density) != 0 ||
@@ -283,6 +304,8 @@ int main(int argc, char **argv)
         die("%s", "--crash-at must name a step that writes a checkpoint");
     if (opt.verify && opt.output == MD_OUT_NONE)
         die("%s", "--verify checks written files: it needs an --output other than none");
+    if (opt.dump_loaded && !opt.restart)
+        die("%s", "--dump-loaded writes the state a restart loaded: it needs --restart");
     int writable = 1;
     if (rank == 0 && opt.output != MD_OUT_NONE && opt.checkpoint_every > 0)
         writable = checkpoint_dir_writable(opt.checkpoint_path);
@@ -296,8 +319,8 @@ int main(int argc, char **argv)
     memset(&s, 0, sizeof s);
     atoms_init(&s.atoms);
     exchange_init(&s.ex);
-    ckpt_info_t resumed = {0};
-    char resumed_path[4096] = "";
+    md_restart_t resumed;
+    memset(&resumed, 0, sizeof resumed);
     /* A restart continues the trajectory at --dcd when it is this run's
      * (frames every --every steps from step --every on): the checkpoint must
      * be one the trajectory's complete frames reach. */
@@ -312,27 +335,42 @@ int main(int argc, char **argv)
         dcd_natoms = v[3];
     }
     int64_t max_step = dcd_frames >= 0 ? (dcd_frames + 1) * opt.every - 1 : INT64_MAX;
-    double box = set_up(&s, &opt, max_step, &resumed, resumed_path, sizeof resumed_path);
-    int64_t start = s.step;
-    if (dcd_frames >= 0 && dcd_natoms != s.natoms)
-        die("%s", "the trajectory at --dcd holds another number of atoms than the checkpoint");
-    if (opt.restart && rank == 0) {
-        printf("mdlj: restarting from %s (step %" PRId64 ")\n", resumed_path, start);
-        if (resumed.nranks != (uint32_t)nranks)
-            printf("mdlj: note: the checkpoint was written by %u ranks, this run has %d: the "
-                   "trajectory continues physically but not bit for bit\n",
-                   resumed.nranks, nranks);
-        if (resumed.dt != opt.dt)
-            printf("mdlj: note: the checkpoint ran with dt %g, this run uses %g\n", resumed.dt,
-                   opt.dt);
-    }
 
+    /* Before the restart: with --output fwdio the checkpoint is read through
+     * fwdio too (the other modes, which do not start fwdio, pread it). */
     fwdio_runtime_t *rt = NULL;
     if (opt.output == MD_OUT_FWDIO) {
         int rc = fwdio_init(MPI_COMM_WORLD, NULL, &rt);
         if (rc != FWDIO_OK)
             die("fwdio_init: %s", fwdio_strerror(rc));
     }
+    double t_load = 0.0;
+    double box = set_up(&s, &opt, rt, max_step, &resumed, &t_load);
+    int64_t start = s.step;
+    const ckpt_info_t *ck = &resumed.info;
+    if (dcd_frames >= 0 && dcd_natoms != s.natoms)
+        die_rt(rt, "%s",
+               "the trajectory at --dcd holds another number of atoms than the checkpoint");
+    if (opt.restart && rank == 0) {
+        printf("mdlj: restarting from %s (step %" PRId64 "), %" PRId64 " atoms written by %u "
+               "ranks, loaded on %d in %.3f s\n",
+               resumed.path, start, ck->natoms, ck->nranks, nranks, t_load);
+        if (rt)
+            printf("mdlj: restart: read through fwdio: %" PRIu64 " bytes asked for by %d ranks, "
+                   "%" PRIu64 " bytes read from storage by %d readers\n",
+                   resumed.bytes_asked, nranks, resumed.bytes_from_storage, resumed.readers);
+        if (ck->nranks != (uint32_t)nranks)
+            printf("mdlj: note: the checkpoint was written by %u ranks, this run has %d: it "
+                   "starts from the checkpoint's exact state and continues physically, but not "
+                   "bit for bit as a run on %u ranks would (forces are summed in another "
+                   "order)\n",
+                   ck->nranks, nranks, ck->nranks);
+        if (ck->dt != opt.dt)
+            printf("mdlj: note: the checkpoint ran with dt %g, this run uses %g\n", ck->dt,
+                   opt.dt);
+    }
+    if (opt.dump_loaded && restart_dump(&s.dom, &s.atoms, ck, opt.dump_loaded) != 0)
+        die_rt(rt, "%s", "cannot write the loaded state (--dump-loaded)");
 
     /* Frames at the multiples of --every after the start, up to --steps; a
      * continued trajectory keeps the frames before (kept), and its frame 0
@@ -354,10 +392,10 @@ int main(int argc, char **argv)
         .dcd_path = nframes > 0 ? opt.dcd_path : NULL,
         .dcd = {.natoms = s.natoms, .nframes = nframes, .first_step = first_frame,
                 .interval = opt.every, .dt = opt.dt, .box = box,
-                .seed = opt.restart ? resumed.seed : opt.seed, .kept = kept},
+                .seed = opt.restart ? ck->seed : opt.seed, .kept = kept},
         .ckpt_base = opt.checkpoint_every > 0 ? opt.checkpoint_path : NULL,
         .ckpt = {.natoms = s.natoms, .box = box, .dt = opt.dt, .cutoff = opt.cutoff,
-                 .seed = opt.restart ? resumed.seed : opt.seed, .nranks = (uint32_t)nranks},
+                 .seed = opt.restart ? ck->seed : opt.seed, .nranks = (uint32_t)nranks},
         .resumed_from = opt.restart ? start : -1,
         .writers = opt.writers,
         .verify = opt.verify,

@@ -24,7 +24,9 @@ static void print_usage(FILE *out, const char *prog)
             "  --output MODE          fwdio | mpiio | serial | none (default fwdio)\n"
             "  --dcd PATH             trajectory file (default mdlj.dcd)\n"
             "  --checkpoint PATH      checkpoints are PATH.<step> (default mdlj.ckpt)\n"
-            "  --restart              continue from the newest valid checkpoint PATH.<step>\n"
+            "  --restart              continue from the newest valid checkpoint PATH.<step>,\n"
+            "                         on any number of ranks (read through fwdio with --output\n"
+            "                         fwdio); bit for bit on the rank count that wrote it\n"
             "  --seed X               seed of the initial velocities (default 12345)\n"
             "  --temperature T        initial temperature, reduced units (default 1.44)\n"
             "  --density RHO          reduced density (default 0.8442)\n"
@@ -33,7 +35,10 @@ static void print_usage(FILE *out, const char *prog)
             "  --verify               gather every output on rank 0 and compare the file bytes\n"
             "  --writers W            fwdio writer ranks (default: fwdio's)\n"
             "  --crash-at STEP        abort the job after writing the data of the checkpoint of\n"
-            "                         STEP but before its commit record (for testing restart)\n",
+            "                         STEP but before its commit record (for testing restart)\n"
+            "  --dump-loaded FILE     with --restart: write the atoms the ranks loaded, gathered\n"
+            "                         by id, as a checkpoint file FILE, which equals the one\n"
+            "                         read byte for byte (for testing restart)\n",
             prog);
 }
 
@@ -140,6 +145,8 @@ int md_options_parse(int argc, char **argv, md_options_t *opt, int verbose)
             opt->dcd_path = value;
         else if (strcmp(name, "--checkpoint") == 0)
             opt->checkpoint_path = value;
+        else if (strcmp(name, "--dump-loaded") == 0)
+            bad = (opt->dump_loaded = value)[0] == '\0';
         else if (strcmp(name, "--seed") == 0)
             bad = parse_u64(value, &opt->seed);
         else if (strcmp(name, "--temperature") == 0)

@@ -23,7 +23,8 @@ typedef struct md_options {
     md_output_mode_t output;
     const char *dcd_path;
     const char *checkpoint_path; /* checkpoints are <path>.<step> */
-    int restart;              /* continue from the newest valid checkpoint */
+    int restart;              /* continue from the newest valid checkpoint (any rank count) */
+    const char *dump_loaded;  /* restart: write the loaded state here (a checkpoint); NULL: no */
     uint64_t seed;
     double temperature;       /* initial temperature, reduced units */
     double density;           /* atoms per unit volume, reduced units */

@@ -36,6 +36,17 @@ code):
             as the reader here does.
   continue  a restart given the first run's own DCD continues it: the file
             ends byte for byte the uninterrupted run's.
+  ranks     an uninterrupted run on --np ranks; restarts of its checkpoint
+            half way (a copy each) on each of --restart-np rank counts
+            (--output: fwdio reads it through fwdio, the other modes pread
+            it): the state each loaded,
+            gathered by atom id (--dump-loaded), equals the checkpoint byte
+            for byte, each rank holding only atoms of its region. On --np
+            ranks the continued run is the uninterrupted run bit for bit
+            (energies, frames, final checkpoint); on another count its
+            energies agree with the uninterrupted run's to 1e-6 per atom and
+            its final positions and velocities to 1e-9, its frames to 1e-5
+            (see check_close for why these bounds).
   killed    runs killed with SIGKILL (every process of the job) at moments
             drawn from --seed: the DCD's header counts whole frames only, each
             equal to the uninterrupted run's, the file holds less than one
@@ -76,9 +87,10 @@ class Runner:
         self.workdir = workdir
         self.deadline = time.monotonic() + args.timeout
 
-    def mdlj(self, name, options, expect_rc=0):
-        """Run mdlj with `options` in workdir; return its stdout+stderr text."""
-        cmd = [self.args.mpiexec, "-n", str(self.args.np), "--oversubscribe"]
+    def mdlj(self, name, options, expect_rc=0, np=None):
+        """Run mdlj with `options` in workdir on `np` ranks (default --np); return its
+        stdout+stderr text."""
+        cmd = [self.args.mpiexec, "-n", str(np or self.args.np), "--oversubscribe"]
         cmd += self.args.mpiexec_args + [self.args.mdlj] + options
         note("%s: %s" % (name, " ".join(cmd)))
         left = self.deadline - time.monotonic()
@@ -107,7 +119,7 @@ class Runner:
             for line in out.splitlines():
                 if line.startswith("mdlj:") and ("summary" in line or "restart" in line
                                                  or "ignoring" in line or "verify" in line
-                                                 or "crash" in line):
+                                                 or "crash" in line or "dump-loaded" in line):
                     note("  " + line)
         return out
 
@@ -125,11 +137,20 @@ class Runner:
         except subprocess.TimeoutExpired:
             os.killpg(p.pid, signal.SIGKILL)
             p.wait()
-        # the ranks die with the launcher's process group; wait until none is left
+        # Open MPI starts each rank in a process group of its own, so killing the
+        # launcher's group leaves the ranks running until they notice it died (seconds
+        # under a sanitizer). A scheduler kills every process of a job at once: send
+        # SIGKILL to every process of the job's session, then wait until none is left.
         for _ in range(100):
             left = subprocess.run(["pgrep", "-s", str(p.pid)], capture_output=True, text=True)
-            if not left.stdout.strip():
+            pids = [int(x) for x in left.stdout.split()]
+            if not pids:
                 return
+            for pid in pids:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
             time.sleep(0.05)
         fail("%s: processes of the killed job are still running" % name)
 
@@ -487,6 +508,200 @@ def scenario_continue(r, args):
         note("the trajectory continued by the restart is identical to the uninterrupted run's")
 
 
+def thermo_lines(out):
+    """{step: (temperature, potential/N, kinetic/N, total/N)} from mdlj's energy lines,
+    as printed (strings), so that equal means bit for bit to the printed digits."""
+    rows = {}
+    for line in out.splitlines():
+        f = line.split()
+        if len(f) == 5 and f[0].isdigit():
+            try:
+                [float(v) for v in f[1:]]
+            except ValueError:
+                continue
+            rows[int(f[0])] = tuple(f[1:])
+    return rows
+
+
+# How far a run restarted on another rank count may drift from the
+# uninterrupted run. It starts from the same bits (checked exactly through
+# --dump-loaded); only the order in which each force is summed differs
+# (another grid of ranks, other cell and ghost lists), which changes forces
+# by a few units in the last place (~1e-16 relative). An LJ liquid amplifies
+# such differences by about e^(lambda t) with a Lyapunov exponent lambda of a
+# few per reduced time unit; the tests continue 10 steps of dt 0.005 (0.05
+# time units, a factor < 1.5), so the states differ by ~1e-14 (measured:
+# positions 4e-15, velocities 6e-14 after 10 steps with 8000 and 50000
+# atoms). The bounds leave a margin of 10^4 and more, and are still far below
+# what a wrong state would show: energies are printed to 1e-8 and the total
+# energy per atom moves by ~1e-3 over 5 steps while the lattice melts;
+# frames are float32 (spacing 4e-6 at the box side).
+ENERGY_TOL = 1e-6   # per atom, reduced units, each printed column
+STATE_TOL = 1e-9    # positions and velocities in the final checkpoint
+FRAME_TOL = 1e-5    # float32 coordinates of the trajectory frames
+
+
+def checkpoint_doubles(path):
+    info, atoms = parse_checkpoint(path)
+    values = array.array("d")
+    values.frombytes(atoms)
+    if sys.byteorder != "little":
+        values.byteswap()
+    return info, values
+
+
+def check_close(name, ref_path, path):
+    """Positions and velocities of two checkpoints within STATE_TOL; returns the largest
+    differences."""
+    try:
+        ref_info, ref = checkpoint_doubles(ref_path)
+        info, ours = checkpoint_doubles(path)
+    except (OSError, ValueError, struct.error) as e:
+        fail("%s: %s" % (name, e))
+        return
+    if (info["step"], info["natoms"]) != (ref_info["step"], ref_info["natoms"]):
+        fail("%s: step/atoms %r, reference %r" % (name, info, ref_info))
+        return
+    dx = max((abs(a - b) for k, (a, b) in enumerate(zip(ours, ref)) if k % 6 < 3), default=0.0)
+    dv = max((abs(a - b) for k, (a, b) in enumerate(zip(ours, ref)) if k % 6 >= 3), default=0.0)
+    if not dx <= STATE_TOL or not dv <= STATE_TOL:
+        fail("%s: positions differ by up to %g, velocities by %g from the uninterrupted run's "
+             "(bound %g)" % (name, dx, dv, STATE_TOL))
+    else:
+        note("%s: positions within %.2g, velocities within %.2g of the uninterrupted run's "
+             "(bound %g)" % (name, dx, dv, STATE_TOL))
+
+
+def compare_frames_close(name, frames, ref, steps):
+    worst = 0.0
+    for step in steps:
+        if step not in frames or step not in ref:
+            fail("%s: no frame of step %d" % (name, step))
+            continue
+        a, b = array.array("f"), array.array("f")
+        a.frombytes(frames[step][1])
+        b.frombytes(ref[step][1])
+        if sys.byteorder != "little":
+            a.byteswap()
+            b.byteswap()
+        if frames[step][0] != ref[step][0] or len(a) != len(b):
+            fail("%s: frame of step %d: other cell or size than the reference" % (name, step))
+            continue
+        worst = max([worst] + [abs(x - y) for x, y in zip(a, b)])
+    if not worst <= FRAME_TOL:
+        fail("%s: frames differ from the reference by up to %g (bound %g)" %
+             (name, worst, FRAME_TOL))
+    else:
+        note("%s: %d frames within %.2g of the reference (bound %g)" %
+             (name, len(steps), worst, FRAME_TOL))
+
+
+def scenario_ranks(r, args):
+    """A checkpoint of a run on --np ranks, restarted on each of --restart-np rank counts."""
+    steps, every, ckpt = args.steps, args.every, args.checkpoint_every
+    half = (steps // 2) // ckpt * ckpt
+    extra = ["--output", args.output, "--thermo", str(every)]
+    os.mkdir(os.path.join(r.workdir, "a"))
+    # Its checkpoint half way is the one a run stopping there leaves (the
+    # restart scenario checks that runs are deterministic), and is kept: the
+    # two newest are.
+    ref_out = r.mdlj("uninterrupted", common(args, steps, every, ckpt, "a/run.dcd", "a/run.ckpt")
+                     + extra)
+    ref_energy = thermo_lines(ref_out)
+    ref = check_dcd(os.path.join(r.workdir, "a/run.dcd"), args.atoms, every, every,
+                    steps // every, 0.005)
+    src = os.path.join(r.workdir, "a/run.ckpt.%d" % half)
+    try:
+        info, _ = parse_checkpoint(src)
+    except (OSError, ValueError, struct.error) as e:
+        fail("%s: no valid checkpoint to restart from: %s" % (src, e))
+        return
+    if info["nranks"] != args.np:
+        fail("%s: written by %d ranks, expected %d" % (src, info["nranks"], args.np))
+    size = os.path.getsize(src)
+    for m in args.restart_np:
+        d = "m%d" % m
+        os.mkdir(os.path.join(r.workdir, d))
+        shutil.copyfile(src, os.path.join(r.workdir, d, "run.ckpt.%d" % half))
+        name = "%d -> %d ranks" % (args.np, m)
+        out = r.mdlj("restart on %d ranks" % m,
+                     common(args, steps, every, ckpt, d + "/run.dcd", d + "/run.ckpt") + extra
+                     + ["--restart", "--dump-loaded", d + "/loaded"], np=m)
+        if "(step %d)" % half not in out:
+            fail("%s: the restart did not continue from step %d" % (name, half))
+        if m != args.np and "written by %d ranks, this run has %d" % (args.np, m) not in out:
+            fail("%s: the restart did not note the other rank count" % name)
+        if args.output == "fwdio":
+            # every rank asks for the header, the commit record and its share, once
+            want = m * (128 + 64) + 48 * args.atoms
+            line = [l for l in out.splitlines() if "restart: read through fwdio" in l]
+            asked = storage = None
+            if line:
+                f = line[0].split()
+                asked, storage = int(f[f.index("asked") - 2]), int(f[f.index("storage") - 4])
+            if asked != want:
+                fail("%s: bytes asked for through fwdio: %s, expected %d (a header, a commit "
+                     "record and a share of the atoms per rank)" % (name, asked, want))
+            elif storage is None or storage < size:
+                fail("%s: readers read %s bytes from storage, less than the file's %d" %
+                     (name, storage, size))
+        # the loaded state, exactly
+        loaded = os.path.join(r.workdir, d, "loaded")
+        if "every one in its rank's region" not in out:
+            fail("%s: mdlj did not confirm that each rank holds only atoms of its region" % name)
+        try:
+            _, want_atoms = parse_checkpoint(src)
+            got_info, got_atoms = parse_checkpoint(loaded)
+            if got_atoms != want_atoms:
+                bad = next(k for k in range(args.atoms)
+                           if got_atoms[48 * k:48 * k + 48] != want_atoms[48 * k:48 * k + 48])
+                fail("%s: the loaded state differs from the checkpoint, first at atom %d" %
+                     (name, bad))
+            elif not same_file(loaded, src):
+                fail("%s: the loaded atoms equal the checkpoint's but the file does not" % name)
+            else:
+                note("%s: the state loaded on %d ranks, gathered by id, is the checkpoint's "
+                     "byte for byte" % (name, m))
+        except (OSError, ValueError, struct.error) as e:
+            fail("%s: %s: %s" % (name, loaded, e))
+        # the continued run
+        energy = thermo_lines(out)
+        compared = [s for s in sorted(ref_energy) if s >= half]
+        if sorted(energy) != compared:
+            fail("%s: energies printed at steps %s, expected %s" % (name, sorted(energy),
+                                                                    compared))
+        worst = 0.0
+        for step in compared:
+            if step not in energy:
+                continue
+            if m == args.np and energy[step] != ref_energy[step]:
+                fail("%s: step %d: energies %s, uninterrupted run %s" %
+                     (name, step, energy[step], ref_energy[step]))
+            diff = max(abs(float(a) - float(b)) for a, b in zip(energy[step], ref_energy[step]))
+            worst = max(worst, diff)
+        if not worst <= ENERGY_TOL:
+            fail("%s: energies differ from the uninterrupted run's by up to %g per atom "
+                 "(bound %g)" % (name, worst, ENERGY_TOL))
+        else:
+            note("%s: energies at steps %s within %g of the uninterrupted run's (bound %g)" %
+                 (name, ", ".join(map(str, compared)), worst, ENERGY_TOL))
+        frames = check_dcd(os.path.join(r.workdir, d, "run.dcd"), args.atoms, half + every,
+                           every, (steps - half) // every, 0.005)
+        after = list(range(half + every, steps + 1, every))
+        a_last = os.path.join(r.workdir, "a/run.ckpt.%d" % steps)
+        m_last = os.path.join(r.workdir, d, "run.ckpt.%d" % steps)
+        if m == args.np:
+            compare_frames(name, frames, ref, after)
+            if not (os.path.exists(a_last) and os.path.exists(m_last)
+                    and same_file(a_last, m_last)):
+                fail("%s: final checkpoints %s and %s differ" % (name, a_last, m_last))
+            else:
+                note("%s: final checkpoint identical to the uninterrupted run's" % name)
+        else:
+            compare_frames_close(name, frames, ref, after)
+            check_close(name + ": final checkpoint", a_last, m_last)
+
+
 def mdanalysis_frames(path):
     """MDAnalysis's frame count and positions of `path`, or None without MDAnalysis."""
     try:
@@ -532,7 +747,9 @@ def scenario_killed(r, args):
         for step, cell, coords in frames:
             if ref[step][1] != coords:
                 fail("%s: frame of step %d differs from the uninterrupted run's" % (path, step))
-        mda = mdanalysis_frames(path)
+        # MDAnalysis refuses a DCD whose header counts no frame ("opened empty
+        # file"), which a kill between the header and the first frame leaves
+        mda = mdanalysis_frames(path) if n > 0 else None
         if mda is not None:
             if len(mda) != n:
                 fail("%s: MDAnalysis reads %d frames, the header counts %d" % (path, len(mda), n))
@@ -623,7 +840,7 @@ def scenario_mdanalysis(r, args):
 
 SCENARIOS = {"verify": scenario_verify, "restart": scenario_restart, "torn": scenario_torn,
              "crash": scenario_crash, "modes": scenario_modes, "mdanalysis": scenario_mdanalysis,
-             "continue": scenario_continue, "killed": scenario_killed}
+             "continue": scenario_continue, "killed": scenario_killed, "ranks": scenario_ranks}
 
 
 def main():
@@ -646,6 +863,9 @@ def main():
     ap.add_argument("--kill-after", type=float, nargs=2, default=[0.5, 2.5],
                     help="killed: the kill comes this many seconds after the start (range)")
     ap.add_argument("--seed", type=int, default=1, help="killed: seed of the kill moments")
+    ap.add_argument("--restart-np", type=int, nargs="+", default=[3, 5, 8],
+                    help="ranks: the rank counts to restart on")
+    ap.add_argument("--output", default="fwdio", help="ranks: mdlj's --output mode")
     args = ap.parse_args(argv)
     args.mpiexec_args = extra
     workdir = tempfile.mkdtemp(prefix="mdlj-%s-" % args.scenario,
