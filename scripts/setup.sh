@@ -30,6 +30,9 @@ packages=(
     iproute2          # scripts/cluster.sh (ctest label cluster): ip netns, veth, bridge, tc
     fuse3             # fusermount3: bench/pfs down and the ctest label pfs unmount the emulator
     libfuse3-dev      # libfuse 3 (>= 3.12) for bench/pfs, the parallel file system emulator
+    libhdf5-openmpi-dev # ctest mpiio_hdf5: a parallel HDF5 program through the MPI-IO layer
+    libpnetcdf-dev    # ctest mpiio_pnetcdf: a PnetCDF program through the MPI-IO layer
+    python3-h5py-mpi  # ctest mpiio_h5py: h5py with MPI through the MPI-IO layer
 )
 
 say() { printf 'setup: %s\n' "$*"; }

@@ -1,0 +1,277 @@
+/* Writes of taken files: the application's data (packed first when its
+ * datatype is not one contiguous run) cut at the view's extents of the file
+ * and handed to fwdio_write, which copies it. */
+#include "layer.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+typedef struct write_ctx {
+    mpiio_file_t *f;
+    const char *data;
+    int status;
+} write_ctx_t;
+
+static void note_unended(mpiio_file_t *f, int64_t start, int64_t end)
+{
+    if (f->nunended > 0 && f->unended[f->nunended - 1][1] == start) {
+        f->unended[f->nunended - 1][1] = end;
+        return;
+    }
+    if (f->nunended == MPIIO_UNENDED_MAX) {
+        /* Too many to list: one range that covers them all (reads of these
+         * bytes are refused a little more often, never answered wrongly). */
+        int64_t lo = start, hi = end;
+        for (int i = 0; i < f->nunended; i++) {
+            lo = f->unended[i][0] < lo ? f->unended[i][0] : lo;
+            hi = f->unended[i][1] > hi ? f->unended[i][1] : hi;
+        }
+        f->nunended = 1;
+        f->unended[0][0] = lo;
+        f->unended[0][1] = hi;
+        return;
+    }
+    f->unended[f->nunended][0] = start;
+    f->unended[f->nunended][1] = end;
+    f->nunended++;
+}
+
+/* --- bytes the layer writes itself -------------------------------------------- */
+
+static int direct_fd(mpiio_file_t *f)
+{
+    if (f->direct_fd < 0)
+        f->direct_fd = open(f->path, O_WRONLY | O_CLOEXEC);
+    return f->direct_fd;
+}
+
+/* pwrite all of it, or the errno that stopped it. */
+static int write_all_at(int fd, const char *data, int64_t len, int64_t off)
+{
+    while (len > 0) {
+        ssize_t n = pwrite(fd, data, (size_t)len, (off_t)off);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return n < 0 ? errno : EIO;
+        data += n;
+        len -= n;
+        off += n;
+    }
+    return 0;
+}
+
+static int direct_write(mpiio_file_t *f, const char *data, int64_t len, int64_t off,
+                        const char *call)
+{
+    int fd = direct_fd(f);
+    int err = fd < 0 ? errno : write_all_at(fd, data, len, off);
+    if (err == 0) {
+        f->bytes_direct += len;
+        return MPI_SUCCESS;
+    }
+    char text[MPI_MAX_ERROR_STRING];
+    snprintf(text, sizeof(text), "fwdio-mpiio: %s: %s: writing %lld bytes at %lld again: %s",
+             f->path, call, (long long)len, (long long)off, strerror(err));
+    f->error_code = mpiio_error_code(FWDIO_EWRITE, err, text);
+    return mpiio_file_error(f, FWDIO_EWRITE, call);
+}
+
+int mpiio_preallocate(mpiio_file_t *f, MPI_Offset size)
+{
+    const char *call = "MPI_File_preallocate";
+    if (size < 0)
+        return mpiio_refuse(f, MPI_ERR_ARG, "%s: a negative size", call);
+    /* MPI-IO may read and rewrite blocks to allocate them: every write first. */
+    int code = mpiio_settle_all(f, call);
+    if (code != MPI_SUCCESS)
+        return code;
+    /* One rank allocates (the size grows to `size` if smaller; no byte
+     * changes); every rank returns its outcome. */
+    int err = 0;
+    if (f->rank == 0 && size > 0) {
+        int fd = direct_fd(f);
+        err = fd < 0 ? errno : posix_fallocate(fd, 0, (off_t)size);
+    }
+    PMPI_Bcast(&err, 1, MPI_INT, 0, f->comm);
+    if (err == 0)
+        return MPI_SUCCESS;
+    char text[MPI_MAX_ERROR_STRING];
+    snprintf(text, sizeof(text), "fwdio-mpiio: %s: %s of %lld bytes: %s", f->path, call,
+             (long long)size, strerror(err));
+    int rc = mpiio_error_code(FWDIO_ESYNC, err, text);
+    PMPI_File_call_errhandler(f->fh, rc);
+    return rc;
+}
+
+int mpiio_overlay_apply(mpiio_file_t *f, const char *call)
+{
+    if (!f->overlay)
+        return MPI_SUCCESS;
+    /* The stream's bytes that these overwrite must be in the file first. */
+    int rc = mpiio_settle_ended(f, call);
+    for (mpiio_overlay_t *o = f->overlay; o && rc == MPI_SUCCESS; o = o->next)
+        rc = direct_write(f, o->data, o->len, o->off, call);
+    mpiio_overlay_drop(f);
+    return rc;
+}
+
+void mpiio_overlay_drop(mpiio_file_t *f)
+{
+    while (f->overlay) {
+        mpiio_overlay_t *o = f->overlay;
+        f->overlay = o->next;
+        free(o->data);
+        free(o);
+    }
+    f->overlay_tail = &f->overlay;
+}
+
+static int overlay_touches(const mpiio_file_t *f, int64_t start, int64_t end)
+{
+    for (const mpiio_overlay_t *o = f->overlay; o; o = o->next)
+        if (o->off < end && start < o->off + o->len)
+            return 1;
+    return 0;
+}
+
+static int overlay_add(mpiio_file_t *f, const char *data, int64_t len, int64_t off)
+{
+    mpiio_overlay_t *o = malloc(sizeof(*o));
+    char *copy = malloc((size_t)len);
+    if (!o || !copy) {
+        free(o);
+        free(copy);
+        return FWDIO_ENOMEM;
+    }
+    memcpy(copy, data, (size_t)len);
+    *o = (mpiio_overlay_t){.off = off, .len = len, .data = copy, .next = NULL};
+    if (!f->overlay_tail)
+        f->overlay_tail = &f->overlay;
+    *f->overlay_tail = o;
+    f->overlay_tail = &o->next;
+    return FWDIO_OK;
+}
+
+/* --- one extent of a write ------------------------------------------------------ */
+
+/*
+ * The stream's writers take each byte of a stream once. A byte this rank
+ * gives again goes around them:
+ * - bytes it wrote in a step that has ended, or any byte below the highest
+ *   byte any rank had written at the last MPI_File_sync (MPI allows other
+ *   ranks' bytes to be written again after sync-barrier-sync): once the
+ *   ended steps are in the file, the layer writes them itself, now (only
+ *   this rank waits; after a synchronous sync they are in already);
+ * - bytes of the current step (or of an overwrite still waiting): they are
+ *   kept, in order, and written by the layer once the current step ends and
+ *   is in the file (the next collective call on the file).
+ * Bytes another rank wrote since the last sync are not this rank's to write
+ * (MPI leaves such conflicting writes undefined): fwdio fails the file with
+ * its overlap error instead.
+ */
+static int write_extent(void *arg, int64_t off, int64_t len, int64_t data_pos)
+{
+    write_ctx_t *w = arg;
+    mpiio_file_t *f = w->f;
+    const char *data = w->data + data_pos;
+    int rc;
+    if (off < 0) {
+        w->status = FWDIO_ERANGE;
+        return 1;
+    }
+    int64_t step = mpiio_extents_touch(&f->own, off, off + len);
+    if (step == (int64_t)f->steps_ended || overlay_touches(f, off, off + len)) {
+        rc = overlay_add(f, data, len, off);
+        note_unended(f, off, off + len);
+    } else if (step >= 0 || off < f->synced_end) {
+        int code = mpiio_settle_ended(f, "a write of bytes written before");
+        if (code == MPI_SUCCESS)
+            code = direct_write(f, data, len, off, "a write of bytes written before");
+        rc = code == MPI_SUCCESS ? FWDIO_OK : FWDIO_EFAILED;
+    } else {
+        rc = fwdio_write(f->stream, data, (size_t)len, (uint64_t)off);
+        if (rc == FWDIO_OK && mpiio_extents_add(&f->own, off, off + len, f->steps_ended) != 0)
+            rc = FWDIO_ENOMEM;
+        if (rc == FWDIO_OK) {
+            note_unended(f, off, off + len);
+            f->bytes_stream += len;
+        }
+    }
+    if (rc != FWDIO_OK) {
+        w->status = rc;
+        return 1;
+    }
+    if (off + len > f->max_end)
+        f->max_end = off + len;
+    return 0;
+}
+
+/* The bytes of count x type at buf, contiguous: buf itself when the type is
+ * one run, else a packed copy (*copy, to free). */
+static int contiguous_data(const void *buf, int count, MPI_Datatype type, int64_t bytes,
+                           const char **data, char **copy)
+{
+    MPI_Aint lb, extent, true_lb, true_extent;
+    int size;
+    *copy = NULL;
+    PMPI_Type_size(type, &size);
+    PMPI_Type_get_extent(type, &lb, &extent);
+    PMPI_Type_get_true_extent(type, &true_lb, &true_extent);
+    if (true_extent == size && (count == 1 || extent == size)) {
+        *data = (const char *)buf + true_lb;
+        return MPI_SUCCESS;
+    }
+    if (bytes > INT_MAX) /* MPI_Pack counts in int */
+        return MPI_ERR_COUNT;
+    *copy = malloc((size_t)bytes);
+    if (!*copy)
+        return MPI_ERR_NO_MEM;
+    int pos = 0;
+    int rc = PMPI_Pack(buf, count, type, *copy, (int)bytes, &pos, MPI_COMM_SELF);
+    if (rc != MPI_SUCCESS) {
+        free(*copy);
+        *copy = NULL;
+        return rc;
+    }
+    *data = *copy;
+    return MPI_SUCCESS;
+}
+
+int mpiio_write(mpiio_file_t *f, int64_t pos, const void *buf, int count, MPI_Datatype type,
+                int64_t *bytes, const char *call)
+{
+    int size = 0;
+    *bytes = 0;
+    if (count < 0)
+        return mpiio_refuse(f, MPI_ERR_COUNT, "%s: a negative count", call);
+    if (type == MPI_DATATYPE_NULL || PMPI_Type_size(type, &size) != MPI_SUCCESS)
+        return mpiio_refuse(f, MPI_ERR_TYPE, "%s: an invalid datatype", call);
+    if (pos < 0)
+        return mpiio_refuse(f, MPI_ERR_ARG, "%s: a negative offset", call);
+    if (f->error_code != MPI_SUCCESS)
+        return mpiio_file_error(f, FWDIO_EFAILED, call);
+    int64_t n = (int64_t)count * size;
+    if (n == 0)
+        return MPI_SUCCESS;
+    const char *data;
+    char *copy;
+    int rc = contiguous_data(buf, count, type, n, &data, &copy);
+    if (rc != MPI_SUCCESS)
+        return mpiio_refuse(f, rc, "%s: the data could not be packed", call);
+    write_ctx_t w = {.f = f, .data = data, .status = FWDIO_OK};
+    mpiio_view_map(&f->view, pos, n, write_extent, &w);
+    free(copy);
+    if (w.status != FWDIO_OK)
+        return w.status == FWDIO_ERANGE
+                   ? mpiio_refuse(f, MPI_ERR_ARG,
+                                  "%s: bytes outside the file (before byte 0, or past 2^62)", call)
+                   : mpiio_file_error(f, w.status, call);
+    *bytes = n;
+    return MPI_SUCCESS;
+}

@@ -1,0 +1,649 @@
+/* The MPI calls the layer defines over MPI's profiling interface. Each looks
+ * up the handle: a file the layer does not hold (never taken, or released)
+ * goes straight to the real call; a taken file is handled here. */
+#include "layer.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* The taken file of fh, or NULL when the real MPI-IO handles it. */
+static mpiio_file_t *taken(MPI_File fh)
+{
+    mpiio_file_t *f = mpiio_find(fh);
+    return f && f->stream ? f : NULL;
+}
+
+static void set_status(MPI_Status *status, int64_t bytes)
+{
+    if (status != MPI_STATUS_IGNORE) {
+        PMPI_Status_set_elements_x(status, MPI_BYTE, (MPI_Count)bytes);
+        PMPI_Status_set_cancelled(status, 0);
+    }
+}
+
+/* --- requests of nonblocking writes: complete when made -------------------- */
+
+static int greq_query(void *extra, MPI_Status *status)
+{
+    set_status(status, *(int64_t *)extra);
+    status->MPI_SOURCE = MPI_UNDEFINED;
+    status->MPI_TAG = MPI_UNDEFINED;
+    status->MPI_ERROR = MPI_SUCCESS;
+    return MPI_SUCCESS;
+}
+
+static int greq_free(void *extra)
+{
+    free(extra);
+    return MPI_SUCCESS;
+}
+
+static int greq_cancel(void *extra, int complete)
+{
+    (void)extra;
+    (void)complete;
+    return MPI_SUCCESS;
+}
+
+static int completed_request(int64_t bytes, MPI_Request *request)
+{
+    int64_t *extra = malloc(sizeof(*extra));
+    if (!extra)
+        return MPI_ERR_NO_MEM;
+    *extra = bytes;
+    int rc = PMPI_Grequest_start(greq_query, greq_free, greq_cancel, extra, request);
+    if (rc != MPI_SUCCESS) {
+        free(extra);
+        return rc;
+    }
+    return PMPI_Grequest_complete(*request);
+}
+
+/* --- start and end ------------------------------------------------------------- */
+
+int MPI_Init(int *argc, char ***argv)
+{
+    if (!mpiio_wanted())
+        return PMPI_Init(argc, argv);
+    int provided;
+    int rc = PMPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided);
+    if (rc == MPI_SUCCESS)
+        mpiio_set_thread_level(provided);
+    return rc;
+}
+
+int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
+{
+    if (!mpiio_wanted())
+        return PMPI_Init_thread(argc, argv, required, provided);
+    int rc = PMPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, provided);
+    if (rc == MPI_SUCCESS) {
+        mpiio_set_thread_level(*provided);
+        if (*provided != MPI_THREAD_MULTIPLE) {
+            int rank = 0;
+            PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+            if (rank == 0)
+                mpiio_say("MPI gives no MPI_THREAD_MULTIPLE: no file is taken");
+        }
+    }
+    return rc;
+}
+
+int MPI_Finalize(void)
+{
+    int code = mpiio_finalize_runtimes();
+    int rc = PMPI_Finalize();
+    return code != MPI_SUCCESS ? code : rc;
+}
+
+/* --- open, close, delete, view, info --------------------------------------------- */
+
+int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info, MPI_File *fh)
+{
+    return mpiio_open(comm, filename, amode, info, fh);
+}
+
+int MPI_File_close(MPI_File *fh)
+{
+    mpiio_file_t *f = fh ? mpiio_find(*fh) : NULL;
+    return f ? mpiio_close(f, fh) : PMPI_File_close(fh);
+}
+
+int MPI_File_delete(const char *filename, MPI_Info info)
+{
+    if (mpiio_wanted() && filename)
+        mpiio_wait_pending(filename);
+    return PMPI_File_delete(filename, info);
+}
+
+int MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
+                      const char *datarep, MPI_Info info)
+{
+    int rc = PMPI_File_set_view(fh, disp, etype, filetype, datarep, info);
+    mpiio_file_t *f = taken(fh);
+    if (rc != MPI_SUCCESS || !f)
+        return rc;
+    char why[MPIIO_REASON_LEN] = "";
+    mpiio_view_t v = {.disp = disp};
+    int esize = 0, ok = 1;
+    PMPI_Type_size(etype, &esize);
+    v.etype_size = esize;
+    if (strcmp(datarep, "native") != 0) {
+        snprintf(why, sizeof(why), "data representation \"%s\"", datarep);
+        ok = 0;
+    } else if (esize <= 0) {
+        snprintf(why, sizeof(why), "an etype of no bytes");
+        ok = 0;
+    } else if (mpiio_flatten(filetype, &v.ft, why, sizeof(why)) != 0) {
+        ok = 0;
+    }
+    /* Every rank keeps the file or every rank releases it. */
+    int all = ok;
+    PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, f->comm);
+    if (!all) {
+        mpiio_runs_free(&v.ft);
+        char reason[MPIIO_REASON_LEN + 32];
+        snprintf(reason, sizeof(reason), "MPI_File_set_view with %s",
+                 why[0] ? why : "a view another rank could not map");
+        return mpiio_release(f, reason);
+    }
+    mpiio_view_free(&f->view);
+    f->view = v;
+    f->fp = 0;
+    return MPI_SUCCESS;
+}
+
+int MPI_File_get_info(MPI_File fh, MPI_Info *info_used)
+{
+    int rc = PMPI_File_get_info(fh, info_used);
+    mpiio_file_t *f = mpiio_find(fh);
+    if (rc == MPI_SUCCESS && f)
+        PMPI_Info_set(*info_used, "fwdio_mpiio", f->stream ? "taken" : f->released);
+    return rc;
+}
+
+int MPI_File_set_atomicity(MPI_File fh, int flag)
+{
+    mpiio_file_t *f = taken(fh);
+    if (f && flag) {
+        int rc = mpiio_release(f, "MPI_File_set_atomicity(1): atomic mode");
+        if (rc != MPI_SUCCESS)
+            return rc;
+    }
+    return PMPI_File_set_atomicity(fh, flag);
+}
+
+/* --- writes ------------------------------------------------------------------------ */
+
+/* A write of count x type at `offset` etypes of the view, or at the
+ * individual file pointer (which then advances); a collective one ends the
+ * step on every rank, also when this rank's part failed (ranks stay in step). */
+static int write_view(mpiio_file_t *f, int64_t offset, int at_pointer, const void *buf,
+                      int count, MPI_Datatype type, MPI_Status *status, int collective,
+                      const char *call)
+{
+    double t0 = PMPI_Wtime();
+    int64_t bytes;
+    int64_t at = at_pointer ? f->fp : offset;
+    int rc = mpiio_write(f, at * f->view.etype_size, buf, count, type, &bytes, call);
+    if (at_pointer)
+        f->fp += bytes / f->view.etype_size;
+    int step = collective ? mpiio_end_step(f, call) : MPI_SUCCESS;
+    if (rc == MPI_SUCCESS)
+        rc = step;
+    if (rc == MPI_SUCCESS)
+        set_status(status, bytes);
+    f->blocked[MPIIO_T_WRITE] += PMPI_Wtime() - t0;
+    return rc;
+}
+
+int MPI_File_write_at(MPI_File fh, MPI_Offset offset, const void *buf, int count,
+                      MPI_Datatype type, MPI_Status *status)
+{
+    mpiio_file_t *f = taken(fh);
+    if (!f)
+        return PMPI_File_write_at(fh, offset, buf, count, type, status);
+    return write_view(f, offset, 0, buf, count, type, status, 0, "MPI_File_write_at");
+}
+
+int MPI_File_write_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int count,
+                          MPI_Datatype type, MPI_Status *status)
+{
+    mpiio_file_t *f = taken(fh);
+    if (!f)
+        return PMPI_File_write_at_all(fh, offset, buf, count, type, status);
+    return write_view(f, offset, 0, buf, count, type, status, 1, "MPI_File_write_at_all");
+}
+
+int MPI_File_write(MPI_File fh, const void *buf, int count, MPI_Datatype type,
+                   MPI_Status *status)
+{
+    mpiio_file_t *f = taken(fh);
+    if (!f)
+        return PMPI_File_write(fh, buf, count, type, status);
+    return write_view(f, 0, 1, buf, count, type, status, 0, "MPI_File_write");
+}
+
+int MPI_File_write_all(MPI_File fh, const void *buf, int count, MPI_Datatype type,
+                       MPI_Status *status)
+{
+    mpiio_file_t *f = taken(fh);
+    if (!f)
+        return PMPI_File_write_all(fh, buf, count, type, status);
+    return write_view(f, 0, 1, buf, count, type, status, 1, "MPI_File_write_all");
+}
+
+/* A nonblocking write is done when the call returns: a completed request. */
+static int as_request(int rc, const MPI_Status *st, MPI_Request *request)
+{
+    if (rc != MPI_SUCCESS) {
+        *request = MPI_REQUEST_NULL;
+        return rc;
+    }
+    MPI_Count bytes = 0;
+    PMPI_Get_elements_x(st, MPI_BYTE, &bytes);
+    return completed_request((int64_t)bytes, request);
+}
+
+int MPI_File_iwrite_at(MPI_File fh, MPI_Offset offset, const void *buf, int count,
+                       MPI_Datatype type, MPI_Request *request)
+{
+    mpiio_file_t *f = taken(fh);
+    if (!f)
+        return PMPI_File_iwrite_at(fh, offset, buf, count, type, request);
+    MPI_Status st;
+    int rc = write_view(f, offset, 0, buf, count, type, &st, 0, "MPI_File_iwrite_at");
+    return as_request(rc, &st, request);
+}
+
+int MPI_File_iwrite_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int count,
+                           MPI_Datatype type, MPI_Request *request)
+{
+    mpiio_file_t *f = taken(fh);
+    if (!f)
+        return PMPI_File_iwrite_at_all(fh, offset, buf, count, type, request);
+    MPI_Status st;
+    int rc = write_view(f, offset, 0, buf, count, type, &st, 1, "MPI_File_iwrite_at_all");
+    return as_request(rc, &st, request);
+}
+
+int MPI_File_iwrite(MPI_File fh, const void *buf, int count, MPI_Datatype type,
+                    MPI_Request *request)
+{
+    mpiio_file_t *f = taken(fh);
+    if (!f)
+        return PMPI_File_iwrite(fh, buf, count, type, request);
+    MPI_Status st;
+    int rc = write_view(f, 0, 1, buf, count, type, &st, 0, "MPI_File_iwrite");
+    return as_request(rc, &st, request);
+}
+
+int MPI_File_iwrite_all(MPI_File fh, const void *buf, int count, MPI_Datatype type,
+                        MPI_Request *request)
+{
+    mpiio_file_t *f = taken(fh);
+    if (!f)
+        return PMPI_File_iwrite_all(fh, buf, count, type, request);
+    MPI_Status st;
+    int rc = write_view(f, 0, 1, buf, count, type, &st, 1, "MPI_File_iwrite_all");
+    return as_request(rc, &st, request);
+}
+
+/* --- reads: the file first holds what they must see ----------------------------------- */
+
+typedef struct touch_ctx {
+    const mpiio_file_t *f;
+} touch_ctx_t;
+
+static int touches(void *arg, int64_t off, int64_t len, int64_t data_pos)
+{
+    (void)data_pos;
+    touch_ctx_t *t = arg;
+    return mpiio_touches_unended(t->f, off, off + len);
+}
+
+/* An independent read at data position pos: wait for the ended steps; refuse
+ * a read of bytes this rank wrote since its last collective call on the file
+ * (they may still be on their way, and only a collective call can wait for
+ * them). */
+static int before_independent_read(mpiio_file_t *f, int64_t pos, int count, MPI_Datatype type,
+                                   const char *call)
+{
+    int size = 0;
+    if (count > 0 && type != MPI_DATATYPE_NULL && PMPI_Type_size(type, &size) == MPI_SUCCESS &&
+        f->nunended > 0) {
+        touch_ctx_t t = {.f = f};
+        if (mpiio_view_map(&f->view, pos, (int64_t)count * size, touches, &t) != 0)
+            return mpiio_refuse(f, MPI_ERR_UNSUPPORTED_OPERATION,
+                                "%s of bytes this rank wrote since its last collective call on "
+                                "the file: call MPI_File_sync (or any collective call on the "
+                                "file) first", call);
+    }
+    return mpiio_settle_ended(f, call);
+}
+
+#define READ_AT(name, collective, ...)                                                            \
+    do {                                                                                          \
+        mpiio_file_t *f = taken(fh);                                                              \
+        if (!f)                                                                                   \
+            return P##name(__VA_ARGS__);                                                          \
+        double t0_ = PMPI_Wtime();                                                                \
+        int rc_ = collective ? mpiio_settle_all(f, #name)                                         \
+                             : before_independent_read(f, offset * f->view.etype_size, count,     \
+                                                       type, #name);                              \
+        if (rc_ == MPI_SUCCESS)                                                                   \
+            rc_ = P##name(__VA_ARGS__);                                                           \
+        f->blocked[MPIIO_T_READ] += PMPI_Wtime() - t0_;                                           \
+        return rc_;                                                                               \
+    } while (0)
+
+int MPI_File_read_at(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype type,
+                     MPI_Status *status)
+{
+    READ_AT(MPI_File_read_at, 0, fh, offset, buf, count, type, status);
+}
+
+int MPI_File_read_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype type,
+                         MPI_Status *status)
+{
+    READ_AT(MPI_File_read_at_all, 1, fh, offset, buf, count, type, status);
+}
+
+int MPI_File_iread_at(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype type,
+                      MPI_Request *request)
+{
+    READ_AT(MPI_File_iread_at, 0, fh, offset, buf, count, type, request);
+}
+
+int MPI_File_iread_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count,
+                          MPI_Datatype type, MPI_Request *request)
+{
+    READ_AT(MPI_File_iread_at_all, 1, fh, offset, buf, count, type, request);
+}
+
+/* Reads at the individual file pointer: the real handle's pointer is set to
+ * the layer's before, and read back after. */
+#define READ_POINTER(name, collective, ...)                                                     \
+    do {                                                                                        \
+        mpiio_file_t *f = taken(fh);                                                            \
+        if (!f)                                                                                 \
+            return P##name(__VA_ARGS__);                                                        \
+        double t0_ = PMPI_Wtime();                                                              \
+        int rc_ = collective ? mpiio_settle_all(f, #name)                                       \
+                             : before_independent_read(f, f->fp * f->view.etype_size, count,    \
+                                                       type, #name);                            \
+        if (rc_ != MPI_SUCCESS) {                                                               \
+            f->blocked[MPIIO_T_READ] += PMPI_Wtime() - t0_;                                     \
+            return rc_;                                                                         \
+        }                                                                                       \
+        PMPI_File_seek(fh, f->fp, MPI_SEEK_SET);                                                \
+        rc_ = P##name(__VA_ARGS__);                                                             \
+        MPI_Offset at;                                                                          \
+        if (PMPI_File_get_position(fh, &at) == MPI_SUCCESS)                                     \
+            f->fp = at;                                                                         \
+        f->blocked[MPIIO_T_READ] += PMPI_Wtime() - t0_;                                         \
+        return rc_;                                                                             \
+    } while (0)
+
+int MPI_File_read(MPI_File fh, void *buf, int count, MPI_Datatype type, MPI_Status *status)
+{
+    READ_POINTER(MPI_File_read, 0, fh, buf, count, type, status);
+}
+
+int MPI_File_read_all(MPI_File fh, void *buf, int count, MPI_Datatype type, MPI_Status *status)
+{
+    READ_POINTER(MPI_File_read_all, 1, fh, buf, count, type, status);
+}
+
+int MPI_File_iread(MPI_File fh, void *buf, int count, MPI_Datatype type, MPI_Request *request)
+{
+    READ_POINTER(MPI_File_iread, 0, fh, buf, count, type, request);
+}
+
+int MPI_File_iread_all(MPI_File fh, void *buf, int count, MPI_Datatype type,
+                       MPI_Request *request)
+{
+    READ_POINTER(MPI_File_iread_all, 1, fh, buf, count, type, request);
+}
+
+/* --- shared file pointers: the real MPI-IO's ------------------------------------------- */
+
+/* An independent call on the shared pointer may touch any byte: it waits for
+ * the ended steps, and is refused while this rank has writes no collective
+ * call has ended (it could overtake them). */
+static int before_shared(MPI_File fh, const char *call)
+{
+    mpiio_file_t *f = taken(fh);
+    if (!f)
+        return MPI_SUCCESS;
+    if (f->nunended > 0)
+        return mpiio_refuse(f, MPI_ERR_UNSUPPORTED_OPERATION,
+                            "%s after writes of this rank that no collective call on the file "
+                            "has ended: call MPI_File_sync first", call);
+    if (mpiio_verbose() && !f->said_shared) {
+        f->said_shared = 1;
+        mpiio_say("%s: %s and the other calls on the shared file pointer go to MPI-IO "
+                  "(rank %d says it once)", f->path, call, f->rank);
+    }
+    return mpiio_settle_ended(f, call);
+}
+
+/* A collective call on the shared pointer: the file goes back to MPI-IO. */
+static int release_for(MPI_File fh, const char *call)
+{
+    mpiio_file_t *f = taken(fh);
+    return f ? mpiio_release(f, call) : MPI_SUCCESS;
+}
+
+#define VIA_SHARED(before, name, ...)                          \
+    do {                                                       \
+        int rc_ = before(fh, #name);                           \
+        return rc_ != MPI_SUCCESS ? rc_ : P##name(__VA_ARGS__); \
+    } while (0)
+
+int MPI_File_write_shared(MPI_File fh, const void *buf, int count, MPI_Datatype type,
+                          MPI_Status *status)
+{
+    VIA_SHARED(before_shared, MPI_File_write_shared, fh, buf, count, type, status);
+}
+
+int MPI_File_read_shared(MPI_File fh, void *buf, int count, MPI_Datatype type,
+                         MPI_Status *status)
+{
+    VIA_SHARED(before_shared, MPI_File_read_shared, fh, buf, count, type, status);
+}
+
+int MPI_File_iwrite_shared(MPI_File fh, const void *buf, int count, MPI_Datatype type,
+                           MPI_Request *request)
+{
+    VIA_SHARED(before_shared, MPI_File_iwrite_shared, fh, buf, count, type, request);
+}
+
+int MPI_File_iread_shared(MPI_File fh, void *buf, int count, MPI_Datatype type,
+                          MPI_Request *request)
+{
+    VIA_SHARED(before_shared, MPI_File_iread_shared, fh, buf, count, type, request);
+}
+
+int MPI_File_seek_shared(MPI_File fh, MPI_Offset offset, int whence)
+{
+    VIA_SHARED(release_for, MPI_File_seek_shared, fh, offset, whence);
+}
+
+int MPI_File_write_ordered(MPI_File fh, const void *buf, int count, MPI_Datatype type,
+                           MPI_Status *status)
+{
+    VIA_SHARED(release_for, MPI_File_write_ordered, fh, buf, count, type, status);
+}
+
+int MPI_File_read_ordered(MPI_File fh, void *buf, int count, MPI_Datatype type,
+                          MPI_Status *status)
+{
+    VIA_SHARED(release_for, MPI_File_read_ordered, fh, buf, count, type, status);
+}
+
+int MPI_File_write_ordered_begin(MPI_File fh, const void *buf, int count, MPI_Datatype type)
+{
+    VIA_SHARED(release_for, MPI_File_write_ordered_begin, fh, buf, count, type);
+}
+
+int MPI_File_read_ordered_begin(MPI_File fh, void *buf, int count, MPI_Datatype type)
+{
+    VIA_SHARED(release_for, MPI_File_read_ordered_begin, fh, buf, count, type);
+}
+
+/* Split collectives the layer does not split: the file goes back to MPI-IO. */
+int MPI_File_write_at_all_begin(MPI_File fh, MPI_Offset offset, const void *buf, int count,
+                                MPI_Datatype type)
+{
+    VIA_SHARED(release_for, MPI_File_write_at_all_begin, fh, offset, buf, count, type);
+}
+
+int MPI_File_write_all_begin(MPI_File fh, const void *buf, int count, MPI_Datatype type)
+{
+    VIA_SHARED(release_for, MPI_File_write_all_begin, fh, buf, count, type);
+}
+
+int MPI_File_read_at_all_begin(MPI_File fh, MPI_Offset offset, void *buf, int count,
+                               MPI_Datatype type)
+{
+    VIA_SHARED(release_for, MPI_File_read_at_all_begin, fh, offset, buf, count, type);
+}
+
+int MPI_File_read_all_begin(MPI_File fh, void *buf, int count, MPI_Datatype type)
+{
+    VIA_SHARED(release_for, MPI_File_read_all_begin, fh, buf, count, type);
+}
+
+/* --- the individual file pointer --------------------------------------------------------- */
+
+static int64_t effective_size(mpiio_file_t *f)
+{
+    MPI_Offset real = 0;
+    PMPI_File_get_size(f->fh, &real);
+    return real > f->max_end ? real : f->max_end;
+}
+
+int MPI_File_seek(MPI_File fh, MPI_Offset offset, int whence)
+{
+    mpiio_file_t *f = taken(fh);
+    if (!f)
+        return PMPI_File_seek(fh, offset, whence);
+    int64_t to;
+    if (whence == MPI_SEEK_SET)
+        to = offset;
+    else if (whence == MPI_SEEK_CUR)
+        to = f->fp + offset;
+    else if (whence == MPI_SEEK_END)
+        to = mpiio_view_bytes_below(&f->view, effective_size(f)) / f->view.etype_size + offset;
+    else
+        return mpiio_refuse(f, MPI_ERR_ARG, "MPI_File_seek: an unknown whence %d", whence);
+    if (to < 0)
+        return mpiio_refuse(f, MPI_ERR_ARG, "MPI_File_seek: a position before the view");
+    f->fp = to;
+    return MPI_SUCCESS;
+}
+
+int MPI_File_get_position(MPI_File fh, MPI_Offset *offset)
+{
+    mpiio_file_t *f = taken(fh);
+    if (!f)
+        return PMPI_File_get_position(fh, offset);
+    *offset = f->fp;
+    return MPI_SUCCESS;
+}
+
+int MPI_File_get_byte_offset(MPI_File fh, MPI_Offset offset, MPI_Offset *disp)
+{
+    mpiio_file_t *f = taken(fh);
+    if (!f)
+        return PMPI_File_get_byte_offset(fh, offset, disp);
+    if (offset < 0)
+        return mpiio_refuse(f, MPI_ERR_ARG, "MPI_File_get_byte_offset: a negative offset");
+    *disp = mpiio_view_byte_offset(&f->view, offset * f->view.etype_size);
+    return MPI_SUCCESS;
+}
+
+/* --- sync, sizes ------------------------------------------------------------------------ */
+
+int MPI_File_sync(MPI_File fh)
+{
+    mpiio_file_t *f = taken(fh);
+    if (!f)
+        return PMPI_File_sync(fh);
+    double t0 = PMPI_Wtime();
+    int rc;
+    f->syncs++;
+    if (mpiio_sync_async()) {
+        /* Opt-in: the step ends now and the bytes are durable by the close. */
+        rc = mpiio_end_step(f, "MPI_File_sync");
+        f->sync_owed = 1;
+    } else {
+        rc = mpiio_settle_all(f, "MPI_File_sync");
+        /* Durable: fsync reaches the bytes fwdio's writers wrote too. */
+        if (rc == MPI_SUCCESS)
+            rc = PMPI_File_sync(fh);
+    }
+    /* Every byte written so far belongs to an ended step: whoever writes
+     * any of them again writes after that step is in the file (access.c). */
+    int64_t top = f->max_end;
+    PMPI_Allreduce(&f->max_end, &top, 1, MPI_INT64_T, MPI_MAX, f->comm);
+    if (top > f->synced_end)
+        f->synced_end = top;
+    mpiio_extents_clear(&f->own);
+    f->blocked[MPIIO_T_SYNC] += PMPI_Wtime() - t0;
+    return rc;
+}
+
+int MPI_File_get_size(MPI_File fh, MPI_Offset *size)
+{
+    mpiio_file_t *f = taken(fh);
+    if (!f)
+        return PMPI_File_get_size(fh, size);
+    /* This rank's own writes count, wherever they are on their way. */
+    double t0 = PMPI_Wtime();
+    int rc = PMPI_File_get_size(fh, size);
+    if (rc == MPI_SUCCESS && *size < f->max_end)
+        *size = f->max_end;
+    /* and every rank's before the last sync (it may have returned early) */
+    if (rc == MPI_SUCCESS && *size < f->synced_end)
+        *size = f->synced_end;
+    f->blocked[MPIIO_T_SIZE] += PMPI_Wtime() - t0;
+    return rc;
+}
+
+int MPI_File_set_size(MPI_File fh, MPI_Offset size)
+{
+    mpiio_file_t *f = taken(fh);
+    if (!f)
+        return PMPI_File_set_size(fh, size);
+    /* A size at or past every byte written so far changes none of them: the
+     * real call may run beside the writes. A smaller one cuts written bytes:
+     * they must be in the file first. */
+    double t0 = PMPI_Wtime();
+    int64_t top = f->max_end;
+    PMPI_Allreduce(&f->max_end, &top, 1, MPI_INT64_T, MPI_MAX, f->comm);
+    int rc = MPI_SUCCESS;
+    if (size < top) {
+        rc = mpiio_settle_all(f, "MPI_File_set_size");
+        if (rc == MPI_SUCCESS && f->max_end > size)
+            f->max_end = size;
+        if (rc == MPI_SUCCESS && f->synced_end > size)
+            f->synced_end = size;
+    }
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_File_set_size(fh, size);
+    f->blocked[MPIIO_T_SIZE] += PMPI_Wtime() - t0;
+    return rc;
+}
+
+int MPI_File_preallocate(MPI_File fh, MPI_Offset size)
+{
+    mpiio_file_t *f = taken(fh);
+    if (!f)
+        return PMPI_File_preallocate(fh, size);
+    double t0 = PMPI_Wtime();
+    int rc = mpiio_preallocate(f, size);
+    f->blocked[MPIIO_T_SIZE] += PMPI_Wtime() - t0;
+    return rc;
+}

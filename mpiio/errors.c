@@ -1,0 +1,92 @@
+/* fwdio's failures as MPI error codes: a code of the MPI error class that
+ * fits, whose MPI_Error_string is fwdio's detail, returned through the
+ * file's error handler as MPI-IO would. */
+#include "layer.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+static int error_class(int status, int sys_errno)
+{
+    switch (sys_errno) {
+    case ENOSPC:
+        return MPI_ERR_NO_SPACE;
+    case EDQUOT:
+        return MPI_ERR_QUOTA;
+    case EACCES:
+    case EPERM:
+        return MPI_ERR_ACCESS;
+    case EROFS:
+        return MPI_ERR_READ_ONLY;
+    default:
+        break;
+    }
+    switch (status) {
+    case FWDIO_ENOMEM:
+        return MPI_ERR_NO_MEM;
+    case FWDIO_EINVAL:
+    case FWDIO_ERANGE:
+        return MPI_ERR_ARG;
+    default:
+        return MPI_ERR_IO;
+    }
+}
+
+int mpiio_error_code(int status, int sys_errno, const char *text)
+{
+    int cls = error_class(status, sys_errno), code;
+    /* A code of its own carries the text; if MPI cannot make one, the class
+     * still says what kind of failure it was. */
+    if (PMPI_Add_error_code(cls, &code) != MPI_SUCCESS)
+        return cls;
+    PMPI_Add_error_string(code, text);
+    return code;
+}
+
+static int through_handler(mpiio_file_t *f, int code)
+{
+    PMPI_File_call_errhandler(f->fh, code);
+    return code;
+}
+
+int mpiio_file_error(mpiio_file_t *f, int status, const char *call)
+{
+    if (f->error_code == MPI_SUCCESS) {
+        char text[MPI_MAX_ERROR_STRING];
+        fwdio_error_info_t info = {0};
+        const char *detail = fwdio_strerror(status);
+        if (f->stream && status == FWDIO_EFAILED) {
+            fwdio_file_error_info(f->stream, &info);
+            detail = fwdio_file_error(f->stream);
+            status = info.status;
+        } else if (f->stream && fwdio_file_error_info(f->stream, &info) == FWDIO_OK &&
+                   info.status == status) {
+            detail = fwdio_file_error(f->stream);
+        }
+        snprintf(text, sizeof(text), "fwdio-mpiio: %s: %s: %s", f->path, call, detail);
+        if (mpiio_verbose())
+            mpiio_say("%s", text + strlen("fwdio-mpiio: "));
+        f->error_code = mpiio_error_code(status, info.sys_errno, text);
+    }
+    return through_handler(f, f->error_code);
+}
+
+int mpiio_refuse(mpiio_file_t *f, int cls, const char *fmt, ...)
+{
+    char text[MPI_MAX_ERROR_STRING];
+    int n = snprintf(text, sizeof(text), "fwdio-mpiio: %s: ", f->path);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text + n, sizeof(text) - (size_t)n, fmt, ap);
+    va_end(ap);
+    if (mpiio_verbose())
+        mpiio_say("%s", text + strlen("fwdio-mpiio: "));
+    int code;
+    if (PMPI_Add_error_code(cls, &code) != MPI_SUCCESS)
+        code = cls;
+    else
+        PMPI_Add_error_string(code, text);
+    return through_handler(f, code);
+}

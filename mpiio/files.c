@@ -1,0 +1,308 @@
+/* Taking a file at MPI_File_open, the steps that the collective calls end,
+ * waiting for what was written, releasing a file to MPI-IO, and the close. */
+#include "layer.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static void on_ready(fwdio_file_t *file, int status, void *user)
+{
+    (void)file;
+    mpiio_file_t *f = user;
+    pthread_mutex_lock(&f->ready_lock);
+    f->ready = 1;
+    f->ready_status = status;
+    pthread_cond_signal(&f->ready_cond);
+    pthread_mutex_unlock(&f->ready_lock);
+}
+
+/* Strip a ROMIO file-system prefix ("ufs:", "nfs:", "lustre:"). */
+static const char *plain_path(const char *filename)
+{
+    const char *colon = strchr(filename, ':');
+    if (!colon || colon - filename < 2 || strchr(filename, '/') < colon)
+        return filename;
+    for (const char *p = filename; p < colon; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9')))
+            return filename;
+    return colon + 1;
+}
+
+/* Why this open is not taken, or NULL when it is (same answer on every rank:
+ * the arguments of a collective open are the same everywhere). */
+static const char *refuse_reason(const char *path, int amode)
+{
+    if (!mpiio_match(path))
+        return "no FWDIO_MPIIO pattern matches";
+    if (!mpiio_active())
+        return "MPI did not provide MPI_THREAD_MULTIPLE";
+    if (amode & MPI_MODE_RDONLY)
+        return "opened read-only";
+    if (amode & MPI_MODE_SEQUENTIAL)
+        return "MPI_MODE_SEQUENTIAL";
+    if (amode & MPI_MODE_DELETE_ON_CLOSE)
+        return "MPI_MODE_DELETE_ON_CLOSE";
+    return NULL;
+}
+
+static void free_file(mpiio_file_t *f)
+{
+    mpiio_overlay_drop(f);
+    mpiio_extents_clear(&f->own);
+    if (f->direct_fd >= 0)
+        close(f->direct_fd);
+    if (f->comm != MPI_COMM_NULL)
+        PMPI_Comm_free(&f->comm);
+    mpiio_view_free(&f->view);
+    pthread_mutex_destroy(&f->ready_lock);
+    pthread_cond_destroy(&f->ready_cond);
+    free(f->path);
+    free(f);
+}
+
+/* Give up a stream at the open (the file will not be taken): no status to
+ * report, the handle is MPI-IO's. */
+static void drop_stream(mpiio_file_t *f)
+{
+    fwdio_close(f->stream);
+    fwdio_wait(f->stream);
+    fwdio_file_free(f->stream);
+    f->stream = NULL;
+}
+
+/* Open the stream and wait until its writers have the file (so that nothing
+ * the application does to the real file afterwards races fwdio's open). */
+static int open_stream(mpiio_file_t *f, int64_t size, char *why, size_t why_len)
+{
+    fwdio_options_t opts = f->opts;
+    /* MPI keeps a file's bytes at the open: the stream keeps all of them. */
+    opts.append_start = (uint64_t)size;
+    opts.pinned |= FWDIO_PIN_APPEND_START;
+    fwdio_callbacks_t cbs = {.ready = on_ready, .user = f};
+    f->ready = 0;
+    int rc = fwdio_open(f->rt, f->path, FWDIO_SIZE_GROWS, &opts, &cbs, &f->stream);
+    if (rc != FWDIO_OK) {
+        snprintf(why, why_len, "fwdio_open refused it: %s", fwdio_strerror(rc));
+        f->stream = NULL;
+        return -1;
+    }
+    pthread_mutex_lock(&f->ready_lock);
+    while (!f->ready)
+        pthread_cond_wait(&f->ready_cond, &f->ready_lock);
+    pthread_mutex_unlock(&f->ready_lock);
+    if (f->ready_status != FWDIO_OK) {
+        snprintf(why, why_len, "fwdio could not open it: %s", fwdio_file_error(f->stream));
+        drop_stream(f);
+        return -1;
+    }
+    return 0;
+}
+
+int mpiio_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info, MPI_File *fh)
+{
+    double t0 = PMPI_Wtime();
+    const char *path = filename ? plain_path(filename) : NULL;
+    /* A file closed asynchronously is complete before its path opens again. */
+    int pending = path && mpiio_wanted() ? mpiio_wait_pending(path) : MPI_SUCCESS;
+    if (pending != MPI_SUCCESS) { /* its failure is this call's to report */
+        *fh = MPI_FILE_NULL;
+        return pending;
+    }
+    int rc = PMPI_File_open(comm, filename, amode, info, fh);
+    int inter = 1;
+    if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter)
+        return rc; /* no MPI-IO file on an intercommunicator */
+    /* Every rank decides alike, also when the ranks' environments or
+     * arguments differ (FWDIO_MPIIO set on some ranks only, say), or the
+     * open failed on some: one MPI_Allreduce per open, taken or not, so that
+     * no rank waits in a collective of the layer that others never reach. */
+    const char *no = rc != MPI_SUCCESS ? "the open failed"
+                     : !path           ? "no file name"
+                                       : refuse_reason(path, amode);
+    int can = no == NULL, all_can = 0;
+    if (PMPI_Allreduce(&can, &all_can, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS)
+        all_can = 0;
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (!all_can) {
+        int r = 0;
+        PMPI_Comm_rank(comm, &r);
+        if (mpiio_verbose() && mpiio_wanted() && mpiio_match(path) && (no || r == 0))
+            mpiio_say("%s: not taken: %s", path, no ? no : "another rank cannot take it");
+        return MPI_SUCCESS;
+    }
+
+    char why[MPIIO_REASON_LEN] = "";
+    mpiio_file_t *f = calloc(1, sizeof(*f));
+    MPI_Offset size = 0;
+    int ok = f && (f->path = strdup(path)) && mpiio_view_default(&f->view) == 0;
+    if (f) {
+        f->comm = MPI_COMM_NULL;
+        f->direct_fd = -1;
+        f->overlay_tail = &f->overlay;
+        pthread_mutex_init(&f->ready_lock, NULL);
+        pthread_cond_init(&f->ready_cond, NULL);
+    }
+    if (!ok)
+        snprintf(why, sizeof(why), "out of memory");
+    fwdio_runtime_t *rt = NULL;
+    if (ok && PMPI_File_get_size(*fh, &size) != MPI_SUCCESS) {
+        snprintf(why, sizeof(why), "MPI_File_get_size failed");
+        ok = 0;
+    }
+    if (ok) {
+        fwdio_options_init(&f->opts);
+        if (info != MPI_INFO_NULL && fwdio_options_set_info(&f->opts, info) != FWDIO_OK) {
+            snprintf(why, sizeof(why), "its MPI_Info hints are refused by fwdio (see above)");
+            ok = 0;
+        }
+    }
+    /* Every rank must agree before it makes a runtime or opens a stream:
+     * fwdio_open then sees the same arguments everywhere, and a stream's
+     * open waits for every rank. */
+    int all = ok;
+    PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, comm);
+    if (all && !(rt = mpiio_runtime_for(comm, why, sizeof(why))))
+        ok = 0;
+    PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, comm);
+    if (all) {
+        f->fh = *fh;
+        f->rt = rt;
+        PMPI_Comm_dup(comm, &f->comm);
+        PMPI_Comm_rank(f->comm, &f->rank);
+        ok = open_stream(f, size, why, sizeof(why)) == 0;
+        PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, f->comm);
+        if (!all && f->stream) { /* another rank could not: give ours up */
+            drop_stream(f);
+            if (!why[0])
+                snprintf(why, sizeof(why), "another rank could not take it");
+        }
+    }
+    if (!all) {
+        if (mpiio_verbose())
+            mpiio_say("%s: not taken: %s", path, why[0] ? why : "another rank could not take it");
+        if (f)
+            free_file(f);
+        return MPI_SUCCESS;
+    }
+    if (amode & MPI_MODE_APPEND)
+        f->fp = size;
+    f->t_open = PMPI_Wtime() - t0;
+    mpiio_add_file(f);
+    if (mpiio_verbose() && f->rank == 0)
+        mpiio_say("%s: taken (pattern '%s'), %lld bytes kept", path, mpiio_match(path),
+                  (long long)size);
+    return MPI_SUCCESS;
+}
+
+int mpiio_touches_unended(const mpiio_file_t *f, int64_t start, int64_t end)
+{
+    for (int i = 0; i < f->nunended; i++)
+        if (f->unended[i][0] < end && start < f->unended[i][1])
+            return 1;
+    return 0;
+}
+
+int mpiio_end_step(mpiio_file_t *f, const char *call)
+{
+    int rc = fwdio_step_end(f->stream);
+    f->steps_ended++;
+    int code = rc == FWDIO_OK ? MPI_SUCCESS : mpiio_file_error(f, rc, call);
+    /* Overwrites kept during the step follow it into the file. */
+    int over = mpiio_overlay_apply(f, call);
+    f->nunended = 0;
+    return code != MPI_SUCCESS ? code : over;
+}
+
+int mpiio_settle_ended(mpiio_file_t *f, const char *call)
+{
+    if (!f->stream || f->steps_ended == 0)
+        return MPI_SUCCESS;
+    int rc = fwdio_step_wait(f->stream, f->steps_ended - 1);
+    return rc == FWDIO_OK ? MPI_SUCCESS : mpiio_file_error(f, rc, call);
+}
+
+int mpiio_settle_all(mpiio_file_t *f, const char *call)
+{
+    if (!f->stream)
+        return MPI_SUCCESS;
+    int rc = mpiio_end_step(f, call);
+    int wait = mpiio_settle_ended(f, call);
+    return rc != MPI_SUCCESS ? rc : wait;
+}
+
+/* Close the stream and wait for it: every byte written is in the file. */
+static int finish_stream(mpiio_file_t *f, const char *call)
+{
+    int rc = fwdio_close(f->stream);
+    if (rc == FWDIO_OK)
+        rc = fwdio_wait(f->stream);
+    int code = rc == FWDIO_OK ? MPI_SUCCESS : mpiio_file_error(f, rc, call);
+    fwdio_file_free(f->stream);
+    f->stream = NULL;
+    return code;
+}
+
+int mpiio_release(mpiio_file_t *f, const char *reason)
+{
+    if (!f->stream)
+        return MPI_SUCCESS;
+    int code = mpiio_settle_all(f, reason);
+    int fin = finish_stream(f, "MPI_File_close");
+    code = code != MPI_SUCCESS ? code : fin;
+    snprintf(f->released, sizeof(f->released), "released: %s", reason);
+    if (mpiio_verbose() && f->rank == 0)
+        mpiio_say("%s: handed back to MPI-IO: %s", f->path, reason);
+    /* MPI-IO keeps the individual file pointer from now on. */
+    PMPI_File_seek(f->fh, f->fp, MPI_SEEK_SET);
+    return code;
+}
+
+int mpiio_close(mpiio_file_t *f, MPI_File *fh)
+{
+    double t0 = PMPI_Wtime();
+    int code = f->error_code;
+    /* Close is collective: every rank ends a last step, so that what the
+     * layer writes itself is written after the stream's bytes. */
+    if (f->stream) {
+        int rc = mpiio_end_step(f, "MPI_File_close");
+        code = code != MPI_SUCCESS ? code : rc;
+    }
+    if (f->stream) {
+        if (mpiio_close_async() && code == MPI_SUCCESS) {
+            if (fwdio_close(f->stream) == FWDIO_OK) {
+                mpiio_add_pending(f->stream, f->path);
+                f->stream = NULL;
+            }
+        }
+        if (f->stream)
+            code = finish_stream(f, "MPI_File_close");
+    }
+    /* Syncs that returned early (FWDIO_MPIIO_SYNC=async) promised durability
+     * by the close at the latest. */
+    if (f->sync_owed && code == MPI_SUCCESS)
+        code = PMPI_File_sync(*fh);
+    f->blocked[MPIIO_T_CLOSE] += PMPI_Wtime() - t0;
+    if (mpiio_verbose()) {
+        int64_t mine[3] = {f->bytes_stream, f->bytes_direct, f->syncs}, sum[3] = {0, 0, 0};
+        double most[MPIIO_BLOCKED_KINDS];
+        PMPI_Reduce(mine, sum, 3, MPI_INT64_T, MPI_SUM, 0, f->comm);
+        PMPI_Reduce(f->blocked, most, MPIIO_BLOCKED_KINDS, MPI_DOUBLE, MPI_MAX, 0, f->comm);
+        if (f->rank == 0) {
+            mpiio_say("%s: closed%s: %lld bytes through fwdio, %lld written by the layer "
+                      "itself, %lld syncs (all ranks)", f->path,
+                      f->released[0] ? " (after its release)" : "",
+                      (long long)sum[0], (long long)sum[1], (long long)sum[2]);
+            mpiio_say("%s: seconds in its MPI-IO calls (max over ranks): open %.4f, writes %.4f, "
+                      "sizes %.4f, syncs %.4f, reads %.4f, close %.4f", f->path, f->t_open,
+                      most[MPIIO_T_WRITE], most[MPIIO_T_SIZE], most[MPIIO_T_SYNC],
+                      most[MPIIO_T_READ], most[MPIIO_T_CLOSE]);
+        }
+    }
+    mpiio_remove_file(f);
+    int rc = PMPI_File_close(fh);
+    free_file(f);
+    return code != MPI_SUCCESS ? code : rc;
+}

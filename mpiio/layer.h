@@ -1,0 +1,147 @@
+/* The MPI-IO layer on fwdio (libfwdio-mpiio.so): shared state of its files.
+ *
+ * The application keeps the real MPI_File: the layer opens every file through
+ * PMPI_File_open, so whatever it does not handle reaches the real MPI-IO on
+ * the same handle. For a file it takes, it also opens a fwdio stream of the
+ * same path, sends writes there, and keeps what MPI's consistency rules need:
+ * the view, the individual file pointer, the highest byte this rank wrote,
+ * and the extents this rank wrote since its last fwdio step ended (the
+ * collective calls on the file end steps). */
+#ifndef FWDIO_MPIIO_LAYER_H
+#define FWDIO_MPIIO_LAYER_H
+
+#include "view.h"
+
+#include <fwdio.h>
+#include <mpi.h>
+#include <pthread.h>
+#include <stdint.h>
+
+#define MPIIO_REASON_LEN 160
+#define MPIIO_UNENDED_MAX 4096
+
+/* The extents of the file this rank handed to the current fwdio stream, each
+ * with the step it belongs to: sorted, disjoint. A write that lands on one of
+ * them again cannot go to the stream (its writers take every byte once), so
+ * the layer writes it itself, in order (see access.c). Entries may be merged
+ * when there are too many: a larger extent only sends more writes that way. */
+typedef struct mpiio_extent {
+    int64_t start, end;
+    uint64_t step;
+} mpiio_extent_t;
+
+typedef struct mpiio_extents {
+    mpiio_extent_t *e;
+    size_t n, cap;
+} mpiio_extents_t;
+
+#define MPIIO_EXTENTS_MAX ((size_t)1 << 20)
+
+/* Bytes the layer writes itself once the current step is in the file. */
+typedef struct mpiio_overlay {
+    int64_t off, len;
+    char *data;
+    struct mpiio_overlay *next;
+} mpiio_overlay_t;
+
+/* Kinds of calls whose time FWDIO_VERBOSE reports at the close. */
+enum { MPIIO_T_WRITE, MPIIO_T_SIZE, MPIIO_T_SYNC, MPIIO_T_READ, MPIIO_T_CLOSE,
+       MPIIO_BLOCKED_KINDS };
+
+typedef struct mpiio_file {
+    MPI_File fh;                 /* the real handle: the application's */
+    char *path;                  /* as fwdio opened it */
+    MPI_Comm comm;               /* the layer's duplicate of the file's communicator */
+    int rank;                    /* in comm */
+    fwdio_runtime_t *rt;         /* the runtime of the file's ranks */
+    fwdio_options_t opts;        /* the stream's options (from the open's hints) */
+    fwdio_file_t *stream;        /* NULL once the file is released */
+    char released[MPIIO_REASON_LEN]; /* why the file went back to MPI-IO, or "" */
+    uint64_t steps_ended;
+    mpiio_view_t view;
+    int64_t fp;                  /* individual file pointer, in etypes */
+    int64_t max_end;             /* highest end of a byte this rank wrote */
+    int64_t synced_end;          /* every rank's max_end at the last MPI_File_sync */
+    int sync_owed;               /* a sync returned before the bytes were durable */
+    int64_t unended[MPIIO_UNENDED_MAX][2]; /* [start, end) written since the last step end */
+    int nunended;
+    mpiio_extents_t own;         /* this rank's bytes in the current stream */
+    mpiio_overlay_t *overlay, **overlay_tail; /* in call order */
+    int direct_fd;               /* the layer's own descriptor for those writes, or -1 */
+    /* What became of this rank's writes (FWDIO_VERBOSE prints them at the
+     * close): to the stream, written again by the layer, new streams. */
+    int64_t bytes_stream, bytes_direct, syncs;
+    /* Seconds this rank spent inside the file's MPI-IO calls, by kind. */
+    double blocked[MPIIO_BLOCKED_KINDS];
+    double t_open;               /* seconds this rank's MPI_File_open took */
+    int error_code;              /* MPI error code of the stream's failure, once known */
+    int said_shared;             /* FWDIO_VERBOSE told of the shared pointer's calls */
+    pthread_mutex_t ready_lock;  /* the ready callback's result */
+    pthread_cond_t ready_cond;
+    int ready, ready_status;
+    struct mpiio_file *next;
+} mpiio_file_t;
+
+/* --- state.c: is the layer on; runtimes per communicator; the file table --- */
+int mpiio_active(void);             /* FWDIO_MPIIO set and MPI_THREAD_MULTIPLE given */
+int mpiio_wanted(void);             /* FWDIO_MPIIO set (asked for before MPI_Init) */
+void mpiio_set_thread_level(int provided);
+int mpiio_verbose(void);
+void mpiio_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+const char *mpiio_match(const char *path); /* the pattern that takes path, or NULL */
+fwdio_runtime_t *mpiio_runtime_for(MPI_Comm comm, char *why, size_t why_len);
+void mpiio_add_file(mpiio_file_t *f);
+mpiio_file_t *mpiio_find(MPI_File fh);
+void mpiio_remove_file(mpiio_file_t *f);
+/* Files closed with FWDIO_MPIIO_CLOSE=async that may still be writing. */
+int mpiio_close_async(void);
+int mpiio_sync_async(void);         /* FWDIO_MPIIO_SYNC=async */
+void mpiio_add_pending(fwdio_file_t *stream, const char *path);
+int mpiio_wait_pending(const char *path); /* NULL: every path; MPI error code */
+int mpiio_finalize_runtimes(void);
+
+/* --- errors.c: fwdio failures as MPI error codes ---------------------------- */
+/* An MPI error code of the class that fits `status` (and errno), whose
+ * MPI_Error_string is `text`. */
+int mpiio_error_code(int status, int sys_errno, const char *text);
+/* The file's stream failed (or a call on it returned `status`): the file's
+ * sticky error code, through the file's error handler. */
+int mpiio_file_error(mpiio_file_t *f, int status, const char *call);
+/* A refusal of the layer itself (class `cls`), through the file's handler. */
+int mpiio_refuse(mpiio_file_t *f, int cls, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* --- files.c: taking, settling and releasing files -------------------------- */
+int mpiio_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info, MPI_File *fh);
+int mpiio_close(mpiio_file_t *f, MPI_File *fh);
+/* End a step on every rank (collective) and wait until every byte written
+ * before is in the file. */
+int mpiio_settle_all(mpiio_file_t *f, const char *call);
+/* Wait (independently) until the steps this rank ended are in the file. */
+int mpiio_settle_ended(mpiio_file_t *f, const char *call);
+/* Hand the file back to MPI-IO for good (collective). */
+int mpiio_release(mpiio_file_t *f, const char *reason);
+/* Does [start, end) touch bytes this rank wrote since its last step end? */
+int mpiio_touches_unended(const mpiio_file_t *f, int64_t start, int64_t end);
+/* End a step after a collective write (collective). */
+int mpiio_end_step(mpiio_file_t *f, const char *call);
+
+/* --- extents.c: the set of this rank's extents in the stream ------------------ */
+/* The highest step of an extent that [start, end) touches, or -1. */
+int64_t mpiio_extents_touch(const mpiio_extents_t *x, int64_t start, int64_t end);
+/* Add [start, end), touching no extent, for `step`: 0, or -1 out of memory. */
+int mpiio_extents_add(mpiio_extents_t *x, int64_t start, int64_t end, uint64_t step);
+void mpiio_extents_clear(mpiio_extents_t *x);
+
+/* --- access.c: writes and the data of reads ----------------------------------- */
+/* MPI_File_preallocate of a taken file (collective): the layer's own, as
+ * Open MPI 4.1's OMPIO gets it wrong on several ranks. */
+int mpiio_preallocate(mpiio_file_t *f, MPI_Offset size);
+/* Write the overlay (after the steps that came before it are in the file). */
+int mpiio_overlay_apply(mpiio_file_t *f, const char *call);
+void mpiio_overlay_drop(mpiio_file_t *f);
+/* Write count x type from buf at data position pos of the view (bytes). */
+int mpiio_write(mpiio_file_t *f, int64_t pos, const void *buf, int count, MPI_Datatype type,
+                int64_t *bytes, const char *call);
+
+#endif

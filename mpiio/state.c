@@ -1,0 +1,255 @@
+/* Process-wide state of the MPI-IO layer: whether it is on, which paths it
+ * takes, one fwdio runtime per group of ranks that opens files, the table of
+ * taken files and the files still completing after an asynchronous close. */
+#include "layer.h"
+
+#include <fnmatch.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static pthread_mutex_t state_lock = PTHREAD_MUTEX_INITIALIZER;
+static int thread_level = -1;
+
+typedef struct runtime_entry {
+    MPI_Comm comm; /* the layer's duplicate, to compare groups with */
+    fwdio_runtime_t *rt;
+    struct runtime_entry *next;
+} runtime_entry_t;
+static runtime_entry_t *runtimes; /* in creation order */
+
+typedef struct pending {
+    fwdio_file_t *stream;
+    char *path;
+    struct pending *next;
+} pending_t;
+static pending_t *pendings;
+static mpiio_file_t *files;
+
+static const char *patterns(void)
+{
+    const char *p = getenv("FWDIO_MPIIO");
+    return p && *p ? p : NULL;
+}
+
+int mpiio_wanted(void)
+{
+    return patterns() != NULL;
+}
+
+void mpiio_set_thread_level(int provided)
+{
+    thread_level = provided;
+}
+
+int mpiio_active(void)
+{
+    if (!mpiio_wanted())
+        return 0;
+    if (thread_level < 0) { /* MPI initialised by a path the layer did not see */
+        int initialized = 0;
+        PMPI_Initialized(&initialized);
+        if (initialized)
+            PMPI_Query_thread(&thread_level);
+    }
+    return thread_level == MPI_THREAD_MULTIPLE;
+}
+
+int mpiio_verbose(void)
+{
+    const char *v = getenv("FWDIO_VERBOSE");
+    return v && *v && strcmp(v, "0") != 0;
+}
+
+void mpiio_say(const char *fmt, ...)
+{
+    char line[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof(line), fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "fwdio-mpiio: %s\n", line);
+}
+
+const char *mpiio_match(const char *path)
+{
+    static __thread char hit[256];
+    const char *list = patterns();
+    if (!list || !path)
+        return NULL;
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    const char *p = list;
+    while (*p) {
+        size_t n = strcspn(p, ",");
+        if (n > 0 && n < sizeof(hit)) {
+            memcpy(hit, p, n);
+            hit[n] = '\0';
+            if (fnmatch(hit, path, 0) == 0 ||
+                (!strchr(hit, '/') && fnmatch(hit, base, 0) == 0))
+                return hit;
+        }
+        p += n;
+        if (*p == ',')
+            p++;
+    }
+    return NULL;
+}
+
+static pthread_mutex_t runtimes_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static fwdio_runtime_t *runtime_for_locked(MPI_Comm comm, char *why, size_t why_len);
+
+fwdio_runtime_t *mpiio_runtime_for(MPI_Comm comm, char *why, size_t why_len)
+{
+    pthread_mutex_lock(&runtimes_lock);
+    fwdio_runtime_t *rt = runtime_for_locked(comm, why, why_len);
+    pthread_mutex_unlock(&runtimes_lock);
+    return rt;
+}
+
+static fwdio_runtime_t *runtime_for_locked(MPI_Comm comm, char *why, size_t why_len)
+{
+    /* Every rank of comm walks the same list (runtimes are made collectively,
+     * in the same order), so all find the same entry or all make one. */
+    for (runtime_entry_t *e = runtimes; e; e = e->next) {
+        int same;
+        if (PMPI_Comm_compare(e->comm, comm, &same) == MPI_SUCCESS &&
+            (same == MPI_IDENT || same == MPI_CONGRUENT))
+            return e->rt;
+    }
+    runtime_entry_t *e = calloc(1, sizeof(*e));
+    if (!e) {
+        snprintf(why, why_len, "out of memory");
+        return NULL;
+    }
+    /* The layer waits for its streams' callbacks (ready) without polling:
+     * they run on the progress thread. */
+    fwdio_config_t cfg;
+    fwdio_config_init(&cfg);
+    cfg.callback_mode = FWDIO_CALLBACKS_ON_PROGRESS;
+    cfg.pinned |= FWDIO_PIN_CALLBACK_MODE;
+    int rc = fwdio_init(comm, &cfg, &e->rt);
+    if (rc != FWDIO_OK) {
+        snprintf(why, why_len, "fwdio_init failed: %s", fwdio_strerror(rc));
+        free(e);
+        return NULL;
+    }
+    PMPI_Comm_dup(comm, &e->comm);
+    runtime_entry_t **tail = &runtimes;
+    while (*tail)
+        tail = &(*tail)->next;
+    *tail = e;
+    return e->rt;
+}
+
+void mpiio_add_file(mpiio_file_t *f)
+{
+    pthread_mutex_lock(&state_lock);
+    f->next = files;
+    files = f;
+    pthread_mutex_unlock(&state_lock);
+}
+
+mpiio_file_t *mpiio_find(MPI_File fh)
+{
+    if (fh == MPI_FILE_NULL)
+        return NULL;
+    pthread_mutex_lock(&state_lock);
+    mpiio_file_t *f = files;
+    while (f && f->fh != fh)
+        f = f->next;
+    pthread_mutex_unlock(&state_lock);
+    return f;
+}
+
+void mpiio_remove_file(mpiio_file_t *f)
+{
+    pthread_mutex_lock(&state_lock);
+    for (mpiio_file_t **p = &files; *p; p = &(*p)->next)
+        if (*p == f) {
+            *p = f->next;
+            break;
+        }
+    pthread_mutex_unlock(&state_lock);
+}
+
+int mpiio_close_async(void)
+{
+    const char *v = getenv("FWDIO_MPIIO_CLOSE");
+    return v && strcmp(v, "async") == 0;
+}
+
+int mpiio_sync_async(void)
+{
+    const char *v = getenv("FWDIO_MPIIO_SYNC");
+    return v && strcmp(v, "async") == 0;
+}
+
+void mpiio_add_pending(fwdio_file_t *stream, const char *path)
+{
+    pending_t *p = calloc(1, sizeof(*p));
+    char *copy = strdup(path);
+    if (!p || !copy) { /* cannot remember it: complete it now */
+        int rc = fwdio_wait(stream);
+        if (rc != FWDIO_OK)
+            mpiio_say("%s: the close failed: %s", path, fwdio_file_error(stream));
+        fwdio_file_free(stream);
+        free(p);
+        free(copy);
+        return;
+    }
+    p->stream = stream;
+    p->path = copy;
+    pthread_mutex_lock(&state_lock);
+    p->next = pendings;
+    pendings = p;
+    pthread_mutex_unlock(&state_lock);
+}
+
+int mpiio_wait_pending(const char *path)
+{
+    int code = MPI_SUCCESS;
+    for (;;) {
+        pthread_mutex_lock(&state_lock);
+        pending_t **pp = &pendings;
+        while (*pp && path && strcmp((*pp)->path, path) != 0)
+            pp = &(*pp)->next;
+        pending_t *p = *pp;
+        if (p)
+            *pp = p->next;
+        pthread_mutex_unlock(&state_lock);
+        if (!p)
+            return code;
+        int rc = fwdio_wait(p->stream);
+        if (rc != FWDIO_OK) {
+            char text[MPI_MAX_ERROR_STRING];
+            fwdio_error_info_t info;
+            fwdio_file_error_info(p->stream, &info);
+            snprintf(text, sizeof(text), "fwdio-mpiio: %s: the asynchronous close failed: %s",
+                     p->path, fwdio_file_error(p->stream));
+            mpiio_say("%s", text + strlen("fwdio-mpiio: "));
+            if (code == MPI_SUCCESS)
+                code = mpiio_error_code(rc, info.sys_errno, text);
+        }
+        fwdio_file_free(p->stream);
+        free(p->path);
+        free(p);
+    }
+}
+
+int mpiio_finalize_runtimes(void)
+{
+    int code = mpiio_wait_pending(NULL);
+    pthread_mutex_lock(&runtimes_lock);
+    while (runtimes) {
+        runtime_entry_t *e = runtimes;
+        runtimes = e->next;
+        fwdio_finalize(e->rt);
+        PMPI_Comm_free(&e->comm);
+        free(e);
+    }
+    pthread_mutex_unlock(&runtimes_lock);
+    return code;
+}

@@ -1,0 +1,51 @@
+# One client of the MPI-IO layer, run twice on the same rank count: without
+# the layer taking anything (FWDIO_MPIIO unset: every call reaches Open MPI's
+# MPI-IO), then with FWDIO_MPIIO naming its file. Both runs must succeed
+# (the client checks every value it wrote, in the same run and after
+# reopening), the layer must say it took the file, and the two files must be
+# the same, byte for byte.
+#
+#   cmake -DMPIEXEC=... -DNP=n -DWORKDIR=dir -DFILE=name -DPATTERN=glob
+#         -DCMD="prog|args" [-DPRELOAD=libfwdio-mpiio.so] -P compare.cmake
+# CMD is the client's command line with | between arguments; %FILE% in it
+# stands for the file's path.
+cmake_minimum_required(VERSION 3.18)
+file(REMOVE_RECURSE ${WORKDIR})
+file(MAKE_DIRECTORY ${WORKDIR}/without ${WORKDIR}/with)
+string(REPLACE "|" ";" cmd "${CMD}")
+
+function(run_client dir env_args out_var)
+  string(REPLACE "%FILE%" "${WORKDIR}/${dir}/${FILE}" args "${cmd}")
+  set(mpi_env)
+  foreach(e ${env_args})
+    list(APPEND mpi_env -x ${e})
+  endforeach()
+  execute_process(
+    COMMAND ${MPIEXEC} -n ${NP} --oversubscribe ${mpi_env} ${args}
+    WORKING_DIRECTORY ${WORKDIR}/${dir}
+    RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "the client ${dir} the layer failed (exit ${rc}):\n${out}\n${err}")
+  endif()
+  message(STATUS "${dir} the layer: ${out}")
+  set(${out_var} "${out}\n${err}" PARENT_SCOPE)
+endfunction()
+
+set(layer_env FWDIO_MPIIO=${PATTERN} FWDIO_VERBOSE=1)
+if(PRELOAD)
+  list(APPEND layer_env LD_PRELOAD=${PRELOAD})
+endif()
+run_client(without "" ignored)
+run_client(with "${layer_env}" said)
+if(NOT said MATCHES "fwdio-mpiio: [^\n]*${FILE}: taken")
+  message(FATAL_ERROR "the layer did not say it took ${FILE}:\n${said}")
+endif()
+string(REGEX MATCH "fwdio-mpiio: [^\n]*${FILE}: closed[^\n]*" closed "${said}")
+message(STATUS "${closed}")
+execute_process(COMMAND ${CMAKE_COMMAND} -E compare_files
+  ${WORKDIR}/without/${FILE} ${WORKDIR}/with/${FILE} RESULT_VARIABLE differ)
+if(NOT differ EQUAL 0)
+  message(FATAL_ERROR "${FILE} written through the layer differs from the one written "
+                      "without it (kept in ${WORKDIR})")
+endif()
+message(STATUS "${FILE}: the same bytes with and without the layer")
