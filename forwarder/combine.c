@@ -37,8 +37,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Hand `msgs` to the session: queued for the progress thread, or, on the
- * progress thread itself (flush_stale), straight in. */
+/* Hand `msgs` to the session: queued for the progress thread, in order with
+ * the step records and close tasks queued under the same lock. */
 static void submit(fwdioi_rt_t *rt, fwdioi_task_list_t *msgs) { fwdioi_rt_submit_list(rt, msgs); }
 
 /* Wire bytes of a message of `payload` data bytes in `npieces` pieces. */
@@ -215,8 +215,8 @@ void fwdioi_combine_flush_all_locked(struct fwdio_runtime *o)
 int fwdioi_combine_flush_stale(struct fwdio_runtime *o, uint64_t age_ns, int *open_left)
 {
     FWDIOI_ASSERT_PROGRESS();
-    fwdioi_task_list_t ch = STAILQ_HEAD_INITIALIZER(ch);
     uint64_t now = 0;
+    int n = 0;
     *open_left = 0;
     for (fwdio_file_t *f = LIST_FIRST(&o->active); f; f = LIST_NEXT(f, s.active_link)) {
         uint64_t since = atomic_load_explicit(&f->combine_since, memory_order_relaxed);
@@ -228,19 +228,18 @@ int fwdioi_combine_flush_stale(struct fwdio_runtime *o, uint64_t age_ns, int *op
             *open_left = 1;
             continue;
         }
+        /* Sealed and queued under the lock, like the application's own
+         * seals: the queue keeps them in order with the step records and the
+         * close task the application queued (a message run straight in here
+         * could pass a step record still queued, and be counted, and
+         * written, in the step before its own). */
+        fwdioi_task_list_t sealed = STAILQ_HEAD_INITIALIZER(sealed);
         fwdioi_rt_lock(o->rt);
-        seal_file_locked(f, &ch);
+        seal_file_locked(f, &sealed);
+        for (fwdioi_task_t *t = STAILQ_FIRST(&sealed); t; t = STAILQ_NEXT(t, link))
+            n++;
+        submit(o->rt, &sealed);
         fwdioi_rt_unlock(o->rt);
-    }
-    /* On the progress thread already: no hand-off, straight to the session. The
-     * file's close task, if queued, was queued after these were sealed and runs
-     * after this poll. */
-    int n = 0;
-    while (!STAILQ_EMPTY(&ch)) {
-        fwdioi_task_t *t = STAILQ_FIRST(&ch);
-        STAILQ_REMOVE_HEAD(&ch, link);
-        fwdioi_msg_task(t);
-        n++;
     }
     return n;
 }
