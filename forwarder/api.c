@@ -282,6 +282,7 @@ static int open_file(fwdio_runtime_t *rt, const char *path, uint64_t size,
     if (reading) { /* options of writing only */
         resolved.atomic_replace = 0;
         resolved.durable = 0;
+        resolved.rewrites = 0;
     }
     if (rc == FWDIO_OK && stream) {
         if (resolved.atomic_replace)
@@ -300,6 +301,11 @@ static int open_file(fwdio_runtime_t *rt, const char *path, uint64_t size,
                                (unsigned long long)size);
     } else {
         resolved.append_start = 0; /* a stream's option */
+        if (rc == FWDIO_OK && resolved.rewrites)
+            rc = fwdioi_refuse(&why.base, "fwdio_open of %s: rewrites applies to streams "
+                                          "(FWDIO_SIZE_GROWS) only: a file with a size takes "
+                                          "each byte once",
+                               path);
     }
     if (rc == FWDIO_OK && fwdioi_rt_rank(rt->rt) == 0)
         fwdioi_options_report_clamps(&given, &resolved, &why.base);

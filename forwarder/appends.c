@@ -162,7 +162,7 @@ void fwdioi_appends_route(fwdio_file_t *f, fwdioi_append_list_t *list, uint64_t 
                     continue;
                 }
                 fwdioi_steps_tag_as(f, m, step, sums);
-                fwdioi_sender_dispatch(f, m);
+                fwdioi_sender_send(f, m);
             }
         }
         offset += len;

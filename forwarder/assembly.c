@@ -489,6 +489,12 @@ size_t fwdioi_assembly_units_in_progress(const fwdioi_assembly_t *a) { return a-
 
 uint64_t fwdioi_assembly_meta_bytes(const fwdioi_assembly_t *a) { return a->meta_reported; }
 
+void fwdioi_assembly_forget(fwdioi_assembly_t *a)
+{
+    fwdioi_assembly_flush_partial(a); /* none, when the caller keeps the rule */
+    fwdioi_assembly_free(a);
+}
+
 void fwdioi_assembly_free(fwdioi_assembly_t *a)
 {
     for (size_t s = 0; s < a->cap; s++) {

@@ -107,6 +107,10 @@ size_t fwdioi_assembly_units_in_progress(const fwdioi_assembly_t *a);
 /** Bookkeeping bytes held now (what the meta hook has been told). */
 uint64_t fwdioi_assembly_meta_bytes(const fwdioi_assembly_t *a);
 
+/** Forget which bytes were taken (every unit buffer must have been flushed):
+ *  the same bytes may be taken again, as new. */
+void fwdioi_assembly_forget(fwdioi_assembly_t *a);
+
 /** Free what was never flushed (after a failure) and the bookkeeping. */
 void fwdioi_assembly_free(fwdioi_assembly_t *a);
 

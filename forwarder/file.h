@@ -227,7 +227,9 @@ typedef struct fwdioi_session {
     fwdioi_phase_t phase;
     MPI_Comm comm;
     int close_requested;
-    fwdioi_task_list_t held; /* messages of writes issued before ready, in order */
+    /* messages of writes issued before ready, in order; with rewrites also
+     * those of a step whose earlier steps are not complete here (sender.c) */
+    fwdioi_task_list_t held;
     /* [nwriters + FWDIOI_CLOSE_EXTRA]: bytes this rank sent to each writer, then
      * whether it holds the commit block and its rank; summed at close. */
     uint64_t *sent_bytes;

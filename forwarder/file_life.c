@@ -69,6 +69,7 @@ void fwdioi_file_fill_check(fwdio_file_t *f)
     c[FWDIOI_FIELD_DURABLE] = f->opts.durable;
     c[FWDIOI_FIELD_ATOMIC_REPLACE] = f->opts.atomic_replace;
     c[FWDIOI_FIELD_APPEND_START] = (int64_t)f->opts.append_start;
+    c[FWDIOI_FIELD_REWRITES] = f->opts.rewrites;
 }
 
 /* "dir/name" -> "dir/.name.fwdio-tmp": beside the target, so the rename stays

@@ -15,6 +15,7 @@ static const char *const field_names[FWDIOI_OPEN_FIELDS] = {
     [FWDIOI_FIELD_DURABLE] = "durable",
     [FWDIOI_FIELD_ATOMIC_REPLACE] = "atomic_replace",
     [FWDIOI_FIELD_APPEND_START] = "append_start",
+    [FWDIOI_FIELD_REWRITES] = "rewrites",
 };
 
 const char *fwdioi_open_field_name(int field)

@@ -209,25 +209,66 @@ int fwdioi_sender_retry_blocked(struct fwdio_runtime *o)
     return sent;
 }
 
+/*
+ * A stream with rewrites sends a step's messages only once every step before
+ * it is complete here. A step completes only after every writer has written
+ * all of it, so a writer never has a later step's bytes in its assembly
+ * while an earlier step's may still come: it can forget a complete step's
+ * bytes (writer.c) and take the same bytes again, and the later step's land
+ * last. Held messages count against staging, which bounds them.
+ */
+static int in_turn(const fwdio_file_t *f, const fwdioi_msg_t *m)
+{
+    if (f->s.phase < FWDIOI_PHASE_OPEN)
+        return 0;
+    return !f->opts.rewrites || m->step <= f->s.steps_complete;
+}
+
+void fwdioi_sender_send(fwdio_file_t *f, fwdioi_msg_t *m)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    fwdioi_session_t *s = &f->s;
+    if (s->aborted) {
+        fwdioi_sender_drop(f, m, (int)s->abort_info.status);
+    } else if (s->phase >= FWDIOI_PHASE_OPEN && s->open_agreed.status != FWDIO_OK) {
+        fwdioi_sender_drop(f, m, (int)s->open_agreed.status); /* the file failed to open */
+    } else if (!in_turn(f, m)) {
+        /* Held messages are all out of turn (released as soon as their turn
+         * comes), so one in turn may pass them. */
+        STAILQ_INSERT_TAIL(&s->held, &m->task, link);
+    } else {
+        fwdioi_sender_dispatch(f, m);
+    }
+}
+
+void fwdioi_sender_release_held(fwdio_file_t *f)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    fwdioi_session_t *s = &f->s;
+    fwdioi_task_list_t waiting;
+    STAILQ_INIT(&waiting);
+    STAILQ_CONCAT(&waiting, &s->held);
+    while (!STAILQ_EMPTY(&waiting)) {
+        fwdioi_msg_t *m = (fwdioi_msg_t *)STAILQ_FIRST(&waiting);
+        STAILQ_REMOVE_HEAD(&waiting, link);
+        if (s->aborted)
+            fwdioi_sender_drop(f, m, (int)s->abort_info.status);
+        else if (s->phase >= FWDIOI_PHASE_OPEN && s->open_agreed.status != FWDIO_OK)
+            fwdioi_sender_drop(f, m, (int)s->open_agreed.status);
+        else if (in_turn(f, m))
+            fwdioi_sender_dispatch(f, m);
+        else
+            STAILQ_INSERT_TAIL(&s->held, &m->task, link);
+    }
+}
+
 /* Task: a message from fwdio_write. */
 void fwdioi_msg_task(fwdioi_task_t *task)
 {
     FWDIOI_ASSERT_PROGRESS();
     fwdioi_msg_t *m = (fwdioi_msg_t *)task;
     fwdio_file_t *f = m->file;
-    fwdioi_session_t *s = &f->s;
-    if (s->aborted) {
-        fwdioi_sender_drop(f, m, (int)s->abort_info.status);
-        return;
-    }
-    fwdioi_steps_tag(f, m);
-    if (s->phase < FWDIOI_PHASE_OPEN) {
-        STAILQ_INSERT_TAIL(&s->held, &m->task, link); /* the task has run: its link is free */
-        return;
-    }
-    if (s->open_agreed.status != FWDIO_OK) { /* the file failed to open: drop */
-        fwdioi_sender_drop(f, m, (int)s->open_agreed.status);
-        return;
-    }
-    fwdioi_sender_dispatch(f, m);
+    if (!f->s.aborted)
+        fwdioi_steps_tag(f, m);
+    fwdioi_sender_send(f, m); /* the task has run: its link is free */
 }

@@ -8,6 +8,13 @@
 void fwdioi_msg_task(fwdioi_task_t *task);
 /** Send a message to its writer (this rank's own writer: no MPI). */
 void fwdioi_sender_dispatch(fwdio_file_t *f, fwdioi_msg_t *m);
+/** Send a message once its turn has come: held while the file is not open,
+ *  and, in a stream with rewrites, while a step before the message's is not
+ *  complete here (fwdioi_sender_release_held sends it then). */
+void fwdioi_sender_send(fwdio_file_t *f, fwdioi_msg_t *m);
+/** Send the held messages whose turn has come, in order (drops them all
+ *  when the file failed to open). */
+void fwdioi_sender_release_held(fwdio_file_t *f);
 /** Drop a message that will never be sent (the file failed): `status` for a
  *  lent buffer's callback. */
 void fwdioi_sender_drop(fwdio_file_t *f, fwdioi_msg_t *m, int status);

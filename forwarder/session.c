@@ -553,11 +553,7 @@ static void open_decided(fwdio_file_t *f)
         fwdioi_session_publish_error(f, &s->open_agreed);
         drop_held(f, (int)s->open_agreed.status);
     }
-    while (!STAILQ_EMPTY(&s->held)) {
-        fwdioi_task_t *t = STAILQ_FIRST(&s->held);
-        STAILQ_REMOVE_HEAD(&s->held, link);
-        fwdioi_sender_dispatch(f, (fwdioi_msg_t *)t);
-    }
+    fwdioi_sender_release_held(f);
     if (f->reading)
         read_size_decided(f);
     deliver_ready(f);

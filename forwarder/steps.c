@@ -6,6 +6,7 @@
 
 #include "appends.h"
 #include "log.h"
+#include "sender.h"
 #include "session.h"
 #include "storage.h"
 #include "writer.h"
@@ -172,8 +173,13 @@ static void complete_first(fwdio_file_t *f, const fwdioi_errinfo_t *result)
         fwdioi_session_publish_error(f, result); /* later writes are refused */
     }
     fwdioi_rt_deliver(f->rt, &step->call);
-    if (f->my_writer >= 0) /* the next step's bytes may go to the file now */
+    if (f->my_writer >= 0) { /* the next step's bytes may go to the file now */
+        if (f->opts.rewrites && !s->aborted)
+            fwdioi_writer_forget_step(f); /* and may write this one's again */
         fwdioi_writer_release_deferred(f);
+    }
+    if (f->opts.rewrites) /* this rank's messages of the next step may go */
+        fwdioi_sender_release_held(f);
 }
 
 void fwdioi_steps_fail_all(fwdio_file_t *f, const fwdioi_errinfo_t *why)

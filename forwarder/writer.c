@@ -409,13 +409,16 @@ static void take_message(fwdio_file_t *f, const fwdioi_pieces_view_t *v, fwdioi_
 /* Keep a stream's message of a later step unwritten: 0, or -1 when it must
  * be written now (out of memory, or kept messages would take more than half
  * the writer's budget: then a writer full of later steps could not receive
- * the step everyone waits for). */
+ * the step everyone waits for). With rewrites no cap applies: senders send a
+ * step only once the steps before it are complete (sender.c), so no message
+ * of an earlier step can be behind the kept ones, and the budget check of the
+ * receives bounds them. */
 static int defer_message(fwdio_file_t *f, const fwdioi_pieces_view_t *v, fwdioi_hold_t *hold,
                          int source, uint64_t step)
 {
     fwdioi_session_t *s = &f->s;
     uint64_t counted = hold->kind == FWDIOI_HOLD_RECEIVED ? hold->size : 0;
-    if (s->deferred_received + counted > writer_budget(f) / 2) {
+    if (!f->opts.rewrites && s->deferred_received + counted > writer_budget(f) / 2) {
         if (!s->deferred_capped)
             fwdioi_log(FWDIOI_LOG_WARN,
                        "rank %d: %s: bytes of later steps fill half of writer_buffer: writing "
@@ -456,6 +459,12 @@ void fwdioi_writer_release_deferred(fwdio_file_t *f)
     s->ndeferred = kept;
 }
 
+void fwdioi_writer_forget_step(fwdio_file_t *f)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    fwdioi_assembly_forget(&f->s.assembly);
+}
+
 void fwdioi_writer_accept(fwdio_file_t *f, const fwdioi_pieces_view_t *v, fwdioi_hold_t *hold,
                           int source)
 {
@@ -477,9 +486,17 @@ void fwdioi_writer_accept(fwdio_file_t *f, const fwdioi_pieces_view_t *v, fwdioi
     /* A stream's file holds bytes of a step only once the steps before it
      * are complete: with its header's count committed last, the file never
      * reaches past its complete steps but by the step being written. */
-    if (f->stream && step > s->steps_complete && !s->aborted &&
-        defer_message(f, v, hold, source, step) == 0)
-        return;
+    if (f->stream && step > s->steps_complete && !s->aborted) {
+        if (defer_message(f, v, hold, source, step) == 0)
+            return;
+        if (f->opts.rewrites) {
+            /* Taken now, its bytes could land before an earlier step's
+             * copies of them: the step fails instead of the order. */
+            fwdioi_errinfo_set(&s->local_error, FWDIO_ENOMEM, f->rank, 0, 0);
+            hold_release(f, hold);
+            return;
+        }
+    }
     take_message(f, v, hold, source);
 }
 

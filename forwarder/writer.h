@@ -21,6 +21,10 @@ void fwdioi_writer_check_step(fwdio_file_t *f);
 /** A stream's step is complete (or the file aborted): take the messages
  *  kept for the steps now allowed, in arrival order. */
 void fwdioi_writer_release_deferred(fwdio_file_t *f);
+/** A stream with rewrites completed a step: every byte of it is in the file
+ *  and none of a later step has been taken, so the record of the bytes taken
+ *  is dropped and the next step may write them again. */
+void fwdioi_writer_forget_step(fwdio_file_t *f);
 /** Count `bytes` of the rank's writer (or reader) memory for `f`, against
  *  writer_buffer; and give them back. */
 void fwdioi_writer_mem_add(fwdio_file_t *f, uint64_t bytes);

@@ -474,9 +474,21 @@ typedef struct fwdio_options {
      *  one is extended with zeros. Default 0: the stream starts empty.
      *  Ignored for a file with a size. */
     uint64_t append_start;
+    /** Streams (FWDIO_SIZE_GROWS) only: non-zero lets a step write bytes that
+     *  earlier steps wrote (fwdio_write or fwdio_append); the later step's
+     *  bytes are what the file holds. Bytes of one step must still not
+     *  overlap (FWDIO_EOVERLAP). The price: a rank sends a step's bytes only
+     *  once every step before it is complete here, so they wait in staging
+     *  (and writes may wait for room) while the step before is agreed on.
+     *  Every rank must pass the same value (FWDIO_EINVAL naming "rewrites"
+     *  otherwise). Set by the code only: it describes the writes the code
+     *  makes, so no environment variable or config key changes it.
+     *  fwdio_open of a file with a size refuses it (FWDIO_EINVAL); reads
+     *  ignore it. Default 0: every byte of a stream is written once. */
+    int rewrites;
     /** Room for fields of later versions: leave it zero (see "Growing the
      *  structs"). */
-    uint64_t reserved[7];
+    uint64_t reserved[6];
 } fwdio_options_t;
 
 /** Default write_size, chosen by measurement (see bench/README.md). */

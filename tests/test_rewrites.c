@@ -1,0 +1,383 @@
+/*
+ * Streams with rewrites (fwdio_options_t.rewrites): later steps write bytes
+ * that earlier steps wrote, and the file holds the last step's.
+ *
+ * Every step writes pieces over one span of the file: a run of disjoint
+ * pieces from a random start, some gaps between them, each piece owned by a
+ * random rank, so each step rewrites much of what the steps before wrote and
+ * leaves some of it. The plan comes from the seed alone, so rank 0 knows
+ * every byte's last step. The bytes of step k are the pattern of seed + k.
+ * Cases:
+ *   random     --steps steps, pieces written or lent at random, the
+ *              application waiting for a step now and then; after a wait
+ *              for step k, every byte whose last writer is a step <= k and
+ *              that no step which may be under way touches is checked in
+ *              the file; at the end the file's size and every byte (holes:
+ *              zeros);
+ *   overlap    two ranks write the same bytes in one step: FWDIO_EOVERLAP on
+ *              every rank (rewrites do not make one step's overlaps legal);
+ *   default    without rewrites, a later step writing a byte again:
+ *              FWDIO_EOVERLAP on every rank, as before;
+ *   fault      a writer's 3rd pwrite fails (FWDIO_FAULT) while the ranks'
+ *              later steps wait to be sent: the steps from the failing one
+ *              on fail with FWDIO_EWRITE on every rank and the file does,
+ *              with no wait that never ends;
+ *   args       rewrites on a file with a size, and ranks that disagree on
+ *              it: FWDIO_EINVAL naming "rewrites".
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "fwdio.h"
+#include "pattern.h"
+#include "test_common.h"
+
+static fwdio_callback_mode_t g_mode = FWDIO_CALLBACKS_ON_POLL;
+
+typedef struct piece {
+    uint64_t off, len;
+    int owner;
+} piece_t;
+
+/* Step k's pieces over [0, span): disjoint, in order; returns their count. */
+static size_t plan_step(uint64_t seed, int k, uint64_t span, uint64_t max_piece,
+                        piece_t **out)
+{
+    tc_rng_t rng;
+    tc_rng_seed(&rng, seed * 1000003u + (uint64_t)k * 7919u);
+    size_t n = 0, cap = 64;
+    piece_t *p = malloc(cap * sizeof *p);
+    uint64_t off = tc_rng_below(&rng, span / 3);
+    uint64_t stop = span - tc_rng_below(&rng, span / 3);
+    while (off < stop) {
+        uint64_t len = 1 + tc_rng_below(&rng, max_piece);
+        if (len > stop - off)
+            len = stop - off;
+        if (n == cap)
+            p = realloc(p, (cap *= 2) * sizeof *p);
+        p[n++] = (piece_t){off, len, (int)tc_rng_below(&rng, (uint64_t)tc_size)};
+        off += len;
+        if (tc_rng_below(&rng, 4) == 0) /* a gap: the earlier step's bytes stay */
+            off += tc_rng_below(&rng, 3 * max_piece);
+    }
+    *out = p;
+    return n;
+}
+
+static void lent_done(fwdio_file_t *f, const void *buf, int status, void *arg)
+{
+    (void)f;
+    (void)status;
+    (void)arg;
+    free((void *)buf);
+}
+
+/* This rank's pieces of step k: written, or lent at random. */
+static void write_step(fwdio_file_t *f, const piece_t *p, size_t n, uint64_t seed, int k,
+                       tc_rng_t *mine, int allow_failed)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (p[i].owner != tc_rank)
+            continue;
+        int rc;
+        if (tc_rng_below(mine, 3) == 0) {
+            uint8_t *buf = malloc(p[i].len);
+            pattern_fill(buf, p[i].len, p[i].off, seed + (uint64_t)k);
+            rc = fwdio_write_lent(f, buf, p[i].len, p[i].off, lent_done, NULL);
+            if (rc != FWDIO_OK)
+                free(buf);
+        } else {
+            rc = tc_write_pattern(f, p[i].off, p[i].len, seed + (uint64_t)k, 0);
+        }
+        if (!(allow_failed && rc == FWDIO_EFAILED))
+            TC_EXPECT(rc, FWDIO_OK, "fwdio_write (step)");
+    }
+}
+
+/* The expected file: for every byte of the span, the last step that wrote
+ * it (-1: none). */
+typedef struct image {
+    uint64_t span;
+    int *last; /* [span] */
+    uint64_t end; /* the highest byte written, plus one */
+} image_t;
+
+static void image_apply(image_t *im, const piece_t *p, size_t n, int k)
+{
+    for (size_t i = 0; i < n; i++) {
+        for (uint64_t b = p[i].off; b < p[i].off + p[i].len; b++)
+            im->last[b] = k;
+        if (p[i].off + p[i].len > im->end)
+            im->end = p[i].off + p[i].len;
+    }
+}
+
+/* Check the file's bytes against the image; `stable`, if not NULL, says which
+ * bytes must be final already (the others are skipped). Returns the first
+ * wrong byte, or UINT64_MAX. */
+static uint64_t image_check(const char *path, const image_t *im, uint64_t seed,
+                            const unsigned char *stable)
+{
+    FILE *fp = fopen(path, "rb");
+    if (!fp)
+        return 0;
+    uint8_t *buf = malloc(im->end ? im->end : 1);
+    size_t got = fread(buf, 1, im->end, fp);
+    fclose(fp);
+    uint64_t bad = UINT64_MAX;
+    for (uint64_t b = 0; b < im->end && bad == UINT64_MAX; b++) {
+        if (stable && !stable[b])
+            continue;
+        if (b >= got) {
+            bad = b;
+            break;
+        }
+        int k = im->last[b];
+        uint8_t want = k < 0 ? 0 : pattern_byte(seed + (uint64_t)k, b);
+        if (buf[b] != want) {
+            bad = b;
+            tc_note("%s: byte %llu is %u, want %u (step %d's); %zu bytes read", path,
+                    (unsigned long long)b, buf[b], want, k, got);
+        }
+    }
+    free(buf);
+    return bad;
+}
+
+static fwdio_options_t rewrite_options(int writers)
+{
+    fwdio_options_t o;
+    fwdio_options_init(&o);
+    o.writers = writers < tc_size ? writers : tc_size;
+    o.stripe_size = 16 << 10;
+    o.write_size = 4 << 10;
+    o.rewrites = 1;
+    return o;
+}
+
+static void case_random(fwdio_runtime_t *rt, int nsteps, uint64_t seed, int writers,
+                        uint64_t span, uint64_t max_piece)
+{
+    char path[4096];
+    tc_path(path, sizeof path, "rewrites-random");
+    fwdio_options_t o = rewrite_options(writers);
+    fwdio_file_t *f = NULL;
+    tc_phase("random: open");
+    TC_EXPECT(fwdio_open(rt, path, FWDIO_SIZE_GROWS, &o, NULL, &f), FWDIO_OK, "fwdio_open");
+    piece_t **plan = calloc((size_t)nsteps, sizeof *plan);
+    size_t *np = calloc((size_t)nsteps, sizeof *np);
+    for (int k = 0; k < nsteps; k++)
+        np[k] = plan_step(seed, k, span, max_piece, &plan[k]);
+    /* Bytes no later step touches: final once their step completes. */
+    int *first_after = malloc(span * sizeof *first_after);
+    image_t im = {span, malloc(span * sizeof(int)), 0};
+    for (uint64_t b = 0; b < span; b++)
+        im.last[b] = -1;
+    tc_rng_t mine;
+    tc_rng_seed(&mine, seed + 99 + (uint64_t)tc_rank);
+    for (int k = 0; k < nsteps; k++) {
+        tc_phase("random: step %d", k);
+        write_step(f, plan[k], np[k], seed, k, &mine, 0);
+        TC_EXPECT(fwdio_step_end(f), FWDIO_OK, "fwdio_step_end");
+        image_apply(&im, plan[k], np[k], k);
+        if (k % 4 != 3)
+            continue;
+        /* now and then the application waits for a step and looks at it */
+        int upto = k - 1;
+        TC_EXPECT(fwdio_step_wait(f, (uint64_t)upto), FWDIO_OK, "fwdio_step_wait");
+        if (tc_rank != 0)
+            continue;
+        image_t at = {span, malloc(span * sizeof(int)), 0};
+        unsigned char *stable = calloc(span, 1);
+        for (uint64_t b = 0; b < span; b++)
+            at.last[b] = -1, first_after[b] = -1;
+        for (int j = 0; j <= upto; j++)
+            image_apply(&at, plan[j], np[j], j);
+        /* Steps after `upto` may be in the file in part: those ended here,
+         * and the next one, which other ranks may write once step k is
+         * complete (no later one: it needs this rank's next step end). */
+        for (int j = k + 1 < nsteps ? k + 1 : k; j > upto; j--)
+            for (size_t i = 0; i < np[j]; i++)
+                for (uint64_t b = plan[j][i].off; b < plan[j][i].off + plan[j][i].len; b++)
+                    first_after[b] = j;
+        for (uint64_t b = 0; b < at.end; b++)
+            stable[b] = first_after[b] < 0;
+        uint64_t bad = image_check(path, &at, seed, stable);
+        TC_CHECK(bad == UINT64_MAX, "random: after step %d, byte %llu is not its last step's",
+                 upto, (unsigned long long)bad);
+        free(stable);
+        free(at.last);
+    }
+    tc_phase("random: close");
+    TC_EXPECT(fwdio_close(f), FWDIO_OK, "fwdio_close");
+    int rc = fwdio_wait(f);
+    TC_CHECK(rc == FWDIO_OK, "random: fwdio_wait: %s", fwdio_file_error(f));
+    fwdio_file_free(f);
+    if (tc_rank == 0) {
+        struct stat sb;
+        TC_CHECK(stat(path, &sb) == 0 && (uint64_t)sb.st_size == im.end,
+                 "random: size %lld, want %llu", (long long)sb.st_size,
+                 (unsigned long long)im.end);
+        uint64_t bad = image_check(path, &im, seed, NULL);
+        TC_CHECK(bad == UINT64_MAX, "random: byte %llu of the file is not its last step's",
+                 (unsigned long long)bad);
+    }
+    for (int k = 0; k < nsteps; k++)
+        free(plan[k]);
+    free(plan);
+    free(np);
+    free(first_after);
+    free(im.last);
+}
+
+/* Rank 0 writes bytes [0, 64) in steps 0 and 1, rank 1 too in step 1 when
+ * `second_step`. Every rank sees `want` at the close. */
+static void overlap_run(fwdio_runtime_t *rt, const char *name, int rewrites, int second_step,
+                        int want)
+{
+    char path[4096];
+    tc_path(path, sizeof path, name);
+    fwdio_options_t o = rewrite_options(2);
+    o.rewrites = rewrites;
+    fwdio_file_t *f = NULL;
+    tc_phase("%s", name);
+    TC_EXPECT(fwdio_open(rt, path, FWDIO_SIZE_GROWS, &o, NULL, &f), FWDIO_OK, "fwdio_open");
+    uint8_t b[64];
+    memset(b, tc_rank + 1, sizeof b);
+    if (tc_rank == 0)
+        TC_EXPECT(fwdio_write(f, b, sizeof b, 0), FWDIO_OK, "fwdio_write (step 0)");
+    TC_EXPECT(fwdio_step_end(f), FWDIO_OK, "fwdio_step_end");
+    int rc = FWDIO_OK;
+    if (tc_rank == 0 || (second_step && tc_rank == 1))
+        rc = fwdio_write(f, b, sizeof b, 0);
+    TC_CHECK(rc == FWDIO_OK || rc == FWDIO_EFAILED, "%s: fwdio_write: %s", name,
+             fwdio_strerror(rc));
+    rc = fwdio_step_end(f);
+    TC_CHECK(rc == FWDIO_OK || rc == FWDIO_EFAILED, "%s: fwdio_step_end: %s", name,
+             fwdio_strerror(rc));
+    TC_EXPECT(fwdio_close(f), FWDIO_OK, "fwdio_close");
+    TC_EXPECT(fwdio_wait(f), want, name);
+    int got = fwdio_wait(f);
+    TC_CHECK(tc_all_same(MPI_COMM_WORLD, got), "%s: ranks differ", name);
+    fwdio_file_free(f);
+    if (want == FWDIO_OK && tc_rank == 0) {
+        uint8_t back[64];
+        FILE *fp = fopen(path, "rb");
+        size_t n = fp ? fread(back, 1, sizeof back, fp) : 0;
+        if (fp)
+            fclose(fp);
+        TC_CHECK(n == sizeof back && back[0] == 1 && back[63] == 1, "%s: bytes not rank 0's",
+                 name);
+    }
+}
+
+static void case_overlap(fwdio_runtime_t *rt)
+{
+    if (tc_size < 2)
+        return;
+    overlap_run(rt, "rewrites-same-step", 1, 1, FWDIO_EOVERLAP);
+    overlap_run(rt, "rewrites-next-step", 1, 0, FWDIO_OK);
+}
+
+static void case_default(fwdio_runtime_t *rt)
+{
+    overlap_run(rt, "no-rewrites", 0, 0, FWDIO_EOVERLAP);
+}
+
+static void case_fault(uint64_t seed, int nsteps)
+{
+    /* one writer; its 3rd pwrite of this path fails */
+    setenv("FWDIO_FAULT", "pwrite:eio:from=3:path=rewrites-fault", 1);
+    fwdio_runtime_t *rt = tc_start_runtime(MPI_COMM_WORLD, g_mode);
+    unsetenv("FWDIO_FAULT");
+    char path[4096];
+    tc_path(path, sizeof path, "rewrites-fault");
+    fwdio_options_t o = rewrite_options(1);
+    fwdio_file_t *f = NULL;
+    tc_phase("fault");
+    TC_EXPECT(fwdio_open(rt, path, FWDIO_SIZE_GROWS, &o, NULL, &f), FWDIO_OK, "fwdio_open");
+    tc_rng_t mine;
+    tc_rng_seed(&mine, seed + (uint64_t)tc_rank);
+    for (int k = 0; k < nsteps; k++) {
+        piece_t *p;
+        size_t n = plan_step(seed, k, 256 << 10, 20000, &p);
+        write_step(f, p, n, seed, k, &mine, 1);
+        free(p);
+        int rc = fwdio_step_end(f);
+        TC_CHECK(rc == FWDIO_OK || rc == FWDIO_EFAILED, "fault: fwdio_step_end: %s",
+                 fwdio_strerror(rc));
+    }
+    TC_EXPECT(fwdio_close(f), FWDIO_OK, "fwdio_close");
+    TC_EXPECT(fwdio_wait(f), FWDIO_EWRITE, "fwdio_wait (fault)");
+    int failed_from = -1;
+    for (int k = 0; k < nsteps; k++) {
+        int rc = fwdio_step_wait(f, (uint64_t)k);
+        if (rc != FWDIO_OK && failed_from < 0)
+            failed_from = k;
+        if (failed_from >= 0)
+            TC_CHECK(rc != FWDIO_OK, "fault: step %d OK after step %d failed", k, failed_from);
+    }
+    TC_CHECK(failed_from >= 0, "fault: no step failed");
+    TC_CHECK(tc_all_same(MPI_COMM_WORLD, failed_from), "fault: ranks disagree on the failed step");
+    fwdio_file_free(f);
+    TC_EXPECT(fwdio_finalize(rt), FWDIO_OK, "fwdio_finalize (fault)");
+}
+
+static void case_args(fwdio_runtime_t *rt)
+{
+    char path[4096];
+    tc_path(path, sizeof path, "rewrites-args");
+    fwdio_options_t o = rewrite_options(2);
+    fwdio_file_t *f = NULL;
+    tc_phase("args");
+    TC_EXPECT(fwdio_open(rt, path, 1 << 20, &o, NULL, &f), FWDIO_EINVAL,
+              "rewrites on a file with a size");
+    if (tc_size < 2)
+        return;
+    o.rewrites = tc_rank == tc_size - 1 ? 0 : 7; /* any non-zero is on */
+    TC_EXPECT(fwdio_open(rt, path, FWDIO_SIZE_GROWS, &o, NULL, &f), FWDIO_OK, "fwdio_open");
+    TC_EXPECT(fwdio_close(f), FWDIO_OK, "fwdio_close");
+    TC_EXPECT(fwdio_wait(f), FWDIO_EINVAL, "ranks that disagree on rewrites");
+    TC_CHECK(strstr(fwdio_file_error(f), "rewrites") != NULL, "error text: %s",
+             fwdio_file_error(f));
+    fwdio_file_free(f);
+}
+
+int main(int argc, char **argv)
+{
+    unsigned timeout = 100;
+    int nsteps = 16, writers = 2;
+    uint64_t seed = 1, span = 300000, max_piece = 20000;
+    for (int i = 1; i < argc; i++) {
+        if (tc_common_option(argc, argv, &i, &timeout, &g_mode))
+            continue;
+        if (!strcmp(argv[i], "--steps") && i + 1 < argc)
+            nsteps = (int)tc_parse_long(argv[++i]);
+        else if (!strcmp(argv[i], "--seed") && i + 1 < argc)
+            seed = (uint64_t)tc_parse_long(argv[++i]);
+        else if (!strcmp(argv[i], "--writers") && i + 1 < argc)
+            writers = (int)tc_parse_long(argv[++i]);
+        else if (!strcmp(argv[i], "--span") && i + 1 < argc)
+            span = tc_parse_size(argv[++i]);
+        else if (!strcmp(argv[i], "--max-piece") && i + 1 < argc)
+            max_piece = tc_parse_size(argv[++i]);
+        else {
+            fprintf(stderr, "usage: %s [--steps N] [--seed S] [--writers W] [--span B] "
+                            "[--max-piece B]\n",
+                    argv[0]);
+            return 2;
+        }
+    }
+    tc_mpi_init(&argc, &argv, timeout);
+    fwdio_runtime_t *rt = tc_start_runtime(MPI_COMM_WORLD, g_mode);
+    case_args(rt);
+    case_random(rt, nsteps, seed, writers, span, max_piece);
+    case_overlap(rt);
+    case_default(rt);
+    TC_EXPECT(fwdio_finalize(rt), FWDIO_OK, "fwdio_finalize");
+    case_fault(seed + 1, 6);
+    return tc_finish("test_rewrites");
+}
