@@ -161,19 +161,15 @@ static int overlay_add(mpiio_file_t *f, const char *data, int64_t len, int64_t o
 /* --- one extent of a write ------------------------------------------------------ */
 
 /*
- * The stream's writers take each byte of a stream once. A byte this rank
- * gives again goes around them:
- * - bytes it wrote in a step that has ended, or any byte below the highest
- *   byte any rank had written at the last MPI_File_sync (MPI allows other
- *   ranks' bytes to be written again after sync-barrier-sync): once the
- *   ended steps are in the file, the layer writes them itself, now (only
- *   this rank waits; after a synchronous sync they are in already);
- * - bytes of the current step (or of an overwrite still waiting): they are
- *   kept, in order, and written by the layer once the current step ends and
- *   is in the file (the next collective call on the file).
- * Bytes another rank wrote since the last sync are not this rank's to write
- * (MPI leaves such conflicting writes undefined): fwdio fails the file with
- * its overlap error instead.
+ * The stream takes bytes of earlier steps again (it is opened with
+ * rewrites): a later step's bytes replace them, so those go to fwdio like any
+ * other. Within one step each byte goes to the stream once, so bytes this
+ * rank gave in the current step (or kept in the overlay) are kept, in order,
+ * and written by the layer once the current step ends and is in the file
+ * (the next collective call on the file). Bytes another rank wrote in the
+ * same step are not this rank's to write (MPI leaves conflicting writes
+ * without sync-barrier-sync undefined): fwdio fails the file with its
+ * overlap error instead.
  */
 static int write_extent(void *arg, int64_t off, int64_t len, int64_t data_pos)
 {
@@ -185,15 +181,9 @@ static int write_extent(void *arg, int64_t off, int64_t len, int64_t data_pos)
         w->status = FWDIO_ERANGE;
         return 1;
     }
-    int64_t step = mpiio_extents_touch(&f->own, off, off + len);
-    if (step == (int64_t)f->steps_ended || overlay_touches(f, off, off + len)) {
+    if (mpiio_extents_touch(&f->own, off, off + len) >= 0 || overlay_touches(f, off, off + len)) {
         rc = overlay_add(f, data, len, off);
         note_unended(f, off, off + len);
-    } else if (step >= 0 || off < f->synced_end) {
-        int code = mpiio_settle_ended(f, "a write of bytes written before");
-        if (code == MPI_SUCCESS)
-            code = direct_write(f, data, len, off, "a write of bytes written before");
-        rc = code == MPI_SUCCESS ? FWDIO_OK : FWDIO_EFAILED;
     } else {
         rc = fwdio_write(f->stream, data, (size_t)len, (uint64_t)off);
         if (rc == FWDIO_OK && mpiio_extents_add(&f->own, off, off + len, f->steps_ended) != 0)

@@ -584,13 +584,12 @@ int MPI_File_sync(MPI_File fh)
         if (rc == MPI_SUCCESS)
             rc = PMPI_File_sync(fh);
     }
-    /* Every byte written so far belongs to an ended step: whoever writes
-     * any of them again writes after that step is in the file (access.c). */
+    /* Every rank's bytes so far are in the file (or owed to it, with
+     * FWDIO_MPIIO_SYNC=async): MPI_File_get_size counts them from now on. */
     int64_t top = f->max_end;
     PMPI_Allreduce(&f->max_end, &top, 1, MPI_INT64_T, MPI_MAX, f->comm);
     if (top > f->synced_end)
         f->synced_end = top;
-    mpiio_extents_clear(&f->own);
     f->blocked[MPIIO_T_SYNC] += PMPI_Wtime() - t0;
     return rc;
 }

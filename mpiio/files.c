@@ -80,6 +80,9 @@ static int open_stream(mpiio_file_t *f, int64_t size, char *why, size_t why_len)
     /* MPI keeps a file's bytes at the open: the stream keeps all of them. */
     opts.append_start = (uint64_t)size;
     opts.pinned |= FWDIO_PIN_APPEND_START;
+    /* MPI lets later writes change bytes written before: a later step's
+     * bytes replace an earlier step's in the stream. */
+    opts.rewrites = 1;
     fwdio_callbacks_t cbs = {.ready = on_ready, .user = f};
     f->ready = 0;
     int rc = fwdio_open(f->rt, f->path, FWDIO_SIZE_GROWS, &opts, &cbs, &f->stream);
@@ -213,6 +216,7 @@ int mpiio_end_step(mpiio_file_t *f, const char *call)
     /* Overwrites kept during the step follow it into the file. */
     int over = mpiio_overlay_apply(f, call);
     f->nunended = 0;
+    mpiio_extents_clear(&f->own); /* the next step may write any of them again */
     return code != MPI_SUCCESS ? code : over;
 }
 

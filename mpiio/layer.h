@@ -20,11 +20,12 @@
 #define MPIIO_REASON_LEN 160
 #define MPIIO_UNENDED_MAX 4096
 
-/* The extents of the file this rank handed to the current fwdio stream, each
- * with the step it belongs to: sorted, disjoint. A write that lands on one of
- * them again cannot go to the stream (its writers take every byte once), so
- * the layer writes it itself, in order (see access.c). Entries may be merged
- * when there are too many: a larger extent only sends more writes that way. */
+/* The extents of the file this rank handed to the stream in the current
+ * step, each with its step: sorted, disjoint. A write that lands on one of
+ * them again cannot go to the stream in the same step (its writers take a
+ * byte once per step), so the layer keeps it and writes it itself once the
+ * step is in the file (see access.c). Entries may be merged when there are
+ * too many: a larger extent only sends more writes that way. */
 typedef struct mpiio_extent {
     int64_t start, end;
     uint64_t step;
@@ -65,7 +66,7 @@ typedef struct mpiio_file {
     int sync_owed;               /* a sync returned before the bytes were durable */
     int64_t unended[MPIIO_UNENDED_MAX][2]; /* [start, end) written since the last step end */
     int nunended;
-    mpiio_extents_t own;         /* this rank's bytes in the current stream */
+    mpiio_extents_t own;         /* this rank's bytes in the current step */
     mpiio_overlay_t *overlay, **overlay_tail; /* in call order */
     int direct_fd;               /* the layer's own descriptor for those writes, or -1 */
     /* What became of this rank's writes (FWDIO_VERBOSE prints them at the
