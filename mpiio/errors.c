@@ -90,3 +90,34 @@ int mpiio_refuse(mpiio_file_t *f, int cls, const char *fmt, ...)
         PMPI_Add_error_string(code, text);
     return through_handler(f, code);
 }
+
+int mpiio_agree_error(mpiio_file_t *f, int code, const char *call)
+{
+    int size = 1;
+    PMPI_Comm_size(f->comm, &size);
+    int mine = code != MPI_SUCCESS ? f->rank : size, first = size;
+    if (PMPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, f->comm) != MPI_SUCCESS ||
+        first == size)
+        return code;
+    /* The lowest failing rank's class and text go to every rank. */
+    struct {
+        int cls;
+        char text[MPI_MAX_ERROR_STRING];
+    } e = {MPI_ERR_IO, ""};
+    if (f->rank == first) {
+        int len = 0;
+        PMPI_Error_class(code, &e.cls);
+        PMPI_Error_string(code, e.text, &len);
+    }
+    PMPI_Bcast(&e, (int)sizeof e, MPI_BYTE, first, f->comm);
+    if (code != MPI_SUCCESS)
+        return code; /* this rank's own failure says the most about it */
+    char text[MPI_MAX_ERROR_STRING + 64];
+    snprintf(text, sizeof(text), "%s (rank %d; %s failed there)", e.text, first, call);
+    text[MPI_MAX_ERROR_STRING - 1] = '\0';
+    int agreed;
+    if (PMPI_Add_error_code(e.cls, &agreed) != MPI_SUCCESS)
+        return through_handler(f, e.cls);
+    PMPI_Add_error_string(agreed, text);
+    return through_handler(f, agreed);
+}

@@ -274,6 +274,10 @@ int mpiio_close(mpiio_file_t *f, MPI_File *fh)
         int rc = mpiio_end_step(f, "MPI_File_close");
         code = code != MPI_SUCCESS ? code : rc;
     }
+    /* A failure of the layer's own writes is one rank's: every rank's close
+     * reports the file's outcome, and every rank decides alike whether the
+     * close may return before the stream is done. */
+    code = mpiio_agree_error(f, code, "MPI_File_close");
     if (f->stream) {
         if (mpiio_close_async() && code == MPI_SUCCESS) {
             if (fwdio_close(f->stream) == FWDIO_OK) {
@@ -281,8 +285,10 @@ int mpiio_close(mpiio_file_t *f, MPI_File *fh)
                 f->stream = NULL;
             }
         }
-        if (f->stream)
-            code = finish_stream(f, "MPI_File_close");
+        if (f->stream) { /* an earlier failure stays the one reported */
+            int fin = finish_stream(f, "MPI_File_close");
+            code = code != MPI_SUCCESS ? code : fin;
+        }
     }
     /* Syncs that returned early (FWDIO_MPIIO_SYNC=async) promised durability
      * by the close at the latest. */

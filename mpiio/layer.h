@@ -108,6 +108,11 @@ int mpiio_error_code(int status, int sys_errno, const char *text);
 /* The file's stream failed (or a call on it returned `status`): the file's
  * sticky error code, through the file's error handler. */
 int mpiio_file_error(mpiio_file_t *f, int status, const char *call);
+/* A collective call's outcome made the same on every rank (collective):
+ * when any rank failed, a rank that did not returns an error of the lowest
+ * failing rank's class whose text is that rank's, through the file's
+ * handler; a failing rank keeps its own code. */
+int mpiio_agree_error(mpiio_file_t *f, int code, const char *call);
 /* A refusal of the layer itself (class `cls`), through the file's handler. */
 int mpiio_refuse(mpiio_file_t *f, int cls, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

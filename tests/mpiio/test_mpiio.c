@@ -32,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <unistd.h>
@@ -2281,6 +2282,163 @@ static void case_fault_nospc(void)
 }
 
 /* ------------------------------------------------------------------------- */
+/* Case: the layer's own writes failing (not in --all: it lowers RLIMIT_FSIZE) */
+/* ------------------------------------------------------------------------- */
+
+static void set_file_limit(rlim_t bytes)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_FSIZE, &rl) != 0)
+        return;
+    rl.rlim_cur = bytes; /* the soft limit only: it can be raised again */
+    if (setrlimit(RLIMIT_FSIZE, &rl) != 0)
+        fail("setrlimit(RLIMIT_FSIZE): %s", strerror(errno));
+}
+
+static void expect_error(int rc, const char *what, int want_class, const char *want_text)
+{
+    if (rc == MPI_SUCCESS) {
+        fail("%s: succeeded, expected an error of class %d", what, want_class);
+        return;
+    }
+    int cls = -1, len = 0;
+    char s[MPI_MAX_ERROR_STRING] = "";
+    MPI_Error_class(rc, &cls);
+    MPI_Error_string(rc, s, &len);
+    CHECK(cls == want_class, "%s: error class %d (%s), expected %d", what, cls, s, want_class);
+    CHECK(strstr(s, want_text) != NULL, "%s: \"%s\" does not say \"%s\"", what, s, want_text);
+}
+
+/* The writes the layer makes itself are the second copy of bytes a rank
+   writes twice in one step, and MPI_File_preallocate's allocation. A file
+   size limit (RLIMIT_FSIZE) makes them fail with EFBIG on one rank: the last
+   rank's limit is below the bytes it writes twice, rank 0's (which
+   allocates) below the size preallocated. Every rank's MPI_File_close (and
+   every rank's preallocate) must return that failure, not success. */
+static void case_own_failures(void)
+{
+    if (!g_layer || g_size < 2) {
+        if (g_rank == 0)
+            note("skipped: needs the layer and 2 ranks or more");
+        return;
+    }
+    const int last = g_size - 1;
+    const int64_t at = 512 << 10, len = 4096;
+    const char *too_large = strerror(EFBIG);
+    signal(SIGXFSZ, SIG_IGN); /* a write past the limit fails with EFBIG instead */
+    if (g_rank == last)
+        set_file_limit(256 << 10);
+    else if (g_rank == 0)
+        set_file_limit(1 << 20);
+    /* 1: the second copy of bytes written twice in one step */
+    {
+        const char *name = "own_overlay.mpiio";
+        remove_file(name);
+        MPI_File fh = open_file(name, MPI_MODE_WRONLY | MPI_MODE_CREATE);
+        expect_state(fh, "after open", ST_TAKEN);
+        if (fh != MPI_FILE_NULL) {
+            if (g_rank == last) {
+                uint8_t *a = pattern_buf(at, len, seed_of(1));
+                uint8_t *b = pattern_buf(at, len, seed_of(2));
+                OK(MPI_File_write_at(fh, at, a, (int)len, MPI_BYTE, MPI_STATUS_IGNORE));
+                OK(MPI_File_write_at(fh, at, b, (int)len, MPI_BYTE, MPI_STATUS_IGNORE));
+                free(a);
+                free(b);
+            }
+            /* the collective call ends the step; the layer then writes b */
+            int rc = MPI_File_write_at_all(fh, 0, NULL, 0, MPI_BYTE, MPI_STATUS_IGNORE);
+            if (g_rank == last)
+                expect_error(rc, "write_at_all after bytes written twice", MPI_ERR_IO, too_large);
+            else
+                CHECK(rc == MPI_SUCCESS, "write_at_all on a rank that wrote nothing: %s",
+                      err_text(rc));
+            expect_error(MPI_File_close(&fh), "MPI_File_close after the layer's write failed",
+                         MPI_ERR_IO, too_large);
+        }
+    }
+    /* 2: MPI_File_preallocate past rank 0's limit: every rank's call fails */
+    {
+        const char *name = "own_prealloc.mpiio";
+        remove_file(name);
+        MPI_File fh = open_file(name, MPI_MODE_WRONLY | MPI_MODE_CREATE);
+        expect_state(fh, "after open", ST_TAKEN);
+        if (fh != MPI_FILE_NULL) {
+            expect_error(MPI_File_preallocate(fh, 2 << 20), "MPI_File_preallocate past the limit",
+                         MPI_ERR_IO, too_large);
+            close_file(&fh);
+        }
+    }
+    if (g_rank == last || g_rank == 0)
+        set_file_limit(RLIM_INFINITY);
+    signal(SIGXFSZ, SIG_DFL);
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+/* ------------------------------------------------------------------------- */
+/* Case: an asynchronous close that fails (not in --all: FWDIO_FAULT and       */
+/* FWDIO_MPIIO_CLOSE=async, tests/mpiio/CMakeLists.txt)                        */
+/* ------------------------------------------------------------------------- */
+
+/* Every pwrite of async_fault.mpiio fails. With FWDIO_MPIIO_CLOSE=async the
+   close may return before the failure is known: then the next MPI_File_open
+   of the path returns it, on every rank alike, and the open after that
+   works. A second such file is left to MPI_Finalize, which returns the
+   failure (checked by the driver). */
+static int g_expect_finalize_error;
+
+static void case_async_close_fault(void)
+{
+    if (!g_layer) {
+        if (g_rank == 0)
+            note("skipped: without the layer FWDIO_FAULT has no effect");
+        return;
+    }
+    const char *name = "async_fault.mpiio";
+    const int64_t piece = 65536;
+    uint8_t *b = pattern_buf(g_rank * piece, piece, seed_of(1));
+    remove_file(name);
+    MPI_File fh = open_file(name, MPI_MODE_WRONLY | MPI_MODE_CREATE);
+    expect_state(fh, "after open", ST_TAKEN);
+    if (fh == MPI_FILE_NULL) {
+        free(b);
+        return;
+    }
+    int rc = MPI_File_write_at_all(fh, g_rank * piece, b, (int)piece, MPI_BYTE,
+                                   MPI_STATUS_IGNORE);
+    int close_rc = MPI_File_close(&fh);
+    int failed_by_close = rc != MPI_SUCCESS || close_rc != MPI_SUCCESS, all = 0;
+    MPI_Allreduce(&failed_by_close, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    CHECK(all == 0 || all == g_size, "the close reported the failure on %d of %d ranks", all,
+          g_size);
+    if (!failed_by_close) { /* the next open of the path reports it */
+        char p[4200];
+        path_of(p, sizeof p, name);
+        fh = MPI_FILE_NULL;
+        rc = MPI_File_open(MPI_COMM_WORLD, p, MPI_MODE_WRONLY, MPI_INFO_NULL, &fh);
+        expect_error(rc, "MPI_File_open after a failed asynchronous close", MPI_ERR_IO,
+                     "asynchronous close failed");
+        CHECK(fh == MPI_FILE_NULL, "a failed open returned a file handle");
+        if (rc == MPI_SUCCESS && fh != MPI_FILE_NULL)
+            MPI_File_close(&fh);
+    } else if (g_rank == 0) {
+        note("the failure came by the write or the close already");
+    }
+    fh = open_file(name, MPI_MODE_WRONLY); /* reported once: this one works */
+    close_file(&fh);
+    /* a second file, closed and left to MPI_Finalize */
+    const char *name2 = "async_fault_final.mpiio";
+    remove_file(name2);
+    fh = open_file(name2, MPI_MODE_WRONLY | MPI_MODE_CREATE);
+    if (fh != MPI_FILE_NULL) {
+        rc = MPI_File_write_at_all(fh, g_rank * piece, b, (int)piece, MPI_BYTE,
+                                   MPI_STATUS_IGNORE);
+        close_rc = MPI_File_close(&fh);
+        g_expect_finalize_error = rc == MPI_SUCCESS && close_rc == MPI_SUCCESS;
+    }
+    free(b);
+}
+
+/* ------------------------------------------------------------------------- */
 /* Driver                                                                     */
 /* ------------------------------------------------------------------------- */
 
@@ -2313,6 +2471,8 @@ static const case_t cases[] = {
     {"async_close", case_async_close, 1},
     {"fault_eio", case_fault_eio, 0},
     {"fault_nospc", case_fault_nospc, 0},
+    {"own_failures", case_own_failures, 0},
+    {"async_close_fault", case_async_close_fault, 0},
 };
 enum { NCASES = sizeof cases / sizeof cases[0] };
 
@@ -2455,7 +2615,14 @@ int main(int argc, char **argv)
     g_case = "finalize";
     int mine = g_failures, total = 0;
     MPI_Allreduce(&mine, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    MPI_Finalize();
+    int finalize_rc = MPI_Finalize();
+    int before_checks = g_failures;
+    /* a failed asynchronous close left to MPI_Finalize is its error */
+    if (g_expect_finalize_error) {
+        g_case = "async_close_fault (MPI_Finalize)";
+        CHECK(finalize_rc != MPI_SUCCESS,
+              "MPI_Finalize returned success after an asynchronous close that failed");
+    }
 
     /* after MPI_Finalize: a file closed asynchronously is complete */
     if (g_check_after_finalize && g_rank == 0) {
@@ -2466,8 +2633,8 @@ int main(int argc, char **argv)
         CHECK(!file_exists(DELETED_NAME), "%s came back after MPI_Finalize", DELETED_NAME);
         if (!g_failures && !g_keep_files)
             unlink(p);
-        total += g_failures - mine;
     }
+    total += g_failures - before_checks;
     model_free(&g_after_finalize);
     if (g_rank == 0)
         printf("test_mpiio: %d case%s run, %d failed; %s\n", ran, ran == 1 ? "" : "s",
