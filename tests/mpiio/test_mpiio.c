@@ -2282,6 +2282,46 @@ static void case_fault_nospc(void)
 }
 
 /* ------------------------------------------------------------------------- */
+/* Case: an open on an intercommunicator                                      */
+/* ------------------------------------------------------------------------- */
+
+/* MPI-IO opens files on intracommunicators only: the layer leaves such an
+   open to MPI (its error, or its file, never taken), without a hang. */
+static void case_intercomm(void)
+{
+    if (g_size < 2) {
+        if (g_rank == 0)
+            note("skipped: an intercommunicator needs 2 ranks or more");
+        return;
+    }
+    const char *name = "intercomm.mpiio";
+    remove_file(name);
+    int color = g_rank % 2;
+    MPI_Comm half, inter;
+    OK(MPI_Comm_split(MPI_COMM_WORLD, color, g_rank, &half));
+    /* the leaders: world rank 0 (even half) and 1 (odd half) */
+    OK(MPI_Intercomm_create(half, 0, MPI_COMM_WORLD, color == 0 ? 1 : 0, 77, &inter));
+    /* Open MPI reports this open's error through the communicator's handler */
+    OK(MPI_Comm_set_errhandler(inter, MPI_ERRORS_RETURN));
+    char p[4200];
+    path_of(p, sizeof p, name);
+    MPI_File fh = MPI_FILE_NULL;
+    int rc = MPI_File_open(inter, p, MPI_MODE_WRONLY | MPI_MODE_CREATE, MPI_INFO_NULL, &fh);
+    if (rc == MPI_SUCCESS) {
+        expect_state(fh, "opened on an intercommunicator", ST_ABSENT);
+        MPI_File_close(&fh);
+    } else {
+        CHECK(fh == MPI_FILE_NULL, "a failed open on an intercommunicator returned a handle");
+        if (g_rank == 0)
+            note("MPI_File_open on an intercommunicator: %s", err_text(rc));
+    }
+    MPI_Comm_free(&inter);
+    MPI_Comm_free(&half);
+    MPI_Barrier(MPI_COMM_WORLD);
+    remove_file(name);
+}
+
+/* ------------------------------------------------------------------------- */
 /* Case: the layer's own writes failing (not in --all: it lowers RLIMIT_FSIZE) */
 /* ------------------------------------------------------------------------- */
 
@@ -2469,6 +2509,7 @@ static const case_t cases[] = {
     {"split", case_split, 1},
     {"two_files", case_two_files, 1},
     {"async_close", case_async_close, 1},
+    {"intercomm", case_intercomm, 1},
     {"fault_eio", case_fault_eio, 0},
     {"fault_nospc", case_fault_nospc, 0},
     {"own_failures", case_own_failures, 0},
