@@ -9,7 +9,9 @@
 # (bash scripts/setup.sh build-release -DCMAKE_BUILD_TYPE=Release).
 #   bash bench/results/2026-11-27/mpiio-rewrites/run-all.sh [REPS [STEP...]]
 # STEPs (default all): lammps-{cache,pfs}-np{8,2}-every{10,1},
-# hdf5-{cache,pfs}-np{8,2}, hdf5-nofill-cache-np{8,2}.
+# hdf5-{cache,pfs}-np{8,2}, hdf5-nofill-cache-np{8,2}; not in the default
+# list: lammps-pfs-hosts4-np8-every{10,1} and hdf5-pfs-hosts4-np8, the ranks
+# over 4 simulated hosts (scripts/cluster.sh) writing to the emulator.
 set -euo pipefail
 reps=${1:-3}
 shift || true
@@ -30,6 +32,7 @@ for name in "${steps[@]}"; do
     [[ $name == lammps-* ]] && args+=(--client lammps) || args+=(--client hdf5)
     [[ $name == *-pfs-* ]] && args+=(--pfs "$pfs")
     [[ $name == *-nofill-* ]] && args+=(--no-fill)
+    [[ $name == *-hosts4-* ]] && args+=(--hosts 4)
     echo "== $name: load $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$out/run-all.log"
     bench/mpiio_compare "${args[@]}" 2>&1 | tee "$out/$name.txt" | tail -12 >> "$out/run-all.log"
 done
