@@ -311,8 +311,13 @@ static int open_file(fwdio_runtime_t *rt, const char *path, uint64_t size,
         fwdioi_options_report_clamps(&given, &resolved, &why.base);
     if (rc == FWDIO_OK && !reading && fwdioi_rt_rank(rt->rt) == 0 &&
         fwdioi_log_level() >= FWDIOI_LOG_WARN) {
-        fprintf(stderr, "fwdio: plan of %s:\n", path);
-        fwdioi_plan_print(&rt->topo, size, &given, 0, stderr);
+        /* A stream's plan covers its largest size, with the layout it uses. */
+        fwdio_options_t shown = given;
+        if (stream)
+            shown.layout = resolved.layout;
+        fprintf(stderr, "fwdio: plan of %s%s:\n", path,
+                stream ? " (a stream: the plan of its largest size; it grows step by step)" : "");
+        fwdioi_plan_print(&rt->topo, size, &shown, 0, stderr);
     }
     /* Offsets are off_t, and the stripe arithmetic rounds the size up to a
      * whole stripe: both must fit. */
