@@ -244,21 +244,13 @@ void fwdioi_sender_send(fwdio_file_t *f, fwdioi_msg_t *m)
 void fwdioi_sender_release_held(fwdio_file_t *f)
 {
     FWDIOI_ASSERT_PROGRESS();
-    fwdioi_session_t *s = &f->s;
     fwdioi_task_list_t waiting;
     STAILQ_INIT(&waiting);
-    STAILQ_CONCAT(&waiting, &s->held);
-    while (!STAILQ_EMPTY(&waiting)) {
+    STAILQ_CONCAT(&waiting, &f->s.held);
+    while (!STAILQ_EMPTY(&waiting)) { /* each sent, dropped, or held again */
         fwdioi_msg_t *m = (fwdioi_msg_t *)STAILQ_FIRST(&waiting);
         STAILQ_REMOVE_HEAD(&waiting, link);
-        if (s->aborted)
-            fwdioi_sender_drop(f, m, (int)s->abort_info.status);
-        else if (s->phase >= FWDIOI_PHASE_OPEN && s->open_agreed.status != FWDIO_OK)
-            fwdioi_sender_drop(f, m, (int)s->open_agreed.status);
-        else if (in_turn(f, m))
-            fwdioi_sender_dispatch(f, m);
-        else
-            STAILQ_INSERT_TAIL(&s->held, &m->task, link);
+        fwdioi_sender_send(f, m);
     }
 }
 

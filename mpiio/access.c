@@ -17,30 +17,6 @@ typedef struct write_ctx {
     int status;
 } write_ctx_t;
 
-static void note_unended(mpiio_file_t *f, int64_t start, int64_t end)
-{
-    if (f->nunended > 0 && f->unended[f->nunended - 1][1] == start) {
-        f->unended[f->nunended - 1][1] = end;
-        return;
-    }
-    if (f->nunended == MPIIO_UNENDED_MAX) {
-        /* Too many to list: one range that covers them all (reads of these
-         * bytes are refused a little more often, never answered wrongly). */
-        int64_t lo = start, hi = end;
-        for (int i = 0; i < f->nunended; i++) {
-            lo = f->unended[i][0] < lo ? f->unended[i][0] : lo;
-            hi = f->unended[i][1] > hi ? f->unended[i][1] : hi;
-        }
-        f->nunended = 1;
-        f->unended[0][0] = lo;
-        f->unended[0][1] = hi;
-        return;
-    }
-    f->unended[f->nunended][0] = start;
-    f->unended[f->nunended][1] = end;
-    f->nunended++;
-}
-
 /* --- bytes the layer writes itself -------------------------------------------- */
 
 static int direct_fd(mpiio_file_t *f)
@@ -140,6 +116,13 @@ static int overlay_touches(const mpiio_file_t *f, int64_t start, int64_t end)
     return 0;
 }
 
+int mpiio_has_unended(const mpiio_file_t *f) { return f->own.n > 0 || f->overlay != NULL; }
+
+int mpiio_touches_unended(const mpiio_file_t *f, int64_t start, int64_t end)
+{
+    return mpiio_extents_touch(&f->own, start, end) || overlay_touches(f, start, end);
+}
+
 static int overlay_add(mpiio_file_t *f, const char *data, int64_t len, int64_t off)
 {
     mpiio_overlay_t *o = malloc(sizeof(*o));
@@ -181,17 +164,14 @@ static int write_extent(void *arg, int64_t off, int64_t len, int64_t data_pos)
         w->status = FWDIO_ERANGE;
         return 1;
     }
-    if (mpiio_extents_touch(&f->own, off, off + len) >= 0 || overlay_touches(f, off, off + len)) {
+    if (mpiio_touches_unended(f, off, off + len)) {
         rc = overlay_add(f, data, len, off);
-        note_unended(f, off, off + len);
     } else {
         rc = fwdio_write(f->stream, data, (size_t)len, (uint64_t)off);
-        if (rc == FWDIO_OK && mpiio_extents_add(&f->own, off, off + len, f->steps_ended) != 0)
+        if (rc == FWDIO_OK && mpiio_extents_add(&f->own, off, off + len) != 0)
             rc = FWDIO_ENOMEM;
-        if (rc == FWDIO_OK) {
-            note_unended(f, off, off + len);
+        if (rc == FWDIO_OK)
             f->bytes_stream += len;
-        }
     }
     if (rc != FWDIO_OK) {
         w->status = rc;

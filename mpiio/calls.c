@@ -311,7 +311,7 @@ static int before_independent_read(mpiio_file_t *f, int64_t pos, int count, MPI_
 {
     int size = 0;
     if (count > 0 && type != MPI_DATATYPE_NULL && PMPI_Type_size(type, &size) == MPI_SUCCESS &&
-        f->nunended > 0) {
+        mpiio_has_unended(f)) {
         touch_ctx_t t = {.f = f};
         if (mpiio_view_map(&f->view, pos, (int64_t)count * size, touches, &t) != 0)
             return mpiio_refuse(f, MPI_ERR_UNSUPPORTED_OPERATION,
@@ -416,7 +416,7 @@ static int before_shared(MPI_File fh, const char *call)
     mpiio_file_t *f = taken(fh);
     if (!f)
         return MPI_SUCCESS;
-    if (f->nunended > 0)
+    if (mpiio_has_unended(f))
         return mpiio_refuse(f, MPI_ERR_UNSUPPORTED_OPERATION,
                             "%s after writes of this rank that no collective call on the file "
                             "has ended: call MPI_File_sync first", call);

@@ -1,5 +1,5 @@
-/* This rank's extents of the current stream: a sorted array of disjoint
- * [start, end) extents with the step each was written in. */
+/* This rank's extents of the current step: a sorted array of disjoint
+ * [start, end) extents. */
 #include "layer.h"
 
 #include <stdlib.h>
@@ -19,13 +19,10 @@ static size_t first_after(const mpiio_extents_t *x, int64_t start)
     return lo;
 }
 
-int64_t mpiio_extents_touch(const mpiio_extents_t *x, int64_t start, int64_t end)
+int mpiio_extents_touch(const mpiio_extents_t *x, int64_t start, int64_t end)
 {
-    int64_t step = -1;
-    for (size_t i = first_after(x, start); i < x->n && x->e[i].start < end; i++)
-        if ((int64_t)x->e[i].step > step)
-            step = (int64_t)x->e[i].step;
-    return step;
+    size_t i = first_after(x, start);
+    return i < x->n && x->e[i].start < end;
 }
 
 /* Halve the entries by joining neighbours: the set only grows. */
@@ -34,30 +31,28 @@ static void coarsen(mpiio_extents_t *x)
     size_t k = 0;
     for (size_t i = 0; i < x->n; i += 2, k++) {
         mpiio_extent_t e = x->e[i];
-        if (i + 1 < x->n) {
+        if (i + 1 < x->n)
             e.end = x->e[i + 1].end;
-            e.step = e.step > x->e[i + 1].step ? e.step : x->e[i + 1].step;
-        }
         x->e[k] = e;
     }
     x->n = k;
 }
 
-int mpiio_extents_add(mpiio_extents_t *x, int64_t start, int64_t end, uint64_t step)
+int mpiio_extents_add(mpiio_extents_t *x, int64_t start, int64_t end)
 {
     size_t i = first_after(x, start);
-    /* Join an extent of the same step that ends where this one starts, or
-     * starts where it ends. */
-    if (i > 0 && x->e[i - 1].end == start && x->e[i - 1].step == step) {
+    /* Join an extent that ends where this one starts, or starts where it
+     * ends. */
+    if (i > 0 && x->e[i - 1].end == start) {
         x->e[i - 1].end = end;
-        if (i < x->n && x->e[i].start == end && x->e[i].step == step) {
+        if (i < x->n && x->e[i].start == end) {
             x->e[i - 1].end = x->e[i].end;
             memmove(&x->e[i], &x->e[i + 1], (x->n - i - 1) * sizeof(*x->e));
             x->n--;
         }
         return 0;
     }
-    if (i < x->n && x->e[i].start == end && x->e[i].step == step) {
+    if (i < x->n && x->e[i].start == end) {
         x->e[i].start = start;
         return 0;
     }
@@ -67,11 +62,9 @@ int mpiio_extents_add(mpiio_extents_t *x, int64_t start, int64_t end, uint64_t s
         if (i < x->n && x->e[i].start < end) {
             /* Joined extents cover part of it now: one extent covers all. */
             size_t j = i;
-            mpiio_extent_t u = {start < x->e[i].start ? start : x->e[i].start, end, step};
-            for (; j < x->n && x->e[j].start < end; j++) {
+            mpiio_extent_t u = {start < x->e[i].start ? start : x->e[i].start, end};
+            for (; j < x->n && x->e[j].start < end; j++)
                 u.end = x->e[j].end > u.end ? x->e[j].end : u.end;
-                u.step = x->e[j].step > u.step ? x->e[j].step : u.step;
-            }
             x->e[i] = u;
             memmove(&x->e[i + 1], &x->e[j], (x->n - j) * sizeof(*x->e));
             x->n -= j - i - 1;
@@ -87,7 +80,7 @@ int mpiio_extents_add(mpiio_extents_t *x, int64_t start, int64_t end, uint64_t s
         x->cap = cap;
     }
     memmove(&x->e[i + 1], &x->e[i], (x->n - i) * sizeof(*x->e));
-    x->e[i] = (mpiio_extent_t){start, end, step};
+    x->e[i] = (mpiio_extent_t){start, end};
     x->n++;
     return 0;
 }

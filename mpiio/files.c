@@ -200,14 +200,6 @@ int mpiio_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info, MP
     return MPI_SUCCESS;
 }
 
-int mpiio_touches_unended(const mpiio_file_t *f, int64_t start, int64_t end)
-{
-    for (int i = 0; i < f->nunended; i++)
-        if (f->unended[i][0] < end && start < f->unended[i][1])
-            return 1;
-    return 0;
-}
-
 int mpiio_end_step(mpiio_file_t *f, const char *call)
 {
     int rc = fwdio_step_end(f->stream);
@@ -215,7 +207,6 @@ int mpiio_end_step(mpiio_file_t *f, const char *call)
     int code = rc == FWDIO_OK ? MPI_SUCCESS : mpiio_file_error(f, rc, call);
     /* Overwrites kept during the step follow it into the file. */
     int over = mpiio_overlay_apply(f, call);
-    f->nunended = 0;
     mpiio_extents_clear(&f->own); /* the next step may write any of them again */
     return code != MPI_SUCCESS ? code : over;
 }

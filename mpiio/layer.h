@@ -18,17 +18,15 @@
 #include <stdint.h>
 
 #define MPIIO_REASON_LEN 160
-#define MPIIO_UNENDED_MAX 4096
 
 /* The extents of the file this rank handed to the stream in the current
- * step, each with its step: sorted, disjoint. A write that lands on one of
+ * step: sorted, disjoint. A write that lands on one of
  * them again cannot go to the stream in the same step (its writers take a
  * byte once per step), so the layer keeps it and writes it itself once the
  * step is in the file (see access.c). Entries may be merged when there are
  * too many: a larger extent only sends more writes that way. */
 typedef struct mpiio_extent {
     int64_t start, end;
-    uint64_t step;
 } mpiio_extent_t;
 
 typedef struct mpiio_extents {
@@ -64,8 +62,6 @@ typedef struct mpiio_file {
     int64_t max_end;             /* highest end of a byte this rank wrote */
     int64_t synced_end;          /* every rank's max_end at the last MPI_File_sync */
     int sync_owed;               /* a sync returned before the bytes were durable */
-    int64_t unended[MPIIO_UNENDED_MAX][2]; /* [start, end) written since the last step end */
-    int nunended;
     mpiio_extents_t own;         /* this rank's bytes in the current step */
     mpiio_overlay_t *overlay, **overlay_tail; /* in call order */
     int direct_fd;               /* the layer's own descriptor for those writes, or -1 */
@@ -127,22 +123,24 @@ int mpiio_settle_all(mpiio_file_t *f, const char *call);
 int mpiio_settle_ended(mpiio_file_t *f, const char *call);
 /* Hand the file back to MPI-IO for good (collective). */
 int mpiio_release(mpiio_file_t *f, const char *reason);
-/* Does [start, end) touch bytes this rank wrote since its last step end? */
-int mpiio_touches_unended(const mpiio_file_t *f, int64_t start, int64_t end);
 /* End a step after a collective write (collective). */
 int mpiio_end_step(mpiio_file_t *f, const char *call);
 
 /* --- extents.c: the set of this rank's extents in the stream ------------------ */
-/* The highest step of an extent that [start, end) touches, or -1. */
-int64_t mpiio_extents_touch(const mpiio_extents_t *x, int64_t start, int64_t end);
-/* Add [start, end), touching no extent, for `step`: 0, or -1 out of memory. */
-int mpiio_extents_add(mpiio_extents_t *x, int64_t start, int64_t end, uint64_t step);
+/* Does [start, end) touch an extent? */
+int mpiio_extents_touch(const mpiio_extents_t *x, int64_t start, int64_t end);
+/* Add [start, end), touching no extent: 0, or -1 out of memory. */
+int mpiio_extents_add(mpiio_extents_t *x, int64_t start, int64_t end);
 void mpiio_extents_clear(mpiio_extents_t *x);
 
 /* --- access.c: writes and the data of reads ----------------------------------- */
 /* MPI_File_preallocate of a taken file (collective): the layer's own, as
  * Open MPI 4.1's OMPIO gets it wrong on several ranks. */
 int mpiio_preallocate(mpiio_file_t *f, MPI_Offset size);
+/* Did this rank write bytes since its last step end (to the stream, or kept
+ * in the overlay)? Does [start, end) touch them? */
+int mpiio_has_unended(const mpiio_file_t *f);
+int mpiio_touches_unended(const mpiio_file_t *f, int64_t start, int64_t end);
 /* Write the overlay (after the steps that came before it are in the file). */
 int mpiio_overlay_apply(mpiio_file_t *f, const char *call);
 void mpiio_overlay_drop(mpiio_file_t *f);
