@@ -105,8 +105,16 @@ int fwdioi_requests_test(fwdioi_rt_t *rt)
     int done_capacity = r->done_capacity;
     r->done = NULL;
     r->done_capacity = 0;
-    for (int i = 0; i < ndone; i++)
-        done[i].cb(done[i].arg, &done[i].status);
+    /* A callback may forget requests (fwdioi_rt_forget) whose completions
+     * are later in this batch: theirs must not run either. */
+    fwdioi_batch_t batch = {done, ndone, 0, r->running};
+    r->running = &batch;
+    while (batch.next < ndone) {
+        int i = batch.next++;
+        if (done[i].cb)
+            done[i].cb(done[i].arg, &done[i].status);
+    }
+    r->running = batch.outer;
     if (r->done) { /* a nested test grew a new scratch: keep that one */
         free(done);
     } else {
@@ -128,6 +136,13 @@ int fwdioi_rt_forget(fwdioi_rt_t *rt, void *arg)
         }
     }
     compact(r);
+    /* completed in a batch whose callbacks are running, not yet called back */
+    for (fwdioi_batch_t *b = r->running; b; b = b->outer)
+        for (int i = b->next; i < b->count; i++)
+            if (b->done[i].cb && b->done[i].arg == arg) {
+                b->done[i].cb = NULL;
+                forgotten++;
+            }
     return forgotten;
 }
 

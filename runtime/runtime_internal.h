@@ -14,6 +14,15 @@ typedef struct fwdioi_done {
     MPI_Status status;
 } fwdioi_done_t;
 
+/* Completions whose callbacks are running (fwdioi_requests_test); nested
+ * tests (a callback that polls) stack theirs on the outer ones. */
+typedef struct fwdioi_batch {
+    fwdioi_done_t *done;
+    int count;
+    int next; /* the first whose callback has not started */
+    struct fwdioi_batch *outer;
+} fwdioi_batch_t;
+
 /* MPI requests the progress thread polls (owned by the progress thread). */
 typedef struct fwdioi_requests {
     MPI_Request *reqs;
@@ -24,6 +33,7 @@ typedef struct fwdioi_requests {
     int count, capacity;
     fwdioi_done_t *done; /* scratch for completions */
     int done_capacity;
+    fwdioi_batch_t *running; /* the innermost batch whose callbacks run, or NULL */
 } fwdioi_requests_t;
 
 /* A queue of I/O jobs (io_thread.c). */
