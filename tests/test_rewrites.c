@@ -24,6 +24,11 @@
  *              with no wait that never ends;
  *   args       rewrites on a file with a size, and ranks that disagree on
  *              it: FWDIO_EINVAL naming "rewrites".
+ * With --mpi-fault only this case runs:
+ *   mpi_fault  an MPI call fails (MPI_FAULTS_RULE, tests/util/mpi_faults.h)
+ *              while later steps' messages are held: every rank's file
+ *              ends with FWDIO_EMPI, every step from the first failed one
+ *              on fails, and nothing waits for ever.
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -32,6 +37,7 @@
 #include <sys/stat.h>
 
 #include "fwdio.h"
+#include "mpi_faults.h"
 #include "pattern.h"
 #include "test_common.h"
 
@@ -326,6 +332,42 @@ static void case_fault(uint64_t seed, int nsteps)
     TC_EXPECT(fwdio_finalize(rt), FWDIO_OK, "fwdio_finalize (fault)");
 }
 
+static void case_mpi_fault(fwdio_runtime_t *rt, uint64_t seed, int nsteps)
+{
+    char path[4096];
+    tc_path(path, sizeof path, "rewrites-mpi-fault");
+    fwdio_options_t o = rewrite_options(2);
+    fwdio_file_t *f = NULL;
+    tc_phase("mpi_fault");
+    TC_EXPECT(fwdio_open(rt, path, FWDIO_SIZE_GROWS, &o, NULL, &f), FWDIO_OK, "fwdio_open");
+    tc_rng_t mine;
+    tc_rng_seed(&mine, seed + (uint64_t)tc_rank);
+    for (int k = 0; k < nsteps; k++) {
+        piece_t *p;
+        size_t n = plan_step(seed, k, 256 << 10, 20000, &p);
+        write_step(f, p, n, seed, k, &mine, 1);
+        free(p);
+        int rc = fwdio_step_end(f);
+        TC_CHECK(rc == FWDIO_OK || rc == FWDIO_EFAILED, "mpi_fault: fwdio_step_end: %s",
+                 fwdio_strerror(rc));
+    }
+    TC_EXPECT(fwdio_close(f), FWDIO_OK, "fwdio_close");
+    int rc = fwdio_wait(f);
+    TC_CHECK(rc == FWDIO_EMPI, "mpi_fault: fwdio_wait: %s (%s)", fwdio_strerror(rc),
+             fwdio_file_error(f));
+    TC_CHECK(tc_all_same(MPI_COMM_WORLD, rc), "mpi_fault: ranks end with different statuses");
+    int failed_from = nsteps;
+    for (int k = nsteps - 1; k >= 0; k--)
+        if (fwdio_step_wait(f, (uint64_t)k) != FWDIO_OK)
+            failed_from = k;
+    for (int k = failed_from; k < nsteps; k++)
+        TC_CHECK(fwdio_step_wait(f, (uint64_t)k) != FWDIO_OK,
+                 "mpi_fault: step %d OK after step %d failed", k, failed_from);
+    TC_CHECK(tc_all_same(MPI_COMM_WORLD, failed_from), "mpi_fault: ranks disagree on the steps");
+    TC_CHECK(tc_sum(MPI_COMM_WORLD, mpi_faults_fired()) >= 1, "mpi_fault: the rule never fired");
+    fwdio_file_free(f);
+}
+
 static void case_args(fwdio_runtime_t *rt)
 {
     char path[4096];
@@ -351,6 +393,7 @@ int main(int argc, char **argv)
     unsigned timeout = 100;
     int nsteps = 16, writers = 2;
     uint64_t seed = 1, span = 300000, max_piece = 20000;
+    int mpi_fault = 0;
     for (int i = 1; i < argc; i++) {
         if (tc_common_option(argc, argv, &i, &timeout, &g_mode))
             continue;
@@ -364,15 +407,22 @@ int main(int argc, char **argv)
             span = tc_parse_size(argv[++i]);
         else if (!strcmp(argv[i], "--max-piece") && i + 1 < argc)
             max_piece = tc_parse_size(argv[++i]);
+        else if (!strcmp(argv[i], "--mpi-fault"))
+            mpi_fault = 1;
         else {
             fprintf(stderr, "usage: %s [--steps N] [--seed S] [--writers W] [--span B] "
-                            "[--max-piece B]\n",
+                            "[--max-piece B] [--mpi-fault]\n",
                     argv[0]);
             return 2;
         }
     }
     tc_mpi_init(&argc, &argv, timeout);
     fwdio_runtime_t *rt = tc_start_runtime(MPI_COMM_WORLD, g_mode);
+    if (mpi_fault) {
+        case_mpi_fault(rt, seed, nsteps);
+        TC_EXPECT(fwdio_finalize(rt), FWDIO_OK, "fwdio_finalize");
+        return tc_finish("test_rewrites --mpi-fault");
+    }
     case_args(rt);
     case_random(rt, nsteps, seed, writers, span, max_piece);
     case_overlap(rt);
