@@ -230,6 +230,9 @@ typedef struct fwdioi_session {
     /* messages of writes issued before ready, in order; with rewrites also
      * those of a step whose earlier steps are not complete here (sender.c) */
     fwdioi_task_list_t held;
+    /* held messages being released (sender.c): a send that fails there
+     * aborts the file, whose drop_held must drop these too */
+    fwdioi_task_list_t *releasing;
     /* [nwriters + FWDIOI_CLOSE_EXTRA]: bytes this rank sent to each writer, then
      * whether it holds the commit block and its rank; summed at close. */
     uint64_t *sent_bytes;

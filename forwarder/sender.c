@@ -247,11 +247,13 @@ void fwdioi_sender_release_held(fwdio_file_t *f)
     fwdioi_task_list_t waiting;
     STAILQ_INIT(&waiting);
     STAILQ_CONCAT(&waiting, &f->s.held);
+    f->s.releasing = &waiting;
     while (!STAILQ_EMPTY(&waiting)) { /* each sent, dropped, or held again */
         fwdioi_msg_t *m = (fwdioi_msg_t *)STAILQ_FIRST(&waiting);
         STAILQ_REMOVE_HEAD(&waiting, link);
         fwdioi_sender_send(f, m);
     }
+    f->s.releasing = NULL;
 }
 
 /* Task: a message from fwdio_write. */

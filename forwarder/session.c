@@ -513,6 +513,8 @@ static void deliver_ready(fwdio_file_t *f)
 /* Drop the writes held for the open, with `status` for lent buffers. */
 static void drop_held(fwdio_file_t *f, int status)
 {
+    if (f->s.releasing) /* a release under way (sender.c): its rest too */
+        STAILQ_CONCAT(&f->s.held, f->s.releasing);
     while (!STAILQ_EMPTY(&f->s.held)) {
         fwdioi_task_t *t = STAILQ_FIRST(&f->s.held);
         STAILQ_REMOVE_HEAD(&f->s.held, link);
