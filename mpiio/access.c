@@ -170,8 +170,10 @@ static int write_extent(void *arg, int64_t off, int64_t len, int64_t data_pos)
         rc = fwdio_write(f->stream, data, (size_t)len, (uint64_t)off);
         if (rc == FWDIO_OK && mpiio_extents_add(&f->own, off, off + len) != 0)
             rc = FWDIO_ENOMEM;
-        if (rc == FWDIO_OK)
+        if (rc == FWDIO_OK) {
             f->bytes_stream += len;
+            mpiio_copies_keep(&f->copies, data, len, off, f->readback_limit);
+        }
     }
     if (rc != FWDIO_OK) {
         w->status = rc;

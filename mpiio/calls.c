@@ -302,108 +302,169 @@ static int touches(void *arg, int64_t off, int64_t len, int64_t data_pos)
     return mpiio_touches_unended(t->f, off, off + len);
 }
 
-/* An independent read at data position pos: wait for the ended steps; refuse
- * a read of bytes this rank wrote since its last collective call on the file
- * (they may still be on their way, and only a collective call can wait for
- * them). */
+/* An independent read of `count` x `type` at data position pos: waits for the
+ * ended steps. *own says whether it touches bytes this rank wrote since its
+ * last collective call on the file (they may still be on their way, and only
+ * a collective call can wait for them: the read lays the layer's copies of
+ * them over what MPI-IO reads); it is refused when the layer did not keep
+ * them all (FWDIO_MPIIO_READBACK). */
 static int before_independent_read(mpiio_file_t *f, int64_t pos, int count, MPI_Datatype type,
-                                   const char *call)
+                                   int *own, const char *call)
 {
     int size = 0;
+    *own = 0;
     if (count > 0 && type != MPI_DATATYPE_NULL && PMPI_Type_size(type, &size) == MPI_SUCCESS &&
         mpiio_has_unended(f)) {
         touch_ctx_t t = {.f = f};
-        if (mpiio_view_map(&f->view, pos, (int64_t)count * size, touches, &t) != 0)
+        *own = mpiio_view_map(&f->view, pos, (int64_t)count * size, touches, &t) != 0;
+        if (*own && f->copies.incomplete)
             return mpiio_refuse(f, MPI_ERR_UNSUPPORTED_OPERATION,
                                 "%s of bytes this rank wrote since its last collective call on "
-                                "the file: call MPI_File_sync (or any collective call on the "
-                                "file) first", call);
+                                "the file, more than FWDIO_MPIIO_READBACK=%lld bytes it keeps "
+                                "for such reads: call MPI_File_sync (or any collective call on "
+                                "the file) first, or raise it", call,
+                                (long long)f->readback_limit);
     }
     return mpiio_settle_ended(f, call);
 }
 
-#define READ_AT(name, collective, ...)                                                            \
-    do {                                                                                          \
-        mpiio_file_t *f = taken(fh);                                                              \
-        if (!f)                                                                                   \
-            return P##name(__VA_ARGS__);                                                          \
-        double t0_ = PMPI_Wtime();                                                                \
-        int rc_ = collective ? mpiio_settle_all(f, #name)                                         \
-                             : before_independent_read(f, offset * f->view.etype_size, count,     \
-                                                       type, #name);                              \
-        if (rc_ == MPI_SUCCESS)                                                                   \
-            rc_ = P##name(__VA_ARGS__);                                                           \
-        f->blocked[MPIIO_T_READ] += PMPI_Wtime() - t0_;                                           \
-        return rc_;                                                                               \
+/* A collective read: every earlier write of the file is in it first. */
+#define READ_AT_ALL(name, ...)                                  \
+    do {                                                        \
+        mpiio_file_t *f = taken(fh);                            \
+        if (!f)                                                 \
+            return P##name(__VA_ARGS__);                        \
+        double t0_ = PMPI_Wtime();                              \
+        int rc_ = mpiio_settle_all(f, #name);                   \
+        if (rc_ == MPI_SUCCESS)                                 \
+            rc_ = P##name(__VA_ARGS__);                         \
+        f->blocked[MPIIO_T_READ] += PMPI_Wtime() - t0_;         \
+        return rc_;                                             \
     } while (0)
+
+enum { READ_BLOCKING, READ_NONBLOCKING };
+
+/* An independent read at `offset` etypes of the view, or at the individual
+ * file pointer (which then advances). One that touches this rank's bytes
+ * of the current step is read and patched at once (a nonblocking one
+ * returns a completed request); any other goes to MPI-IO's own call. */
+static int read_independent(mpiio_file_t *f, int64_t offset, int at_pointer, void *buf,
+                            int count, MPI_Datatype type, MPI_Status *status,
+                            MPI_Request *request, const char *call)
+{
+    double t0 = PMPI_Wtime();
+    int64_t at = at_pointer ? f->fp : offset;
+    int own;
+    int rc = before_independent_read(f, at * f->view.etype_size, count, type, &own, call);
+    if (rc == MPI_SUCCESS && own) {
+        int64_t bytes = 0;
+        rc = mpiio_read_own(f, at, buf, count, type, &bytes, call);
+        if (rc == MPI_SUCCESS && at_pointer)
+            f->fp += bytes / f->view.etype_size;
+        if (request) {
+            MPI_Status st;
+            set_status(&st, bytes);
+            rc = as_request(rc, &st, request);
+        } else if (rc == MPI_SUCCESS) {
+            set_status(status, bytes);
+        }
+    } else if (rc == MPI_SUCCESS) {
+        /* The real call, at the layer's file pointer when it reads at one. */
+        if (at_pointer)
+            PMPI_File_seek(f->fh, f->fp, MPI_SEEK_SET);
+        if (at_pointer)
+            rc = request ? PMPI_File_iread(f->fh, buf, count, type, request)
+                         : PMPI_File_read(f->fh, buf, count, type, status);
+        else
+            rc = request ? PMPI_File_iread_at(f->fh, offset, buf, count, type, request)
+                         : PMPI_File_read_at(f->fh, offset, buf, count, type, status);
+        MPI_Offset pos;
+        if (at_pointer && PMPI_File_get_position(f->fh, &pos) == MPI_SUCCESS)
+            f->fp = pos;
+    } else if (request) {
+        *request = MPI_REQUEST_NULL;
+    }
+    f->blocked[MPIIO_T_READ] += PMPI_Wtime() - t0;
+    return rc;
+}
 
 int MPI_File_read_at(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype type,
                      MPI_Status *status)
 {
-    READ_AT(MPI_File_read_at, 0, fh, offset, buf, count, type, status);
+    mpiio_file_t *f = taken(fh);
+    if (!f)
+        return PMPI_File_read_at(fh, offset, buf, count, type, status);
+    return read_independent(f, offset, 0, buf, count, type, status, NULL, "MPI_File_read_at");
 }
 
 int MPI_File_read_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype type,
                          MPI_Status *status)
 {
-    READ_AT(MPI_File_read_at_all, 1, fh, offset, buf, count, type, status);
+    READ_AT_ALL(MPI_File_read_at_all, fh, offset, buf, count, type, status);
 }
 
 int MPI_File_iread_at(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype type,
                       MPI_Request *request)
 {
-    READ_AT(MPI_File_iread_at, 0, fh, offset, buf, count, type, request);
+    mpiio_file_t *f = taken(fh);
+    if (!f)
+        return PMPI_File_iread_at(fh, offset, buf, count, type, request);
+    return read_independent(f, offset, 0, buf, count, type, MPI_STATUS_IGNORE, request,
+                            "MPI_File_iread_at");
 }
 
 int MPI_File_iread_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count,
                           MPI_Datatype type, MPI_Request *request)
 {
-    READ_AT(MPI_File_iread_at_all, 1, fh, offset, buf, count, type, request);
+    READ_AT_ALL(MPI_File_iread_at_all, fh, offset, buf, count, type, request);
 }
 
-/* Reads at the individual file pointer: the real handle's pointer is set to
- * the layer's before, and read back after. */
-#define READ_POINTER(name, collective, ...)                                                     \
-    do {                                                                                        \
-        mpiio_file_t *f = taken(fh);                                                            \
-        if (!f)                                                                                 \
-            return P##name(__VA_ARGS__);                                                        \
-        double t0_ = PMPI_Wtime();                                                              \
-        int rc_ = collective ? mpiio_settle_all(f, #name)                                       \
-                             : before_independent_read(f, f->fp * f->view.etype_size, count,    \
-                                                       type, #name);                            \
-        if (rc_ != MPI_SUCCESS) {                                                               \
-            f->blocked[MPIIO_T_READ] += PMPI_Wtime() - t0_;                                     \
-            return rc_;                                                                         \
-        }                                                                                       \
-        PMPI_File_seek(fh, f->fp, MPI_SEEK_SET);                                                \
-        rc_ = P##name(__VA_ARGS__);                                                             \
-        MPI_Offset at;                                                                          \
-        if (PMPI_File_get_position(fh, &at) == MPI_SUCCESS)                                     \
-            f->fp = at;                                                                         \
-        f->blocked[MPIIO_T_READ] += PMPI_Wtime() - t0_;                                         \
-        return rc_;                                                                             \
+/* Collective reads at the individual file pointer: the real handle's
+ * pointer is set to the layer's before, and read back after. */
+#define READ_ALL(name, ...)                                     \
+    do {                                                        \
+        mpiio_file_t *f = taken(fh);                            \
+        if (!f)                                                 \
+            return P##name(__VA_ARGS__);                        \
+        double t0_ = PMPI_Wtime();                              \
+        int rc_ = mpiio_settle_all(f, #name);                   \
+        if (rc_ == MPI_SUCCESS) {                               \
+            PMPI_File_seek(fh, f->fp, MPI_SEEK_SET);            \
+            rc_ = P##name(__VA_ARGS__);                         \
+            MPI_Offset at_;                                     \
+            if (PMPI_File_get_position(fh, &at_) == MPI_SUCCESS) \
+                f->fp = at_;                                    \
+        }                                                       \
+        f->blocked[MPIIO_T_READ] += PMPI_Wtime() - t0_;         \
+        return rc_;                                             \
     } while (0)
 
 int MPI_File_read(MPI_File fh, void *buf, int count, MPI_Datatype type, MPI_Status *status)
 {
-    READ_POINTER(MPI_File_read, 0, fh, buf, count, type, status);
+    mpiio_file_t *f = taken(fh);
+    if (!f)
+        return PMPI_File_read(fh, buf, count, type, status);
+    return read_independent(f, 0, 1, buf, count, type, status, NULL, "MPI_File_read");
 }
 
 int MPI_File_read_all(MPI_File fh, void *buf, int count, MPI_Datatype type, MPI_Status *status)
 {
-    READ_POINTER(MPI_File_read_all, 1, fh, buf, count, type, status);
+    READ_ALL(MPI_File_read_all, fh, buf, count, type, status);
 }
 
 int MPI_File_iread(MPI_File fh, void *buf, int count, MPI_Datatype type, MPI_Request *request)
 {
-    READ_POINTER(MPI_File_iread, 0, fh, buf, count, type, request);
+    mpiio_file_t *f = taken(fh);
+    if (!f)
+        return PMPI_File_iread(fh, buf, count, type, request);
+    return read_independent(f, 0, 1, buf, count, type, MPI_STATUS_IGNORE, request,
+                            "MPI_File_iread");
 }
 
 int MPI_File_iread_all(MPI_File fh, void *buf, int count, MPI_Datatype type,
                        MPI_Request *request)
 {
-    READ_POINTER(MPI_File_iread_all, 1, fh, buf, count, type, request);
+    READ_ALL(MPI_File_iread_all, fh, buf, count, type, request);
 }
 
 /* --- shared file pointers: the real MPI-IO's ------------------------------------------- */

@@ -51,6 +51,7 @@ static void free_file(mpiio_file_t *f)
 {
     mpiio_overlay_drop(f);
     mpiio_extents_clear(&f->own);
+    mpiio_copies_free(&f->copies);
     if (f->direct_fd >= 0)
         close(f->direct_fd);
     if (f->comm != MPI_COMM_NULL)
@@ -175,6 +176,7 @@ int mpiio_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info, MP
         f->rt = rt;
         PMPI_Comm_dup(comm, &f->comm);
         PMPI_Comm_rank(f->comm, &f->rank);
+        f->readback_limit = mpiio_readback_limit(f->rank);
         ok = open_stream(f, size, why, sizeof(why)) == 0;
         PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, f->comm);
         if (!all && f->stream) { /* another rank could not: give ours up */
@@ -208,6 +210,7 @@ int mpiio_end_step(mpiio_file_t *f, const char *call)
     /* Overwrites kept during the step follow it into the file. */
     int over = mpiio_overlay_apply(f, call);
     mpiio_extents_clear(&f->own); /* the next step may write any of them again */
+    mpiio_copies_clear(&f->copies);
     return code != MPI_SUCCESS ? code : over;
 }
 

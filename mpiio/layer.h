@@ -43,6 +43,25 @@ typedef struct mpiio_overlay {
     struct mpiio_overlay *next;
 } mpiio_overlay_t;
 
+/* Copies of this rank's bytes in the stream's current step, so that its
+ * independent reads of them see them (readback.c): disjoint, in call order,
+ * their data in one buffer reused from step to step. */
+typedef struct mpiio_copy {
+    int64_t off, len;
+    size_t at; /* where the bytes are in `data` */
+} mpiio_copy_t;
+
+typedef struct mpiio_copies {
+    char *data;
+    size_t used, data_cap;
+    mpiio_copy_t *c;
+    size_t n, cap;
+    int incomplete; /* a write of the step was not kept (over the limit, or no memory) */
+} mpiio_copies_t;
+
+/* The default of FWDIO_MPIIO_READBACK: bytes kept per file and step. */
+#define MPIIO_READBACK_DEFAULT ((int64_t)64 << 20)
+
 /* Kinds of calls whose time FWDIO_VERBOSE reports at the close. */
 enum { MPIIO_T_WRITE, MPIIO_T_SIZE, MPIIO_T_SYNC, MPIIO_T_READ, MPIIO_T_CLOSE,
        MPIIO_BLOCKED_KINDS };
@@ -64,6 +83,8 @@ typedef struct mpiio_file {
     int sync_owed;               /* a sync returned before the bytes were durable */
     mpiio_extents_t own;         /* this rank's bytes in the current step */
     mpiio_overlay_t *overlay, **overlay_tail; /* in call order */
+    mpiio_copies_t copies;       /* copies of `own`'s bytes, for this rank's reads */
+    int64_t readback_limit;      /* FWDIO_MPIIO_READBACK: most bytes in `copies` */
     int direct_fd;               /* the layer's own descriptor for those writes, or -1 */
     /* What became of this rank's writes (FWDIO_VERBOSE prints them at the
      * close): to the stream, written again by the layer, new streams. */
@@ -93,6 +114,8 @@ void mpiio_remove_file(mpiio_file_t *f);
 /* Files closed with FWDIO_MPIIO_CLOSE=async that may still be writing. */
 int mpiio_close_async(void);
 int mpiio_sync_async(void);         /* FWDIO_MPIIO_SYNC=async */
+/* FWDIO_MPIIO_READBACK, or its default (rank 0 says when the value is bad). */
+int64_t mpiio_readback_limit(int rank);
 void mpiio_add_pending(fwdio_file_t *stream, const char *path);
 int mpiio_wait_pending(const char *path); /* NULL: every path; MPI error code */
 int mpiio_finalize_runtimes(void);
@@ -147,5 +170,18 @@ void mpiio_overlay_drop(mpiio_file_t *f);
 /* Write count x type from buf at data position pos of the view (bytes). */
 int mpiio_write(mpiio_file_t *f, int64_t pos, const void *buf, int count, MPI_Datatype type,
                 int64_t *bytes, const char *call);
+
+/* --- readback.c: this rank's reads of its own bytes of the current step -------- */
+/* Keep a copy of len bytes at file offset off that went to the stream; past
+ * `limit` bytes in the step (or out of memory) keeps none from then on. */
+void mpiio_copies_keep(mpiio_copies_t *k, const char *data, int64_t len, int64_t off,
+                       int64_t limit);
+void mpiio_copies_clear(mpiio_copies_t *k);
+void mpiio_copies_free(mpiio_copies_t *k);
+/* Read count x type at `offset` etypes of the view through MPI-IO (blocking,
+ * after the ended steps are in the file) and lay this rank's bytes of the
+ * current step over it; *bytes: the bytes read, counting those. */
+int mpiio_read_own(mpiio_file_t *f, int64_t offset, void *buf, int count, MPI_Datatype type,
+                   int64_t *bytes, const char *call);
 
 #endif

@@ -2,6 +2,7 @@
  * takes, one fwdio runtime per group of ranks that opens files, the table of
  * taken files and the files still completing after an asynchronous close. */
 #include "layer.h"
+#include "parse_size.h"
 
 #include <fnmatch.h>
 #include <stdarg.h>
@@ -185,6 +186,21 @@ int mpiio_sync_async(void)
 {
     const char *v = getenv("FWDIO_MPIIO_SYNC");
     return v && strcmp(v, "async") == 0;
+}
+
+int64_t mpiio_readback_limit(int rank)
+{
+    const char *v = getenv("FWDIO_MPIIO_READBACK");
+    uint64_t n = 0;
+    if (!v || !*v)
+        return MPIIO_READBACK_DEFAULT;
+    if (fwdioi_parse_size(v, &n) != 0 || n > (uint64_t)INT64_MAX) {
+        if (rank == 0)
+            mpiio_say("FWDIO_MPIIO_READBACK=\"%s\" is not a size (e.g. 64M, 0): %lld bytes "
+                      "are kept", v, (long long)MPIIO_READBACK_DEFAULT);
+        return MPIIO_READBACK_DEFAULT;
+    }
+    return (int64_t)n;
 }
 
 void mpiio_add_pending(fwdio_file_t *stream, const char *path)

@@ -1940,38 +1940,73 @@ static void case_own_read(void)
     if (OK(MPI_File_read_at(fh, R1 + r * 2000, got, 2000, MPI_BYTE, &st)))
         check_buf("read_at of its own region 1", got, &m, R1 + r * 2000, 2000);
 
-    /* an independent write, then independent reads of it: unsupported, never stale */
+    /* an independent write, then independent reads of it: they see it (the
+     * layer lays its copy over what MPI-IO reads) */
     int64_t o3 = R3 + r * 600;
     b = pattern_buf(o3, 500, seed_of(3));
     OK(MPI_File_write_at(fh, o3, b, 500, MPI_BYTE, &st));
     free(b);
-    int rc;
     memset(got, 0xEE, sizeof got);
-    rc = MPI_File_read_at(fh, o3, got, 500, MPI_BYTE, &st);
-    expect_unsupported(rc, "read_at of its own unsynced write");
-    if (rc == MPI_SUCCESS)
+    if (OK(MPI_File_read_at(fh, o3, got, 500, MPI_BYTE, &st))) {
         check_buf("read_at of its own unsynced write", got, &m, o3, 500);
+        check_count("read_at of its own unsynced write", &st, MPI_BYTE, 500);
+    }
+    /* with the hole before it (zeros, or another rank's bytes) */
     memset(got, 0xEE, sizeof got);
-    rc = MPI_File_read_at(fh, o3 - 10, got, 20, MPI_BYTE, &st);
-    expect_unsupported(rc, "read_at overlapping its own unsynced write");
-    if (rc == MPI_SUCCESS)
+    if (OK(MPI_File_read_at(fh, o3 - 10, got, 20, MPI_BYTE, &st)))
         check_buf("read_at overlapping its own unsynced write", got, &m, o3 - 10, 20);
     OK(MPI_File_seek(fh, o3 + 100, MPI_SEEK_SET));
     memset(got, 0xEE, sizeof got);
-    rc = MPI_File_read(fh, got, 100, MPI_BYTE, &st);
-    expect_unsupported(rc, "read (individual pointer) of its own unsynced write");
-    if (rc == MPI_SUCCESS)
-        check_buf("read of its own unsynced write", got, &m, o3 + 100, 100);
+    if (OK(MPI_File_read(fh, got, 100, MPI_BYTE, &st))) {
+        check_buf("read (individual pointer) of its own unsynced write", got, &m, o3 + 100, 100);
+        MPI_Offset at = -1;
+        OK(MPI_File_get_position(fh, &at));
+        CHECK(at == o3 + 200, "the pointer is at %lld after the read; expected %lld",
+              (long long)at, (long long)(o3 + 200));
+    }
     {
         MPI_Request req;
         memset(got, 0xEE, sizeof got);
-        rc = MPI_File_iread_at(fh, o3 + 200, got, 100, MPI_BYTE, &req);
-        if (rc == MPI_SUCCESS)
-            rc = MPI_Wait(&req, &st); /* the error may come with the completion */
-        expect_unsupported(rc, "iread_at (+ MPI_Wait) of its own unsynced write");
-        if (rc == MPI_SUCCESS)
-            check_buf("iread_at of its own unsynced write", got, &m, o3 + 200, 100);
+        if (OK(MPI_File_iread_at(fh, o3 + 200, got, 100, MPI_BYTE, &req)) &&
+            OK(MPI_Wait(&req, &st))) {
+            check_buf("iread_at (+ MPI_Wait) of its own unsynced write", got, &m, o3 + 200, 100);
+            check_count("iread_at of its own unsynced write", &st, MPI_BYTE, 100);
+        }
     }
+    /* the last rank's bytes end the file: a read past them counts only them */
+    if (r == P - 1) {
+        memset(got, 0xEE, sizeof got);
+        if (OK(MPI_File_read_at(fh, o3 + 400, got, 300, MPI_BYTE, &st))) {
+            check_buf("read_at past the end of its own unsynced write", got, &m, o3 + 400, 100);
+            check_count("read_at past the end of the file", &st, MPI_BYTE, 100);
+        }
+    }
+    /* into a memory type with gaps: the gaps are left alone */
+    {
+        MPI_Datatype gaps;
+        MPI_Type_vector(50, 2, 3, MPI_BYTE, &gaps);
+        MPI_Type_commit(&gaps);
+        uint8_t mem[150], want[150];
+        memset(mem, 0xEE, sizeof mem);
+        memset(want, 0xEE, sizeof want);
+        for (int i = 0; i < 100; i++)
+            want[(i / 2) * 3 + i % 2] = pattern_byte(seed_of(3), (uint64_t)(o3 + 300 + i));
+        if (OK(MPI_File_read_at(fh, o3 + 300, mem, 1, gaps, &st)))
+            CHECK(memcmp(mem, want, sizeof mem) == 0,
+                  "read_at of its own unsynced write into a vector memory type: wrong bytes");
+        MPI_Type_free(&gaps);
+    }
+    /* the same bytes written again in the step: the later write is read */
+    b = pattern_buf(o3 + 50, 100, seed_of(6));
+    OK(MPI_File_write_at(fh, o3 + 50, b, 100, MPI_BYTE, &st));
+    free(b);
+    model_put(&m, o3 + 50, 100, seed_of(6));
+    for (int q = 0; q < P; q++)
+        if (q != r)
+            model_put(&m, R3 + q * 600 + 50, 100, seed_of(6));
+    memset(got, 0xEE, sizeof got);
+    if (OK(MPI_File_read_at(fh, o3, got, 500, MPI_BYTE, &st)))
+        check_buf("read_at of its own write written twice", got, &m, o3, 500);
     /* other bytes remain readable meanwhile */
     memset(got, 0xEE, sizeof got);
     if (OK(MPI_File_read_at(fh, R2 + next * 2000, got, 2000, MPI_BYTE, &st)))
@@ -1984,7 +2019,88 @@ static void case_own_read(void)
     memset(got, 0xEE, sizeof got);
     if (OK(MPI_File_read_at(fh, o3, got, 500, MPI_BYTE, &st)))
         check_buf("read_at of its own write after read_at_all", got, &m, o3, 500);
+    /* through a view of 8-byte blocks, one in P for each rank: the read's data
+     * positions meet the kept bytes block by block */
+    {
+        const int64_t R4 = R3 + 600 * (int64_t)P + 64;
+        MPI_Datatype block, ft;
+        MPI_Type_contiguous(8, MPI_BYTE, &block);
+        MPI_Type_create_resized(block, 0, 8 * P, &ft);
+        MPI_Type_commit(&ft);
+        OK(MPI_File_set_view(fh, R4 + 8 * r, MPI_BYTE, ft, "native", MPI_INFO_NULL));
+        uint8_t mine[200];
+        for (int q = 0; q < P; q++)
+            for (int i = 0; i < 200; i++) {
+                int64_t off = R4 + 8 * q + (i / 8) * 8 * (int64_t)P + i % 8;
+                uint8_t v = pattern_byte(seed_of(7), (uint64_t)off);
+                model_byte(&m, off, v);
+                if (q == r)
+                    mine[i] = v;
+            }
+        OK(MPI_File_write_at(fh, 0, mine, 200, MPI_BYTE, &st));
+        memset(got, 0xEE, sizeof got);
+        if (OK(MPI_File_read_at(fh, 0, got, 200, MPI_BYTE, &st)))
+            CHECK(memcmp(got, mine, 200) == 0, "read_at through a view of blocks: wrong bytes");
+        memset(got, 0xEE, sizeof got);
+        if (OK(MPI_File_read_at(fh, 4, got, 17, MPI_BYTE, &st)))
+            CHECK(memcmp(got, mine + 4, 17) == 0,
+                  "read_at through a view of blocks, across blocks: wrong bytes");
+        OK(MPI_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL));
+        MPI_Type_free(&ft);
+        MPI_Type_free(&block);
+    }
     expect_state(fh, "before close", ST_TAKEN);
+    close_file(&fh);
+    check_file(name, &m);
+    model_free(&m);
+}
+
+/* With FWDIO_MPIIO_READBACK=1000 (the layer keeps at most 1000 bytes of a
+ * rank's writes of one step for its reads): a read of the step's bytes is
+ * refused once the step wrote more, and works again after a collective call. */
+static void case_own_read_limit(void)
+{
+    const char *name = "own_read_limit.mpiio";
+    remove_file(name);
+    MPI_File fh = open_file(name, MPI_MODE_RDWR | MPI_MODE_CREATE);
+    expect_state(fh, "after open", ST_TAKEN);
+    model_t m = {.holes_zero = g_layer};
+    MPI_Status st;
+    int P = g_size, r = g_rank;
+    const int64_t A = 0, B = 600 * (int64_t)P, C = 1200 * (int64_t)P;
+    for (int q = 0; q < P; q++)
+        for (int k = 0; k < 3; k++)
+            model_put(&m, k * 600 * (int64_t)P + q * 600, 600, seed_of(k));
+    uint8_t got[600];
+    uint8_t *b = pattern_buf(A + r * 600, 600, seed_of(0));
+    OK(MPI_File_write_at(fh, A + r * 600, b, 600, MPI_BYTE, &st));
+    free(b);
+    memset(got, 0xEE, sizeof got);
+    if (OK(MPI_File_read_at(fh, A + r * 600, got, 600, MPI_BYTE, &st)))
+        check_buf("read_at of 600 bytes kept", got, &m, A + r * 600, 600);
+    b = pattern_buf(B + r * 600, 600, seed_of(1));
+    OK(MPI_File_write_at(fh, B + r * 600, b, 600, MPI_BYTE, &st));
+    free(b);
+    int rc = MPI_File_read_at(fh, A + r * 600, got, 600, MPI_BYTE, &st);
+    expect_unsupported(rc, "read_at after the step wrote past FWDIO_MPIIO_READBACK");
+    if (g_layer && rc != MPI_SUCCESS)
+        CHECK(strstr(err_text(rc), "FWDIO_MPIIO_READBACK") != NULL,
+              "the refusal does not name FWDIO_MPIIO_READBACK: %s", err_text(rc));
+    rc = MPI_File_read_at(fh, B + r * 600, got, 600, MPI_BYTE, &st);
+    expect_unsupported(rc, "read_at of bytes not kept");
+    OK(MPI_File_sync(fh));
+    MPI_Barrier(MPI_COMM_WORLD);
+    OK(MPI_File_sync(fh));
+    memset(got, 0xEE, sizeof got);
+    if (OK(MPI_File_read_at(fh, B + r * 600, got, 600, MPI_BYTE, &st)))
+        check_buf("read_at after MPI_File_sync", got, &m, B + r * 600, 600);
+    /* a new step keeps bytes again */
+    b = pattern_buf(C + r * 600, 600, seed_of(2));
+    OK(MPI_File_write_at(fh, C + r * 600, b, 600, MPI_BYTE, &st));
+    free(b);
+    memset(got, 0xEE, sizeof got);
+    if (OK(MPI_File_read_at(fh, C + r * 600, got, 600, MPI_BYTE, &st)))
+        check_buf("read_at of the next step's 600 bytes", got, &m, C + r * 600, 600);
     close_file(&fh);
     check_file(name, &m);
     model_free(&m);
@@ -2513,6 +2629,7 @@ static const case_t cases[] = {
     {"fault_eio", case_fault_eio, 0},
     {"fault_nospc", case_fault_nospc, 0},
     {"own_failures", case_own_failures, 0},
+    {"own_read_limit", case_own_read_limit, 0},
     {"async_close_fault", case_async_close_fault, 0},
 };
 enum { NCASES = sizeof cases / sizeof cases[0] };
