@@ -14,6 +14,7 @@
 typedef struct write_ctx {
     mpiio_file_t *f;
     const char *data;
+    int keep; /* keep a copy for this rank's reads (see readback.c) */
     int status;
 } write_ctx_t;
 
@@ -172,7 +173,8 @@ static int write_extent(void *arg, int64_t off, int64_t len, int64_t data_pos)
             rc = FWDIO_ENOMEM;
         if (rc == FWDIO_OK) {
             f->bytes_stream += len;
-            mpiio_copies_keep(&f->copies, data, len, off, f->readback_limit);
+            if (w->keep)
+                mpiio_copies_keep(&f->copies, data, len, off, f->readback_limit);
         }
     }
     if (rc != FWDIO_OK) {
@@ -216,7 +218,7 @@ static int contiguous_data(const void *buf, int count, MPI_Datatype type, int64_
 }
 
 int mpiio_write(mpiio_file_t *f, int64_t pos, const void *buf, int count, MPI_Datatype type,
-                int64_t *bytes, const char *call)
+                int collective, int64_t *bytes, const char *call)
 {
     int size = 0;
     *bytes = 0;
@@ -236,7 +238,9 @@ int mpiio_write(mpiio_file_t *f, int64_t pos, const void *buf, int count, MPI_Da
     int rc = contiguous_data(buf, count, type, n, &data, &copy);
     if (rc != MPI_SUCCESS)
         return mpiio_refuse(f, rc, "%s: the data could not be packed", call);
-    write_ctx_t w = {.f = f, .data = data, .status = FWDIO_OK};
+    /* A collective write ends the step before it returns: no read can come
+     * between, so its bytes need no copy. */
+    write_ctx_t w = {.f = f, .data = data, .keep = !collective, .status = FWDIO_OK};
     mpiio_view_map(&f->view, pos, n, write_extent, &w);
     free(copy);
     if (w.status != FWDIO_OK)

@@ -185,7 +185,8 @@ static int write_view(mpiio_file_t *f, int64_t offset, int at_pointer, const voi
     double t0 = PMPI_Wtime();
     int64_t bytes;
     int64_t at = at_pointer ? f->fp : offset;
-    int rc = mpiio_write(f, at * f->view.etype_size, buf, count, type, &bytes, call);
+    int rc = mpiio_write(f, at * f->view.etype_size, buf, count, type, collective, &bytes,
+                         call);
     if (at_pointer)
         f->fp += bytes / f->view.etype_size;
     int step = collective ? mpiio_end_step(f, call) : MPI_SUCCESS;

@@ -167,9 +167,10 @@ int mpiio_touches_unended(const mpiio_file_t *f, int64_t start, int64_t end);
 /* Write the overlay (after the steps that came before it are in the file). */
 int mpiio_overlay_apply(mpiio_file_t *f, const char *call);
 void mpiio_overlay_drop(mpiio_file_t *f);
-/* Write count x type from buf at data position pos of the view (bytes). */
+/* Write count x type from buf at data position pos of the view (bytes); a
+ * collective write (which ends the step next) keeps no copy for reads. */
 int mpiio_write(mpiio_file_t *f, int64_t pos, const void *buf, int count, MPI_Datatype type,
-                int64_t *bytes, const char *call);
+                int collective, int64_t *bytes, const char *call);
 
 /* --- readback.c: this rank's reads of its own bytes of the current step -------- */
 /* Keep a copy of len bytes at file offset off that went to the stream; past
