@@ -227,6 +227,10 @@ typedef struct fwdioi_session {
     fwdioi_phase_t phase;
     MPI_Comm comm;
     int close_requested;
+    /* An aborted file's end is queued as a task (finish_task): it completes
+     * from the top of the progress loop, never inside a callback that may
+     * still touch the file after the abort returns. */
+    int finish_queued;
     /* messages of writes issued before ready, in order; with rewrites also
      * those of a step whose earlier steps are not complete here (sender.c) */
     fwdioi_task_list_t held;
@@ -469,7 +473,7 @@ struct fwdio_file {
 
     /* progress */
     fwdioi_session_t s;
-    fwdioi_task_t open_task, close_task;
+    fwdioi_task_t open_task, close_task, finish_task;
     fwdioi_call_t ready_call, complete_call;
 };
 

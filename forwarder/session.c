@@ -285,15 +285,35 @@ static void start_commit_agreement(fwdio_file_t *f)
                     FWDIOI_ERRINFO_INTS, MPI_INT64_T, f->owner->agree_op, on_commit_agreed);
 }
 
-/* An aborted file completes once nothing of its own is in flight. */
+static int may_finish_aborted(const fwdio_file_t *f)
+{
+    const fwdioi_session_t *s = &f->s;
+    return s->aborted && s->phase != FWDIOI_PHASE_DONE && s->phase != FWDIOI_PHASE_DUP &&
+           s->close_requested && s->sends_pending == 0 && s->recvs_pending == 0 &&
+           s->io_pending == 0 && !s->has_waiting;
+}
+
+static void finish_task(fwdioi_task_t *task)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    fwdio_file_t *f = (fwdio_file_t *)((char *)task - offsetof(fwdio_file_t, finish_task));
+    f->s.finish_queued = 0;
+    if (may_finish_aborted(f))
+        finish_session(f, &f->s.abort_info);
+}
+
+/* An aborted file completes once nothing of its own is in flight: from a
+ * task, since the abort may have come from deep inside a callback (a send
+ * failing among held messages released by a step's completion) whose
+ * callers still use the file, which its completion lets the application
+ * free. */
 void fwdioi_session_finish_if_aborted(fwdio_file_t *f)
 {
     FWDIOI_ASSERT_PROGRESS();
-    fwdioi_session_t *s = &f->s;
-    if (s->aborted && s->phase != FWDIOI_PHASE_DONE && s->phase != FWDIOI_PHASE_DUP &&
-        s->close_requested && s->sends_pending == 0 && s->recvs_pending == 0 &&
-        s->io_pending == 0 && !s->has_waiting)
-        finish_session(f, &s->abort_info);
+    if (may_finish_aborted(f) && !f->s.finish_queued) {
+        f->s.finish_queued = 1;
+        fwdioi_rt_submit(f->rt, &f->finish_task);
+    }
 }
 
 static void on_commit_done(fwdioi_storage_job_t *job)
@@ -807,6 +827,7 @@ void fwdioi_session_init(fwdio_file_t *f)
     s->steps_failed = FWDIOI_ERRINFO_OK;
     f->open_task.run = open_task;
     f->close_task.run = close_task;
+    f->finish_task.run = finish_task;
     f->ready_call.run = run_ready;
     f->complete_call.run = run_complete;
 }
