@@ -29,8 +29,9 @@
 # the hosts with S slots each (default 2), the agent (with tree spawn off, so
 # that mpirun itself starts every daemon), pml ob1 with the tcp, self and vader
 # BTLs (so that UCX, which would pick its own transports, stays out), and the
-# subnet for the BTL and for the daemons' out-of-band channel back to mpirun.
-# `status` and `options` print it again while the cluster is up. The hosts
+# subnet for the BTL and for the daemons' out-of-band channel back to mpirun,
+# and, when the hosts' slots outnumber this machine's cores, mpi_yield_when_idle
+# (idle ranks yield, as on one oversubscribed host). `status` and `options` print it again while the cluster is up. The hosts
 # share this machine's file systems, /dev/shm and process IDs; only the network
 # and the hostname are their own.
 #
@@ -312,8 +313,16 @@ mpirun_options() {
     printf -- '--host %s' "${hosts[*]}"
     printf -- ' --mca plm_rsh_agent %s --mca plm_rsh_no_tree_spawn 1' "$AGENT"
     printf -- ' --mca pml ob1 --mca btl tcp,self,vader'
-    printf -- ' --mca btl_tcp_if_include %s.0/24 --mca oob_tcp_if_include %s.0/24\n' \
+    printf -- ' --mca btl_tcp_if_include %s.0/24 --mca oob_tcp_if_include %s.0/24' \
         "$subnet" "$subnet"
+    # The hosts share this machine's cores. When their slots outnumber them,
+    # idle ranks yield, as Open MPI makes them on one oversubscribed host: it
+    # cannot see that here (each host has its slots), and ranks spinning in
+    # MPI over TCP would starve the ranks (and threads) that have work.
+    if ((${#hosts[@]} * slots > $(nproc))); then
+        printf -- ' --mca mpi_yield_when_idle 1'
+    fi
+    printf '\n'
 }
 
 # A.B.C of a private /24: 10.x.y, 172.16-31.y or 192.168.y.
