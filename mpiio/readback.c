@@ -32,7 +32,8 @@ void mpiio_copies_keep(mpiio_copies_t *k, const char *data, int64_t len, int64_t
 {
     if (k->incomplete)
         return;
-    if ((int64_t)k->used + len > limit || grow((void **)&k->data, &k->data_cap, k->used + (size_t)len, 1) != 0 ||
+    if ((int64_t)k->used + len > limit ||
+        grow((void **)&k->data, &k->data_cap, k->used + (size_t)len, 1) != 0 ||
         grow((void **)&k->c, &k->cap, k->n + 1, sizeof(*k->c)) != 0) {
         k->incomplete = 1; /* reads of this step's bytes are refused instead */
         return;
@@ -115,10 +116,12 @@ int mpiio_read_own(mpiio_file_t *f, int64_t offset, void *buf, int count, MPI_Da
     int rc = PMPI_File_read_at(f->fh, offset, buf, count, type, &st);
     if (rc != MPI_SUCCESS)
         return rc;
-    MPI_Count got = 0;
+    MPI_Count got = 0; /* bytes MPI-IO read: fewer at the end of the file */
     PMPI_Get_elements_x(&st, MPI_BYTE, &got);
-    if (got < 0 || got > n)
-        got = 0 > got ? 0 : n;
+    if (got < 0)
+        got = 0;
+    if (got > n)
+        got = n;
     /* The read's data, packed: the buffer itself when it is one run. */
     MPI_Aint start;
     char *data, *packed = NULL;
