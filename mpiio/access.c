@@ -188,17 +188,24 @@ static int write_extent(void *arg, int64_t off, int64_t len, int64_t data_pos)
 
 /* The bytes of count x type at buf, contiguous: buf itself when the type is
  * one run, else a packed copy (*copy, to free). */
-static int contiguous_data(const void *buf, int count, MPI_Datatype type, int64_t bytes,
-                           const char **data, char **copy)
+int mpiio_one_run(int count, MPI_Datatype type, MPI_Aint *start)
 {
     MPI_Aint lb, extent, true_lb, true_extent;
     int size;
-    *copy = NULL;
     PMPI_Type_size(type, &size);
     PMPI_Type_get_extent(type, &lb, &extent);
     PMPI_Type_get_true_extent(type, &true_lb, &true_extent);
-    if (true_extent == size && (count == 1 || extent == size)) {
-        *data = (const char *)buf + true_lb;
+    *start = true_lb;
+    return true_extent == size && (count == 1 || extent == size);
+}
+
+static int contiguous_data(const void *buf, int count, MPI_Datatype type, int64_t bytes,
+                           const char **data, char **copy)
+{
+    MPI_Aint start;
+    *copy = NULL;
+    if (mpiio_one_run(count, type, &start)) {
+        *data = (const char *)buf + start;
         return MPI_SUCCESS;
     }
     if (bytes > INT_MAX) /* MPI_Pack counts in int */

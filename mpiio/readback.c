@@ -94,18 +94,6 @@ static int patch_extent(void *arg, int64_t off, int64_t len, int64_t data_pos)
     return 0;
 }
 
-/* Is count x type one run of bytes in memory? Where does it start? */
-static int contiguous_in_memory(int count, MPI_Datatype type, MPI_Aint *start)
-{
-    MPI_Aint lb, extent, true_lb, true_extent;
-    int size;
-    PMPI_Type_size(type, &size);
-    PMPI_Type_get_extent(type, &lb, &extent);
-    PMPI_Type_get_true_extent(type, &true_lb, &true_extent);
-    *start = true_lb;
-    return true_extent == size && (count == 1 || extent == size);
-}
-
 int mpiio_read_own(mpiio_file_t *f, int64_t offset, void *buf, int count, MPI_Datatype type,
                    int64_t *bytes, const char *call)
 {
@@ -125,7 +113,7 @@ int mpiio_read_own(mpiio_file_t *f, int64_t offset, void *buf, int count, MPI_Da
     /* The read's data, packed: the buffer itself when it is one run. */
     MPI_Aint start;
     char *data, *packed = NULL;
-    if (contiguous_in_memory(count, type, &start)) {
+    if (mpiio_one_run(count, type, &start)) {
         data = (char *)buf + start;
     } else {
         if (n > INT_MAX) /* MPI_Pack counts in int */
