@@ -329,21 +329,27 @@ static int before_independent_read(mpiio_file_t *f, int64_t pos, int count, MPI_
     return mpiio_settle_ended(f, call);
 }
 
-/* A collective read: every earlier write of the file is in it first. */
-#define READ_AT_ALL(name, ...)                                  \
-    do {                                                        \
-        mpiio_file_t *f = taken(fh);                            \
-        if (!f)                                                 \
-            return P##name(__VA_ARGS__);                        \
-        double t0_ = PMPI_Wtime();                              \
-        int rc_ = mpiio_settle_all(f, #name);                   \
-        if (rc_ == MPI_SUCCESS)                                 \
-            rc_ = P##name(__VA_ARGS__);                         \
-        f->blocked[MPIIO_T_READ] += PMPI_Wtime() - t0_;         \
-        return rc_;                                             \
+/* A collective read: every earlier write of the file is in it first. One at
+ * the individual file pointer sets the real handle's pointer to the layer's
+ * before, and reads it back after. */
+#define READ_COLLECTIVE(name, at_pointer, ...)                      \
+    do {                                                            \
+        mpiio_file_t *f = taken(fh);                                \
+        if (!f)                                                     \
+            return P##name(__VA_ARGS__);                            \
+        double t0_ = PMPI_Wtime();                                  \
+        int rc_ = mpiio_settle_all(f, #name);                       \
+        int read_ = rc_ == MPI_SUCCESS;                             \
+        if (read_ && at_pointer)                                    \
+            PMPI_File_seek(fh, f->fp, MPI_SEEK_SET);                \
+        if (read_)                                                  \
+            rc_ = P##name(__VA_ARGS__);                             \
+        MPI_Offset at_;                                             \
+        if (read_ && at_pointer && PMPI_File_get_position(fh, &at_) == MPI_SUCCESS) \
+            f->fp = at_;                                            \
+        f->blocked[MPIIO_T_READ] += PMPI_Wtime() - t0_;             \
+        return rc_;                                                 \
     } while (0)
-
-enum { READ_BLOCKING, READ_NONBLOCKING };
 
 /* An independent read at `offset` etypes of the view, or at the individual
  * file pointer (which then advances). One that touches this rank's bytes
@@ -401,7 +407,7 @@ int MPI_File_read_at(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_D
 int MPI_File_read_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype type,
                          MPI_Status *status)
 {
-    READ_AT_ALL(MPI_File_read_at_all, fh, offset, buf, count, type, status);
+    READ_COLLECTIVE(MPI_File_read_at_all, 0, fh, offset, buf, count, type, status);
 }
 
 int MPI_File_iread_at(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype type,
@@ -417,28 +423,8 @@ int MPI_File_iread_at(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_
 int MPI_File_iread_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count,
                           MPI_Datatype type, MPI_Request *request)
 {
-    READ_AT_ALL(MPI_File_iread_at_all, fh, offset, buf, count, type, request);
+    READ_COLLECTIVE(MPI_File_iread_at_all, 0, fh, offset, buf, count, type, request);
 }
-
-/* Collective reads at the individual file pointer: the real handle's
- * pointer is set to the layer's before, and read back after. */
-#define READ_ALL(name, ...)                                     \
-    do {                                                        \
-        mpiio_file_t *f = taken(fh);                            \
-        if (!f)                                                 \
-            return P##name(__VA_ARGS__);                        \
-        double t0_ = PMPI_Wtime();                              \
-        int rc_ = mpiio_settle_all(f, #name);                   \
-        if (rc_ == MPI_SUCCESS) {                               \
-            PMPI_File_seek(fh, f->fp, MPI_SEEK_SET);            \
-            rc_ = P##name(__VA_ARGS__);                         \
-            MPI_Offset at_;                                     \
-            if (PMPI_File_get_position(fh, &at_) == MPI_SUCCESS) \
-                f->fp = at_;                                    \
-        }                                                       \
-        f->blocked[MPIIO_T_READ] += PMPI_Wtime() - t0_;         \
-        return rc_;                                             \
-    } while (0)
 
 int MPI_File_read(MPI_File fh, void *buf, int count, MPI_Datatype type, MPI_Status *status)
 {
@@ -450,7 +436,7 @@ int MPI_File_read(MPI_File fh, void *buf, int count, MPI_Datatype type, MPI_Stat
 
 int MPI_File_read_all(MPI_File fh, void *buf, int count, MPI_Datatype type, MPI_Status *status)
 {
-    READ_ALL(MPI_File_read_all, fh, buf, count, type, status);
+    READ_COLLECTIVE(MPI_File_read_all, 1, fh, buf, count, type, status);
 }
 
 int MPI_File_iread(MPI_File fh, void *buf, int count, MPI_Datatype type, MPI_Request *request)
@@ -465,7 +451,7 @@ int MPI_File_iread(MPI_File fh, void *buf, int count, MPI_Datatype type, MPI_Req
 int MPI_File_iread_all(MPI_File fh, void *buf, int count, MPI_Datatype type,
                        MPI_Request *request)
 {
-    READ_ALL(MPI_File_iread_all, fh, buf, count, type, request);
+    READ_COLLECTIVE(MPI_File_iread_all, 1, fh, buf, count, type, request);
 }
 
 /* --- shared file pointers: the real MPI-IO's ------------------------------------------- */
