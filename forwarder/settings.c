@@ -45,6 +45,7 @@ static const setting_t keys[] = {
     CFG("callback_mode", K_CHOICE, callback_mode, callback_modes, FWDIO_PIN_CALLBACK_MODE),
     CFG("poll_min_us", K_INT, poll_min_us, NULL, FWDIO_PIN_POLL_MIN_US),
     CFG("poll_max_us", K_INT, poll_max_us, NULL, FWDIO_PIN_POLL_MAX_US),
+    CFG("poll_background_us", K_INT, poll_background_us, NULL, FWDIO_PIN_POLL_BACKGROUND_US),
     CFG("max_message_size", K_SIZE, max_message_size, NULL, FWDIO_PIN_MAX_MESSAGE_SIZE),
     CFG("writer_buffer", K_SIZE, writer_buffer, NULL, FWDIO_PIN_WRITER_BUFFER),
     CFG("staging_buffer", K_SIZE, staging_buffer, NULL, FWDIO_PIN_STAGING_BUFFER),
@@ -687,11 +688,11 @@ int fwdioi_settings_check_callbacks(const fwdio_callbacks_t *cbs)
 void fwdioi_settings_print_config(const fwdio_config_t *c, FILE *out)
 {
     fprintf(out,
-            "fwdio: config: callback_mode=%s poll_min_us=%u poll_max_us=%u max_message_size=%zu "
-            "writer_buffer=%zu staging_buffer=%zu io_inline=%d watchdog=%u "
+            "fwdio: config: callback_mode=%s poll_min_us=%u poll_max_us=%u poll_background_us=%u "
+            "max_message_size=%zu writer_buffer=%zu staging_buffer=%zu io_inline=%d watchdog=%u "
             "combine_size=%zu%s shared_buffer=%zu%s\n",
             callback_modes[c->callback_mode], c->poll_min_us, c->poll_max_us,
-            c->max_message_size, c->writer_buffer, c->staging_buffer, c->io_inline, c->watchdog,
+            c->poll_background_us, c->max_message_size, c->writer_buffer, c->staging_buffer, c->io_inline, c->watchdog,
             c->combine_size, c->combine_size <= 1 ? " (off)" : "", c->shared_buffer,
             c->shared_buffer <= 1 ? " (off)" : "");
 }

@@ -325,9 +325,21 @@ typedef struct fwdio_config {
      *  for every message the staging budget admits; 1 turns it off. At least
      *  max_message_size plus 64 KiB: a smaller value is raised. */
     size_t shared_buffer;
+    /** Shortest interval, in microseconds, between two polls while no
+     *  application thread waits in fwdio (fwdio_wait, fwdio_step_wait, a
+     *  write waiting for staging room, ...): the application is computing or
+     *  in MPI calls of its own, which move MPI's transfers too, so the
+     *  progress thread keeps data moving without competing with it for the
+     *  CPU and for MPI. As soon as a thread waits, polls go back to
+     *  poll_min_us. 0: the environment variable FWDIO_POLL_BACKGROUND_US, else
+     *  1000; a value at or below poll_min_us polls at poll_min_us throughout,
+     *  one above poll_max_us is lowered to it. */
+    unsigned poll_background_us;
     /** Room for fields of later versions: leave it zero (see "Growing the
      *  structs"). */
-    uint64_t reserved[7];
+    unsigned reserved_u32;
+    /** Room for fields of later versions: leave it zero. */
+    uint64_t reserved[6];
 } fwdio_config_t;
 
 /*
@@ -345,6 +357,7 @@ typedef struct fwdio_config {
 #define FWDIO_PIN_WATCHDOG ((uint64_t)1 << 7)         /**< fwdio_config_t.watchdog */
 #define FWDIO_PIN_COMBINE_SIZE ((uint64_t)1 << 8)     /**< fwdio_config_t.combine_size */
 #define FWDIO_PIN_SHARED_BUFFER ((uint64_t)1 << 9)    /**< fwdio_config_t.shared_buffer */
+#define FWDIO_PIN_POLL_BACKGROUND_US ((uint64_t)1 << 10) /**< fwdio_config_t.poll_background_us */
 #define FWDIO_PIN_WRITE_SIZE ((uint64_t)1 << 32)       /**< fwdio_options_t.write_size */
 #define FWDIO_PIN_STRIPE_SIZE ((uint64_t)1 << 33)      /**< fwdio_options_t.stripe_size */
 #define FWDIO_PIN_WRITERS ((uint64_t)1 << 34)          /**< fwdio_options_t.writers */

@@ -16,9 +16,14 @@ static _Thread_local int on_progress_thread;
 int fwdioi_rt_on_progress_thread(void) { return on_progress_thread; }
 
 /*
- * When to poll again. Something moved: poll again after poll_min_us, since
- * more is likely to follow. Nothing moved: back off by doubling, up to a short
- * cap while MPI requests are in flight (a large transfer needs regular calls
+ * When to poll again. The shortest interval is poll_min_us while an
+ * application thread waits in fwdio, poll_background_us otherwise (the
+ * application computes, or makes MPI calls of its own that move MPI's
+ * transfers as well; over TCP a second thread polling Open MPI every few
+ * microseconds held those calls up for seconds). Something moved: poll again
+ * after that shortest interval, since more is likely to follow. Nothing
+ * moved: back off by doubling, up to a short cap while MPI requests are in
+ * flight (a large transfer needs regular calls
  * into MPI to advance even when nothing completes) and up to poll_max_us while
  * the client has work only polls can find. Nothing in flight and nothing the
  * client must poll for: no timer at all, or a slow one while the client
@@ -28,7 +33,10 @@ int fwdioi_rt_on_progress_thread(void) { return on_progress_thread; }
  */
 static void schedule_next_poll(fwdioi_rt_t *rt, int events, int client_active)
 {
-    const unsigned busy_cap = 8 * rt->cfg.poll_min_us;
+    const unsigned floor_us = atomic_load(&rt->app_waiters) > 0 ? rt->cfg.poll_min_us
+                                                                 : rt->cfg.poll_background_us;
+    atomic_store(&rt->polling_slowly, floor_us > rt->cfg.poll_min_us);
+    const unsigned busy_cap = 8 * floor_us;
     int in_flight = rt->requests.count > 0;
     if (!in_flight && client_active == FWDIOI_POLL_SLOW) {
         rt->poll_interval_us = rt->cfg.poll_min_us;
@@ -48,8 +56,8 @@ static void schedule_next_poll(fwdioi_rt_t *rt, int events, int client_active)
         }
         return;
     }
-    if (events > 0) {
-        rt->poll_interval_us = rt->cfg.poll_min_us;
+    if (events > 0 || rt->poll_interval_us < floor_us) {
+        rt->poll_interval_us = floor_us;
     } else {
         unsigned cap = in_flight && busy_cap < rt->cfg.poll_max_us ? busy_cap : rt->cfg.poll_max_us;
         unsigned next = rt->poll_interval_us * 2;

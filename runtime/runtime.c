@@ -124,7 +124,15 @@ void fwdioi_rt_broadcast(fwdioi_rt_t *rt) { pthread_cond_broadcast(&rt->cond); }
 void fwdioi_rt_sleep_locked(fwdioi_rt_t *rt)
 {
     FWDIOI_ASSERT_LOCKED(rt);
+    /* The progress thread polls fast while anyone sleeps here; one that is
+     * pacing itself for the background is woken to say so. (A sleeper that
+     * comes just as it starts pacing goes unannounced: its polls are then
+     * late by one background interval, no more.) */
+    atomic_fetch_add(&rt->app_waiters, 1);
+    if (atomic_load(&rt->polling_slowly))
+        fwdioi_rt_kick(rt);
     pthread_cond_wait(&rt->cond, &rt->lock);
+    atomic_fetch_sub(&rt->app_waiters, 1);
 }
 
 void fwdioi_rt_submit_list(fwdioi_rt_t *rt, fwdioi_task_list_t *tasks)

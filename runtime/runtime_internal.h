@@ -69,6 +69,12 @@ struct fwdioi_rt {
     struct event *fd_ev;      /* the client's fd (fwdioi_rt_watch_fd), or NULL */
     unsigned poll_interval_us;
     int poll_armed;
+    /* Application threads asleep in fwdioi_rt_sleep_locked (changed under
+     * the lock, read by the progress thread without it), and whether the
+     * progress thread is polling at the background pace (progress thread
+     * writes, sleepers read): a sleeper then kicks it to poll fast. */
+    atomic_int app_waiters;
+    atomic_int polling_slowly;
     fwdioi_requests_t requests;
     _Atomic uint64_t progress_wakeups; /* callbacks of the loop run (stats) */
 
