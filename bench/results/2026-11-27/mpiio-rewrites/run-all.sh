@@ -12,10 +12,11 @@
 # hdf5-{cache,pfs}-np{8,2}, hdf5-nofill-cache-np{8,2}; not in the default
 # list: lammps-pfs-hosts4-np8-every{10,1} and hdf5-pfs-hosts4-np8, the ranks
 # over 4 simulated hosts (scripts/cluster.sh) writing to the emulator.
+# OUT=DIR writes the tables and run-all.log there instead of beside this script.
 set -euo pipefail
 reps=${1:-3}
 shift || true
-out=$(dirname "${BASH_SOURCE[0]}")
+out=${OUT:-$(dirname "${BASH_SOURCE[0]}")}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 pfs="--targets 4 --stripe 1M --bw 50M --latency 1"
 steps=("$@")
