@@ -692,8 +692,8 @@ void fwdioi_settings_print_config(const fwdio_config_t *c, FILE *out)
             "max_message_size=%zu writer_buffer=%zu staging_buffer=%zu io_inline=%d watchdog=%u "
             "combine_size=%zu%s shared_buffer=%zu%s\n",
             callback_modes[c->callback_mode], c->poll_min_us, c->poll_max_us,
-            c->poll_background_us, c->max_message_size, c->writer_buffer, c->staging_buffer, c->io_inline, c->watchdog,
-            c->combine_size, c->combine_size <= 1 ? " (off)" : "", c->shared_buffer,
+            c->poll_background_us, c->max_message_size, c->writer_buffer, c->staging_buffer,
+            c->io_inline, c->watchdog, c->combine_size, c->combine_size <= 1 ? " (off)" : "", c->shared_buffer,
             c->shared_buffer <= 1 ? " (off)" : "");
 }
 

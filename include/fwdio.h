@@ -242,7 +242,8 @@ typedef struct fwdio_config {
     /** Where callbacks run; default FWDIO_CALLBACKS_ON_POLL. */
     fwdio_callback_mode_t callback_mode;
     /** Shortest interval, in microseconds, between two polls of MPI requests while
-     *  data is in flight; default 20. */
+     *  data is in flight and an application thread waits in fwdio (while none
+     *  waits, poll_background_us); default 20. */
     unsigned poll_min_us;
     /** Longest interval between two polls while files are open but quiet; the
      *  interval doubles from poll_min_us up to this. Default 2000. With no file

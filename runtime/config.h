@@ -13,15 +13,15 @@
 #define FWDIOI_MAX_MESSAGE_MIN ((size_t)4096)
 #define FWDIOI_MAX_MESSAGE_MAX ((size_t)1 << 30)
 
-/** Smallest writer_buffer in force: room for four of the smallest messages
- *  (max_message_size is lowered to a quarter of the budget, not below 64 KiB)
- *  and for the bookkeeping of the units in progress. */
 /* fwdio_config_t.poll_background_us by default: polls at most every
  * millisecond while no application thread waits. Over TCP, each poll of a
  * second thread into Open MPI can hold up the application's own MPI calls;
  * see docs/ARCHITECTURE.md, "The progress thread". */
 #define FWDIOI_DEFAULT_POLL_BACKGROUND_US 1000u
 
+/** Smallest writer_buffer in force: room for four of the smallest messages
+ *  (max_message_size is lowered to a quarter of the budget, not below 64 KiB)
+ *  and for the bookkeeping of the units in progress. */
 #define FWDIOI_MIN_WRITER_BUFFER ((size_t)256 << 10)
 
 /** Smallest staging_buffer in force: a copied write is cut into messages of

@@ -23,9 +23,9 @@ int fwdioi_rt_on_progress_thread(void) { return on_progress_thread; }
  * microseconds held those calls up for seconds). Something moved: poll again
  * after that shortest interval, since more is likely to follow. Nothing
  * moved: back off by doubling, up to a short cap while MPI requests are in
- * flight (a large transfer needs regular calls
- * into MPI to advance even when nothing completes) and up to poll_max_us while
- * the client has work only polls can find. Nothing in flight and nothing the
+ * flight (a large transfer needs regular calls into MPI to advance even when
+ * nothing completes) and up to poll_max_us while the client has work only
+ * polls can find. Nothing in flight and nothing the
  * client must poll for: no timer at all, or a slow one while the client
  * watches files (its watchdog); the next task, I/O completion or doorbell
  * wakes the loop. This keeps an idle runtime, and a file open with nothing
