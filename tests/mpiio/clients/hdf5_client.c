@@ -130,7 +130,8 @@ static long check_rows(hid_t d, hid_t dxpl, long rows, long cols, int which)
         for (long j = 0; j < cols; j++)
             if (buf[i * cols + j] != value(r0 + i, j, which)) {
                 if (bad++ < 3)
-                    fprintf(stderr, "hdf5_client: rank %d: dataset %d [%ld][%ld] = %.10g, not %.10g\n",
+                    fprintf(stderr,
+                            "hdf5_client: rank %d: dataset %d [%ld][%ld] = %.10g, not %.10g\n",
                             rank, which, r0 + i, j, buf[i * cols + j], value(r0 + i, j, which));
             }
     free(buf);
