@@ -1,0 +1,16 @@
+#!/bin/bash
+# One rank per core over TCP: LAMMPS dumping every 10 steps and every step,
+# 2 ranks on 2 simulated hosts (1 slot each), files on the emulator; run from
+# the repository's top directory:
+#   bash bench/results/2026-11-27/hosts2-np2/run.sh [REPS]
+set -euo pipefail
+reps=${1:-3}
+out=$(dirname "${BASH_SOURCE[0]}")
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+for every in 10 1; do
+    name=lammps-pfs-hosts2-np2-every$every
+    echo "== $name: load $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$out/run.log"
+    bench/mpiio_compare --client lammps --ranks 2 --hosts 2 --slots 1 --every "$every" \
+        --reps "$reps" --pfs "--targets 4 --stripe 1M --bw 50M --latency 1" \
+        --csv "$out/$name.csv" 2>&1 | tee "$out/$name.txt" | tail -12 >> "$out/run.log"
+done
