@@ -19,8 +19,8 @@ int pattern_check_fd(int fd, uint64_t offset, uint64_t len, uint64_t seed, int e
 {
     enum { CHUNK = 1 << 20 };
     /* Sized to the range: the tiny-write tests check tens of thousands of
-     * ranges of a few bytes, and a 1 MiB allocation for each (a mapping and
-     * an unmapping under ASan) made their check take minutes. */
+     * ranges of a few bytes, and a 1 MiB allocation for each (which ASan
+     * fills and quarantines on every free) made their check take minutes. */
     size_t cap = len < CHUNK ? (size_t)(len ? len : 1) : CHUNK;
     uint8_t *buf = malloc(cap);
     if (!buf) {
