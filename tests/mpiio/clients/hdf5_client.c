@@ -78,6 +78,21 @@ static hid_t xfer(H5FD_mpio_xfer_t mode)
     return p;
 }
 
+/* The file space of dataset d with rows [r0, r0 + n) x cols selected, and
+ * a memory space of that shape; both select nothing when n is 0 (a rank
+ * with no rows still joins a collective call). */
+static void select_rows(hid_t d, long r0, long n, long cols, hid_t *fs, hid_t *ms)
+{
+    hsize_t start[2] = {(hsize_t)r0, 0}, count[2] = {(hsize_t)n, (hsize_t)cols};
+    *fs = H5Dget_space(d);
+    CHECK(H5Sselect_hyperslab(*fs, H5S_SELECT_SET, start, NULL, count, NULL) >= 0, "select");
+    *ms = H5Screate_simple(2, count, NULL);
+    if (n == 0) {
+        H5Sselect_none(*fs);
+        H5Sselect_none(*ms);
+    }
+}
+
 /* Write rows [r0, r0 + n) x cols of `which` into dataset d (collectively). */
 static void write_rows(hid_t d, hid_t dxpl, long r0, long n, long cols, int which)
 {
@@ -86,14 +101,8 @@ static void write_rows(hid_t d, hid_t dxpl, long r0, long n, long cols, int whic
     for (long i = 0; i < n; i++)
         for (long j = 0; j < cols; j++)
             buf[i * cols + j] = value(r0 + i, j, which);
-    hsize_t start[2] = {(hsize_t)r0, 0}, count[2] = {(hsize_t)n, (hsize_t)cols};
-    hid_t fs = H5Dget_space(d);
-    CHECK(H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, count, NULL) >= 0, "select");
-    hid_t ms = H5Screate_simple(2, count, NULL);
-    if (n == 0) {
-        H5Sselect_none(fs);
-        H5Sselect_none(ms);
-    }
+    hid_t fs, ms;
+    select_rows(d, r0, n, cols, &fs, &ms);
     herr_t rc;
     TIMED(rc = H5Dwrite(d, H5T_NATIVE_DOUBLE, ms, fs, dxpl, buf));
     CHECK(rc >= 0, "H5Dwrite");
@@ -114,14 +123,8 @@ static long check_rows(hid_t d, hid_t dxpl, long rows, long cols, int which)
     long r0 = rows * share / nranks, n = rows * (share + 1) / nranks - r0;
     double *buf = malloc(sizeof(double) * (size_t)(n * cols + 1));
     CHECK(buf, "malloc");
-    hsize_t start[2] = {(hsize_t)r0, 0}, count[2] = {(hsize_t)n, (hsize_t)cols};
-    hid_t fs = H5Dget_space(d);
-    CHECK(H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, count, NULL) >= 0, "select");
-    hid_t ms = H5Screate_simple(2, count, NULL);
-    if (n == 0) {
-        H5Sselect_none(fs);
-        H5Sselect_none(ms);
-    }
+    hid_t fs, ms;
+    select_rows(d, r0, n, cols, &fs, &ms);
     CHECK(H5Dread(d, H5T_NATIVE_DOUBLE, ms, fs, dxpl, buf) >= 0, "H5Dread");
     H5Sclose(ms);
     H5Sclose(fs);
