@@ -16,7 +16,7 @@
  * (fwdioi_sys_first_failure: the first failed file-system call of the
  * process), so this program links libfwdio statically. All times are
  * CLOCK_MONOTONIC, comparable between ranks of one node only; the program
- * says so when the ranks span several nodes. See bench/README.md, "Storage
+ * says so when the ranks span several nodes. See docs/results/storage-faults.md ("Storage
  * faults".
  */
 #define _GNU_SOURCE

@@ -16,7 +16,7 @@
  *   modes[]     how a configuration runs one output step, and what it waits
  *               for after the last one;
  *   struct run_result, write_csv()  one record per run.
- * See bench/README.md for the options and the meaning of each column.
+ * See docs/benchmarks.md for the options and the meaning of each column.
  */
 #define _POSIX_C_SOURCE 200809L
 

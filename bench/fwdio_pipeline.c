@@ -13,7 +13,7 @@
  * writer does one after the other). The overlap the I/O thread achieves,
  * inline end-to-end - thread end-to-end, is compared with its bound min(R, W)
  * (a pipeline can hide at most the shorter of the two phases).
- * See bench/README.md, "Writer pipeline (I/O thread vs inline)".
+ * Results: docs/results/writer-pipeline.md.
  */
 #define _GNU_SOURCE /* syncfs */
 

@@ -1,6 +1,6 @@
 /*
  * fwdio-idle-cost: what an idle fwdio runtime costs an application that is
- * only computing (the "idle cost" figure of bench/README.md).
+ * only computing (docs/results/idle-cost.md).
  *
  * One rep runs a fixed-work compute loop three times, in this order:
  *   none        no fwdio runtime;
@@ -22,7 +22,7 @@
  * The loop's work is calibrated once, at start, so that it takes about
  * --seconds of wall time with all ranks computing at once. Timed sections are
  * fenced by barriers that sleep, so waiting ranks leave the cores to the
- * others. See bench/README.md ("Idle cost").
+ * others. See docs/results/idle-cost.md.
  */
 #define _GNU_SOURCE /* RUSAGE_THREAD */
 

@@ -1,6 +1,6 @@
 /*
- * fwdio-restart: reading a checkpoint back on restart ("Restart reads" in
- * bench/README.md). Every rank reads its pieces of one existing file through
+ * fwdio-restart: reading a checkpoint back on restart (results in
+ * docs/results/restart-reads.md). Every rank reads its pieces of one existing file through
  * fwdio (fwdio_open_read + one fwdio_read per piece + fwdio_close +
  * fwdio_wait), through MPI-IO (MPI_File_read_at_all, the pieces as one
  * hindexed file view) and with plain pread() of its own pieces, side by side

@@ -1,6 +1,6 @@
 /*
  * fwdio-steps: what a stream's steps cost and how soon they complete
- * ("Streams" in bench/README.md).
+ * (docs/results/streams.md).
  *
  * Every rank computes for --compute seconds per step (a calibrated loop) and,
  * in the stream variant, writes --size bytes of the step (its share of a

@@ -376,7 +376,7 @@ typedef struct fwdio_config {
  *  and the config file are not read for this struct. */
 #define FWDIO_PIN_ALL (~(uint64_t)0)
 
-/** Default combine_size: 256 KiB (see bench/README.md for the measurement). */
+/** Default combine_size: 256 KiB (see docs/results/write-combining.md). */
 #define FWDIO_DEFAULT_COMBINE_SIZE ((size_t)256 << 10)
 
 /** Default watchdog: 300 s, longer than a healthy file takes to drain. */
@@ -386,7 +386,7 @@ typedef struct fwdio_config {
 
 /** Default writer_buffer: 64 MiB, 16 write units of the default size; enough for
  *  a writer to receive the next units while the I/O thread writes the last
- *  ones (see bench/README.md for the measurement). */
+ *  ones (see docs/results/writer-pipeline.md). */
 #define FWDIO_DEFAULT_WRITER_BUFFER ((size_t)64 << 20)
 /** Default staging_buffer: 64 MiB; a rank's output step up to this size is
  *  copied without waiting. */
@@ -505,7 +505,7 @@ typedef struct fwdio_options {
     uint64_t reserved[6];
 } fwdio_options_t;
 
-/** Default write_size, chosen by measurement (see bench/README.md). */
+/** Default write_size, chosen by measurement (see docs/results/fwdio-bench.md). */
 #define FWDIO_DEFAULT_WRITE_SIZE ((uint64_t)4 << 20)
 /** Default stripe_size in write units. */
 #define FWDIO_DEFAULT_STRIPE_UNITS 4

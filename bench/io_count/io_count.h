@@ -1,6 +1,6 @@
 /*
  * libfwdio-iocount.so: an LD_PRELOAD shim that counts the read system calls a
- * process makes on one file (bench/README.md, "Restart reads"), so a
+ * process makes on one file (docs/results/restart-reads.md), so a
  * benchmark can report storage requests per byte for paths it does not
  * control (MPI-IO's ROMIO and ompio, plain pread) the same way as for fwdio.
  *

@@ -41,7 +41,7 @@ void pfs_usage(FILE *out)
         "Mounts DIR as a file system whose files are striped round-robin over T\n"
         "targets of stripe size S; each target serves one request at a time in\n"
         "latency + bytes/bw, by sleeping. Sizes take K/M/G/T (powers of 1024),\n"
-        "times are milliseconds (fractions allowed). See bench/README.md,\n"
+        "times are milliseconds (fractions allowed). See docs/benchmarks.md,\n"
         "\"Parallel file system emulator\".\n");
 }
 

@@ -1,6 +1,6 @@
 /*
  * Settings of the parallel file system emulator (bench/pfs, see
- * bench/README.md "Parallel file system emulator") and the parsers of its
+ * docs/benchmarks.md "Parallel file system emulator") and the parsers of its
  * command line values.
  */
 #ifndef PFS_CONFIG_H

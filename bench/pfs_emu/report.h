@@ -1,7 +1,7 @@
 /*
  * The statistics of the emulator as text: what DIR/.pfs-stats (key=value
  * lines) and DIR/.pfs-stats.json return, and what the daemon prints at
- * unmount. Both formats are described in bench/README.md.
+ * unmount. Both formats are described in docs/benchmarks.md.
  */
 #ifndef PFS_REPORT_H
 #define PFS_REPORT_H

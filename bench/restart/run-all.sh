@@ -3,7 +3,7 @@
 # (fwdio_open_read + fwdio_read), MPI_File_read_at_all (Open MPI's ompio and
 # ROMIO, one invocation each: the component is chosen at MPI_Init) and plain
 # pread of every rank's own pieces, side by side in every invocation
-# (fwdio-restart, bench/README.md "Restart reads"). Each configuration runs
+# (fwdio-restart, docs/results/restart-reads.md). Each configuration runs
 # with contiguous shares (--pieces 1) and with mdlj-like scattered runs
 # (--pieces 64). Storage: tmpfs (/dev/shm: the page cache, warm), a
 # disk-backed directory with the file's pages dropped before every run
@@ -14,7 +14,8 @@
 #   bash bench/restart/run-all.sh [step...]
 # Steps: cache-np8 cache-np2 disk-np8 disk-np2 pfs-np8 pfs-np2 (default: all)
 # Environment: B (build tree), R (results directory, default
-# bench/results/<today>/restart), REPS (5), SIZE (256M), PIECES ("1 64"),
+# $FWDIO_RESULTS_DIR/restart-<today>, FWDIO_RESULTS_DIR defaulting to
+# ~/fwdio-results), REPS (5), SIZE (256M), PIECES ("1 64"),
 # IOS ("ompio romio321"), DISK_DIR (a directory on a disk, default
 # /tmp/fwdio-restart-disk; check `stat -f -c %T` says ext2/ext3, xfs, ... and
 # not tmpfs), COLD (fadvise, or drop: also echo 1 > /proc/sys/vm/drop_caches),
@@ -23,7 +24,7 @@
 # The load average before each run is in its .txt and in run-all.log.
 set -euo pipefail
 B=${B:-build-release}
-R=${R:-bench/results/$(date -u +%F)/restart}
+R=${R:-${FWDIO_RESULTS_DIR:-$HOME/fwdio-results}/restart-$(date -u +%F)}
 REPS=${REPS:-5}
 SIZE=${SIZE:-256M}
 PIECES=${PIECES:-"1 64"}
@@ -37,7 +38,7 @@ PFS_BACKING=/dev/shm/fwdio-restart-pfs-backing
 # reaches here with no modelled cost.
 PFS4="--targets 4 --stripe 1M --bw 50M --latency 1 --start-target 0"
 # fwdio is told the emulator's striping as a user would tell it the file
-# system's; ROMIO reads striping_unit (ompio ignores it, see bench/README.md
+# system's; ROMIO reads striping_unit (ompio ignores it, see docs/benchmarks.md
 # "What each peer sees of the striping").
 FWDIO_PFS="--layout targets --targets 4 --stripe-size 1M"
 MPIIO_PFS="--hints striping_unit=1048576"

@@ -1,7 +1,7 @@
 /*
  * Waiting for the kernel's dirty pages: before a measured repetition the bench
  * lets the page cache's writeback of earlier runs finish, so that it does not
- * land in (and slow down) the next run. See bench/README.md, "Honest figures".
+ * land in (and slow down) the next run. See docs/benchmarks.md, "Honest figures".
  */
 #ifndef FWDIO_BENCH_DIRTY_PAGES_H
 #define FWDIO_BENCH_DIRTY_PAGES_H

@@ -1,7 +1,7 @@
 /*
  * fwdio-settle: waits until the kernel has written back its dirty pages, and
  * says how long that took. bench/testbed settle runs it before each measured
- * repetition (bench/README.md, "Honest figures").
+ * repetition (docs/benchmarks.md, "Honest figures").
  *
  *   fwdio-settle [--limit KIB] [--timeout SECONDS]
  *
