@@ -87,6 +87,18 @@ static void tverify(tfile_t *t)
         tc_note("%s verified", t->name);
 }
 
+/* The version the library reports is the one of the header it was built
+ * with, before any runtime exists. */
+static void section_version(void)
+{
+    const char *v = fwdio_version();
+    TC_CHECK(v != NULL && strcmp(v, FWDIO_VERSION_STRING) == 0,
+             "fwdio_version() \"%s\", header \"%s\"", v ? v : "(null)", FWDIO_VERSION_STRING);
+    TC_CHECK(fwdio_version_number() == FWDIO_VERSION_NUMBER,
+             "fwdio_version_number() %d, header %d", fwdio_version_number(),
+             FWDIO_VERSION_NUMBER);
+}
+
 static void section_twice(void)
 {
     for (int round = 0; round < 2; round++) {
@@ -224,7 +236,7 @@ int main(int argc, char **argv)
             continue;
         else {
             fprintf(stderr, "usage: %s [--callback-mode poll|progress] [--timeout SEC]\n"
-                            "  [--only SECTION[,SECTION...]]  sections: twice,not-closed,free,split,finalize\n",
+                            "  [--only SECTION[,SECTION...]]  sections: version,twice,not-closed,free,split,finalize\n",
                     argv[0]);
             return 2;
         }
@@ -233,9 +245,11 @@ int main(int argc, char **argv)
     (void)tc_tmpdir();
 
 #define WANT(name) (!only || listed(only, (name)))
-    if (only && !WANT("twice") && !WANT("not-closed") && !WANT("free") && !WANT("split") &&
-        !WANT("finalize"))
+    if (only && !WANT("version") && !WANT("twice") && !WANT("not-closed") && !WANT("free") &&
+        !WANT("split") && !WANT("finalize"))
         tc_fail("--only %s names no section", only);
+    if (WANT("version"))
+        section_version();
     if (WANT("twice"))
         section_twice();
     fwdio_runtime_t *rt = start(MPI_COMM_WORLD);
