@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Install what fwdio needs on Debian 12 (when something is missing) and build it.
 #
-# Usage: scripts/setup.sh [BUILD_DIR] [extra cmake args...]
+# Usage: scripts/setup.sh [--target TARGET] [BUILD_DIR] [extra cmake args...]
+#   --target T  build only target T and what it needs (default: everything),
+#               e.g. sanitize-tests, the programs of the sanitizer subset
 #   BUILD_DIR   build tree, relative to the repository root unless absolute
 #               (default: build)
 #   extra args  passed to the CMake configure step, e.g. -DFWDIO_SANITIZE=address
@@ -39,6 +41,12 @@ say() { printf 'setup: %s\n' "$*"; }
 die() { printf 'setup: error: %s\n' "$*" >&2; exit 1; }
 
 repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build_target=()
+if [[ ${1:-} == --target ]]; then
+    [[ -n ${2:-} ]] || die "--target needs a target name"
+    build_target=(--target "$2")
+    shift 2
+fi
 build_dir=build
 if [[ $# -gt 0 ]]; then
     build_dir=$1
@@ -92,6 +100,6 @@ install_missing_packages
 jobs=$(nproc 2>/dev/null || echo 2)
 say "configuring $build_dir${*:+ ($*)}"
 cmake -S "$repo_root" -B "$build_dir" "$@" || die "CMake configure failed in $build_dir"
-say "building with $jobs jobs"
-cmake --build "$build_dir" -j"$jobs" || die "build failed in $build_dir"
+say "building ${build_target[1]:-everything} with $jobs jobs"
+cmake --build "$build_dir" -j"$jobs" "${build_target[@]}" || die "build failed in $build_dir"
 say "built $build_dir"

@@ -1,17 +1,26 @@
 #!/usr/bin/env bash
 # Build fwdio and run its test suite with ctest: first the normal build
-# (build/), then an ASan+UBSan build (build-asan/) and a TSan build
-# (build-tsan/). Ends with one line "N passed, N failed" over all suites and
-# exits non-zero if any suite failed to build or had a failing test.
+# (build/, every test), then an ASan+UBSan build (build-asan/) and a TSan
+# build (build-tsan/), which build and run the sanitizer subset (ctest label
+# `sanitize`: tests/CMakeLists.txt says what it holds and why;
+# scripts/coverage.sh shows that it reaches every library source file).
+# Prints each build's build and test time and its ten slowest tests; ends
+# with one line "N passed, N failed" over all suites and exits non-zero if
+# any suite failed to build or had a failing test.
 #
 # Usage: scripts/test.sh [--quick] [ctest args...]
-#   --quick                    skip the sanitizer builds (same as
+#   --quick                    the normal build only (same as
 #                              FWDIO_TEST_SANITIZERS=0)
 #   ctest args                 passed to every ctest run, e.g. -R install
 # Environment:
 #   FWDIO_TEST_SANITIZERS=0    skip the sanitizer builds
-#   FWDIO_TEST_JOBS=N          run N tests at once (default 1: the MPI tests
-#                              oversubscribe the cores already)
+#   FWDIO_TEST_JOBS=N          ctest -j N (default 8 per core: 16 on 2 cores):
+#                              tests run side by side while the sum of their
+#                              ranks (each test's PROCESSORS) is at most N.
+#                              A test's ranks mostly wait (MPI start-up, the
+#                              watchdog and fault cases' pauses, each other):
+#                              the normal build kept 2 cores 54% busy at -j 4,
+#                              90% at -j 16 (docs/results/test-suite.md)
 #   FWDIO_TEST_TIMEOUT=S       timeout of a test that sets none (default 600)
 #
 # Sanitizer options and suppressions reach the tests through the ENVIRONMENT
@@ -33,7 +42,7 @@ for arg in "$@"; do
         *) ctest_args+=("$arg") ;;
     esac
 done
-jobs=${FWDIO_TEST_JOBS:-1}
+jobs=${FWDIO_TEST_JOBS:-$((8 * $(nproc 2>/dev/null || echo 2)))}
 timeout=${FWDIO_TEST_TIMEOUT:-600}
 
 # The MPI tests start mpirun, which refuses root unless told twice; they run
@@ -43,35 +52,53 @@ if [[ $(id -u) -eq 0 ]]; then
 fi
 export OMPI_MCA_rmaps_base_oversubscribe=1
 
-# name  build dir  extra cmake args
-suites=("default build")
+# name  build dir  what to build  ctest label ("-": every test)  extra cmake args
+suites=("default build all -")
 if [[ $sanitizers != 0 ]]; then
-    suites+=("asan build-asan -DFWDIO_SANITIZE=address"
-             "tsan build-tsan -DFWDIO_SANITIZE=thread")
+    suites+=("asan build-asan sanitize-tests sanitize -DFWDIO_SANITIZE=address"
+             "tsan build-tsan sanitize-tests sanitize -DFWDIO_SANITIZE=thread")
 fi
 
 total_passed=0
 total_failed=0
 failed_suites=()
+timings=()
+
+# Prints the ten slowest tests of a ctest log ("... Test #N: name ... Passed 1.23 sec").
+slowest_tests() {
+    sed -nE 's/^.*Test +#[0-9]+: ([^ ]+) .* ([0-9]+\.[0-9]+) sec$/\2 \1/p' "$1" |
+        sort -rn | head -n 10 | awk '{ printf "test:   %8.2f s  %s\n", $1, $2 }'
+}
 
 # Runs one suite; adds to the totals. A suite that does not build, or whose
 # ctest runs no test, counts as one failure, so it cannot pass unseen.
 run_suite() {
-    local name=$1 dir=$2
-    shift 2
-    local log
-    say "=== $name: building $dir"
-    if ! bash "$repo_root/scripts/setup.sh" "$dir" "$@"; then
+    local name=$1 dir=$2 target=$3 label=$4
+    shift 4
+    local log t0 build_s test_s
+    local -a target_args=() label_args=()
+    [[ $target == all ]] || target_args=(--target "$target")
+    [[ $label == - ]] || label_args=(-L "$label")
+    say "=== $name: building $dir${label_args[*]:+ (the tests of label $label)}"
+    t0=$SECONDS
+    if ! bash "$repo_root/scripts/setup.sh" "${target_args[@]}" "$dir" "$@"; then
         say "=== $name: build FAILED"
         total_failed=$((total_failed + 1))
         failed_suites+=("$name (build)")
+        timings+=("$(printf '%-8s %7d %7s %7s' "$name" $((SECONDS - t0)) - -)")
         return
     fi
-    say "=== $name: running ctest in $dir"
+    build_s=$((SECONDS - t0))
+    say "=== $name: built in $build_s s; running ctest -j $jobs ${label_args[*]} in $dir"
     log=$(mktemp "${TMPDIR:-/tmp}/fwdio-ctest.XXXXXX")
     local rc=0
+    t0=$SECONDS
     ctest --test-dir "$repo_root/$dir" --output-on-failure --timeout "$timeout" \
-        -j "$jobs" "${ctest_args[@]}" </dev/null 2>&1 | tee "$log" || rc=$?
+        -j "$jobs" "${label_args[@]}" "${ctest_args[@]}" </dev/null 2>&1 | tee "$log" || rc=$?
+    test_s=$((SECONDS - t0))
+    timings+=("$(printf '%-8s %7d %7d %7d' "$name" "$build_s" "$test_s" $((build_s + test_s)))")
+    say "=== $name: ctest took $test_s s; its ten slowest tests:"
+    slowest_tests "$log"
 
     # ctest closes with "NN% tests passed, F tests failed out of T".
     local line passed failed
@@ -101,6 +128,10 @@ for suite in "${suites[@]}"; do
     run_suite "${words[@]}"
 done
 
+say "build     build s  test s  total s"
+for line in "${timings[@]}"; do
+    say "$line"
+done
 say "finished in $((SECONDS - start)) s"
 if [[ ${#failed_suites[@]} -gt 0 ]]; then
     say "failed: ${failed_suites[*]}"
