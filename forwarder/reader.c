@@ -50,6 +50,7 @@ typedef struct unit {
     struct unit *hash_next;
     TAILQ_ENTRY(unit) link; /* in `queued` (QUEUED) or `idle` (READY, unused) */
     int in_idle;
+    int answering;          /* answer_waiters is sending from it: an abort leaves it be */
 } unit_t;
 
 TAILQ_HEAD(unit_list, unit);
@@ -262,6 +263,10 @@ static void answer(fwdio_file_t *f, unit_t *u, const waiter_t *w, int status)
 static void answer_waiters(fwdio_file_t *f, unit_t *u)
 {
     struct fwdioi_reader *rd = reader_of(f);
+    /* A send that fails aborts the file from inside answer(); the abort
+     * frees the units nothing sends from, which must not include this one
+     * while the loop still looks at it. */
+    u->answering = 1;
     while (u->waiters && !f->s.aborted) {
         waiter_t *w = u->waiters;
         u->waiters = w->next;
@@ -271,6 +276,7 @@ static void answer_waiters(fwdio_file_t *f, unit_t *u)
         answer(f, u, w, u->state == UNIT_READY ? FWDIO_OK : (int)u->err.status);
         free(w);
     }
+    u->answering = 0;
     unit_settle(f, u);
 }
 
@@ -394,7 +400,9 @@ static int want(fwdio_file_t *f, uint64_t index, int source, uint64_t id, uint64
             TAILQ_REMOVE(&rd->idle, u, link);
             u->in_idle = 0;
         }
+        u->answering = 1; /* as in answer_waiters: a failed send must not free u */
         answer(f, u, w, FWDIO_OK);
+        u->answering = 0;
         free(w);
         unit_settle(f, u);
         return f->s.aborted ? -1 : 0;
@@ -630,8 +638,8 @@ void fwdioi_reader_abort(fwdio_file_t *f)
     for (size_t i = 0; i < rd->hash_cap; i++) {
         for (unit_t *u = rd->hash[i], *next; u; u = next) {
             next = u->hash_next;
-            if (u->state != UNIT_READING && u->sends == 0)
-                unit_free(f, u); /* else when its read or its last send ends */
+            if (u->state != UNIT_READING && u->sends == 0 && !u->answering)
+                unit_free(f, u); /* else when its read, its last send or its answers end */
         }
     }
 }
