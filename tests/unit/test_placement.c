@@ -28,20 +28,17 @@ static int checks;
 /** The case being checked, for failure messages. */
 static char where[256];
 
-/** The ranks of one node of a topology, in rank order. */
+/** What the checks need to know of one node of a topology, whatever the
+ *  writers: computed once per topology (node_facts), not once per check. */
 typedef struct node_view {
-    int *rank;
-    int n;
+    int *rank;    /**< the node's ranks, in rank order */
+    int n;        /**< how many */
+    int known;    /**< every rank's package and NUMA node known */
+    int packages; /**< distinct known packages, NUMA nodes and cores */
+    int numas;
+    int cores;
+    int npk;      /**< packages 0..npk-1 hold equal numbers of ranks; -1: they do not */
 } node_view_t;
-
-static node_view_t node_ranks(const fwdioi_topology_t *t, int node)
-{
-    node_view_t v = {malloc((size_t)t->nranks * sizeof(int)), 0};
-    for (int r = 0; r < t->nranks; r++)
-        if (t->ranks[r].node == node)
-            v.rank[v.n++] = r;
-    return v;
-}
 
 /** Place of rank r: which of package (0), numa (1), core (2). */
 static int level(const fwdioi_topology_t *t, int r, int which)
@@ -71,6 +68,59 @@ static int node_known(const fwdioi_topology_t *t, const node_view_t *v)
     return 1;
 }
 
+/** Writers of a node whose package is p. */
+static int in_package(const fwdioi_topology_t *t, const int *mine, int k, int p)
+{
+    int c = 0;
+    for (int i = 0; i < k; i++)
+        c += t->ranks[mine[i]].package == p;
+    return c;
+}
+
+/** The packages of a node (0 if none is known) if each holds the same number
+ *  of its ranks, else -1. */
+static int symmetric_packages(const fwdioi_topology_t *t, const node_view_t *v)
+{
+    int npk = 0, lo = -1;
+    for (int i = 0; i < v->n; i++)
+        if (t->ranks[v->rank[i]].package + 1 > npk)
+            npk = t->ranks[v->rank[i]].package + 1;
+    for (int p = 0; p < npk; p++) {
+        int size = in_package(t, v->rank, v->n, p);
+        if (size == 0 || (lo >= 0 && size != lo))
+            return -1; /* asymmetric: no claim */
+        lo = size;
+    }
+    return npk;
+}
+
+/** The views of every node of t (free with free_node_facts). */
+static node_view_t *node_facts(const fwdioi_topology_t *t)
+{
+    node_view_t *v = calloc((size_t)t->nnodes, sizeof *v);
+    for (int j = 0; j < t->nnodes; j++)
+        v[j].rank = malloc((size_t)t->nranks * sizeof(int));
+    for (int r = 0; r < t->nranks; r++) {
+        node_view_t *mine = &v[t->ranks[r].node];
+        mine->rank[mine->n++] = r;
+    }
+    for (int j = 0; j < t->nnodes; j++) {
+        v[j].known = node_known(t, &v[j]);
+        v[j].packages = count_distinct(t, v[j].rank, v[j].n, 0);
+        v[j].numas = count_distinct(t, v[j].rank, v[j].n, 1);
+        v[j].cores = count_distinct(t, v[j].rank, v[j].n, 2);
+        v[j].npk = symmetric_packages(t, &v[j]);
+    }
+    return v;
+}
+
+static void free_node_facts(const fwdioi_topology_t *t, node_view_t *v)
+{
+    for (int j = 0; j < t->nnodes; j++)
+        free(v[j].rank);
+    free(v);
+}
+
 /** Writers of one node (in the order returned) into mine; returns their count. */
 static int writers_on_node(const fwdioi_topology_t *t, const int *w, int nw, int node, int *mine)
 {
@@ -83,17 +133,14 @@ static int writers_on_node(const fwdioi_topology_t *t, const int *w, int nw, int
 
 /** Spread within one node: domains distinct while possible, or the stride
  *  rule where places are unknown. */
-static void check_node_spread(const fwdioi_topology_t *t, int node, const int *mine, int k)
+static void check_node_spread(const fwdioi_topology_t *t, int node, const node_view_t *v,
+                              const int *mine, int k)
 {
-    node_view_t v = node_ranks(t, node);
-    int known = node_known(t, &v);
-    int n = v.n;
-    int packages = count_distinct(t, v.rank, n, 0), numas = count_distinct(t, v.rank, n, 1);
-    int cores = count_distinct(t, v.rank, n, 2);
+    int known = v->known, n = v->n;
+    int packages = v->packages, numas = v->numas, cores = v->cores;
     int stride_rank[k > 0 ? k : 1];
     for (int i = 0; i < k; i++)
-        stride_rank[i] = v.rank[(long)i * n / k];
-    free(v.rank);
+        stride_rank[i] = v->rank[(long)i * n / k];
     for (int i = 1; i < k; i++)
         CHECK(mine[i - 1] < mine[i], "%s: node %d writers not in rank order", where, node);
     if (!known) {
@@ -113,34 +160,14 @@ static void check_node_spread(const fwdioi_topology_t *t, int node, const int *m
               where, node, k, cores);
 }
 
-/** Writers of a node whose package is p. */
-static int in_package(const fwdioi_topology_t *t, const int *mine, int k, int p)
-{
-    int c = 0;
-    for (int i = 0; i < k; i++)
-        c += t->ranks[mine[i]].package == p;
-    return c;
-}
-
 /** A node whose packages hold equal numbers of ranks gets writers balanced
  *  over them within one. */
-static void check_package_balance(const fwdioi_topology_t *t, int node, const int *mine, int k)
+static void check_package_balance(const fwdioi_topology_t *t, int node, const node_view_t *v,
+                                  const int *mine, int k)
 {
-    node_view_t v = node_ranks(t, node);
-    int npk = 0, lo = -1, hi = -1;
-    for (int i = 0; i < v.n; i++)
-        if (t->ranks[v.rank[i]].package + 1 > npk)
-            npk = t->ranks[v.rank[i]].package + 1;
-    for (int p = 0; p < npk; p++) {
-        int size = in_package(t, v.rank, v.n, p);
-        if (size == 0 || (lo >= 0 && size != lo)) {
-            free(v.rank);
-            return; /* asymmetric: no claim */
-        }
-        lo = size;
-    }
-    free(v.rank);
-    lo = k, hi = 0;
+    int npk = v->npk, lo = k, hi = 0;
+    if (npk < 0)
+        return; /* packages of unequal sizes: no claim */
     for (int p = 0; p < npk; p++) {
         int c = in_package(t, mine, k, p);
         lo = c < lo ? c : lo;
@@ -186,8 +213,9 @@ static int check_basic(const fwdioi_topology_t *t, const int *w, int nw)
     return ok;
 }
 
-/** Check SPREAD with `writers` wanted and `wpn` writers per node. */
-static void check_spread(const fwdioi_topology_t *t, int writers, int wpn)
+/** Check SPREAD with `writers` wanted and `wpn` writers per node; `view`
+ *  holds t's nodes (node_facts). */
+static void check_spread(const fwdioi_topology_t *t, const node_view_t *view, int writers, int wpn)
 {
     fwdio_options_t o = {.placement = FWDIO_PLACEMENT_SPREAD, .writers = writers,
                          .writers_per_node = wpn};
@@ -211,8 +239,8 @@ static void check_spread(const fwdioi_topology_t *t, int writers, int wpn)
         check_node_counts(t, count, cap, size);
         for (int j = 0; j < t->nnodes; j++) {
             int k = writers_on_node(t, w, nw, j, mine);
-            check_node_spread(t, j, mine, k);
-            check_package_balance(t, j, mine, k);
+            check_node_spread(t, j, &view[j], mine, k);
+            check_package_balance(t, j, &view[j], mine, k);
         }
     }
     free(w);
@@ -479,12 +507,14 @@ static void check_topology(const fwdioi_topology_t *t)
 {
     int N = t->nnodes, P = t->nranks;
     int writers[] = {1, 2, 3, N, 2 * N, 3 * N + 1, P};
+    node_view_t *view = node_facts(t);
     for (size_t i = 0; i < sizeof writers / sizeof *writers; i++)
-        check_spread(t, writers[i], 0);
+        check_spread(t, view, writers[i], 0);
     for (int wpn = 1; wpn <= 4; wpn++) {
-        check_spread(t, wpn * N < P ? wpn * N : P, wpn);
-        check_spread(t, 3, wpn);
+        check_spread(t, view, wpn * N < P ? wpn * N : P, wpn);
+        check_spread(t, view, 3, wpn);
     }
+    free_node_facts(t, view);
 }
 
 static const char *const shapes[] = {
