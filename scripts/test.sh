@@ -89,7 +89,7 @@ run_suite() {
         return
     fi
     build_s=$((SECONDS - t0))
-    say "=== $name: built in $build_s s; running ctest -j $jobs ${label_args[*]} in $dir"
+    say "=== $name: built in $build_s s; running ctest -j $jobs${label_args[*]:+ ${label_args[*]}} in $dir"
     log=$(mktemp "${TMPDIR:-/tmp}/fwdio-ctest.XXXXXX")
     local rc=0
     t0=$SECONDS
