@@ -737,9 +737,15 @@ def scenario_killed(r, args):
         try:
             hdr, frames = parse_dcd(path, partial_tail=True)
         except (OSError, ValueError, struct.error) as e:
-            if os.path.getsize(path) < 276:
-                note("%s: killed before the first header was written (%d bytes)" %
-                     (d, os.path.getsize(path)))
+            size = os.path.getsize(path)
+            with open(path, "rb") as fh:
+                unwritten = fh.read() == bytes(size)
+            # The header is the stream's first step: 276 bytes. A kill before
+            # its bytes land leaves less, or (its writer had already set the
+            # file's size) exactly that many zeros; anything else is torn.
+            if size < 276 or (size == 276 and unwritten):
+                note("%s: killed before the first header was written (%d bytes%s)" %
+                     (d, size, ", all zero" if size and unwritten else ""))
                 continue
             fail("%s: the killed run left an invalid DCD: %s" % (path, e))
             continue
