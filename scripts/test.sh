@@ -25,7 +25,10 @@
 #
 # Sanitizer options and suppressions reach the tests through the ENVIRONMENT
 # property set in CMake (cmake/sanitizer_env.cmake, tests/sanitizers/).
-set -euo pipefail
+set -Eeuo pipefail
+# A command that fails outside the suites' own checks ends the script: say
+# where, so that a suite cut short is never silent.
+trap 'printf "test: error: line %d: a command exited with %d\n" "$LINENO" "$?" >&2' ERR
 
 say() { printf 'test: %s\n' "$*"; }
 
@@ -65,9 +68,11 @@ failed_suites=()
 timings=()
 
 # Prints the ten slowest tests of a ctest log ("... Test #N: name ... Passed 1.23 sec").
+# awk reads to the end (head would close the pipe early: sort's SIGPIPE then
+# fails the pipeline under pipefail and ends the script).
 slowest_tests() {
     sed -nE 's/^.*Test +#[0-9]+: ([^ ]+) .* ([0-9]+\.[0-9]+) sec$/\2 \1/p' "$1" |
-        sort -rn | head -n 10 | awk '{ printf "test:   %8.2f s  %s\n", $1, $2 }'
+        sort -rn | awk 'NR <= 10 { printf "test:   %8.2f s  %s\n", $1, $2 }'
 }
 
 # Runs one suite; adds to the totals. A suite that does not build, or whose
@@ -137,4 +142,6 @@ if [[ ${#failed_suites[@]} -gt 0 ]]; then
     say "failed: ${failed_suites[*]}"
 fi
 printf '%d passed, %d failed\n' "$total_passed" "$total_failed"
-[[ $total_failed -eq 0 ]]
+if [[ $total_failed -ne 0 ]]; then
+    exit 1
+fi
