@@ -186,17 +186,33 @@ static int write_extent(void *arg, int64_t off, int64_t len, int64_t data_pos)
     return 0;
 }
 
-/* The bytes of count x type at buf, contiguous: buf itself when the type is
- * one run, else a packed copy (*copy, to free). */
+/* Is count x type one run of bytes, in the order MPI_Pack would take them?
+ * A type whose bytes cover one range of memory may still list them out of
+ * address order (a permuted hindexed, a struct ordered by file position):
+ * MPI writes such data in typemap order, so it must be packed. Only a
+ * predefined type, or one whose flattened typemap is a single run in order,
+ * is used in place. */
 int mpiio_one_run(int count, MPI_Datatype type, MPI_Aint *start)
 {
     MPI_Aint lb, extent, true_lb, true_extent;
-    int size;
+    int size, nints, naddrs, ntypes, combiner;
     PMPI_Type_size(type, &size);
     PMPI_Type_get_extent(type, &lb, &extent);
     PMPI_Type_get_true_extent(type, &true_lb, &true_extent);
     *start = true_lb;
-    return true_extent == size && (count == 1 || extent == size);
+    if (true_extent != size || (count > 1 && extent != size))
+        return 0; /* gaps: not one run, whatever the order */
+    if (size == 0)
+        return 1;
+    if (PMPI_Type_get_envelope(type, &nints, &naddrs, &ntypes, &combiner) == MPI_SUCCESS &&
+        combiner == MPI_COMBINER_NAMED)
+        return 1;
+    mpiio_runs_t runs = {0};
+    char why[128];
+    int in_order = mpiio_flatten(type, &runs, why, sizeof why) == 0 && runs.n == 1 &&
+                   runs.r[0].len == size && runs.r[0].disp == true_lb;
+    mpiio_runs_free(&runs);
+    return in_order;
 }
 
 static int contiguous_data(const void *buf, int count, MPI_Datatype type, int64_t bytes,

@@ -167,7 +167,7 @@ int mpiio_touches_unended(const mpiio_file_t *f, int64_t start, int64_t end);
 /* Write the overlay (after the steps that came before it are in the file). */
 int mpiio_overlay_apply(mpiio_file_t *f, const char *call);
 void mpiio_overlay_drop(mpiio_file_t *f);
-/* Is count x type one run of bytes in memory? *start: where it begins,
+/* Is count x type one run of bytes in memory, in typemap order? *start: where it begins,
  * from the buffer's address. */
 int mpiio_one_run(int count, MPI_Datatype type, MPI_Aint *start);
 /* Write count x type from buf at data position pos of the view (bytes); a

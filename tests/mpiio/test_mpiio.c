@@ -2601,6 +2601,67 @@ static void case_async_close_fault(void)
     free(b);
 }
 
+/*
+ * Memory datatypes whose bytes cover one range of the buffer but are listed
+ * out of address order: MPI writes them in typemap order (as MPI_Pack packs
+ * them). A permuted hindexed_block written collectively, a struct of two
+ * halves listed high half first written independently, and MPI_INTs (used
+ * in place) beside them; each rank's three regions must hold its bytes
+ * packed, read back with POSIX calls after the close.
+ */
+static void case_memtype_order(void)
+{
+    enum { N = 96, PIECE = N * 4, REGION = 3 * PIECE };
+    const char *name = "memtype_order.mpiio";
+    remove_file(name);
+    MPI_File fh = open_file(name, MPI_MODE_WRONLY | MPI_MODE_CREATE);
+    expect_state(fh, "after open", ST_TAKEN);
+    int buf[N];
+    MPI_Aint rev[N];
+    for (int i = 0; i < N; i++) {
+        buf[i] = g_rank * 1000 + i;
+        rev[i] = (MPI_Aint)(N - 1 - i) * 4;
+    }
+    MPI_Datatype perm, halves;
+    OK(MPI_Type_create_hindexed_block(N, 4, rev, MPI_BYTE, &perm));
+    OK(MPI_Type_commit(&perm));
+    int hl[2] = {PIECE / 2, PIECE / 2};
+    MPI_Aint hd[2] = {PIECE / 2, 0};
+    MPI_Datatype ht[2] = {MPI_BYTE, MPI_BYTE};
+    OK(MPI_Type_create_struct(2, hl, hd, ht, &halves));
+    OK(MPI_Type_commit(&halves));
+    MPI_Offset base = (MPI_Offset)g_rank * REGION;
+    MPI_Status st;
+    OK(MPI_File_write_at_all(fh, base, buf, 1, perm, &st));
+    OK(MPI_File_write_at(fh, base + PIECE, buf, 1, halves, &st));
+    OK(MPI_File_write_at_all(fh, base + 2 * PIECE, buf, N, MPI_INT, &st));
+    expect_state(fh, "before close", ST_TAKEN);
+    close_file(&fh);
+
+    uint8_t want[REGION], got[REGION];
+    int pos = 0;
+    OK(MPI_Pack(buf, 1, perm, want, REGION, &pos, MPI_COMM_SELF));
+    OK(MPI_Pack(buf, 1, halves, want, REGION, &pos, MPI_COMM_SELF));
+    OK(MPI_Pack(buf, N, MPI_INT, want, REGION, &pos, MPI_COMM_SELF));
+    CHECK(pos == REGION, "memtype_order: packed %d bytes, expected %d", pos, (int)REGION);
+    char p[4200];
+    path_of(p, sizeof p, name);
+    int fd = open(p, O_RDONLY);
+    ssize_t n = fd < 0 ? -1 : pread(fd, got, REGION, (off_t)base);
+    if (fd >= 0)
+        close(fd);
+    CHECK(n == REGION, "memtype_order: read %zd of my %d bytes of %s", n, (int)REGION, p);
+    for (int i = 0; n == REGION && i < REGION; i++)
+        if (got[i] != want[i]) {
+            fail("memtype_order: byte %d of %s region %d is %u, typemap order says %u (%s)",
+                 i % PIECE, i < PIECE ? "the permuted" : i < 2 * PIECE ? "the struct" : "the int",
+                 g_rank, got[i], want[i], "written in address order instead?");
+            break;
+        }
+    MPI_Type_free(&perm);
+    MPI_Type_free(&halves);
+}
+
 /* ------------------------------------------------------------------------- */
 /* Driver                                                                     */
 /* ------------------------------------------------------------------------- */
@@ -2633,6 +2694,7 @@ static const case_t cases[] = {
     {"two_files", case_two_files, 1},
     {"async_close", case_async_close, 1},
     {"intercomm", case_intercomm, 1},
+    {"memtype_order", case_memtype_order, 1},
     {"fault_eio", case_fault_eio, 0},
     {"fault_nospc", case_fault_nospc, 0},
     {"own_failures", case_own_failures, 0},
