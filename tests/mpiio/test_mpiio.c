@@ -2604,10 +2604,10 @@ static void case_async_close_fault(void)
 /*
  * Memory datatypes whose bytes cover one range of the buffer but are listed
  * out of address order: MPI writes them in typemap order (as MPI_Pack packs
- * them). A permuted hindexed_block written collectively, a struct of two
- * halves listed high half first written independently, and MPI_INTs (used
- * in place) beside them; each rank's three regions must hold its bytes
- * packed, read back with POSIX calls after the close.
+ * them). A struct of two halves listed high half first written
+ * independently, a permuted hindexed_block written collectively, and
+ * MPI_INTs (used in place) beside them; each rank's three regions must hold
+ * its bytes packed, read back with POSIX calls after the close.
  */
 static void case_memtype_order(void)
 {
@@ -2632,8 +2632,15 @@ static void case_memtype_order(void)
     OK(MPI_Type_commit(&halves));
     MPI_Offset base = (MPI_Offset)g_rank * REGION;
     MPI_Status st;
-    OK(MPI_File_write_at_all(fh, base, buf, 1, perm, &st));
+    /* The independent write first, made visible (sync, barrier, sync)
+     * before the collective ones: a collective write may read and write
+     * back the gaps between its pieces (ompio does), which would race with
+     * another rank's independent write there. */
     OK(MPI_File_write_at(fh, base + PIECE, buf, 1, halves, &st));
+    OK(MPI_File_sync(fh));
+    MPI_Barrier(MPI_COMM_WORLD);
+    OK(MPI_File_sync(fh));
+    OK(MPI_File_write_at_all(fh, base, buf, 1, perm, &st));
     OK(MPI_File_write_at_all(fh, base + 2 * PIECE, buf, N, MPI_INT, &st));
     expect_state(fh, "before close", ST_TAKEN);
     close_file(&fh);
@@ -2660,6 +2667,60 @@ static void case_memtype_order(void)
         }
     MPI_Type_free(&perm);
     MPI_Type_free(&halves);
+}
+
+/* Write `len` pattern bytes of `seed` at `off`, independently, and model them on every rank. */
+static void info_case_write(MPI_File fh, model_t *m, int64_t len, uint64_t seed)
+{
+    uint8_t *b = malloc((size_t)len);
+    int64_t off = (int64_t)g_rank * len;
+    for (int64_t i = 0; i < len; i++)
+        b[i] = pattern_byte(seed, (uint64_t)(off + i));
+    MPI_Status st;
+    OK(MPI_File_write_at(fh, off, b, (int)len, MPI_BYTE, &st));
+    free(b);
+    for (int r = 0; r < g_size; r++)
+        model_put(m, (int64_t)r * len, len, seed);
+}
+
+/*
+ * Hints MPI-IO ignores do not keep the layer from taking a file: the info
+ * MPI_File_get_info returns for a taken file (which holds the layer's own
+ * key), passed on to the next open as PnetCDF does, with ROMIO's default
+ * cb_config_list "*:*", and then with a cb_config_list of host names.
+ */
+static void case_info_reuse(void)
+{
+    const char *name = "info_reuse.mpiio";
+    char p[4200];
+    path_of(p, sizeof p, name);
+    remove_file(name);
+    model_t m = {.holes_zero = g_layer};
+    MPI_File fh = open_file(name, MPI_MODE_WRONLY | MPI_MODE_CREATE);
+    expect_state(fh, "after open", ST_TAKEN);
+    info_case_write(fh, &m, 1000, seed_of(1));
+    MPI_Info used = MPI_INFO_NULL;
+    OK(MPI_File_get_info(fh, &used));
+    close_file(&fh);
+    const char *lists[] = {"*:*", "localhost:1,otherhost:2"};
+    for (int i = 0; i < 2; i++) {
+        MPI_Info_set(used, "cb_config_list", lists[i]);
+        fh = MPI_FILE_NULL;
+        int rc = MPI_File_open(MPI_COMM_WORLD, p, MPI_MODE_WRONLY, used, &fh);
+        if (rc != MPI_SUCCESS) {
+            fail("MPI_File_open(%s) with the info of the first open: %s", p, err_text(rc));
+            break;
+        }
+        MPI_File_set_errhandler(fh, MPI_ERRORS_RETURN);
+        char what[96];
+        snprintf(what, sizeof what, "reopened with that info and cb_config_list \"%s\"", lists[i]);
+        expect_state(fh, what, ST_TAKEN);
+        info_case_write(fh, &m, 1000 + 300 * (int64_t)i, seed_of(2 + i));
+        close_file(&fh);
+    }
+    MPI_Info_free(&used);
+    check_file(name, &m);
+    model_free(&m);
 }
 
 /* ------------------------------------------------------------------------- */
@@ -2695,6 +2756,7 @@ static const case_t cases[] = {
     {"async_close", case_async_close, 1},
     {"intercomm", case_intercomm, 1},
     {"memtype_order", case_memtype_order, 1},
+    {"info_reuse", case_info_reuse, 1},
     {"fault_eio", case_fault_eio, 0},
     {"fault_nospc", case_fault_nospc, 0},
     {"own_failures", case_own_failures, 0},
