@@ -156,9 +156,21 @@ int MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Data
 int MPI_File_get_info(MPI_File fh, MPI_Info *info_used)
 {
     int rc = PMPI_File_get_info(fh, info_used);
+    if (rc != MPI_SUCCESS)
+        return rc;
     mpiio_file_t *f = mpiio_find(fh);
-    if (rc == MPI_SUCCESS && f)
+    if (f) {
         PMPI_Info_set(*info_used, "fwdio_mpiio", f->stream ? "taken" : f->released);
+    } else {
+        /* Not taken: the key may have come in with the info of the open (a
+         * code passing on another file's info); it must not say "taken". */
+        char value[MPI_MAX_INFO_VAL + 1];
+        int flag = 0;
+        if (PMPI_Info_get(*info_used, "fwdio_mpiio", MPI_MAX_INFO_VAL, value, &flag) ==
+                MPI_SUCCESS &&
+            flag)
+            PMPI_Info_delete(*info_used, "fwdio_mpiio");
+    }
     return rc;
 }
 

@@ -158,9 +158,13 @@ int mpiio_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info, MP
     }
     if (ok) {
         fwdio_options_init(&f->opts);
-        if (info != MPI_INFO_NULL && fwdio_options_set_info(&f->opts, info) != FWDIO_OK) {
-            snprintf(why, sizeof(why), "its MPI_Info hints are refused by fwdio (see above)");
-            ok = 0;
+        MPI_Info usable = mpiio_hints_for_fwdio(info, path);
+        if (usable != MPI_INFO_NULL) {
+            if (fwdio_options_set_info(&f->opts, usable) != FWDIO_OK) {
+                snprintf(why, sizeof(why), "its MPI_Info hints are refused by fwdio (see above)");
+                ok = 0;
+            }
+            PMPI_Info_free(&usable);
         }
     }
     /* Every rank must agree before it makes a runtime or opens a stream:

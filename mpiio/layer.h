@@ -138,6 +138,10 @@ int mpiio_refuse(mpiio_file_t *f, int cls, const char *fmt, ...)
 
 /* --- files.c: taking, settling and releasing files -------------------------- */
 int mpiio_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info, MPI_File *fh);
+/* The hints of an open of path that fwdio can honour (hints.c): a new info
+ * to free, or MPI_INFO_NULL. The others are left out, as MPI ignores hints
+ * it cannot use; FWDIO_VERBOSE says which. */
+MPI_Info mpiio_hints_for_fwdio(MPI_Info info, const char *path);
 int mpiio_close(mpiio_file_t *f, MPI_File *fh);
 /* End a step on every rank (collective) and wait until every byte written
  * before is in the file. */
