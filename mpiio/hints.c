@@ -2,31 +2,41 @@
  * cannot honour, and so does the layer: fwdio_options_set_info refuses (and
  * prints) a hint it cannot use, which would leave the file not taken. */
 #include "layer.h"
+#include "parse_size.h"
 
+#include <ctype.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* A positive integer in decimal, and nothing else. */
-static int positive_int(const char *v)
+/* The integers fwdio_options_set_info takes (settings.c, K_INT): decimal,
+ * 0 to 2^30, trailing blanks allowed. -1 if `v` is not one. */
+static long hint_int(const char *v)
 {
-    char *end = NULL;
+    errno = 0;
+    char *end;
     long n = strtol(v, &end, 10);
-    return end != v && *end == '\0' && n > 0 && n <= 1L << 30;
+    while (isspace((unsigned char)*end))
+        end++;
+    return errno || end == v || *end || n < 0 || n > 1L << 30 ? -1 : n;
 }
 
 /* Why fwdio cannot honour hint `key` = `value`, or NULL if it can (or
- * ignores the key itself). */
+ * ignores the key itself). The rules are those fwdio_options_set_info
+ * applies to the MPI-IO hints it maps, so a hint that passes here is not
+ * refused there. */
 static const char *unusable(const char *key, const char *value)
 {
+    uint64_t bytes;
     if (!strcmp(key, "fwdio_mpiio"))
         return "the layer's own report of a file (MPI_File_get_info)";
     if (!strcmp(key, "cb_config_list") &&
-        (strncmp(value, "*:", 2) != 0 || !positive_int(value + 2)))
+        (strncmp(value, "*:", 2) != 0 || hint_int(value + 2) <= 0))
         return "only \"*:N\" (N writers on every node) is used";
-    if ((!strcmp(key, "cb_nodes") || !strcmp(key, "striping_unit") ||
-         !strcmp(key, "striping_factor")) &&
-        !positive_int(value))
-        return "not a positive number";
+    if ((!strcmp(key, "cb_nodes") || !strcmp(key, "striping_factor")) && hint_int(value) < 0)
+        return "not a number";
+    if (!strcmp(key, "striping_unit") && (fwdioi_parse_size(value, &bytes) != 0 || bytes == 0))
+        return "not a size";
     return NULL;
 }
 
