@@ -48,16 +48,15 @@ say "running ctest -L $label in $build"
 ctest --test-dir "$build" -L "$label" -j "$jobs" --output-on-failure </dev/null ||
     say "some tests failed (coverage still listed)"
 
-# The object directory of a source file: CMake puts a target's objects under
-# <dir of the target>/CMakeFiles/<target>.dir/<source path relative to it>.
+# The library's object of a source file: CMake puts a target's objects under
+# CMakeFiles/<target>.dir/<source path relative to the target's directory>.
+# Only the library targets count (unit tests compile some sources again).
 object_of() {
-    local src=$1 gcno
-    gcno=$(find "$build" -path "*/CMakeFiles/*.dir/*" -name "$(basename "$src").gcno" |
-           grep -F "/$(basename "$(dirname "$src")")/$(basename "$src").gcno" | head -n 1 || true)
-    if [[ -z $gcno ]]; then
-        gcno=$(find "$build" -path "*/CMakeFiles/*.dir/*" -name "$(basename "$src").gcno" | head -n 1 || true)
-    fi
-    printf '%s' "$gcno"
+    local src=$1 rel=${1#"$repo_root"/}
+    case $rel in
+        mpiio/*) printf '%s' "$build/mpiio/CMakeFiles/fwdio-mpiio.dir/${rel#mpiio/}.gcno" ;;
+        *) printf '%s' "$build/CMakeFiles/fwdio.dir/$rel.gcno" ;;
+    esac
 }
 
 unreached=0
@@ -67,7 +66,7 @@ for src in "$repo_root"/runtime/*.c "$repo_root"/forwarder/*.c "$repo_root"/mpii
     rel=${src#"$repo_root"/}
     total_files=$((total_files + 1))
     gcno=$(object_of "$src")
-    if [[ -z $gcno ]]; then
+    if [[ ! -f $gcno ]]; then
         printf '%-28s %8s %8s  NOT BUILT\n' "$rel" - -
         unreached=$((unreached + 1))
         continue
