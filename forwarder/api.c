@@ -283,6 +283,7 @@ static int open_file(fwdio_runtime_t *rt, const char *path, uint64_t size,
         resolved.atomic_replace = 0;
         resolved.durable = 0;
         resolved.rewrites = 0;
+        resolved.overlaps = 0;
     }
     if (rc == FWDIO_OK && stream) {
         if (resolved.atomic_replace)

@@ -60,23 +60,24 @@ static uint64_t local_unit_offset(const fwdioi_assembly_t *a, uint64_t i)
 
 /* ---- bookkeeping bytes ---- */
 
-static uint64_t ranges_mem(const fwdioi_ranges_t *r)
-{
-    return r->cap ? r->cap * sizeof *r->r + MALLOC_OVERHEAD : 0;
-}
-
+/* Add [start, end) to a unit's set, counting the set's memory: strictly
+ * (an overlap is refused) or, where the file allows overlaps, as a union
+ * (*added: the bytes new to the set). */
 static int ranges_add_counted(fwdioi_assembly_t *a, fwdioi_ranges_t *set, uint64_t start,
-                              uint64_t end, uint64_t *overlap_at)
+                              uint64_t end, int strict, uint64_t *overlap_at, uint64_t *added)
 {
-    uint64_t before = ranges_mem(set);
-    int rc = fwdioi_ranges_add(set, start, end, overlap_at);
-    a->meta += ranges_mem(set) - before; /* a set only grows */
+    uint64_t before = fwdioi_ranges_memory(set);
+    int rc = strict ? fwdioi_ranges_add(set, start, end, overlap_at)
+                    : fwdioi_ranges_merge(set, start, end, added);
+    if (strict && rc == FWDIOI_RANGES_OK)
+        *added = end - start;
+    a->meta += fwdioi_ranges_memory(set) - before; /* a set's memory only grows */
     return rc;
 }
 
 static void ranges_free_counted(fwdioi_assembly_t *a, fwdioi_ranges_t *set)
 {
-    a->meta -= ranges_mem(set);
+    a->meta -= fwdioi_ranges_memory(set);
     fwdioi_ranges_free(set);
 }
 
@@ -296,15 +297,15 @@ static void table_remove(fwdioi_assembly_t *a, fwdioi_unit_t *u)
 
 /* ---- assembling ---- */
 
-/* Hand the unit's buffer and pending extents to flush. */
+/* Hand the unit's buffer and pending extents to flush (the extents NULL
+ * when there was no memory to list them: flush fails the unit). */
 static uint64_t flush_buffer(fwdioi_assembly_t *a, fwdioi_unit_t *u, uint64_t start)
 {
     uint64_t size = unit_length(a->plan, start);
-    fwdioi_range_t *extents = u->pending.r;
     size_t n = u->pending.n;
+    fwdioi_range_t *extents = fwdioi_ranges_list(&u->pending);
     uint8_t *buf = u->buf;
-    a->meta -= ranges_mem(&u->pending); /* the extents are the caller's now */
-    u->pending = (fwdioi_ranges_t){0};
+    ranges_free_counted(a, &u->pending);
     u->pending_bytes = 0;
     u->buf = NULL;
     a->nbuffered--;
@@ -345,8 +346,13 @@ static int add_to_unit(fwdioi_assembly_t *a, uint64_t start, uint64_t offset, co
     if (is_touched(a, i)) {
         u = table_find(a, i);
         if (!u) { /* every byte of a complete unit had arrived already */
-            *bad_offset = offset;
-            return FWDIO_EOVERLAP;
+            if (!a->overlaps) {
+                *bad_offset = offset;
+                return FWDIO_EOVERLAP;
+            }
+            /* overlaps allowed: these bytes are one of the copies that land */
+            a->hooks.direct(a->hooks.arg, data, offset, take);
+            return FWDIO_OK;
         }
     } else {
         u = table_insert(a, i);
@@ -357,7 +363,9 @@ static int add_to_unit(fwdioi_assembly_t *a, uint64_t start, uint64_t offset, co
             return FWDIO_ENOMEM;
         }
     }
-    int rc = ranges_add_counted(a, &u->filled, offset - start, offset - start + take, bad_offset);
+    uint64_t added;
+    int rc = ranges_add_counted(a, &u->filled, offset - start, offset - start + take,
+                                !a->overlaps, bad_offset, &added);
     if (rc == FWDIOI_RANGES_OVERLAP) {
         *bad_offset += start;
         return FWDIO_EOVERLAP;
@@ -379,13 +387,15 @@ static int add_to_unit(fwdioi_assembly_t *a, uint64_t start, uint64_t offset, co
         /* No room for a buffer: write the piece from the message itself. */
         a->hooks.direct(a->hooks.arg, data, offset, take);
     } else {
-        uint64_t ignored;
-        if (ranges_add_counted(a, &u->pending, offset - start, offset - start + take, &ignored) !=
-            FWDIOI_RANGES_OK)
+        /* Pending bytes are a union: with overlaps allowed, a later copy of
+         * a byte that is still in the buffer replaces it there. */
+        uint64_t ignored, fresh;
+        if (ranges_add_counted(a, &u->pending, offset - start, offset - start + take, 0,
+                               &ignored, &fresh) != FWDIOI_RANGES_OK)
             return FWDIO_ENOMEM;
         memcpy(u->buf + (offset - start), data, take);
         a->copied += take;
-        u->pending_bytes += take;
+        u->pending_bytes += fresh;
     }
     if (whole) { /* complete: touched and out of the table */
         if (u->buf)

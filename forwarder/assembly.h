@@ -2,7 +2,9 @@
  * Writer-side assembly: the pieces a writer receives are copied into buffers
  * of one write unit each; a unit is handed to storage as soon as every byte of
  * it has arrived, and at close the partly filled units go out as the extents
- * they hold (holes stay holes). The byte ranges also catch overlapping writes.
+ * they hold (holes stay holes). The byte ranges also catch overlapping writes,
+ * or, in a file that allows them (options.overlaps), make the unit's bytes the
+ * union of its pieces: a byte given twice holds one of its copies.
  *
  * Memory is bounded by the caller: a unit buffer is only allocated when the
  * reserve hook grants its bytes. Otherwise the piece is written straight from
@@ -75,6 +77,7 @@ typedef struct fwdioi_assembly {
     uint64_t meta;             /* bookkeeping bytes held now */
     uint64_t meta_reported;    /* ... as last told to the meta hook */
     uint64_t copied;           /* bytes copied into unit buffers (stats) */
+    int overlaps;              /* pieces may overlap (options.overlaps); set after init */
     fwdioi_assembly_hooks_t hooks;
 } fwdioi_assembly_t;
 
@@ -84,8 +87,8 @@ void fwdioi_assembly_init(fwdioi_assembly_t *a, const fwdioi_plan_t *plan, int w
 /**
  * Take file bytes [offset, offset + len), which must all be this writer's (in
  * the file, and in stripes it owns). Returns FWDIO_OK, FWDIO_EOVERLAP
- * (*bad_offset = the first byte that had arrived before; nothing of that unit
- * piece is taken), FWDIO_EINVAL (bytes that are not this writer's;
+ * (unless a->overlaps; *bad_offset = the first byte that had arrived before;
+ * nothing of that unit piece is taken), FWDIO_EINVAL (bytes that are not this writer's;
  * *bad_offset = offset; nothing is taken) or FWDIO_ENOMEM.
  */
 int fwdioi_assembly_add(fwdioi_assembly_t *a, uint64_t offset, const uint8_t *data,

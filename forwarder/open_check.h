@@ -25,6 +25,7 @@ typedef enum fwdioi_open_field {
     FWDIOI_FIELD_DURABLE,
     FWDIOI_FIELD_APPEND_START,
     FWDIOI_FIELD_REWRITES,
+    FWDIOI_FIELD_OVERLAPS,
     FWDIOI_OPEN_FIELDS
 } fwdioi_open_field_t;
 

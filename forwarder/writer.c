@@ -158,7 +158,7 @@ static void flush_unit(void *arg, uint8_t *buf, uint64_t size, uint64_t offset,
 {
     fwdio_file_t *f = arg;
     fwdioi_storage_job_t *job =
-        f->s.local_error.status == FWDIO_OK && nextents > 0
+        f->s.local_error.status == FWDIO_OK && nextents > 0 && extents
             ? fwdioi_storage_job_new(FWDIOI_STORAGE_WRITE, f, on_write_done)
             : NULL;
     if (!job) {
@@ -745,6 +745,7 @@ void fwdioi_writer_open(fwdio_file_t *f)
                                      .meta = meta_unit,
                                      .arg = f};
     fwdioi_assembly_init(&f->s.assembly, &f->plan, f->my_writer, &hooks);
+    f->s.assembly.overlaps = f->opts.overlaps;
     /* for the watchdog's report only: without it, the report says less */
     f->s.received_from = calloc((size_t)f->plan.nranks, sizeof *f->s.received_from);
     fwdioi_storage_job_t *job = fwdioi_storage_job_new(FWDIOI_STORAGE_OPEN, f, on_open_done);

@@ -500,6 +500,15 @@ typedef struct fwdio_options {
      *  fwdio_open of a file with a size refuses it (FWDIO_EINVAL); reads
      *  ignore it. Default 0: every byte of a stream is written once. */
     int rewrites;
+    /** Non-zero lets writes of the same step (of a stream; of the whole file
+     *  otherwise) overlap, as MPI-IO lets ranks write the same bytes without
+     *  a sync between: every byte written lands, and a byte written more
+     *  than once holds the bytes of one of those writes, which one is not
+     *  defined (not even for two writes of one rank). Every rank must pass
+     *  the same value (FWDIO_EINVAL naming "overlaps" otherwise). Set by the
+     *  code only, as rewrites is. Reads ignore it. Default 0: an overlap
+     *  fails the file with FWDIO_EOVERLAP. */
+    int overlaps;
     /** Room for fields of later versions: leave it zero (see "Growing the
      *  structs"). */
     uint64_t reserved[6];

@@ -1,93 +1,50 @@
-/* This rank's extents of the current step: a sorted array of disjoint
- * [start, end) extents. */
+/* This rank's extents of the current step: fwdio's set of byte ranges,
+ * coarsened when it holds too many. */
 #include "layer.h"
 
 #include <stdlib.h>
-#include <string.h>
-
-/* The first extent that ends after `start`. */
-static size_t first_after(const mpiio_extents_t *x, int64_t start)
-{
-    size_t lo = 0, hi = x->n;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (x->e[mid].end <= start)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
 
 int mpiio_extents_touch(const mpiio_extents_t *x, int64_t start, int64_t end)
 {
-    size_t i = first_after(x, start);
-    return i < x->n && x->e[i].start < end;
+    return fwdioi_ranges_touch(x, (uint64_t)start, (uint64_t)end);
 }
 
-/* Halve the entries by joining neighbours: the set only grows. */
-static void coarsen(mpiio_extents_t *x)
+/* Halve the extents by joining neighbours (the set only grows): 0, or -1
+ * without memory (the set is as it was). */
+static int coarsen(mpiio_extents_t *x)
 {
-    size_t k = 0;
-    for (size_t i = 0; i < x->n; i += 2, k++) {
-        mpiio_extent_t e = x->e[i];
-        if (i + 1 < x->n)
-            e.end = x->e[i + 1].end;
-        x->e[k] = e;
+    size_t n = x->n;
+    fwdioi_range_t *r = fwdioi_ranges_list(x);
+    if (!r)
+        return -1;
+    mpiio_extents_t joined = {0};
+    uint64_t added;
+    for (size_t i = 0; i < n; i += 2) {
+        uint64_t end = i + 1 < n ? r[i + 1].end : r[i].end;
+        if (fwdioi_ranges_merge(&joined, r[i].start, end, &added) != FWDIOI_RANGES_OK) {
+            fwdioi_ranges_free(&joined);
+            free(r);
+            return -1;
+        }
     }
-    x->n = k;
+    free(r);
+    fwdioi_ranges_free(x);
+    *x = joined;
+    return 0;
 }
 
 int mpiio_extents_add(mpiio_extents_t *x, int64_t start, int64_t end)
 {
-    size_t i = first_after(x, start);
-    /* Join an extent that ends where this one starts, or starts where it
-     * ends. */
-    if (i > 0 && x->e[i - 1].end == start) {
-        x->e[i - 1].end = end;
-        if (i < x->n && x->e[i].start == end) {
-            x->e[i - 1].end = x->e[i].end;
-            memmove(&x->e[i], &x->e[i + 1], (x->n - i - 1) * sizeof(*x->e));
-            x->n--;
-        }
-        return 0;
-    }
-    if (i < x->n && x->e[i].start == end) {
-        x->e[i].start = start;
-        return 0;
-    }
-    if (x->n == MPIIO_EXTENTS_MAX) {
-        coarsen(x);
-        i = first_after(x, start);
-        if (i < x->n && x->e[i].start < end) {
-            /* Joined extents cover part of it now: one extent covers all. */
-            size_t j = i;
-            mpiio_extent_t u = {start < x->e[i].start ? start : x->e[i].start, end};
-            for (; j < x->n && x->e[j].start < end; j++)
-                u.end = x->e[j].end > u.end ? x->e[j].end : u.end;
-            x->e[i] = u;
-            memmove(&x->e[i + 1], &x->e[j], (x->n - j) * sizeof(*x->e));
-            x->n -= j - i - 1;
-            return 0;
-        }
-    }
-    if (x->n == x->cap) {
-        size_t cap = x->cap ? 2 * x->cap : 64;
-        mpiio_extent_t *e = realloc(x->e, cap * sizeof(*e));
-        if (!e)
-            return -1;
-        x->e = e;
-        x->cap = cap;
-    }
-    memmove(&x->e[i + 1], &x->e[i], (x->n - i) * sizeof(*x->e));
-    x->e[i] = (mpiio_extent_t){start, end};
-    x->n++;
-    return 0;
+    if (x->n >= MPIIO_EXTENTS_MAX && coarsen(x) != 0)
+        return -1;
+    /* After coarsening, joined extents may cover part of it: the union. */
+    uint64_t added;
+    return fwdioi_ranges_merge(x, (uint64_t)start, (uint64_t)end, &added) == FWDIOI_RANGES_OK
+               ? 0
+               : -1;
 }
 
 void mpiio_extents_clear(mpiio_extents_t *x)
 {
-    free(x->e);
-    x->e = NULL;
-    x->n = x->cap = 0;
+    fwdioi_ranges_free(x);
 }

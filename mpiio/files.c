@@ -84,6 +84,11 @@ static int open_stream(mpiio_file_t *f, int64_t size, char *why, size_t why_len)
     /* MPI lets later writes change bytes written before: a later step's
      * bytes replace an earlier step's in the stream. */
     opts.rewrites = 1;
+    /* MPI lets ranks write the same bytes in one step (only those bytes'
+     * contents are undefined): every rank's bytes land, overlapped ones hold
+     * one rank's. A rank's own second write of a byte in a step, which MPI
+     * orders, never reaches the stream in that step (access.c). */
+    opts.overlaps = 1;
     fwdio_callbacks_t cbs = {.ready = on_ready, .user = f};
     f->ready = 0;
     int rc = fwdio_open(f->rt, f->path, FWDIO_SIZE_GROWS, &opts, &cbs, &f->stream);

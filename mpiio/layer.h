@@ -10,6 +10,7 @@
 #ifndef FWDIO_MPIIO_LAYER_H
 #define FWDIO_MPIIO_LAYER_H
 
+#include "ranges.h"
 #include "view.h"
 
 #include <fwdio.h>
@@ -20,19 +21,13 @@
 #define MPIIO_REASON_LEN 160
 
 /* The extents of the file this rank handed to the stream in the current
- * step: sorted, disjoint. A write that lands on one of
- * them again cannot go to the stream in the same step (its writers take a
- * byte once per step), so the layer keeps it and writes it itself once the
- * step is in the file (see access.c). Entries may be merged when there are
- * too many: a larger extent only sends more writes that way. */
-typedef struct mpiio_extent {
-    int64_t start, end;
-} mpiio_extent_t;
-
-typedef struct mpiio_extents {
-    mpiio_extent_t *e;
-    size_t n, cap;
-} mpiio_extents_t;
+ * step (a set of byte ranges, O(log n) a write). A write that lands on one
+ * of them again cannot go to the stream in the same step (MPI orders a
+ * rank's own writes; fwdio's writers do not order a step's overlapping
+ * pieces), so the layer keeps it and writes it itself once the step is in
+ * the file (see access.c). Neighbours are joined when there are too many: a
+ * larger extent only sends more writes that way. */
+typedef fwdioi_ranges_t mpiio_extents_t;
 
 #define MPIIO_EXTENTS_MAX ((size_t)1 << 20)
 

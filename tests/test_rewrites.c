@@ -23,7 +23,13 @@
  *              on fail with FWDIO_EWRITE on every rank and the file does,
  *              with no wait that never ends;
  *   args       rewrites on a file with a size, and ranks that disagree on
- *              it: FWDIO_EINVAL naming "rewrites".
+ *              it: FWDIO_EINVAL naming "rewrites";
+ *   overlaps   options.overlaps: in a stream with rewrites, every rank's
+ *              pieces of a step overlap other ranks' and its own; in a file
+ *              with a size, the same in one go. Nothing fails; every byte
+ *              holds the byte of one of the ranks that wrote it in the last
+ *              step that wrote it. Ranks that disagree on it: FWDIO_EINVAL
+ *              naming "overlaps".
  * With --mpi-fault only this case runs:
  *   mpi_fault  an MPI call fails (MPI_FAULTS_RULE, tests/util/mpi_faults.h)
  *              while later steps' messages are held: every rank's file
@@ -388,6 +394,130 @@ static void case_args(fwdio_runtime_t *rt)
     fwdio_file_free(f);
 }
 
+/* --- overlaps ---------------------------------------------------------------- */
+
+enum { OV_SPAN = 96 << 10, OV_PIECES = 5, OV_STEPS = 4 };
+
+/* Rank q's pieces of step k: OV_PIECES random ones over [0, OV_SPAN), which
+ * may overlap each other and every other rank's. */
+static void ov_pieces(uint64_t seed, int k, int q, piece_t *p)
+{
+    tc_rng_t rng;
+    tc_rng_seed(&rng, seed * 7919u + (uint64_t)k * 104729u + (uint64_t)q * 31u + 1u);
+    for (int i = 0; i < OV_PIECES; i++) {
+        uint64_t len = 1 + tc_rng_below(&rng, i == 0 ? OV_SPAN / 2 : 5000);
+        p[i] = (piece_t){tc_rng_below(&rng, OV_SPAN - len + 1), len, q};
+    }
+}
+
+static uint8_t ov_byte(uint64_t seed, int k, int q, uint64_t b)
+{
+    return pattern_byte(seed + 1000u * (uint64_t)(k + 1) + (uint64_t)q, b);
+}
+
+/* Rank 0: each byte holds one of its last step's writers' bytes (zero if
+ * none wrote it); the size is the highest byte written. */
+static void ov_check(const char *path, uint64_t seed, int nsteps)
+{
+    if (tc_rank != 0)
+        return;
+    uint8_t *got = calloc(OV_SPAN, 1);
+    FILE *fp = fopen(path, "rb");
+    size_t n = fp ? fread(got, 1, OV_SPAN, fp) : 0;
+    if (fp)
+        fclose(fp);
+    uint64_t end = 0;
+    int bad = 0;
+    piece_t p[OV_PIECES];
+    for (uint64_t b = 0; b < OV_SPAN && !bad; b++) {
+        int last = -1, one_of = 0;
+        for (int k = nsteps - 1; k >= 0 && last < 0; k--)
+            for (int q = 0; q < tc_size; q++) {
+                ov_pieces(seed, k, q, p);
+                for (int i = 0; i < OV_PIECES; i++)
+                    if (b >= p[i].off && b < p[i].off + p[i].len) {
+                        last = k;
+                        one_of |= got[b] == ov_byte(seed, k, q, b);
+                    }
+            }
+        if (last >= 0)
+            end = b + 1;
+        if (last < 0 ? got[b] != 0 : !one_of) {
+            tc_note("overlaps: %s: byte %llu is %u, not a byte of step %d's writers", path,
+                    (unsigned long long)b, got[b], last);
+            bad = 1;
+        }
+    }
+    TC_CHECK(!bad, "overlaps: %s holds a byte no rank wrote there", path);
+    TC_CHECK(n == end, "overlaps: %s has %zu bytes, the writes end at %llu", path, n,
+             (unsigned long long)end);
+    free(got);
+}
+
+/* Step k's pieces of this rank, each from its own buffer. */
+static void ov_write(fwdio_file_t *f, uint64_t seed, int k)
+{
+    piece_t p[OV_PIECES];
+    ov_pieces(seed, k, tc_rank, p);
+    for (int i = 0; i < OV_PIECES; i++) {
+        uint8_t *b = malloc(p[i].len);
+        for (uint64_t j = 0; j < p[i].len; j++)
+            b[j] = ov_byte(seed, k, tc_rank, p[i].off + j);
+        TC_EXPECT(fwdio_write(f, b, p[i].len, p[i].off), FWDIO_OK, "fwdio_write (overlaps)");
+        free(b);
+    }
+}
+
+static void case_overlaps(fwdio_runtime_t *rt, uint64_t seed)
+{
+    char path[4096];
+    fwdio_options_t o = rewrite_options(2);
+    o.overlaps = 1;
+    fwdio_file_t *f = NULL;
+    tc_phase("overlaps: stream");
+    tc_path(path, sizeof path, "overlaps-stream");
+    TC_EXPECT(fwdio_open(rt, path, FWDIO_SIZE_GROWS, &o, NULL, &f), FWDIO_OK, "fwdio_open");
+    for (int k = 0; k < OV_STEPS; k++) {
+        ov_write(f, seed, k);
+        TC_EXPECT(fwdio_step_end(f), FWDIO_OK, "fwdio_step_end");
+    }
+    TC_EXPECT(fwdio_close(f), FWDIO_OK, "fwdio_close");
+    int rc = fwdio_wait(f);
+    TC_CHECK(rc == FWDIO_OK, "overlaps: stream: %s", fwdio_file_error(f));
+    fwdio_file_free(f);
+    ov_check(path, seed, OV_STEPS);
+
+    tc_phase("overlaps: file with a size");
+    tc_path(path, sizeof path, "overlaps-sized");
+    o.rewrites = 0;
+    uint64_t end = 0;
+    piece_t p[OV_PIECES];
+    for (int q = 0; q < tc_size; q++) {
+        ov_pieces(seed + 1, 0, q, p);
+        for (int i = 0; i < OV_PIECES; i++)
+            end = p[i].off + p[i].len > end ? p[i].off + p[i].len : end;
+    }
+    TC_EXPECT(fwdio_open(rt, path, end, &o, NULL, &f), FWDIO_OK, "fwdio_open");
+    ov_write(f, seed + 1, 0);
+    TC_EXPECT(fwdio_close(f), FWDIO_OK, "fwdio_close");
+    rc = fwdio_wait(f);
+    TC_CHECK(rc == FWDIO_OK, "overlaps: file with a size: %s", fwdio_file_error(f));
+    fwdio_file_free(f);
+    ov_check(path, seed + 1, 1);
+
+    if (tc_size < 2)
+        return;
+    tc_phase("overlaps: ranks that disagree");
+    tc_path(path, sizeof path, "overlaps-args");
+    o.overlaps = tc_rank == 0 ? 0 : 3;
+    TC_EXPECT(fwdio_open(rt, path, FWDIO_SIZE_GROWS, &o, NULL, &f), FWDIO_OK, "fwdio_open");
+    TC_EXPECT(fwdio_close(f), FWDIO_OK, "fwdio_close");
+    TC_EXPECT(fwdio_wait(f), FWDIO_EINVAL, "ranks that disagree on overlaps");
+    TC_CHECK(strstr(fwdio_file_error(f), "overlaps") != NULL, "error text: %s",
+             fwdio_file_error(f));
+    fwdio_file_free(f);
+}
+
 int main(int argc, char **argv)
 {
     unsigned timeout = 100;
@@ -427,6 +557,7 @@ int main(int argc, char **argv)
     case_random(rt, nsteps, seed, writers, span, max_piece);
     case_overlap(rt);
     case_default(rt);
+    case_overlaps(rt, seed);
     TC_EXPECT(fwdio_finalize(rt), FWDIO_OK, "fwdio_finalize");
     case_fault(seed + 1, 6);
     return tc_finish("test_rewrites");

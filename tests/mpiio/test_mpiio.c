@@ -2669,6 +2669,145 @@ static void case_memtype_order(void)
     MPI_Type_free(&halves);
 }
 
+/* --- same-step overlaps ------------------------------------------------------ */
+
+enum { OV_HEAD = 4096, OV_INTS = 20, OV_STRIDE = 40, OV_TAIL = 8192, OV_ORDERED = 100 };
+
+/* Rank q's byte at `off` of the overlap cases (generation g). */
+static uint8_t ov_byte(int q, int g, int64_t off)
+{
+    return pattern_byte(seed_of(10 * g + q), (uint64_t)off);
+}
+
+/*
+ * Writes MPI allows without a sync between, though several ranks write the
+ * same bytes: every rank writes OV_HEAD bytes at offset 0 with its
+ * individual pointer and syncs; then every rank writes one int at offset 0
+ * with write_at_all (the "every rank writes the header" pattern) and OV_INTS
+ * ints at OV_HEAD + OV_STRIDE r independently (each overlapping the next
+ * rank's), and syncs. Every call succeeds.
+ */
+static void overlap_writes(MPI_File fh)
+{
+    MPI_Status st;
+    uint8_t *b = malloc(OV_HEAD);
+    for (int64_t i = 0; i < OV_HEAD; i++)
+        b[i] = ov_byte(g_rank, 1, i);
+    OK(MPI_File_write(fh, b, OV_HEAD, MPI_BYTE, &st));
+    OK(MPI_File_sync(fh));
+    MPI_Barrier(MPI_COMM_WORLD);
+    OK(MPI_File_sync(fh));
+    for (int64_t i = 0; i < 4; i++)
+        b[i] = ov_byte(g_rank, 2, i);
+    OK(MPI_File_write_at_all(fh, 0, b, 1, MPI_INT, &st));
+    int64_t at = OV_HEAD + OV_STRIDE * g_rank;
+    for (int64_t i = 0; i < 4 * OV_INTS; i++)
+        b[i] = ov_byte(g_rank, 3, at + i);
+    OK(MPI_File_write_at(fh, at, b, OV_INTS, MPI_INT, &st));
+    OK(MPI_File_sync(fh));
+    free(b);
+}
+
+/* Rank 0 reads the file: each byte of overlap_writes' range holds the byte
+ * of one of the ranks that wrote it last; [OV_TAIL, end) is `tail` (may be
+ * NULL); the size is `size`. */
+static void overlap_check(const char *name, const uint8_t *tail, int64_t size)
+{
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (g_rank != 0)
+        return;
+    char p[4200];
+    path_of(p, sizeof p, name);
+    struct stat sb;
+    CHECK(stat(p, &sb) == 0 && sb.st_size == size, "overlaps: %s has %lld bytes, expected %lld",
+          p, (long long)(stat(p, &sb) == 0 ? sb.st_size : -1), (long long)size);
+    uint8_t *got = calloc((size_t)size, 1);
+    int fd = open(p, O_RDONLY);
+    ssize_t n = fd < 0 ? -1 : pread(fd, got, (size_t)size, 0);
+    if (fd >= 0)
+        close(fd);
+    CHECK(n == size, "overlaps: read %zd of %lld bytes of %s", n, (long long)size, p);
+    for (int64_t i = 0; n == size && i < OV_TAIL; i++) {
+        int one_of = 0, writers = 0;
+        for (int q = 0; q < g_size; q++) {
+            int64_t lo = OV_HEAD + OV_STRIDE * q, hi = lo + 4 * OV_INTS;
+            int g = i < 4 ? 2 : i < OV_HEAD ? 1 : (i >= lo && i < hi) ? 3 : 0;
+            if (g) {
+                writers++;
+                one_of |= got[i] == ov_byte(q, g, i);
+            }
+        }
+        if (writers ? !one_of : got[i] != 0) {
+            fail("overlaps: byte %lld of %s is %u: no rank that wrote it wrote that (%d wrote "
+                 "it)", (long long)i, p, got[i], writers);
+            break;
+        }
+    }
+    for (int64_t i = OV_TAIL; tail && n == size && i < size; i++)
+        if (got[i] != tail[i - OV_TAIL]) {
+            fail("overlaps: byte %lld of %s is %u, expected %u", (long long)i, p, got[i],
+                 tail[i - OV_TAIL]);
+            break;
+        }
+    free(got);
+}
+
+/*
+ * Same-step overlaps are legal MPI: afterwards the shared pointer moves and
+ * an ordered write lands there, after the header (file 1); atomic mode can be
+ * set and holds (file 2).
+ */
+static void case_overlaps(void)
+{
+    const char *name = "overlaps.mpiio", *name2 = "overlaps_atomic.mpiio";
+    remove_file(name);
+    remove_file(name2);
+    MPI_File fh = open_file(name, MPI_MODE_WRONLY | MPI_MODE_CREATE);
+    expect_state(fh, "after open", ST_TAKEN);
+    overlap_writes(fh);
+    expect_state(fh, "after the overlapping writes", ST_TAKEN);
+    OK(MPI_File_seek_shared(fh, OV_TAIL, MPI_SEEK_SET));
+    MPI_Offset shared = -1;
+    OK(MPI_File_get_position_shared(fh, &shared));
+    CHECK(shared == OV_TAIL, "overlaps: the shared pointer is at %lld after seek_shared(%d)",
+          (long long)shared, OV_TAIL);
+    MPI_Barrier(MPI_COMM_WORLD); /* no rank's ordered write moves it before all have looked */
+    uint8_t mine[OV_ORDERED];
+    for (int i = 0; i < OV_ORDERED; i++)
+        mine[i] = ov_byte(g_rank, 4, i);
+    MPI_Status st;
+    OK(MPI_File_write_ordered(fh, mine, OV_ORDERED, MPI_BYTE, &st));
+    close_file(&fh);
+    uint8_t *tail = malloc((size_t)OV_ORDERED * (size_t)g_size);
+    for (int q = 0; q < g_size; q++)
+        for (int i = 0; i < OV_ORDERED; i++)
+            tail[q * OV_ORDERED + i] = ov_byte(q, 4, i);
+    overlap_check(name, tail, OV_TAIL + (int64_t)OV_ORDERED * g_size);
+
+    fh = open_file(name2, MPI_MODE_RDWR | MPI_MODE_CREATE);
+    overlap_writes(fh);
+    OK(MPI_File_set_atomicity(fh, 1));
+    int flag = 0;
+    OK(MPI_File_get_atomicity(fh, &flag));
+    CHECK(flag == 1, "overlaps: get_atomicity after set_atomicity(1) is %d", flag);
+    /* atomic mode: the next rank's write is there after a barrier */
+    int64_t at = OV_TAIL + OV_ORDERED * g_rank;
+    OK(MPI_File_write_at(fh, at, mine, OV_ORDERED, MPI_BYTE, &st));
+    MPI_Barrier(MPI_COMM_WORLD);
+    int next = (g_rank + 1) % g_size;
+    uint8_t got[OV_ORDERED];
+    OK(MPI_File_read_at(fh, OV_TAIL + OV_ORDERED * next, got, OV_ORDERED, MPI_BYTE, &st));
+    for (int i = 0; i < OV_ORDERED; i++)
+        if (got[i] != ov_byte(next, 4, i)) {
+            fail("overlaps: atomic mode: rank %d's byte %d read as %u, written %u", next, i,
+                 got[i], ov_byte(next, 4, i));
+            break;
+        }
+    close_file(&fh);
+    overlap_check(name2, tail, OV_TAIL + (int64_t)OV_ORDERED * g_size);
+    free(tail);
+}
+
 /* Write `len` pattern bytes of `seed` at `off`, independently, and model them on every rank. */
 static void info_case_write(MPI_File fh, model_t *m, int64_t len, uint64_t seed)
 {
@@ -2757,6 +2896,7 @@ static const case_t cases[] = {
     {"intercomm", case_intercomm, 1},
     {"memtype_order", case_memtype_order, 1},
     {"info_reuse", case_info_reuse, 1},
+    {"overlaps", case_overlaps, 1},
     {"fault_eio", case_fault_eio, 0},
     {"fault_nospc", case_fault_nospc, 0},
     {"own_failures", case_own_failures, 0},

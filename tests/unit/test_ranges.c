@@ -1,4 +1,9 @@
-/* The byte-range set against a bitmap oracle, with random inserts. */
+/*
+ * The byte-range set against a bitmap oracle: random strict adds and unions,
+ * touches, the listing and the byte count after every change; then many
+ * small interleaved ranges, kept in a tree of logarithmic height (the time
+ * they take is bench/ranges's).
+ */
 #include "ranges.h"
 
 #include <stdio.h>
@@ -7,7 +12,40 @@
 
 enum { LEN = 512, ROUNDS = 2000 };
 
-static int run_round(unsigned *seed)
+static int fail(const char *what, uint64_t a, uint64_t b)
+{
+    fprintf(stderr, "[%llu,%llu): %s\n", (unsigned long long)a, (unsigned long long)b, what);
+    return 1;
+}
+
+/* The set equals the oracle: count, bytes, order, merging, covers. */
+static int check_against(const fwdioi_ranges_t *set, const unsigned char *have)
+{
+    uint64_t count = 0, runs = 0;
+    for (uint64_t i = 0; i < LEN; i++) {
+        count += have[i];
+        runs += have[i] && (i == 0 || !have[i - 1]);
+    }
+    if (fwdioi_ranges_bytes(set) != count || set->n != runs)
+        return fail("bytes or number of ranges differ from the oracle", count, runs);
+    fwdioi_range_t *r = fwdioi_ranges_list(set);
+    if (set->n > 0 && !r)
+        return fail("no list", 0, set->n);
+    int rc = 0;
+    for (size_t i = 0; i < set->n && !rc; i++) {
+        if (r[i].start >= r[i].end || (i > 0 && r[i - 1].end >= r[i].start))
+            rc = fail("ranges not sorted, empty or not merged", r[i].start, r[i].end);
+        for (uint64_t j = r[i].start; j < r[i].end && !rc; j++)
+            if (!have[j])
+                rc = fail("a range covers an absent byte", j, j + 1);
+    }
+    free(r);
+    if (!rc && fwdioi_ranges_covers(set, LEN) != (count == LEN))
+        rc = fail("covers() is wrong", 0, count);
+    return rc;
+}
+
+static int run_round(unsigned *seed, int unions)
 {
     unsigned char have[LEN] = {0};
     fwdioi_ranges_t set = {0};
@@ -16,67 +54,87 @@ static int run_round(unsigned *seed)
         uint64_t a = (uint64_t)(rand_r(seed) % LEN);
         uint64_t len = 1 + (uint64_t)(rand_r(seed) % 40);
         uint64_t b = a + len > LEN ? LEN : a + len;
-        uint64_t first_present = UINT64_MAX;
-        for (uint64_t i = a; i < b; i++)
-            if (have[i]) {
+        uint64_t first_present = UINT64_MAX, absent = 0;
+        for (uint64_t i = a; i < b; i++) {
+            if (have[i] && first_present == UINT64_MAX)
                 first_present = i;
-                break;
+            absent += !have[i];
+        }
+        if (fwdioi_ranges_touch(&set, a, b) != (first_present != UINT64_MAX))
+            rc = fail("touch() is wrong", a, b);
+        if (unions) {
+            uint64_t added = 0;
+            if (fwdioi_ranges_merge(&set, a, b, &added) != FWDIOI_RANGES_OK || added != absent)
+                rc = fail("the union added a wrong number of bytes", added, absent);
+            memset(have + a, 1, b - a);
+        } else {
+            uint64_t at = 0;
+            int got = fwdioi_ranges_add(&set, a, b, &at);
+            if (first_present != UINT64_MAX) {
+                if (got != FWDIOI_RANGES_OVERLAP || at != first_present)
+                    rc = fail("expected an overlap at the first byte present", at, first_present);
+            } else if (got != FWDIOI_RANGES_OK) {
+                rc = fail("refused", a, b);
+            } else {
+                memset(have + a, 1, b - a);
             }
-        uint64_t at = 0;
-        int got = fwdioi_ranges_add(&set, a, b, &at);
-        if (first_present != UINT64_MAX) {
-            if (got != FWDIOI_RANGES_OVERLAP || at != first_present) {
-                fprintf(stderr, "[%llu,%llu): expected overlap at %llu, got rc %d at %llu\n",
-                        (unsigned long long)a, (unsigned long long)b,
-                        (unsigned long long)first_present, got, (unsigned long long)at);
-                rc = 1;
-            }
-            continue;
         }
-        if (got != FWDIOI_RANGES_OK) {
-            fprintf(stderr, "[%llu,%llu): unexpected rc %d\n", (unsigned long long)a,
-                    (unsigned long long)b, got);
-            rc = 1;
-            continue;
-        }
-        memset(have + a, 1, b - a);
-        /* the set is sorted, disjoint, merged, and equals the oracle */
-        uint64_t count = 0;
-        for (uint64_t i = 0; i < LEN; i++)
-            count += have[i];
-        if (fwdioi_ranges_bytes(&set) != count) {
-            fprintf(stderr, "bytes %llu != %llu\n", (unsigned long long)fwdioi_ranges_bytes(&set),
-                    (unsigned long long)count);
-            rc = 1;
-        }
-        for (size_t i = 0; i < set.n && !rc; i++) {
-            if (set.r[i].start >= set.r[i].end || (i > 0 && set.r[i - 1].end >= set.r[i].start)) {
-                fprintf(stderr, "ranges not sorted/merged at %zu\n", i);
-                rc = 1;
-            }
-            for (uint64_t j = set.r[i].start; j < set.r[i].end && !rc; j++)
-                if (!have[j]) {
-                    fprintf(stderr, "range covers absent byte %llu\n", (unsigned long long)j);
-                    rc = 1;
-                }
-        }
-        if (fwdioi_ranges_covers(&set, LEN) != (count == LEN)) {
-            fprintf(stderr, "covers() wrong with %llu bytes\n", (unsigned long long)count);
-            rc = 1;
+        if (!rc)
+            rc = check_against(&set, have);
+    }
+    if (set.n > 0 && fwdioi_ranges_memory(&set) == 0)
+        rc = fail("a set that holds ranges reports no memory", 0, set.n);
+    fwdioi_ranges_free(&set);
+    if (!rc && (set.n != 0 || fwdioi_ranges_memory(&set) != 0))
+        rc = fail("free left something", 0, set.n);
+    return rc;
+}
+
+/* n pieces of 16 bytes 128 bytes apart from 8 "ranks" taking turns (rank
+ * k's pieces start at 16 k), as a parallel point selection's pieces reach a
+ * writer: from the second rank on every piece lands between two others.
+ * Halfway (4 ranks in) the set holds n / 2 ranges in a tree of logarithmic
+ * height, so that each add costs O(log n) (a sorted array moved its tail
+ * for each); at the end one range. 0 when all is as it should be. */
+static int interleaved(uint64_t n, unsigned *half_height)
+{
+    fwdioi_ranges_t set = {0};
+    uint64_t per = n / 8, at;
+    int bad = 0;
+    for (uint64_t k = 0; k < 8; k++) {
+        for (uint64_t i = 0; i < per; i++)
+            if (fwdioi_ranges_add(&set, i * 128 + k * 16, i * 128 + k * 16 + 16, &at) != 0)
+                bad = 1;
+        if (k == 3) {
+            *half_height = fwdioi_ranges_height(&set);
+            bad |= set.n != per;
         }
     }
+    bad |= set.n != 1 || fwdioi_ranges_bytes(&set) != per * 128;
     fwdioi_ranges_free(&set);
-    return rc;
+    return bad;
 }
 
 int main(void)
 {
     unsigned seed = 12345;
     for (int round = 0; round < ROUNDS; round++)
-        if (run_round(&seed)) {
-            fprintf(stderr, "test_ranges: failed in round %d\n", round);
+        if (run_round(&seed, round % 2)) {
+            fprintf(stderr, "test_ranges: failed in round %d (%s)\n", round,
+                    round % 2 ? "unions" : "strict adds");
             return 1;
         }
-    printf("test_ranges: %d rounds passed\n", ROUNDS);
+    unsigned h = 0;
+    const uint64_t n = (uint64_t)1 << 20; /* pieces: 2^19 ranges halfway */
+    if (interleaved(n, &h)) {
+        fprintf(stderr, "test_ranges: interleaved pieces went wrong\n");
+        return 1;
+    }
+    printf("test_ranges: %d rounds passed; 2^19 interleaved ranges in a tree of height %u\n",
+           ROUNDS, h);
+    if (h > 4 * 19) { /* a treap's expected height is about 2.5 log2 n */
+        fprintf(stderr, "test_ranges: height %u for 2^19 ranges: not logarithmic\n", h);
+        return 1;
+    }
     return 0;
 }
