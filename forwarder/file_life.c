@@ -71,6 +71,7 @@ void fwdioi_file_fill_check(fwdio_file_t *f)
     c[FWDIOI_FIELD_APPEND_START] = (int64_t)f->opts.append_start;
     c[FWDIOI_FIELD_REWRITES] = f->opts.rewrites;
     c[FWDIOI_FIELD_OVERLAPS] = f->opts.overlaps;
+    c[FWDIOI_FIELD_KEEP_CONTENTS] = f->opts.keep_contents;
 }
 
 /* "dir/name" -> "dir/.name.fwdio-tmp": beside the target, so the rename stays

@@ -17,6 +17,7 @@ static const char *const field_names[FWDIOI_OPEN_FIELDS] = {
     [FWDIOI_FIELD_APPEND_START] = "append_start",
     [FWDIOI_FIELD_REWRITES] = "rewrites",
     [FWDIOI_FIELD_OVERLAPS] = "overlaps",
+    [FWDIOI_FIELD_KEEP_CONTENTS] = "keep_contents",
 };
 
 const char *fwdioi_open_field_name(int field)

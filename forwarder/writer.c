@@ -756,7 +756,7 @@ void fwdioi_writer_open(fwdio_file_t *f)
     }
     job->path = f->write_path;
     job->size = f->stream ? f->opts.append_start : f->size; /* a stream grows from there */
-    job->sets_length = f->my_writer == 0;
+    job->sets_length = f->my_writer == 0 && !f->opts.keep_contents;
     job->keeps_prefix = f->stream; /* its first append_start bytes stay */
     f->s.io_pending++;
     fwdioi_rt_io_submit(f->rt, &job->io);

@@ -509,9 +509,18 @@ typedef struct fwdio_options {
      *  code only, as rewrites is. Reads ignore it. Default 0: an overlap
      *  fails the file with FWDIO_EOVERLAP. */
     int overlaps;
+    /** Streams (FWDIO_SIZE_GROWS) only: non-zero leaves the file as the open
+     *  finds it: nothing is cut and nothing added (append_start is then only
+     *  where fwdio_append starts), as MPI_File_open leaves a file that other
+     *  handles or processes may be writing. Every rank must pass the same
+     *  value (FWDIO_EINVAL naming "keep_contents" otherwise). Set by the code
+     *  only. Default 0: the file is cut or extended to append_start. */
+    int keep_contents;
+    /** Room for a field of a later version: leave it zero. */
+    int reserved_int;
     /** Room for fields of later versions: leave it zero (see "Growing the
      *  structs"). */
-    uint64_t reserved[6];
+    uint64_t reserved[5];
 } fwdio_options_t;
 
 /** Default write_size, chosen by measurement (see docs/results/fwdio-bench.md). */

@@ -16,6 +16,8 @@ typedef struct write_ctx {
     const char *data;
     int keep; /* keep a copy for this rank's reads (see readback.c) */
     int status;
+    mpiio_file_t *alias[MPIIO_ALIASES_MAX]; /* other handles of the path (state.c) */
+    size_t naliases;
 } write_ctx_t;
 
 /* --- bytes the layer writes itself -------------------------------------------- */
@@ -142,6 +144,45 @@ static int overlay_add(mpiio_file_t *f, const char *data, int64_t len, int64_t o
     return FWDIO_OK;
 }
 
+/* --- writes through other handles of the path ------------------------------------ */
+
+typedef struct alias_ctx {
+    mpiio_file_t **alias;
+    size_t n;
+    const char *data;
+} alias_ctx_t;
+
+/* Non-zero when a copy could not be kept (no memory). */
+static int copy_extent_to_aliases(void *arg, int64_t off, int64_t len, int64_t data_pos)
+{
+    alias_ctx_t *c = arg;
+    int rc = 0;
+    for (size_t i = 0; i < c->n && off >= 0; i++)
+        if (mpiio_touches_unended(c->alias[i], off, off + len) &&
+            overlay_add(c->alias[i], c->data + data_pos, len, off) != FWDIO_OK)
+            rc = 1;
+    return rc;
+}
+
+static int contiguous_data(const void *buf, int count, MPI_Datatype type, int64_t bytes,
+                           const char **data, char **copy);
+
+void mpiio_copy_to_aliases(mpiio_file_t **alias, size_t n, const mpiio_view_t *view,
+                           int64_t pos, const void *buf, int count, MPI_Datatype type)
+{
+    int size = 0;
+    if (n == 0 || count <= 0 || PMPI_Type_size(type, &size) != MPI_SUCCESS || size <= 0)
+        return;
+    const char *data;
+    char *copy;
+    int64_t bytes = (int64_t)count * size;
+    if (contiguous_data(buf, count, type, bytes, &data, &copy) != MPI_SUCCESS)
+        return;
+    alias_ctx_t c = {alias, n, data};
+    mpiio_view_map(view, pos, bytes, copy_extent_to_aliases, &c);
+    free(copy);
+}
+
 /* --- one extent of a write ------------------------------------------------------ */
 
 /*
@@ -163,6 +204,15 @@ static int write_extent(void *arg, int64_t off, int64_t len, int64_t data_pos)
     int rc;
     if (off < 0) {
         w->status = FWDIO_ERANGE;
+        return 1;
+    }
+    /* Bytes this process wrote through another handle of the path that no
+     * collective call there has ended yet land when that handle's step
+     * does: a copy of these follows them there, so that the file holds
+     * these, the later ones, as every MPI-IO keeps one process's order. */
+    alias_ctx_t aliases = {w->alias, w->naliases, w->data};
+    if (copy_extent_to_aliases(&aliases, off, len, data_pos) != 0) {
+        w->status = FWDIO_ENOMEM;
         return 1;
     }
     if (mpiio_touches_unended(f, off, off + len)) {
@@ -264,6 +314,10 @@ int mpiio_write(mpiio_file_t *f, int64_t pos, const void *buf, int count, MPI_Da
     /* A collective write ends the step before it returns: no read can come
      * between, so its bytes need no copy. */
     write_ctx_t w = {.f = f, .data = data, .keep = !collective, .status = FWDIO_OK};
+    /* Steps other handles of the path ended are in the file first. */
+    w.naliases = mpiio_aliases(f, w.alias, MPIIO_ALIASES_MAX);
+    for (size_t i = 0; i < w.naliases; i++)
+        mpiio_settle_quietly(w.alias[i]);
     mpiio_view_map(&f->view, pos, n, write_extent, &w);
     free(copy);
     if (w.status != FWDIO_OK)

@@ -106,7 +106,11 @@ int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
 int MPI_File_close(MPI_File *fh)
 {
     mpiio_file_t *f = fh ? mpiio_find(*fh) : NULL;
-    return f ? mpiio_close(f, fh) : PMPI_File_close(fh);
+    if (f)
+        return mpiio_close(f, fh);
+    if (fh)
+        mpiio_untaken_remove(*fh);
+    return PMPI_File_close(fh);
 }
 
 int MPI_File_delete(const char *filename, MPI_Info info)
@@ -214,8 +218,12 @@ int MPI_File_write_at(MPI_File fh, MPI_Offset offset, const void *buf, int count
                       MPI_Datatype type, MPI_Status *status)
 {
     mpiio_file_t *f = taken(fh);
-    if (!f)
-        return PMPI_File_write_at(fh, offset, buf, count, type, status);
+    if (!f) { /* MPI-IO's, after this process's writes through taken handles */
+        mpiio_untaken_write_t w;
+        int copy = mpiio_untaken_begin(fh, offset, 0, &w);
+        int rc = PMPI_File_write_at(fh, offset, buf, count, type, status);
+        return copy ? mpiio_untaken_end(&w, rc, buf, count, type) : rc;
+    }
     return write_view(f, offset, 0, buf, count, type, status, 0, "MPI_File_write_at");
 }
 
@@ -223,8 +231,12 @@ int MPI_File_write_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int c
                           MPI_Datatype type, MPI_Status *status)
 {
     mpiio_file_t *f = taken(fh);
-    if (!f)
-        return PMPI_File_write_at_all(fh, offset, buf, count, type, status);
+    if (!f) { /* MPI-IO's, after this process's writes through taken handles */
+        mpiio_untaken_write_t w;
+        int copy = mpiio_untaken_begin(fh, offset, 0, &w);
+        int rc = PMPI_File_write_at_all(fh, offset, buf, count, type, status);
+        return copy ? mpiio_untaken_end(&w, rc, buf, count, type) : rc;
+    }
     return write_view(f, offset, 0, buf, count, type, status, 1, "MPI_File_write_at_all");
 }
 
@@ -232,8 +244,12 @@ int MPI_File_write(MPI_File fh, const void *buf, int count, MPI_Datatype type,
                    MPI_Status *status)
 {
     mpiio_file_t *f = taken(fh);
-    if (!f)
-        return PMPI_File_write(fh, buf, count, type, status);
+    if (!f) { /* MPI-IO's, after this process's writes through taken handles */
+        mpiio_untaken_write_t w;
+        int copy = mpiio_untaken_begin(fh, 0, 1, &w);
+        int rc = PMPI_File_write(fh, buf, count, type, status);
+        return copy ? mpiio_untaken_end(&w, rc, buf, count, type) : rc;
+    }
     return write_view(f, 0, 1, buf, count, type, status, 0, "MPI_File_write");
 }
 
@@ -241,8 +257,12 @@ int MPI_File_write_all(MPI_File fh, const void *buf, int count, MPI_Datatype typ
                        MPI_Status *status)
 {
     mpiio_file_t *f = taken(fh);
-    if (!f)
-        return PMPI_File_write_all(fh, buf, count, type, status);
+    if (!f) { /* MPI-IO's, after this process's writes through taken handles */
+        mpiio_untaken_write_t w;
+        int copy = mpiio_untaken_begin(fh, 0, 1, &w);
+        int rc = PMPI_File_write_all(fh, buf, count, type, status);
+        return copy ? mpiio_untaken_end(&w, rc, buf, count, type) : rc;
+    }
     return write_view(f, 0, 1, buf, count, type, status, 1, "MPI_File_write_all");
 }
 
@@ -262,8 +282,12 @@ int MPI_File_iwrite_at(MPI_File fh, MPI_Offset offset, const void *buf, int coun
                        MPI_Datatype type, MPI_Request *request)
 {
     mpiio_file_t *f = taken(fh);
-    if (!f)
-        return PMPI_File_iwrite_at(fh, offset, buf, count, type, request);
+    if (!f) { /* MPI-IO's, after this process's writes through taken handles */
+        mpiio_untaken_write_t w;
+        int copy = mpiio_untaken_begin(fh, offset, 0, &w);
+        int rc = PMPI_File_iwrite_at(fh, offset, buf, count, type, request);
+        return copy ? mpiio_untaken_end(&w, rc, buf, count, type) : rc;
+    }
     MPI_Status st;
     int rc = write_view(f, offset, 0, buf, count, type, &st, 0, "MPI_File_iwrite_at");
     return as_request(rc, &st, request);
@@ -273,8 +297,12 @@ int MPI_File_iwrite_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int 
                            MPI_Datatype type, MPI_Request *request)
 {
     mpiio_file_t *f = taken(fh);
-    if (!f)
-        return PMPI_File_iwrite_at_all(fh, offset, buf, count, type, request);
+    if (!f) { /* MPI-IO's, after this process's writes through taken handles */
+        mpiio_untaken_write_t w;
+        int copy = mpiio_untaken_begin(fh, offset, 0, &w);
+        int rc = PMPI_File_iwrite_at_all(fh, offset, buf, count, type, request);
+        return copy ? mpiio_untaken_end(&w, rc, buf, count, type) : rc;
+    }
     MPI_Status st;
     int rc = write_view(f, offset, 0, buf, count, type, &st, 1, "MPI_File_iwrite_at_all");
     return as_request(rc, &st, request);
@@ -284,8 +312,12 @@ int MPI_File_iwrite(MPI_File fh, const void *buf, int count, MPI_Datatype type,
                     MPI_Request *request)
 {
     mpiio_file_t *f = taken(fh);
-    if (!f)
-        return PMPI_File_iwrite(fh, buf, count, type, request);
+    if (!f) { /* MPI-IO's, after this process's writes through taken handles */
+        mpiio_untaken_write_t w;
+        int copy = mpiio_untaken_begin(fh, 0, 1, &w);
+        int rc = PMPI_File_iwrite(fh, buf, count, type, request);
+        return copy ? mpiio_untaken_end(&w, rc, buf, count, type) : rc;
+    }
     MPI_Status st;
     int rc = write_view(f, 0, 1, buf, count, type, &st, 0, "MPI_File_iwrite");
     return as_request(rc, &st, request);
@@ -295,8 +327,12 @@ int MPI_File_iwrite_all(MPI_File fh, const void *buf, int count, MPI_Datatype ty
                         MPI_Request *request)
 {
     mpiio_file_t *f = taken(fh);
-    if (!f)
-        return PMPI_File_iwrite_all(fh, buf, count, type, request);
+    if (!f) { /* MPI-IO's, after this process's writes through taken handles */
+        mpiio_untaken_write_t w;
+        int copy = mpiio_untaken_begin(fh, 0, 1, &w);
+        int rc = PMPI_File_iwrite_all(fh, buf, count, type, request);
+        return copy ? mpiio_untaken_end(&w, rc, buf, count, type) : rc;
+    }
     MPI_Status st;
     int rc = write_view(f, 0, 1, buf, count, type, &st, 1, "MPI_File_iwrite_all");
     return as_request(rc, &st, request);

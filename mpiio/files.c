@@ -44,6 +44,9 @@ static const char *refuse_reason(const char *path, int amode)
         return "MPI_MODE_SEQUENTIAL";
     if (amode & MPI_MODE_DELETE_ON_CLOSE)
         return "MPI_MODE_DELETE_ON_CLOSE";
+    /* Its writes and that handle's, both MPI-IO's, land in program order. */
+    if (mpiio_untaken_open(path))
+        return "this process has the path open through a handle MPI-IO has";
     return NULL;
 }
 
@@ -81,6 +84,9 @@ static int open_stream(mpiio_file_t *f, int64_t size, char *why, size_t why_len)
     /* MPI keeps a file's bytes at the open: the stream keeps all of them. */
     opts.append_start = (uint64_t)size;
     opts.pinned |= FWDIO_PIN_APPEND_START;
+    /* ... and never cuts it: other handles of the path, here or in other
+     * processes, may have written past the size measured a moment ago. */
+    opts.keep_contents = 1;
     /* MPI lets later writes change bytes written before: a later step's
      * bytes replace an earlier step's in the stream. */
     opts.rewrites = 1;
@@ -107,6 +113,28 @@ static int open_stream(mpiio_file_t *f, int64_t size, char *why, size_t why_len)
         return -1;
     }
     return 0;
+}
+
+/* A handle of a matching path that can write but was not taken: its writes
+ * are ordered against this process's taken handles of the path (aliases.c). */
+static void remember_untaken(MPI_File fh, const char *path, int amode)
+{
+    if (path && !(amode & MPI_MODE_RDONLY) && mpiio_wanted() && mpiio_match(path))
+        mpiio_untaken_add(fh, path);
+}
+
+/* A path the same group of ranks opens again while a taken handle of it is
+ * open: one runtime cannot hold a path twice, and the two handles' writes
+ * must keep each process's order, so the earlier handles go back to MPI-IO
+ * (collective over the same ranks, in the same order everywhere: the open
+ * order of one group) and the new one is not taken. Returns how many. */
+static size_t release_same_group(fwdio_runtime_t *rt, const char *path)
+{
+    mpiio_file_t *same[MPIIO_ALIASES_MAX];
+    size_t n = mpiio_taken_in(path, rt, same, MPIIO_ALIASES_MAX);
+    for (size_t i = 0; i < n; i++)
+        mpiio_release(same[i], "the same ranks opened the path again");
+    return n;
 }
 
 int mpiio_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info, MPI_File *fh)
@@ -140,6 +168,7 @@ int mpiio_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info, MP
         PMPI_Comm_rank(comm, &r);
         if (mpiio_verbose() && mpiio_wanted() && mpiio_match(path) && (no || r == 0))
             mpiio_say("%s: not taken: %s", path, no ? no : "another rank cannot take it");
+        remember_untaken(*fh, path, amode);
         return MPI_SUCCESS;
     }
 
@@ -180,6 +209,12 @@ int mpiio_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info, MP
     if (all && !(rt = mpiio_runtime_for(comm, why, sizeof(why))))
         ok = 0;
     PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, comm);
+    if (all && release_same_group(rt, path)) {
+        /* Every rank found the same handles (the same ranks opened them). */
+        snprintf(why, sizeof(why), "the same ranks have it open through another handle, "
+                                   "which goes back to MPI-IO too");
+        all = 0;
+    }
     if (all) {
         f->fh = *fh;
         f->rt = rt;
@@ -199,6 +234,7 @@ int mpiio_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info, MP
             mpiio_say("%s: not taken: %s", path, why[0] ? why : "another rank could not take it");
         if (f)
             free_file(f);
+        remember_untaken(*fh, path, amode);
         return MPI_SUCCESS;
     }
     if (amode & MPI_MODE_APPEND)
@@ -231,6 +267,12 @@ int mpiio_settle_ended(mpiio_file_t *f, const char *call)
     return rc == FWDIO_OK ? MPI_SUCCESS : mpiio_file_error(f, rc, call);
 }
 
+void mpiio_settle_quietly(mpiio_file_t *f)
+{
+    if (f->stream && f->steps_ended > 0)
+        (void)fwdio_step_wait(f->stream, f->steps_ended - 1);
+}
+
 int mpiio_settle_all(mpiio_file_t *f, const char *call)
 {
     if (!f->stream)
@@ -260,6 +302,7 @@ int mpiio_release(mpiio_file_t *f, const char *reason)
     int fin = finish_stream(f, "MPI_File_close");
     code = code != MPI_SUCCESS ? code : fin;
     snprintf(f->released, sizeof(f->released), "released: %s", reason);
+    mpiio_untaken_add(f->fh, f->path); /* MPI-IO's now, and ordered as any */
     if (mpiio_verbose() && f->rank == 0)
         mpiio_say("%s: handed back to MPI-IO: %s", f->path, reason);
     /* MPI-IO keeps the individual file pointer from now on. */
@@ -270,6 +313,7 @@ int mpiio_release(mpiio_file_t *f, const char *reason)
 int mpiio_close(mpiio_file_t *f, MPI_File *fh)
 {
     double t0 = PMPI_Wtime();
+    mpiio_untaken_remove(*fh);
     int code = f->error_code;
     /* Close is collective: every rank ends a last step, so that what the
      * layer writes itself is written after the stream's bytes. */

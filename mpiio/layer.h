@@ -19,6 +19,8 @@
 #include <stdint.h>
 
 #define MPIIO_REASON_LEN 160
+/* The most other handles of one path a write looks at. */
+#define MPIIO_ALIASES_MAX 16
 
 /* The extents of the file this rank handed to the stream in the current
  * step (a set of byte ranges, O(log n) a write). A write that lands on one
@@ -89,6 +91,7 @@ typedef struct mpiio_file {
     double t_open;               /* seconds this rank's MPI_File_open took */
     int error_code;              /* MPI error code of the stream's failure, once known */
     int said_shared;             /* FWDIO_VERBOSE told of the shared pointer's calls */
+    int aliased;                 /* another taken handle of the same path is open here */
     pthread_mutex_t ready_lock;  /* the ready callback's result */
     pthread_cond_t ready_cond;
     int ready, ready_status;
@@ -106,6 +109,16 @@ fwdio_runtime_t *mpiio_runtime_for(MPI_Comm comm, char *why, size_t why_len);
 void mpiio_add_file(mpiio_file_t *f);
 mpiio_file_t *mpiio_find(MPI_File fh);
 void mpiio_remove_file(mpiio_file_t *f);
+/* The other taken handles of f's path open in this process (at most max;
+ * none unless f->aliased): writes through f must land after what this
+ * process wrote through them (access.c). */
+size_t mpiio_aliases(const mpiio_file_t *f, mpiio_file_t **out, size_t max);
+/* The taken handles of path served by runtime rt (opened by the same group
+ * of ranks; any runtime when rt is NULL), at most max. */
+size_t mpiio_taken_in(const char *path, const fwdio_runtime_t *rt, mpiio_file_t **out,
+                      size_t max);
+#define mpiio_taken_with_path(path, out, max) mpiio_taken_in((path), NULL, (out), (max))
+
 /* Files closed with FWDIO_MPIIO_CLOSE=async that may still be writing. */
 int mpiio_close_async(void);
 int mpiio_sync_async(void);         /* FWDIO_MPIIO_SYNC=async */
@@ -114,6 +127,26 @@ int64_t mpiio_readback_limit(int rank);
 void mpiio_add_pending(fwdio_file_t *stream, const char *path);
 int mpiio_wait_pending(const char *path); /* NULL: every path; MPI error code */
 int mpiio_finalize_runtimes(void);
+
+/* --- aliases.c: handles of a matching path that the layer did not take ------- */
+/* Remember (and forget) a write-capable handle of a matching path that was
+ * not taken; is one of path open in this process? */
+void mpiio_untaken_add(MPI_File fh, const char *path);
+void mpiio_untaken_remove(MPI_File fh);
+int mpiio_untaken_open(const char *path);
+/* A write through such a handle: begin (before the real call) waits for the
+ * steps the taken handles of its path ended and returns non-zero when the
+ * write may land on bytes of their current steps; then end (after the real
+ * call) copies its bytes over theirs. */
+typedef struct mpiio_untaken_write {
+    mpiio_file_t *alias[MPIIO_ALIASES_MAX];
+    size_t n;
+    mpiio_view_t view; /* the real handle's */
+    int64_t pos;       /* the write's first data byte in the view */
+} mpiio_untaken_write_t;
+int mpiio_untaken_begin(MPI_File fh, MPI_Offset offset, int at_pointer, mpiio_untaken_write_t *w);
+int mpiio_untaken_end(mpiio_untaken_write_t *w, int rc, const void *buf, int count,
+                      MPI_Datatype type); /* returns rc */
 
 /* --- errors.c: fwdio failures as MPI error codes ---------------------------- */
 /* An MPI error code of the class that fits `status` (and errno), whose
@@ -143,6 +176,9 @@ int mpiio_close(mpiio_file_t *f, MPI_File *fh);
 int mpiio_settle_all(mpiio_file_t *f, const char *call);
 /* Wait (independently) until the steps this rank ended are in the file. */
 int mpiio_settle_ended(mpiio_file_t *f, const char *call);
+/* Wait (independently) for the steps this rank ended, reporting nothing: a
+ * failure is the file's own calls' to report. */
+void mpiio_settle_quietly(mpiio_file_t *f);
 /* Hand the file back to MPI-IO for good (collective). */
 int mpiio_release(mpiio_file_t *f, const char *reason);
 /* End a step after a collective write (collective). */
@@ -166,6 +202,11 @@ int mpiio_touches_unended(const mpiio_file_t *f, int64_t start, int64_t end);
 /* Write the overlay (after the steps that came before it are in the file). */
 int mpiio_overlay_apply(mpiio_file_t *f, const char *call);
 void mpiio_overlay_drop(mpiio_file_t *f);
+/* Copies of count x type from buf, written at data position pos of `view`
+ * through another handle, follow the bytes of the aliases' current steps
+ * they land on (best effort: no memory, no copy). */
+void mpiio_copy_to_aliases(mpiio_file_t **alias, size_t n, const mpiio_view_t *view,
+                           int64_t pos, const void *buf, int count, MPI_Datatype type);
 /* Is count x type one run of bytes in memory, in typemap order? *start: where it begins,
  * from the buffer's address. */
 int mpiio_one_run(int count, MPI_Datatype type, MPI_Aint *start);

@@ -145,12 +145,38 @@ static fwdio_runtime_t *runtime_for_locked(MPI_Comm comm, char *why, size_t why_
     return e->rt;
 }
 
+/* Mark every file of path as aliased when more than one is open (the caller
+ * holds state_lock). */
+static void mark_aliases_locked(const char *path)
+{
+    int n = 0;
+    for (mpiio_file_t *g = files; g; g = g->next)
+        n += strcmp(g->path, path) == 0;
+    for (mpiio_file_t *g = files; g; g = g->next)
+        if (strcmp(g->path, path) == 0)
+            g->aliased = n > 1;
+}
+
 void mpiio_add_file(mpiio_file_t *f)
 {
     pthread_mutex_lock(&state_lock);
     f->next = files;
     files = f;
+    mark_aliases_locked(f->path);
     pthread_mutex_unlock(&state_lock);
+}
+
+size_t mpiio_aliases(const mpiio_file_t *f, mpiio_file_t **out, size_t max)
+{
+    size_t n = 0;
+    if (!f->aliased)
+        return 0;
+    pthread_mutex_lock(&state_lock);
+    for (mpiio_file_t *g = files; g && n < max; g = g->next)
+        if (g != f && g->stream && strcmp(g->path, f->path) == 0)
+            out[n++] = g;
+    pthread_mutex_unlock(&state_lock);
+    return n;
 }
 
 mpiio_file_t *mpiio_find(MPI_File fh)
@@ -165,6 +191,18 @@ mpiio_file_t *mpiio_find(MPI_File fh)
     return f;
 }
 
+size_t mpiio_taken_in(const char *path, const fwdio_runtime_t *rt, mpiio_file_t **out,
+                      size_t max)
+{
+    size_t n = 0;
+    pthread_mutex_lock(&state_lock);
+    for (mpiio_file_t *g = files; g && n < max; g = g->next)
+        if (g->stream && (!rt || g->rt == rt) && strcmp(g->path, path) == 0)
+            out[n++] = g;
+    pthread_mutex_unlock(&state_lock);
+    return n;
+}
+
 void mpiio_remove_file(mpiio_file_t *f)
 {
     pthread_mutex_lock(&state_lock);
@@ -173,6 +211,7 @@ void mpiio_remove_file(mpiio_file_t *f)
             *p = f->next;
             break;
         }
+    mark_aliases_locked(f->path);
     pthread_mutex_unlock(&state_lock);
 }
 

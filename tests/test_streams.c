@@ -35,6 +35,11 @@
  *                not refused), one larger than half the budget in one step
  *                is FWDIO_ETOOBIG, and the file is every step's appends in
  *                rank order;
+ *   keep         options.keep_contents: an existing file longer than
+ *                append_start, which another process extends while the
+ *                stream is open, keeps every byte (nothing cut at the open);
+ *                the ranks' writes land over it; ranks that disagree on the
+ *                option: FWDIO_EINVAL naming "keep_contents";
  *   mismatch     rank 0 ends one step more than the others: FWDIO_EINVAL on
  *                every rank, its extra step's callback reports it;
  *   args         misuse is refused at the call.
@@ -597,6 +602,82 @@ static void case_append(fwdio_runtime_t *rt, int nsteps, uint64_t seed, int writ
     free(ac.step_end);
 }
 
+/* ---- keep_contents ---- */
+
+static void case_keep(fwdio_runtime_t *rt, uint64_t seed)
+{
+    enum { OLD = 20000, LATER = 9000, PIECE = 1000 };
+    char path[4096];
+    tc_path(path, sizeof path, "keep");
+    uint8_t *old = malloc(OLD + LATER);
+    pattern_fill(old, OLD + LATER, 0, seed);
+    if (tc_rank == 0) {
+        int fd = open(path, O_CREAT | O_WRONLY | O_TRUNC, 0644);
+        TC_CHECK(fd >= 0 && write(fd, old, OLD) == OLD, "cannot write %s", path);
+        if (fd >= 0)
+            close(fd);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    fwdio_options_t o = stream_options(2, FWDIO_LAYOUT_CYCLIC);
+    o.append_start = 100; /* far below the file's end: would cut it */
+    o.keep_contents = 1;
+    fwdio_file_t *f = NULL;
+    tc_phase("keep: open");
+    TC_EXPECT(fwdio_open(rt, path, FWDIO_SIZE_GROWS, &o, NULL, &f), FWDIO_OK, "fwdio_open");
+    /* another process writes past the end while the stream is open */
+    if (tc_rank == 0) {
+        int fd = open(path, O_WRONLY);
+        TC_CHECK(fd >= 0 && pwrite(fd, old + OLD, LATER, OLD) == LATER, "cannot extend %s",
+                 path);
+        if (fd >= 0)
+            close(fd);
+    }
+    uint8_t piece[PIECE];
+    memset(piece, 0x5a + tc_rank, sizeof piece);
+    uint64_t at = 2000 + (uint64_t)tc_rank * 3000;
+    TC_EXPECT(fwdio_write(f, piece, sizeof piece, at), FWDIO_OK, "fwdio_write");
+    TC_EXPECT(fwdio_close(f), FWDIO_OK, "fwdio_close");
+    int rc = fwdio_wait(f);
+    TC_CHECK(rc == FWDIO_OK, "keep: %s", fwdio_file_error(f));
+    fwdio_file_free(f);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (tc_rank == 0) {
+        uint64_t end = OLD + LATER;
+        for (int r = 0; r < tc_size; r++) {
+            uint64_t e = 2000 + (uint64_t)r * 3000 + PIECE;
+            for (uint64_t i = e - PIECE; i < e; i++)
+                if (i < OLD + LATER)
+                    old[i] = (uint8_t)(0x5a + r);
+            end = e > end ? e : end;
+        }
+        uint8_t *got = calloc(end, 1);
+        int fd = open(path, O_RDONLY);
+        ssize_t n = fd < 0 ? -1 : pread(fd, got, end + 1, 0);
+        if (fd >= 0)
+            close(fd);
+        TC_CHECK(n == (ssize_t)end, "keep: %s has %zd bytes, want %llu", path, n,
+                 (unsigned long long)end);
+        for (uint64_t i = 0; i < OLD + LATER && i < end; i++)
+            if (got[i] != old[i]) {
+                tc_fail("keep: byte %llu of %s is %u, want %u (cut at the open?)",
+                        (unsigned long long)i, path, got[i], old[i]);
+                break;
+            }
+        free(got);
+    }
+    free(old);
+    if (tc_size < 2)
+        return;
+    tc_phase("keep: ranks that disagree");
+    o.keep_contents = tc_rank == 1;
+    TC_EXPECT(fwdio_open(rt, path, FWDIO_SIZE_GROWS, &o, NULL, &f), FWDIO_OK, "fwdio_open");
+    TC_EXPECT(fwdio_close(f), FWDIO_OK, "fwdio_close");
+    TC_EXPECT(fwdio_wait(f), FWDIO_EINVAL, "ranks that disagree on keep_contents");
+    TC_CHECK(strstr(fwdio_file_error(f), "keep_contents") != NULL, "error text: %s",
+             fwdio_file_error(f));
+    fwdio_file_free(f);
+}
+
 /* ---- a killed job ---- */
 
 /* Every rank writes steps with a header until it kills itself at a moment
@@ -740,6 +821,7 @@ int main(int argc, char **argv)
     case_random(rt, nsteps, seed + 1, writers, layout, max_piece, 1);
     case_append(rt, nsteps, seed + 4, writers, layout);
     case_mismatch(rt, seed + 2);
+    case_keep(rt, seed + 6);
     TC_EXPECT(fwdio_finalize(rt), FWDIO_OK, "fwdio_finalize");
     case_fault(7, seed + 3);
     case_ahead(seed + 5);

@@ -2669,6 +2669,107 @@ static void case_memtype_order(void)
     MPI_Type_free(&halves);
 }
 
+/* --- two handles of one file --------------------------------------------------- */
+
+/* write_at of pattern bytes of `seed`, modelled (by every rank, for the
+ * writing rank `who`). */
+static void put_at(MPI_File fh, model_t *m, int who, int64_t off, int64_t len, uint64_t seed)
+{
+    if (g_rank == who) {
+        uint8_t *b = pattern_buf(off, len, seed);
+        MPI_Status st;
+        OK(MPI_File_write_at(fh, off, b, (int)len, MPI_BYTE, &st));
+        free(b);
+    }
+    model_put(m, off, len, seed);
+}
+
+/*
+ * One process writes the same bytes through two handles of one file, and the
+ * later write is what the file holds, as in every MPI-IO. File 1, PnetCDF's
+ * independent data mode: rank 0 writes the header through the collective
+ * handle, every rank opens the path again on MPI_COMM_SELF and writes its data
+ * there, rank 0 writes the record count into the header through that second
+ * handle, then both are closed (the second first), with and without a sync
+ * of the second before. File 2: independent writes through the collective
+ * handle whose step a write_at_all ends (it may still be on its way), then
+ * each rank writes part of its bytes again through its own handle; and the
+ * other way round, a write through the MPI_COMM_SELF handle written again
+ * through the collective one. File 3: the second handle is one the layer
+ * does not take. (Bytes of a collective write written again
+ * through another handle without a sync are not ordered by ompio.) On one
+ * rank, where both handles belong to the same ranks, the layer hands both to
+ * MPI-IO.
+ */
+static void case_two_handles(void)
+{
+    const char *names[3] = {"two_handles.mpiio", "two_handles_sync.mpiio",
+                            "two_handles_ended.mpiio"};
+    for (int v = 0; v < 2; v++) {
+        remove_file(names[v]);
+        model_t m = {.holes_zero = g_layer};
+        MPI_File fc = open_file(names[v], MPI_MODE_RDWR | MPI_MODE_CREATE);
+        expect_state(fc, "the collective handle", ST_TAKEN);
+        put_at(fc, &m, 0, 0, 232, seed_of(1)); /* the header */
+        MPI_File fs = open_comm(MPI_COMM_SELF, names[v], MPI_MODE_RDWR);
+        /* On one rank both handles belong to the same ranks: MPI-IO has both. */
+        expect_state(fs, "the MPI_COMM_SELF handle", g_size > 1 ? ST_TAKEN : ST_ABSENT);
+        expect_state(fc, "the collective handle after the second open",
+                     g_size > 1 ? ST_TAKEN : ST_RELEASED);
+        for (int q = 0; q < g_size; q++)
+            put_at(fs, &m, q, 1000 + 500 * q, 500, seed_of(2));
+        if (v == 1)
+            OK(MPI_File_sync(fs));
+        put_at(fs, &m, 0, 4, 8, seed_of(3)); /* the record count */
+        close_file(&fs);
+        close_file(&fc);
+        check_file(names[v], &m);
+        model_free(&m);
+    }
+    remove_file(names[2]);
+    model_t m = {.holes_zero = g_layer};
+    MPI_File fc = open_file(names[2], MPI_MODE_RDWR | MPI_MODE_CREATE);
+    MPI_File fs = open_comm(MPI_COMM_SELF, names[2], MPI_MODE_RDWR);
+    for (int q = 0; q < g_size; q++)
+        put_at(fc, &m, q, 100 * q, 100, seed_of(4));
+    /* a collective write ends the step of those (it may still be on its way) */
+    uint8_t *b = pattern_buf(3000 + 10 * g_rank, 10, seed_of(8));
+    MPI_Status st;
+    OK(MPI_File_write_at_all(fc, 3000 + 10 * g_rank, b, 10, MPI_BYTE, &st));
+    free(b);
+    for (int q = 0; q < g_size; q++)
+        model_put(&m, 3000 + 10 * q, 10, seed_of(8));
+    for (int q = 0; q < g_size; q++)
+        put_at(fs, &m, q, 100 * q + 10, 20, seed_of(5)); /* over the step just ended */
+    for (int q = 0; q < g_size; q++)
+        put_at(fs, &m, q, 5000 + 50 * q, 50, seed_of(6));
+    for (int q = 0; q < g_size; q++)
+        put_at(fc, &m, q, 5000 + 50 * q + 5, 10, seed_of(7)); /* over the other handle's */
+    close_file(&fc);
+    close_file(&fs);
+    check_file(names[2], &m);
+    model_free(&m);
+
+    /* File 3: a second handle the layer does not take (MPI_MODE_DELETE_ON_CLOSE)
+     * writes over bytes of the taken one's current step; the bytes are
+     * checked before that handle's close deletes the file. */
+    const char *name3 = "two_handles_untaken.mpiio";
+    remove_file(name3);
+    m = (model_t){.holes_zero = g_layer};
+    fc = open_file(name3, MPI_MODE_RDWR | MPI_MODE_CREATE);
+    for (int q = 0; q < g_size; q++)
+        put_at(fc, &m, q, 100 * q, 100, seed_of(9));
+    fs = open_comm(MPI_COMM_SELF, name3, MPI_MODE_RDWR | MPI_MODE_DELETE_ON_CLOSE);
+    expect_state(fs, "a MPI_MODE_DELETE_ON_CLOSE handle", ST_ABSENT);
+    for (int q = 0; q < g_size; q++)
+        put_at(fs, &m, q, 100 * q + 30, 40, seed_of(10));
+    close_file(&fc);
+    check_file(name3, &m);
+    MPI_Barrier(MPI_COMM_WORLD);
+    close_file(&fs);
+    model_free(&m);
+}
+
 /* --- same-step overlaps ------------------------------------------------------ */
 
 enum { OV_HEAD = 4096, OV_INTS = 20, OV_STRIDE = 40, OV_TAIL = 8192, OV_ORDERED = 100 };
@@ -2897,6 +2998,7 @@ static const case_t cases[] = {
     {"memtype_order", case_memtype_order, 1},
     {"info_reuse", case_info_reuse, 1},
     {"overlaps", case_overlaps, 1},
+    {"two_handles", case_two_handles, 1},
     {"fault_eio", case_fault_eio, 0},
     {"fault_nospc", case_fault_nospc, 0},
     {"own_failures", case_own_failures, 0},

@@ -6,9 +6,12 @@
  * records collectively, each rank its own slice of the atoms (rank 0 also
  * the record's energy), closes the file, reopens it read-only and checks
  * every value and the record count. The values are a function of their
- * indices, so the file is the same whatever the rank count.
+ * indices, so the file is the same whatever the rank count. --independent
+ * writes the records in independent data mode (ncmpi_begin_indep_data,
+ * which opens the file again on MPI_COMM_SELF, and ncmpi_put_vara_double);
+ * --sync calls ncmpi_sync before the close.
  *
- * Usage: pnetcdf_client FILE [--atoms N] [--steps S]
+ * Usage: pnetcdf_client FILE [--atoms N] [--steps S] [--independent] [--sync]
  */
 #include <mpi.h>
 #include <pnetcdf.h>
@@ -43,11 +46,16 @@ int main(int argc, char **argv)
     }
     const char *path = argv[1];
     long atoms = 1000, steps = 6;
-    for (int i = 2; i + 1 < argc; i += 2) {
-        if (!strcmp(argv[i], "--atoms"))
-            atoms = atol(argv[i + 1]);
-        else if (!strcmp(argv[i], "--steps"))
-            steps = atol(argv[i + 1]);
+    int independent = 0, sync = 0;
+    for (int i = 2; i < argc; i++) {
+        if (!strcmp(argv[i], "--independent"))
+            independent = 1;
+        else if (!strcmp(argv[i], "--sync"))
+            sync = 1;
+        else if (i + 1 < argc && !strcmp(argv[i], "--atoms"))
+            atoms = atol(argv[++i]);
+        else if (i + 1 < argc && !strcmp(argv[i], "--steps"))
+            steps = atol(argv[++i]);
     }
     MPI_Offset mine = atoms / nranks + (rank < atoms % nranks);
     MPI_Offset first = rank * (atoms / nranks) + (rank < atoms % nranks ? rank : atoms % nranks);
@@ -67,15 +75,27 @@ int main(int argc, char **argv)
     for (MPI_Offset i = 0; i < mine; i++)
         buf[i] = 1.0 + (double)(first + i) / 8;
     NC(ncmpi_put_vara_double_all(nc, v_mass, &first, &mine, buf));
+    if (independent)
+        NC(ncmpi_begin_indep_data(nc));
     for (long s = 0; s < steps; s++) {
         MPI_Offset start[2] = {s, first}, count[2] = {1, mine};
         for (MPI_Offset i = 0; i < mine; i++)
             buf[i] = xval(s, first + i);
-        NC(ncmpi_put_vara_double_all(nc, v_x, start, count, buf));
         MPI_Offset st = s, one = rank == 0 ? 1 : 0;
         double e = -3.5 * (double)s;
-        NC(ncmpi_put_vara_double_all(nc, v_e, &st, &one, &e));
+        if (independent) {
+            NC(ncmpi_put_vara_double(nc, v_x, start, count, buf));
+            if (rank == 0)
+                NC(ncmpi_put_vara_double(nc, v_e, &st, &one, &e));
+        } else {
+            NC(ncmpi_put_vara_double_all(nc, v_x, start, count, buf));
+            NC(ncmpi_put_vara_double_all(nc, v_e, &st, &one, &e));
+        }
     }
+    if (sync)
+        NC(ncmpi_sync(nc));
+    if (independent)
+        NC(ncmpi_end_indep_data(nc));
     NC(ncmpi_close(nc));
 
     /* reopen and check everything, on every rank */
