@@ -61,6 +61,35 @@ static int completed_request(int64_t bytes, MPI_Request *request)
 
 /* --- start and end ------------------------------------------------------------- */
 
+/*
+ * Codes may close their files from attribute callbacks of MPI_COMM_SELF,
+ * which MPI_Finalize runs first, last set first (parallel HDF5 closes its
+ * open files so). The layer's runtimes must outlive those closes: they are
+ * finalized by the delete callback of an attribute the layer sets on
+ * MPI_COMM_SELF right after MPI_Init, before any code can set one, so it
+ * runs after every other, while MPI still works.
+ */
+static int finalize_keyval = MPI_KEYVAL_INVALID;
+
+static int finalize_at_self_delete(MPI_Comm comm, int keyval, void *value, void *extra)
+{
+    (void)comm;
+    (void)keyval;
+    (void)value;
+    (void)extra;
+    mpiio_finalize_runtimes(); /* a failed asynchronous close is printed */
+    return MPI_SUCCESS;
+}
+
+static void after_init(int provided)
+{
+    mpiio_set_thread_level(provided);
+    if (PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, finalize_at_self_delete,
+                                &finalize_keyval, NULL) != MPI_SUCCESS ||
+        PMPI_Comm_set_attr(MPI_COMM_SELF, finalize_keyval, NULL) != MPI_SUCCESS)
+        finalize_keyval = MPI_KEYVAL_INVALID; /* MPI_Finalize finalizes them first */
+}
+
 int MPI_Init(int *argc, char ***argv)
 {
     if (!mpiio_wanted())
@@ -68,7 +97,7 @@ int MPI_Init(int *argc, char ***argv)
     int provided;
     int rc = PMPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided);
     if (rc == MPI_SUCCESS)
-        mpiio_set_thread_level(provided);
+        after_init(provided);
     return rc;
 }
 
@@ -78,7 +107,7 @@ int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
         return PMPI_Init_thread(argc, argv, required, provided);
     int rc = PMPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, provided);
     if (rc == MPI_SUCCESS) {
-        mpiio_set_thread_level(*provided);
+        after_init(*provided);
         if (*provided != MPI_THREAD_MULTIPLE) {
             int rank = 0;
             PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -91,7 +120,10 @@ int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 
 int MPI_Finalize(void)
 {
-    int code = mpiio_finalize_runtimes();
+    /* Files closed asynchronously before: their failure is this call's. */
+    int code = mpiio_wait_pending(NULL);
+    if (finalize_keyval == MPI_KEYVAL_INVALID) /* no attribute: now */
+        mpiio_finalize_runtimes();
     int rc = PMPI_Finalize();
     return code != MPI_SUCCESS ? code : rc;
 }

@@ -2311,6 +2311,62 @@ static void case_async_close(void)
 }
 
 /* ------------------------------------------------------------------------- */
+/* Case: a file closed inside MPI_Finalize (parallel HDF5 does it so)          */
+/* ------------------------------------------------------------------------- */
+
+static model_t g_self_closed; /* the file checked after MPI_Finalize */
+static int g_check_self_closed;
+static const char *const SELF_CLOSED_NAME = "finalize_close.mpiio";
+static MPI_File g_self_closed_fh = MPI_FILE_NULL;
+static uint8_t *g_self_closed_last; /* the callback's piece (made by the case) */
+
+/* The delete callback of an attribute on MPI_COMM_SELF: MPI_Finalize runs it
+ * first. It writes one more piece per rank, collectively, and closes. */
+static int close_at_finalize(MPI_Comm comm, int keyval, void *value, void *extra)
+{
+    (void)comm;
+    (void)value;
+    (void)extra;
+    int64_t piece = 3000;
+    int rc = MPI_File_write_at_all(g_self_closed_fh, ((int64_t)g_size + g_rank) * piece,
+                                   g_self_closed_last, (int)piece, MPI_BYTE, MPI_STATUS_IGNORE);
+    free(g_self_closed_last);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_File_close(&g_self_closed_fh);
+    if (rc != MPI_SUCCESS)
+        fail("the close inside MPI_Finalize: %s", err_text(rc));
+    MPI_Comm_free_keyval(&keyval);
+    return MPI_SUCCESS;
+}
+
+static void case_finalize_close(void)
+{
+    char p[4200];
+    path_of(p, sizeof p, SELF_CLOSED_NAME);
+    remove_file(SELF_CLOSED_NAME);
+    /* not through open_comm: the file outlives the case (no removal at its end) */
+    OK(MPI_File_open(MPI_COMM_WORLD, p, MPI_MODE_WRONLY | MPI_MODE_CREATE, MPI_INFO_NULL,
+                     &g_self_closed_fh));
+    expect_state(g_self_closed_fh, "after open", ST_TAKEN);
+    int64_t piece = 3000;
+    model_free(&g_self_closed);
+    g_self_closed.holes_zero = g_layer;
+    for (int q = 0; q < g_size; q++) {
+        model_put(&g_self_closed, q * piece, piece, seed_of(1));
+        model_put(&g_self_closed, ((int64_t)g_size + q) * piece, piece, seed_of(2));
+    }
+    uint8_t *b = pattern_buf(g_rank * piece, piece, seed_of(1));
+    OK(MPI_File_write_at(g_self_closed_fh, g_rank * piece, b, (int)piece, MPI_BYTE,
+                         MPI_STATUS_IGNORE));
+    free(b);
+    g_self_closed_last = pattern_buf(((int64_t)g_size + g_rank) * piece, piece, seed_of(2));
+    int keyval;
+    OK(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, close_at_finalize, &keyval, NULL));
+    OK(MPI_Comm_set_attr(MPI_COMM_SELF, keyval, NULL));
+    g_check_self_closed = 1;
+}
+
+/* ------------------------------------------------------------------------- */
 /* Case: injected pwrite faults (FWDIO_FAULT, see tests/mpiio/CMakeLists.txt)  */
 /* ------------------------------------------------------------------------- */
 
@@ -2999,6 +3055,7 @@ static const case_t cases[] = {
     {"info_reuse", case_info_reuse, 1},
     {"overlaps", case_overlaps, 1},
     {"two_handles", case_two_handles, 1},
+    {"finalize_close", case_finalize_close, 1},
     {"fault_eio", case_fault_eio, 0},
     {"fault_nospc", case_fault_nospc, 0},
     {"own_failures", case_own_failures, 0},
@@ -3165,8 +3222,18 @@ int main(int argc, char **argv)
         if (!g_failures && !g_keep_files)
             unlink(p);
     }
+    /* after MPI_Finalize: the file closed inside it is complete */
+    if (g_check_self_closed && g_rank == 0) {
+        g_case = "finalize_close (after MPI_Finalize)";
+        char p[4200];
+        path_of(p, sizeof p, SELF_CLOSED_NAME);
+        check_path_local(p, &g_self_closed);
+        if (!g_failures && !g_keep_files)
+            unlink(p);
+    }
     total += g_failures - before_checks;
     model_free(&g_after_finalize);
+    model_free(&g_self_closed);
     if (g_rank == 0)
         printf("test_mpiio: %d case%s run, %d failed; %s\n", ran, ran == 1 ? "" : "s",
                case_failed, total ? "FAILED" : "all passed");

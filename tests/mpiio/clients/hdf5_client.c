@@ -16,7 +16,11 @@
  * is the same whatever the rank count.
  *
  * Usage: hdf5_client FILE [--rows R] [--cols C] [--steps S] [--compute SEC]
- *                         [--no-output] [--no-fill]
+ *                         [--no-output] [--no-fill] [--leave-open]
+ * --leave-open writes everything, then calls MPI_Finalize with the file and
+ * its datasets still open: HDF5 closes them from its MPI_COMM_SELF attribute
+ * callback inside MPI_Finalize (nothing is read back; the test compares the
+ * file with the one written without the layer).
  * --compute SEC spins SEC seconds of arithmetic before every step (a
  * simulation's work between outputs); --no-output does the same work and
  * writes nothing (the baseline of a time to solution); --no-fill asks HDF5
@@ -155,15 +159,18 @@ int main(int argc, char **argv)
     const char *path = argv[1];
     long rows_per_rank = 40, cols = 64, steps = 5;
     double compute_sec = 0;
-    int output = 1, fill = 1;
+    int output = 1, fill = 1, leave_open = 0;
     for (int i = 2; i < argc; i++) {
         if (!strcmp(argv[i], "--no-output"))
             output = 0;
         if (!strcmp(argv[i], "--no-fill"))
             fill = 0;
+        if (!strcmp(argv[i], "--leave-open"))
+            leave_open = 1;
     }
     for (int i = 2; i + 1 < argc; i += 2) {
-        if (!strcmp(argv[i], "--no-output") || !strcmp(argv[i], "--no-fill")) {
+        if (!strcmp(argv[i], "--no-output") || !strcmp(argv[i], "--no-fill") ||
+            !strcmp(argv[i], "--leave-open")) {
             i--;
             continue;
         }
@@ -248,6 +255,13 @@ int main(int argc, char **argv)
     CHECK(at >= 0 && H5Awrite(at, H5T_NATIVE_LONG, &steps) >= 0, "attribute");
     H5Aclose(at);
     H5Sclose(as);
+    if (leave_open) {
+        if (rank == 0)
+            printf("hdf5_client: %s: %ld ranks: written; MPI_Finalize closes it\n", path,
+                   (long)nranks);
+        MPI_Finalize();
+        return 0;
+    }
 
     /* read after write, in the same open */
     herr_t frc;
