@@ -5,7 +5,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,8 +13,10 @@
 typedef struct write_ctx {
     mpiio_file_t *f;
     const char *data;
+    const char *call;
     int keep; /* keep a copy for this rank's reads (see readback.c) */
     int status;
+    int code; /* an MPI error of the layer's own write (through the handler already) */
     mpiio_file_t *alias[MPIIO_ALIASES_MAX]; /* other handles of the path (state.c) */
     size_t naliases;
 } write_ctx_t;
@@ -55,8 +56,8 @@ static int direct_write(mpiio_file_t *f, const char *data, int64_t len, int64_t 
         return MPI_SUCCESS;
     }
     char text[MPI_MAX_ERROR_STRING];
-    snprintf(text, sizeof(text), "fwdio-mpiio: %s: %s: writing %lld bytes at %lld again: %s",
-             f->path, call, (long long)len, (long long)off, strerror(err));
+    mpiio_error_text(text, sizeof text, f->path, "%s: writing %lld bytes at %lld: %s", call,
+                     (long long)len, (long long)off, strerror(err));
     f->error_code = mpiio_error_code(FWDIO_EWRITE, err, text);
     return mpiio_file_error(f, FWDIO_EWRITE, call);
 }
@@ -81,8 +82,8 @@ int mpiio_preallocate(mpiio_file_t *f, MPI_Offset size)
     if (err == 0)
         return MPI_SUCCESS;
     char text[MPI_MAX_ERROR_STRING];
-    snprintf(text, sizeof(text), "fwdio-mpiio: %s: %s of %lld bytes: %s", f->path, call,
-             (long long)size, strerror(err));
+    mpiio_error_text(text, sizeof text, f->path, "%s of %lld bytes: %s", call, (long long)size,
+                     strerror(err));
     int rc = mpiio_error_code(FWDIO_ESYNC, err, text);
     PMPI_File_call_errhandler(f->fh, rc);
     return rc;
@@ -164,19 +165,15 @@ static int copy_extent_to_aliases(void *arg, int64_t off, int64_t len, int64_t d
     return rc;
 }
 
-static int contiguous_data(const void *buf, int count, MPI_Datatype type, int64_t bytes,
-                           const char **data, char **copy);
-
 void mpiio_copy_to_aliases(mpiio_file_t **alias, size_t n, const mpiio_view_t *view,
                            int64_t pos, const void *buf, int count, MPI_Datatype type)
 {
-    int size = 0;
-    if (n == 0 || count <= 0 || PMPI_Type_size(type, &size) != MPI_SUCCESS || size <= 0)
+    int64_t bytes = 0;
+    if (n == 0 || mpiio_type_bytes(count, type, &bytes) != MPI_SUCCESS || bytes == 0)
         return;
     const char *data;
     char *copy;
-    int64_t bytes = (int64_t)count * size;
-    if (contiguous_data(buf, count, type, bytes, &data, &copy) != MPI_SUCCESS)
+    if (mpiio_pack(buf, count, type, bytes, &data, &copy) != MPI_SUCCESS)
         return;
     alias_ctx_t c = {alias, n, data};
     mpiio_view_map(view, pos, bytes, copy_extent_to_aliases, &c);
@@ -217,15 +214,23 @@ static int write_extent(void *arg, int64_t off, int64_t len, int64_t data_pos)
     }
     if (mpiio_touches_unended(f, off, off + len)) {
         rc = overlay_add(f, data, len, off);
+    } else if (w->keep &&
+               mpiio_copies_keep(&f->copies, data, len, off, f->readback_limit) != 0) {
+        /* Past the bytes kept for this rank's reads of its own writes: the
+         * layer writes these now, as MPI-IO would, so the reads see them
+         * (after the steps ended before, which they may write over). */
+        w->code = mpiio_settle_ended(f, w->call);
+        if (w->code == MPI_SUCCESS)
+            w->code = direct_write(f, data, len, off, w->call);
+        if (w->code != MPI_SUCCESS)
+            return 1;
+        rc = FWDIO_OK;
     } else {
         rc = fwdio_write(f->stream, data, (size_t)len, (uint64_t)off);
         if (rc == FWDIO_OK && mpiio_extents_add(&f->own, off, off + len) != 0)
             rc = FWDIO_ENOMEM;
-        if (rc == FWDIO_OK) {
+        if (rc == FWDIO_OK)
             f->bytes_stream += len;
-            if (w->keep)
-                mpiio_copies_keep(&f->copies, data, len, off, f->readback_limit);
-        }
     }
     if (rc != FWDIO_OK) {
         w->status = rc;
@@ -236,90 +241,79 @@ static int write_extent(void *arg, int64_t off, int64_t len, int64_t data_pos)
     return 0;
 }
 
-/* Is count x type one run of bytes, in the order MPI_Pack would take them?
- * A type whose bytes cover one range of memory may still list them out of
- * address order (a permuted hindexed, a struct ordered by file position):
- * MPI writes such data in typemap order, so it must be packed. Only a
- * predefined type, or one whose flattened typemap is a single run in order,
- * is used in place. */
-int mpiio_one_run(int count, MPI_Datatype type, MPI_Aint *start)
-{
-    MPI_Aint lb, extent, true_lb, true_extent;
-    int size, nints, naddrs, ntypes, combiner;
-    PMPI_Type_size(type, &size);
-    PMPI_Type_get_extent(type, &lb, &extent);
-    PMPI_Type_get_true_extent(type, &true_lb, &true_extent);
-    *start = true_lb;
-    if (true_extent != size || (count > 1 && extent != size))
-        return 0; /* gaps: not one run, whatever the order */
-    if (size == 0)
-        return 1;
-    if (PMPI_Type_get_envelope(type, &nints, &naddrs, &ntypes, &combiner) == MPI_SUCCESS &&
-        combiner == MPI_COMBINER_NAMED)
-        return 1;
-    mpiio_runs_t runs = {0};
-    char why[128];
-    int in_order = mpiio_flatten(type, &runs, why, sizeof why) == 0 && runs.n == 1 &&
-                   runs.r[0].len == size && runs.r[0].disp == true_lb;
-    mpiio_runs_free(&runs);
-    return in_order;
-}
+/* Bytes of the packed data the layer lays out at a time: a memory type of
+ * any size costs this much memory, not its size. */
+enum { PACK_CHUNK = 4 << 20 };
 
-static int contiguous_data(const void *buf, int count, MPI_Datatype type, int64_t bytes,
-                           const char **data, char **copy)
+/* Hand the n bytes of count x type to the view's extents from data position
+ * pos: in place when they are one run of memory, else packed a chunk at a
+ * time (MPI_Pack's order, from the flattened type; MPI_Pack itself for a
+ * type that cannot be flattened). An MPI error code; w->status says how the
+ * extents went. */
+static int write_data(write_ctx_t *w, int64_t pos, const void *buf, int count,
+                      MPI_Datatype type, int64_t n)
 {
     MPI_Aint start;
-    *copy = NULL;
     if (mpiio_one_run(count, type, &start)) {
-        *data = (const char *)buf + start;
+        w->data = (const char *)buf + start;
+        mpiio_view_map(&w->f->view, pos, n, write_extent, w);
         return MPI_SUCCESS;
     }
-    if (bytes > INT_MAX) /* MPI_Pack counts in int */
-        return MPI_ERR_COUNT;
-    *copy = malloc((size_t)bytes);
-    if (!*copy)
-        return MPI_ERR_NO_MEM;
-    int pos = 0;
-    int rc = PMPI_Pack(buf, count, type, *copy, (int)bytes, &pos, MPI_COMM_SELF);
-    if (rc != MPI_SUCCESS) {
-        free(*copy);
-        *copy = NULL;
+    mpiio_packer_t p;
+    if (mpiio_packer_init(&p, buf, count, type) != 0) {
+        char *copy;
+        int rc = mpiio_pack(buf, count, type, n, &w->data, &copy);
+        if (rc == MPI_SUCCESS)
+            mpiio_view_map(&w->f->view, pos, n, write_extent, w);
+        free(copy);
         return rc;
     }
-    *data = *copy;
+    char *chunk = malloc(n < PACK_CHUNK ? (size_t)n : PACK_CHUNK);
+    if (!chunk) {
+        mpiio_packer_free(&p);
+        return MPI_ERR_NO_MEM;
+    }
+    w->data = chunk;
+    for (int64_t done = 0, len; w->status == FWDIO_OK && done < n; done += len) {
+        len = mpiio_packer_next(&p, chunk, n - done < PACK_CHUNK ? n - done : PACK_CHUNK);
+        if (len <= 0)
+            break;
+        mpiio_view_map(&w->f->view, pos + done, len, write_extent, w);
+    }
+    free(chunk);
+    mpiio_packer_free(&p);
     return MPI_SUCCESS;
 }
 
 int mpiio_write(mpiio_file_t *f, int64_t pos, const void *buf, int count, MPI_Datatype type,
                 int collective, int64_t *bytes, const char *call)
 {
-    int size = 0;
+    int64_t n = 0;
     *bytes = 0;
-    if (count < 0)
-        return mpiio_refuse(f, MPI_ERR_COUNT, "%s: a negative count", call);
-    if (type == MPI_DATATYPE_NULL || PMPI_Type_size(type, &size) != MPI_SUCCESS)
-        return mpiio_refuse(f, MPI_ERR_TYPE, "%s: an invalid datatype", call);
+    int cls = mpiio_type_bytes(count, type, &n);
+    if (cls != MPI_SUCCESS)
+        return mpiio_refuse(f, cls, "%s: %s", call,
+                            cls == MPI_ERR_COUNT ? "a negative count, or more than 2^63 bytes"
+                                                 : "an invalid datatype");
     if (pos < 0)
         return mpiio_refuse(f, MPI_ERR_ARG, "%s: a negative offset", call);
     if (f->error_code != MPI_SUCCESS)
         return mpiio_file_error(f, FWDIO_EFAILED, call);
-    int64_t n = (int64_t)count * size;
     if (n == 0)
         return MPI_SUCCESS;
-    const char *data;
-    char *copy;
-    int rc = contiguous_data(buf, count, type, n, &data, &copy);
-    if (rc != MPI_SUCCESS)
-        return mpiio_refuse(f, rc, "%s: the data could not be packed", call);
     /* A collective write ends the step before it returns: no read can come
      * between, so its bytes need no copy. */
-    write_ctx_t w = {.f = f, .data = data, .keep = !collective, .status = FWDIO_OK};
+    write_ctx_t w = {
+        .f = f, .call = call, .keep = !collective, .status = FWDIO_OK, .code = MPI_SUCCESS};
     /* Steps other handles of the path ended are in the file first. */
     w.naliases = mpiio_aliases(f, w.alias, MPIIO_ALIASES_MAX);
     for (size_t i = 0; i < w.naliases; i++)
         mpiio_settle_quietly(w.alias[i]);
-    mpiio_view_map(&f->view, pos, n, write_extent, &w);
-    free(copy);
+    int rc = write_data(&w, pos, buf, count, type, n);
+    if (rc != MPI_SUCCESS)
+        return mpiio_refuse(f, rc, "%s: the data could not be packed", call);
+    if (w.code != MPI_SUCCESS)
+        return w.code;
     if (w.status != FWDIO_OK)
         return w.status == FWDIO_ERANGE
                    ? mpiio_refuse(f, MPI_ERR_ARG,

@@ -387,24 +387,16 @@ static int touches(void *arg, int64_t off, int64_t len, int64_t data_pos)
  * ended steps. *own says whether it touches bytes this rank wrote since its
  * last collective call on the file (they may still be on their way, and only
  * a collective call can wait for them: the read lays the layer's copies of
- * them over what MPI-IO reads); it is refused when the layer did not keep
- * them all (FWDIO_MPIIO_READBACK). */
+ * them over what MPI-IO reads; bytes past FWDIO_MPIIO_READBACK were written
+ * at once and are in the file). */
 static int before_independent_read(mpiio_file_t *f, int64_t pos, int count, MPI_Datatype type,
                                    int *own, const char *call)
 {
-    int size = 0;
+    int64_t n = 0;
     *own = 0;
-    if (count > 0 && type != MPI_DATATYPE_NULL && PMPI_Type_size(type, &size) == MPI_SUCCESS &&
-        mpiio_has_unended(f)) {
+    if (mpiio_type_bytes(count, type, &n) == MPI_SUCCESS && n > 0 && mpiio_has_unended(f)) {
         touch_ctx_t t = {.f = f};
-        *own = mpiio_view_map(&f->view, pos, (int64_t)count * size, touches, &t) != 0;
-        if (*own && f->copies.incomplete)
-            return mpiio_refuse(f, MPI_ERR_UNSUPPORTED_OPERATION,
-                                "%s of bytes this rank wrote since its last collective call on "
-                                "the file, more than FWDIO_MPIIO_READBACK=%lld bytes it keeps "
-                                "for such reads: call MPI_File_sync (or any collective call on "
-                                "the file) first, or raise it", call,
-                                (long long)f->readback_limit);
+        *own = mpiio_view_map(&f->view, pos, n, touches, &t) != 0;
     }
     return mpiio_settle_ended(f, call);
 }

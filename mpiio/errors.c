@@ -34,6 +34,27 @@ static int error_class(int status, int sys_errno)
     }
 }
 
+void mpiio_error_text(char *out, size_t len, const char *path, const char *fmt, ...)
+{
+    char msg[MPI_MAX_ERROR_STRING];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    /* "fwdio-mpiio: " + msg + " (" + path + ")": the path gives way first,
+     * keeping its end (the file's name). */
+    size_t room = len, fixed = strlen("fwdio-mpiio: ") + strlen(msg) + strlen(" ()") + 1;
+    size_t plen = path ? strlen(path) : 0;
+    if (!path || fixed + 4 > room) {
+        snprintf(out, len, "fwdio-mpiio: %s", msg);
+        return;
+    }
+    if (fixed + plen <= room)
+        snprintf(out, len, "fwdio-mpiio: %s (%s)", msg, path);
+    else
+        snprintf(out, len, "fwdio-mpiio: %s (...%s)", msg, path + plen - (room - fixed - 3));
+}
+
 int mpiio_error_code(int status, int sys_errno, const char *text)
 {
     int cls = error_class(status, sys_errno), code;
@@ -65,7 +86,7 @@ int mpiio_file_error(mpiio_file_t *f, int status, const char *call)
                    info.status == status) {
             detail = fwdio_file_error(f->stream);
         }
-        snprintf(text, sizeof(text), "fwdio-mpiio: %s: %s: %s", f->path, call, detail);
+        mpiio_error_text(text, sizeof text, f->path, "%s: %s", call, detail);
         if (mpiio_verbose())
             mpiio_say("%s", text + strlen("fwdio-mpiio: "));
         f->error_code = mpiio_error_code(status, info.sys_errno, text);
@@ -75,12 +96,12 @@ int mpiio_file_error(mpiio_file_t *f, int status, const char *call)
 
 int mpiio_refuse(mpiio_file_t *f, int cls, const char *fmt, ...)
 {
-    char text[MPI_MAX_ERROR_STRING];
-    int n = snprintf(text, sizeof(text), "fwdio-mpiio: %s: ", f->path);
+    char text[MPI_MAX_ERROR_STRING], msg[MPI_MAX_ERROR_STRING];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(text + n, sizeof(text) - (size_t)n, fmt, ap);
+    vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    mpiio_error_text(text, sizeof text, f->path, "%s", msg);
     if (mpiio_verbose())
         mpiio_say("%s", text + strlen("fwdio-mpiio: "));
     int code;

@@ -53,7 +53,6 @@ typedef struct mpiio_copies {
     size_t used, data_cap;
     mpiio_copy_t *c;
     size_t n, cap;
-    int incomplete; /* a write of the step was not kept (over the limit, or no memory) */
 } mpiio_copies_t;
 
 /* The default of FWDIO_MPIIO_READBACK: bytes kept per file and step. */
@@ -149,6 +148,10 @@ int mpiio_untaken_end(mpiio_untaken_write_t *w, int rc, const void *buf, int cou
                       MPI_Datatype type); /* returns rc */
 
 /* --- errors.c: fwdio failures as MPI error codes ---------------------------- */
+/* "fwdio-mpiio: <message> (<path>)" in at most len bytes (MPI's error string
+ * limit): the message first, the path shortened from its start to fit. */
+void mpiio_error_text(char *out, size_t len, const char *path, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 /* An MPI error code of the class that fits `status` (and errno), whose
  * MPI_Error_string is `text`. */
 int mpiio_error_code(int status, int sys_errno, const char *text);
@@ -207,19 +210,46 @@ void mpiio_overlay_drop(mpiio_file_t *f);
  * they land on (best effort: no memory, no copy). */
 void mpiio_copy_to_aliases(mpiio_file_t **alias, size_t n, const mpiio_view_t *view,
                            int64_t pos, const void *buf, int count, MPI_Datatype type);
+
+/* --- pack.c: memory types' bytes in typemap order ------------------------------ */
+/* count x type's bytes (MPI_Type_size_x: 2^31 and more too): MPI_SUCCESS,
+ * MPI_ERR_COUNT or MPI_ERR_TYPE. */
+int mpiio_type_bytes(int count, MPI_Datatype type, int64_t *bytes);
 /* Is count x type one run of bytes in memory, in typemap order? *start: where it begins,
  * from the buffer's address. */
 int mpiio_one_run(int count, MPI_Datatype type, MPI_Aint *start);
+/* The `bytes` bytes of count x type at buf in typemap order: *data is buf
+ * itself (one run) or *copy (to free), packed. An MPI error code. */
+int mpiio_pack(const void *buf, int count, MPI_Datatype type, int64_t bytes, const char **data,
+               char **copy);
+/* The bytes of count x type in typemap order a piece at a time, from the
+ * flattened type (so that data of any size needs no copy of its own size). */
+typedef struct mpiio_packer {
+    const char *buf;
+    int count;
+    mpiio_runs_t runs;
+    int k;          /* instance */
+    size_t i;       /* run of the instance */
+    int64_t in_run; /* bytes of the run given */
+} mpiio_packer_t;
+/* 0, or -1 when the type cannot be flattened (*p is then empty). */
+int mpiio_packer_init(mpiio_packer_t *p, const void *buf, int count, MPI_Datatype type);
+/* The next at most cap bytes into out: how many (0 at the end). */
+int64_t mpiio_packer_next(mpiio_packer_t *p, char *out, int64_t cap);
+void mpiio_packer_free(mpiio_packer_t *p);
+/* Packed data back into count x type at buf. */
+int mpiio_unpack(const char *packed, int64_t bytes, void *buf, int count, MPI_Datatype type);
 /* Write count x type from buf at data position pos of the view (bytes); a
  * collective write (which ends the step next) keeps no copy for reads. */
 int mpiio_write(mpiio_file_t *f, int64_t pos, const void *buf, int count, MPI_Datatype type,
                 int collective, int64_t *bytes, const char *call);
 
 /* --- readback.c: this rank's reads of its own bytes of the current step -------- */
-/* Keep a copy of len bytes at file offset off that went to the stream; past
- * `limit` bytes in the step (or out of memory) keeps none from then on. */
-void mpiio_copies_keep(mpiio_copies_t *k, const char *data, int64_t len, int64_t off,
-                       int64_t limit);
+/* Keep a copy of len bytes at file offset off that go to the stream: 0, or
+ * -1 past `limit` bytes in the step (or out of memory): then they must not
+ * go to the stream (the layer writes them itself). */
+int mpiio_copies_keep(mpiio_copies_t *k, const char *data, int64_t len, int64_t off,
+                      int64_t limit);
 void mpiio_copies_clear(mpiio_copies_t *k);
 void mpiio_copies_free(mpiio_copies_t *k);
 /* Read count x type at `offset` etypes of the view through MPI-IO (blocking,

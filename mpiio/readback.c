@@ -1,12 +1,12 @@
 /* Independent reads of bytes this rank wrote since its last collective call
  * on the file. Those bytes may still be on their way to fwdio's writers, and
  * only a collective call can wait for them; so the layer keeps a copy of
- * each (up to FWDIO_MPIIO_READBACK bytes per file and step), reads the file
- * through MPI-IO once the ended steps are in it, and lays the kept bytes
- * over what it read. */
+ * each (up to FWDIO_MPIIO_READBACK bytes per file and step; the step's
+ * independent writes past that are written at once by the layer, access.c),
+ * reads the file through MPI-IO once the ended steps are in it, and lays the
+ * kept bytes over what it read. */
 #include "layer.h"
 
-#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,27 +27,23 @@ static int grow(void **p, size_t *cap, size_t need, size_t elem)
     return 0;
 }
 
-void mpiio_copies_keep(mpiio_copies_t *k, const char *data, int64_t len, int64_t off,
-                       int64_t limit)
+int mpiio_copies_keep(mpiio_copies_t *k, const char *data, int64_t len, int64_t off,
+                      int64_t limit)
 {
-    if (k->incomplete)
-        return;
     if ((int64_t)k->used + len > limit ||
         grow((void **)&k->data, &k->data_cap, k->used + (size_t)len, 1) != 0 ||
-        grow((void **)&k->c, &k->cap, k->n + 1, sizeof(*k->c)) != 0) {
-        k->incomplete = 1; /* reads of this step's bytes are refused instead */
-        return;
-    }
+        grow((void **)&k->c, &k->cap, k->n + 1, sizeof(*k->c)) != 0)
+        return -1;
     memcpy(k->data + k->used, data, (size_t)len);
     k->c[k->n++] = (mpiio_copy_t){.off = off, .len = len, .at = k->used};
     k->used += (size_t)len;
+    return 0;
 }
 
 void mpiio_copies_clear(mpiio_copies_t *k)
 {
     k->used = 0;
     k->n = 0;
-    k->incomplete = 0;
 }
 
 void mpiio_copies_free(mpiio_copies_t *k)
@@ -97,9 +93,10 @@ static int patch_extent(void *arg, int64_t off, int64_t len, int64_t data_pos)
 int mpiio_read_own(mpiio_file_t *f, int64_t offset, void *buf, int count, MPI_Datatype type,
                    int64_t *bytes, const char *call)
 {
-    int size = 0;
-    PMPI_Type_size(type, &size);
-    int64_t n = (int64_t)count * size;
+    int64_t n = 0;
+    int cls = mpiio_type_bytes(count, type, &n);
+    if (cls != MPI_SUCCESS)
+        return mpiio_refuse(f, cls, "%s: a negative count or an invalid datatype", call);
     MPI_Status st;
     int rc = PMPI_File_read_at(f->fh, offset, buf, count, type, &st);
     if (rc != MPI_SUCCESS)
@@ -111,20 +108,12 @@ int mpiio_read_own(mpiio_file_t *f, int64_t offset, void *buf, int count, MPI_Da
     if (got > n)
         got = n;
     /* The read's data, packed: the buffer itself when it is one run. */
-    MPI_Aint start;
-    char *data, *packed = NULL;
-    if (mpiio_one_run(count, type, &start)) {
-        data = (char *)buf + start;
-    } else {
-        if (n > INT_MAX) /* MPI_Pack counts in int */
-            return mpiio_refuse(f, MPI_ERR_COUNT, "%s: more than 2^31 bytes to patch", call);
-        packed = malloc((size_t)n);
-        if (!packed)
-            return mpiio_refuse(f, MPI_ERR_NO_MEM, "%s: no memory to patch the read", call);
-        int pos = 0;
-        PMPI_Pack(buf, count, type, packed, (int)n, &pos, MPI_COMM_SELF);
-        data = packed;
-    }
+    const char *in;
+    char *packed = NULL;
+    int prc = mpiio_pack(buf, count, type, n, &in, &packed);
+    if (prc != MPI_SUCCESS)
+        return mpiio_refuse(f, prc, "%s: the read's data could not be laid out to patch", call);
+    char *data = (char *)in; /* the application's buffer, or our packed copy */
     int64_t pos = offset * f->view.etype_size;
     patch_ctx_t p = {.f = f, .data = NULL, .top = 0};
     mpiio_view_map(&f->view, pos, n, patch_extent, &p);
@@ -135,8 +124,7 @@ int mpiio_read_own(mpiio_file_t *f, int64_t offset, void *buf, int count, MPI_Da
     p.data = data;
     mpiio_view_map(&f->view, pos, n, patch_extent, &p);
     if (packed) {
-        int at = 0;
-        PMPI_Unpack(packed, (int)n, &at, buf, count, type, MPI_COMM_SELF);
+        mpiio_unpack(packed, n, buf, count, type);
         free(packed);
     }
     *bytes = p.top > got ? p.top : (int64_t)got;

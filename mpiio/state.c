@@ -282,8 +282,8 @@ int mpiio_wait_pending(const char *path)
             char text[MPI_MAX_ERROR_STRING];
             fwdio_error_info_t info;
             fwdio_file_error_info(p->stream, &info);
-            snprintf(text, sizeof(text), "fwdio-mpiio: %s: the asynchronous close failed: %s",
-                     p->path, fwdio_file_error(p->stream));
+            mpiio_error_text(text, sizeof text, p->path, "the asynchronous close failed: %s",
+                             fwdio_file_error(p->stream));
             mpiio_say("%s", text + strlen("fwdio-mpiio: "));
             if (code == MPI_SUCCESS)
                 code = mpiio_error_code(rc, info.sys_errno, text);
