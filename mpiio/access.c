@@ -58,8 +58,7 @@ static int direct_write(mpiio_file_t *f, const char *data, int64_t len, int64_t 
     char text[MPI_MAX_ERROR_STRING];
     mpiio_error_text(text, sizeof text, f->path, "%s: writing %lld bytes at %lld: %s", call,
                      (long long)len, (long long)off, strerror(err));
-    f->error_code = mpiio_error_code(FWDIO_EWRITE, err, text);
-    return mpiio_file_error(f, FWDIO_EWRITE, call);
+    return mpiio_local_error(f, FWDIO_EWRITE, err, text);
 }
 
 int mpiio_preallocate(mpiio_file_t *f, MPI_Offset size)
@@ -68,7 +67,7 @@ int mpiio_preallocate(mpiio_file_t *f, MPI_Offset size)
     if (size < 0)
         return mpiio_refuse(f, MPI_ERR_ARG, "%s: a negative size", call);
     /* MPI-IO may read and rewrite blocks to allocate them: every write first. */
-    int code = mpiio_settle_all(f, call);
+    int code = mpiio_agree_error(f, mpiio_settle_all(f, call), call);
     if (code != MPI_SUCCESS)
         return code;
     /* One rank allocates (the size grows to `size` if smaller; no byte
@@ -227,7 +226,12 @@ static int write_extent(void *arg, int64_t off, int64_t len, int64_t data_pos)
         rc = FWDIO_OK;
     } else {
         rc = fwdio_write(f->stream, data, (size_t)len, (uint64_t)off);
-        if (rc == FWDIO_OK && mpiio_extents_add(&f->own, off, off + len) != 0)
+        /* The stream failed (some ranks know it sooner than others): the
+         * bytes are dropped, and the failure comes back from the calls that
+         * wait for the steps, on every rank alike. */
+        if (rc == FWDIO_EFAILED)
+            rc = FWDIO_OK;
+        else if (rc == FWDIO_OK && mpiio_extents_add(&f->own, off, off + len) != 0)
             rc = FWDIO_ENOMEM;
         if (rc == FWDIO_OK)
             f->bytes_stream += len;
@@ -239,6 +243,14 @@ static int write_extent(void *arg, int64_t off, int64_t len, int64_t data_pos)
     if (off + len > f->max_end)
         f->max_end = off + len;
     return 0;
+}
+
+/* This rank's part of a write failed in fwdio (no memory, say). */
+static int write_failed(mpiio_file_t *f, int status, const char *call)
+{
+    char text[MPI_MAX_ERROR_STRING];
+    mpiio_error_text(text, sizeof text, f->path, "%s: %s", call, fwdio_strerror(status));
+    return mpiio_local_error(f, status, 0, text);
 }
 
 /* Bytes of the packed data the layer lays out at a time: a memory type of
@@ -318,7 +330,7 @@ int mpiio_write(mpiio_file_t *f, int64_t pos, const void *buf, int count, MPI_Da
         return w.status == FWDIO_ERANGE
                    ? mpiio_refuse(f, MPI_ERR_ARG,
                                   "%s: bytes outside the file (before byte 0, or past 2^62)", call)
-                   : mpiio_file_error(f, w.status, call);
+                   : write_failed(f, w.status, call);
     *bytes = n;
     return MPI_SUCCESS;
 }

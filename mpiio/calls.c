@@ -225,7 +225,8 @@ int MPI_File_set_atomicity(MPI_File fh, int flag)
 
 /* A write of count x type at `offset` etypes of the view, or at the
  * individual file pointer (which then advances); a collective one ends the
- * step on every rank, also when this rank's part failed (ranks stay in step). */
+ * step on every rank, also when this rank's part failed (ranks stay in step),
+ * and returns the same outcome on every rank. */
 static int write_view(mpiio_file_t *f, int64_t offset, int at_pointer, const void *buf,
                       int count, MPI_Datatype type, MPI_Status *status, int collective,
                       const char *call)
@@ -240,6 +241,8 @@ static int write_view(mpiio_file_t *f, int64_t offset, int at_pointer, const voi
     int step = collective ? mpiio_end_step(f, call) : MPI_SUCCESS;
     if (rc == MPI_SUCCESS)
         rc = step;
+    if (collective)
+        rc = mpiio_agree_error(f, rc, call);
     if (rc == MPI_SUCCESS)
         set_status(status, bytes);
     f->blocked[MPIIO_T_WRITE] += PMPI_Wtime() - t0;
@@ -411,6 +414,7 @@ static int before_independent_read(mpiio_file_t *f, int64_t pos, int count, MPI_
             return P##name(__VA_ARGS__);                            \
         double t0_ = PMPI_Wtime();                                  \
         int rc_ = mpiio_settle_all(f, #name);                       \
+        rc_ = mpiio_agree_error(f, rc_, #name);                     \
         int read_ = rc_ == MPI_SUCCESS;                             \
         if (read_ && at_pointer)                                    \
             PMPI_File_seek(fh, f->fp, MPI_SEEK_SET);                \
@@ -700,10 +704,13 @@ int MPI_File_sync(MPI_File fh)
         f->sync_owed = 1;
     } else {
         rc = mpiio_settle_all(f, "MPI_File_sync");
-        /* Durable: fsync reaches the bytes fwdio's writers wrote too. */
-        if (rc == MPI_SUCCESS)
-            rc = PMPI_File_sync(fh);
     }
+    /* Every rank returns the same (and reaches MPI-IO's collective sync or
+     * none does). */
+    rc = mpiio_agree_error(f, rc, "MPI_File_sync");
+    /* Durable: fsync reaches the bytes fwdio's writers wrote too. */
+    if (rc == MPI_SUCCESS && !mpiio_sync_async())
+        rc = PMPI_File_sync(fh);
     /* Every rank's bytes so far are in the file (or owed to it, with
      * FWDIO_MPIIO_SYNC=async): MPI_File_get_size counts them from now on. */
     int64_t top = f->max_end;
@@ -750,6 +757,7 @@ int MPI_File_set_size(MPI_File fh, MPI_Offset size)
         if (rc == MPI_SUCCESS && f->synced_end > size)
             f->synced_end = size;
     }
+    rc = mpiio_agree_error(f, rc, "MPI_File_set_size");
     if (rc == MPI_SUCCESS)
         rc = PMPI_File_set_size(fh, size);
     f->blocked[MPIIO_T_SIZE] += PMPI_Wtime() - t0;

@@ -112,7 +112,30 @@ int mpiio_refuse(mpiio_file_t *f, int cls, const char *fmt, ...)
     return through_handler(f, code);
 }
 
+static int agree(mpiio_file_t *f, int code, const char *call);
+
+int mpiio_local_error(mpiio_file_t *f, int status, int sys_errno, const char *text)
+{
+    int code = mpiio_error_code(status, sys_errno, text);
+    if (mpiio_verbose())
+        mpiio_say("%s", text + strlen("fwdio-mpiio: "));
+    if (f->local_code == MPI_SUCCESS)
+        f->local_code = code;
+    return through_handler(f, code);
+}
+
 int mpiio_agree_error(mpiio_file_t *f, int code, const char *call)
+{
+    if (code == MPI_SUCCESS) /* this rank's own failure since the last collective call */
+        code = f->local_code;
+    f->local_code = MPI_SUCCESS;
+    code = agree(f, code, call);
+    if (code != MPI_SUCCESS && f->error_code == MPI_SUCCESS)
+        f->error_code = code; /* failed on every rank alike from now on */
+    return code;
+}
+
+static int agree(mpiio_file_t *f, int code, const char *call)
 {
     int size = 1;
     PMPI_Comm_size(f->comm, &size);

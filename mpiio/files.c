@@ -251,7 +251,15 @@ int mpiio_end_step(mpiio_file_t *f, const char *call)
 {
     int rc = fwdio_step_end(f->stream);
     f->steps_ended++;
-    int code = rc == FWDIO_OK ? MPI_SUCCESS : mpiio_file_error(f, rc, call);
+    /* A failed stream (known here sooner than elsewhere, perhaps) is the
+     * step's status, which the calls that wait for it report everywhere. */
+    int code = MPI_SUCCESS;
+    if (rc != FWDIO_OK && rc != FWDIO_EFAILED) {
+        char text[MPI_MAX_ERROR_STRING];
+        mpiio_error_text(text, sizeof text, f->path, "%s: ending the step: %s", call,
+                         fwdio_strerror(rc));
+        code = mpiio_local_error(f, rc, 0, text);
+    }
     /* Overwrites kept during the step follow it into the file. */
     int over = mpiio_overlay_apply(f, call);
     mpiio_extents_clear(&f->own); /* the next step may write any of them again */

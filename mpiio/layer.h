@@ -88,7 +88,9 @@ typedef struct mpiio_file {
     /* Seconds this rank spent inside the file's MPI-IO calls, by kind. */
     double blocked[MPIIO_BLOCKED_KINDS];
     double t_open;               /* seconds this rank's MPI_File_open took */
-    int error_code;              /* MPI error code of the stream's failure, once known */
+    int error_code;              /* MPI error code of the file's failure, the same on every
+                                    rank from the same call on (agreed, or a step's status) */
+    int local_code;              /* this rank's own failure not yet agreed on (access.c) */
     int said_shared;             /* FWDIO_VERBOSE told of the shared pointer's calls */
     int aliased;                 /* another taken handle of the same path is open here */
     pthread_mutex_t ready_lock;  /* the ready callback's result */
@@ -158,11 +160,17 @@ int mpiio_error_code(int status, int sys_errno, const char *text);
 /* The file's stream failed (or a call on it returned `status`): the file's
  * sticky error code, through the file's error handler. */
 int mpiio_file_error(mpiio_file_t *f, int status, const char *call);
-/* A collective call's outcome made the same on every rank (collective):
- * when any rank failed, a rank that did not returns an error of the lowest
- * failing rank's class whose text is that rank's, through the file's
- * handler; a failing rank keeps its own code. */
+/* A collective call's outcome made the same on every rank (collective), also
+ * for a failure of this rank's own since its last collective call
+ * (local_code): when any rank failed, a rank that did not returns an error
+ * of the lowest failing rank's class whose text is that rank's, through the
+ * file's handler; a failing rank keeps its own code. The file has then
+ * failed on every rank (error_code). */
 int mpiio_agree_error(mpiio_file_t *f, int code, const char *call);
+/* A failure of this rank's own (its part of a write): the call's code
+ * through the file's handler, remembered until the next collective call
+ * makes every rank return it. `status` is fwdio's; the text says `call`. */
+int mpiio_local_error(mpiio_file_t *f, int status, int sys_errno, const char *text);
 /* A refusal of the layer itself (class `cls`), through the file's handler. */
 int mpiio_refuse(mpiio_file_t *f, int cls, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

@@ -2427,6 +2427,16 @@ static void fault_file(const char *name, int want_class, const char *class_name)
         first = rc;
         where = "the first write";
     }
+    /* Independent writes while the failure becomes known, sooner on some
+     * ranks than on others: none returns it (it comes from a call that
+     * waits for the steps, the same one on every rank). */
+    for (int k = 0; k < 20 && first == MPI_SUCCESS; k++) {
+        int64_t ok = (int64_t)(2 + k) * g_size * piece + g_rank * 64;
+        rc = MPI_File_write_at(fh, ok, b, 64, MPI_BYTE, MPI_STATUS_IGNORE);
+        CHECK(rc == MPI_SUCCESS, "independent write %d after the failing step returned %s", k,
+              err_text(rc));
+        usleep(10000);
+    }
     /* the error of the first write may come with this second write */
     int64_t o2 = (int64_t)g_size * piece + g_rank * piece;
     rc = MPI_File_write_at_all(fh, o2, b, (int)piece, MPI_BYTE, MPI_STATUS_IGNORE);
@@ -2453,6 +2463,17 @@ static void fault_file(const char *name, int want_class, const char *class_name)
     if (first == MPI_SUCCESS && sync_async)
         fail("%s: no error from the writes, MPI_File_sync or MPI_File_close, though every "
              "pwrite fails", name);
+    /* the failure comes back from the same call on every rank */
+    int at = !strcmp(where, "the first write")           ? 0
+             : !strcmp(where, "the second write_at_all") ? 1
+             : !strcmp(where, "MPI_File_sync")           ? 2
+             : !strcmp(where, "MPI_File_close")          ? 3
+                                                         : 4;
+    int lo = at, hi = at;
+    MPI_Allreduce(&at, &lo, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Allreduce(&at, &hi, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    CHECK(lo == hi, "%s: the failure came back from different calls on different ranks "
+                    "(this rank: %s)", name, where[0] ? where : "none");
     free(b);
     if (first != MPI_SUCCESS) {
         int cls = -1, len = 0;
@@ -2571,8 +2592,9 @@ static void expect_error(int rc, const char *what, int want_class, const char *w
    writes twice in one step, and MPI_File_preallocate's allocation. A file
    size limit (RLIMIT_FSIZE) makes them fail with EFBIG on one rank: the last
    rank's limit is below the bytes it writes twice, rank 0's (which
-   allocates) below the size preallocated. Every rank's MPI_File_close (and
-   every rank's preallocate) must return that failure, not success. */
+   allocates) below the size preallocated. The collective call in which it
+   fails, every rank's MPI_File_close and every rank's preallocate must
+   return that failure, not success. */
 static void case_own_failures(void)
 {
     if (!g_layer || g_size < 2) {
@@ -2603,13 +2625,11 @@ static void case_own_failures(void)
                 free(a);
                 free(b);
             }
-            /* the collective call ends the step; the layer then writes b */
+            /* the collective call ends the step; the layer then writes b, and
+             * the call returns the failure on every rank */
             int rc = MPI_File_write_at_all(fh, 0, NULL, 0, MPI_BYTE, MPI_STATUS_IGNORE);
-            if (g_rank == last)
-                expect_error(rc, "write_at_all after bytes written twice", MPI_ERR_IO, too_large);
-            else
-                CHECK(rc == MPI_SUCCESS, "write_at_all on a rank that wrote nothing: %s",
-                      err_text(rc));
+            expect_error(rc, "write_at_all after bytes written twice (on every rank)",
+                         MPI_ERR_IO, too_large);
             expect_error(MPI_File_close(&fh), "MPI_File_close after the layer's write failed",
                          MPI_ERR_IO, too_large);
         }
