@@ -765,6 +765,26 @@ int fwdio_wait(fwdio_file_t *f)
     return status;
 }
 
+static int file_ready_returned(void *arg)
+{
+    return ((fwdio_file_t *)arg)->ready_returned;
+}
+
+int fwdio_wait_ready(fwdio_file_t *f)
+{
+    if (!f)
+        return FWDIO_EINVAL;
+    if (fwdioi_rt_on_progress_thread() || fwdioi_rt_in_callback())
+        return FWDIO_ECONTEXT;
+    uint64_t t_trace = fwdioi_trace_begin();
+    fwdioi_rt_wait(f->rt, file_ready_returned, f);
+    fwdioi_rt_lock(f->rt);
+    int status = (int)f->s.open_agreed.status;
+    fwdioi_rt_unlock(f->rt);
+    fwdioi_trace_end_file(t_trace, "wait ready", (int64_t)f->seq);
+    return status;
+}
+
 int fwdio_test(fwdio_file_t *f, int *done)
 {
     if (!f || !done)

@@ -448,6 +448,7 @@ struct fwdio_file {
     int app_freed;
     int failed_known; /* a failure is agreed: further writes are refused */
     int complete_delivered;
+    int ready_returned; /* the ready callback ran (or there was none): fwdio_wait_ready */
     fwdioi_errinfo_t known_error;
     fwdioi_commit_set_t commit; /* fwdio_set_commit since the last step end (or open) */
     char error_text[256];

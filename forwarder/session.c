@@ -180,6 +180,10 @@ static void run_ready(fwdioi_call_t *call)
     if (f->cbs.ready)
         f->cbs.ready(f, (int)f->s.open_agreed.status, f->cbs.user);
     fwdioi_trace_end_file(t_trace, "ready callback", (int64_t)f->seq);
+    fwdioi_rt_lock(f->rt);
+    f->ready_returned = 1;
+    fwdioi_rt_broadcast(f->rt);
+    fwdioi_rt_unlock(f->rt);
 }
 
 static void run_complete(fwdioi_call_t *call)

@@ -1009,6 +1009,18 @@ FWDIO_API int fwdio_file_size(const fwdio_file_t *file, uint64_t *size);
 FWDIO_API int fwdio_close(fwdio_file_t *file);
 
 /**
+ * Block until the file is ready: the writers have opened it (or failed to;
+ * for fwdio_open_read, the readers know its size) and the ready callback, if
+ * any, has run on this rank. Runs queued callbacks while waiting (ON_POLL).
+ * Needs no fwdio_close first: a code that must not go on before the file
+ * exists calls it right after fwdio_open.
+ * @return the open status, the same on every rank (the ready callback's);
+ *         FWDIO_EINVAL for NULL; FWDIO_ECONTEXT from a callback or the
+ *         progress thread.
+ */
+FWDIO_API int fwdio_wait_ready(fwdio_file_t *file);
+
+/**
  * Block until the file is complete or failed and its callbacks have run on this
  * rank; return the final status. Runs queued callbacks while waiting.
  * @return the final status (FWDIO_OK or an error), FWDIO_ENOTCLOSED if this

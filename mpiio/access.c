@@ -314,9 +314,13 @@ int mpiio_write(mpiio_file_t *f, int64_t pos, const void *buf, int count, MPI_Da
     if (n == 0)
         return MPI_SUCCESS;
     /* A collective write ends the step before it returns: no read can come
-     * between, so its bytes need no copy. */
-    write_ctx_t w = {
-        .f = f, .call = call, .keep = !collective, .status = FWDIO_OK, .code = MPI_SUCCESS};
+     * between, so its bytes need no copy; nor do those of a handle that
+     * cannot read (MPI_MODE_WRONLY). */
+    write_ctx_t w = {.f = f,
+                     .call = call,
+                     .keep = !collective && !f->write_only,
+                     .status = FWDIO_OK,
+                     .code = MPI_SUCCESS};
     /* Steps other handles of the path ended are in the file first. */
     w.naliases = mpiio_aliases(f, w.alias, MPIIO_ALIASES_MAX);
     for (size_t i = 0; i < w.naliases; i++)

@@ -7,17 +7,6 @@
 #include <string.h>
 #include <unistd.h>
 
-static void on_ready(fwdio_file_t *file, int status, void *user)
-{
-    (void)file;
-    mpiio_file_t *f = user;
-    pthread_mutex_lock(&f->ready_lock);
-    f->ready = 1;
-    f->ready_status = status;
-    pthread_cond_signal(&f->ready_cond);
-    pthread_mutex_unlock(&f->ready_lock);
-}
-
 /* Strip a ROMIO file-system prefix ("ufs:", "nfs:", "lustre:"). */
 static const char *plain_path(const char *filename)
 {
@@ -60,8 +49,6 @@ static void free_file(mpiio_file_t *f)
     if (f->comm != MPI_COMM_NULL)
         PMPI_Comm_free(&f->comm);
     mpiio_view_free(&f->view);
-    pthread_mutex_destroy(&f->ready_lock);
-    pthread_cond_destroy(&f->ready_cond);
     free(f->path);
     free(f);
 }
@@ -95,19 +82,13 @@ static int open_stream(mpiio_file_t *f, int64_t size, char *why, size_t why_len)
      * one rank's. A rank's own second write of a byte in a step, which MPI
      * orders, never reaches the stream in that step (access.c). */
     opts.overlaps = 1;
-    fwdio_callbacks_t cbs = {.ready = on_ready, .user = f};
-    f->ready = 0;
-    int rc = fwdio_open(f->rt, f->path, FWDIO_SIZE_GROWS, &opts, &cbs, &f->stream);
+    int rc = fwdio_open(f->rt, f->path, FWDIO_SIZE_GROWS, &opts, NULL, &f->stream);
     if (rc != FWDIO_OK) {
         snprintf(why, why_len, "fwdio_open refused it: %s", fwdio_strerror(rc));
         f->stream = NULL;
         return -1;
     }
-    pthread_mutex_lock(&f->ready_lock);
-    while (!f->ready)
-        pthread_cond_wait(&f->ready_cond, &f->ready_lock);
-    pthread_mutex_unlock(&f->ready_lock);
-    if (f->ready_status != FWDIO_OK) {
+    if (fwdio_wait_ready(f->stream) != FWDIO_OK) {
         snprintf(why, why_len, "fwdio could not open it: %s", fwdio_file_error(f->stream));
         drop_stream(f);
         return -1;
@@ -180,8 +161,6 @@ int mpiio_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info, MP
         f->comm = MPI_COMM_NULL;
         f->direct_fd = -1;
         f->overlay_tail = &f->overlay;
-        pthread_mutex_init(&f->ready_lock, NULL);
-        pthread_cond_init(&f->ready_cond, NULL);
     }
     if (!ok)
         snprintf(why, sizeof(why), "out of memory");
@@ -239,6 +218,7 @@ int mpiio_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info, MP
     }
     if (amode & MPI_MODE_APPEND)
         f->fp = size;
+    f->write_only = (amode & MPI_MODE_WRONLY) != 0;
     f->t_open = PMPI_Wtime() - t0;
     mpiio_add_file(f);
     if (mpiio_verbose() && f->rank == 0)

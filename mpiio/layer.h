@@ -93,9 +93,7 @@ typedef struct mpiio_file {
     int local_code;              /* this rank's own failure not yet agreed on (access.c) */
     int said_shared;             /* FWDIO_VERBOSE told of the shared pointer's calls */
     int aliased;                 /* another taken handle of the same path is open here */
-    pthread_mutex_t ready_lock;  /* the ready callback's result */
-    pthread_cond_t ready_cond;
-    int ready, ready_status;
+    int write_only;              /* MPI_MODE_WRONLY: this handle never reads (no copies) */
     struct mpiio_file *next;
 } mpiio_file_t;
 

@@ -304,6 +304,11 @@ int mpiio_view_map(const mpiio_view_t *v, int64_t pos, int64_t len, mpiio_extent
     const mpiio_runs_t *ft = &v->ft;
     if (len <= 0 || ft->size <= 0)
         return 0;
+    /* A filetype that is one run filling its extent (the default view's
+     * MPI_BYTE, any contiguous type): its instances touch, so the data is
+     * one extent, however many instances (walking them cost a step a byte). */
+    if (ft->n == 1 && ft->r[0].len == ft->extent)
+        return fn(arg, v->disp + ft->r[0].disp + pos, len, 0);
     int64_t inst = pos / ft->size, within = pos % ft->size;
     size_t i = run_of(ft, within);
     int64_t done = 0, cur_off = -1, cur_len = 0, cur_pos = 0;

@@ -16,7 +16,11 @@
  *  4. NULL callbacks, and callbacks with only `complete` set.
  *  5. two application threads writing halves of the rank's slice of one file
  *     at the same time.
- *  6. only with --only finalize-in-callback (a hang would hide the rest):
+ *  6. fwdio_wait_ready: it returns once the ready callback has run on this
+ *     rank (in ON_POLL mode it runs it), with the open status: FWDIO_OK, and
+ *     FWDIO_EOPEN on every rank for a file whose directory does not exist;
+ *     FWDIO_EINVAL for NULL. (From a callback: FWDIO_ECONTEXT, in 3.)
+ *  7. only with --only finalize-in-callback (a hang would hide the rest):
  *     fwdio_finalize from a complete callback gives FWDIO_ECONTEXT.
  *  Every file is verified byte for byte.
  */
@@ -171,6 +175,8 @@ static void chain_complete_a(tc_cbstate_t *st, fwdio_file_t *f, int status)
     /* Checks recorded with tc_fail are thread-safe. */
     if (g_mode == FWDIO_CALLBACKS_ON_PROGRESS) {
         TC_EXPECT(fwdio_wait(f), FWDIO_ECONTEXT, "fwdio_wait from an ON_PROGRESS callback");
+        TC_EXPECT(fwdio_wait_ready(f), FWDIO_ECONTEXT,
+                  "fwdio_wait_ready from an ON_PROGRESS callback");
         TC_EXPECT(fwdio_poll(g_rt), FWDIO_ECONTEXT, "fwdio_poll from an ON_PROGRESS callback");
         fwdio_file_t *nf = NULL;
         char p[4096];
@@ -387,6 +393,43 @@ static void test_threads(void)
     fwdio_file_free(f);
 }
 
+/* 6. ------------------------------------------------------------------------ */
+static void test_wait_ready(void)
+{
+    char path[4096];
+    tc_cbstate_t st;
+    tc_cb_init(&st);
+    fwdio_callbacks_t cbs = tc_cb_callbacks(&st);
+    fwdio_options_t o = small_opts(2);
+    fwdio_file_t *f = open_or_die("wait_ready.dat", 1000, &o, &cbs, path, sizeof path);
+    tc_phase("wait_ready");
+    TC_EXPECT(fwdio_wait_ready(f), FWDIO_OK, "fwdio_wait_ready");
+    TC_CHECK(atomic_load(&st.ready_count) == 1 && atomic_load(&st.complete_count) == 0,
+             "fwdio_wait_ready returned with ready %d, complete %d callbacks run",
+             atomic_load(&st.ready_count), atomic_load(&st.complete_count));
+    TC_EXPECT(fwdio_wait_ready(f), FWDIO_OK, "fwdio_wait_ready again");
+    uint64_t off, len;
+    my_slice(1000, &off, &len);
+    TC_EXPECT(tc_write_pattern(f, off, len, 77, 300), FWDIO_OK, "wait_ready: write");
+    TC_EXPECT(fwdio_close(f), FWDIO_OK, "wait_ready: close");
+    TC_EXPECT(fwdio_wait(f), FWDIO_OK, "wait_ready: fwdio_wait");
+    tc_cb_check(MPI_COMM_WORLD, &st, "wait_ready", FWDIO_OK, FWDIO_OK, g_mode, f);
+    tc_verify_full(MPI_COMM_WORLD, path, 1000, 77);
+    fwdio_file_free(f);
+
+    /* a directory that does not exist: the open fails on every rank */
+    tc_cb_init(&st);
+    cbs = tc_cb_callbacks(&st);
+    f = open_or_die("no-such-dir/wait_ready.dat", 1000, &o, &cbs, path, sizeof path);
+    TC_EXPECT(fwdio_wait_ready(f), FWDIO_EOPEN, "fwdio_wait_ready of a file that cannot open");
+    TC_CHECK(atomic_load(&st.ready_count) == 1, "the failed open's ready callback ran %d times",
+             atomic_load(&st.ready_count));
+    TC_EXPECT(fwdio_close(f), FWDIO_OK, "wait_ready: close of the failed file");
+    TC_EXPECT(fwdio_wait(f), FWDIO_EOPEN, "wait_ready: fwdio_wait of the failed file");
+    fwdio_file_free(f);
+    TC_EXPECT(fwdio_wait_ready(NULL), FWDIO_EINVAL, "fwdio_wait_ready(NULL)");
+}
+
 int main(int argc, char **argv)
 {
     unsigned timeout = 100;
@@ -398,7 +441,8 @@ int main(int argc, char **argv)
             continue;
         else {
             fprintf(stderr, "usage: %s [--callback-mode poll|progress] [--timeout SEC]\n"
-                            "  [--only plain|empty|chain|partial|threads|finalize-in-callback]\n"
+                            "  [--only plain|empty|chain|partial|threads|wait-ready|\n"
+                            "          finalize-in-callback]\n"
                             "  (finalize-in-callback runs only when named)\n",
                     argv[0]);
             return 2;
@@ -423,6 +467,7 @@ int main(int argc, char **argv)
         {"chain", test_calls_from_callbacks, 1},
         {"partial", test_partial_callbacks, 1},
         {"threads", test_threads, 1},
+        {"wait-ready", test_wait_ready, 1},
         {"finalize-in-callback", test_finalize_in_callback, 0},
     };
     int ran = 0;

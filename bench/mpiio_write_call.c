@@ -1,0 +1,130 @@
+/*
+ * fwdio-mpiio-calls: what an MPI-IO write call costs the caller, with and
+ * without the MPI-IO layer (run it twice: plain, and with LD_PRELOAD of
+ * libfwdio-mpiio.so and FWDIO_MPIIO naming the file; bench/runs has the
+ * recipe). It knows nothing of fwdio.
+ *
+ *   write   every rank MPI_File_write_at's --size bytes at its own offset,
+ *           --calls times into one file, timing only the calls; then
+ *           MPI_File_sync and MPI_File_close, timed apart;
+ *   small   --files times: open a new file, every rank writes --small bytes
+ *           at its own offset, close (the whole, timed: a file per frame).
+ *
+ * Prints one line per figure: the median and the best over calls (write
+ * calls: the max over ranks of each call), in seconds and GB/s per rank.
+ */
+#define _GNU_SOURCE
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static int rank, nranks;
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static long parse_size(const char *s)
+{
+    char *end;
+    double v = strtod(s, &end);
+    switch (*end) {
+    case 'k': case 'K': v *= 1024; break;
+    case 'm': case 'M': v *= 1024 * 1024; break;
+    case 'g': case 'G': v *= 1024.0 * 1024 * 1024; break;
+    default: break;
+    }
+    return (long)v;
+}
+
+/* The max over ranks of each rank's time of call i, sorted. */
+static void over_ranks(double *t, int n)
+{
+    MPI_Allreduce(MPI_IN_PLACE, t, n, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    qsort(t, (size_t)n, sizeof *t, cmp_double);
+}
+
+static void report(const char *what, double *t, int n, long bytes)
+{
+    over_ranks(t, n);
+    if (rank == 0)
+        printf("%-14s median %.6f s (%.2f GB/s per rank)  best %.6f s  worst %.6f s\n", what,
+               t[n / 2], bytes / t[n / 2] / 1e9, t[0], t[n - 1]);
+}
+
+int main(int argc, char **argv)
+{
+    int provided;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_SINGLE, &provided);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+    const char *dir = ".";
+    long size = 4 << 20, small = 64 << 10;
+    int calls = 20, files = 20;
+    for (int i = 1; i + 1 < argc; i += 2) {
+        if (!strcmp(argv[i], "--dir"))
+            dir = argv[i + 1];
+        else if (!strcmp(argv[i], "--size"))
+            size = parse_size(argv[i + 1]);
+        else if (!strcmp(argv[i], "--small"))
+            small = parse_size(argv[i + 1]);
+        else if (!strcmp(argv[i], "--calls"))
+            calls = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--files"))
+            files = atoi(argv[i + 1]);
+    }
+    char *buf = malloc((size_t)(size > small ? size : small));
+    memset(buf, rank + 1, (size_t)(size > small ? size : small));
+    char path[4096];
+
+    /* write: calls into one file */
+    snprintf(path, sizeof path, "%s/calls.out", dir);
+    MPI_File fh;
+    MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_WRONLY | MPI_MODE_CREATE, MPI_INFO_NULL, &fh);
+    double *t = malloc(sizeof(double) * (size_t)(calls > files ? calls : files));
+    MPI_Barrier(MPI_COMM_WORLD);
+    for (int i = 0; i < calls; i++) {
+        MPI_Offset at = ((MPI_Offset)i * nranks + rank) * size;
+        double t0 = MPI_Wtime();
+        MPI_File_write_at(fh, at, buf, (int)size, MPI_BYTE, MPI_STATUS_IGNORE);
+        t[i] = MPI_Wtime() - t0;
+    }
+    double t0 = MPI_Wtime();
+    MPI_File_sync(fh);
+    double t_sync = MPI_Wtime() - t0;
+    t0 = MPI_Wtime();
+    MPI_File_close(&fh);
+    double t_close = MPI_Wtime() - t0;
+    report("write call", t, calls, size);
+    double ends[2] = {t_sync, t_close};
+    MPI_Allreduce(MPI_IN_PLACE, ends, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    if (rank == 0)
+        printf("%-14s %.6f s, close %.6f s (max over ranks)\n", "then sync", ends[0], ends[1]);
+
+    /* small: a new file each time */
+    for (int i = 0; i < files; i++) {
+        snprintf(path, sizeof path, "%s/small-%d.out", dir, i);
+        MPI_Barrier(MPI_COMM_WORLD);
+        t0 = MPI_Wtime();
+        MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_WRONLY | MPI_MODE_CREATE, MPI_INFO_NULL,
+                      &fh);
+        MPI_File_write_at(fh, (MPI_Offset)rank * small, buf, (int)small, MPI_BYTE,
+                          MPI_STATUS_IGNORE);
+        MPI_File_close(&fh);
+        t[i] = MPI_Wtime() - t0;
+    }
+    report("small file", t, files, small);
+    if (rank == 0)
+        for (int i = 0; i < files; i++) {
+            snprintf(path, sizeof path, "%s/small-%d.out", dir, i);
+            unlink(path);
+        }
+    free(t);
+    free(buf);
+    MPI_Finalize();
+    return 0;
+}
