@@ -452,6 +452,17 @@ static int read_independent(mpiio_file_t *f, int64_t offset, int at_pointer, voi
             set_status(status, bytes);
         }
     } else if (rc == MPI_SUCCESS) {
+        /* Other ranks' writes since the last collective call may still be on
+         * their way (the one difference from MPI-IO over POSIX, where they
+         * would be in the file already): said once, under FWDIO_VERBOSE. */
+        if (mpiio_verbose() && !f->said_unsynced_read) {
+            f->said_unsynced_read = 1;
+            mpiio_say("%s: %s: an independent read sees other ranks' writes once they are "
+                      "synced (MPI_File_sync, a barrier, MPI_File_sync: MPI's rule); their "
+                      "writes since the last collective call on the file may still be on "
+                      "their way to fwdio's writers, and a read of them returns what the "
+                      "file held before", f->path, call);
+        }
         /* The real call, at the layer's file pointer when it reads at one. */
         if (at_pointer)
             PMPI_File_seek(f->fh, f->fp, MPI_SEEK_SET);

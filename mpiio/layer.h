@@ -92,6 +92,7 @@ typedef struct mpiio_file {
                                     rank from the same call on (agreed, or a step's status) */
     int local_code;              /* this rank's own failure not yet agreed on (access.c) */
     int said_shared;             /* FWDIO_VERBOSE told of the shared pointer's calls */
+    int said_unsynced_read;      /* ... and of independent reads of others' bytes */
     int aliased;                 /* another taken handle of the same path is open here */
     int write_only;              /* MPI_MODE_WRONLY: this handle never reads (no copies) */
     struct mpiio_file *next;
