@@ -74,10 +74,10 @@ static int finalize_keyval = MPI_KEYVAL_INVALID;
 static int finalize_at_self_delete(MPI_Comm comm, int keyval, void *value, void *extra)
 {
     (void)comm;
-    (void)keyval;
     (void)value;
     (void)extra;
     mpiio_finalize_runtimes(); /* a failed asynchronous close is printed */
+    PMPI_Comm_free_keyval(&keyval);
     return MPI_SUCCESS;
 }
 
