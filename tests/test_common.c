@@ -399,6 +399,21 @@ int tc_all_same(MPI_Comm comm, long v)
     return mn == mx;
 }
 
+void tc_expect_disagreement(fwdio_runtime_t *rt, const char *path, uint64_t size,
+                            const fwdio_options_t *o, const char *option)
+{
+    fwdio_file_t *f = NULL;
+    TC_EXPECT(fwdio_open(rt, path, size, o, NULL, &f), FWDIO_OK, "fwdio_open");
+    if (!f)
+        return;
+    TC_EXPECT(fwdio_close(f), FWDIO_OK, "fwdio_close");
+    TC_CHECK(fwdio_wait(f) == FWDIO_EINVAL, "ranks that disagree on %s: %s, not FWDIO_EINVAL",
+             option, fwdio_strerror(fwdio_wait(f)));
+    TC_CHECK(strstr(fwdio_file_error(f), option) != NULL, "the error does not name %s: %s",
+             option, fwdio_file_error(f));
+    fwdio_file_free(f);
+}
+
 long tc_sum(MPI_Comm comm, long v)
 {
     long s = 0;

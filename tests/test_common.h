@@ -164,6 +164,14 @@ int tc_write_pattern(fwdio_file_t *f, uint64_t offset, uint64_t len, uint64_t se
 /** Collective over comm: 1 if every rank passed the same value, else 0. */
 int tc_all_same(MPI_Comm comm, long v);
 
+/**
+ * Collective: open `path` (`size`, options `o`, which differ between the
+ * ranks in the option `option`), close it at once and expect FWDIO_EINVAL on
+ * every rank, with an error text that names the option.
+ */
+void tc_expect_disagreement(fwdio_runtime_t *rt, const char *path, uint64_t size,
+                            const fwdio_options_t *o, const char *option);
+
 /** Collective over comm: the sum of v. */
 long tc_sum(MPI_Comm comm, long v);
 

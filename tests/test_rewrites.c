@@ -386,12 +386,7 @@ static void case_args(fwdio_runtime_t *rt)
     if (tc_size < 2)
         return;
     o.rewrites = tc_rank == tc_size - 1 ? 0 : 7; /* any non-zero is on */
-    TC_EXPECT(fwdio_open(rt, path, FWDIO_SIZE_GROWS, &o, NULL, &f), FWDIO_OK, "fwdio_open");
-    TC_EXPECT(fwdio_close(f), FWDIO_OK, "fwdio_close");
-    TC_EXPECT(fwdio_wait(f), FWDIO_EINVAL, "ranks that disagree on rewrites");
-    TC_CHECK(strstr(fwdio_file_error(f), "rewrites") != NULL, "error text: %s",
-             fwdio_file_error(f));
-    fwdio_file_free(f);
+    tc_expect_disagreement(rt, path, FWDIO_SIZE_GROWS, &o, "rewrites");
 }
 
 /* --- overlaps ---------------------------------------------------------------- */
@@ -510,12 +505,7 @@ static void case_overlaps(fwdio_runtime_t *rt, uint64_t seed)
     tc_phase("overlaps: ranks that disagree");
     tc_path(path, sizeof path, "overlaps-args");
     o.overlaps = tc_rank == 0 ? 0 : 3;
-    TC_EXPECT(fwdio_open(rt, path, FWDIO_SIZE_GROWS, &o, NULL, &f), FWDIO_OK, "fwdio_open");
-    TC_EXPECT(fwdio_close(f), FWDIO_OK, "fwdio_close");
-    TC_EXPECT(fwdio_wait(f), FWDIO_EINVAL, "ranks that disagree on overlaps");
-    TC_CHECK(strstr(fwdio_file_error(f), "overlaps") != NULL, "error text: %s",
-             fwdio_file_error(f));
-    fwdio_file_free(f);
+    tc_expect_disagreement(rt, path, FWDIO_SIZE_GROWS, &o, "overlaps");
 }
 
 int main(int argc, char **argv)

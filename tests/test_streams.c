@@ -670,12 +670,7 @@ static void case_keep(fwdio_runtime_t *rt, uint64_t seed)
         return;
     tc_phase("keep: ranks that disagree");
     o.keep_contents = tc_rank == 1;
-    TC_EXPECT(fwdio_open(rt, path, FWDIO_SIZE_GROWS, &o, NULL, &f), FWDIO_OK, "fwdio_open");
-    TC_EXPECT(fwdio_close(f), FWDIO_OK, "fwdio_close");
-    TC_EXPECT(fwdio_wait(f), FWDIO_EINVAL, "ranks that disagree on keep_contents");
-    TC_CHECK(strstr(fwdio_file_error(f), "keep_contents") != NULL, "error text: %s",
-             fwdio_file_error(f));
-    fwdio_file_free(f);
+    tc_expect_disagreement(rt, path, FWDIO_SIZE_GROWS, &o, "keep_contents");
 }
 
 /* ---- a killed job ---- */
