@@ -170,13 +170,8 @@ void mpiio_copy_to_aliases(mpiio_file_t **alias, size_t n, const mpiio_view_t *v
     int64_t bytes = 0;
     if (n == 0 || mpiio_type_bytes(count, type, &bytes) != MPI_SUCCESS || bytes == 0)
         return;
-    const char *data;
-    char *copy;
-    if (mpiio_pack(buf, count, type, bytes, &data, &copy) != MPI_SUCCESS)
-        return;
-    alias_ctx_t c = {alias, n, data};
-    mpiio_view_map(view, pos, bytes, copy_extent_to_aliases, &c);
-    free(copy);
+    alias_ctx_t c = {alias, n, NULL};
+    mpiio_map_data(view, pos, buf, count, type, bytes, &c.data, copy_extent_to_aliases, &c);
 }
 
 /* --- one extent of a write ------------------------------------------------------ */
@@ -253,50 +248,6 @@ static int write_failed(mpiio_file_t *f, int status, const char *call)
     return mpiio_local_error(f, status, 0, text);
 }
 
-/* Bytes of the packed data the layer lays out at a time: a memory type of
- * any size costs this much memory, not its size. */
-enum { PACK_CHUNK = 4 << 20 };
-
-/* Hand the n bytes of count x type to the view's extents from data position
- * pos: in place when they are one run of memory, else packed a chunk at a
- * time (MPI_Pack's order, from the flattened type; MPI_Pack itself for a
- * type that cannot be flattened). An MPI error code; w->status says how the
- * extents went. */
-static int write_data(write_ctx_t *w, int64_t pos, const void *buf, int count,
-                      MPI_Datatype type, int64_t n)
-{
-    MPI_Aint start;
-    if (mpiio_one_run(count, type, &start)) {
-        w->data = (const char *)buf + start;
-        mpiio_view_map(&w->f->view, pos, n, write_extent, w);
-        return MPI_SUCCESS;
-    }
-    mpiio_packer_t p;
-    if (mpiio_packer_init(&p, buf, count, type) != 0) {
-        char *copy;
-        int rc = mpiio_pack(buf, count, type, n, &w->data, &copy);
-        if (rc == MPI_SUCCESS)
-            mpiio_view_map(&w->f->view, pos, n, write_extent, w);
-        free(copy);
-        return rc;
-    }
-    char *chunk = malloc(n < PACK_CHUNK ? (size_t)n : PACK_CHUNK);
-    if (!chunk) {
-        mpiio_packer_free(&p);
-        return MPI_ERR_NO_MEM;
-    }
-    w->data = chunk;
-    for (int64_t done = 0, len; w->status == FWDIO_OK && done < n; done += len) {
-        len = mpiio_packer_next(&p, chunk, n - done < PACK_CHUNK ? n - done : PACK_CHUNK);
-        if (len <= 0)
-            break;
-        mpiio_view_map(&w->f->view, pos + done, len, write_extent, w);
-    }
-    free(chunk);
-    mpiio_packer_free(&p);
-    return MPI_SUCCESS;
-}
-
 int mpiio_write(mpiio_file_t *f, int64_t pos, const void *buf, int count, MPI_Datatype type,
                 int collective, int64_t *bytes, const char *call)
 {
@@ -325,7 +276,7 @@ int mpiio_write(mpiio_file_t *f, int64_t pos, const void *buf, int count, MPI_Da
     w.naliases = mpiio_aliases(f, w.alias, MPIIO_ALIASES_MAX);
     for (size_t i = 0; i < w.naliases; i++)
         mpiio_settle_quietly(w.alias[i]);
-    int rc = write_data(&w, pos, buf, count, type, n);
+    int rc = mpiio_map_data(&f->view, pos, buf, count, type, n, &w.data, write_extent, &w);
     if (rc != MPI_SUCCESS)
         return mpiio_refuse(f, rc, "%s: the data could not be packed", call);
     if (w.code != MPI_SUCCESS)

@@ -16,6 +16,7 @@
 #include <fwdio.h>
 #include <mpi.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 #define MPIIO_REASON_LEN 160
@@ -93,7 +94,9 @@ typedef struct mpiio_file {
     int local_code;              /* this rank's own failure not yet agreed on (access.c) */
     int said_shared;             /* FWDIO_VERBOSE told of the shared pointer's calls */
     int said_unsynced_read;      /* ... and of independent reads of others' bytes */
-    int aliased;                 /* another taken handle of the same path is open here */
+    atomic_int aliased;          /* another taken handle of the same path is open here
+                                    (set under state.c's lock by any thread's open or
+                                    close, read by this handle's writes) */
     int write_only;              /* MPI_MODE_WRONLY: this handle never reads (no copies) */
     struct mpiio_file *next;
 } mpiio_file_t;
@@ -244,6 +247,15 @@ int mpiio_packer_init(mpiio_packer_t *p, const void *buf, int count, MPI_Datatyp
 /* The next at most cap bytes into out: how many (0 at the end). */
 int64_t mpiio_packer_next(mpiio_packer_t *p, char *out, int64_t cap);
 void mpiio_packer_free(mpiio_packer_t *p);
+/* Hand the n bytes of count x type at buf, in typemap order, to the view's
+ * extents from data position pos (mpiio_view_map's fn and arg, with *data
+ * the base its data_pos counts from): in place when they are one run of
+ * memory, else packed a chunk of 4 MiB at a time (MPI_Pack itself, whole,
+ * for a type that cannot be flattened). Stops where fn returns non-zero. An
+ * MPI error code (packing); what the extents did is the caller's to keep. */
+int mpiio_map_data(const mpiio_view_t *view, int64_t pos, const void *buf, int count,
+                   MPI_Datatype type, int64_t n, const char **data, mpiio_extent_fn fn,
+                   void *arg);
 /* Packed data back into count x type at buf. */
 int mpiio_unpack(const char *packed, int64_t bytes, void *buf, int count, MPI_Datatype type);
 /* Write count x type from buf at data position pos of the view (bytes); a

@@ -137,6 +137,45 @@ int mpiio_pack(const void *buf, int count, MPI_Datatype type, int64_t bytes, con
     return MPI_SUCCESS;
 }
 
+/* Bytes of the packed data laid out at a time: a memory type of any size
+ * costs this much memory, not its size. */
+enum { PACK_CHUNK = 4 << 20 };
+
+int mpiio_map_data(const mpiio_view_t *view, int64_t pos, const void *buf, int count,
+                   MPI_Datatype type, int64_t n, const char **data, mpiio_extent_fn fn,
+                   void *arg)
+{
+    MPI_Aint start;
+    if (mpiio_one_run(count, type, &start)) {
+        *data = (const char *)buf + start;
+        mpiio_view_map(view, pos, n, fn, arg);
+        return MPI_SUCCESS;
+    }
+    mpiio_packer_t p;
+    if (mpiio_packer_init(&p, buf, count, type) != 0) { /* MPI_Pack's own, whole */
+        char *copy;
+        int rc = mpiio_pack(buf, count, type, n, data, &copy);
+        if (rc == MPI_SUCCESS)
+            mpiio_view_map(view, pos, n, fn, arg);
+        free(copy);
+        return rc;
+    }
+    char *chunk = malloc(n < PACK_CHUNK ? (size_t)n : PACK_CHUNK);
+    if (!chunk) {
+        mpiio_packer_free(&p);
+        return MPI_ERR_NO_MEM;
+    }
+    *data = chunk;
+    for (int64_t done = 0, len; done < n; done += len) {
+        len = mpiio_packer_next(&p, chunk, n - done < PACK_CHUNK ? n - done : PACK_CHUNK);
+        if (len <= 0 || mpiio_view_map(view, pos + done, len, fn, arg) != 0)
+            break;
+    }
+    free(chunk);
+    mpiio_packer_free(&p);
+    return MPI_SUCCESS;
+}
+
 int mpiio_unpack(const char *packed, int64_t bytes, void *buf, int count, MPI_Datatype type)
 {
     if (bytes <= INT_MAX) {

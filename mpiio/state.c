@@ -154,7 +154,7 @@ static void mark_aliases_locked(const char *path)
         n += strcmp(g->path, path) == 0;
     for (mpiio_file_t *g = files; g; g = g->next)
         if (strcmp(g->path, path) == 0)
-            g->aliased = n > 1;
+            atomic_store(&g->aliased, n > 1);
 }
 
 void mpiio_add_file(mpiio_file_t *f)
@@ -169,7 +169,7 @@ void mpiio_add_file(mpiio_file_t *f)
 size_t mpiio_aliases(const mpiio_file_t *f, mpiio_file_t **out, size_t max)
 {
     size_t n = 0;
-    if (!f->aliased)
+    if (!atomic_load(&f->aliased))
         return 0;
     pthread_mutex_lock(&state_lock);
     for (mpiio_file_t *g = files; g && n < max; g = g->next)
