@@ -22,6 +22,19 @@
 
 static int rank, nranks;
 
+/* A failed call ends the run: a figure over calls that did nothing is no
+ * figure (MPI-IO's files return errors by default). */
+static void check(int rc, const char *call, const char *path)
+{
+    if (rc == MPI_SUCCESS)
+        return;
+    char text[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    MPI_Error_string(rc, text, &len);
+    fprintf(stderr, "fwdio-mpiio-calls: rank %d: %s of %s failed: %s\n", rank, call, path, text);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+}
+
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -84,20 +97,23 @@ int main(int argc, char **argv)
     /* write: calls into one file */
     snprintf(path, sizeof path, "%s/calls.out", dir);
     MPI_File fh;
-    MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_WRONLY | MPI_MODE_CREATE, MPI_INFO_NULL, &fh);
+    check(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_WRONLY | MPI_MODE_CREATE, MPI_INFO_NULL,
+                        &fh),
+          "MPI_File_open", path);
     double *t = malloc(sizeof(double) * (size_t)(calls > files ? calls : files));
     MPI_Barrier(MPI_COMM_WORLD);
     for (int i = 0; i < calls; i++) {
         MPI_Offset at = ((MPI_Offset)i * nranks + rank) * size;
         double t0 = MPI_Wtime();
-        MPI_File_write_at(fh, at, buf, (int)size, MPI_BYTE, MPI_STATUS_IGNORE);
+        int rc = MPI_File_write_at(fh, at, buf, (int)size, MPI_BYTE, MPI_STATUS_IGNORE);
         t[i] = MPI_Wtime() - t0;
+        check(rc, "MPI_File_write_at", path);
     }
     double t0 = MPI_Wtime();
-    MPI_File_sync(fh);
+    check(MPI_File_sync(fh), "MPI_File_sync", path);
     double t_sync = MPI_Wtime() - t0;
     t0 = MPI_Wtime();
-    MPI_File_close(&fh);
+    check(MPI_File_close(&fh), "MPI_File_close", path);
     double t_close = MPI_Wtime() - t0;
     report("write call", t, calls, size);
     double ends[2] = {t_sync, t_close};
@@ -110,12 +126,17 @@ int main(int argc, char **argv)
         snprintf(path, sizeof path, "%s/small-%d.out", dir, i);
         MPI_Barrier(MPI_COMM_WORLD);
         t0 = MPI_Wtime();
-        MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_WRONLY | MPI_MODE_CREATE, MPI_INFO_NULL,
-                      &fh);
-        MPI_File_write_at(fh, (MPI_Offset)rank * small, buf, (int)small, MPI_BYTE,
-                          MPI_STATUS_IGNORE);
-        MPI_File_close(&fh);
+        int rc = MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_WRONLY | MPI_MODE_CREATE,
+                               MPI_INFO_NULL, &fh);
+        int rc_write = rc == MPI_SUCCESS ? MPI_File_write_at(fh, (MPI_Offset)rank * small, buf,
+                                                             (int)small, MPI_BYTE,
+                                                             MPI_STATUS_IGNORE)
+                                         : MPI_SUCCESS;
+        int rc_close = rc == MPI_SUCCESS ? MPI_File_close(&fh) : MPI_SUCCESS;
         t[i] = MPI_Wtime() - t0;
+        check(rc, "MPI_File_open", path);
+        check(rc_write, "MPI_File_write_at", path);
+        check(rc_close, "MPI_File_close", path);
     }
     report("small file", t, files, small);
     if (rank == 0)
