@@ -119,6 +119,7 @@ int fwdio_init(MPI_Comm comm, const fwdio_config_t *cfg, fwdio_runtime_t **out)
     LIST_INIT(&rt->live);
     LIST_INIT(&rt->active);
     STAILQ_INIT(&rt->dups);
+    rt->dup_next = rt->spare = MPI_COMM_NULL;
     STAILQ_INIT(&rt->area_blocked);
     fwdioi_trace_start(world_rank); /* before the runtime's threads start */
     rc = fwdioi_agree_op_create(&rt->agree_op);
@@ -184,6 +185,12 @@ static int all_files_completed(void *arg)
     return 1;
 }
 
+static int no_dup_in_flight(void *arg)
+{
+    const fwdio_runtime_t *rt = arg;
+    return !rt->dup_busy;
+}
+
 int fwdio_finalize(fwdio_runtime_t *rt)
 {
     if (!rt)
@@ -197,6 +204,10 @@ int fwdio_finalize(fwdio_runtime_t *rt)
     }
     fwdioi_rt_unlock(rt->rt);
     fwdioi_rt_wait(rt->rt, all_files_completed, rt);
+    /* The communicator made ahead for a next file: every rank started it at
+     * the same open, so it completes (unless an MPI failure broke the
+     * runtime, which gives it up). */
+    fwdioi_rt_wait(rt->rt, no_dup_in_flight, rt);
     fwdioi_rt_lock(rt->rt);
     while (!LIST_EMPTY(&rt->live)) {
         fwdio_file_t *left = LIST_FIRST(&rt->live);
@@ -215,6 +226,8 @@ int fwdio_finalize(fwdio_runtime_t *rt)
     if (!broken && MPI_Barrier(fwdioi_rt_comm(rt->rt)) != MPI_SUCCESS)
         rc = FWDIO_EMPI; /* everything is released all the same */
     fwdioi_rt_destroy(rt->rt);
+    if (rt->spare != MPI_COMM_NULL) /* the progress thread is gone: ours now */
+        fwdioi_log_mpi_failure(MPI_Comm_free(&rt->spare), "MPI_Comm_free (spare)");
     /* every rank of the node passed the barrier: nobody touches the area */
     fwdioi_buffers_destroy(rt);
     fwdioi_area_teardown(&rt->area);

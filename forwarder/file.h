@@ -374,12 +374,19 @@ struct fwdio_runtime {
     LIST_HEAD(, fwdio_file) live; /* every file not yet destroyed */
     /* progress */
     LIST_HEAD(, fwdio_file) active; /* files whose session has not ended */
-    /* Files waiting for their communicator, in open order. Open MPI hangs when
-     * several MPI_Comm_idup of one communicator are in flight at once, so they
-     * run one after the other (the same order on every rank). */
+    /* Communicators for files (session.c, "Communicators for files"): the
+     * files waiting for theirs, in open order; the duplication in flight (one
+     * at a time: Open MPI hangs when several MPI_Comm_idup of one
+     * communicator are in flight at once) and its result; the finished one no
+     * file has taken yet (one is made ahead), or the MPI error its
+     * duplication failed with. */
     STAILQ_HEAD(, fwdio_file) dups;
     int dup_in_flight;
-    struct fwdio_file *dup_file; /* the one in flight */
+    MPI_Comm dup_next;
+    MPI_Comm spare;
+    int spare_rc;
+    uint64_t dup_t0; /* trace */
+    int dup_busy; /* locked: dup_in_flight, for fwdio_finalize */
     /* progress: aborts (abort.c). Once an MPI failure has put the runtime's
      * communicator out of step, every later file fails with `broken`. */
     uint64_t opened_seq; /* files whose open task ran */

@@ -655,19 +655,52 @@ static void start_check_agreement(fwdio_file_t *f)
                     MPI_INT64_T, f->owner->check_op, on_check_agreed);
 }
 
-static void start_next_dup(struct fwdio_runtime *owner);
+/*
+ * Communicators for files. Every file gets a duplicate of the runtime's
+ * communicator, made with MPI_Comm_idup in open order (the same order on
+ * every rank; Open MPI hangs when several are in flight at once, so one at a
+ * time). A duplication takes several rounds of MPI progress, most of a small
+ * file's open when the file waits for it, so the runtime keeps one ahead: once
+ * a file has taken its communicator, the one for the next file is made while
+ * this one is written. The k-th duplication always goes to the k-th file
+ * opened, so every rank pairs the same communicators. One that failed on this
+ * rank fails the file that would have taken it (and breaks the runtime: the
+ * others' duplication can never complete).
+ */
+static void feed_dups(struct fwdio_runtime *owner);
+
+static struct fwdio_runtime *owner_of_dup(void *arg)
+{
+    return (struct fwdio_runtime *)((char *)arg - offsetof(struct fwdio_runtime, dup_next));
+}
+
+/* Whether a duplication is in flight, for fwdio_finalize (under the lock). */
+static void set_dup_busy(struct fwdio_runtime *owner, int busy)
+{
+    owner->dup_in_flight = busy;
+    fwdioi_rt_lock(owner->rt);
+    owner->dup_busy = busy;
+    fwdioi_rt_unlock(owner->rt);
+    if (!busy)
+        fwdioi_rt_broadcast(owner->rt);
+}
 
 static void on_dup_done(void *arg, const MPI_Status *st)
 {
-    fwdio_file_t *f = arg;
-    if (st->MPI_ERROR != MPI_SUCCESS) {
-        fwdioi_session_mpi_failed(f, FWDIOI_MPI_COMM_IDUP, st->MPI_ERROR);
-        return;
-    }
-    fwdioi_trace_end_file(f->s.trace_t0, "comm dup", (int64_t)f->seq);
-    f->owner->dup_in_flight = 0;
-    f->owner->dup_file = NULL;
-    start_next_dup(f->owner);
+    struct fwdio_runtime *owner = owner_of_dup(arg);
+    fwdioi_trace_end_file(owner->dup_t0, "comm dup", FWDIOI_TRACE_NONE);
+    if (st->MPI_ERROR != MPI_SUCCESS)
+        owner->spare_rc = st->MPI_ERROR;
+    else
+        owner->spare = owner->dup_next;
+    owner->dup_next = MPI_COMM_NULL;
+    set_dup_busy(owner, 0);
+    feed_dups(owner);
+}
+
+/* f took its communicator: on to the open check. */
+static void comm_taken(fwdio_file_t *f)
+{
     if (f->s.aborted) { /* another rank failed after its duplication */
         fwdioi_log_mpi_failure(MPI_Comm_free(&f->s.comm), "MPI_Comm_free (file)");
         f->s.phase = FWDIOI_PHASE_CHECKING;
@@ -683,29 +716,41 @@ static void on_dup_done(void *arg, const MPI_Status *st)
     start_check_agreement(f);
 }
 
-/* Start the communicator duplication of the next file in open order, if none
- * is in flight. */
-static void start_next_dup(struct fwdio_runtime *owner)
+/* Hand finished duplicates to the files waiting in open order, then start the
+ * next duplication if none is in flight or ready. */
+static void feed_dups(struct fwdio_runtime *owner)
 {
-    fwdio_file_t *f = STAILQ_FIRST(&owner->dups);
-    if (owner->dup_in_flight || !f)
+    fwdio_file_t *f;
+    while ((f = STAILQ_FIRST(&owner->dups)) && (owner->spare != MPI_COMM_NULL || owner->spare_rc)) {
+        STAILQ_REMOVE_HEAD(&owner->dups, s.dup_link);
+        if (owner->spare_rc) {
+            int rc = owner->spare_rc;
+            owner->spare_rc = 0;
+            f->s.comm = MPI_COMM_NULL;
+            fwdioi_session_mpi_failed(f, FWDIOI_MPI_COMM_IDUP, rc); /* breaks the runtime */
+            return;
+        }
+        f->s.comm = owner->spare;
+        owner->spare = MPI_COMM_NULL;
+        comm_taken(f); /* may fail the file, never the runtime */
+    }
+    if (owner->dup_in_flight || owner->spare != MPI_COMM_NULL || owner->spare_rc ||
+        owner->broken.status != FWDIO_OK)
         return;
-    STAILQ_REMOVE_HEAD(&owner->dups, s.dup_link);
     MPI_Request req;
-    f->s.trace_t0 = fwdioi_trace_begin();
-    int rc = fwdioi_rt_track_reserve(f->rt) != 0
+    owner->dup_t0 = fwdioi_trace_begin();
+    int rc = fwdioi_rt_track_reserve(owner->rt) != 0
                  ? MPI_ERR_NO_MEM
-                 : MPI_Comm_idup(fwdioi_rt_comm(f->rt), &f->s.comm, &req);
+                 : MPI_Comm_idup(fwdioi_rt_comm(owner->rt), &owner->dup_next, &req);
     if (rc != MPI_SUCCESS) {
-        f->s.comm = MPI_COMM_NULL;
-        owner->dup_in_flight = 1; /* fwdioi_session_mpi_failed takes it (and the queue) down */
-        owner->dup_file = f;
-        fwdioi_session_mpi_failed(f, FWDIOI_MPI_COMM_IDUP, rc);
+        owner->dup_next = MPI_COMM_NULL;
+        owner->spare_rc = rc;
+        if (!STAILQ_EMPTY(&owner->dups))
+            feed_dups(owner); /* the waiting file takes the failure */
         return;
     }
-    owner->dup_in_flight = 1;
-    owner->dup_file = f;
-    fwdioi_rt_track(f->rt, req, on_dup_done, f);
+    set_dup_busy(owner, 1);
+    fwdioi_rt_track(owner->rt, req, on_dup_done, &owner->dup_next);
 }
 
 static void open_task(fwdioi_task_t *task)
@@ -727,7 +772,7 @@ static void open_task(fwdioi_task_t *task)
         return;
     }
     STAILQ_INSERT_TAIL(&owner->dups, f, s.dup_link);
-    start_next_dup(owner);
+    feed_dups(owner);
 }
 
 /* ---- aborts ---- */
@@ -743,10 +788,17 @@ static void break_runtime(fwdio_file_t *f, const fwdioi_errinfo_t *why)
         o->broken_known = 1;
         fwdioi_rt_unlock(f->rt);
     }
-    if (o->dup_file == f) {
-        o->dup_in_flight = 0;
-        o->dup_file = NULL;
+    /* No duplication of the runtime's communicator can match between ranks
+     * any more: the one in flight is given up (left to MPI), a finished one
+     * no file will take is freed. */
+    if (o->dup_in_flight) {
+        fwdioi_rt_forget(f->rt, &o->dup_next);
+        o->dup_next = MPI_COMM_NULL;
+        set_dup_busy(o, 0);
     }
+    if (o->spare != MPI_COMM_NULL)
+        fwdioi_log_mpi_failure(MPI_Comm_free(&o->spare), "MPI_Comm_free (spare)");
+    o->spare_rc = 0;
     /* Every file still queued for its duplication fails too (f itself may be
      * among them, with an abort from another rank). */
     STAILQ_HEAD(, fwdio_file) queued = STAILQ_HEAD_INITIALIZER(queued);
@@ -786,7 +838,7 @@ void fwdioi_session_abort(fwdio_file_t *f, const fwdioi_errinfo_t *why, int noti
         fwdioi_rt_forget(f->rt, f);
     }
     /* else: another rank failed later on; this rank's duplication still has
-     * to match theirs, and completes the file when it is done (on_dup_done) */
+     * to match theirs, and completes the file when it is done (comm_taken) */
     if (notify) {
         /* with how this rank's steps ended, which the others then report too */
         fwdioi_step_outcome_t steps = {(int64_t)s->steps_complete, (int64_t)s->steps_complete,

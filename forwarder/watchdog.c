@@ -179,15 +179,15 @@ static void report_not_closed(const fwdio_file_t *f, double waited)
     fflush(stderr);
 }
 
-/* The file whose communicator is being duplicated, if it is not `f`: files
- * are opened one after the other, so `f` waits for it. */
+/* The file that takes the next communicator, if `f` waits behind it: files
+ * take theirs one after the other, in open order. */
 static const fwdio_file_t *open_in_flight(const fwdio_file_t *f)
 {
     const struct fwdio_runtime *o = f->owner;
     const fwdio_file_t *q;
     STAILQ_FOREACH(q, &o->dups, s.dup_link)
-        if (q == f) /* queued behind the one in flight */
-            return o->dup_file != f ? o->dup_file : NULL;
+        if (q == f) /* queued behind the first */
+            return STAILQ_FIRST(&o->dups) != f ? STAILQ_FIRST(&o->dups) : NULL;
     return NULL;
 }
 
