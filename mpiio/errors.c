@@ -112,7 +112,7 @@ int mpiio_refuse(mpiio_file_t *f, int cls, const char *fmt, ...)
     return through_handler(f, code);
 }
 
-static int agree(mpiio_file_t *f, int code, const char *call);
+static int agree(mpiio_file_t *f, int code, const char *call, int *flag);
 
 int mpiio_local_error(mpiio_file_t *f, int status, int sys_errno, const char *text)
 {
@@ -126,22 +126,32 @@ int mpiio_local_error(mpiio_file_t *f, int status, int sys_errno, const char *te
 
 int mpiio_agree_error(mpiio_file_t *f, int code, const char *call)
 {
+    return mpiio_agree_error_flag(f, code, call, NULL);
+}
+
+int mpiio_agree_error_flag(mpiio_file_t *f, int code, const char *call, int *flag)
+{
     if (code == MPI_SUCCESS) /* this rank's own failure since the last collective call */
         code = f->local_code;
     f->local_code = MPI_SUCCESS;
-    code = agree(f, code, call);
+    code = agree(f, code, call, flag);
     if (code != MPI_SUCCESS && f->error_code == MPI_SUCCESS)
         f->error_code = code; /* failed on every rank alike from now on */
     return code;
 }
 
-static int agree(mpiio_file_t *f, int code, const char *call)
+static int agree(mpiio_file_t *f, int code, const char *call, int *flag)
 {
     int size = 1;
     PMPI_Comm_size(f->comm, &size);
-    int mine = code != MPI_SUCCESS ? f->rank : size, first = size;
-    if (PMPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, f->comm) != MPI_SUCCESS ||
-        first == size)
+    /* the lowest failing rank (size: none), and whether no rank set the flag */
+    int mine[2] = {code != MPI_SUCCESS ? f->rank : size, !(flag && *flag)};
+    int all[2] = {size, 1};
+    int rc = PMPI_Allreduce(mine, all, 2, MPI_INT, MPI_MIN, f->comm);
+    int first = all[0];
+    if (flag)
+        *flag = rc == MPI_SUCCESS ? !all[1] : *flag;
+    if (rc != MPI_SUCCESS || first == size)
         return code;
     /* The lowest failing rank's class and text go to every rank. */
     struct {

@@ -303,16 +303,20 @@ int mpiio_close(mpiio_file_t *f, MPI_File *fh)
     double t0 = PMPI_Wtime();
     mpiio_untaken_remove(*fh);
     int code = f->error_code;
-    /* Close is collective: every rank ends a last step, so that what the
-     * layer writes itself is written after the stream's bytes. */
-    if (f->stream) {
-        int rc = mpiio_end_step(f, "MPI_File_close");
-        code = code != MPI_SUCCESS ? code : rc;
-    }
     /* A failure of the layer's own writes is one rank's: every rank's close
      * reports the file's outcome, and every rank decides alike whether the
-     * close may return before the stream is done. */
-    code = mpiio_agree_error(f, code, "MPI_File_close");
+     * close may return before the stream is done. The same round says
+     * whether any rank keeps overwrites for after the stream's bytes (its
+     * overlay): then every rank ends a last step (collective), so that they
+     * are written after it, and the outcome is agreed again. Otherwise the
+     * bytes since the last step end go with the close itself, which saves
+     * the step's own agreements. */
+    int last_step = f->stream && f->overlay != NULL;
+    code = mpiio_agree_error_flag(f, code, "MPI_File_close", &last_step);
+    if (f->stream && last_step) {
+        int rc = mpiio_end_step(f, "MPI_File_close");
+        code = mpiio_agree_error(f, code != MPI_SUCCESS ? code : rc, "MPI_File_close");
+    }
     if (f->stream) {
         if (mpiio_close_async() && code == MPI_SUCCESS) {
             if (fwdio_close(f->stream) == FWDIO_OK) {

@@ -169,6 +169,9 @@ int mpiio_file_error(mpiio_file_t *f, int status, const char *call);
  * file's handler; a failing rank keeps its own code. The file has then
  * failed on every rank (error_code). */
 int mpiio_agree_error(mpiio_file_t *f, int code, const char *call);
+/* The same, in the same round: *flag (this rank's) becomes whether any rank
+ * set it. */
+int mpiio_agree_error_flag(mpiio_file_t *f, int code, const char *call, int *flag);
 /* A failure of this rank's own (its part of a write): the call's code
  * through the file's handler, remembered until the next collective call
  * makes every rank return it. `status` is fwdio's; the text says `call`. */
