@@ -46,6 +46,7 @@ static const setting_t keys[] = {
     CFG("poll_min_us", K_INT, poll_min_us, NULL, FWDIO_PIN_POLL_MIN_US),
     CFG("poll_max_us", K_INT, poll_max_us, NULL, FWDIO_PIN_POLL_MAX_US),
     CFG("poll_background_us", K_INT, poll_background_us, NULL, FWDIO_PIN_POLL_BACKGROUND_US),
+    CFG("poll_spin_us", K_INT, poll_spin_us, NULL, FWDIO_PIN_POLL_SPIN_US),
     CFG("max_message_size", K_SIZE, max_message_size, NULL, FWDIO_PIN_MAX_MESSAGE_SIZE),
     CFG("writer_buffer", K_SIZE, writer_buffer, NULL, FWDIO_PIN_WRITER_BUFFER),
     CFG("staging_buffer", K_SIZE, staging_buffer, NULL, FWDIO_PIN_STAGING_BUFFER),
@@ -689,10 +690,11 @@ void fwdioi_settings_print_config(const fwdio_config_t *c, FILE *out)
 {
     fprintf(out,
             "fwdio: config: callback_mode=%s poll_min_us=%u poll_max_us=%u poll_background_us=%u "
-            "max_message_size=%zu writer_buffer=%zu staging_buffer=%zu io_inline=%d watchdog=%u "
+            "poll_spin_us=%u%s max_message_size=%zu writer_buffer=%zu staging_buffer=%zu io_inline=%d watchdog=%u "
             "combine_size=%zu%s shared_buffer=%zu%s\n",
             callback_modes[c->callback_mode], c->poll_min_us, c->poll_max_us,
-            c->poll_background_us, c->max_message_size, c->writer_buffer, c->staging_buffer,
+            c->poll_background_us, c->poll_spin_us, c->poll_spin_us <= 1 ? " (off)" : "",
+            c->max_message_size, c->writer_buffer, c->staging_buffer,
             c->io_inline, c->watchdog, c->combine_size, c->combine_size <= 1 ? " (off)" : "", c->shared_buffer,
             c->shared_buffer <= 1 ? " (off)" : "");
 }

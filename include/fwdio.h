@@ -336,9 +336,17 @@ typedef struct fwdio_config {
      *  1000; a value at or below poll_min_us polls at poll_min_us throughout,
      *  one above poll_max_us is lowered to it. */
     unsigned poll_background_us;
-    /** Room for fields of later versions: leave it zero (see "Growing the
-     *  structs"). */
-    unsigned reserved_u32;
+    /** How long, in microseconds, the progress thread polls without sleeping
+     *  while an application thread waits in fwdio (fwdio_wait, fwdio_step_wait,
+     *  fwdio_wait_ready, a write waiting for room, the MPI-IO layer's blocking
+     *  calls) and MPI requests are in flight: after each poll that moved
+     *  something it polls again at once (yielding the CPU between polls) for
+     *  this long before it goes back to timed polls from poll_min_us. A
+     *  blocking MPI call polls the same way, and a timed poll costs about
+     *  50 us on Linux (the timer's slack), several per agreement round of a
+     *  file. 0: the environment variable FWDIO_POLL_SPIN_US, else
+     *  FWDIO_DEFAULT_POLL_SPIN_US; 1 turns it off. */
+    unsigned poll_spin_us;
     /** Room for fields of later versions: leave it zero. */
     uint64_t reserved[6];
 } fwdio_config_t;
@@ -359,6 +367,7 @@ typedef struct fwdio_config {
 #define FWDIO_PIN_COMBINE_SIZE ((uint64_t)1 << 8)     /**< fwdio_config_t.combine_size */
 #define FWDIO_PIN_SHARED_BUFFER ((uint64_t)1 << 9)    /**< fwdio_config_t.shared_buffer */
 #define FWDIO_PIN_POLL_BACKGROUND_US ((uint64_t)1 << 10) /**< fwdio_config_t.poll_background_us */
+#define FWDIO_PIN_POLL_SPIN_US ((uint64_t)1 << 11)    /**< fwdio_config_t.poll_spin_us */
 #define FWDIO_PIN_WRITE_SIZE ((uint64_t)1 << 32)       /**< fwdio_options_t.write_size */
 #define FWDIO_PIN_STRIPE_SIZE ((uint64_t)1 << 33)      /**< fwdio_options_t.stripe_size */
 #define FWDIO_PIN_WRITERS ((uint64_t)1 << 34)          /**< fwdio_options_t.writers */
@@ -375,6 +384,9 @@ typedef struct fwdio_config {
 /** Every key of both structs: the code decides everything; the environment
  *  and the config file are not read for this struct. */
 #define FWDIO_PIN_ALL (~(uint64_t)0)
+
+/** Default poll_spin_us: 200 us (see docs/results/mpiio-layer.md). */
+#define FWDIO_DEFAULT_POLL_SPIN_US 200u
 
 /** Default combine_size: 256 KiB (see docs/results/write-combining.md). */
 #define FWDIO_DEFAULT_COMBINE_SIZE ((size_t)256 << 10)

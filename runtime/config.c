@@ -25,9 +25,12 @@ int fwdioi_config_check(const fwdio_config_t *c, fwdioi_origins_t *why)
                              c->max_message_size,
                              fwdioi_origin(why, "max_message_size", from, sizeof from),
                              FWDIOI_MAX_MESSAGE_MIN, FWDIOI_MAX_MESSAGE_MAX);
-    if (c->reserved_u32)
-        return fwdioi_refuse(why, "fwdio_config_t.reserved_u32 is not 0: initialise the struct "
-                                  "with fwdio_config_init() or zeros before setting fields");
+    if (c->poll_spin_us > FWDIOI_MAX_POLL_SPIN_US)
+        return fwdioi_refuse(why,
+                             "poll_spin_us %u%s is out of range: at most %u (100 ms), 1 for no "
+                             "spinning, or 0 for the default (%u)",
+                             c->poll_spin_us, fwdioi_origin(why, "poll_spin_us", from, sizeof from),
+                             FWDIOI_MAX_POLL_SPIN_US, FWDIO_DEFAULT_POLL_SPIN_US);
     for (size_t i = 0; i < sizeof c->reserved / sizeof c->reserved[0]; i++)
         if (c->reserved[i])
             return fwdioi_refuse(why, "fwdio_config_t.reserved[%zu] is not 0: initialise the "
@@ -58,6 +61,8 @@ int fwdioi_config_resolve(const fwdio_config_t *in, fwdio_config_t *out)
         out->poll_background_us = out->poll_min_us;
     if (out->poll_background_us > out->poll_max_us)
         out->poll_background_us = out->poll_max_us;
+    if (out->poll_spin_us == 0)
+        out->poll_spin_us = FWDIO_DEFAULT_POLL_SPIN_US;
 
     /* The environment and the config file were applied by the caller. */
     if (out->writer_buffer == 0)

@@ -18,6 +18,9 @@
  * second thread into Open MPI can hold up the application's own MPI calls;
  * see docs/ARCHITECTURE.md, "The progress thread". */
 #define FWDIOI_DEFAULT_POLL_BACKGROUND_US 1000u
+/* The most fwdio_config_t.poll_spin_us may be: a wait longer than this is
+ * not one an agreement round would end. */
+#define FWDIOI_MAX_POLL_SPIN_US 100000u
 
 /** Smallest writer_buffer in force: room for four of the smallest messages
  *  (max_message_size is lowered to a quarter of the budget, not below 64 KiB)

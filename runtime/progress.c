@@ -5,10 +5,12 @@
  */
 #include "runtime_internal.h"
 
+#include "clock.h"
 #include "log.h"
 #include "trace.h"
 
 #include <event2/thread.h>
+#include <sched.h>
 #include <stdlib.h>
 
 static _Thread_local int on_progress_thread;
@@ -30,14 +32,41 @@ int fwdioi_rt_on_progress_thread(void) { return on_progress_thread; }
  * watches files (its watchdog); the next task, I/O completion or doorbell
  * wakes the loop. This keeps an idle runtime, and a file open with nothing
  * in flight, off the CPU it shares with the application.
+ *
+ * While an application thread waits and requests are in flight, the thread
+ * polls again at once, yielding the CPU in between, for up to poll_spin_us
+ * after the last poll that moved something (or the wakeup that brought the
+ * work): an agreement round or a transfer between ranks that are all
+ * waiting ends in microseconds, where each timed poll costs tens (the
+ * timer's slack). A blocking MPI call waits the same way.
  */
+static int spinning(fwdioi_rt_t *rt, int events, int waiting, int in_flight)
+{
+    if (!waiting || !in_flight || rt->cfg.poll_spin_us <= 1)
+        return 0;
+    uint64_t now = fwdioi_now_ns();
+    if (events > 0)
+        rt->moved_ns = now;
+    return now - rt->moved_ns < (uint64_t)rt->cfg.poll_spin_us * 1000;
+}
+
 static void schedule_next_poll(fwdioi_rt_t *rt, int events, int client_active)
 {
-    const unsigned floor_us = atomic_load(&rt->app_waiters) > 0 ? rt->cfg.poll_min_us
-                                                                 : rt->cfg.poll_background_us;
+    const int waiting = atomic_load(&rt->app_waiters) > 0;
+    const unsigned floor_us = waiting ? rt->cfg.poll_min_us : rt->cfg.poll_background_us;
     atomic_store(&rt->polling_slowly, floor_us > rt->cfg.poll_min_us);
     const unsigned busy_cap = 8 * floor_us;
     int in_flight = rt->requests.count > 0;
+    if (spinning(rt, events, waiting, in_flight)) {
+        static const struct timeval now = {0, 0};
+        if (rt->poll_armed)
+            evtimer_del(rt->poll_ev);
+        sched_yield();
+        evtimer_add(rt->poll_ev, &now);
+        rt->poll_armed = 1;
+        rt->poll_interval_us = floor_us;
+        return;
+    }
     if (!in_flight && client_active == FWDIOI_POLL_SLOW) {
         rt->poll_interval_us = rt->cfg.poll_min_us;
         if (rt->poll_armed)
@@ -105,6 +134,7 @@ static void on_wake(evutil_socket_t fd, short what, void *arg)
         task->run(task);
     }
     rt->poll_interval_us = rt->cfg.poll_min_us;
+    rt->moved_ns = fwdioi_now_ns(); /* new work: spin for its first rounds */
     progress_tick(rt);
 }
 
@@ -115,6 +145,7 @@ static void on_io_done(evutil_socket_t fd, short what, void *arg)
     fwdioi_rt_t *rt = arg;
     atomic_fetch_add_explicit(&rt->progress_wakeups, 1, memory_order_relaxed);
     fwdioi_io_run_done(rt);
+    rt->moved_ns = fwdioi_now_ns();
     progress_tick(rt);
 }
 

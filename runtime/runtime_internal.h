@@ -69,6 +69,7 @@ struct fwdioi_rt {
     struct event *fd_ev;      /* the client's fd (fwdioi_rt_watch_fd), or NULL */
     unsigned poll_interval_us;
     int poll_armed;
+    uint64_t moved_ns; /* progress: when a poll last moved something (spinning) */
     /* Application threads asleep in fwdioi_rt_sleep_locked (changed under
      * the lock, read by the progress thread without it), and whether the
      * progress thread is polling at the background pace (progress thread
