@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fwdio-faults: what each storage fault looks like to the application, and
  * how long it takes to be reported.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fwdio-bench: output steps written by every rank, through fwdio and through
  * the MPI-IO and POSIX baselines, side by side, with a memcpy of the same

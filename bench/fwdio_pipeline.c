@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fwdio-pipeline: does the writer's I/O thread overlap receiving with writing?
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fwdio-idle-cost: what an idle fwdio runtime costs an application that is
  * only computing (docs/results/idle-cost.md).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fwdio-restart: reading a checkpoint back on restart (results in
  * docs/results/restart-reads.md). Every rank reads its pieces of one existing file through

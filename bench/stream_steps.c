@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fwdio-steps: what a stream's steps cost and how soon they complete
  * (docs/results/streams.md).

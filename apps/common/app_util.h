@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Helpers shared by the demo and the benchmarks (not part of the library):
  * size parsing, a barrier that sleeps, a calibrated compute phase, and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fwdio-demo: one checkpoint written through fwdio while the ranks compute.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * lammps-fwdio-bin2txt: turn a binary dump of lammps-fwdio back into LAMMPS's
  * `dump custom id type x y z` text, with the same fixed-width format the

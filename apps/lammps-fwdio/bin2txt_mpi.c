@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * lammps-fwdio-bin2txt-mpi: lammps-fwdio-bin2txt on any number of MPI ranks.
  * The binary dump is read back through fwdio's collective reads and the text

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fwdio-plan: print the plan fwdio would use, before a run: which ranks write,
  * the stripes and storage targets each writer owns, bytes per writer, and the

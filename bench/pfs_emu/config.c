@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Command line of the emulator: value parsers and the options of `up`. */
 #define _GNU_SOURCE
 #include "config.h"

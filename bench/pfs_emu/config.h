@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Settings of the parallel file system emulator (bench/pfs, see
  * docs/benchmarks.md "Parallel file system emulator") and the parsers of its

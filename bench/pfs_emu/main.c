@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fwdio-pfs: the parallel file system emulator's command line (bench/pfs is
  * a wrapper that finds this program in a build tree).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fwdio-settle: waits until the kernel has written back its dirty pages, and
  * says how long that took. bench/testbed settle runs it before each measured

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Script run by the ctest `install_consumer` (cmake -P); the variables come
 # from consumer_test.cmake. Fails (FATAL_ERROR) at the first step that fails.
 
