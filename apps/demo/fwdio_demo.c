@@ -21,6 +21,7 @@
 
 #include "fwdio.h"
 #include "app_util.h"
+#include "cli.h"
 #include "pattern.h"
 
 #include <errno.h>
@@ -84,57 +85,61 @@ static int rank_of_world(void)
     return rank;
 }
 
-static void print_usage(const char *prog)
+static void print_usage(FILE *out, const char *prog)
 {
-    fprintf(stderr,
-            "usage: %s [--size BYTES[K|M|G]] [--writers W] [--path FILE] [--durable] [--keep]\n"
+    fprintf(out,
+            "usage: %s [--size BYTES] [--writers W] [--path FILE] [--durable] [--keep]\n"
             "          [--compute SECONDS]\n"
-            "  --size     checkpoint size (default 256M)\n"
-            "  --writers  writer ranks (default 2; 0 = fwdio's default)\n"
-            "  --path     file to write (default: a fresh temp dir under $TMPDIR or /tmp);\n"
-            "             a file given here is kept\n"
-            "  --durable  fdatasync before the file counts as complete\n"
-            "  --keep     keep the file\n"
-            "  --compute  seconds of computation overlapped with output (default 0.1)\n",
+            "  --size BYTES       checkpoint size (default 256M)\n"
+            "  --writers W        writer ranks (default 2; 0 = fwdio's default)\n"
+            "  --path FILE        file to write (default: a fresh temp dir under $TMPDIR or\n"
+            "                     /tmp); a file given here is kept\n"
+            "  --durable          fdatasync before the file counts as complete\n"
+            "  --keep             keep the file\n"
+            "  --compute SECONDS  computation overlapped with output (default 0.1)\n"
+            "  --help             this text\n"
+            CLI_SIZE_GRAMMAR,
             prog);
 }
 
-/* Returns 0 on success, -1 on a bad command line. */
-static int parse_args(int argc, char **argv, struct demo_args *args)
+enum { OPT_SIZE = 256, OPT_WRITERS, OPT_PATH, OPT_DURABLE, OPT_KEEP, OPT_COMPUTE };
+
+static const struct option demo_options[] = {
+    {"size", required_argument, NULL, OPT_SIZE},
+    {"writers", required_argument, NULL, OPT_WRITERS},
+    {"path", required_argument, NULL, OPT_PATH},
+    {"durable", no_argument, NULL, OPT_DURABLE},
+    {"keep", no_argument, NULL, OPT_KEEP},
+    {"compute", required_argument, NULL, OPT_COMPUTE},
+    CLI_HELP_OPTION,
+    {0}};
+
+/* Returns 0 to run, 1 after --help (printed by rank 0), CLI_BAD on a bad
+ * command line (the message printed by rank 0). */
+static int parse_args(int argc, char **argv, struct demo_args *args, int rank)
 {
     *args = (struct demo_args){.size = (uint64_t)256 << 20, .writers = 2, .compute_s = 0.1};
-    for (int i = 1; i < argc; i++) {
-        const char *opt = argv[i];
-        const char *val = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(opt, "--durable")) {
-            args->durable = 1;
-        } else if (!strcmp(opt, "--keep")) {
-            args->keep = 1;
-        } else if (!strcmp(opt, "--size") && val) {
-            if (app_parse_size(val, &args->size) || args->size == 0)
-                return -1;
-            i++;
-        } else if (!strcmp(opt, "--writers") && val) {
-            char *end;
-            long w = strtol(val, &end, 10);
-            if (*end || w < 0 || w > INT_MAX)
-                return -1;
-            args->writers = (int)w;
-            i++;
-        } else if (!strcmp(opt, "--path") && val) {
-            args->path = val;
-            i++;
-        } else if (!strcmp(opt, "--compute") && val) {
-            char *end;
-            args->compute_s = strtod(val, &end);
-            if (*end || args->compute_s < 0)
-                return -1;
-            i++;
-        } else {
-            return -1;
+    cli_t c;
+    cli_begin(&c, "fwdio-demo", argc, argv, demo_options, rank != 0);
+    for (int key; (key = cli_next(&c)) != CLI_END;) {
+        int bad = 0;
+        switch (key) {
+        case OPT_DURABLE: args->durable = 1; break;
+        case OPT_KEEP: args->keep = 1; break;
+        case OPT_SIZE: bad = cli_size(&c, 1, UINT64_MAX, &args->size); break;
+        case OPT_WRITERS: bad = cli_int(&c, 0, INT_MAX, &args->writers); break;
+        case OPT_PATH: args->path = c.arg; break;
+        case OPT_COMPUTE: bad = cli_double(&c, 0, 1e9, &args->compute_s); break;
+        case CLI_HELP:
+            if (rank == 0)
+                print_usage(stdout, argv[0]);
+            return 1;
+        default: bad = 1; break;
         }
+        if (bad)
+            return CLI_BAD;
     }
-    return 0;
+    return cli_no_operands(&c);
 }
 
 /* Rank 0 makes a fresh directory and every rank receives the file name in it.
@@ -631,11 +636,10 @@ int main(int argc, char **argv)
     int rank = rank_of_world();
 
     struct demo_args args;
-    if (parse_args(argc, argv, &args) != 0) {
-        if (rank == 0)
-            print_usage(argv[0]);
+    int parsed = parse_args(argc, argv, &args, rank);
+    if (parsed != 0) {
         MPI_Finalize();
-        return 2;
+        return parsed == 1 ? 0 : 2;
     }
     char path[PATH_MAX], dir[PATH_MAX];
     if (choose_path(&args, path, sizeof path, dir, sizeof dir) != 0) {
