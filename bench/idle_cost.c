@@ -27,6 +27,7 @@
  */
 #define _GNU_SOURCE /* RUSAGE_THREAD */
 
+#include "cli.h"
 #include "fwdio.h"
 
 #include <stdint.h>
@@ -358,30 +359,48 @@ static void print_table(const struct ctx *c, const struct opts *o, const struct 
 
 /* ------------------------------------------------------------ main */
 
-static void usage(void)
+static void usage(FILE *out)
 {
-    fprintf(stderr, "usage: fwdio-idle-cost [--seconds S] [--reps R]\n"
-                    "  --seconds S  wall time of one compute loop, all ranks at once (0.5)\n"
-                    "  --reps R     repetitions, interleaved (5)\n");
+    fprintf(out, "usage: fwdio-idle-cost [--seconds S] [--reps R]\n"
+                 "  --seconds S  wall time of one compute loop, all ranks at once, up to 3600\n"
+                 "               (0.5)\n"
+                 "  --reps R     repetitions, interleaved, up to 1000 (5)\n"
+                 "  --help       this text\n");
 }
 
-static int parse_args(int argc, char **argv, struct opts *o)
+enum { OPT_SECONDS = 256, OPT_REPS };
+
+static const struct option options[] = {
+    {"seconds", required_argument, NULL, OPT_SECONDS},
+    {"reps", required_argument, NULL, OPT_REPS},
+    CLI_HELP_OPTION,
+    {0}};
+
+/* 0 to run, 1 after --help, CLI_BAD (message printed by rank 0). */
+static int parse_args(int argc, char **argv, struct opts *o, int rank)
 {
     *o = (struct opts){.seconds = 0.5, .reps = 5};
-    for (int i = 1; i < argc; i++) {
-        char *end = NULL;
-        if (i + 1 >= argc)
-            return -1;
-        if (!strcmp(argv[i], "--seconds"))
-            o->seconds = strtod(argv[++i], &end);
-        else if (!strcmp(argv[i], "--reps"))
-            o->reps = (int)strtol(argv[++i], &end, 10);
-        else
-            return -1;
-        if (!end || *end != '\0')
-            return -1;
+    cli_t c;
+    cli_begin(&c, "fwdio-idle-cost", argc, argv, options, rank != 0);
+    for (int key; (key = cli_next(&c)) != CLI_END;) {
+        int bad = 0;
+        switch (key) {
+        case OPT_SECONDS:
+            bad = cli_double(&c, 0, 3600, &o->seconds);
+            if (!bad && o->seconds <= 0)
+                bad = cli_bad_value(&c, "more than 0 seconds");
+            break;
+        case OPT_REPS: bad = cli_int(&c, 1, 1000, &o->reps); break;
+        case CLI_HELP:
+            if (rank == 0)
+                usage(stdout);
+            return 1;
+        default: bad = 1; break;
+        }
+        if (bad)
+            return CLI_BAD;
     }
-    return o->seconds > 0 && o->seconds <= 3600 && o->reps >= 1 && o->reps <= 1000 ? 0 : -1;
+    return cli_no_operands(&c);
 }
 
 /* The small file's name, chosen by rank 0 and shared. */
@@ -434,11 +453,10 @@ int main(int argc, char **argv)
     int rank;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     struct opts o;
-    if (parse_args(argc, argv, &o) != 0) {
-        if (rank == 0)
-            usage();
+    int parsed = parse_args(argc, argv, &o, rank);
+    if (parsed != 0) {
         MPI_Finalize();
-        return 2;
+        return parsed == 1 ? 0 : 2;
     }
     int rc = run(&o);
     MPI_Finalize();

@@ -9,39 +9,55 @@
  * Exit status: 0 settled, 1 still above the limit at the timeout (a run would
  * not be comparable), 2 bad usage or /proc/meminfo unreadable.
  */
+#include "cli.h"
 #include "dirty_pages.h"
 
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
-static int usage(void)
+static void usage(FILE *out)
 {
-    fprintf(stderr, "usage: fwdio-settle [--limit KIB] [--timeout SECONDS]\n"
-                    "  waits (sync, then polling /proc/meminfo) until Dirty + Writeback <= KIB\n"
-                    "  (default %u) or SECONDS pass (default %.0f)\n",
+    fprintf(out,
+            "usage: fwdio-settle [--limit KIB] [--timeout SECONDS]\n"
+            "Waits (sync, then polling /proc/meminfo) until Dirty + Writeback is at most\n"
+            "the limit, or the timeout passes.\n"
+            "  --limit KIB          the limit in KiB (default %u)\n"
+            "  --timeout SECONDS    the longest wait (default %.0f)\n"
+            "  --help               this text\n"
+            "Exit status: 0 settled, 1 still above the limit at the timeout, 2 bad usage or\n"
+            "/proc/meminfo unreadable.\n",
             DIRTY_DEFAULT_LIMIT_KIB, DIRTY_DEFAULT_TIMEOUT_S);
-    return 2;
 }
+
+enum { OPT_LIMIT = 256, OPT_TIMEOUT };
+
+static const struct option options[] = {
+    {"limit", required_argument, NULL, OPT_LIMIT},
+    {"timeout", required_argument, NULL, OPT_TIMEOUT},
+    CLI_HELP_OPTION,
+    {0}};
 
 int main(int argc, char **argv)
 {
-    unsigned long long limit = DIRTY_DEFAULT_LIMIT_KIB;
+    int64_t limit = DIRTY_DEFAULT_LIMIT_KIB;
     double timeout = DIRTY_DEFAULT_TIMEOUT_S;
-    for (int i = 1; i < argc; i++) {
-        char *end = NULL;
-        if (!strcmp(argv[i], "--limit") && i + 1 < argc) {
-            limit = strtoull(argv[++i], &end, 10);
-        } else if (!strcmp(argv[i], "--timeout") && i + 1 < argc) {
-            timeout = strtod(argv[++i], &end);
-        } else {
-            return usage();
+    cli_t c;
+    cli_begin(&c, "fwdio-settle", argc, argv, options, 0);
+    for (int key; (key = cli_next(&c)) != CLI_END;) {
+        int bad = 0;
+        switch (key) {
+        case OPT_LIMIT: bad = cli_i64(&c, 0, INT64_MAX, &limit); break;
+        case OPT_TIMEOUT: bad = cli_double(&c, 0, 1e9, &timeout); break;
+        case CLI_HELP: usage(stdout); return 0;
+        default: bad = 1; break;
         }
-        if (!end || *end || end == argv[i])
-            return usage();
+        if (bad)
+            return 2;
     }
+    if (cli_no_operands(&c))
+        return 2;
     struct dirty_wait w;
-    if (dirty_pages_wait(limit, timeout, &w) != 0) {
+    if (dirty_pages_wait((uint64_t)limit, timeout, &w) != 0) {
         fprintf(stderr, "fwdio-settle: cannot read /proc/meminfo\n");
         return 2;
     }
