@@ -123,6 +123,22 @@ int cli_int(cli_t *c, int min, int max, int *out)
     return 0;
 }
 
+int cli_u64(cli_t *c, uint64_t min, uint64_t max, uint64_t *out)
+{
+    const char *text = c->arg ? c->arg : "";
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(text, &end, 0);
+    if (errno || end == text || *end != '\0' || text[0] == '-' || v < min || v > max) {
+        char want[96];
+        snprintf(want, sizeof want, "a whole number from %llu to %llu", (unsigned long long)min,
+                 (unsigned long long)max);
+        return cli_bad_value(c, want);
+    }
+    *out = (uint64_t)v;
+    return 0;
+}
+
 int cli_double(cli_t *c, double min, double max, double *out)
 {
     const char *text = c->arg ? c->arg : "";
@@ -152,4 +168,17 @@ int cli_choice(cli_t *c, const char *const *names, int n, int *out)
     for (int i = 0; i < n && len < sizeof want; i++)
         len += (size_t)snprintf(want + len, sizeof want - len, "%s %s", i ? "," : "", names[i]);
     return cli_bad_value(c, want);
+}
+
+const char *cli_optional_word(cli_t *c, const char *const *words, int n)
+{
+    if (c->arg || optind >= c->argc)
+        return c->arg;
+    for (int i = 0; i < n; i++) {
+        if (!strcmp(c->argv[optind], words[i])) {
+            c->arg = c->argv[optind++];
+            break;
+        }
+    }
+    return c->arg;
 }

@@ -92,8 +92,18 @@ int cli_bad_value(cli_t *c, const char *want);
 int cli_size(cli_t *c, uint64_t min, uint64_t max, uint64_t *out);
 int cli_int(cli_t *c, int min, int max, int *out);
 int cli_i64(cli_t *c, int64_t min, int64_t max, int64_t *out);
+/** A whole number in C's notation (0x1F, 017 too), for seeds. */
+int cli_u64(cli_t *c, uint64_t min, uint64_t max, uint64_t *out);
 int cli_double(cli_t *c, double min, double max, double *out);
 /** Which of the `n` names the value is (its index into *out). */
 int cli_choice(cli_t *c, const char *const *names, int n, int *out);
+
+/**
+ * For an option whose value may also stand as the next word (--cold drop,
+ * beside --cold=drop; table entry optional_argument): when the option came
+ * without "=value" and the next word is one of the n words, takes that word
+ * as c->arg. Returns c->arg (NULL: no value).
+ */
+const char *cli_optional_word(cli_t *c, const char *const *words, int n);
 
 #endif
