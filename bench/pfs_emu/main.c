@@ -552,5 +552,10 @@ int main(int argc, char **argv)
         pfs_usage(stdout);
         return 0;
     }
+    if (cmd[0] == '-') {
+        cli_t c = {.prog = "bench/pfs"};
+        cli_error(&c, "unknown option '%s': the first argument is up, down or stats", cmd);
+        die_usage(NULL);
+    }
     die_usage("the first argument is up, down or stats");
 }
