@@ -443,33 +443,21 @@ static const struct option options[] = {
     CLI_HELP_OPTION,
     {0}};
 
-/* 0 to run, 1 after --help, CLI_BAD (message printed by rank 0). */
-static int parse_args(int argc, char **argv, opts_t *o)
+static int parse_option(cli_t *c, int key, void *ctx)
 {
-    cli_t c;
-    cli_begin(&c, "fwdio-faults", argc, argv, options, g_rank != 0);
-    for (int key; (key = cli_next(&c)) != CLI_END;) {
-        int bad = 0;
-        switch (key) {
-        case OPT_SIZE: bad = cli_size(&c, 1, UINT64_MAX, &o->size); break;
-        case OPT_CHUNK: bad = cli_size(&c, 1, UINT64_MAX, &o->chunk); break;
-        case OPT_REPS: bad = cli_int(&c, 1, 1 << 20, &o->reps); break;
-        case OPT_DIR: o->dir = c.arg; break;
-        case OPT_CASES:
-            o->only = c.arg;
-            if (!known_cases(c.arg))
-                bad = cli_bad_value(&c, "case ids (--help lists them) separated by commas");
-            break;
-        case CLI_HELP:
-            if (g_rank == 0)
-                usage(stdout);
-            return 1;
-        default: bad = 1; break;
-        }
-        if (bad)
-            return CLI_BAD;
+    opts_t *o = ctx;
+    switch (key) {
+    case OPT_SIZE: return cli_size(c, 1, UINT64_MAX, &o->size);
+    case OPT_CHUNK: return cli_size(c, 1, UINT64_MAX, &o->chunk);
+    case OPT_REPS: return cli_int(c, 1, 1 << 20, &o->reps);
+    case OPT_DIR: o->dir = c->arg; return 0;
+    case OPT_CASES:
+        o->only = c->arg;
+        return known_cases(c->arg) ? 0
+                                   : cli_bad_value(c, "case ids (--help lists them) separated "
+                                                      "by commas");
+    default: return CLI_BAD;
     }
-    return cli_no_operands(&c);
 }
 
 int main(int argc, char **argv)
@@ -479,10 +467,12 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
     MPI_Comm_size(MPI_COMM_WORLD, &g_size);
     opts_t o = {(uint64_t)256 << 20, (uint64_t)1 << 20, 3, NULL, NULL};
-    int parsed = parse_args(argc, argv, &o);
+    cli_t c;
+    cli_begin(&c, "fwdio-faults", argc, argv, options, g_rank != 0);
+    int parsed = cli_parse(&c, parse_option, &o, usage, 0);
     if (parsed != 0) {
         MPI_Finalize();
-        return parsed == 1 ? 0 : 2;
+        return cli_status(parsed);
     }
     g_writers[0] = 0;
     g_writers[1] = g_size - 1;

@@ -1033,10 +1033,10 @@ static int parse_int_list(const char *text, int *out, int max)
     return n ? n : -1;
 }
 
-static void print_usage(FILE *to, const char *prog)
+static void print_usage(FILE *to)
 {
     fprintf(to,
-            "usage: %s [options]\n"
+            "usage: fwdio-bench [options]\n"
             "workload\n"
             "  --size BYTES        file size S per output step (default 256M)\n"
             "  --pattern NAME      which bytes each rank writes (default block):\n"
@@ -1102,8 +1102,7 @@ static void print_usage(FILE *to, const char *prog)
             "  --dir DIR           where the run files go (default $TMPDIR or /tmp)\n"
             "  --csv FILE          also write one CSV row per run\n"
             "  --help              this text\n"
-            CLI_SIZE_GRAMMAR,
-            prog);
+            CLI_SIZE_GRAMMAR);
 }
 
 /* "a,b,c" of names[0..nnames) into out (each at most once); returns the count, or -1. */
@@ -1218,8 +1217,9 @@ static int size_or_off(cli_t *c, uint64_t *out)
 }
 
 /* One option; 0, or CLI_BAD after the message. */
-static int parse_option(cli_t *c, int key, struct bench_opts *o)
+static int parse_option(cli_t *c, int key, void *ctx)
 {
+    struct bench_opts *o = ctx;
     const char *v = c->arg;
     switch (key) {
     case OPT_SIZE: return cli_size(c, 1, UINT64_MAX, &o->size);
@@ -1276,17 +1276,9 @@ static int parse_args(int argc, char **argv, struct bench_opts *o, int rank)
                              .record_size = 24, .steps = 1};
     cli_t c;
     cli_begin(&c, "fwdio-bench", argc, argv, bench_options, rank != 0);
-    for (int key; (key = cli_next(&c)) != CLI_END;) {
-        if (key == CLI_HELP) {
-            if (rank == 0)
-                print_usage(stdout, argv[0]);
-            return 1;
-        }
-        if (parse_option(&c, key, o) != 0)
-            return CLI_BAD;
-    }
-    if (cli_no_operands(&c))
-        return CLI_BAD;
+    int parsed = cli_parse(&c, parse_option, o, print_usage, 0);
+    if (parsed != 0)
+        return parsed;
     int uses_list = 0, max_w = 0;
     for (int p = 0; p < o->npolicies; p++)
         uses_list |= o->policies[p] == POLICY_LIST;
@@ -2222,7 +2214,7 @@ int main(int argc, char **argv)
     int parsed = parse_args(argc, argv, &opts, rank);
     if (parsed != 0) {
         MPI_Finalize();
-        return parsed == 1 ? 0 : 2;
+        return cli_status(parsed);
     }
     int rc = bench_main(&opts);
     MPI_Finalize();

@@ -51,10 +51,10 @@ struct pipe_opts {
     int warm_up;            /* one untimed output loop before each rep */
 };
 
-static void print_usage(FILE *out, const char *prog)
+static void print_usage(FILE *out)
 {
     fprintf(out,
-            "usage: %s [options]\n"
+            "usage: fwdio-pipeline [options]\n"
             "  --size BYTES          bytes per output step (default 256M)\n"
             "  --steps N             output steps per loop (default 4)\n"
             "  --compute SECONDS     CPU seconds per rank after each step (default 0.2)\n"
@@ -66,8 +66,7 @@ static void print_usage(FILE *out, const char *prog)
             "  --dir DIR             where the files go (default $TMPDIR or /tmp)\n"
             "  --csv FILE            one row per step\n"
             "  --help                this text\n"
-            CLI_SIZE_GRAMMAR,
-            prog);
+            CLI_SIZE_GRAMMAR);
 }
 
 enum {
@@ -90,38 +89,23 @@ static const struct option options[] = {
     CLI_HELP_OPTION,
     {0}};
 
-/* 0 to run, 1 after --help, CLI_BAD (message printed by rank 0). */
-static int parse_args(int argc, char **argv, struct pipe_opts *o, int rank)
+static int parse_option(cli_t *c, int key, void *ctx)
 {
-    *o = (struct pipe_opts){.size = (uint64_t)256 << 20, .steps = 4, .compute_s = 0.2,
-                            .writers = 2, .writer_buffer = (uint64_t)64 << 20, .durable = 1,
-                            .reps = 3, .warm_up = 1};
-    cli_t c;
-    cli_begin(&c, "fwdio-pipeline", argc, argv, options, rank != 0);
-    for (int key; (key = cli_next(&c)) != CLI_END;) {
-        int bad = 0;
-        switch (key) {
-        case OPT_SIZE: bad = cli_size(&c, 1, UINT64_MAX, &o->size); break;
-        case OPT_WRITER_BUFFER: bad = cli_size(&c, 1, UINT64_MAX, &o->writer_buffer); break;
-        case OPT_STEPS: bad = cli_int(&c, 1, INT_MAX, &o->steps); break;
-        case OPT_WRITERS: bad = cli_int(&c, 1, INT_MAX, &o->writers); break;
-        case OPT_REPS: bad = cli_int(&c, 1, INT_MAX, &o->reps); break;
-        case OPT_COMPUTE: bad = cli_double(&c, 0, 1e9, &o->compute_s); break;
-        case OPT_DURABLE: o->durable = 1; break;
-        case OPT_NO_DURABLE: o->durable = 0; break;
-        case OPT_NO_WARM_UP: o->warm_up = 0; break;
-        case OPT_DIR: o->dir = c.arg; break;
-        case OPT_CSV: o->csv = c.arg; break;
-        case CLI_HELP:
-            if (rank == 0)
-                print_usage(stdout, argv[0]);
-            return 1;
-        default: bad = 1; break;
-        }
-        if (bad)
-            return CLI_BAD;
+    struct pipe_opts *o = ctx;
+    switch (key) {
+    case OPT_SIZE: return cli_size(c, 1, UINT64_MAX, &o->size);
+    case OPT_WRITER_BUFFER: return cli_size(c, 1, UINT64_MAX, &o->writer_buffer);
+    case OPT_STEPS: return cli_int(c, 1, INT_MAX, &o->steps);
+    case OPT_WRITERS: return cli_int(c, 1, INT_MAX, &o->writers);
+    case OPT_REPS: return cli_int(c, 1, INT_MAX, &o->reps);
+    case OPT_COMPUTE: return cli_double(c, 0, 1e9, &o->compute_s);
+    case OPT_DURABLE: o->durable = 1; return 0;
+    case OPT_NO_DURABLE: o->durable = 0; return 0;
+    case OPT_NO_WARM_UP: o->warm_up = 0; return 0;
+    case OPT_DIR: o->dir = c->arg; return 0;
+    case OPT_CSV: o->csv = c->arg; return 0;
+    default: return CLI_BAD;
     }
-    return cli_no_operands(&c);
 }
 
 /* ------------------------------------------------------------ the results */
@@ -760,11 +744,15 @@ int main(int argc, char **argv)
     int provided, rank;
     MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    struct pipe_opts opts;
-    int parsed = parse_args(argc, argv, &opts, rank);
+    struct pipe_opts opts = {.size = (uint64_t)256 << 20, .steps = 4, .compute_s = 0.2,
+                             .writers = 2, .writer_buffer = (uint64_t)64 << 20, .durable = 1,
+                             .reps = 3, .warm_up = 1};
+    cli_t c;
+    cli_begin(&c, "fwdio-pipeline", argc, argv, options, rank != 0);
+    int parsed = cli_parse(&c, parse_option, &opts, print_usage, 0);
     if (parsed != 0) {
         MPI_Finalize();
-        return parsed == 1 ? 0 : 2;
+        return cli_status(parsed);
     }
     int rc = pipeline_main(&opts);
     MPI_Finalize();

@@ -376,31 +376,17 @@ static const struct option options[] = {
     CLI_HELP_OPTION,
     {0}};
 
-/* 0 to run, 1 after --help, CLI_BAD (message printed by rank 0). */
-static int parse_args(int argc, char **argv, struct opts *o, int rank)
+static int parse_option(cli_t *c, int key, void *ctx)
 {
-    *o = (struct opts){.seconds = 0.5, .reps = 5};
-    cli_t c;
-    cli_begin(&c, "fwdio-idle-cost", argc, argv, options, rank != 0);
-    for (int key; (key = cli_next(&c)) != CLI_END;) {
-        int bad = 0;
-        switch (key) {
-        case OPT_SECONDS:
-            bad = cli_double(&c, 0, 3600, &o->seconds);
-            if (!bad && o->seconds <= 0)
-                bad = cli_bad_value(&c, "more than 0 seconds");
-            break;
-        case OPT_REPS: bad = cli_int(&c, 1, 1000, &o->reps); break;
-        case CLI_HELP:
-            if (rank == 0)
-                usage(stdout);
-            return 1;
-        default: bad = 1; break;
-        }
-        if (bad)
+    struct opts *o = ctx;
+    switch (key) {
+    case OPT_SECONDS:
+        if (cli_double(c, 0, 3600, &o->seconds))
             return CLI_BAD;
+        return o->seconds > 0 ? 0 : cli_bad_value(c, "more than 0 seconds");
+    case OPT_REPS: return cli_int(c, 1, 1000, &o->reps);
+    default: return CLI_BAD;
     }
-    return cli_no_operands(&c);
 }
 
 /* The small file's name, chosen by rank 0 and shared. */
@@ -452,11 +438,13 @@ int main(int argc, char **argv)
     MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
     int rank;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    struct opts o;
-    int parsed = parse_args(argc, argv, &o, rank);
+    struct opts o = {.seconds = 0.5, .reps = 5};
+    cli_t c;
+    cli_begin(&c, "fwdio-idle-cost", argc, argv, options, rank != 0);
+    int parsed = cli_parse(&c, parse_option, &o, usage, 0);
     if (parsed != 0) {
         MPI_Finalize();
-        return parsed == 1 ? 0 : 2;
+        return cli_status(parsed);
     }
     int rc = run(&o);
     MPI_Finalize();

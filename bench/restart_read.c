@@ -1237,8 +1237,9 @@ static int parse_methods(const char *v, struct opts *o)
 }
 
 /* One option; 0, or CLI_BAD after the message. */
-static int parse_option(cli_t *c, int key, struct opts *o)
+static int parse_option(cli_t *c, int key, void *ctx)
 {
+    struct opts *o = ctx;
     static const char *const cold_modes[] = {"fadvise", "drop"};
     static const char *const layouts[] = {"block", "cyclic", "targets"};
     int i;
@@ -1279,37 +1280,21 @@ static int parse_option(cli_t *c, int key, struct opts *o)
     }
 }
 
-/* 0 to run, 1 after --help (printed by rank 0), CLI_BAD (message printed by rank 0). */
-static int parse_args(int argc, char **argv, struct opts *o, int rank)
-{
-    *o = (struct opts){.size = (uint64_t)256 << 20, .path = "fwdio-restart.ckpt", .pieces = 1,
-                       .record = 48, .header = 128, .seed = 1, .reps = 3, .warmup = 1,
-                       .methods = {M_FWDIO, M_MPIIO, M_PREAD}, .nmethods = 3};
-    cli_t c;
-    cli_begin(&c, "fwdio-restart", argc, argv, restart_options, rank != 0);
-    for (int key; (key = cli_next(&c)) != CLI_END;) {
-        if (key == CLI_HELP) {
-            if (rank == 0)
-                usage(stdout);
-            return 1;
-        }
-        if (parse_option(&c, key, o) != 0)
-            return CLI_BAD;
-    }
-    return cli_no_operands(&c);
-}
-
 int main(int argc, char **argv)
 {
     int provided, rank, nranks;
     MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nranks);
-    struct opts o;
-    int parsed = parse_args(argc, argv, &o, rank);
+    struct opts o = {.size = (uint64_t)256 << 20, .path = "fwdio-restart.ckpt", .pieces = 1,
+                     .record = 48, .header = 128, .seed = 1, .reps = 3, .warmup = 1,
+                     .methods = {M_FWDIO, M_MPIIO, M_PREAD}, .nmethods = 3};
+    cli_t cl;
+    cli_begin(&cl, "fwdio-restart", argc, argv, restart_options, rank != 0);
+    int parsed = cli_parse(&cl, parse_option, &o, usage, 0);
     if (parsed != 0) {
         MPI_Finalize();
-        return parsed == 1 ? 0 : 2;
+        return cli_status(parsed);
     }
     if (provided < MPI_THREAD_MULTIPLE) {
         if (rank == 0)

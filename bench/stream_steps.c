@@ -190,31 +190,19 @@ static const struct option options[] = {
     CLI_HELP_OPTION,
     {0}};
 
-/* 0 to run, 1 after --help, CLI_BAD (message printed by rank 0). */
-static int parse_args(int argc, char **argv, struct opts *o, int rank)
+static int parse_option(cli_t *c, int key, void *ctx)
 {
-    cli_t c;
-    cli_begin(&c, "fwdio-steps", argc, argv, options, rank != 0);
-    for (int key; (key = cli_next(&c)) != CLI_END;) {
-        int bad = 0;
-        switch (key) {
-        case OPT_SIZE: bad = cli_size(&c, 1, (uint64_t)1 << 40, &o->size); break;
-        case OPT_STEPS: bad = cli_int(&c, 1, 1 << 24, &o->steps); break;
-        case OPT_COMPUTE: bad = cli_double(&c, 0, 3600, &o->compute); break;
-        case OPT_REPS: bad = cli_int(&c, 1, 1 << 20, &o->reps); break;
-        case OPT_WRITERS: bad = cli_int(&c, 0, INT32_MAX, &o->writers); break;
-        case OPT_DURABLE: o->durable = 1; break;
-        case OPT_PATH: o->path = c.arg; break;
-        case CLI_HELP:
-            if (rank == 0)
-                usage(stdout);
-            return 1;
-        default: bad = 1; break;
-        }
-        if (bad)
-            return CLI_BAD;
+    struct opts *o = ctx;
+    switch (key) {
+    case OPT_SIZE: return cli_size(c, 1, (uint64_t)1 << 40, &o->size);
+    case OPT_STEPS: return cli_int(c, 1, 1 << 24, &o->steps);
+    case OPT_COMPUTE: return cli_double(c, 0, 3600, &o->compute);
+    case OPT_REPS: return cli_int(c, 1, 1 << 20, &o->reps);
+    case OPT_WRITERS: return cli_int(c, 0, INT32_MAX, &o->writers);
+    case OPT_DURABLE: o->durable = 1; return 0;
+    case OPT_PATH: o->path = c->arg; return 0;
+    default: return CLI_BAD;
     }
-    return cli_no_operands(&c);
 }
 
 int main(int argc, char **argv)
@@ -225,10 +213,12 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &nranks);
     struct opts o = {.size = 1 << 20, .steps = 50, .compute = 0.02, .reps = 3,
                      .path = "fwdio-steps.out"};
-    int parsed = parse_args(argc, argv, &o, rank);
+    cli_t c;
+    cli_begin(&c, "fwdio-steps", argc, argv, options, rank != 0);
+    int parsed = cli_parse(&c, parse_option, &o, usage, 0);
     if (parsed != 0) {
         MPI_Finalize();
-        return parsed == 1 ? 0 : 2;
+        return cli_status(parsed);
     }
     uint64_t iters = calibrate(o.compute);
     fwdio_config_t cfg;

@@ -54,6 +54,23 @@ int cli_next(cli_t *c)
     return key == -1 ? CLI_END : key;
 }
 
+int cli_parse(cli_t *c, int (*one)(cli_t *c, int key, void *ctx), void *ctx,
+              void (*usage)(FILE *out), int operands)
+{
+    for (int key; (key = cli_next(c)) != CLI_END;) {
+        if (key == CLI_HELP) {
+            if (usage && !c->quiet)
+                usage(stdout);
+            return 1;
+        }
+        if (key == CLI_BAD || one(c, key, ctx) != 0)
+            return CLI_BAD;
+    }
+    return operands ? 0 : cli_no_operands(c);
+}
+
+int cli_status(int parsed) { return parsed == 1 ? 0 : 2; }
+
 int cli_operand_index(const cli_t *c)
 {
     (void)c;

@@ -15,17 +15,19 @@
  *       {"size", required_argument, NULL, OPT_SIZE},
  *       {"durable", no_argument, NULL, OPT_DURABLE},
  *       CLI_HELP_OPTION, {0}};
- *   cli_t c;
- *   cli_begin(&c, "fwdio-x", argc, argv, opts, rank != 0);
- *   for (int k; (k = cli_next(&c)) != CLI_END;) {
- *       switch (k) {
- *       case OPT_SIZE: if (cli_size(&c, 1, UINT64_MAX, &o.size)) return 2; break;
- *       case OPT_DURABLE: o.durable = 1; break;
- *       case CLI_HELP: usage(stdout); return 0;    (usage only on rank 0)
- *       default: return 2;                         (CLI_BAD: the line is printed)
+ *   static int one(cli_t *c, int key, void *ctx)
+ *   {
+ *       struct opts *o = ctx;
+ *       switch (key) {
+ *       case OPT_SIZE: return cli_size(c, 1, UINT64_MAX, &o->size);
+ *       case OPT_DURABLE: o->durable = 1; return 0;
+ *       default: return CLI_BAD;
  *       }
  *   }
- *   if (cli_no_operands(&c)) return 2;
+ *   cli_t c;
+ *   cli_begin(&c, "fwdio-x", argc, argv, opts, rank != 0);
+ *   int parsed = cli_parse(&c, one, &o, usage, 0);
+ *   if (parsed != 0) { MPI_Finalize(); return cli_status(parsed); }
  */
 #ifndef FWDIO_APP_CLI_H
 #define FWDIO_APP_CLI_H
@@ -70,6 +72,21 @@ void cli_begin(cli_t *c, const char *prog, int argc, char **argv, const struct o
  * of an unknown option or a missing value.
  */
 int cli_next(cli_t *c);
+
+/**
+ * Reads every option with `one` (the key of each, CLI_BAD for a bad one:
+ * `one` returns 0, or CLI_BAD after its message). Returns 0 to go on, 1
+ * after --help (usage(stdout) called unless quiet or usage is NULL), or
+ * CLI_BAD after the message of a bad command line. Without `operands` a word
+ * that is no option is bad; with it the operands are argv[cli_operand_index(c)
+ * .. argc).
+ */
+int cli_parse(cli_t *c, int (*one)(cli_t *c, int key, void *ctx), void *ctx,
+              void (*usage)(FILE *out), int operands);
+
+/** A program's exit status for what cli_parse returned, not 0: 0 after
+ *  --help, 2 for a bad command line. */
+int cli_status(int parsed);
 
 /** The index of the first operand once cli_next returned CLI_END. */
 int cli_operand_index(const cli_t *c);

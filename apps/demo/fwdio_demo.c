@@ -85,11 +85,11 @@ static int rank_of_world(void)
     return rank;
 }
 
-static void print_usage(FILE *out, const char *prog)
+static void print_usage(FILE *out)
 {
     fprintf(out,
-            "usage: %s [--size BYTES] [--writers W] [--path FILE] [--durable] [--keep]\n"
-            "          [--compute SECONDS]\n"
+            "usage: fwdio-demo [--size BYTES] [--writers W] [--path FILE] [--durable] [--keep]\n"
+            "                  [--compute SECONDS]\n"
             "  --size BYTES       checkpoint size (default 256M)\n"
             "  --writers W        writer ranks (default 2; 0 = fwdio's default)\n"
             "  --path FILE        file to write (default: a fresh temp dir under $TMPDIR or\n"
@@ -98,8 +98,7 @@ static void print_usage(FILE *out, const char *prog)
             "  --keep             keep the file\n"
             "  --compute SECONDS  computation overlapped with output (default 0.1)\n"
             "  --help             this text\n"
-            CLI_SIZE_GRAMMAR,
-            prog);
+            CLI_SIZE_GRAMMAR);
 }
 
 enum { OPT_SIZE = 256, OPT_WRITERS, OPT_PATH, OPT_DURABLE, OPT_KEEP, OPT_COMPUTE };
@@ -114,32 +113,18 @@ static const struct option demo_options[] = {
     CLI_HELP_OPTION,
     {0}};
 
-/* Returns 0 to run, 1 after --help (printed by rank 0), CLI_BAD on a bad
- * command line (the message printed by rank 0). */
-static int parse_args(int argc, char **argv, struct demo_args *args, int rank)
+static int parse_option(cli_t *c, int key, void *ctx)
 {
-    *args = (struct demo_args){.size = (uint64_t)256 << 20, .writers = 2, .compute_s = 0.1};
-    cli_t c;
-    cli_begin(&c, "fwdio-demo", argc, argv, demo_options, rank != 0);
-    for (int key; (key = cli_next(&c)) != CLI_END;) {
-        int bad = 0;
-        switch (key) {
-        case OPT_DURABLE: args->durable = 1; break;
-        case OPT_KEEP: args->keep = 1; break;
-        case OPT_SIZE: bad = cli_size(&c, 1, UINT64_MAX, &args->size); break;
-        case OPT_WRITERS: bad = cli_int(&c, 0, INT_MAX, &args->writers); break;
-        case OPT_PATH: args->path = c.arg; break;
-        case OPT_COMPUTE: bad = cli_double(&c, 0, 1e9, &args->compute_s); break;
-        case CLI_HELP:
-            if (rank == 0)
-                print_usage(stdout, argv[0]);
-            return 1;
-        default: bad = 1; break;
-        }
-        if (bad)
-            return CLI_BAD;
+    struct demo_args *args = ctx;
+    switch (key) {
+    case OPT_DURABLE: args->durable = 1; return 0;
+    case OPT_KEEP: args->keep = 1; return 0;
+    case OPT_SIZE: return cli_size(c, 1, UINT64_MAX, &args->size);
+    case OPT_WRITERS: return cli_int(c, 0, INT_MAX, &args->writers);
+    case OPT_PATH: args->path = c->arg; return 0;
+    case OPT_COMPUTE: return cli_double(c, 0, 1e9, &args->compute_s);
+    default: return CLI_BAD;
     }
-    return cli_no_operands(&c);
 }
 
 /* Rank 0 makes a fresh directory and every rank receives the file name in it.
@@ -635,11 +620,13 @@ int main(int argc, char **argv)
     MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
     int rank = rank_of_world();
 
-    struct demo_args args;
-    int parsed = parse_args(argc, argv, &args, rank);
+    struct demo_args args = {.size = (uint64_t)256 << 20, .writers = 2, .compute_s = 0.1};
+    cli_t c;
+    cli_begin(&c, "fwdio-demo", argc, argv, demo_options, rank != 0);
+    int parsed = cli_parse(&c, parse_option, &args, print_usage, 0);
     if (parsed != 0) {
         MPI_Finalize();
-        return parsed == 1 ? 0 : 2;
+        return cli_status(parsed);
     }
     char path[PATH_MAX], dir[PATH_MAX];
     if (choose_path(&args, path, sizeof path, dir, sizeof dir) != 0) {

@@ -112,21 +112,21 @@ static const struct option options[] = {
     CLI_HELP_OPTION,
     {0}};
 
+static int parse_option(cli_t *c, int key, void *ctx)
+{
+    return key == OPT_PRECISION
+               ? cli_int(c, LFW_TEXT_PRECISION_MIN, LFW_TEXT_PRECISION_MAX, (int *)ctx)
+               : CLI_BAD;
+}
+
 int main(int argc, char **argv)
 {
     int precision = 6;
     cli_t c;
     cli_begin(&c, "lammps-fwdio-bin2txt", argc, argv, options, 0);
-    for (int key; (key = cli_next(&c)) != CLI_END;) {
-        switch (key) {
-        case OPT_PRECISION:
-            if (cli_int(&c, LFW_TEXT_PRECISION_MIN, LFW_TEXT_PRECISION_MAX, &precision))
-                return 2;
-            break;
-        case CLI_HELP: usage(stdout); return 0;
-        default: return 2;
-        }
-    }
+    int parsed = cli_parse(&c, parse_option, &precision, usage, 1);
+    if (parsed != 0)
+        return cli_status(parsed);
     int i = cli_operand_index(&c);
     if (argc - i != 2) {
         cli_error(&c, "takes two arguments, BINARY and TEXT (%d given)", argc - i);

@@ -628,34 +628,30 @@ static const struct option options[] = {
     CLI_HELP_OPTION,
     {0}};
 
-/* The command line; 0 to run, 1 after --help (printed by rank 0), 2 for a
- * bad command line (the message printed by rank 0). */
+static int parse_option(cli_t *cl, int key, void *ctx)
+{
+    conv_t *c = ctx;
+    switch (key) {
+    case OPT_PRECISION:
+        return cli_int(cl, LFW_TEXT_PRECISION_MIN, LFW_TEXT_PRECISION_MAX, &c->precision);
+    case OPT_WRITERS: return cli_int(cl, 0, INT_MAX, &c->writers);
+    default: return CLI_BAD;
+    }
+}
+
+/* The command line; 0 to run, 1 after --help (printed by rank 0), CLI_BAD
+ * (the message printed by rank 0). */
 static int parse(conv_t *c, int argc, char **argv)
 {
     c->precision = 6;
     cli_t cl;
     cli_begin(&cl, PROG, argc, argv, options, c->rank != 0);
-    for (int key; (key = cli_next(&cl)) != CLI_END;) {
-        int bad = 0;
-        switch (key) {
-        case OPT_PRECISION:
-            bad = cli_int(&cl, LFW_TEXT_PRECISION_MIN, LFW_TEXT_PRECISION_MAX, &c->precision);
-            break;
-        case OPT_WRITERS: bad = cli_int(&cl, 0, INT_MAX, &c->writers); break;
-        case CLI_HELP:
-            if (c->rank == 0)
-                usage(stdout);
-            return 1;
-        default: bad = 1; break;
-        }
-        if (bad)
-            return 2;
-    }
+    int parsed = cli_parse(&cl, parse_option, c, usage, 1);
+    if (parsed != 0)
+        return parsed;
     int i = cli_operand_index(&cl);
-    if (argc - i != 2) {
-        cli_error(&cl, "takes two arguments, BINARY and TEXT (%d given)", argc - i);
-        return 2;
-    }
+    if (argc - i != 2)
+        return cli_error(&cl, "takes two arguments, BINARY and TEXT (%d given)", argc - i);
     c->in_path = argv[i];
     c->out_path = argv[i + 1];
     return 0;
@@ -673,7 +669,7 @@ int main(int argc, char **argv)
     int rc = parse(c, argc, argv);
     if (rc != 0) {
         MPI_Finalize();
-        return rc == 1 ? 0 : 2;
+        return cli_status(rc);
     }
     MPI_Comm_dup(MPI_COMM_WORLD, &c->comm);
     double t0 = MPI_Wtime();

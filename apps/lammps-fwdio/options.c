@@ -77,8 +77,9 @@ static const struct option options[] = {
     {0}};
 
 /* One option; 0, or CLI_BAD after the message. */
-static int parse_option(cli_t *c, int key, lfw_options_t *o)
+static int parse_option(cli_t *c, int key, void *ctx)
 {
+    lfw_options_t *o = ctx;
     static const char *const formats[] = {"fixed", "lammps"};
     switch (key) {
     case OPT_ATOMS: return cli_i64(c, 1, INT32_MAX, &o->atoms);
@@ -108,17 +109,9 @@ int lfw_options_parse(int argc, char **argv, lfw_options_t *o, int verbose)
                          .seed = 87287};
     cli_t c;
     cli_begin(&c, "lammps-fwdio", argc, argv, options, !verbose);
-    for (int key; (key = cli_next(&c)) != CLI_END;) {
-        if (key == CLI_HELP) {
-            if (verbose)
-                usage(stdout);
-            return 1;
-        }
-        if (parse_option(&c, key, o) != 0)
-            return -1;
-    }
-    if (cli_no_operands(&c))
-        return -1;
+    int parsed = cli_parse(&c, parse_option, o, usage, 0);
+    if (parsed != 0)
+        return parsed == 1 ? 1 : -1;
     /* A fixed layout needs a constant atom count and a file of its own. */
     const char *needs = !o->lammps_format && o->delete_at ? "--delete-at"
                         : !o->lammps_format && o->append   ? "--append"

@@ -16,10 +16,10 @@ const char *md_output_mode_name(md_output_mode_t mode)
     return (unsigned)mode < sizeof mode_names / sizeof mode_names[0] ? mode_names[mode] : "?";
 }
 
-static void print_usage(FILE *out, const char *prog)
+static void print_usage(FILE *out)
 {
     fprintf(out,
-            "usage: %s [options]\n"
+            "usage: mdlj [options]\n"
             "  --atoms N              atoms in the periodic box (default 32000)\n"
             "  --steps S              run until step S; a restart continues up to S (default 100)\n"
             "  --every K              a DCD frame every K steps, 0 for none (default 10)\n"
@@ -42,8 +42,7 @@ static void print_usage(FILE *out, const char *prog)
             "  --dump-loaded FILE     with --restart: write the atoms the ranks loaded, gathered\n"
             "                         by id, as a checkpoint file FILE, which equals the one\n"
             "                         read byte for byte (for testing restart)\n"
-            "  --help                 this text\n",
-            prog);
+            "  --help                 this text\n");
 }
 
 static int parse_mode(cli_t *c, md_output_mode_t *out)
@@ -91,8 +90,9 @@ static const struct option options[] = {
     {0}};
 
 /* One option; 0, or CLI_BAD after the message. */
-static int parse_option(cli_t *c, int key, md_options_t *opt)
+static int parse_option(cli_t *c, int key, void *ctx)
 {
+    md_options_t *opt = ctx;
     int64_t i64;
     switch (key) {
     case OPT_ATOMS:
@@ -142,20 +142,11 @@ int md_options_parse(int argc, char **argv, md_options_t *opt, int verbose)
         .thermo = 100,
         .crash_at = -1,
     };
-    const char *prog = argc > 0 ? argv[0] : "mdlj";
     cli_t c;
     cli_begin(&c, "mdlj", argc, argv, options, !verbose);
-    for (int key; (key = cli_next(&c)) != CLI_END;) {
-        if (key == CLI_HELP) {
-            if (verbose)
-                print_usage(stdout, prog);
-            return 1;
-        }
-        if (parse_option(&c, key, opt) != 0)
-            return -1;
-    }
-    if (cli_no_operands(&c))
-        return -1;
+    int parsed = cli_parse(&c, parse_option, opt, print_usage, 0);
+    if (parsed != 0)
+        return parsed == 1 ? 1 : -1;
     if (opt->checkpoint_every < 0)
         opt->checkpoint_every = opt->every;
     if (opt->dcd_path[0] == '\0' || opt->checkpoint_path[0] == '\0') {

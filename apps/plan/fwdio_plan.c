@@ -104,66 +104,72 @@ static const struct option options[] = {
     CLI_HELP_OPTION,
     {0}};
 
-int main(int argc, char **argv)
+/* What the command line says. */
+struct plan_args {
+    fwdio_options_t o; /* zeros: the library's defaults */
+    uint64_t size;
+    int nranks, per_node, json, policy; /* policy -1: not given */
+    int *list;
+    const char *topology;
+};
+
+static int parse_option(cli_t *c, int key, void *ctx)
 {
     static const char *const policies[] = {"spread", "stride", "list"};
     static const char *const layouts[] = {"block", "cyclic", "targets"};
-    fwdio_options_t o;
-    memset(&o, 0, sizeof o); /* zeros: the library's defaults */
-    uint64_t size = 0, bytes = 0;
-    int nranks = 0, per_node = 0, json = 0, policy = -1, layout = 0, *list = NULL;
-    const char *topology = NULL;
     const int most = 1 << 30;
+    struct plan_args *a = ctx;
+    uint64_t bytes = 0;
+    int layout = 0, bad = 0;
+    switch (key) {
+    case OPT_SIZE: return cli_size(c, 1, UINT64_MAX, &a->size);
+    case OPT_RANKS: return cli_int(c, 1, most, &a->nranks);
+    case OPT_PER_NODE: return cli_int(c, 0, most, &a->per_node);
+    case OPT_TOPOLOGY: a->topology = c->arg; return 0;
+    case OPT_WRITERS: return cli_int(c, 0, most, &a->o.writers);
+    case OPT_WRITERS_PER_NODE: return cli_int(c, 0, most, &a->o.writers_per_node);
+    case OPT_POLICY: return cli_choice(c, policies, 3, &a->policy);
+    case OPT_FIRST: return cli_int(c, 0, most, &a->o.first_writer);
+    case OPT_STRIDE: return cli_int(c, 0, most, &a->o.writer_stride);
+    case OPT_LIST:
+        free(a->list);
+        a->list = NULL;
+        if (parse_list(c->arg, &a->list, &a->o.writer_list_len) != 0)
+            bad = cli_bad_value(c, "ranks separated by commas");
+        a->o.writer_list = a->list;
+        return bad;
+    case OPT_LAYOUT:
+        bad = cli_choice(c, layouts, 3, &layout);
+        a->o.layout = (fwdio_layout_t)layout;
+        return bad;
+    case OPT_TARGETS: return cli_int(c, 0, most, &a->o.targets);
+    case OPT_STRIPE_SIZE:
+        bad = cli_size(c, 0, UINT64_MAX, &bytes);
+        a->o.stripe_size = bytes;
+        return bad;
+    case OPT_WRITE_SIZE:
+        bad = cli_size(c, 0, UINT64_MAX, &bytes);
+        a->o.write_size = bytes;
+        return bad;
+    case OPT_JSON: a->json = 1; return 0;
+    default: return CLI_BAD;
+    }
+}
+
+int main(int argc, char **argv)
+{
+    struct plan_args a = {.policy = -1};
     cli_t c;
     cli_begin(&c, PROG, argc, argv, options, 0);
-    int bad = 0;
-    for (int key; !bad && (key = cli_next(&c)) != CLI_END;) {
-        switch (key) {
-        case OPT_SIZE: bad = cli_size(&c, 1, UINT64_MAX, &size); break;
-        case OPT_RANKS: bad = cli_int(&c, 1, most, &nranks); break;
-        case OPT_PER_NODE: bad = cli_int(&c, 0, most, &per_node); break;
-        case OPT_TOPOLOGY: topology = c.arg; break;
-        case OPT_WRITERS: bad = cli_int(&c, 0, most, &o.writers); break;
-        case OPT_WRITERS_PER_NODE: bad = cli_int(&c, 0, most, &o.writers_per_node); break;
-        case OPT_POLICY: bad = cli_choice(&c, policies, 3, &policy); break;
-        case OPT_FIRST: bad = cli_int(&c, 0, most, &o.first_writer); break;
-        case OPT_STRIDE: bad = cli_int(&c, 0, most, &o.writer_stride); break;
-        case OPT_LIST:
-            free(list);
-            list = NULL;
-            if (parse_list(c.arg, &list, &o.writer_list_len) != 0)
-                bad = cli_bad_value(&c, "ranks separated by commas");
-            o.writer_list = list;
-            break;
-        case OPT_LAYOUT:
-            bad = cli_choice(&c, layouts, 3, &layout);
-            o.layout = (fwdio_layout_t)layout;
-            break;
-        case OPT_TARGETS: bad = cli_int(&c, 0, most, &o.targets); break;
-        case OPT_STRIPE_SIZE:
-            bad = cli_size(&c, 0, UINT64_MAX, &bytes);
-            o.stripe_size = bytes;
-            break;
-        case OPT_WRITE_SIZE:
-            bad = cli_size(&c, 0, UINT64_MAX, &bytes);
-            o.write_size = bytes;
-            break;
-        case OPT_JSON: json = 1; break;
-        case CLI_HELP:
-            usage(stdout);
-            free(list);
-            return 0;
-        default: bad = 1; break;
-        }
+    int parsed = cli_parse(&c, parse_option, &a, usage, 0);
+    if (parsed == 0 && (a.size == 0 || a.nranks <= 0))
+        parsed = cli_error(&c, "--size and --ranks are required");
+    if (parsed != 0) {
+        free(a.list);
+        return cli_status(parsed);
     }
-    if (!bad)
-        bad = cli_no_operands(&c);
-    if (!bad && (size == 0 || nranks <= 0))
-        bad = cli_error(&c, "--size and --ranks are required");
-    if (bad) {
-        free(list);
-        return 2;
-    }
+    fwdio_options_t o = a.o;
+    int policy = a.policy, *list = a.list;
     if (policy >= 0)
         o.placement = (fwdio_placement_t)policy;
     if (policy == FWDIO_PLACEMENT_LIST && !list) {
@@ -172,7 +178,8 @@ int main(int argc, char **argv)
     }
     if (list && policy < 0)
         o.placement = FWDIO_PLACEMENT_LIST;
-    int rc = fwdio_plan_describe(NULL, size, &o, nranks, per_node, topology, json, stdout);
+    int rc = fwdio_plan_describe(NULL, a.size, &o, a.nranks, a.per_node, a.topology, a.json,
+                                 stdout);
     free(list);
     if (rc != FWDIO_OK) {
         fprintf(stderr, "fwdio-plan: %s\n", fwdio_strerror(rc));

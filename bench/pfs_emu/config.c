@@ -97,9 +97,16 @@ static const struct option up_options[] = {
     CLI_HELP_OPTION,
     {0}};
 
-static int parse_option(cli_t *c, int key, pfs_config_t *cfg, unsigned *seen)
+struct up_parse {
+    pfs_config_t *cfg;
+    unsigned seen;
+};
+
+static int parse_option(cli_t *c, int key, void *ctx)
 {
     static const char *const clients[] = {"process", "host"};
+    pfs_config_t *cfg = ((struct up_parse *)ctx)->cfg;
+    unsigned *seen = &((struct up_parse *)ctx)->seen;
     const char *v = c->arg;
     unsigned t;
     int i;
@@ -162,15 +169,11 @@ int pfs_config_parse(int argc, char **argv, pfs_config_t *cfg)
     }
     if (copy_path(&c, cfg->mountpoint, sizeof cfg->mountpoint, argv[0]))
         return -1;
-    unsigned seen = 0;
-    for (int key; (key = cli_next(&c)) != CLI_END;) {
-        if (key == CLI_HELP)
-            return 1;
-        if (parse_option(&c, key, cfg, &seen))
-            return -1;
-    }
-    if (cli_no_operands(&c))
-        return -1;
+    struct up_parse up = {cfg, 0};
+    int parsed = cli_parse(&c, parse_option, &up, NULL, 0); /* main prints the usage */
+    if (parsed != 0)
+        return parsed == 1 ? 1 : -1;
+    unsigned seen = up.seen;
     const unsigned required = SEEN_TARGETS | SEEN_STRIPE | SEEN_BW | SEEN_LATENCY;
     if ((seen & required) != required)
         return cli_error(&c, "up needs --targets, --stripe, --bw and --latency");

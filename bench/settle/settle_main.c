@@ -37,27 +37,31 @@ static const struct option options[] = {
     CLI_HELP_OPTION,
     {0}};
 
+struct opts {
+    int64_t limit; /* KiB */
+    double timeout;
+};
+
+static int parse_option(cli_t *c, int key, void *ctx)
+{
+    struct opts *o = ctx;
+    switch (key) {
+    case OPT_LIMIT: return cli_i64(c, 0, INT64_MAX, &o->limit);
+    case OPT_TIMEOUT: return cli_double(c, 0, 1e9, &o->timeout);
+    default: return CLI_BAD;
+    }
+}
+
 int main(int argc, char **argv)
 {
-    int64_t limit = DIRTY_DEFAULT_LIMIT_KIB;
-    double timeout = DIRTY_DEFAULT_TIMEOUT_S;
+    struct opts o = {DIRTY_DEFAULT_LIMIT_KIB, DIRTY_DEFAULT_TIMEOUT_S};
     cli_t c;
     cli_begin(&c, "fwdio-settle", argc, argv, options, 0);
-    for (int key; (key = cli_next(&c)) != CLI_END;) {
-        int bad = 0;
-        switch (key) {
-        case OPT_LIMIT: bad = cli_i64(&c, 0, INT64_MAX, &limit); break;
-        case OPT_TIMEOUT: bad = cli_double(&c, 0, 1e9, &timeout); break;
-        case CLI_HELP: usage(stdout); return 0;
-        default: bad = 1; break;
-        }
-        if (bad)
-            return 2;
-    }
-    if (cli_no_operands(&c))
-        return 2;
+    int parsed = cli_parse(&c, parse_option, &o, usage, 0);
+    if (parsed != 0)
+        return cli_status(parsed);
     struct dirty_wait w;
-    if (dirty_pages_wait((uint64_t)limit, timeout, &w) != 0) {
+    if (dirty_pages_wait((uint64_t)o.limit, o.timeout, &w) != 0) {
         fprintf(stderr, "fwdio-settle: cannot read /proc/meminfo\n");
         return 2;
     }
