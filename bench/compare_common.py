@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """What bench/mdlj_compare and bench/lammps_compare share: the test bed
 (bench/testbed: a parallel file system emulator mount and simulated hosts),
 settling the page cache before each measured run, the CPU seconds of a job,

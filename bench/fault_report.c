@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fwdio-faults: what each storage fault looks like to the application, and
  * how long it takes to be reported.
@@ -22,6 +23,7 @@
 #define _GNU_SOURCE
 
 #include "app_util.h"
+#include "cli.h"
 #include "fwdio.h"
 #include "pattern.h"
 #include "scratch_mounts.h"
@@ -397,23 +399,65 @@ static void run_case(const fault_case_t *c, const opts_t *o, const char *run_dir
 
 /* ------------------------------------------------------------------ main */
 
-static void usage(void)
+static void usage(FILE *out)
 {
-    if (g_rank == 0) {
-        fprintf(stderr,
-                "usage: fwdio-faults [--size BYTES] [--chunk BYTES] [--reps N] [--dir DIR]\n"
-                "                    [--cases ID,ID,...]\n"
-                "  --size   file size (default 256M), written by all ranks in equal shares\n"
-                "  --chunk  bytes per fwdio_write call (default 1M)\n"
-                "  --reps   runs per case; times are medians (default 3)\n"
-                "  --dir    where the run directory is made (default $TMPDIR or /tmp)\n"
-                "  --cases  which cases (default all):");
-        for (int i = 0; i < NCASES; i++)
-            fprintf(stderr, " %s", cases[i].id);
-        fputc('\n', stderr);
+    fprintf(out,
+            "usage: fwdio-faults [--size BYTES] [--chunk BYTES] [--reps N] [--dir DIR]\n"
+            "                    [--cases ID,ID,...]\n"
+            "  --size BYTES   file size (default 256M), written by all ranks in equal shares\n"
+            "  --chunk BYTES  bytes per fwdio_write call (default 1M)\n"
+            "  --reps N       runs per case; times are medians (default 3)\n"
+            "  --dir DIR      where the run directory is made (default $TMPDIR or /tmp)\n"
+            "  --cases LIST   which cases, separated by commas (default all):");
+    for (int i = 0; i < NCASES; i++)
+        fprintf(out, " %s", cases[i].id);
+    fprintf(out, "\n"
+                 "  --help         this text\n"
+                 CLI_SIZE_GRAMMAR);
+}
+
+/* Every id of the comma-separated list names a case. */
+static int known_cases(const char *list)
+{
+    for (const char *p = list;; p++) {
+        size_t n = strcspn(p, ",");
+        int found = 0;
+        for (int i = 0; i < NCASES && !found; i++)
+            found = strlen(cases[i].id) == n && !strncmp(p, cases[i].id, n);
+        if (!found)
+            return 0;
+        p += n;
+        if (!*p)
+            return 1;
     }
-    MPI_Finalize();
-    exit(2);
+}
+
+enum { OPT_SIZE = 256, OPT_CHUNK, OPT_REPS, OPT_DIR, OPT_CASES };
+
+static const struct option options[] = {
+    {"size", required_argument, NULL, OPT_SIZE},
+    {"chunk", required_argument, NULL, OPT_CHUNK},
+    {"reps", required_argument, NULL, OPT_REPS},
+    {"dir", required_argument, NULL, OPT_DIR},
+    {"cases", required_argument, NULL, OPT_CASES},
+    CLI_HELP_OPTION,
+    {0}};
+
+static int parse_option(cli_t *c, int key, void *ctx)
+{
+    opts_t *o = ctx;
+    switch (key) {
+    case OPT_SIZE: return cli_size(c, 1, UINT64_MAX, &o->size);
+    case OPT_CHUNK: return cli_size(c, 1, UINT64_MAX, &o->chunk);
+    case OPT_REPS: return cli_int(c, 1, 1 << 20, &o->reps);
+    case OPT_DIR: o->dir = c->arg; return 0;
+    case OPT_CASES:
+        o->only = c->arg;
+        return known_cases(c->arg) ? 0
+                                   : cli_bad_value(c, "case ids (--help lists them) separated "
+                                                      "by commas");
+    default: return CLI_BAD;
+    }
 }
 
 int main(int argc, char **argv)
@@ -423,22 +467,12 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
     MPI_Comm_size(MPI_COMM_WORLD, &g_size);
     opts_t o = {(uint64_t)256 << 20, (uint64_t)1 << 20, 3, NULL, NULL};
-    for (int i = 1; i < argc; i++) {
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!v)
-            usage();
-        if (!strcmp(argv[i], "--size") && app_parse_size(v, &o.size) == 0 && o.size > 0)
-            i++;
-        else if (!strcmp(argv[i], "--chunk") && app_parse_size(v, &o.chunk) == 0 && o.chunk > 0)
-            i++;
-        else if (!strcmp(argv[i], "--reps") && (o.reps = atoi(v)) > 0)
-            i++;
-        else if (!strcmp(argv[i], "--dir"))
-            o.dir = argv[++i];
-        else if (!strcmp(argv[i], "--cases"))
-            o.only = argv[++i];
-        else
-            usage();
+    cli_t c;
+    cli_begin(&c, "fwdio-faults", argc, argv, options, g_rank != 0);
+    int parsed = cli_parse(&c, parse_option, &o, usage, 0);
+    if (parsed != 0) {
+        MPI_Finalize();
+        return cli_status(parsed);
     }
     g_writers[0] = 0;
     g_writers[1] = g_size - 1;

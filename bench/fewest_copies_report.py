@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Issue 13's target table from fwdio-bench CSVs of the compute variant.
 
     fewest_copies_report.py NAME=RUN.csv[,BEFORE.csv] ... [--idle NAME=FILE ...]

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fwdio-bench: output steps written by every rank, through fwdio and through
  * the MPI-IO and POSIX baselines, side by side, with a memcpy of the same
@@ -21,6 +22,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "app_util.h"
+#include "cli.h"
 #include "dirty_pages.h"
 #include "fwdio.h"
 #include "pattern.h"
@@ -1031,12 +1033,12 @@ static int parse_int_list(const char *text, int *out, int max)
     return n ? n : -1;
 }
 
-static void print_usage(FILE *to, const char *prog)
+static void print_usage(FILE *to)
 {
     fprintf(to,
-            "usage: %s [options]\n"
+            "usage: fwdio-bench [options]\n"
             "workload\n"
-            "  --size BYTES        file size S per output step, K/M/G/T suffixes (default 256M)\n"
+            "  --size BYTES        file size S per output step (default 256M)\n"
             "  --pattern NAME      which bytes each rank writes (default block):\n"
             "                        block      one contiguous block [r*S/P, (r+1)*S/P), not\n"
             "                                   aligned to stripes (a coordinate dump)\n"
@@ -1099,8 +1101,8 @@ static void print_usage(FILE *to, const char *prog)
             "output\n"
             "  --dir DIR           where the run files go (default $TMPDIR or /tmp)\n"
             "  --csv FILE          also write one CSV row per run\n"
-            "  --help              this text\n",
-            prog);
+            "  --help              this text\n"
+            CLI_SIZE_GRAMMAR);
 }
 
 /* "a,b,c" of names[0..nnames) into out (each at most once); returns the count, or -1. */
@@ -1143,18 +1145,6 @@ static int parse_layouts(const char *text, struct bench_opts *o)
     return o->nlayouts < 0 ? -1 : 0;
 }
 
-/* A non-negative int option. */
-static int parse_count(const char *text, int *out)
-{
-    char *end;
-    errno = 0;
-    long v = strtol(text, &end, 10);
-    if (errno || end == text || *end || v < 0 || v > INT_MAX)
-        return -1;
-    *out = (int)v;
-    return 0;
-}
-
 /* "7,2,5" (ranks, 0 allowed) into o->list. */
 static int parse_rank_list(const char *text, struct bench_opts *o)
 {
@@ -1171,115 +1161,133 @@ static int parse_rank_list(const char *text, struct bench_opts *o)
     return o->list_len ? 0 : -1;
 }
 
-/* Handles one "--name value" option; returns 0, or -1 when the value is bad. */
-static int parse_valued_option(struct bench_opts *o, const char *name, const char *val)
+enum {
+    OPT_SIZE = 256, OPT_REPS, OPT_WRITERS, OPT_MODES, OPT_PATTERN, OPT_LAYOUT, OPT_POLICY,
+    OPT_TARGETS, OPT_FIRST_WRITER, OPT_STRIDE, OPT_LIST, OPT_WRITE_SIZE, OPT_STRIPE_SIZE,
+    OPT_CALL_SIZE, OPT_DIR, OPT_CSV, OPT_RECORD_SIZE, OPT_STEPS, OPT_COMPUTE,
+    OPT_WRITER_BUFFER, OPT_STAGING_BUFFER, OPT_MAX_MESSAGE, OPT_COMBINE_SIZE,
+    OPT_SHARED_BUFFER, OPT_DURABLE, OPT_IO_INLINE, OPT_ROMIO_IWRITE, OPT_SETTLE, OPT_PRESIZE,
+    OPT_NO_UNHINTED
+};
+
+static const struct option bench_options[] = {
+    {"size", required_argument, NULL, OPT_SIZE},
+    {"reps", required_argument, NULL, OPT_REPS},
+    {"writers", required_argument, NULL, OPT_WRITERS},
+    {"modes", required_argument, NULL, OPT_MODES},
+    {"pattern", required_argument, NULL, OPT_PATTERN},
+    {"layout", required_argument, NULL, OPT_LAYOUT},
+    {"policy", required_argument, NULL, OPT_POLICY},
+    {"targets", required_argument, NULL, OPT_TARGETS},
+    {"first-writer", required_argument, NULL, OPT_FIRST_WRITER},
+    {"stride", required_argument, NULL, OPT_STRIDE},
+    {"list", required_argument, NULL, OPT_LIST},
+    {"write-size", required_argument, NULL, OPT_WRITE_SIZE},
+    {"stripe-size", required_argument, NULL, OPT_STRIPE_SIZE},
+    {"call-size", required_argument, NULL, OPT_CALL_SIZE},
+    {"dir", required_argument, NULL, OPT_DIR},
+    {"csv", required_argument, NULL, OPT_CSV},
+    {"record-size", required_argument, NULL, OPT_RECORD_SIZE},
+    {"steps", required_argument, NULL, OPT_STEPS},
+    {"compute", required_argument, NULL, OPT_COMPUTE},
+    {"writer-buffer", required_argument, NULL, OPT_WRITER_BUFFER},
+    {"staging-buffer", required_argument, NULL, OPT_STAGING_BUFFER},
+    {"max-message", required_argument, NULL, OPT_MAX_MESSAGE},
+    {"combine-size", required_argument, NULL, OPT_COMBINE_SIZE},
+    {"shared-buffer", required_argument, NULL, OPT_SHARED_BUFFER},
+    {"durable", no_argument, NULL, OPT_DURABLE},
+    {"io-inline", no_argument, NULL, OPT_IO_INLINE},
+    {"romio-iwrite", no_argument, NULL, OPT_ROMIO_IWRITE},
+    {"settle", no_argument, NULL, OPT_SETTLE},
+    {"presize", no_argument, NULL, OPT_PRESIZE},
+    {"no-unhinted", no_argument, NULL, OPT_NO_UNHINTED},
+    CLI_HELP_OPTION,
+    {0}};
+
+static int modes_valid(const char *list);
+
+/* A size, or "off" (stored as 1: fwdio's value for "none"). */
+static int size_or_off(cli_t *c, uint64_t *out)
 {
-    char *end;
-    if (!strcmp(name, "--size"))
-        return app_parse_size(val, &o->size) || o->size == 0 ? -1 : 0;
-    if (!strcmp(name, "--reps")) {
-        long r = strtol(val, &end, 10);
-        o->reps = (int)r;
-        return *end || r < 1 || r > 10000 ? -1 : 0;
+    if (!strcmp(c->arg, "off")) {
+        *out = 1;
+        return 0;
     }
-    if (!strcmp(name, "--writers"))
-        return (o->nwriters = parse_int_list(val, o->writers, MAX_WRITER_COUNTS)) < 0 ? -1 : 0;
-    if (!strcmp(name, "--modes"))
-        return o->modes = val, 0;
-    if (!strcmp(name, "--pattern"))
-        return o->pattern = val, find_pattern(val) ? 0 : -1;
-    if (!strcmp(name, "--layout"))
-        return parse_layouts(val, o);
-    if (!strcmp(name, "--policy"))
-        return parse_policies(val, o);
-    if (!strcmp(name, "--targets"))
-        return parse_count(val, &o->targets);
-    if (!strcmp(name, "--first-writer"))
-        return parse_count(val, &o->first_writer);
-    if (!strcmp(name, "--stride"))
-        return parse_count(val, &o->writer_stride);
-    if (!strcmp(name, "--list"))
-        return parse_rank_list(val, o);
-    if (!strcmp(name, "--write-size"))
-        return app_parse_size(val, &o->write_size);
-    if (!strcmp(name, "--stripe-size"))
-        return app_parse_size(val, &o->stripe_size);
-    if (!strcmp(name, "--call-size"))
-        return app_parse_size(val, &o->call_size);
-    if (!strcmp(name, "--dir"))
-        return o->dir = val, 0;
-    if (!strcmp(name, "--csv"))
-        return o->csv = val, 0;
-    if (!strcmp(name, "--record-size"))
-        return app_parse_size(val, &o->record_size) || o->record_size == 0 ? -1 : 0;
-    if (!strcmp(name, "--steps"))
-        return parse_count(val, &o->steps) || o->steps < 1 || o->steps > MAX_STEPS ? -1 : 0;
-    if (!strcmp(name, "--compute")) {
-        o->compute = strtod(val, &end);
-        return end == val || *end || !(o->compute >= 0.0) || o->compute > 1e6 ? -1 : 0;
-    }
-    if (!strcmp(name, "--writer-buffer"))
-        return app_parse_size(val, &o->writer_buffer);
-    if (!strcmp(name, "--staging-buffer"))
-        return app_parse_size(val, &o->staging_buffer);
-    if (!strcmp(name, "--max-message"))
-        return app_parse_size(val, &o->max_message);
-    if (!strcmp(name, "--combine-size")) {
-        if (!strcmp(val, "off")) {
-            o->combine_size = 1;
-            return 0;
-        }
-        return app_parse_size(val, &o->combine_size);
-    }
-    if (!strcmp(name, "--shared-buffer")) {
-        if (!strcmp(val, "off")) {
-            o->shared_buffer = 1;
-            return 0;
-        }
-        return app_parse_size(val, &o->shared_buffer);
-    }
-    return -1;
+    return cli_size(c, 0, UINT64_MAX, out);
 }
 
-/* Fills o from the command line; returns 0, 1 for --help, or -1 for a bad option. */
-static int parse_args(int argc, char **argv, struct bench_opts *o)
+/* One option; 0, or CLI_BAD after the message. */
+static int parse_option(cli_t *c, int key, void *ctx)
+{
+    struct bench_opts *o = ctx;
+    const char *v = c->arg;
+    switch (key) {
+    case OPT_SIZE: return cli_size(c, 1, UINT64_MAX, &o->size);
+    case OPT_REPS: return cli_int(c, 1, 10000, &o->reps);
+    case OPT_WRITERS:
+        o->nwriters = parse_int_list(v, o->writers, MAX_WRITER_COUNTS);
+        return o->nwriters < 0 ? cli_bad_value(c, "counts from 1 separated by commas") : 0;
+    case OPT_MODES:
+        o->modes = v;
+        return modes_valid(v) ? 0 : cli_bad_value(c, "modes (--help lists them) separated by commas");
+    case OPT_PATTERN:
+        o->pattern = v;
+        return find_pattern(v) ? 0 : cli_bad_value(c, "block, scattered or dcd");
+    case OPT_LAYOUT:
+        return parse_layouts(v, o) ? cli_bad_value(c, "of block,cyclic,targets") : 0;
+    case OPT_POLICY:
+        return parse_policies(v, o) ? cli_bad_value(c, "of spread,stride,list,packed") : 0;
+    case OPT_TARGETS: return cli_int(c, 0, INT_MAX, &o->targets);
+    case OPT_FIRST_WRITER: return cli_int(c, 0, INT_MAX, &o->first_writer);
+    case OPT_STRIDE: return cli_int(c, 0, INT_MAX, &o->writer_stride);
+    case OPT_LIST:
+        return parse_rank_list(v, o) ? cli_bad_value(c, "ranks separated by commas") : 0;
+    case OPT_WRITE_SIZE: return cli_size(c, 0, UINT64_MAX, &o->write_size);
+    case OPT_STRIPE_SIZE: return cli_size(c, 0, UINT64_MAX, &o->stripe_size);
+    case OPT_CALL_SIZE: return cli_size(c, 0, UINT64_MAX, &o->call_size);
+    case OPT_DIR: o->dir = v; return 0;
+    case OPT_CSV: o->csv = v; return 0;
+    case OPT_RECORD_SIZE: return cli_size(c, 1, UINT64_MAX, &o->record_size);
+    case OPT_STEPS: return cli_int(c, 1, MAX_STEPS, &o->steps);
+    case OPT_COMPUTE: return cli_double(c, 0, 1e6, &o->compute);
+    case OPT_WRITER_BUFFER: return cli_size(c, 0, UINT64_MAX, &o->writer_buffer);
+    case OPT_STAGING_BUFFER: return cli_size(c, 0, UINT64_MAX, &o->staging_buffer);
+    case OPT_MAX_MESSAGE: return cli_size(c, 0, UINT64_MAX, &o->max_message);
+    case OPT_COMBINE_SIZE: return size_or_off(c, &o->combine_size);
+    case OPT_SHARED_BUFFER: return size_or_off(c, &o->shared_buffer);
+    case OPT_DURABLE: o->durable = 1; return 0;
+    case OPT_IO_INLINE: o->io_inline = 1; return 0;
+    case OPT_ROMIO_IWRITE: o->romio_iwrite = 1; return 0;
+    case OPT_SETTLE: o->settle = 1; return 0;
+    case OPT_PRESIZE: o->presize = 1; return 0;
+    case OPT_NO_UNHINTED: o->no_unhinted = 1; return 0;
+    default: return CLI_BAD; /* cli_next printed why */
+    }
+}
+
+/* Fills o from the command line; returns 0, 1 for --help (printed by rank 0),
+ * or CLI_BAD for a bad option (the message printed by rank 0). */
+static int parse_args(int argc, char **argv, struct bench_opts *o, int rank)
 {
     *o = (struct bench_opts){.size = (uint64_t)256 << 20, .reps = 3, .pattern = "block",
                              .modes = "memcpy,fwdio,mpiio", .writers = {1, 2, 4, 8},
                              .nwriters = 4, .policies = {POLICY_SPREAD}, .npolicies = 1,
                              .layouts = {FWDIO_LAYOUT_BLOCK}, .nlayouts = 1,
                              .record_size = 24, .steps = 1};
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
-            return 1;
-        if (!strcmp(argv[i], "--durable") || !strcmp(argv[i], "--io-inline") ||
-            !strcmp(argv[i], "--romio-iwrite") || !strcmp(argv[i], "--settle") ||
-            !strcmp(argv[i], "--presize") || !strcmp(argv[i], "--no-unhinted")) {
-            o->no_unhinted |= !strcmp(argv[i], "--no-unhinted");
-            o->settle |= !strcmp(argv[i], "--settle");
-            o->presize |= !strcmp(argv[i], "--presize");
-            o->durable |= !strcmp(argv[i], "--durable");
-            o->io_inline |= !strcmp(argv[i], "--io-inline");
-            o->romio_iwrite |= !strcmp(argv[i], "--romio-iwrite");
-            continue;
-        }
-        if (i + 1 >= argc || parse_valued_option(o, argv[i], argv[i + 1]) != 0)
-            return -1;
-        i++;
-    }
+    cli_t c;
+    cli_begin(&c, "fwdio-bench", argc, argv, bench_options, rank != 0);
+    int parsed = cli_parse(&c, parse_option, o, print_usage, 0);
+    if (parsed != 0)
+        return parsed;
     int uses_list = 0, max_w = 0;
     for (int p = 0; p < o->npolicies; p++)
         uses_list |= o->policies[p] == POLICY_LIST;
     for (int w = 0; w < o->nwriters; w++)
         max_w = o->writers[w] > max_w ? o->writers[w] : max_w;
-    if (uses_list && o->list_len < max_w) {
-        fprintf(stderr, "fwdio-bench: policy list needs --list with at least %d ranks\n", max_w);
-        return -1;
-    }
-    if (max_w > MAX_LIST) {
-        fprintf(stderr, "fwdio-bench: at most %d writers\n", MAX_LIST);
-        return -1;
-    }
+    if (uses_list && o->list_len < max_w)
+        return cli_error(&c, "policy list needs --list with at least %d ranks", max_w);
+    if (max_w > MAX_LIST)
+        return cli_error(&c, "at most %d writers", MAX_LIST);
     return 0;
 }
 
@@ -2203,12 +2211,10 @@ int main(int argc, char **argv)
     int rank;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     struct bench_opts opts;
-    int parsed = parse_args(argc, argv, &opts);
-    if (parsed != 0 || !modes_valid(opts.modes)) {
-        if (rank == 0)
-            print_usage(parsed == 1 ? stdout : stderr, argv[0]);
+    int parsed = parse_args(argc, argv, &opts, rank);
+    if (parsed != 0) {
         MPI_Finalize();
-        return parsed == 1 ? 0 : 2;
+        return cli_status(parsed);
     }
     int rc = bench_main(&opts);
     MPI_Finalize();

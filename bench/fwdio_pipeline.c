@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fwdio-pipeline: does the writer's I/O thread overlap receiving with writing?
  *
@@ -18,6 +19,7 @@
 #define _GNU_SOURCE /* syncfs */
 
 #include "app_util.h"
+#include "cli.h"
 #include "fwdio.h"
 #include "pattern.h"
 
@@ -49,11 +51,11 @@ struct pipe_opts {
     int warm_up;            /* one untimed output loop before each rep */
 };
 
-static void print_usage(const char *prog)
+static void print_usage(FILE *out)
 {
-    fprintf(stderr,
-            "usage: %s [options]\n"
-            "  --size BYTES          bytes per output step, K/M/G suffixes (default 256M)\n"
+    fprintf(out,
+            "usage: fwdio-pipeline [options]\n"
+            "  --size BYTES          bytes per output step (default 256M)\n"
             "  --steps N             output steps per loop (default 4)\n"
             "  --compute SECONDS     CPU seconds per rank after each step (default 0.2)\n"
             "  --writers W           writer ranks (default 2)\n"
@@ -62,68 +64,48 @@ static void print_usage(const char *prog)
             "  --reps N              repetitions (default 3)\n"
             "  --no-warm-up          no untimed output loop before each rep\n"
             "  --dir DIR             where the files go (default $TMPDIR or /tmp)\n"
-            "  --csv FILE            one row per step\n",
-            prog);
+            "  --csv FILE            one row per step\n"
+            "  --help                this text\n"
+            CLI_SIZE_GRAMMAR);
 }
 
-static int parse_int(const char *text, int min, int *out)
-{
-    char *end;
-    errno = 0;
-    long v = strtol(text, &end, 10);
-    if (errno || end == text || *end || v < min || v > INT_MAX)
-        return -1;
-    *out = (int)v;
-    return 0;
-}
+enum {
+    OPT_SIZE = 256, OPT_STEPS, OPT_COMPUTE, OPT_WRITERS, OPT_WRITER_BUFFER, OPT_DURABLE,
+    OPT_NO_DURABLE, OPT_REPS, OPT_NO_WARM_UP, OPT_DIR, OPT_CSV
+};
 
-/* One option that takes a value; returns 0, or -1 for an unknown name or bad value. */
-static int parse_valued(struct pipe_opts *o, const char *name, const char *val)
-{
-    char *end;
-    if (!strcmp(name, "--size"))
-        return app_parse_size(val, &o->size) || o->size == 0 ? -1 : 0;
-    if (!strcmp(name, "--writer-buffer"))
-        return app_parse_size(val, &o->writer_buffer) || o->writer_buffer == 0 ? -1 : 0;
-    if (!strcmp(name, "--steps"))
-        return parse_int(val, 1, &o->steps);
-    if (!strcmp(name, "--writers"))
-        return parse_int(val, 1, &o->writers);
-    if (!strcmp(name, "--reps"))
-        return parse_int(val, 1, &o->reps);
-    if (!strcmp(name, "--compute")) {
-        o->compute_s = strtod(val, &end);
-        return *end || end == val || o->compute_s < 0 ? -1 : 0;
-    }
-    if (!strcmp(name, "--csv")) {
-        o->csv = val;
-        return 0;
-    }
-    if (!strcmp(name, "--dir")) {
-        o->dir = val;
-        return 0;
-    }
-    return -1;
-}
+static const struct option options[] = {
+    {"size", required_argument, NULL, OPT_SIZE},
+    {"steps", required_argument, NULL, OPT_STEPS},
+    {"compute", required_argument, NULL, OPT_COMPUTE},
+    {"writers", required_argument, NULL, OPT_WRITERS},
+    {"writer-buffer", required_argument, NULL, OPT_WRITER_BUFFER},
+    {"durable", no_argument, NULL, OPT_DURABLE},
+    {"no-durable", no_argument, NULL, OPT_NO_DURABLE},
+    {"reps", required_argument, NULL, OPT_REPS},
+    {"no-warm-up", no_argument, NULL, OPT_NO_WARM_UP},
+    {"dir", required_argument, NULL, OPT_DIR},
+    {"csv", required_argument, NULL, OPT_CSV},
+    CLI_HELP_OPTION,
+    {0}};
 
-static int parse_args(int argc, char **argv, struct pipe_opts *o)
+static int parse_option(cli_t *c, int key, void *ctx)
 {
-    *o = (struct pipe_opts){.size = (uint64_t)256 << 20, .steps = 4, .compute_s = 0.2,
-                            .writers = 2, .writer_buffer = (uint64_t)64 << 20, .durable = 1,
-                            .reps = 3, .warm_up = 1};
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--durable"))
-            o->durable = 1;
-        else if (!strcmp(argv[i], "--no-durable"))
-            o->durable = 0;
-        else if (!strcmp(argv[i], "--no-warm-up"))
-            o->warm_up = 0;
-        else if (i + 1 < argc && parse_valued(o, argv[i], argv[i + 1]) == 0)
-            i++;
-        else
-            return -1;
+    struct pipe_opts *o = ctx;
+    switch (key) {
+    case OPT_SIZE: return cli_size(c, 1, UINT64_MAX, &o->size);
+    case OPT_WRITER_BUFFER: return cli_size(c, 1, UINT64_MAX, &o->writer_buffer);
+    case OPT_STEPS: return cli_int(c, 1, INT_MAX, &o->steps);
+    case OPT_WRITERS: return cli_int(c, 1, INT_MAX, &o->writers);
+    case OPT_REPS: return cli_int(c, 1, INT_MAX, &o->reps);
+    case OPT_COMPUTE: return cli_double(c, 0, 1e9, &o->compute_s);
+    case OPT_DURABLE: o->durable = 1; return 0;
+    case OPT_NO_DURABLE: o->durable = 0; return 0;
+    case OPT_NO_WARM_UP: o->warm_up = 0; return 0;
+    case OPT_DIR: o->dir = c->arg; return 0;
+    case OPT_CSV: o->csv = c->arg; return 0;
+    default: return CLI_BAD;
     }
-    return 0;
 }
 
 /* ------------------------------------------------------------ the results */
@@ -762,12 +744,15 @@ int main(int argc, char **argv)
     int provided, rank;
     MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    struct pipe_opts opts;
-    if (parse_args(argc, argv, &opts) != 0) {
-        if (rank == 0)
-            print_usage(argv[0]);
+    struct pipe_opts opts = {.size = (uint64_t)256 << 20, .steps = 4, .compute_s = 0.2,
+                             .writers = 2, .writer_buffer = (uint64_t)64 << 20, .durable = 1,
+                             .reps = 3, .warm_up = 1};
+    cli_t c;
+    cli_begin(&c, "fwdio-pipeline", argc, argv, options, rank != 0);
+    int parsed = cli_parse(&c, parse_option, &opts, print_usage, 0);
+    if (parsed != 0) {
         MPI_Finalize();
-        return 2;
+        return cli_status(parsed);
     }
     int rc = pipeline_main(&opts);
     MPI_Finalize();

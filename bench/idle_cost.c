@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fwdio-idle-cost: what an idle fwdio runtime costs an application that is
  * only computing (docs/results/idle-cost.md).
@@ -26,6 +27,7 @@
  */
 #define _GNU_SOURCE /* RUSAGE_THREAD */
 
+#include "cli.h"
 #include "fwdio.h"
 
 #include <stdint.h>
@@ -357,30 +359,34 @@ static void print_table(const struct ctx *c, const struct opts *o, const struct 
 
 /* ------------------------------------------------------------ main */
 
-static void usage(void)
+static void usage(FILE *out)
 {
-    fprintf(stderr, "usage: fwdio-idle-cost [--seconds S] [--reps R]\n"
-                    "  --seconds S  wall time of one compute loop, all ranks at once (0.5)\n"
-                    "  --reps R     repetitions, interleaved (5)\n");
+    fprintf(out, "usage: fwdio-idle-cost [--seconds S] [--reps R]\n"
+                 "  --seconds S  wall time of one compute loop, all ranks at once, up to 3600\n"
+                 "               (0.5)\n"
+                 "  --reps R     repetitions, interleaved, up to 1000 (5)\n"
+                 "  --help       this text\n");
 }
 
-static int parse_args(int argc, char **argv, struct opts *o)
+enum { OPT_SECONDS = 256, OPT_REPS };
+
+static const struct option options[] = {
+    {"seconds", required_argument, NULL, OPT_SECONDS},
+    {"reps", required_argument, NULL, OPT_REPS},
+    CLI_HELP_OPTION,
+    {0}};
+
+static int parse_option(cli_t *c, int key, void *ctx)
 {
-    *o = (struct opts){.seconds = 0.5, .reps = 5};
-    for (int i = 1; i < argc; i++) {
-        char *end = NULL;
-        if (i + 1 >= argc)
-            return -1;
-        if (!strcmp(argv[i], "--seconds"))
-            o->seconds = strtod(argv[++i], &end);
-        else if (!strcmp(argv[i], "--reps"))
-            o->reps = (int)strtol(argv[++i], &end, 10);
-        else
-            return -1;
-        if (!end || *end != '\0')
-            return -1;
+    struct opts *o = ctx;
+    switch (key) {
+    case OPT_SECONDS:
+        if (cli_double(c, 0, 3600, &o->seconds))
+            return CLI_BAD;
+        return o->seconds > 0 ? 0 : cli_bad_value(c, "more than 0 seconds");
+    case OPT_REPS: return cli_int(c, 1, 1000, &o->reps);
+    default: return CLI_BAD;
     }
-    return o->seconds > 0 && o->seconds <= 3600 && o->reps >= 1 && o->reps <= 1000 ? 0 : -1;
 }
 
 /* The small file's name, chosen by rank 0 and shared. */
@@ -432,12 +438,13 @@ int main(int argc, char **argv)
     MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
     int rank;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    struct opts o;
-    if (parse_args(argc, argv, &o) != 0) {
-        if (rank == 0)
-            usage();
+    struct opts o = {.seconds = 0.5, .reps = 5};
+    cli_t c;
+    cli_begin(&c, "fwdio-idle-cost", argc, argv, options, rank != 0);
+    int parsed = cli_parse(&c, parse_option, &o, usage, 0);
+    if (parsed != 0) {
         MPI_Finalize();
-        return 2;
+        return cli_status(parsed);
     }
     int rc = run(&o);
     MPI_Finalize();

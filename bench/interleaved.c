@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fwdio-interleaved: many small pieces of every rank interleaved in one file
  * (a parallel HDF5 point selection's pattern), the cost of their bookkeeping

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fwdio-mpiio-calls: what an MPI-IO write call costs the caller, with and
  * without the MPI-IO layer (run it twice: plain, and with LD_PRELOAD of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fwdio-restart: reading a checkpoint back on restart (results in
  * docs/results/restart-reads.md). Every rank reads its pieces of one existing file through
@@ -35,6 +36,7 @@
 #define _GNU_SOURCE /* RTLD_DEFAULT, mincore, posix_fadvise */
 
 #include "app_util.h"
+#include "cli.h"
 #include "dirty_pages.h"
 #include "fwdio.h"
 #include "io_count.h"
@@ -1146,7 +1148,7 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: mpirun -np P fwdio-restart [options]\n"
-            "  --size BYTES        checkpoint size (default 256M; K/M/G suffixes)\n"
+            "  --size BYTES        checkpoint size (default 256M)\n"
             "  --path FILE         checkpoint (default ./fwdio-restart.ckpt); reused when its size\n"
             "                      and sampled bytes match, else written first by the ranks\n"
             "  --pieces K          runs of records per rank (default 1: contiguous shares;\n"
@@ -1168,119 +1170,114 @@ static void usage(FILE *f)
             "  --stripe-size BYTES fwdio stripe (default fwdio's)\n"
             "  --layout NAME       fwdio layout block|cyclic|targets (default fwdio's)\n"
             "  --targets T         fwdio targets (layout targets)\n"
-            "  --writer-buffer B   fwdio_config_t.writer_buffer (the readers' budget)\n"
+            "  --writer-buffer BYTES  fwdio_config_t.writer_buffer (the readers' budget)\n"
             "  --hints K=V,...     MPI_Info hints of the MPI-IO open (e.g. cb_nodes=2,\n"
             "                      striping_unit=1048576, romio_cb_read=enable)\n"
             "  --csv FILE          one row per run (warm-ups too, rep -1)\n"
             "  --summary FILE      one row per method: medians and ratios\n"
+            "  --help              this text\n"
+            CLI_SIZE_GRAMMAR
             "The MPI-IO component: mpirun --mca io ompio|romio321. Storage read calls of every\n"
             "method: mpirun -x LD_PRELOAD=<build>/bench/libfwdio-iocount.so (else fwdio's own).\n");
 }
 
-static int parse_size_arg(const char *v, uint64_t *out)
+enum {
+    OPT_SIZE = 256, OPT_PATH, OPT_PIECES, OPT_RECORD_SIZE, OPT_HEADER, OPT_SEED, OPT_METHODS,
+    OPT_REPS, OPT_WARMUP, OPT_COLD, OPT_SETTLE, OPT_REWRITE, OPT_REMOVE, OPT_READERS,
+    OPT_WRITE_SIZE, OPT_STRIPE_SIZE, OPT_LAYOUT, OPT_TARGETS, OPT_WRITER_BUFFER, OPT_HINTS,
+    OPT_CSV, OPT_SUMMARY
+};
+
+static const struct option restart_options[] = {
+    {"size", required_argument, NULL, OPT_SIZE},
+    {"path", required_argument, NULL, OPT_PATH},
+    {"pieces", required_argument, NULL, OPT_PIECES},
+    {"record-size", required_argument, NULL, OPT_RECORD_SIZE},
+    {"header", required_argument, NULL, OPT_HEADER},
+    {"seed", required_argument, NULL, OPT_SEED},
+    {"methods", required_argument, NULL, OPT_METHODS},
+    {"reps", required_argument, NULL, OPT_REPS},
+    {"warmup", required_argument, NULL, OPT_WARMUP},
+    {"cold", optional_argument, NULL, OPT_COLD},
+    {"settle", no_argument, NULL, OPT_SETTLE},
+    {"rewrite", no_argument, NULL, OPT_REWRITE},
+    {"remove", no_argument, NULL, OPT_REMOVE},
+    {"readers", required_argument, NULL, OPT_READERS},
+    {"write-size", required_argument, NULL, OPT_WRITE_SIZE},
+    {"stripe-size", required_argument, NULL, OPT_STRIPE_SIZE},
+    {"layout", required_argument, NULL, OPT_LAYOUT},
+    {"targets", required_argument, NULL, OPT_TARGETS},
+    {"writer-buffer", required_argument, NULL, OPT_WRITER_BUFFER},
+    {"hints", required_argument, NULL, OPT_HINTS},
+    {"csv", required_argument, NULL, OPT_CSV},
+    {"summary", required_argument, NULL, OPT_SUMMARY},
+    CLI_HELP_OPTION,
+    {0}};
+
+/* "fwdio,pread" into o->methods; 0 or -1. */
+static int parse_methods(const char *v, struct opts *o)
 {
-    return app_parse_size(v, out);
+    int bad = 0;
+    o->nmethods = 0;
+    char *copy = strdup(v), *save = NULL;
+    for (char *t = strtok_r(copy, ",", &save); t && !bad; t = strtok_r(NULL, ",", &save)) {
+        int m = -1;
+        for (int k = 0; k < M_COUNT; k++)
+            if (!strcmp(t, method_names[k]))
+                m = k;
+        for (int k = 0; k < o->nmethods; k++)
+            bad |= o->methods[k] == m;
+        if (m < 0 || bad || o->nmethods == M_COUNT)
+            bad = 1;
+        else
+            o->methods[o->nmethods++] = m;
+    }
+    free(copy);
+    return bad || o->nmethods == 0 ? -1 : 0;
 }
 
-static int parse_args(int argc, char **argv, struct opts *o)
+/* One option; 0, or CLI_BAD after the message. */
+static int parse_option(cli_t *c, int key, void *ctx)
 {
-    *o = (struct opts){.size = (uint64_t)256 << 20, .path = "fwdio-restart.ckpt", .pieces = 1,
-                       .record = 48, .header = 128, .seed = 1, .reps = 3, .warmup = 1,
-                       .methods = {M_FWDIO, M_MPIIO, M_PREAD}, .nmethods = 3};
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--help") || !strcmp(a, "-h"))
-            return 1;
-        if (!strcmp(a, "--cold")) {
-            o->cold = COLD_FADVISE;
-            if (i + 1 < argc && (!strcmp(argv[i + 1], "fadvise") || !strcmp(argv[i + 1], "drop")))
-                o->cold = !strcmp(argv[++i], "drop") ? COLD_DROP : COLD_FADVISE;
-            continue;
-        }
-        if (!strcmp(a, "--settle") || !strcmp(a, "--rewrite") || !strcmp(a, "--remove")) {
-            o->settle |= !strcmp(a, "--settle");
-            o->rewrite |= !strcmp(a, "--rewrite");
-            o->remove |= !strcmp(a, "--remove");
-            continue;
-        }
-        static const char *const valued[] = {
-            "--size", "--path", "--pieces", "--record-size", "--header", "--seed", "--reps",
-            "--warmup", "--readers", "--write-size", "--stripe-size", "--writer-buffer", "--layout",
-            "--targets", "--hints", "--csv", "--summary", "--methods"};
-        int known = 0;
-        for (size_t k = 0; k < sizeof valued / sizeof valued[0]; k++)
-            known |= !strcmp(a, valued[k]);
-        if (!known) {
-            fprintf(stderr, "fwdio-restart: unknown option %s\n", a);
-            return -1;
-        }
-        if (i + 1 >= argc) {
-            fprintf(stderr, "fwdio-restart: %s needs a value\n", a);
-            return -1;
-        }
-        const char *v = argv[++i];
-        int bad = 0;
-        if (!strcmp(a, "--size"))
-            bad = parse_size_arg(v, &o->size) || o->size == 0;
-        else if (!strcmp(a, "--path"))
-            o->path = v;
-        else if (!strcmp(a, "--pieces"))
-            bad = (o->pieces = atoi(v)) < 1;
-        else if (!strcmp(a, "--record-size"))
-            bad = parse_size_arg(v, &o->record) || o->record == 0;
-        else if (!strcmp(a, "--header"))
-            bad = parse_size_arg(v, &o->header);
-        else if (!strcmp(a, "--seed"))
-            o->seed = strtoull(v, NULL, 0);
-        else if (!strcmp(a, "--reps"))
-            bad = (o->reps = atoi(v)) < 1;
-        else if (!strcmp(a, "--warmup"))
-            bad = (o->warmup = atoi(v)) < 0;
-        else if (!strcmp(a, "--readers"))
-            bad = (o->readers = atoi(v)) < 0;
-        else if (!strcmp(a, "--write-size"))
-            bad = parse_size_arg(v, &o->write_size);
-        else if (!strcmp(a, "--stripe-size"))
-            bad = parse_size_arg(v, &o->stripe_size);
-        else if (!strcmp(a, "--writer-buffer"))
-            bad = parse_size_arg(v, &o->writer_buffer);
-        else if (!strcmp(a, "--layout"))
-            bad = strcmp(o->layout = v, "block") && strcmp(v, "cyclic") && strcmp(v, "targets");
-        else if (!strcmp(a, "--targets"))
-            bad = (o->targets = atoi(v)) < 0;
-        else if (!strcmp(a, "--hints"))
-            o->hints = v;
-        else if (!strcmp(a, "--csv"))
-            o->csv = v;
-        else if (!strcmp(a, "--summary"))
-            o->summary = v;
-        else if (!strcmp(a, "--methods")) {
-            o->nmethods = 0;
-            char *copy = strdup(v), *save = NULL;
-            for (char *t = strtok_r(copy, ",", &save); t && !bad; t = strtok_r(NULL, ",", &save)) {
-                int m = -1;
-                for (int k = 0; k < M_COUNT; k++)
-                    if (!strcmp(t, method_names[k]))
-                        m = k;
-                for (int k = 0; k < o->nmethods; k++)
-                    bad |= o->methods[k] == m;
-                if (m < 0 || bad || o->nmethods == M_COUNT)
-                    bad = 1;
-                else
-                    o->methods[o->nmethods++] = m;
-            }
-            free(copy);
-            bad |= o->nmethods == 0;
-        } else {
-            fprintf(stderr, "fwdio-restart: unknown option %s\n", a);
-            return -1;
-        }
-        if (bad) {
-            fprintf(stderr, "fwdio-restart: bad value for %s: %s\n", a, v);
-            return -1;
-        }
+    struct opts *o = ctx;
+    static const char *const cold_modes[] = {"fadvise", "drop"};
+    static const char *const layouts[] = {"block", "cyclic", "targets"};
+    int i;
+    switch (key) {
+    case OPT_SIZE: return cli_size(c, 1, UINT64_MAX, &o->size);
+    case OPT_PATH: o->path = c->arg; return 0;
+    case OPT_PIECES: return cli_int(c, 1, INT32_MAX, &o->pieces);
+    case OPT_RECORD_SIZE: return cli_size(c, 1, UINT64_MAX, &o->record);
+    case OPT_HEADER: return cli_size(c, 0, UINT64_MAX, &o->header);
+    case OPT_SEED: return cli_u64(c, 0, UINT64_MAX, &o->seed);
+    case OPT_METHODS:
+        return parse_methods(c->arg, o) ? cli_bad_value(c, "of fwdio,mpiio,pread") : 0;
+    case OPT_REPS: return cli_int(c, 1, INT32_MAX, &o->reps);
+    case OPT_WARMUP: return cli_int(c, 0, INT32_MAX, &o->warmup);
+    case OPT_COLD:
+        o->cold = COLD_FADVISE;
+        if (!cli_optional_word(c, cold_modes, 2))
+            return 0;
+        if (cli_choice(c, cold_modes, 2, &i))
+            return CLI_BAD;
+        o->cold = i == 1 ? COLD_DROP : COLD_FADVISE;
+        return 0;
+    case OPT_SETTLE: o->settle = 1; return 0;
+    case OPT_REWRITE: o->rewrite = 1; return 0;
+    case OPT_REMOVE: o->remove = 1; return 0;
+    case OPT_READERS: return cli_int(c, 0, INT32_MAX, &o->readers);
+    case OPT_WRITE_SIZE: return cli_size(c, 0, UINT64_MAX, &o->write_size);
+    case OPT_STRIPE_SIZE: return cli_size(c, 0, UINT64_MAX, &o->stripe_size);
+    case OPT_WRITER_BUFFER: return cli_size(c, 0, UINT64_MAX, &o->writer_buffer);
+    case OPT_LAYOUT:
+        o->layout = c->arg;
+        return cli_choice(c, layouts, 3, &i);
+    case OPT_TARGETS: return cli_int(c, 0, INT32_MAX, &o->targets);
+    case OPT_HINTS: o->hints = c->arg; return 0;
+    case OPT_CSV: o->csv = c->arg; return 0;
+    case OPT_SUMMARY: o->summary = c->arg; return 0;
+    default: return CLI_BAD; /* cli_next printed why */
     }
-    return 0;
 }
 
 int main(int argc, char **argv)
@@ -1289,13 +1286,15 @@ int main(int argc, char **argv)
     MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nranks);
-    struct opts o;
-    int parsed = parse_args(argc, argv, &o);
+    struct opts o = {.size = (uint64_t)256 << 20, .path = "fwdio-restart.ckpt", .pieces = 1,
+                     .record = 48, .header = 128, .seed = 1, .reps = 3, .warmup = 1,
+                     .methods = {M_FWDIO, M_MPIIO, M_PREAD}, .nmethods = 3};
+    cli_t cl;
+    cli_begin(&cl, "fwdio-restart", argc, argv, restart_options, rank != 0);
+    int parsed = cli_parse(&cl, parse_option, &o, usage, 0);
     if (parsed != 0) {
-        if (rank == 0)
-            usage(parsed == 1 ? stdout : stderr);
         MPI_Finalize();
-        return parsed == 1 ? 0 : 2;
+        return cli_status(parsed);
     }
     if (provided < MPI_THREAD_MULTIPLE) {
         if (rank == 0)

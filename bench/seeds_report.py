@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """The report of bench/seeds: DIR/seeds.md from DIR/seeds.csv, the emulator's
 statistics (DIR/stats/*.json) and the fwdio-bench logs (writer ranks).
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fwdio-steps: what a stream's steps cost and how soon they complete
  * (docs/results/streams.md).
@@ -16,6 +17,7 @@
  */
 #define _GNU_SOURCE /* RUSAGE_THREAD */
 
+#include "cli.h"
 #include "fwdio.h"
 
 #include <math.h>
@@ -159,6 +161,50 @@ static double median(double *v, int n)
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: fwdio-steps [--size BYTES] [--steps N] [--compute S] [--reps R]\n"
+            "                   [--writers W] [--durable] [--path FILE]\n"
+            "  --size BYTES    bytes per rank per step (default 1M)\n"
+            "  --steps N       steps of a run (default 50)\n"
+            "  --compute S     seconds of computation per step (default 0.02)\n"
+            "  --reps R        repetitions of both variants (default 3)\n"
+            "  --writers W     fwdio writer ranks (default: fwdio's)\n"
+            "  --durable       fdatasync before a step counts as complete\n"
+            "  --path FILE     the stream's file, removed at the end (default fwdio-steps.out)\n"
+            "  --help          this text\n"
+            CLI_SIZE_GRAMMAR);
+}
+
+enum { OPT_SIZE = 256, OPT_STEPS, OPT_COMPUTE, OPT_REPS, OPT_WRITERS, OPT_DURABLE, OPT_PATH };
+
+static const struct option options[] = {
+    {"size", required_argument, NULL, OPT_SIZE},
+    {"steps", required_argument, NULL, OPT_STEPS},
+    {"compute", required_argument, NULL, OPT_COMPUTE},
+    {"reps", required_argument, NULL, OPT_REPS},
+    {"writers", required_argument, NULL, OPT_WRITERS},
+    {"durable", no_argument, NULL, OPT_DURABLE},
+    {"path", required_argument, NULL, OPT_PATH},
+    CLI_HELP_OPTION,
+    {0}};
+
+static int parse_option(cli_t *c, int key, void *ctx)
+{
+    struct opts *o = ctx;
+    switch (key) {
+    case OPT_SIZE: return cli_size(c, 1, (uint64_t)1 << 40, &o->size);
+    case OPT_STEPS: return cli_int(c, 1, 1 << 24, &o->steps);
+    case OPT_COMPUTE: return cli_double(c, 0, 3600, &o->compute);
+    case OPT_REPS: return cli_int(c, 1, 1 << 20, &o->reps);
+    case OPT_WRITERS: return cli_int(c, 0, INT32_MAX, &o->writers);
+    case OPT_DURABLE: o->durable = 1; return 0;
+    case OPT_PATH: o->path = c->arg; return 0;
+    default: return CLI_BAD;
+    }
+}
+
 int main(int argc, char **argv)
 {
     int provided, rank, nranks;
@@ -167,36 +213,12 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &nranks);
     struct opts o = {.size = 1 << 20, .steps = 50, .compute = 0.02, .reps = 3,
                      .path = "fwdio-steps.out"};
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "--durable")) {
-            o.durable = 1;
-            continue;
-        }
-        if (!v) {
-            if (rank == 0)
-                fprintf(stderr, "usage: fwdio-steps [--size BYTES] [--steps N] [--compute S] "
-                                "[--reps R] [--writers W] [--durable] [--path FILE]\n");
-            MPI_Finalize();
-            return 2;
-        }
-        i++;
-        if (!strcmp(a, "--size"))
-            o.size = strtoull(v, NULL, 10);
-        else if (!strcmp(a, "--steps"))
-            o.steps = atoi(v);
-        else if (!strcmp(a, "--compute"))
-            o.compute = atof(v);
-        else if (!strcmp(a, "--reps"))
-            o.reps = atoi(v);
-        else if (!strcmp(a, "--writers"))
-            o.writers = atoi(v);
-        else if (!strcmp(a, "--path"))
-            o.path = v;
-    }
-    if (o.steps < 1 || o.reps < 1 || o.size < 1) {
+    cli_t c;
+    cli_begin(&c, "fwdio-steps", argc, argv, options, rank != 0);
+    int parsed = cli_parse(&c, parse_option, &o, usage, 0);
+    if (parsed != 0) {
         MPI_Finalize();
-        return 2;
+        return cli_status(parsed);
     }
     uint64_t iters = calibrate(o.compute);
     fwdio_config_t cfg;

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Merge fwdio's per-rank traces (FWDIO_TRACE=dir) into one Chrome trace and draw
 a per-rank timeline.
 

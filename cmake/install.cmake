@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Install rules: the library, its public header (fwdio.h and the generated
 # fwdio_version.h it includes), a CMake package
 # (fwdio::fwdio through find_package(fwdio)) and a pkg-config file.
@@ -76,3 +77,6 @@ endif()
 configure_file("${CMAKE_CURRENT_LIST_DIR}/fwdio.pc.in" "${CMAKE_CURRENT_BINARY_DIR}/fwdio.pc" @ONLY)
 install(FILES "${CMAKE_CURRENT_BINARY_DIR}/fwdio.pc"
   DESTINATION "${CMAKE_INSTALL_LIBDIR}/pkgconfig")
+
+# The licence travels with the installed library (share/doc/fwdio).
+install(FILES "${PROJECT_SOURCE_DIR}/LICENSE" DESTINATION "${CMAKE_INSTALL_DATAROOTDIR}/doc/fwdio")

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Environment for the tests of a sanitizer build (FWDIO_SANITIZE): sets
 # FWDIO_TEST_ENV, a list of NAME=VALUE to give every test as its ENVIRONMENT
 # property, e.g.

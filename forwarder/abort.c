@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Aborts: when an MPI call of a file's session fails on one rank, the other
  * ranks may be left waiting in a collective that rank will never join. The

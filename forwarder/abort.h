@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Aborts (abort.c): telling other ranks of an MPI failure, and hearing of
  * theirs (progress thread). */
 #ifndef FWDIOI_ABORT_H

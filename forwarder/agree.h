@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Agreement on a file's status: every rank contributes what it saw, a
  * nonblocking MPI_Iallreduce with our own operation keeps the error of the

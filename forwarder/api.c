@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The public API: argument checks, the application side of each call, and the
  * hand-over to the progress thread. */
 #include "abort.h"

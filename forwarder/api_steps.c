@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The public calls of streams (fwdio.h, "Streams"): ending a step, and
  * asking whether one is complete. The progress side is steps.c. */
 #include "appends.h"

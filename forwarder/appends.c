@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Ordered appends of a stream (appends.h). */
 #include "appends.h"
 

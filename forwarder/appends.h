@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Ordered appends of a stream (appends.c): fwdio_append copies the bytes and
  * holds them, counted as staged, until the step ends; there a nonblocking

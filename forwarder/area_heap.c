@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* First-fit allocation over a fixed range (area_heap.h). */
 #include "area_heap.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * A first-fit allocator over one fixed range of memory: the heap of this
  * rank's segment of the node-shared area (node_area.h), from which messages

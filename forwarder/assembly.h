@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Writer-side assembly: the pieces a writer receives are copied into buffers
  * of one write unit each; a unit is handed to storage as soon as every byte of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Write combining. A rank that writes its atoms one record at a time would pay
  * one message, one task hand-off and one MPI send per fwdio_write. Instead,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Write combining (combine.c): small copied writes appended to one open
  * message per (file, writer); runtime lock held unless said otherwise. */
 #ifndef FWDIOI_COMBINE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Commit blocks (fwdio_set_commit) as they wait to be written: one for a
  * file with a size, up to FWDIOI_MAX_COMMIT_BLOCKS per step of a stream (a

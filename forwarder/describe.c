@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fwdio_plan_describe: the plan of a file as a table or JSON, for a real run
  * or a what-if topology. Shares the plan and placement code with fwdio_open,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Printing a plan (describe.c), for fwdio_plan_describe and FWDIO_VERBOSE. */
 #ifndef FWDIOI_DESCRIBE_H
 #define FWDIOI_DESCRIBE_H

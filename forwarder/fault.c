@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* FWDIO_FAULT: the rule parser, the matching, and the installed rules. */
 #include "fault.h"
 

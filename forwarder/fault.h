@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Fault injection (FWDIO_FAULT): rules that make the calls of sysio.c fail,
  * write short, write nothing or run slowly, so tests and benchmarks can

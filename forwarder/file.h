@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The state of a runtime and of a file as the forwarder keeps it: the structs
  * every module of forwarder/ shares, and nothing else (each module declares

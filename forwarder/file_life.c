@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A file's lifetime: the names it is written under, what every rank must
  * agree on for it, and its release. */
 #include "file_life.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A file's lifetime (file_life.c): its names, what it agrees on, and its
  * release. */
 #ifndef FWDIOI_FILE_LIFE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Data messages: made by routing and combining, freed by the session. */
 #include "message.h"
 

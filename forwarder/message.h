@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Data messages (message.c): making one, finding a piece's bytes, giving it
  * back (any thread). The wire format is in file.h. */
 #ifndef FWDIOI_MESSAGE_H

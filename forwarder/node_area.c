@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The node-shared area: segments, rings and doorbells (node_area.h). */
 #include "node_area.h"
 

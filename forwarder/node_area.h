@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The node-shared area: every rank of a node owns one POSIX shared-memory
  * segment that every other rank of the node maps too. A segment holds a ring

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The open check: a file is a collective object, so before anything touches
  * storage every rank's view of it is compared. Each rank contributes the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Writer placement: a pure function of the topology description and the
  * resolved options, computed identically on every rank.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Writer placement: which ranks write a file, from the topology and the
  * resolved options (fwdio_options_t.placement and its parameters).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The file plan: which ranks write and which stripes each writer owns. A pure
  * function of (file size, resolved options, the writer ranks), computed

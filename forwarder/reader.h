@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Reads, the reader's side (reader.c, progress thread): a writer of the
  * plan, for a file opened with fwdio_open_read, takes the requests of every

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Reads, the requesting side (reads.c, progress thread unless noted): every
  * fwdio_read of this rank, from the call to its done callback.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Routing: a write is cut at stripe boundaries and the pieces for each writer
  * are copied into one message (several if larger than max_message_size, or if

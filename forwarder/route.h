@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Routing (route.c): a write cut at stripe boundaries into one message per
  * writer (application thread). */
 #ifndef FWDIOI_ROUTE_H

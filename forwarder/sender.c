@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The sending side of a file's session (progress thread): data messages
  * built by fwdio_write (route.c, combine.c) are held until the file is open,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The sending side of a session (sender.c, progress thread). */
 #ifndef FWDIOI_SENDER_H
 #define FWDIOI_SENDER_H

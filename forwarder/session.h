@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A file's session (session.c): its phases and agreements, run on the
  * progress thread. writer.c and sender.c call back into it. */
 #ifndef FWDIOI_SESSION_H

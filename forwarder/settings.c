@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* One table of keys drives the environment, the config file and the hints. */
 #include "settings.h"
 

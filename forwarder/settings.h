@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * One configuration, four ways in. Every runtime setting (fwdio_config_t) and
  * file option (fwdio_options_t) has a key, e.g. writer_buffer or stripe_size.

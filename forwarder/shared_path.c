@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The shared path: messages to writers on this node by reference (shared_path.h). */
 #include "shared_path.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The shared path (progress thread): a message for a writer on this rank's
  * node is not sent over MPI. Its buffer was cut from this rank's segment of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The staging budget: bytes of copied writes a rank holds until they are sent.
  * fwdio_write reserves before it copies and waits while the budget is full

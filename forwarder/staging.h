@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The staging budget: bytes of copied writes a rank holds until they are sent
  * (application threads; reserve with the runtime lock held, release takes it). */
 #ifndef FWDIOI_STAGING_H

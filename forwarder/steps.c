@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The steps of a stream on the progress thread (steps.h): tagging messages
  * with their step, and the agreements that complete each step in order.

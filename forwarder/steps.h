@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Streams (steps.c): files opened with FWDIO_SIZE_GROWS whose bytes come in
  * steps. fwdio_step_end queues a step record; on the progress thread every

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The storage backend: the POSIX calls a writer makes, wrapped as jobs for the
  * runtime's I/O thread. Each job records the first error with the failing

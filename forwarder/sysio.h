@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The file-system calls writers (and readers) make, in one place: storage jobs and the
  * commit step call these instead of the system directly, so that the fault

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Topology discovery with hwloc: the only file of fwdio that calls hwloc.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Where each rank runs: its node, and within the node its package (socket),
  * NUMA domain and core, as hwloc sees them. Writer placement is a pure

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* fwdio_alloc and fwdio_release, and the registry of live buffers (user_buffers.h). */
 #include "user_buffers.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Buffers the application fills in place (fwdio_alloc / fwdio_release): cut
  * from this rank's heap in the node-shared area when it has room, so that a

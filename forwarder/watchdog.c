@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The watchdog (progress thread): a file that waits config.watchdog seconds
  * for one of three things is reported on stderr, then again at doubling

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The writer side of a file's session (progress thread): receiving data
  * messages within the writer's memory budget, checking every piece against

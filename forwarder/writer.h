@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The writer side of a session (writer.c, progress thread). */
 #ifndef FWDIOI_WRITER_H
 #define FWDIOI_WRITER_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fwdio — nonblocking forwarded output for MPI applications.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Writes of taken files: the application's data (packed first when its
  * datatype is not one contiguous run) cut at the view's extents of the file
  * and handed to fwdio_write, which copies it. */

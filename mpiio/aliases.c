@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A process's several handles of one path. Writes keep the process's order
  * across its handles, as in any MPI-IO: a write through one handle waits for
  * the steps the other taken handles of the path ended, and a copy of its

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The MPI calls the layer defines over MPI's profiling interface. Each looks
  * up the handle: a file the layer does not hold (never taken, or released)
  * goes straight to the real call; a taken file is handled here. */

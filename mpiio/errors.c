@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* fwdio's failures as MPI error codes: a code of the MPI error class that
  * fits, whose MPI_Error_string is fwdio's detail, returned through the
  * file's error handler as MPI-IO would. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* This rank's extents of the current step: fwdio's set of byte ranges,
  * coarsened when it holds too many. */
 #include "layer.h"

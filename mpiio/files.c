@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Taking a file at MPI_File_open, the steps that the collective calls end,
  * waiting for what was written, releasing a file to MPI-IO, and the close. */
 #include "layer.h"

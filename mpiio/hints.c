@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Which of an open's MPI_Info hints reach fwdio. MPI ignores the hints it
  * cannot honour, and so does the layer: fwdio_options_set_info refuses (and
  * prints) a hint it cannot use, which would leave the file not taken. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The MPI-IO layer on fwdio (libfwdio-mpiio.so): shared state of its files.
  *
  * The application keeps the real MPI_File: the layer opens every file through

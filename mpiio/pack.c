@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Memory types: the bytes of count x type in typemap order, as MPI_Pack
  * orders them (what MPI writes), and back (what a read fills in). A type
  * that is one run of memory in increasing address order is used in place.

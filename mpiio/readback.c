@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Independent reads of bytes this rank wrote since its last collective call
  * on the file. Those bytes may still be on their way to fwdio's writers, and
  * only a collective call can wait for them; so the layer keeps a copy of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Process-wide state of the MPI-IO layer: whether it is on, which paths it
  * takes, one fwdio runtime per group of ranks that opens files, the table of
  * taken files and the files still completing after an asynchronous close. */

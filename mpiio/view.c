@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Datatypes flattened through MPI's envelope/contents calls, and file views
  * walked over the flattened filetype. */
 #include "view.h"

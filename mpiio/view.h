@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* File views of the MPI-IO layer: a datatype flattened into runs of bytes,
  * and the map from a position in a view's data to extents of the file. */
 #ifndef FWDIO_MPIIO_VIEW_H

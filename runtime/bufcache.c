@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * A cache of message-sized buffers. Staging a write and receiving a message
  * both need buffers of up to max_message_size; taking them fresh from malloc

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Delivery of user callbacks. Progress is not triggering: the progress thread
  * decides that a callback is due; it runs at once on the progress thread

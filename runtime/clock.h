@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The one clock of fwdio: CLOCK_MONOTONIC, for durations, timeouts and
  * trace times (any thread). */
 #ifndef FWDIOI_CLOCK_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Runtime configuration: defaults and checks. */
 #include "config.h"
 

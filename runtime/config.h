@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Runtime configuration: defaults, environment variables, checks. */
 #ifndef FWDIOI_CONFIG_H
 #define FWDIOI_CONFIG_H

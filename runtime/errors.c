@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 #include "fwdio.h"
 
 const char *fwdio_strerror(int status)

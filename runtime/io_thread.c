@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The I/O thread: runs blocking storage jobs in submission order, so that a
  * writer's progress thread never waits for the disk, and hands each finished

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Logging: silent unless FWDIO_VERBOSE asks (1 = warnings, 2 = info, 3 = debug). */
 #ifndef FWDIOI_LOG_H
 #define FWDIOI_LOG_H

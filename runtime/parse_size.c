@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The size grammar (parse_size.h). */
 #include "parse_size.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The one grammar of sizes: the library's (FWDIO_* variables, the
  * FWDIO_CONFIG file, MPI_Info hints), and the command lines of the apps,

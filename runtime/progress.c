@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The progress thread: one libevent loop that runs the application's tasks,
  * polls MPI requests and the client, and finishes I/O jobs. The polling policy

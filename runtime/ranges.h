@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * A set of disjoint byte ranges [start, end), kept merged (no two touch):
  * which bytes of a write unit have arrived, which bytes a read got. Finds

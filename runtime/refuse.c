@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Refusing a setting with its reason, printed by the right ranks (refuse.h). */
 #include "refuse.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Refusing a setting with its reason (fwdio.h, "Refusals"): one line on
  * stderr naming the field, its value, where the value came from and what is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* MPI requests polled by the progress thread, each with a completion callback. */
 #include "runtime_internal.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Runtime lifetime, identity and the shared lock. */
 #include "runtime_internal.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The per-rank runtime engine: a progress thread running a libevent loop, the
  * MPI requests it polls, an I/O thread for blocking storage calls, and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The runtime's private state, shared by the files of runtime/ only. */
 #ifndef FWDIOI_RUNTIME_INTERNAL_H
 #define FWDIOI_RUNTIME_INTERNAL_H

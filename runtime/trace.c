@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The trace recorder (see trace.h). */
 #include "trace.h"
 

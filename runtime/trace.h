@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Timelines: a per-rank recorder of what fwdio did, written as Chrome
  * trace-event JSON (bench/trace_merge.py merges the ranks and draws them).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The library's version, and the sizes of the public structs checked at
  * compile time: a field added to a struct must take its room from the

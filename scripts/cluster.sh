@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # A cluster on one machine: N simulated hosts for running MPI jobs over TCP.
 #
 # Usage:
@@ -78,7 +79,7 @@ say() { printf 'cluster: %s\n' "$*" >&2; }
 die() { printf 'cluster: error: %s\n' "$*" >&2; exit 1; }
 unsupported() { printf 'cluster: unavailable here: %s\n' "$*" >&2; exit "$EXIT_UNSUPPORTED"; }
 usage_error() { printf 'cluster: %s (see --help)\n' "$*" >&2; exit 2; }
-usage() { sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"; }
+usage() { sed -n '3,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"; }
 
 # ---------------------------------------------------------------------------
 # What this machine must offer

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Which library source files a set of tests reaches: builds fwdio with gcov
 # instrumentation (build-coverage/, Debug, the threading checks on as in the
 # sanitizer builds), runs the tests of one ctest label, and lists every source
@@ -28,7 +29,7 @@ while [[ $# -gt 0 ]]; do
         --build) build=${2:?--build needs a value}; shift 2 ;;
         --jobs) jobs=${2:?--jobs needs a value}; shift 2 ;;
         -h|--help)
-            sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"
+            sed -n '3,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"
             exit 0 ;;
         *) die "unknown argument: $1 (see --help)" ;;
     esac

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Build fwdio (scripts/setup.sh) and run the demo: 8 ranks write one 256 MiB
 # shared file through 2 writer ranks, verify every byte and print the timings.
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Install what fwdio needs on Debian 12 (when something is missing) and build it.
 #
 # Usage: scripts/setup.sh [--target TARGET] [BUILD_DIR] [extra cmake args...]

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Build fwdio and run its test suite with ctest: first the normal build
 # (build/, every test), then an ASan+UBSan build (build-asan/) and a TSan
 # build (build-tsan/), which build and run the sanitizer subset (ctest label
@@ -40,7 +41,7 @@ for arg in "$@"; do
     case $arg in
         --quick) sanitizers=0 ;;
         -h|--help)
-            sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"
+            sed -n '3,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"
             exit 0 ;;
         *) ctest_args+=("$arg") ;;
     esac

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # A job killed while replacing a checkpoint atomically, then the next run.
 # Run with cmake -P and -DMPIEXEC=... -DNP=... -DPROG=... -DDIR=... [-DARGS=...]
 # (ARGS: more arguments for PROG, a ;-list):

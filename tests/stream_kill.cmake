@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # A stream with a header (commit block) per step, its job killed with SIGKILL
 # at a moment drawn from each seed, then checked.
 # Run with cmake -P and -DMPIEXEC=... -DNP=... -DPROG=... -DDIR=... -DSEEDS=a;b;c:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fwdio_alloc / fwdio_release: buffers filled in place and lent, and every way
  * a user can get them wrong.

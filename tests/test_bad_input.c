@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Bad input, refused at the call or reported as the file's final status, and
  * the job going on afterwards.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Bounded memory and backpressure (the writer pipeline):
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The callbacks, in the mode given by --callback-mode poll|progress.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Commit blocks (fwdio_set_commit) and atomic replace (options.atomic_replace).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Shared helpers of the fwdio MPI integration tests: MPI start-up with a
  * watchdog, failure reporting, a per-test temporary directory, a seeded random

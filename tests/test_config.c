@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Where settings come from, and in which order: code (a value, or a pinned 0)
  * > MPI-IO hints (which write and pin the fields) > FWDIO_<KEY> environment >

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The collective contract: what ranks that disagree, calls that cannot work
  * and MPI failures end in. Every case checks the status on every rank, the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Copies counted: every rank writes one aligned share of a file with one
  * writer, copied (fwdio_write), lent from ordinary memory, or lent from a

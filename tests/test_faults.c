@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Storage faults end a file as failed, never the job. Each --fault case makes
  * a writer's file-system call fail on "victim.dat": for real where this

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fwdio initialised and finalised many times in one process (--cycles N).
  *

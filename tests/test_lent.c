@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Lent (zero-copy) writes: every rank writes its share in random pieces with
  * fwdio_write_lent, each from its own buffer. Each done callback must fire

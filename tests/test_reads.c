@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Collective, nonblocking reads: fwdio_open_read, fwdio_read, fwdio_file_size.
  *

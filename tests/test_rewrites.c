@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Streams with rewrites (fwdio_options_t.rewrites): later steps write bytes
  * that earlier steps wrote, and the file holds the last step's.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Streams: files opened with FWDIO_SIZE_GROWS that grow step by step
  * (fwdio_step_end), with per-step completion.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fwdio_init needs MPI_THREAD_MULTIPLE: with MPI initialised at a lower thread
  * level (--level single|funneled|serialized) it must return FWDIO_ETHREAD,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Timelines (FWDIO_TRACE): one small file written by every rank through two
  * writers, durable, verified byte for byte. tests/trace_check.py runs this

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The watchdog's reports (config.watchdog = 1 s). Each rank sends its stderr
  * to a file while the case runs, and the reports are checked for what they

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * One shared file written by every rank through fwdio, then verified byte for
  * byte against the pattern (holes against zeros).

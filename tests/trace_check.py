@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Check FWDIO_TRACE end to end (ctest trace_np3).
 
     trace_check.py NPROCS MPIEXEC [MPIEXEC_ARGS...] -- PROGRAM [ARGS...]

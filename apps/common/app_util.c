@@ -1,7 +1,7 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 #define _POSIX_C_SOURCE 200809L
 
 #include "app_util.h"
-#include "parse_size.h"
 #include <string.h>
 #include <stdio.h>
 
@@ -10,8 +10,6 @@
 #include <stdlib.h>
 #include <sys/resource.h>
 #include <time.h>
-
-int app_parse_size(const char *text, uint64_t *out) { return fwdioi_parse_size(text, out); }
 
 void app_quiet_barrier(MPI_Comm comm)
 {

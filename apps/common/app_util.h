@@ -1,6 +1,7 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Helpers shared by the demo and the benchmarks (not part of the library):
- * size parsing, a barrier that sleeps, a calibrated compute phase, and the
+ * a barrier that sleeps, a calibrated compute phase, and the
  * median/min/max summary the benchmarks report.
  */
 #ifndef FWDIO_APP_UTIL_H
@@ -13,11 +14,6 @@
 
 /** Seconds of CPU in one compute slice; app_compute polls fwdio after each. */
 #define APP_COMPUTE_SLICE_S 0.001
-
-/** "256M" -> 268435456: the library's size grammar (runtime/parse_size.h: K,
- *  M, G, T are powers of 1024, "8MiB" and "8MB" mean 8M too). Returns 0, or -1
- *  on bad text. */
-int app_parse_size(const char *text, uint64_t *out);
 
 /**
  * A barrier that sleeps instead of spinning (MPI_Ibarrier + MPI_Test +

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A few fwdio_alloc buffers lent in rotation (lent_pool.h). */
 #define _POSIX_C_SOURCE 200809L
 #include "lent_pool.h"

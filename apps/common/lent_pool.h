@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Output buffers from fwdio_alloc that an application packs its bytes into
  * and lends to fwdio_write_lent: a writer on the same node then writes them

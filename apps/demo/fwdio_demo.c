@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fwdio-demo: one checkpoint written through fwdio while the ranks compute.
  *
@@ -20,6 +21,7 @@
 
 #include "fwdio.h"
 #include "app_util.h"
+#include "cli.h"
 #include "pattern.h"
 
 #include <errno.h>
@@ -83,57 +85,46 @@ static int rank_of_world(void)
     return rank;
 }
 
-static void print_usage(const char *prog)
+static void print_usage(FILE *out)
 {
-    fprintf(stderr,
-            "usage: %s [--size BYTES[K|M|G]] [--writers W] [--path FILE] [--durable] [--keep]\n"
-            "          [--compute SECONDS]\n"
-            "  --size     checkpoint size (default 256M)\n"
-            "  --writers  writer ranks (default 2; 0 = fwdio's default)\n"
-            "  --path     file to write (default: a fresh temp dir under $TMPDIR or /tmp);\n"
-            "             a file given here is kept\n"
-            "  --durable  fdatasync before the file counts as complete\n"
-            "  --keep     keep the file\n"
-            "  --compute  seconds of computation overlapped with output (default 0.1)\n",
-            prog);
+    fprintf(out,
+            "usage: fwdio-demo [--size BYTES] [--writers W] [--path FILE] [--durable] [--keep]\n"
+            "                  [--compute SECONDS]\n"
+            "  --size BYTES       checkpoint size (default 256M)\n"
+            "  --writers W        writer ranks (default 2; 0 = fwdio's default)\n"
+            "  --path FILE        file to write (default: a fresh temp dir under $TMPDIR or\n"
+            "                     /tmp); a file given here is kept\n"
+            "  --durable          fdatasync before the file counts as complete\n"
+            "  --keep             keep the file\n"
+            "  --compute SECONDS  computation overlapped with output (default 0.1)\n"
+            "  --help             this text\n"
+            CLI_SIZE_GRAMMAR);
 }
 
-/* Returns 0 on success, -1 on a bad command line. */
-static int parse_args(int argc, char **argv, struct demo_args *args)
+enum { OPT_SIZE = 256, OPT_WRITERS, OPT_PATH, OPT_DURABLE, OPT_KEEP, OPT_COMPUTE };
+
+static const struct option demo_options[] = {
+    {"size", required_argument, NULL, OPT_SIZE},
+    {"writers", required_argument, NULL, OPT_WRITERS},
+    {"path", required_argument, NULL, OPT_PATH},
+    {"durable", no_argument, NULL, OPT_DURABLE},
+    {"keep", no_argument, NULL, OPT_KEEP},
+    {"compute", required_argument, NULL, OPT_COMPUTE},
+    CLI_HELP_OPTION,
+    {0}};
+
+static int parse_option(cli_t *c, int key, void *ctx)
 {
-    *args = (struct demo_args){.size = (uint64_t)256 << 20, .writers = 2, .compute_s = 0.1};
-    for (int i = 1; i < argc; i++) {
-        const char *opt = argv[i];
-        const char *val = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(opt, "--durable")) {
-            args->durable = 1;
-        } else if (!strcmp(opt, "--keep")) {
-            args->keep = 1;
-        } else if (!strcmp(opt, "--size") && val) {
-            if (app_parse_size(val, &args->size) || args->size == 0)
-                return -1;
-            i++;
-        } else if (!strcmp(opt, "--writers") && val) {
-            char *end;
-            long w = strtol(val, &end, 10);
-            if (*end || w < 0 || w > INT_MAX)
-                return -1;
-            args->writers = (int)w;
-            i++;
-        } else if (!strcmp(opt, "--path") && val) {
-            args->path = val;
-            i++;
-        } else if (!strcmp(opt, "--compute") && val) {
-            char *end;
-            args->compute_s = strtod(val, &end);
-            if (*end || args->compute_s < 0)
-                return -1;
-            i++;
-        } else {
-            return -1;
-        }
+    struct demo_args *args = ctx;
+    switch (key) {
+    case OPT_DURABLE: args->durable = 1; return 0;
+    case OPT_KEEP: args->keep = 1; return 0;
+    case OPT_SIZE: return cli_size(c, 1, UINT64_MAX, &args->size);
+    case OPT_WRITERS: return cli_int(c, 0, INT_MAX, &args->writers);
+    case OPT_PATH: args->path = c->arg; return 0;
+    case OPT_COMPUTE: return cli_double(c, 0, 1e9, &args->compute_s);
+    default: return CLI_BAD;
     }
-    return 0;
 }
 
 /* Rank 0 makes a fresh directory and every rank receives the file name in it.
@@ -629,12 +620,13 @@ int main(int argc, char **argv)
     MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
     int rank = rank_of_world();
 
-    struct demo_args args;
-    if (parse_args(argc, argv, &args) != 0) {
-        if (rank == 0)
-            print_usage(argv[0]);
+    struct demo_args args = {.size = (uint64_t)256 << 20, .writers = 2, .compute_s = 0.1};
+    cli_t c;
+    cli_begin(&c, "fwdio-demo", argc, argv, demo_options, rank != 0);
+    int parsed = cli_parse(&c, parse_option, &args, print_usage, 0);
+    if (parsed != 0) {
         MPI_Finalize();
-        return 2;
+        return cli_status(parsed);
     }
     char path[PATH_MAX], dir[PATH_MAX];
     if (choose_path(&args, path, sizeof path, dir, sizeof dir) != 0) {

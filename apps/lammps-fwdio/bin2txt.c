@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * lammps-fwdio-bin2txt: turn a binary dump of lammps-fwdio back into LAMMPS's
  * `dump custom id type x y z` text, with the same fixed-width format the
@@ -8,12 +9,14 @@
  *
  * Every snapshot must be whole: its header valid and the same as the first
  * one's but for the step, and its records the atoms 1 .. N in order (a hole
- * in the file reads as id 0 and is reported). Exit status 0, or 1 with a
- * message. The checks and messages are convert.c's, shared with the parallel
- * converter lammps-fwdio-bin2txt-mpi (bin2txt_mpi.c).
+ * in the file reads as id 0 and is reported). Exit status 0, 1 with a
+ * message, or 2 for a bad command line. The checks and messages are
+ * convert.c's, shared with the parallel converter lammps-fwdio-bin2txt-mpi
+ * (bin2txt_mpi.c).
  */
 #define _POSIX_C_SOURCE 200809L
 
+#include "cli.h"
 #include "convert.h"
 #include "dump_binary.h"
 #include "dump_text.h"
@@ -90,20 +93,43 @@ static int convert(FILE *in, FILE *out, int precision)
     return 0;
 }
 
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: lammps-fwdio-bin2txt [--precision P] BINARY TEXT\n"
+            "Turns the binary dump BINARY of lammps-fwdio into LAMMPS's dump custom text\n"
+            "TEXT, in the fixed-width format of the run's text dump.\n"
+            "  --precision P  decimals of the coordinates, %d..%d, as the run's (6)\n"
+            "  --help         this text\n"
+            "Exit status: 0, 1 (a damaged dump or an I/O error, with a message), 2 (usage).\n",
+            LFW_TEXT_PRECISION_MIN, LFW_TEXT_PRECISION_MAX);
+}
+
+enum { OPT_PRECISION = 256 };
+
+static const struct option options[] = {
+    {"precision", required_argument, NULL, OPT_PRECISION},
+    CLI_HELP_OPTION,
+    {0}};
+
+static int parse_option(cli_t *c, int key, void *ctx)
+{
+    return key == OPT_PRECISION
+               ? cli_int(c, LFW_TEXT_PRECISION_MIN, LFW_TEXT_PRECISION_MAX, (int *)ctx)
+               : CLI_BAD;
+}
+
 int main(int argc, char **argv)
 {
-    int precision = 6, i = 1;
-    if (argc > 2 && !strcmp(argv[1], "--precision")) {
-        char *end;
-        long p = strtol(argv[2], &end, 10);
-        if (*end || p < LFW_TEXT_PRECISION_MIN || p > LFW_TEXT_PRECISION_MAX)
-            return fail("--precision takes %d..%d", LFW_TEXT_PRECISION_MIN,
-                        LFW_TEXT_PRECISION_MAX);
-        precision = (int)p;
-        i = 3;
-    }
+    int precision = 6;
+    cli_t c;
+    cli_begin(&c, "lammps-fwdio-bin2txt", argc, argv, options, 0);
+    int parsed = cli_parse(&c, parse_option, &precision, usage, 1);
+    if (parsed != 0)
+        return cli_status(parsed);
+    int i = cli_operand_index(&c);
     if (argc - i != 2) {
-        fprintf(stderr, "usage: lammps-fwdio-bin2txt [--precision P] BINARY TEXT\n");
+        cli_error(&c, "takes two arguments, BINARY and TEXT (%d given)", argc - i);
         return 2;
     }
     FILE *in = fopen(argv[i], "rb");

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * lammps-fwdio-bin2txt-mpi: lammps-fwdio-bin2txt on any number of MPI ranks.
  * The binary dump is read back through fwdio's collective reads and the text
@@ -33,6 +34,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 
+#include "cli.h"
 #include "convert.h"
 #include "dump_binary.h"
 #include "dump_text.h"
@@ -604,43 +606,52 @@ static void summary(conv_t *c, double seconds)
             sum[2], seconds);
 }
 
-static int usage(int rank)
+static void usage(FILE *out)
 {
-    if (rank == 0)
-        fprintf(stderr, "usage: mpirun -np P " PROG " [--precision P] [--writers W] BINARY TEXT\n");
-    return 2;
+    fprintf(out,
+            "usage: mpirun -np P " PROG " [--precision P] [--writers W] BINARY TEXT\n"
+            "lammps-fwdio-bin2txt on any number of ranks: the binary dump is read through\n"
+            "fwdio's collective reads, the text written through a fwdio stream.\n"
+            "  --precision P  decimals of the coordinates, %d..%d, as the run's (6)\n"
+            "  --writers W    fwdio's readers of BINARY and writers of TEXT (0: fwdio's\n"
+            "                 default)\n"
+            "  --help         this text\n"
+            "Exit status: 0, 1 (a damaged dump or an I/O error, with a message), 2 (usage).\n",
+            LFW_TEXT_PRECISION_MIN, LFW_TEXT_PRECISION_MAX);
 }
 
-/* The command line; 0, 1 (bad value, printed by rank 0) or 2 (usage). */
+enum { OPT_PRECISION = 256, OPT_WRITERS };
+
+static const struct option options[] = {
+    {"precision", required_argument, NULL, OPT_PRECISION},
+    {"writers", required_argument, NULL, OPT_WRITERS},
+    CLI_HELP_OPTION,
+    {0}};
+
+static int parse_option(cli_t *cl, int key, void *ctx)
+{
+    conv_t *c = ctx;
+    switch (key) {
+    case OPT_PRECISION:
+        return cli_int(cl, LFW_TEXT_PRECISION_MIN, LFW_TEXT_PRECISION_MAX, &c->precision);
+    case OPT_WRITERS: return cli_int(cl, 0, INT_MAX, &c->writers);
+    default: return CLI_BAD;
+    }
+}
+
+/* The command line; 0 to run, 1 after --help (printed by rank 0), CLI_BAD
+ * (the message printed by rank 0). */
 static int parse(conv_t *c, int argc, char **argv)
 {
-    int i = 1;
     c->precision = 6;
-    for (; i + 1 < argc && argv[i][0] == '-' && argv[i][1] == '-'; i += 2) {
-        char *end;
-        long v = strtol(argv[i + 1], &end, 10);
-        int bad = *argv[i + 1] == '\0' || *end != '\0';
-        if (!strcmp(argv[i], "--precision")) {
-            if (bad || v < LFW_TEXT_PRECISION_MIN || v > LFW_TEXT_PRECISION_MAX) {
-                if (c->rank == 0)
-                    fprintf(stderr, PROG ": --precision takes %d..%d\n", LFW_TEXT_PRECISION_MIN,
-                            LFW_TEXT_PRECISION_MAX);
-                return 1;
-            }
-            c->precision = (int)v;
-        } else if (!strcmp(argv[i], "--writers")) {
-            if (bad || v < 0 || v > INT_MAX) {
-                if (c->rank == 0)
-                    fprintf(stderr, PROG ": --writers takes a count (0: fwdio's default)\n");
-                return 1;
-            }
-            c->writers = (int)v;
-        } else {
-            return usage(c->rank);
-        }
-    }
+    cli_t cl;
+    cli_begin(&cl, PROG, argc, argv, options, c->rank != 0);
+    int parsed = cli_parse(&cl, parse_option, c, usage, 1);
+    if (parsed != 0)
+        return parsed;
+    int i = cli_operand_index(&cl);
     if (argc - i != 2)
-        return usage(c->rank);
+        return cli_error(&cl, "takes two arguments, BINARY and TEXT (%d given)", argc - i);
     c->in_path = argv[i];
     c->out_path = argv[i + 1];
     return 0;
@@ -658,7 +669,7 @@ int main(int argc, char **argv)
     int rc = parse(c, argc, argv);
     if (rc != 0) {
         MPI_Finalize();
-        return rc;
+        return cli_status(rc);
     }
     MPI_Comm_dup(MPI_COMM_WORLD, &c->comm);
     double t0 = MPI_Wtime();

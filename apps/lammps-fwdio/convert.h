@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Binary dump to text dump: the checks and the messages that the serial
  * converter (bin2txt.c, lammps-fwdio-bin2txt) and the parallel one

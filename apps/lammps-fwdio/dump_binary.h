@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * lammps-fwdio's binary dump: the same snapshots as the text dump, as fixed
  * size binary records, so a reader can seek to any snapshot and any atom.

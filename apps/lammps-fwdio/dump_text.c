@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 #include "dump_text.h"
 
 #include "fixed_format.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * LAMMPS's `dump custom ... id type x y z` text format, with a fixed-width
  * `dump_modify format line`, so that every atom line of a run has the same

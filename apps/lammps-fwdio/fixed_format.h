@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Fast conversions for the fixed-width columns of a text dump, giving the very
  * bytes printf gives for "%<width>d" and "%<width>.<precision>f" — about ten

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The fix external callback that forwards each snapshot through fwdio.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The LAMMPS C library interface as lammps-fwdio uses it: library.h with its
  * MPI functions enabled, and the integer types of the fix external callback,

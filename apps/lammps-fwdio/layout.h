@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Where each snapshot of a run lands in a dump file. A run of S steps with a
  * snapshot every K steps writes the steps 0, K, 2K, ..., floor(S/K)*K (LAMMPS

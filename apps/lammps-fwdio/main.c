@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * lammps-fwdio: LAMMPS's Lennard-Jones melt driven through the LAMMPS C
  * library, with its snapshots forwarded through fwdio from a fix external

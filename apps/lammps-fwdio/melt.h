@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * LAMMPS's 3d Lennard-Jones melt (examples/melt) through the LAMMPS C library
  * interface: one LAMMPS instance on a communicator, the melt's set-up

@@ -1,8 +1,9 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 #include "options.h"
 
+#include "cli.h"
 #include "dump_text.h"
 
-#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,95 +43,75 @@ static void usage(FILE *out)
             "                    centre, run the rest (the atom count changes; lammps format)\n"
             "  --append          append to existing dumps, as dump_modify append yes (lammps\n"
             "                    format)\n"
+            "  --help            this text\n"
             "Without any output option the run writes nothing (the reference of time to\n"
             "solution). Rank 0 prints the time to solution: from the start of the run until\n"
             "every output file is complete and closed.\n",
             LFW_TEXT_PRECISION_MIN, LFW_TEXT_PRECISION_MAX);
 }
 
-static int parse_int64(const char *text, int64_t min, int64_t max, int64_t *out)
+enum {
+    OPT_ATOMS = 256, OPT_STEPS, OPT_EVERY, OPT_DUMP, OPT_BINARY, OPT_NATIVE, OPT_MPIIO, OPT_IDLE,
+    OPT_PRECISION, OPT_SEED, OPT_WRITERS, OPT_LAMMPS_LOG, OPT_LAMMPS_SCREEN, OPT_FORMAT,
+    OPT_DELETE_AT, OPT_APPEND
+};
+
+static const struct option options[] = {
+    {"atoms", required_argument, NULL, OPT_ATOMS},
+    {"steps", required_argument, NULL, OPT_STEPS},
+    {"every", required_argument, NULL, OPT_EVERY},
+    {"dump", required_argument, NULL, OPT_DUMP},
+    {"binary", required_argument, NULL, OPT_BINARY},
+    {"native", required_argument, NULL, OPT_NATIVE},
+    {"mpiio", required_argument, NULL, OPT_MPIIO},
+    {"idle", required_argument, NULL, OPT_IDLE},
+    {"precision", required_argument, NULL, OPT_PRECISION},
+    {"seed", required_argument, NULL, OPT_SEED},
+    {"writers", required_argument, NULL, OPT_WRITERS},
+    {"lammps-log", required_argument, NULL, OPT_LAMMPS_LOG},
+    {"lammps-screen", no_argument, NULL, OPT_LAMMPS_SCREEN},
+    {"format", required_argument, NULL, OPT_FORMAT},
+    {"delete-at", required_argument, NULL, OPT_DELETE_AT},
+    {"append", no_argument, NULL, OPT_APPEND},
+    CLI_HELP_OPTION,
+    {0}};
+
+/* One option; 0, or CLI_BAD after the message. */
+static int parse_option(cli_t *c, int key, void *ctx)
 {
-    char *end;
-    errno = 0;
-    long long v = strtoll(text, &end, 10);
-    if (errno || end == text || *end != '\0' || v < min || v > max)
-        return -1;
-    *out = v;
-    return 0;
+    lfw_options_t *o = ctx;
+    static const char *const formats[] = {"fixed", "lammps"};
+    switch (key) {
+    case OPT_ATOMS: return cli_i64(c, 1, INT32_MAX, &o->atoms);
+    case OPT_STEPS: return cli_i64(c, 0, INT32_MAX, &o->steps);
+    case OPT_EVERY: return cli_i64(c, 1, INT32_MAX, &o->every);
+    case OPT_PRECISION:
+        return cli_int(c, LFW_TEXT_PRECISION_MIN, LFW_TEXT_PRECISION_MAX, &o->precision);
+    case OPT_SEED: return cli_int(c, 1, INT32_MAX, &o->seed);
+    case OPT_WRITERS: return cli_int(c, 1, INT32_MAX, &o->writers);
+    case OPT_DUMP: o->dump = c->arg; return 0;
+    case OPT_BINARY: o->binary = c->arg; return 0;
+    case OPT_NATIVE: o->native = c->arg; return 0;
+    case OPT_MPIIO: o->mpiio = c->arg; return 0;
+    case OPT_IDLE: o->idle = c->arg; return 0;
+    case OPT_LAMMPS_LOG: o->lammps_log = c->arg; return 0;
+    case OPT_LAMMPS_SCREEN: o->lammps_screen = 1; return 0;
+    case OPT_FORMAT: return cli_choice(c, formats, 2, &o->lammps_format);
+    case OPT_DELETE_AT: return cli_i64(c, 1, INT32_MAX, &o->delete_at);
+    case OPT_APPEND: o->append = 1; return 0;
+    default: return CLI_BAD; /* cli_next printed why */
+    }
 }
 
 int lfw_options_parse(int argc, char **argv, lfw_options_t *o, int verbose)
 {
     *o = (lfw_options_t){.atoms = 4000, .steps = 100, .every = 10, .precision = 6,
                          .seed = 87287};
-    for (int i = 1; i < argc; i++) {
-        const char *name = argv[i];
-        if (!strcmp(name, "--help") || !strcmp(name, "-h")) {
-            if (verbose)
-                usage(stdout);
-            return 1;
-        }
-        if (!strcmp(name, "--lammps-screen")) {
-            o->lammps_screen = 1;
-            continue;
-        }
-        if (!strcmp(name, "--append")) {
-            o->append = 1;
-            continue;
-        }
-        if (i + 1 >= argc) {
-            if (verbose)
-                fprintf(stderr, "lammps-fwdio: %s needs a value (or is unknown; see --help)\n",
-                        name);
-            return -1;
-        }
-        const char *value = argv[++i];
-        int64_t v = 0;
-        int bad = 0;
-        if (!strcmp(name, "--atoms"))
-            bad = parse_int64(value, 1, INT32_MAX, &o->atoms);
-        else if (!strcmp(name, "--steps"))
-            bad = parse_int64(value, 0, INT32_MAX, &o->steps);
-        else if (!strcmp(name, "--every"))
-            bad = parse_int64(value, 1, INT32_MAX, &o->every);
-        else if (!strcmp(name, "--precision")) {
-            bad = parse_int64(value, LFW_TEXT_PRECISION_MIN, LFW_TEXT_PRECISION_MAX, &v);
-            o->precision = (int)v;
-        } else if (!strcmp(name, "--seed")) {
-            bad = parse_int64(value, 1, INT32_MAX, &v);
-            o->seed = (int)v;
-        } else if (!strcmp(name, "--writers")) {
-            bad = parse_int64(value, 1, INT32_MAX, &v);
-            o->writers = (int)v;
-        } else if (!strcmp(name, "--dump"))
-            o->dump = value;
-        else if (!strcmp(name, "--binary"))
-            o->binary = value;
-        else if (!strcmp(name, "--native"))
-            o->native = value;
-        else if (!strcmp(name, "--mpiio"))
-            o->mpiio = value;
-        else if (!strcmp(name, "--idle"))
-            o->idle = value;
-        else if (!strcmp(name, "--lammps-log"))
-            o->lammps_log = value;
-        else if (!strcmp(name, "--format")) {
-            bad = strcmp(value, "fixed") != 0 && strcmp(value, "lammps") != 0;
-            o->lammps_format = !strcmp(value, "lammps");
-        } else if (!strcmp(name, "--delete-at"))
-            bad = parse_int64(value, 1, INT32_MAX, &o->delete_at);
-        else {
-            if (verbose)
-                fprintf(stderr, "lammps-fwdio: unknown option %s (see --help)\n", name);
-            return -1;
-        }
-        if (bad) {
-            if (verbose)
-                fprintf(stderr, "lammps-fwdio: bad value \"%s\" for %s (see --help)\n", value,
-                        name);
-            return -1;
-        }
-    }
+    cli_t c;
+    cli_begin(&c, "lammps-fwdio", argc, argv, options, !verbose);
+    int parsed = cli_parse(&c, parse_option, o, usage, 0);
+    if (parsed != 0)
+        return parsed == 1 ? 1 : -1;
     /* A fixed layout needs a constant atom count and a file of its own. */
     const char *needs = !o->lammps_format && o->delete_at ? "--delete-at"
                         : !o->lammps_format && o->append   ? "--append"

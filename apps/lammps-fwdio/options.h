@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Command line of lammps-fwdio. */
 #ifndef LFW_OPTIONS_H
 #define LFW_OPTIONS_H

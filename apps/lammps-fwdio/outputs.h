@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The fwdio files of a run: each is opened once, at its full size, before the
  * run, written by the callback during it, and closed and waited for after it.

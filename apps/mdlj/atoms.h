@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The atoms one rank holds: `n` owned atoms (ids ascending after
  * atoms_sort_by_id) followed by `nghost` ghost copies of neighbours' atoms

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 #define _POSIX_C_SOURCE 200809L
 #include "ckpt_files.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Checkpoint file names and their life cycle. Checkpoint k of base path P is
  * the file "P.<step>". A run keeps the two newest checkpoints that completed

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 #include "ckpt_format.h"
 #include "rng.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * mdlj's checkpoint file, in the host's byte order:
  *

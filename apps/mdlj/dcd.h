@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The DCD trajectory layout (CHARMM flavour, as NAMD writes it and VMD and
  * MDAnalysis read it), in the host's byte order, all records framed by 4-byte

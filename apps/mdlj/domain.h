@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Spatial decomposition of mdlj's periodic cubic box over a 3-D grid of ranks
  * (MPI_Dims_create). Rank (cx, cy, cz) owns the half-open box

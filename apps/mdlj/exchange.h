@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Communication of one MD step with the 6 face neighbours: atoms that left a
  * rank's region move to their new owner (migration), and every rank receives

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Lennard-Jones forces in reduced units (epsilon = sigma = mass = 1), cut at
  * `cutoff`, with cell lists over a rank's region plus one layer of ghost

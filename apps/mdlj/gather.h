@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Every rank's atoms in one place: the serial output path and --verify gather
  * a snapshot to rank 0 (MPI_Gatherv), in rank order.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * mdlj's initial state: an FCC lattice filling a cubic box at the requested
  * density, and Maxwell-Boltzmann velocities from a counter-based generator

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * mdlj: a Lennard-Jones molecular-dynamics code (velocity Verlet, cell lists,
  * spatial decomposition with atom migration, periodic cubic box) that writes

@@ -1,4 +1,7 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 #include "options.h"
+
+#include "cli.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -13,10 +16,10 @@ const char *md_output_mode_name(md_output_mode_t mode)
     return (unsigned)mode < sizeof mode_names / sizeof mode_names[0] ? mode_names[mode] : "?";
 }
 
-static void print_usage(FILE *out, const char *prog)
+static void print_usage(FILE *out)
 {
     fprintf(out,
-            "usage: %s [options]\n"
+            "usage: mdlj [options]\n"
             "  --atoms N              atoms in the periodic box (default 32000)\n"
             "  --steps S              run until step S; a restart continues up to S (default 100)\n"
             "  --every K              a DCD frame every K steps, 0 for none (default 10)\n"
@@ -38,52 +41,87 @@ static void print_usage(FILE *out, const char *prog)
             "                         STEP but before its commit record (for testing restart)\n"
             "  --dump-loaded FILE     with --restart: write the atoms the ranks loaded, gathered\n"
             "                         by id, as a checkpoint file FILE, which equals the one\n"
-            "                         read byte for byte (for testing restart)\n",
-            prog);
+            "                         read byte for byte (for testing restart)\n"
+            "  --help                 this text\n");
 }
 
-static int parse_i64(const char *text, int64_t min, int64_t *out)
+static int parse_mode(cli_t *c, md_output_mode_t *out)
 {
-    char *end;
-    errno = 0;
-    long long v = strtoll(text, &end, 10);
-    if (errno || end == text || *end != '\0' || v < min)
-        return -1;
-    *out = (int64_t)v;
+    int i;
+    if (cli_choice(c, mode_names, (int)(sizeof mode_names / sizeof mode_names[0]), &i))
+        return CLI_BAD;
+    *out = (md_output_mode_t)i;
     return 0;
 }
 
-static int parse_u64(const char *text, uint64_t *out)
+/* A positive number of reduced units. */
+static int parse_positive(cli_t *c, double *out)
 {
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(text, &end, 0);
-    if (errno || end == text || *end != '\0' || text[0] == '-')
-        return -1;
-    *out = (uint64_t)v;
-    return 0;
+    if (cli_double(c, 0, 1e300, out))
+        return CLI_BAD;
+    return *out > 0 ? 0 : cli_bad_value(c, "a number above 0");
 }
 
-static int parse_positive_double(const char *text, double *out)
-{
-    char *end;
-    errno = 0;
-    double v = strtod(text, &end);
-    if (errno || end == text || *end != '\0' || !(v > 0.0) || v > 1e300)
-        return -1;
-    *out = v;
-    return 0;
-}
+enum {
+    OPT_ATOMS = 256, OPT_STEPS, OPT_EVERY, OPT_CHECKPOINT_EVERY, OPT_OUTPUT, OPT_DCD,
+    OPT_CHECKPOINT, OPT_RESTART, OPT_SEED, OPT_TEMPERATURE, OPT_DENSITY, OPT_DT, OPT_THERMO,
+    OPT_VERIFY, OPT_WRITERS, OPT_CRASH_AT, OPT_DUMP_LOADED
+};
 
-static int parse_mode(const char *text, md_output_mode_t *out)
+static const struct option options[] = {
+    {"atoms", required_argument, NULL, OPT_ATOMS},
+    {"steps", required_argument, NULL, OPT_STEPS},
+    {"every", required_argument, NULL, OPT_EVERY},
+    {"checkpoint-every", required_argument, NULL, OPT_CHECKPOINT_EVERY},
+    {"output", required_argument, NULL, OPT_OUTPUT},
+    {"dcd", required_argument, NULL, OPT_DCD},
+    {"checkpoint", required_argument, NULL, OPT_CHECKPOINT},
+    {"restart", no_argument, NULL, OPT_RESTART},
+    {"seed", required_argument, NULL, OPT_SEED},
+    {"temperature", required_argument, NULL, OPT_TEMPERATURE},
+    {"density", required_argument, NULL, OPT_DENSITY},
+    {"dt", required_argument, NULL, OPT_DT},
+    {"thermo", required_argument, NULL, OPT_THERMO},
+    {"verify", no_argument, NULL, OPT_VERIFY},
+    {"writers", required_argument, NULL, OPT_WRITERS},
+    {"crash-at", required_argument, NULL, OPT_CRASH_AT},
+    {"dump-loaded", required_argument, NULL, OPT_DUMP_LOADED},
+    CLI_HELP_OPTION,
+    {0}};
+
+/* One option; 0, or CLI_BAD after the message. */
+static int parse_option(cli_t *c, int key, void *ctx)
 {
-    for (unsigned i = 0; i < sizeof mode_names / sizeof mode_names[0]; i++) {
-        if (strcmp(text, mode_names[i]) == 0) {
-            *out = (md_output_mode_t)i;
-            return 0;
-        }
+    md_options_t *opt = ctx;
+    int64_t i64;
+    switch (key) {
+    case OPT_ATOMS:
+        opt->atoms_given = 1;
+        return cli_i64(c, 1, INT64_MAX, &opt->atoms);
+    case OPT_STEPS: return cli_i64(c, 0, INT64_MAX, &opt->steps);
+    case OPT_EVERY: return cli_i64(c, 0, INT64_MAX, &opt->every);
+    case OPT_CHECKPOINT_EVERY: return cli_i64(c, 0, INT64_MAX, &opt->checkpoint_every);
+    case OPT_OUTPUT: return parse_mode(c, &opt->output);
+    case OPT_DCD: opt->dcd_path = c->arg; return 0;
+    case OPT_CHECKPOINT: opt->checkpoint_path = c->arg; return 0;
+    case OPT_RESTART: opt->restart = 1; return 0;
+    case OPT_DUMP_LOADED:
+        opt->dump_loaded = c->arg;
+        return c->arg[0] ? 0 : cli_bad_value(c, "a path");
+    case OPT_SEED: return cli_u64(c, 0, UINT64_MAX, &opt->seed);
+    case OPT_TEMPERATURE: return parse_positive(c, &opt->temperature);
+    case OPT_DENSITY: return parse_positive(c, &opt->density);
+    case OPT_DT: return parse_positive(c, &opt->dt);
+    case OPT_THERMO: return cli_i64(c, 0, INT64_MAX, &opt->thermo);
+    case OPT_VERIFY: opt->verify = 1; return 0;
+    case OPT_WRITERS:
+        if (cli_i64(c, 0, 1 << 20, &i64))
+            return CLI_BAD;
+        opt->writers = (int)i64;
+        return 0;
+    case OPT_CRASH_AT: return cli_i64(c, 1, INT64_MAX, &opt->crash_at);
+    default: return CLI_BAD; /* cli_next printed why */
     }
-    return -1;
 }
 
 int md_options_parse(int argc, char **argv, md_options_t *opt, int verbose)
@@ -104,82 +142,15 @@ int md_options_parse(int argc, char **argv, md_options_t *opt, int verbose)
         .thermo = 100,
         .crash_at = -1,
     };
-    const char *prog = argc > 0 ? argv[0] : "mdlj";
-    for (int i = 1; i < argc; i++) {
-        const char *name = argv[i];
-        if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0) {
-            if (verbose)
-                print_usage(stdout, prog);
-            return 1;
-        }
-        int bad = 0;
-        if (strcmp(name, "--restart") == 0) {
-            opt->restart = 1;
-            continue;
-        }
-        if (strcmp(name, "--verify") == 0) {
-            opt->verify = 1;
-            continue;
-        }
-        if (i + 1 >= argc) {
-            if (verbose) {
-                fprintf(stderr, "%s: %s needs a value (or is unknown)\n", prog, name);
-                print_usage(stderr, prog);
-            }
-            return -1;
-        }
-        const char *value = argv[++i];
-        int64_t i64 = 0;
-        if (strcmp(name, "--atoms") == 0) {
-            bad = parse_i64(value, 1, &opt->atoms);
-            opt->atoms_given = 1;
-        } else if (strcmp(name, "--steps") == 0)
-            bad = parse_i64(value, 0, &opt->steps);
-        else if (strcmp(name, "--every") == 0)
-            bad = parse_i64(value, 0, &opt->every);
-        else if (strcmp(name, "--checkpoint-every") == 0)
-            bad = parse_i64(value, 0, &opt->checkpoint_every);
-        else if (strcmp(name, "--output") == 0)
-            bad = parse_mode(value, &opt->output);
-        else if (strcmp(name, "--dcd") == 0)
-            opt->dcd_path = value;
-        else if (strcmp(name, "--checkpoint") == 0)
-            opt->checkpoint_path = value;
-        else if (strcmp(name, "--dump-loaded") == 0)
-            bad = (opt->dump_loaded = value)[0] == '\0';
-        else if (strcmp(name, "--seed") == 0)
-            bad = parse_u64(value, &opt->seed);
-        else if (strcmp(name, "--temperature") == 0)
-            bad = parse_positive_double(value, &opt->temperature);
-        else if (strcmp(name, "--density") == 0)
-            bad = parse_positive_double(value, &opt->density);
-        else if (strcmp(name, "--dt") == 0)
-            bad = parse_positive_double(value, &opt->dt);
-        else if (strcmp(name, "--thermo") == 0)
-            bad = parse_i64(value, 0, &opt->thermo);
-        else if (strcmp(name, "--writers") == 0) {
-            bad = parse_i64(value, 0, &i64) || i64 > 1 << 20;
-            opt->writers = (int)i64;
-        } else if (strcmp(name, "--crash-at") == 0)
-            bad = parse_i64(value, 1, &opt->crash_at);
-        else {
-            if (verbose) {
-                fprintf(stderr, "%s: unknown option %s\n", prog, name);
-                print_usage(stderr, prog);
-            }
-            return -1;
-        }
-        if (bad) {
-            if (verbose)
-                fprintf(stderr, "%s: bad value '%s' for %s\n", prog, value, name);
-            return -1;
-        }
-    }
+    cli_t c;
+    cli_begin(&c, "mdlj", argc, argv, options, !verbose);
+    int parsed = cli_parse(&c, parse_option, opt, print_usage, 0);
+    if (parsed != 0)
+        return parsed == 1 ? 1 : -1;
     if (opt->checkpoint_every < 0)
         opt->checkpoint_every = opt->every;
     if (opt->dcd_path[0] == '\0' || opt->checkpoint_path[0] == '\0') {
-        if (verbose)
-            fprintf(stderr, "%s: --dcd and --checkpoint need a non-empty path\n", prog);
+        cli_error(&c, "--dcd and --checkpoint need a non-empty path");
         return -1;
     }
     return 0;

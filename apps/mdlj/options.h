@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * mdlj's command line: what to simulate, how often to write, and where.
  */
@@ -40,9 +41,10 @@ typedef struct md_options {
 const char *md_output_mode_name(md_output_mode_t mode);
 
 /*
- * Parse argv into `opt` (defaults for what is not given). On a bad or missing
- * value prints the reason and the usage to stderr when `verbose` and returns
- * -1; returns 1 for --help (usage printed to stdout when `verbose`), else 0.
+ * Parse argv into `opt` (defaults for what is not given). On an unknown
+ * option or a bad or missing value prints the reason in one line on stderr
+ * when `verbose` and returns -1; returns 1 for --help (usage printed to
+ * stdout when `verbose`), else 0.
  */
 int md_options_parse(int argc, char **argv, md_options_t *opt, int verbose);
 

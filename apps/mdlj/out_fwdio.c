@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Output through fwdio: the trajectory is one fwdio stream open for the
  * whole run (FWDIO_SIZE_GROWS): each frame is a step of it, and the DCD

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Output through MPI-IO collectives, the baseline fwdio is measured against:
  * every rank describes its extents (the same runs fwdio writes) with an

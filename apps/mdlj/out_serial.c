@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Serial output, the way many MD codes start: every output gathers all atoms
  * to rank 0 (MPI_Gatherv), which formats the whole frame or checkpoint and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * mdlj's output: a DCD trajectory frame every K steps and a checkpoint every
  * C steps, through one of the paths of md_output_mode_t, all producing the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Inside mdlj's output: what the output paths (out_fwdio.c, out_mpiio.c,
  * out_serial.c) share with output.c.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * One rank's part of an output file: the bytes it writes, packed in file
  * order into one buffer, and the extents (file offset, length) they go to.

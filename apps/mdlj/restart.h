@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * --restart: find the newest valid checkpoint "<base>.<step>" and load it.
  * Candidates are tried newest first; one is valid when its header is whole,

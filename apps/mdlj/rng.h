@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Counter-based random numbers for mdlj: every value is a pure function of
  * (seed, atom id, stream), so the initial state does not depend on how atoms

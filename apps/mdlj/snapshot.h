@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The state one rank hands to the output at a step: its owned atoms. */
 #ifndef MDLJ_SNAPSHOT_H
 #define MDLJ_SNAPSHOT_H

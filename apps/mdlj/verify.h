@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * --verify: at every output, gather the same snapshot to rank 0, format the
  * bytes the file must hold there atom by atom (dcd_frame_image, ckpt_image:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fwdio-plan: print the plan fwdio would use, before a run: which ranks write,
  * the stripes and storage targets each writer owns, bytes per writer, and the
@@ -8,7 +9,7 @@
  *              --topology "package:2 core:64 pu:1" --layout targets --targets 256
  */
 #define _GNU_SOURCE
-#include "app_util.h"
+#include "cli.h"
 
 #include <fwdio.h>
 
@@ -16,26 +17,35 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void usage(const char *prog)
+#define PROG "fwdio-plan"
+
+static void usage(FILE *out)
 {
-    fprintf(stderr,
-            "usage: %s --size BYTES --ranks P --ranks-per-node N [--topology DESC]\n"
+    fprintf(out,
+            "usage: " PROG " --size BYTES --ranks P --ranks-per-node N [--topology DESC]\n"
             "          [--writers W] [--writers-per-node N] [--policy spread|stride|list]\n"
             "          [--first R --stride S] [--list R,R,...] [--layout block|cyclic|targets]\n"
             "          [--targets T] [--stripe-size BYTES] [--write-size BYTES] [--json]\n"
-            "sizes take K/M/G/T suffixes; DESC is one node's hwloc synthetic shape,\n"
-            "e.g. \"package:2 numa:2 core:8 pu:1\" (default: binding unknown)\n",
-            prog);
-}
-
-static int parse_int(const char *text, int *out)
-{
-    char *end;
-    long v = strtol(text, &end, 10);
-    if (*text == '\0' || *end != '\0' || v < 0 || v > 1 << 30)
-        return -1;
-    *out = (int)v;
-    return 0;
+            "Prints the plan fwdio would use for a file of --size bytes written by P ranks,\n"
+            "N to a node, without an MPI launch.\n"
+            "  --size BYTES          the file's size (required)\n"
+            "  --ranks P             ranks of the job (required)\n"
+            "  --ranks-per-node N    ranks on one node\n"
+            "  --topology DESC       one node's hwloc synthetic shape, e.g.\n"
+            "                        \"package:2 numa:2 core:8 pu:1\" (default: binding unknown)\n"
+            "  --writers W           writer ranks (default: fwdio's)\n"
+            "  --writers-per-node N  writers per node (default: fwdio's)\n"
+            "  --policy NAME         writer placement: spread, stride or list\n"
+            "  --first R             stride: the first writer rank\n"
+            "  --stride S            stride: ranks between writers\n"
+            "  --list R,R,...        list: the writer ranks (implies --policy list)\n"
+            "  --layout NAME         stripe layout: block, cyclic or targets\n"
+            "  --targets T           storage targets of the targets layout\n"
+            "  --stripe-size BYTES   stripe size (default: fwdio's)\n"
+            "  --write-size BYTES    write unit (default: fwdio's)\n"
+            "  --json                the plan as JSON\n"
+            "  --help                this text\n"
+            CLI_SIZE_GRAMMAR);
 }
 
 /* "3,17,42" into a freshly allocated array. */
@@ -50,101 +60,126 @@ static int parse_list(const char *text, int **out, int *n)
     char *copy = strdup(text), *save = NULL;
     int i = 0;
     for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        if (i == count || parse_int(tok, &v[i]) != 0) {
+        char *end;
+        long r = strtol(tok, &end, 10);
+        if (i == count || *end != '\0' || end == tok || r < 0 || r > 1 << 30) {
             free(copy);
             free(v);
             return -1;
         }
-        i++;
+        v[i++] = (int)r;
     }
     free(copy);
+    if (i == 0) {
+        free(v);
+        return -1;
+    }
     *out = v;
     *n = i;
-    return i > 0 ? 0 : -1;
+    return 0;
 }
 
-static int parse_choice(const char *text, const char *const *names, int n, int *out)
+enum {
+    OPT_SIZE = 256, OPT_RANKS, OPT_PER_NODE, OPT_TOPOLOGY, OPT_WRITERS, OPT_WRITERS_PER_NODE,
+    OPT_POLICY, OPT_FIRST, OPT_STRIDE, OPT_LIST, OPT_LAYOUT, OPT_TARGETS, OPT_STRIPE_SIZE,
+    OPT_WRITE_SIZE, OPT_JSON
+};
+
+static const struct option options[] = {
+    {"size", required_argument, NULL, OPT_SIZE},
+    {"ranks", required_argument, NULL, OPT_RANKS},
+    {"ranks-per-node", required_argument, NULL, OPT_PER_NODE},
+    {"topology", required_argument, NULL, OPT_TOPOLOGY},
+    {"writers", required_argument, NULL, OPT_WRITERS},
+    {"writers-per-node", required_argument, NULL, OPT_WRITERS_PER_NODE},
+    {"policy", required_argument, NULL, OPT_POLICY},
+    {"first", required_argument, NULL, OPT_FIRST},
+    {"stride", required_argument, NULL, OPT_STRIDE},
+    {"list", required_argument, NULL, OPT_LIST},
+    {"layout", required_argument, NULL, OPT_LAYOUT},
+    {"targets", required_argument, NULL, OPT_TARGETS},
+    {"stripe-size", required_argument, NULL, OPT_STRIPE_SIZE},
+    {"write-size", required_argument, NULL, OPT_WRITE_SIZE},
+    {"json", no_argument, NULL, OPT_JSON},
+    CLI_HELP_OPTION,
+    {0}};
+
+/* What the command line says. */
+struct plan_args {
+    fwdio_options_t o; /* zeros: the library's defaults */
+    uint64_t size;
+    int nranks, per_node, json, policy; /* policy -1: not given */
+    int *list;
+    const char *topology;
+};
+
+static int parse_option(cli_t *c, int key, void *ctx)
 {
-    for (int i = 0; i < n; i++)
-        if (!strcmp(text, names[i])) {
-            *out = i;
-            return 0;
-        }
-    return -1;
+    static const char *const policies[] = {"spread", "stride", "list"};
+    static const char *const layouts[] = {"block", "cyclic", "targets"};
+    const int most = 1 << 30;
+    struct plan_args *a = ctx;
+    uint64_t bytes = 0;
+    int layout = 0, bad = 0;
+    switch (key) {
+    case OPT_SIZE: return cli_size(c, 1, UINT64_MAX, &a->size);
+    case OPT_RANKS: return cli_int(c, 1, most, &a->nranks);
+    case OPT_PER_NODE: return cli_int(c, 0, most, &a->per_node);
+    case OPT_TOPOLOGY: a->topology = c->arg; return 0;
+    case OPT_WRITERS: return cli_int(c, 0, most, &a->o.writers);
+    case OPT_WRITERS_PER_NODE: return cli_int(c, 0, most, &a->o.writers_per_node);
+    case OPT_POLICY: return cli_choice(c, policies, 3, &a->policy);
+    case OPT_FIRST: return cli_int(c, 0, most, &a->o.first_writer);
+    case OPT_STRIDE: return cli_int(c, 0, most, &a->o.writer_stride);
+    case OPT_LIST:
+        free(a->list);
+        a->list = NULL;
+        if (parse_list(c->arg, &a->list, &a->o.writer_list_len) != 0)
+            bad = cli_bad_value(c, "ranks separated by commas");
+        a->o.writer_list = a->list;
+        return bad;
+    case OPT_LAYOUT:
+        bad = cli_choice(c, layouts, 3, &layout);
+        a->o.layout = (fwdio_layout_t)layout;
+        return bad;
+    case OPT_TARGETS: return cli_int(c, 0, most, &a->o.targets);
+    case OPT_STRIPE_SIZE:
+        bad = cli_size(c, 0, UINT64_MAX, &bytes);
+        a->o.stripe_size = bytes;
+        return bad;
+    case OPT_WRITE_SIZE:
+        bad = cli_size(c, 0, UINT64_MAX, &bytes);
+        a->o.write_size = bytes;
+        return bad;
+    case OPT_JSON: a->json = 1; return 0;
+    default: return CLI_BAD;
+    }
 }
 
 int main(int argc, char **argv)
 {
-    static const char *const policies[] = {"spread", "stride", "list"};
-    static const char *const layouts[] = {"block", "cyclic", "targets"};
-    fwdio_options_t o;
-    memset(&o, 0, sizeof o); /* zeros: the library's defaults */
-    uint64_t size = 0;
-    int nranks = 0, per_node = 0, json = 0, policy = -1, *list = NULL;
-    const char *topology = NULL;
-    int bad = 0;
-    for (int i = 1; i < argc && !bad; i++) {
-        const char *opt = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
-        int layout = 0, takes_value = 1;
-        uint64_t bytes;
-        if (!strcmp(opt, "--json")) {
-            json = 1;
-            takes_value = 0;
-        } else if (!val) {
-            bad = 1;
-        } else if (!strcmp(opt, "--size")) {
-            bad = app_parse_size(val, &size) != 0;
-        } else if (!strcmp(opt, "--ranks")) {
-            bad = parse_int(val, &nranks) != 0;
-        } else if (!strcmp(opt, "--ranks-per-node")) {
-            bad = parse_int(val, &per_node) != 0;
-        } else if (!strcmp(opt, "--topology")) {
-            topology = val;
-        } else if (!strcmp(opt, "--writers")) {
-            bad = parse_int(val, &o.writers) != 0;
-        } else if (!strcmp(opt, "--writers-per-node")) {
-            bad = parse_int(val, &o.writers_per_node) != 0;
-        } else if (!strcmp(opt, "--policy")) {
-            bad = parse_choice(val, policies, 3, &policy) != 0;
-        } else if (!strcmp(opt, "--first")) {
-            bad = parse_int(val, &o.first_writer) != 0;
-        } else if (!strcmp(opt, "--stride")) {
-            bad = parse_int(val, &o.writer_stride) != 0;
-        } else if (!strcmp(opt, "--list")) {
-            bad = parse_list(val, &list, &o.writer_list_len) != 0;
-            o.writer_list = list;
-        } else if (!strcmp(opt, "--layout")) {
-            bad = parse_choice(val, layouts, 3, &layout) != 0;
-            o.layout = (fwdio_layout_t)layout;
-        } else if (!strcmp(opt, "--targets")) {
-            bad = parse_int(val, &o.targets) != 0;
-        } else if (!strcmp(opt, "--stripe-size")) {
-            bad = app_parse_size(val, &bytes) != 0;
-            o.stripe_size = bytes;
-        } else if (!strcmp(opt, "--write-size")) {
-            bad = app_parse_size(val, &bytes) != 0;
-            o.write_size = bytes;
-        } else {
-            bad = 1;
-        }
-        if (bad)
-            fprintf(stderr, "fwdio-plan: bad or missing value for %s\n", opt);
-        i += takes_value;
+    struct plan_args a = {.policy = -1};
+    cli_t c;
+    cli_begin(&c, PROG, argc, argv, options, 0);
+    int parsed = cli_parse(&c, parse_option, &a, usage, 0);
+    if (parsed == 0 && (a.size == 0 || a.nranks <= 0))
+        parsed = cli_error(&c, "--size and --ranks are required");
+    if (parsed != 0) {
+        free(a.list);
+        return cli_status(parsed);
     }
-    if (bad || size == 0 || nranks <= 0) {
-        usage(argv[0]);
-        free(list);
-        return 2;
-    }
+    fwdio_options_t o = a.o;
+    int policy = a.policy, *list = a.list;
     if (policy >= 0)
         o.placement = (fwdio_placement_t)policy;
     if (policy == FWDIO_PLACEMENT_LIST && !list) {
-        fprintf(stderr, "fwdio-plan: --policy list needs --list\n");
+        cli_error(&c, "--policy list needs --list");
         return 2;
     }
     if (list && policy < 0)
         o.placement = FWDIO_PLACEMENT_LIST;
-    int rc = fwdio_plan_describe(NULL, size, &o, nranks, per_node, topology, json, stdout);
+    int rc = fwdio_plan_describe(NULL, a.size, &o, a.nranks, a.per_node, a.topology, a.json,
+                                 stdout);
     free(list);
     if (rc != FWDIO_OK) {
         fprintf(stderr, "fwdio-plan: %s\n", fwdio_strerror(rc));

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * libfwdio-iocount.so: counts read system calls on one file (see io_count.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * libfwdio-iocount.so: an LD_PRELOAD shim that counts the read system calls a
  * process makes on one file (docs/results/restart-reads.md), so a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Settings of the parallel file system emulator (bench/pfs, see
  * docs/benchmarks.md "Parallel file system emulator") and the parsers of its
@@ -44,21 +45,15 @@ typedef struct pfs_config {
     int foreground;
 } pfs_config_t;
 
-/**
- * Parse a size: digits, an optional K/M/G/T (powers of 1024), an optional i
- * and an optional B ("64K", "1MiB", "2GB", "4096"); the grammar of fwdio's
- * own sizes (runtime/config.c). Returns 0, or -1 if malformed or too large.
- */
-int pfs_parse_size(const char *text, uint64_t *out);
-
 /** Parse a non-negative number of milliseconds ("0.5", "20") into
  *  nanoseconds; at most one hour. Returns 0 or -1. */
 int pfs_parse_ms(const char *text, int64_t *out_ns);
 
 /**
- * Parse the options of `bench/pfs up DIR ...` (argv[0] is DIR). Prints what
- * is wrong on stderr and returns -1; 0 on success. The paths are taken as
- * given; `up` makes them absolute and checks them before mounting.
+ * Parse the options of `bench/pfs up DIR ...` (argv[0] is DIR; sizes in
+ * fwdio's size grammar, apps/common/cli.h). Prints what is wrong in one line
+ * on stderr and returns -1; 1 for --help; 0 on success. The paths are taken
+ * as given; `up` makes them absolute and checks them before mounting.
  */
 int pfs_config_parse(int argc, char **argv, pfs_config_t *cfg);
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The FUSE file system of the emulator (see fs.h): libfuse 3's low-level API
  * over a backing directory, in the manner of libfuse's passthrough_ll

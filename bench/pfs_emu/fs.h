@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The FUSE side of the emulator: a low-level libfuse 3 file system that
  * passes every operation through to a backing directory and sends reads,

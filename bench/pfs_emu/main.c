@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fwdio-pfs: the parallel file system emulator's command line (bench/pfs is
  * a wrapper that finds this program in a build tree).
@@ -26,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "config.h"
 #include "fs.h"
 
@@ -34,12 +36,55 @@ enum { EXIT_USAGE = 2, EXIT_UNAVAILABLE = 3 };
 /* How long `up` waits for the new mount to answer before giving up. */
 #define UP_ANSWER_TIMEOUT_S 60
 
+/* A bad command line: one line (unless the parser printed it), exit 2. */
+static void die_usage(const char *why) __attribute__((noreturn));
 static void die_usage(const char *why)
 {
-    if (why)
-        fprintf(stderr, "pfs: %s\n", why);
-    pfs_usage(stderr);
+    if (why) {
+        cli_t c = {.prog = "bench/pfs"};
+        cli_error(&c, "%s", why);
+    }
     exit(EXIT_USAGE);
+}
+
+/* The options of down and stats. */
+enum { OPT_JSON = 256, OPT_LAZY, OPT_TIMEOUT, OPT_RESET };
+
+/* Reads the options of down (with_reset 0) or stats (1) after DIR = argv[0];
+ * exits 0 after --help, 2 after a bad option. */
+static void parse_down_stats(int argc, char **argv, int with_reset, int *json, int *lazy,
+                             unsigned *timeout_s, int *reset)
+{
+    static const struct option down_options[] = {
+        {"json", no_argument, NULL, OPT_JSON},
+        {"lazy", no_argument, NULL, OPT_LAZY},
+        {"timeout", required_argument, NULL, OPT_TIMEOUT},
+        CLI_HELP_OPTION,
+        {0}};
+    static const struct option stats_options[] = {
+        {"json", no_argument, NULL, OPT_JSON},
+        {"reset", no_argument, NULL, OPT_RESET},
+        CLI_HELP_OPTION,
+        {0}};
+    cli_t c;
+    cli_begin(&c, "bench/pfs", argc, argv, with_reset ? stats_options : down_options, 0);
+    int seconds;
+    for (int key; (key = cli_next(&c)) != CLI_END;) {
+        switch (key) {
+        case OPT_JSON: *json = 1; break;
+        case OPT_LAZY: *lazy = 1; break;
+        case OPT_RESET: *reset = 1; break;
+        case OPT_TIMEOUT:
+            if (cli_int(&c, 1, 1 << 30, &seconds))
+                die_usage(NULL);
+            *timeout_s = (unsigned)seconds;
+            break;
+        case CLI_HELP: pfs_usage(stdout); exit(0);
+        default: die_usage(NULL);
+        }
+    }
+    if (cli_no_operands(&c))
+        die_usage(NULL);
 }
 
 /* ---- paths and mounts -------------------------------------------------------- */
@@ -259,7 +304,12 @@ static int wait_for_daemon(pid_t child, int ready_fd, const pfs_config_t *cfg)
 static int cmd_up(int argc, char **argv)
 {
     pfs_config_t cfg;
-    if (pfs_config_parse(argc, argv, &cfg) != 0)
+    int parsed = pfs_config_parse(argc, argv, &cfg);
+    if (parsed == 1) {
+        pfs_usage(stdout);
+        return 0;
+    }
+    if (parsed != 0)
         die_usage(NULL);
     int fuse_fd = open("/dev/fuse", O_RDWR | O_CLOEXEC);
     if (fuse_fd < 0) {
@@ -407,20 +457,15 @@ static long stats_pid(const char *text)
 
 static int cmd_down(int argc, char **argv)
 {
+    int json = 0, lazy = 0, reset = 0;
+    unsigned timeout_s = 60;
+    if (argc >= 1 && (!strcmp(argv[0], "--help") || !strcmp(argv[0], "-h"))) {
+        pfs_usage(stdout);
+        return 0;
+    }
     if (argc < 1 || argv[0][0] == '-')
         die_usage("down needs the mounted directory");
-    int json = 0, lazy = 0;
-    unsigned timeout_s = 60;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--json"))
-            json = 1;
-        else if (!strcmp(argv[i], "--lazy"))
-            lazy = 1;
-        else if (!strcmp(argv[i], "--timeout") && i + 1 < argc && atoi(argv[i + 1]) > 0)
-            timeout_s = (unsigned)atoi(argv[++i]);
-        else
-            die_usage("down takes --json, --lazy and --timeout SEC");
-    }
+    parse_down_stats(argc, argv, 0, &json, &lazy, &timeout_s, &reset);
     char dir[PATH_MAX];
     if (resolve_path(argv[0], dir) != 0) {
         fprintf(stderr, "pfs: %s: no such directory\n", argv[0]);
@@ -458,17 +503,15 @@ static int cmd_down(int argc, char **argv)
 
 static int cmd_stats(int argc, char **argv)
 {
+    int json = 0, lazy = 0, reset = 0;
+    unsigned timeout_s = 0;
+    if (argc >= 1 && (!strcmp(argv[0], "--help") || !strcmp(argv[0], "-h"))) {
+        pfs_usage(stdout);
+        return 0;
+    }
     if (argc < 1 || argv[0][0] == '-')
         die_usage("stats needs the mounted directory");
-    int json = 0, reset = 0;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--json"))
-            json = 1;
-        else if (!strcmp(argv[i], "--reset"))
-            reset = 1;
-        else
-            die_usage("stats takes --json and --reset");
-    }
+    parse_down_stats(argc, argv, 1, &json, &lazy, &timeout_s, &reset);
     char dir[PATH_MAX];
     if (resolve_path(argv[0], dir) != 0 || check_ours(dir) != 0)
         return 1;
@@ -497,7 +540,7 @@ static int cmd_stats(int argc, char **argv)
 int main(int argc, char **argv)
 {
     if (argc < 2)
-        die_usage(NULL);
+        die_usage("missing the command: up, down or stats");
     const char *cmd = argv[1];
     if (!strcmp(cmd, "up"))
         return cmd_up(argc - 2, argv + 2);
@@ -508,6 +551,11 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {
         pfs_usage(stdout);
         return 0;
+    }
+    if (cmd[0] == '-') {
+        cli_t c = {.prog = "bench/pfs"};
+        cli_error(&c, "unknown option '%s': the first argument is up, down or stats", cmd);
+        die_usage(NULL);
     }
     die_usage("the first argument is up, down or stats");
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The storage model (see model.h). Time is CLOCK_MONOTONIC in nanoseconds.
  *

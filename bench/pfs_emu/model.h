@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The storage model of the emulator: T targets, each a FIFO queue served by
  * one thread that sleeps for latency + bytes / bw per request; files striped

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Text and JSON renderings of a statistics snapshot (see report.h). */
 #define _GNU_SOURCE
 #include "report.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The statistics of the emulator as text: what DIR/.pfs-stats (key=value
  * lines) and DIR/.pfs-stats.json return, and what the daemon prints at

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Restart reads: a 256 MiB checkpoint read back by 8 and by 2 ranks through fwdio
 # (fwdio_open_read + fwdio_read), MPI_File_read_at_all (Open MPI's ompio and
 # ROMIO, one invocation each: the component is chosen at MPI_Init) and plain

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Issue 13 (fewest copies): the compute variant of fwdio-bench on the test bed,
 # this build beside the one before the issue (9324503, "before"), page cache
 # with 2 and 8 ranks, the emulator with 4 targets (2 and 8 ranks) and 4

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Issue 14 (streams): a stream's step latency and cost (fwdio-steps), the idle
 # cost of an open stream (fwdio-idle-cost), and mdlj's and LAMMPS's time to
 # solution with a frame every step and every 10 steps, fwdio streams beside

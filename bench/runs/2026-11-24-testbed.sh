@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The measurements of issue 12 ("A cluster on one machine"), in the order they
 # were run on 2026-11-24 on a quiet machine (nothing else running; the load
 # average is in every summary.md). From the repository root:

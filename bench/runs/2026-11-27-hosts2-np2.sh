@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # One rank per core over TCP: LAMMPS dumping every 10 steps and every step,
 # 2 ranks on 2 simulated hosts (1 slot each), files on the emulator; run from
 # the repository's top directory:

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The MPI-IO layer's measurements of 2026-11-27 (docs/results/mpiio-layer.md, "The MPI-IO
 # layer"): LAMMPS dump custom/mpiio every 10 steps and every step, and the
 # parallel HDF5 program (with HDF5's default fill values and without), each

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Open MPI's TCP progress thread (btl_tcp_progress_thread) beside the default,
 # LAMMPS dumping every 10 steps, 8 ranks over 4 simulated hosts with the
 # emulator; run from the repository's top directory:

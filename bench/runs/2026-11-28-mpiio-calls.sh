@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Issue 28 (drop-in MPI-IO): what an MPI-IO write call and a small file cost
 # with and without the layer (fwdio-mpiio-calls), and many small interleaved
 # pieces through the core API, plain MPI-IO and the layer (fwdio-interleaved),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Waiting for the kernel's dirty pages: before a measured repetition the bench
  * lets the page cache's writeback of earlier runs finish, so that it does not

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The ctest side of scripts/cluster.sh (tests/cluster/CMakeLists.txt).
 #
 #   fixture.sh up TAG HOSTS SLOTS          FIXTURES_SETUP: bring up a cluster tagged TAG

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_cluster: fwdio across the simulated hosts of scripts/cluster.sh.
  *

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Defines the ctests `install_consumer` and `subproject_consumer`.
 #
 # install_consumer: install this build into a scratch

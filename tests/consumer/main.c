@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Consumer of fwdio, built against an installed fwdio (find_package or
  * pkg-config) or with fwdio as a subproject (add_subdirectory): compiles

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Script run by the ctest `install_consumer` (cmake -P); the variables come
 # from consumer_test.cmake. Fails (FATAL_ERROR) at the first step that fails.
 
@@ -32,7 +33,8 @@ step("install into ${prefix}"
   "${CMAKE_COMMAND}" --install "${FWDIO_BUILD_DIR}" --prefix "${prefix}" ${config_args})
 foreach(f "include/fwdio.h" "include/fwdio_version.h" "${FWDIO_LIBDIR}/cmake/fwdio/fwdioConfig.cmake"
           "${FWDIO_LIBDIR}/cmake/fwdio/fwdioConfigVersion.cmake"
-          "${FWDIO_LIBDIR}/cmake/fwdio/fwdioTargets.cmake" "${FWDIO_LIBDIR}/pkgconfig/fwdio.pc")
+          "${FWDIO_LIBDIR}/cmake/fwdio/fwdioTargets.cmake" "${FWDIO_LIBDIR}/pkgconfig/fwdio.pc"
+          "share/doc/fwdio/LICENSE")
   if(NOT EXISTS "${prefix}/${f}")
     message(FATAL_ERROR "installed tree lacks ${f}")
   endif()

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Script run by the ctest `subproject_consumer` (cmake -P; the variables come
 # from consumer_test.cmake): configure tests/consumer/subproject, which pulls
 # in this fwdio tree with add_subdirectory, build it and run its consumer.

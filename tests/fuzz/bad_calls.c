@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The calls that must be refused, and how a refusal is checked. */
 #define _GNU_SOURCE
 #include <inttypes.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Collective checks at the end of a round: statuses, callbacks, byte counts,
  * file contents and what atomic replace leaves behind. */
 #define _GNU_SOURCE

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The fuzz test of tests/test_fuzz.c (which describes what it checks): its
  * state, and the parts in tests/fuzz/: shared plans (plans.c), bad calls and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* What every rank does alike: configurations, file options, write plans
  * and commit blocks, drawn from the generator seeded the same everywhere. */
 #define _GNU_SOURCE

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # lammps-fwdio-bin2txt-mpi, run by ctest as `cmake -P` (see CMakeLists.txt
 # here): the binary dump read back through fwdio's reads on several ranks.
 #

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # One lammps-fwdio test, run by ctest as `cmake -P` (see CMakeLists.txt here).
 #
 # Runs the driver on NP ranks with the fwdio text dump, the fwdio binary dump

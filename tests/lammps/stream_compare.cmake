@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # lammps-fwdio with --format lammps, run by ctest as `cmake -P`: the text dump
 # in LAMMPS's default `dump custom` format (variable-width numbers, each
 # rank's atoms after the lower ranks') goes through a fwdio stream with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The text dump's atom lines are the bytes snprintf gives for the format line
  * handed to LAMMPS, whichever way lammps-fwdio builds them (fixed_format.c's

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """End-to-end checks of apps/mdlj (ctest mdlj_*).
 
     mdlj_check.py SCENARIO --mdlj EXE --mpiexec MPIEXEC [--np N] [--atoms N]

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # One LAMMPS test of the MPI-IO layer, run by ctest as `cmake -P`
 # (tests/mpiio/CMakeLists.txt).
 #

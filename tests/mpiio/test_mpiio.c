@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_mpiio: the MPI-IO layer (libfwdio-mpiio, mpiio/) seen from an
  * ordinary MPI-IO program.

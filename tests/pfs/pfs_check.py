@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Tests of the parallel file system emulator (bench/pfs), ctest label pfs.
 
     pfs_check.py cli                          bad command lines are refused

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # bench/testbed end to end (ctest pfs_testbed): up with the emulator, fwdio-bench
 # through it with --settle and --presize (it verifies every byte it wrote, in
 # every mode), the emulator's accounting of those bytes, then down, which must

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Stress cases (ctest label `stress`), each verified byte for byte:
  *

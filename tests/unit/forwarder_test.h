@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Helpers of the unit tests that call the forwarder's internal functions
  * directly (test_route, test_combine, test_staging). They include the

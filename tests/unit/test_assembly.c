@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Writer-side assembly against an in-memory file: every writer of a plan gets
  * its bytes in random pieces and random order, with holes; what the flushes

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Write combining on its own (forwarder/combine.h), on two ranks so that a
  * file has two writers (cyclic layout, 4 KiB stripes: writer s mod 2) and

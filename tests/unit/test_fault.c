@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * FWDIO_FAULT: the rule grammar (accepted and refused specs), which calls a
  * rule fires on (nth, from, rank, path), and the injected calls of sysio.c on

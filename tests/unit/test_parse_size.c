@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The one size grammar (runtime/parse_size.h) that the library, the apps, the
  * benchmarks and the tests share: every spelling the three former parsers

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Writer placement over many synthetic topologies and rank layouts (no MPI
  * launch needed): spread, stride and list placements, and the synthetic

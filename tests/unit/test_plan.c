@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Properties of the file plan over many shapes (no MPI needed). */
 #include "plan.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The byte-range set against a bitmap oracle: random strict adds and unions,
  * touches, the listing and the byte count after every change; then many

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Routing on its own (forwarder/route.h). fwdioi_route_write cuts a write at
  * stripe boundaries into messages for the writers that own the stripes. Plans

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The staging budget on its own (forwarder/staging.h): the bytes of copied
  * writes a rank holds until they are sent. A one-rank runtime with a 64 KiB

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * MPI failure injection for tests, through MPI's profiling interface: a
  * program linked with mpi_faults.c (before libmpi; fwdio itself is linked

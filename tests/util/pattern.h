@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Test and benchmark helper: a reproducible byte pattern that is a function of
  * (seed, file offset), so any rank can produce or check any byte of a file

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Small file systems for storage-fault tests and the fault benchmark: real
  * ENOSPC from a tiny tmpfs, real EROFS from a read-only bind mount (root

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # One client of the MPI-IO layer, run twice on the same rank count: without
 # the layer taking anything (FWDIO_MPIIO unset: every call reaches Open MPI's
 # MPI-IO), then with FWDIO_MPIIO naming its file. Both runs must succeed

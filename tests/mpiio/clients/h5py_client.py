@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 import sys
 import numpy as np
 from mpi4py import MPI

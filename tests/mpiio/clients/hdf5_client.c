@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * An ordinary parallel HDF5 program, for the MPI-IO layer's tests: it knows
  * nothing of fwdio. It writes, on every rank of MPI_COMM_WORLD:

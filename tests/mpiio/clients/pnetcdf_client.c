@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * An ordinary PnetCDF program, for the MPI-IO layer's tests: it knows
  * nothing of fwdio. On every rank of MPI_COMM_WORLD it defines a fixed
