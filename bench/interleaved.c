@@ -17,6 +17,7 @@
  * Prints the seconds from the open to the close's return (max over ranks);
  * rank 0 checks every byte of the file.
  */
+#include "cli.h"
 #include "fwdio.h"
 
 #include <mpi.h>
@@ -32,24 +33,66 @@ static uint8_t byte_of(uint64_t off)
     return (uint8_t)(off * 2654435761u >> 13);
 }
 
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: mpiexec -n N fwdio-interleaved [--mode core|mpiio] [--pieces N]\n"
+            "                                    [--piece BYTES] [--file PATH]\n"
+            "  --mode core|mpiio  through fwdio_write, or one MPI_File_write_at_all of a\n"
+            "                     vector view (run it plain and with the layer) (core)\n"
+            "  --pieces N         pieces per rank (100000)\n"
+            "  --piece BYTES      bytes of each piece (16)\n"
+            "  --file PATH        the file written, then checked by rank 0 (interleaved.out)\n"
+            "  --help             this text\n" CLI_SIZE_GRAMMAR);
+}
+
+enum { OPT_FILE = 256, OPT_MODE, OPT_PIECES, OPT_PIECE };
+
+static const struct option options[] = {
+    {"file", required_argument, NULL, OPT_FILE},
+    {"mode", required_argument, NULL, OPT_MODE},
+    {"pieces", required_argument, NULL, OPT_PIECES},
+    {"piece", required_argument, NULL, OPT_PIECE},
+    CLI_HELP_OPTION,
+    {0}};
+
+static const char *const modes[] = {"core", "mpiio"};
+
+struct opts {
+    const char *path;
+    int mode;
+    int64_t pieces;
+    uint64_t piece;
+};
+
+static int parse_option(cli_t *c, int key, void *ctx)
+{
+    struct opts *o = ctx;
+    switch (key) {
+    case OPT_FILE: o->path = c->arg; return 0;
+    case OPT_MODE: return cli_choice(c, modes, 2, &o->mode);
+    case OPT_PIECES: return cli_i64(c, 1, INT32_MAX, &o->pieces);
+    case OPT_PIECE: return cli_size(c, 1, 1 << 20, &o->piece);
+    default: return CLI_BAD;
+    }
+}
+
 int main(int argc, char **argv)
 {
     int provided;
     MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nranks);
-    const char *path = "interleaved.out", *mode = "core";
-    long pieces = 100000, piece = 16;
-    for (int i = 1; i + 1 < argc; i += 2) {
-        if (!strcmp(argv[i], "--file"))
-            path = argv[i + 1];
-        else if (!strcmp(argv[i], "--mode"))
-            mode = argv[i + 1];
-        else if (!strcmp(argv[i], "--pieces"))
-            pieces = atol(argv[i + 1]);
-        else if (!strcmp(argv[i], "--piece"))
-            piece = atol(argv[i + 1]);
+    struct opts o = {"interleaved.out", 0, 100000, 16};
+    cli_t cli;
+    cli_begin(&cli, "fwdio-interleaved", argc, argv, options, rank != 0);
+    int parsed = cli_parse(&cli, parse_option, &o, usage, 0);
+    if (parsed != 0) {
+        MPI_Finalize();
+        return cli_status(parsed);
     }
+    const char *path = o.path, *mode = modes[o.mode];
+    const long pieces = (long)o.pieces, piece = (long)o.piece;
     const uint64_t stride = (uint64_t)piece * (uint64_t)nranks;
     const uint64_t size = stride * (uint64_t)pieces;
     uint8_t *mine = malloc((size_t)(piece * pieces));

@@ -15,7 +15,10 @@
  * calls: the max over ranks of each call), in seconds and GB/s per rank.
  */
 #define _GNU_SOURCE
+#include "cli.h"
+
 #include <mpi.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,19 +45,6 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-static long parse_size(const char *s)
-{
-    char *end;
-    double v = strtod(s, &end);
-    switch (*end) {
-    case 'k': case 'K': v *= 1024; break;
-    case 'm': case 'M': v *= 1024 * 1024; break;
-    case 'g': case 'G': v *= 1024.0 * 1024 * 1024; break;
-    default: break;
-    }
-    return (long)v;
-}
-
 /* The max over ranks of each rank's time of call i, sorted. */
 static void over_ranks(double *t, int n)
 {
@@ -70,27 +60,68 @@ static void report(const char *what, double *t, int n, long bytes)
                t[n / 2], bytes / t[n / 2] / 1e9, t[0], t[n - 1]);
 }
 
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: mpiexec -n N fwdio-mpiio-calls [--dir DIR] [--size BYTES] [--calls N]\n"
+            "                                    [--small BYTES] [--files N]\n"
+            "  --dir DIR      where the files go; it must exist (.)\n"
+            "  --size BYTES   bytes of each timed MPI_File_write_at per rank (4M)\n"
+            "  --calls N      timed write calls per rank into calls.out (20)\n"
+            "  --small BYTES  bytes per rank of each small file (64K)\n"
+            "  --files N      small files opened, written and closed (20)\n"
+            "  --help         this text\n"
+            "Run it plain, then with LD_PRELOAD of libfwdio-mpiio.so and FWDIO_MPIIO naming\n"
+            "*.out (bench/runs has the recipe).\n" CLI_SIZE_GRAMMAR);
+}
+
+enum { OPT_DIR = 256, OPT_SIZE, OPT_CALLS, OPT_SMALL, OPT_FILES };
+
+static const struct option options[] = {
+    {"dir", required_argument, NULL, OPT_DIR},
+    {"size", required_argument, NULL, OPT_SIZE},
+    {"calls", required_argument, NULL, OPT_CALLS},
+    {"small", required_argument, NULL, OPT_SMALL},
+    {"files", required_argument, NULL, OPT_FILES},
+    CLI_HELP_OPTION,
+    {0}};
+
+struct opts {
+    const char *dir;
+    uint64_t size, small;
+    int calls, files;
+};
+
+static int parse_option(cli_t *c, int key, void *ctx)
+{
+    struct opts *o = ctx;
+    switch (key) {
+    case OPT_DIR: o->dir = c->arg; return 0;
+    case OPT_SIZE: return cli_size(c, 1, INT32_MAX, &o->size);
+    case OPT_SMALL: return cli_size(c, 1, INT32_MAX, &o->small);
+    case OPT_CALLS: return cli_int(c, 1, 1000000, &o->calls);
+    case OPT_FILES: return cli_int(c, 1, 1000000, &o->files);
+    default: return CLI_BAD;
+    }
+}
+
 int main(int argc, char **argv)
 {
     int provided;
     MPI_Init_thread(&argc, &argv, MPI_THREAD_SINGLE, &provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nranks);
-    const char *dir = ".";
-    long size = 4 << 20, small = 64 << 10;
-    int calls = 20, files = 20;
-    for (int i = 1; i + 1 < argc; i += 2) {
-        if (!strcmp(argv[i], "--dir"))
-            dir = argv[i + 1];
-        else if (!strcmp(argv[i], "--size"))
-            size = parse_size(argv[i + 1]);
-        else if (!strcmp(argv[i], "--small"))
-            small = parse_size(argv[i + 1]);
-        else if (!strcmp(argv[i], "--calls"))
-            calls = atoi(argv[i + 1]);
-        else if (!strcmp(argv[i], "--files"))
-            files = atoi(argv[i + 1]);
+    struct opts o = {".", 4 << 20, 64 << 10, 20, 20};
+    cli_t cli;
+    cli_begin(&cli, "fwdio-mpiio-calls", argc, argv, options, rank != 0);
+    int parsed = cli_parse(&cli, parse_option, &o, usage, 0);
+    if (parsed != 0) {
+        MPI_Finalize();
+        return cli_status(parsed);
     }
+    const char *dir = o.dir;
+    const long size = (long)o.size, small = (long)o.small;
+    const int calls = o.calls, files = o.files;
     char *buf = malloc((size_t)(size > small ? size : small));
     memset(buf, rank + 1, (size_t)(size > small ? size : small));
     char path[4096];

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Issue 28 (drop-in MPI-IO), fourth session: what an MPI-IO write call and a
 # small file (open, 64 KiB per rank, close) cost with and without the layer,
 # after the communicator made one file ahead, the close without a last step
