@@ -27,7 +27,7 @@
 #include "fwdio.h"
 #include "pattern.h"
 #include "scratch_mounts.h"
-#include "sysio.h"
+#include "storage/sysio.h"
 
 #include <errno.h>
 #include <inttypes.h>

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # fwdio's one size grammar for the benchmark scripts (sourced by bench/sweep
 # and bench/seeds), the same as the library's and the tools'
-# (runtime/parse_size.h): decimal digits, then optionally K, M, G or T
+# (runtime/util/parse_size.h): decimal digits, then optionally K, M, G or T
 # (powers of 1024, either case) with an optional i after it, then an
 # optional B; blanks around are ignored. "4096", "64K", "8MiB", "2G", "1tb".
 

@@ -1,24 +1,24 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The public API: argument checks, the application side of each call, and the
  * hand-over to the progress thread. */
-#include "abort.h"
-#include "appends.h"
-#include "combine.h"
+#include "session/abort.h"
+#include "stream/appends.h"
+#include "write/combine.h"
 #include "config.h"
-#include "describe.h"
-#include "fault.h"
-#include "file.h"
-#include "file_life.h"
+#include "plan/describe.h"
+#include "storage/fault.h"
+#include "state.h"
+#include "session/file_life.h"
 #include "log.h"
-#include "placement.h"
-#include "reads.h"
-#include "route.h"
-#include "message.h"
-#include "session.h"
-#include "settings.h"
-#include "staging.h"
+#include "plan/placement.h"
+#include "read/requester.h"
+#include "write/route.h"
+#include "write/message.h"
+#include "session/session.h"
+#include "settings/settings.h"
+#include "write/staging.h"
 #include "trace.h"
-#include "user_buffers.h"
+#include "node/user_buffers.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -410,7 +410,7 @@ static int open_file(fwdio_runtime_t *rt, const char *path, uint64_t size,
     fwdioi_file_fill_check(f);
     fwdioi_session_init(f);
     if (reading) {
-        if (fwdioi_reads_create(f) != 0) {
+        if (fwdioi_requester_create(f) != 0) {
             fwdioi_file_release(f);
             return FWDIO_ENOMEM;
         }
@@ -467,7 +467,7 @@ int fwdio_read(fwdio_file_t *f, void *buf, size_t len, uint64_t offset, fwdio_re
     if (rc == FWDIO_OK && f->size_known && !in_file(f, len, offset))
         rc = FWDIO_ERANGE;
     if (rc == FWDIO_OK) /* under the lock: it reaches the progress thread before the close */
-        rc = fwdioi_reads_submit(f, buf, len, offset, done, arg);
+        rc = fwdioi_requester_submit(f, buf, len, offset, done, arg);
     if (rc == FWDIO_OK) {
         f->stats.bytes_read += len;
         f->stats.read_calls++;

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The public calls of streams (fwdio.h, "Streams"): ending a step, and
  * asking whether one is complete. The progress side is steps.c. */
-#include "appends.h"
-#include "combine.h"
-#include "file.h"
+#include "stream/appends.h"
+#include "write/combine.h"
+#include "state.h"
 #include "log.h"
-#include "steps.h"
+#include "stream/steps.h"
 #include "trace.h"
 
 #include <stdlib.h>

@@ -3,7 +3,7 @@
  * Shared helpers of the fwdio MPI integration tests: MPI start-up with a
  * watchdog, failure reporting, a per-test temporary directory, a seeded random
  * generator, callback bookkeeping and byte-for-byte verification of files
- * against the pattern of tests/util/pattern.h.
+ * against the pattern of apps/common/pattern.h.
  *
  * Every helper reports problems through tc_fail(), which prints the rank, the
  * current phase and the message; tc_finish() combines the failure counts of
@@ -107,7 +107,7 @@ const char *tc_tmpdir(void);
 void tc_path(char *out, size_t out_size, const char *name);
 
 /** Parse a size with the library's grammar ("123", "64K", "4M", "1GiB"; binary
- *  units, runtime/parse_size.h). Exits with a message on error. */
+ *  units, runtime/util/parse_size.h). Exits with a message on error. */
 uint64_t tc_parse_size(const char *s);
 
 /** Parse a decimal integer option value. Exits with a message on error. */

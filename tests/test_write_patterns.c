@@ -41,7 +41,7 @@
  * the same status everywhere, fwdio_file_error reports success, and
  * fwdio_file_writers gives the placement the header documents, and
  * fwdio_file_writer_bytes gives each writer exactly the bytes of the stripes
- * the documented layout (fwdio.h, forwarder/plan.h) assigns to it.
+ * the documented layout (fwdio.h, forwarder/plan/plan.h) assigns to it.
  */
 #define _GNU_SOURCE
 #include <inttypes.h>

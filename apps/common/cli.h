@@ -5,7 +5,7 @@
  * too), --help (-h) prints the program's usage on stdout and exits 0, and an
  * unknown option, a missing value or a bad value prints one line on stderr
  * that names it and points to --help, and exits 2. Sizes are read with the
- * library's one size grammar (runtime/parse_size.h), and every help text
+ * library's one size grammar (runtime/util/parse_size.h), and every help text
  * states it in the words of CLI_SIZE_GRAMMAR.
  *
  * No MPI here: the serial tools link it as well. An MPI program parses after

@@ -7,7 +7,7 @@
  * creates its own files under --dir, makes MPI-IO calls on them, closes them
  * and then checks every byte of the result with plain POSIX reads on rank 0
  * against a model that every rank builds of what every rank wrote (the bytes
- * are pattern_byte(seed, offset) of tests/util/pattern.h, a different seed
+ * are pattern_byte(seed, offset) of apps/common/pattern.h, a different seed
  * for each generation of writes; holes are zeros), and the file's size.
  *
  * The program is built twice (tests/mpiio/CMakeLists.txt): linked with the

@@ -12,8 +12,8 @@
 #ifndef FWDIO_FORWARDER_TEST_H
 #define FWDIO_FORWARDER_TEST_H
 
-#include "combine.h"
-#include "file.h"
+#include "write/combine.h"
+#include "state.h"
 #include "test_common.h"
 
 #include <string.h>
@@ -68,7 +68,7 @@ static inline fwdio_options_t ft_options(uint64_t stripe, uint64_t unit, int wri
     return o;
 }
 
-/** Piece `i` of a sealed message (the table ends the wire bytes, file.h). */
+/** Piece `i` of a sealed message (the table ends the wire bytes, state.h). */
 static inline fwdioi_piece_t ft_piece(const fwdioi_msg_t *m, uint32_t i)
 {
     fwdioi_wire_header_t h;

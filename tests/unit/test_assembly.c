@@ -12,7 +12,7 @@
  * bytes that are not the writer's, and one-byte units over a large file,
  * whose bookkeeping must stay a small fraction of a unit table.
  */
-#include "assembly.h"
+#include "write/assembly.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Write combining on its own (forwarder/combine.h), on two ranks so that a
+ * Write combining on its own (forwarder/write/combine.h), on two ranks so that a
  * file has two writers (cyclic layout, 4 KiB stripes: writer s mod 2) and
  * each rank's writes reach one writer on its own rank and one on the other.
  * combine_size is 1024 bytes, so a message of one piece holds 1000 data
@@ -37,9 +37,9 @@
  */
 #include "forwarder_test.h"
 
-#include "combine.h"
+#include "write/combine.h"
 #include "pattern.h"
-#include "staging.h"
+#include "write/staging.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -6,7 +6,7 @@
  * bytes, close releases the descriptor even when it fails, path rules follow
  * descriptors).
  */
-#include "fault.h"
+#include "storage/fault.h"
 #include "fwdio.h"
 
 #include <errno.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The one size grammar (runtime/parse_size.h) that the library, the apps, the
+ * The one size grammar (runtime/util/parse_size.h) that the library, the apps, the
  * benchmarks and the tests share: every spelling the three former parsers
  * took still gives the same bytes, and malformed or too large text is refused.
  */

@@ -4,8 +4,8 @@
  * launch needed): spread, stride and list placements, and the synthetic
  * topology builder they are tested on.
  */
-#include "placement.h"
-#include "topology.h"
+#include "plan/placement.h"
+#include "plan/topology.h"
 
 #include <stdio.h>
 #include <stdlib.h>

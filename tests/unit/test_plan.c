@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Properties of the file plan over many shapes (no MPI needed). */
-#include "plan.h"
+#include "plan/plan.h"
 
 #include <stdio.h>
 #include <stdlib.h>

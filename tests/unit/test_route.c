@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Routing on its own (forwarder/route.h). fwdioi_route_write cuts a write at
+ * Routing on its own (forwarder/write/route.h). fwdioi_route_write cuts a write at
  * stripe boundaries into messages for the writers that own the stripes. Plans
  * of every layout (block; cyclic; targets with fewer, as many and more
  * targets than writers), writer counts from 1 to 7, stripes of 512 to 4096
@@ -15,7 +15,7 @@
  *     max_message_size bytes, a writer's messages are consecutive in the
  *     chain, in file order, each full but the last, so a writer gets
  *     ceil(its bytes / cap) messages;
- *   - the wire format is what a writer parses (file.h): a header with the
+ *   - the wire format is what a writer parses (state.h): a header with the
  *     piece count, the data back to back (copied writes only), the table;
  *   - a copied message holds its own copy (the source is overwritten before
  *     the check) and counts against the staging budget, which freeing the
@@ -32,11 +32,11 @@
  */
 #include "forwarder_test.h"
 
-#include "message.h"
+#include "write/message.h"
 #include "pattern.h"
-#include "route.h"
-#include "sender.h"
-#include "staging.h"
+#include "write/route.h"
+#include "write/sender.h"
+#include "write/staging.h"
 
 #include <stdatomic.h>
 #include <stdio.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The staging budget on its own (forwarder/staging.h): the bytes of copied
+ * The staging budget on its own (forwarder/write/staging.h): the bytes of copied
  * writes a rank holds until they are sent. A one-rank runtime with a 64 KiB
  * budget; reservations are made with the runtime lock held, as fwdio_write
  * makes them, some of them plain numbers, some carried by real combined
@@ -30,9 +30,9 @@
  */
 #include "forwarder_test.h"
 
-#include "combine.h"
+#include "write/combine.h"
 #include "pattern.h"
-#include "staging.h"
+#include "write/staging.h"
 
 #include <pthread.h>
 #include <stdatomic.h>

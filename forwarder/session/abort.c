@@ -1,0 +1,255 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Aborts: when an MPI call of a file's session fails on one rank, the other
+ * ranks may be left waiting in a collective that rank will never join. The
+ * failing rank therefore tells every other rank, with a small message on the
+ * runtime's communicator, and each of them gives up that file's collectives
+ * and completes it with the same error (session.c, fwdioi_session_abort). An
+ * abort can arrive before the receiver has opened the file: it is kept until
+ * it does.
+ *
+ * A writer of an aborted file may still be sent data that other ranks posted
+ * before they heard of the abort; its communicator is kept as a "zombie" and
+ * such data is received and dropped, so no sender waits for ever.
+ *
+ * Everything here runs on the progress thread.
+ */
+#include "session/abort.h"
+
+#include "session/session.h"
+#include "log.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* seq, the errinfo, then how the announcer's steps ended (a stream's) */
+enum { ABORT_INTS = 1 + FWDIOI_ERRINFO_INTS + 2 + FWDIOI_ERRINFO_INTS };
+
+/* How long a zombie is drained after the last file completed, in seconds. */
+#define ZOMBIE_DRAIN_SECONDS 30.0
+
+typedef struct abort_send {
+    int refs;
+    int64_t msg[ABORT_INTS];
+} abort_send_t;
+
+static void on_abort_sent(void *arg, const MPI_Status *st)
+{
+    (void)st;
+    abort_send_t *a = arg;
+    if (--a->refs == 0)
+        free(a);
+}
+
+void fwdioi_abort_announce(struct fwdio_runtime *o, uint64_t seq, const fwdioi_errinfo_t *why,
+                           const fwdioi_step_outcome_t *steps)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    fwdioi_rt_t *rt = o->rt;
+    const int me = fwdioi_rt_rank(rt), n = fwdioi_rt_size(rt);
+    if (n < 2)
+        return;
+    abort_send_t *a = malloc(sizeof *a);
+    if (!a) {
+        fwdioi_log(FWDIOI_LOG_WARN, "rank %d: no memory to tell the other ranks of an MPI failure",
+                   me);
+        return;
+    }
+    a->refs = 1; /* ours, until every send is posted */
+    a->msg[0] = (int64_t)seq;
+    memcpy(&a->msg[1], why, sizeof *why);
+    a->msg[1 + FWDIOI_ERRINFO_INTS] = steps->complete;
+    a->msg[2 + FWDIOI_ERRINFO_INTS] = steps->ok;
+    memcpy(&a->msg[3 + FWDIOI_ERRINFO_INTS], &steps->failed, sizeof steps->failed);
+    for (int r = 0; r < n; r++) {
+        if (r == me)
+            continue;
+        MPI_Request req;
+        int rc = fwdioi_rt_track_reserve(rt) != 0
+                     ? MPI_ERR_NO_MEM
+                     : MPI_Isend(a->msg, ABORT_INTS, MPI_INT64_T, r, FWDIOI_TAG_ABORT,
+                                 fwdioi_rt_comm(rt), &req);
+        if (rc != MPI_SUCCESS) {
+            fwdioi_log(FWDIOI_LOG_WARN, "rank %d: could not tell rank %d of an MPI failure", me, r);
+            continue;
+        }
+        a->refs++;
+        fwdioi_rt_track(rt, req, on_abort_sent, a);
+    }
+    on_abort_sent(a, NULL);
+}
+
+static fwdio_file_t *active_file(struct fwdio_runtime *o, uint64_t seq)
+{
+    for (fwdio_file_t *f = LIST_FIRST(&o->active); f; f = LIST_NEXT(f, s.active_link))
+        if (f->seq == seq)
+            return f;
+    return NULL;
+}
+
+static void keep_pending(struct fwdio_runtime *o, uint64_t seq, const fwdioi_errinfo_t *why)
+{
+    for (int i = 0; i < o->npending_aborts; i++)
+        if (o->pending_aborts[i].seq == seq)
+            return; /* the first one told is enough */
+    if (o->npending_aborts == o->pending_aborts_cap) {
+        int cap = o->pending_aborts_cap ? 2 * o->pending_aborts_cap : 4;
+        fwdioi_pending_abort_t *p = realloc(o->pending_aborts, (size_t)cap * sizeof *p);
+        if (!p) {
+            fwdioi_log(FWDIOI_LOG_WARN, "rank %d: no memory to keep an abort of file %llu",
+                       fwdioi_rt_rank(o->rt), (unsigned long long)seq);
+            return;
+        }
+        o->pending_aborts = p;
+        o->pending_aborts_cap = cap;
+    }
+    o->pending_aborts[o->npending_aborts++] = (fwdioi_pending_abort_t){seq, *why};
+}
+
+typedef struct abort_recv {
+    struct fwdio_runtime *owner;
+    int64_t msg[ABORT_INTS];
+} abort_recv_t;
+
+static void on_abort_received(void *arg, const MPI_Status *st)
+{
+    abort_recv_t *a = arg;
+    struct fwdio_runtime *o = a->owner;
+    if (st->MPI_ERROR == MPI_SUCCESS) {
+        uint64_t seq = (uint64_t)a->msg[0];
+        fwdioi_errinfo_t why;
+        memcpy(&why, &a->msg[1], sizeof why);
+        fwdioi_step_outcome_t steps = {a->msg[1 + FWDIOI_ERRINFO_INTS],
+                                       a->msg[2 + FWDIOI_ERRINFO_INTS], FWDIOI_ERRINFO_OK};
+        memcpy(&steps.failed, &a->msg[3 + FWDIOI_ERRINFO_INTS], sizeof steps.failed);
+        fwdio_file_t *f = active_file(o, seq);
+        if (f && !f->s.aborted && !f->s.abort_heard) {
+            f->s.abort_heard = 1;
+            f->s.abort_steps = steps;
+        }
+        if (f)
+            fwdioi_session_abort(f, &why, 0);
+        else if (seq >= o->opened_seq)
+            keep_pending(o, seq, &why);
+        /* else: complete here already; the sender's collective found us */
+    }
+    free(a);
+}
+
+int fwdioi_abort_receive(struct fwdio_runtime *o)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    fwdioi_rt_t *rt = o->rt;
+    int n = 0;
+    for (;;) {
+        if (fwdioi_rt_track_reserve(rt) != 0)
+            return n;
+        int flag = 0;
+        MPI_Message msg;
+        MPI_Status st;
+        if (MPI_Improbe(MPI_ANY_SOURCE, FWDIOI_TAG_ABORT, fwdioi_rt_comm(rt), &flag, &msg, &st) !=
+                MPI_SUCCESS ||
+            !flag)
+            return n;
+        abort_recv_t *a = malloc(sizeof *a);
+        MPI_Request req;
+        if (!a || MPI_Imrecv(a ? a->msg : NULL, a ? ABORT_INTS : 0, MPI_INT64_T, &msg, &req) !=
+                      MPI_SUCCESS) {
+            fwdioi_log(FWDIOI_LOG_WARN, "rank %d: could not receive an abort from rank %d",
+                       fwdioi_rt_rank(rt), st.MPI_SOURCE);
+            free(a);
+            return n;
+        }
+        a->owner = o;
+        fwdioi_rt_track(rt, req, on_abort_received, a);
+        n++;
+    }
+}
+
+int fwdioi_abort_take_pending(struct fwdio_runtime *o, uint64_t seq, fwdioi_errinfo_t *why)
+{
+    for (int i = 0; i < o->npending_aborts; i++) {
+        if (o->pending_aborts[i].seq != seq)
+            continue;
+        *why = o->pending_aborts[i].info;
+        o->pending_aborts[i] = o->pending_aborts[--o->npending_aborts];
+        return 1;
+    }
+    return 0;
+}
+
+void fwdioi_zombie_add(struct fwdio_runtime *o, MPI_Comm comm)
+{
+    if (o->nzombies == o->zombies_cap) {
+        int cap = o->zombies_cap ? 2 * o->zombies_cap : 4;
+        fwdioi_zombie_t *z = realloc(o->zombies, (size_t)cap * sizeof *z);
+        if (!z) { /* cannot keep it: free it; a late sender may then wait */
+            fwdioi_log_mpi_failure(MPI_Comm_free(&comm), "MPI_Comm_free");
+            return;
+        }
+        o->zombies = z;
+        o->zombies_cap = cap;
+    }
+    o->zombies[o->nzombies++] = (fwdioi_zombie_t){comm, fwdioi_now()};
+}
+
+static void on_zombie_data(void *arg, const MPI_Status *st)
+{
+    (void)st;
+    free(arg);
+}
+
+int fwdioi_abort_drain(struct fwdio_runtime *o, MPI_Comm comm)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    int n = 0;
+    for (;;) {
+        if (fwdioi_rt_track_reserve(o->rt) != 0)
+            return n;
+        int flag = 0, len = 0;
+        MPI_Message msg;
+        MPI_Status st;
+        /* any tag: a read file's answers and requests too */
+        if (MPI_Improbe(MPI_ANY_SOURCE, MPI_ANY_TAG, comm, &flag, &msg, &st) != MPI_SUCCESS ||
+            !flag)
+            return n;
+        if (MPI_Get_count(&st, MPI_BYTE, &len) != MPI_SUCCESS || len == MPI_UNDEFINED)
+            len = 0; /* received into nothing (truncated) all the same */
+        void *buf = malloc(len > 0 ? (size_t)len : 1);
+        MPI_Request req;
+        if (!buf || MPI_Imrecv(buf, buf ? len : 0, MPI_BYTE, &msg, &req) != MPI_SUCCESS) {
+            free(buf);
+            return n;
+        }
+        fwdioi_rt_track(o->rt, req, on_zombie_data, buf);
+        n++;
+    }
+}
+
+int fwdioi_zombie_drain(struct fwdio_runtime *o, int *active)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    int n = 0;
+    double now = o->nzombies ? fwdioi_now() : 0;
+    for (int i = 0; i < o->nzombies; i++) {
+        if (now - o->zombies[i].since > ZOMBIE_DRAIN_SECONDS && LIST_EMPTY(&o->active))
+            continue;
+        *active = FWDIOI_POLL_SOON;
+        int got = fwdioi_abort_drain(o, o->zombies[i].comm);
+        if (got > 0)
+            o->zombies[i].since = now;
+        n += got;
+    }
+    return n;
+}
+
+void fwdioi_abort_free(struct fwdio_runtime *o)
+{
+    for (int i = 0; i < o->nzombies; i++)
+        fwdioi_log_mpi_failure(MPI_Comm_free(&o->zombies[i].comm), "MPI_Comm_free (aborted file)");
+    free(o->zombies);
+    free(o->pending_aborts);
+    o->zombies = NULL;
+    o->pending_aborts = NULL;
+    o->nzombies = o->npending_aborts = 0;
+}

@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Agreement on a file's status: every rank contributes what it saw, a
+ * nonblocking MPI_Iallreduce with our own operation keeps the error of the
+ * lowest rank that reported one, and every rank ends up with the same answer.
+ */
+#ifndef FWDIOI_AGREE_H
+#define FWDIOI_AGREE_H
+
+#include "fwdio.h"
+#include "storage/sysio.h"
+
+/* Laid out as int64s so MPI can reduce it as MPI_INT64_T[FWDIOI_ERRINFO_INTS].
+ * Of two successes the agreement keeps the largest offset and other_value:
+ * a read file's open carries its size and minus its size there, so every
+ * rank learns the largest and the smallest size its readers found. */
+typedef struct fwdioi_errinfo {
+    int64_t status;    /* FWDIO_OK or an error */
+    int64_t rank;      /* who saw it, -1 if nobody */
+    int64_t sys_errno; /* errno of the failing call; the MPI error class for an MPI call */
+    int64_t offset;    /* file offset concerned; for a mismatch, the value `rank` passed */
+    int64_t call;      /* the failing call or the reason (fwdioi_syscall_t or FWDIOI_REASON_*) */
+    int64_t other_rank;  /* mismatch: a rank that passed something else; bad piece: sender */
+    int64_t other_value; /* mismatch: what other_rank passed; bad piece: the piece's length */
+} fwdioi_errinfo_t;
+
+#define FWDIOI_ERRINFO_INTS 7
+#define FWDIOI_ERRINFO_OK ((fwdioi_errinfo_t){FWDIO_OK, -1, 0, 0, FWDIOI_CALL_NONE, -1, 0})
+
+/*
+ * Reasons an errinfo can give besides a failed system call (sysio.h), in its
+ * `call` field.
+ */
+enum {
+    /* + fwdioi_mpi_call_t: an MPI call failed; sys_errno is its error class */
+    FWDIOI_REASON_MPI = 100,
+    /* + fwdioi_open_field_t (open_check.h): ranks passed different values */
+    FWDIOI_REASON_MISMATCH = 200,
+    /* an earlier file of the same path was not closed on `rank` yet */
+    FWDIOI_REASON_PATH_OPEN = 300,
+    /* a writer received a piece its plan does not give it (other_rank sent it) */
+    FWDIOI_REASON_BAD_PIECE,
+    /* fwdio_set_commit was called on several ranks (rank and other_rank two of them) */
+    FWDIOI_REASON_COMMITTERS,
+    /* an earlier MPI failure left the runtime's communicator unusable */
+    FWDIOI_REASON_BROKEN,
+    /* ranks ended different numbers of a stream's steps before closing it */
+    FWDIOI_REASON_STEPS,
+    /* a writer received bytes for a step of a stream that cannot be theirs
+     * (other_rank sent them; other_value: the step in the message) */
+    FWDIOI_REASON_BAD_STEP,
+    /* a read request or answer that the plan does not give its receiver
+     * (other_rank sent it; offset, other_value: the bytes) */
+    FWDIOI_REASON_BAD_READ,
+    /* the readers found the file of different sizes (offset: the largest,
+     * other_value: the smallest) */
+    FWDIOI_REASON_READ_SIZES
+};
+
+/* The MPI calls a session makes, as error reports name them. */
+typedef enum fwdioi_mpi_call {
+    FWDIOI_MPI_COMM_IDUP,
+    FWDIOI_MPI_AGREE_CHECK,  /* MPI_Iallreduce of the open check */
+    FWDIOI_MPI_AGREE_OPEN,   /* MPI_Iallreduce of the open status */
+    FWDIOI_MPI_AGREE_CLOSE,  /* MPI_Iallreduce of the bytes per writer */
+    FWDIOI_MPI_AGREE_FINAL,  /* MPI_Iallreduce of the final status */
+    FWDIOI_MPI_AGREE_COMMIT, /* MPI_Iallreduce of the commit status */
+    FWDIOI_MPI_ISEND,
+    FWDIOI_MPI_IMPROBE,
+    FWDIOI_MPI_IMRECV,
+    FWDIOI_MPI_GET_COUNT,
+    FWDIOI_MPI_TYPE,         /* building the datatype of a lent message */
+    FWDIOI_MPI_AGREE_STEP,   /* MPI_Iallreduce of a step's bytes per writer */
+    FWDIOI_MPI_AGREE_STEP_FINAL,  /* MPI_Iallreduce of a step's status */
+    FWDIOI_MPI_AGREE_STEP_COMMIT, /* MPI_Iallreduce of a step's commit status */
+    FWDIOI_MPI_SCAN_APPEND,  /* MPI_Iexscan of the bytes each rank appended */
+    FWDIOI_MPI_READ_ISEND,   /* MPI_Isend of a read request or answer */
+    FWDIOI_MPI_READ_IRECV,   /* MPI_Irecv of a read piece's bytes */
+    FWDIOI_MPI_READ_MRECV,   /* MPI_Mrecv of a read answer's header */
+    FWDIOI_MPI_CALL_COUNT
+} fwdioi_mpi_call_t;
+
+/** "MPI_Iallreduce (open status)", ...; "an MPI call" for a bad value. */
+const char *fwdioi_mpi_call_name(int call);
+
+/** Keep in `inout` the error of the lower rank of the two (OK loses to any
+ *  error): the reduction of one errinfo, as FWDIOI_ERRINFO_INTS int64s. */
+void fwdioi_errinfo_combine(const int64_t *in, int64_t *inout);
+
+/** Create / free the MPI reduction operation (collective-free, local). */
+int fwdioi_agree_op_create(MPI_Op *op);
+void fwdioi_agree_op_free(MPI_Op *op);
+
+/** Record an error in `info` unless one is there already (first error wins). */
+void fwdioi_errinfo_set(fwdioi_errinfo_t *info, int status, int rank, int sys_errno,
+                        uint64_t offset);
+
+/** fwdioi_errinfo_set for the failure of system call `call` (fwdioi_syscall_t)
+ *  or a reason (FWDIOI_REASON_*). */
+void fwdioi_errinfo_set_call(fwdioi_errinfo_t *info, int status, int rank, int sys_errno,
+                             uint64_t offset, int call);
+
+/** Record the failure of MPI call `call` (fwdioi_mpi_call_t) with return code
+ *  `mpi_rc` on `rank` as FWDIO_EMPI, unless an error is there already. */
+void fwdioi_errinfo_set_mpi(fwdioi_errinfo_t *info, int rank, int call, int mpi_rc);
+
+/**
+ * One-line text for an agreed error of the file at `path` (see
+ * fwdio_file_error), e.g. "pwrite of /x/y failed on rank 1 at offset 4194304:
+ * No space left on device (errno 28)". `written` is the file the writers
+ * open (the temporary with atomic_replace; NULL: `path`); the calls on it
+ * are named with it, and a rename with both.
+ */
+void fwdioi_errinfo_format(const fwdioi_errinfo_t *info, const char *path, const char *written,
+                           char *buf, size_t len);
+
+#endif

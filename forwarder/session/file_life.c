@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* A file's lifetime: the names it is written under, what every rank must
+ * agree on for it, and its release. */
+#include "session/file_life.h"
+
+#include "write/combine.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void fwdioi_file_unlink_locked(fwdio_file_t *f)
+{
+    FWDIOI_ASSERT_LOCKED(f->rt);
+    LIST_REMOVE(f, live_link);
+}
+
+void fwdioi_file_release(fwdio_file_t *f)
+{
+    fwdioi_combine_free(f);
+    free(f->writer_ranks);
+    free(f->writer_bytes_agreed);
+    free(f->s.sent_bytes);
+    free(f->s.expected_bytes);
+    free(f->s.step_sent);
+    free(f->s.step_slots);
+    fwdioi_commit_set_free(&f->s.step_commit);
+    free(f->s.received_from);
+    fwdioi_commit_set_free(&f->commit);
+    free(f->write_path);
+    free(f->path_key);
+    free(f->path);
+    free(f);
+}
+
+/* The path with its directory resolved ("./a", "a" and "/cwd/a" name one
+ * file); the path as given when the directory does not resolve (the open
+ * will say why). */
+char *fwdioi_path_key(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    const char *name = slash ? slash + 1 : path;
+    char *dir = slash == path ? strdup("/") : slash ? strndup(path, (size_t)(slash - path)) : strdup(".");
+    char *real = dir ? realpath(dir, NULL) : NULL;
+    free(dir);
+    if (!real)
+        return strdup(path);
+    size_t len = strlen(real) + strlen(name) + 2;
+    char *key = malloc(len);
+    if (key)
+        snprintf(key, len, "%s/%s", strcmp(real, "/") ? real : "", name);
+    free(real);
+    return key;
+}
+
+/* What every rank must agree on (open_check.h). */
+void fwdioi_file_fill_check(fwdio_file_t *f)
+{
+    int64_t *c = f->check_fields;
+    c[FWDIOI_FIELD_PATH] = (int64_t)fwdioi_hash(FWDIOI_HASH_INIT, f->path, strlen(f->path));
+    c[FWDIOI_FIELD_ACCESS] = f->reading;
+    c[FWDIOI_FIELD_SIZE] = (int64_t)f->size; /* a read file's: 0, found at the open */
+    c[FWDIOI_FIELD_WRITE_SIZE] = (int64_t)f->opts.write_size;
+    c[FWDIOI_FIELD_STRIPE_SIZE] = (int64_t)f->opts.stripe_size;
+    c[FWDIOI_FIELD_WRITERS] = f->plan.nwriters;
+    c[FWDIOI_FIELD_WRITER_RANKS] = (int64_t)fwdioi_hash(
+        FWDIOI_HASH_INIT, f->writer_ranks, (size_t)f->plan.nwriters * sizeof *f->writer_ranks);
+    c[FWDIOI_FIELD_LAYOUT] = f->opts.layout;
+    c[FWDIOI_FIELD_TARGETS] = f->opts.targets;
+    c[FWDIOI_FIELD_DURABLE] = f->opts.durable;
+    c[FWDIOI_FIELD_ATOMIC_REPLACE] = f->opts.atomic_replace;
+    c[FWDIOI_FIELD_APPEND_START] = (int64_t)f->opts.append_start;
+    c[FWDIOI_FIELD_REWRITES] = f->opts.rewrites;
+    c[FWDIOI_FIELD_OVERLAPS] = f->opts.overlaps;
+    c[FWDIOI_FIELD_KEEP_CONTENTS] = f->opts.keep_contents;
+}
+
+/* "dir/name" -> "dir/.name.fwdio-tmp": beside the target, so the rename stays
+ * within one file system, and the same on every rank and every run, so a
+ * temporary left by a killed job is reused, not piled up. */
+char *fwdioi_temporary_path(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    size_t dir_len = slash ? (size_t)(slash - path) + 1 : 0;
+    const char *name = path + dir_len;
+    size_t len = strlen(path) + sizeof "..fwdio-tmp";
+    char *tmp = malloc(len);
+    if (tmp)
+        snprintf(tmp, len, "%.*s.%s.fwdio-tmp", (int)dir_len, path, name);
+    return tmp;
+}

@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The open check: a file is a collective object, so before anything touches
+ * storage every rank's view of it is compared. Each rank contributes the
+ * fields below (the path and the writer ranks as hashes) and anything it
+ * found wrong locally; one MPI_Iallreduce keeps, per field, the smallest and
+ * largest value and a rank that passed each, so a mismatch names the first
+ * field that differs and two ranks that disagree.
+ */
+#ifndef FWDIOI_OPEN_CHECK_H
+#define FWDIOI_OPEN_CHECK_H
+
+#include "session/agree.h"
+
+typedef enum fwdioi_open_field {
+    FWDIOI_FIELD_PATH,         /* hash of the path as given */
+    FWDIOI_FIELD_ACCESS,       /* 0: fwdio_open, 1: fwdio_open_read */
+    FWDIOI_FIELD_SIZE,
+    FWDIOI_FIELD_WRITE_SIZE,
+    FWDIOI_FIELD_STRIPE_SIZE,
+    FWDIOI_FIELD_WRITERS,      /* number of writers placed */
+    FWDIOI_FIELD_WRITER_RANKS, /* hash of the writer ranks in order */
+    FWDIOI_FIELD_LAYOUT,
+    FWDIOI_FIELD_TARGETS,
+    FWDIOI_FIELD_ATOMIC_REPLACE, /* before durable, which it implies */
+    FWDIOI_FIELD_DURABLE,
+    FWDIOI_FIELD_APPEND_START,
+    FWDIOI_FIELD_REWRITES,
+    FWDIOI_FIELD_OVERLAPS,
+    FWDIOI_FIELD_KEEP_CONTENTS,
+    FWDIOI_OPEN_FIELDS
+} fwdioi_open_field_t;
+
+/* int64s reduced: an errinfo, then per field min, its rank, max, its rank. */
+#define FWDIOI_OPEN_CHECK_INTS (FWDIOI_ERRINFO_INTS + 4 * FWDIOI_OPEN_FIELDS)
+
+/** "size", "write_size", ... */
+const char *fwdioi_open_field_name(int field);
+/** Whether the field is compared as a hash (its values mean nothing to a user). */
+int fwdioi_open_field_hashed(int field);
+
+/** 64-bit FNV-1a of `len` bytes, continuing from `h` (start: FWDIOI_HASH_INIT). */
+#define FWDIOI_HASH_INIT 0xcbf29ce484222325ull
+uint64_t fwdioi_hash(uint64_t h, const void *data, size_t len);
+
+/** Fill the reduction input from this rank's fields and local error. */
+void fwdioi_open_check_pack(int64_t out[FWDIOI_OPEN_CHECK_INTS], int rank,
+                            const int64_t fields[FWDIOI_OPEN_FIELDS],
+                            const fwdioi_errinfo_t *local);
+
+/** The agreed outcome of a reduced check: a local error (lowest rank's),
+ *  else the first field that differs as FWDIO_EINVAL, else OK. */
+void fwdioi_open_check_result(const int64_t agreed[FWDIOI_OPEN_CHECK_INTS],
+                              fwdioi_errinfo_t *out);
+
+/** Create / free the reduction operation of the check. */
+int fwdioi_open_check_op_create(MPI_Op *op);
+
+#endif

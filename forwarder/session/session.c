@@ -1,0 +1,992 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The per-file session state machine, run on the progress thread:
+ *
+ *   DUP -> CHECKING [-> WAIT_PATH] -> OPENING -> OPEN -> CLOSING -> SYNCING
+ *       [-> COMMITTING] -> DONE
+ *
+ * DUP: the file gets its own communicator (MPI_Comm_idup), so its collectives
+ * never mix with another file's, whatever order ranks close files in.
+ * CHECKING: every rank's path, size and plan-shaping options are compared
+ * (open_check.h); ranks that disagree fail the file everywhere with
+ * FWDIO_EINVAL before anything touches storage, and it completes once closed
+ * here, with no further collective (their plans may differ).
+ * WAIT_PATH: an earlier file of this runtime still writes the same path; the
+ * open (and its truncation, or the reuse of the temporary) waits until it is
+ * complete, so versions of a path are written one after the other.
+ * OPENING: writers open the file on the I/O thread; the statuses are agreed
+ * (Iallreduce); ready fires. Writes issued before are held here, then sent.
+ * OPEN: data messages flow; writers receive and assemble them.
+ * CLOSING: once this rank closed, the bytes sent to each writer are summed
+ * (Iallreduce), so each writer knows how many bytes to wait for.
+ * SYNCING: writers drain, flush partial units, fdatasync if asked, close, and
+ * the final status is agreed; complete fires.
+ * COMMITTING (a commit block was set, or atomic_replace): once every byte is
+ * durable, one rank writes the commit block and renames the temporary over
+ * the target (or, if the file failed, removes the temporary); its status is
+ * agreed and complete fires.
+ * A failed writer keeps receiving and discarding, so no sender and no
+ * collective ever waits for it forever.
+ *
+ * Every MPI call is checked. One that fails aborts the file on this rank
+ * (fwdioi_session_abort): it tells the other ranks (abort.c), gives up the
+ * file's collectives and completes with FWDIO_EMPI naming the call, once its
+ * own sends, receives and storage jobs are done.
+ */
+#include "session/session.h"
+
+#include "session/abort.h"
+#include "stream/appends.h"
+#include "session/file_life.h"
+#include "log.h"
+#include "read/reader.h"
+#include "read/requester.h"
+#include "write/sender.h"
+#include "node/shared_path.h"
+#include "stream/steps.h"
+#include "storage/storage.h"
+#include "trace.h"
+#include "session/watchdog.h"
+#include "write/writer.h"
+#include "write/combine.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+
+
+static void finish_session(fwdio_file_t *f, const fwdioi_errinfo_t *result);
+
+void fwdioi_session_abort_nomem(fwdio_file_t *f, uint64_t offset)
+{
+    fwdioi_errinfo_t why = FWDIOI_ERRINFO_OK;
+    fwdioi_errinfo_set(&why, FWDIO_ENOMEM, f->rank, 0, offset);
+    fwdioi_session_abort(f, &why, 1);
+}
+
+/* An MPI call of this rank failed: the file is aborted (see the top). */
+void fwdioi_session_mpi_failed(fwdio_file_t *f, int call, int mpi_rc)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    fwdioi_errinfo_t why = FWDIOI_ERRINFO_OK;
+    fwdioi_errinfo_set_mpi(&why, f->rank, call, mpi_rc);
+    fwdioi_log(FWDIOI_LOG_WARN, "rank %d: %s failed for %s (MPI error %d)", f->rank,
+               fwdioi_mpi_call_name(call), f->path, mpi_rc);
+    fwdioi_session_t *s = &f->s;
+    if ((call == FWDIOI_MPI_SCAN_APPEND || call == FWDIOI_MPI_AGREE_STEP) && s->head_agreeing &&
+        !s->aborted) {
+        /* The step before is being agreed on, and every rank will take part:
+         * its outcome first (steps.c, fwdioi_steps_pump announces the abort). */
+        if (!s->abort_deferred) {
+            s->abort_deferred = 1;
+            s->deferred_why = why;
+        }
+        return;
+    }
+    fwdioi_session_abort(f, &why, 1);
+}
+
+/*
+ * Start one of the file's agreements: `count` int64s of `in` reduced with
+ * `op` into `out` on the file's communicator; `done` runs on completion.
+ * Returns 0, or -1 when it could not start (the file is aborted then).
+ */
+int fwdioi_session_agree(fwdio_file_t *f, int call, const void *in, void *out, int count,
+                         MPI_Datatype type, MPI_Op op, fwdioi_req_cb_t done)
+{
+    f->s.trace_t0 = fwdioi_trace_begin();
+    MPI_Request req;
+    int rc = fwdioi_rt_track_reserve(f->rt) != 0
+                 ? MPI_ERR_NO_MEM
+                 : MPI_Iallreduce(in, out, count, type, op, f->s.comm, &req);
+    if (rc != MPI_SUCCESS) {
+        fwdioi_session_mpi_failed(f, call, rc);
+        return -1;
+    }
+    fwdioi_rt_track(f->rt, req, done, f);
+    return 0;
+}
+
+int fwdioi_session_scan_appends(fwdio_file_t *f, const uint64_t *mine, uint64_t *prefix,
+                                fwdioi_req_cb_t done)
+{
+    f->s.trace_t0 = fwdioi_trace_begin();
+    MPI_Request req;
+    int rc = fwdioi_rt_track_reserve(f->rt) != 0
+                 ? MPI_ERR_NO_MEM
+                 : MPI_Iexscan(mine, prefix, 1, MPI_UINT64_T, MPI_SUM, f->s.comm, &req);
+    if (rc != MPI_SUCCESS) {
+        fwdioi_session_mpi_failed(f, FWDIOI_MPI_SCAN_APPEND, rc);
+        return -1;
+    }
+    fwdioi_rt_track(f->rt, req, done, f);
+    return 0;
+}
+
+/* An agreement completed: whether it succeeded (else the file is aborted). */
+int fwdioi_session_agreement_ok(fwdio_file_t *f, int call, const MPI_Status *st)
+{
+    if (st->MPI_ERROR == MPI_SUCCESS)
+        return 1;
+    fwdioi_session_mpi_failed(f, call, st->MPI_ERROR);
+    return 0;
+}
+
+/* Make a failure visible to the application (writes refused, error text). */
+static void publish_error_locked(fwdio_file_t *f, const fwdioi_errinfo_t *e)
+{
+    if (e->status != FWDIO_OK && !f->failed_known) {
+        f->failed_known = 1;
+        f->known_error = *e;
+        fwdioi_rt_broadcast(f->rt); /* writes waiting for staging room give up */
+        fwdioi_errinfo_format(e, f->path, f->write_path, f->error_text, sizeof f->error_text);
+    }
+}
+
+void fwdioi_session_publish_error(fwdio_file_t *f, const fwdioi_errinfo_t *e)
+{
+    fwdioi_rt_lock(f->rt);
+    publish_error_locked(f, e);
+    fwdioi_rt_unlock(f->rt);
+}
+
+/* Hand the progress thread's counters to fwdio_file_stats (at completion, `t`;
+ * runtime lock held). */
+static void publish_stats_locked(fwdio_file_t *f, double t)
+{
+    const fwdioi_session_stats_t *ss = &f->s.stats;
+    fwdio_file_stats_t *st = &f->stats;
+    st->messages_sent = ss->messages_sent;
+    st->writer_bytes = f->s.received;
+    st->messages_received = ss->messages_received;
+    st->pwrite_calls = ss->pwrite_calls;
+    st->partial_flushes = ss->partial_flushes;
+    st->pwrite_time = ss->pwrite_seconds;
+    st->sync_time = ss->sync_seconds;
+    st->peak_writer_bytes = f->s.wbuf_file_peak;
+    st->bytes_copied += f->s.assembly.copied; /* the writer's, beside the application side's */
+    st->bytes_to_mpi = ss->bytes_to_mpi;
+    st->bytes_to_pwrite = ss->bytes_to_pwrite;
+    st->bytes_shared = ss->bytes_shared;
+    st->bytes_from_storage = ss->bytes_from_storage;
+    st->time_to_complete = t - f->t_open;
+}
+
+/* ---- callbacks ---- */
+
+static void run_ready(fwdioi_call_t *call)
+{
+    fwdio_file_t *f = (fwdio_file_t *)((char *)call - offsetof(fwdio_file_t, ready_call));
+    uint64_t t_trace = fwdioi_trace_begin();
+    if (f->cbs.ready)
+        f->cbs.ready(f, (int)f->s.open_agreed.status, f->cbs.user);
+    fwdioi_trace_end_file(t_trace, "ready callback", (int64_t)f->seq);
+    fwdioi_rt_lock(f->rt);
+    f->ready_returned = 1;
+    fwdioi_rt_broadcast(f->rt);
+    fwdioi_rt_unlock(f->rt);
+}
+
+static void run_complete(fwdioi_call_t *call)
+{
+    fwdio_file_t *f = (fwdio_file_t *)((char *)call - offsetof(fwdio_file_t, complete_call));
+    uint64_t t_trace = fwdioi_trace_begin();
+    if (f->cbs.complete)
+        f->cbs.complete(f, (int)f->known_error.status, f->cbs.user);
+    fwdioi_trace_end_file(t_trace, "complete callback", (int64_t)f->seq);
+    fwdioi_rt_lock(f->rt);
+    f->complete_delivered = 1;
+    /* Freed by the application already: the last reference is ours. Unlinked in
+     * the same critical section, so fwdio_finalize never sees it half gone. */
+    int release = f->app_freed;
+    if (release)
+        fwdioi_file_unlink_locked(f);
+    fwdioi_rt_broadcast(f->rt);
+    fwdioi_rt_unlock(f->rt);
+    if (release)
+        fwdioi_file_release(f);
+}
+
+/* ---- one file per path at a time ---- */
+
+static void start_open(fwdio_file_t *f);
+
+/* An earlier file of the runtime, not complete here, writes f's path. */
+static int path_in_use(const fwdio_file_t *f)
+{
+    for (const fwdio_file_t *g = LIST_FIRST(&f->owner->active); g; g = LIST_NEXT(g, s.active_link))
+        if (g != f && g->seq < f->seq && !strcmp(g->path_key, f->path_key))
+            return 1;
+    return 0;
+}
+
+/* `done` left the active list: open the files that waited for its path. */
+static void start_waiting_opens(struct fwdio_runtime *o, const fwdio_file_t *done)
+{
+    for (fwdio_file_t *f = LIST_FIRST(&o->active); f; f = LIST_NEXT(f, s.active_link))
+        if (f->s.phase == FWDIOI_PHASE_WAIT_PATH && !strcmp(f->path_key, done->path_key) &&
+            !path_in_use(f))
+            start_open(f);
+}
+
+/* ---- the end: final agreement ---- */
+
+/* The session is over: publish the result and fire complete. */
+static void finish_session(fwdio_file_t *f, const fwdioi_errinfo_t *result)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    fwdioi_session_t *s = &f->s;
+    s->phase = FWDIOI_PHASE_DONE;
+    LIST_REMOVE(f, s.active_link);
+    fwdioi_errinfo_t final = *result; /* result may point into the session */
+    if (s->comm != MPI_COMM_NULL) {
+        if (s->aborted && (f->my_writer >= 0 || f->reading))
+            fwdioi_zombie_add(f->owner, s->comm); /* late data (or answers) still arrive */
+        else
+            fwdioi_log_mpi_failure(MPI_Comm_free(&s->comm), "MPI_Comm_free (file)");
+        s->comm = MPI_COMM_NULL;
+    }
+    fwdioi_session_free(f);
+    double t = fwdioi_now();
+    fwdioi_rt_lock(f->rt); /* stats, error and final status become visible together */
+    publish_stats_locked(f, t);
+    publish_error_locked(f, &final);
+    f->known_error = final;
+    fwdioi_rt_unlock(f->rt);
+    fwdioi_log(FWDIOI_LOG_INFO, "rank %d: %s complete: %s", f->rank, f->path,
+               fwdio_strerror((int)final.status));
+    fwdioi_steps_fail_all(f, &final); /* their callbacks come before complete */
+    fwdioi_rt_lock(f->rt);
+    fwdioi_append_list_t left = f->appends; /* appended after the last step end, unsent */
+    fwdioi_append_list_init(&f->appends);
+    fwdioi_rt_unlock(f->rt);
+    if (left.head)
+        fwdioi_appends_drop(f, &left);
+    fwdioi_appends_drop(f, &s->close_appends); /* an abort during their scan */
+    start_waiting_opens(f->owner, f);
+    fwdioi_rt_deliver(f->rt, &f->complete_call); /* last: it may free f */
+}
+
+/* The status before the commit: the open's if it failed, else the final one. */
+static const fwdioi_errinfo_t *data_result(const fwdio_file_t *f)
+{
+    return f->s.open_agreed.status != FWDIO_OK ? &f->s.open_agreed : &f->s.final_agreed;
+}
+
+static void on_commit_agreed(void *arg, const MPI_Status *st)
+{
+    fwdio_file_t *f = arg;
+    if (!fwdioi_session_agreement_ok(f, FWDIOI_MPI_AGREE_COMMIT, st))
+        return;
+    fwdioi_trace_end_file(f->s.trace_t0, "agree commit", (int64_t)f->seq);
+    const fwdioi_errinfo_t *data = data_result(f);
+    finish_session(f, data->status != FWDIO_OK ? data : &f->s.commit_agreed);
+}
+
+static void start_commit_agreement(fwdio_file_t *f)
+{
+    fwdioi_session_t *s = &f->s;
+    fwdioi_session_agree(f, FWDIOI_MPI_AGREE_COMMIT, &s->commit_local, &s->commit_agreed,
+                    FWDIOI_ERRINFO_INTS, MPI_INT64_T, f->owner->agree_op, on_commit_agreed);
+}
+
+static int may_finish_aborted(const fwdio_file_t *f)
+{
+    const fwdioi_session_t *s = &f->s;
+    return s->aborted && s->phase != FWDIOI_PHASE_DONE && s->phase != FWDIOI_PHASE_DUP &&
+           s->close_requested && s->sends_pending == 0 && s->recvs_pending == 0 &&
+           s->io_pending == 0 && !s->has_waiting;
+}
+
+static void finish_task(fwdioi_task_t *task)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    fwdio_file_t *f = (fwdio_file_t *)((char *)task - offsetof(fwdio_file_t, finish_task));
+    f->s.finish_queued = 0;
+    if (may_finish_aborted(f))
+        finish_session(f, &f->s.abort_info);
+}
+
+/* An aborted file completes once nothing of its own is in flight: from a
+ * task, since the abort may have come from deep inside a callback (a send
+ * failing among held messages released by a step's completion) whose
+ * callers still use the file, which its completion lets the application
+ * free. */
+void fwdioi_session_finish_if_aborted(fwdio_file_t *f)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    if (may_finish_aborted(f) && !f->s.finish_queued) {
+        f->s.finish_queued = 1;
+        fwdioi_rt_submit(f->rt, &f->finish_task);
+    }
+}
+
+static void on_commit_done(fwdioi_storage_job_t *job)
+{
+    fwdio_file_t *f = job->owner;
+    if (job->status != FWDIO_OK)
+        fwdioi_errinfo_set_call(&f->s.commit_local, job->status, f->rank, job->sys_errno,
+                                job->err_offset, job->err_call);
+    f->s.io_pending--;
+    fwdioi_storage_job_free(job);
+    if (f->s.aborted)
+        fwdioi_session_finish_if_aborted(f);
+    else
+        start_commit_agreement(f);
+}
+
+/* Every rank is done with the data and its status is agreed. The committer
+ * writes the commit block and renames the temporary into place, or removes
+ * the temporary if the file failed; everyone else waits for its status. */
+static void start_commit(fwdio_file_t *f)
+{
+    fwdioi_session_t *s = &f->s;
+    s->phase = FWDIOI_PHASE_COMMITTING;
+    if (f->rank != s->committer) {
+        start_commit_agreement(f);
+        return;
+    }
+    fwdioi_storage_job_t *job = fwdioi_storage_job_new(FWDIOI_STORAGE_COMMIT, f, on_commit_done);
+    if (!job) {
+        fwdioi_errinfo_set(&s->commit_local, FWDIO_ENOMEM, f->rank, 0, 0);
+        start_commit_agreement(f);
+        return;
+    }
+    job->path = f->write_path;
+    job->target = f->opts.atomic_replace ? f->path : NULL;
+    job->discard = data_result(f)->status != FWDIO_OK;
+    if (s->committers == 1 && fwdioi_storage_job_add_blocks(job, &f->commit) != 0) {
+        fwdioi_storage_job_free(job);
+        fwdioi_errinfo_set(&s->commit_local, FWDIO_ENOMEM, f->rank, 0, 0);
+        start_commit_agreement(f);
+        return;
+    }
+    s->io_pending++;
+    fwdioi_rt_io_submit(f->rt, &job->io);
+}
+
+static void on_final_agreed(void *arg, const MPI_Status *st)
+{
+    fwdio_file_t *f = arg;
+    fwdioi_session_t *s = &f->s;
+    if (!fwdioi_session_agreement_ok(f, FWDIOI_MPI_AGREE_FINAL, st))
+        return;
+    fwdioi_trace_end_file(s->trace_t0, "agree final", (int64_t)f->seq);
+    if (s->committer >= 0)
+        start_commit(f);
+    else
+        finish_session(f, data_result(f));
+}
+
+/*
+ * This rank is done with the file (closing agreed; as a writer, everything
+ * written and synced). Its final status goes in once its own sends are done
+ * too, so that every lent buffer is handed back before complete fires.
+ */
+void fwdioi_session_data_done(fwdio_file_t *f)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    fwdioi_session_t *s = &f->s;
+    if (s->aborted) {
+        fwdioi_session_finish_if_aborted(f);
+        return;
+    }
+    s->final_ready = 1;
+    if (s->sends_pending > 0 || s->final_started)
+        return;
+    s->final_started = 1;
+    s->phase = FWDIOI_PHASE_SYNCING;
+    fwdioi_session_agree(f, FWDIOI_MPI_AGREE_FINAL, &s->local_error, &s->final_agreed,
+                    FWDIOI_ERRINFO_INTS, MPI_INT64_T, f->owner->agree_op, on_final_agreed);
+}
+
+/* ---- closing: agree on the bytes per writer ---- */
+
+static void on_close_agreed(void *arg, const MPI_Status *st)
+{
+    fwdio_file_t *f = arg;
+    fwdioi_session_t *s = &f->s;
+    if (!fwdioi_session_agreement_ok(f, FWDIOI_MPI_AGREE_CLOSE, st))
+        return;
+    fwdioi_trace_end_file(s->trace_t0, "agree close", (int64_t)f->seq);
+    const int nw = f->plan.nwriters;
+    if (!fwdioi_steps_tags_agree(s->expected_bytes, nw, f->plan.nranks, FWDIOI_CLOSE_TAG)) {
+        /* Another rank agreed on a step here: every rank sees the same sums
+         * and gives up the file's collectives alike. */
+        fwdioi_errinfo_t why = {FWDIO_EINVAL, -1, 0, 0, FWDIOI_REASON_STEPS, -1, 0};
+        fwdioi_session_abort(f, &why, 0);
+        return;
+    }
+    s->committers = (int)s->expected_bytes[nw + FWDIOI_SUM_COMMITS];
+    if (s->committers == 1)
+        s->committer = (int)s->expected_bytes[nw + FWDIOI_SUM_COMMITTER];
+    else if (s->committers > 1 || f->opts.atomic_replace)
+        s->committer = fwdioi_plan_writer_rank(&f->plan, 0); /* cleans up, writes no block */
+    if (s->committers > 1 && f->commit.n > 0) {
+        fwdioi_log(FWDIOI_LOG_WARN, "rank %d: %s: fwdio_set_commit was called on %d ranks",
+                   f->rank, f->path, s->committers);
+        fwdioi_errinfo_t e = {FWDIO_EINVAL, f->rank, 0, (int64_t)f->commit.b[0].offset,
+                              FWDIOI_REASON_COMMITTERS, -1, s->committers};
+        if (s->local_error.status == FWDIO_OK)
+            s->local_error = e;
+    }
+    s->phase = FWDIOI_PHASE_SYNCING;
+    s->t_closed = fwdioi_now();
+    fwdioi_rt_lock(f->rt);
+    memcpy(f->writer_bytes_agreed, f->s.expected_bytes,
+           (size_t)f->plan.nwriters * sizeof *f->writer_bytes_agreed);
+    fwdioi_rt_unlock(f->rt);
+    if (f->reading) { /* the requests each reader takes before it is done */
+        s->close_agreed = 1;
+        fwdioi_requester_check_done(f);
+        return;
+    }
+    if (f->my_writer < 0) {
+        fwdioi_session_data_done(f);
+        return;
+    }
+    f->s.close_agreed = 1;
+    fwdioi_writer_check_drained(f);
+}
+
+static void start_close_agreement(fwdio_file_t *f)
+{
+    fwdioi_session_t *s = &f->s;
+    if (s->check_failed) {
+        /* The ranks' plans may differ, so no further collective can be
+         * trusted to match; every rank knows the status already. */
+        finish_session(f, &s->open_agreed);
+        return;
+    }
+    s->phase = FWDIOI_PHASE_CLOSING;
+    const int nw = f->plan.nwriters;
+    int has_commit = f->commit.n > 0; /* set before fwdio_close, which queued us */
+    s->sent_bytes[nw + FWDIOI_SUM_COMMITS] = (uint64_t)has_commit;
+    s->sent_bytes[nw + FWDIOI_SUM_COMMITTER] = has_commit ? (uint64_t)f->rank : 0;
+    fwdioi_steps_set_tag(s->sent_bytes, nw, FWDIOI_CLOSE_TAG);
+    s->sent_bytes[nw + FWDIOI_SUM_APPENDED] = s->append_mine; /* appended after the last step end */
+    fwdioi_session_agree(f, FWDIOI_MPI_AGREE_CLOSE, s->sent_bytes, s->expected_bytes,
+                    nw + FWDIOI_CLOSE_EXTRA, MPI_UINT64_T, MPI_SUM, on_close_agreed);
+}
+
+static void on_close_scan(void *arg, const MPI_Status *st)
+{
+    fwdio_file_t *f = arg;
+    fwdioi_session_t *s = &f->s;
+    if (!fwdioi_session_agreement_ok(f, FWDIOI_MPI_SCAN_APPEND, st))
+        return;
+    if (s->open_agreed.status != FWDIO_OK || s->steps_failed.status != FWDIO_OK)
+        fwdioi_appends_drop(f, &s->close_appends); /* the stream failed: nothing is sent */
+    else
+        fwdioi_appends_route(f, &s->close_appends,
+                             s->append_base + (f->rank == 0 ? 0 : s->append_prefix),
+                             s->step_fill, NULL);
+    if (!s->aborted)
+        start_close_agreement(f);
+}
+
+static void close_task(fwdioi_task_t *task)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    fwdio_file_t *f = (fwdio_file_t *)((char *)task - offsetof(fwdio_file_t, close_task));
+    f->s.close_requested = 1;
+    f->s.t_close_called = fwdioi_now();
+    if (f->s.aborted)
+        fwdioi_session_finish_if_aborted(f);
+    else
+        fwdioi_session_try_close(f);
+}
+
+/* The close agreement waits for the file to be open (writes held until then
+ * are counted) and for every step ended here (the agreements of a file run
+ * in the same order on every rank). */
+void fwdioi_session_try_close(fwdio_file_t *f)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    fwdioi_session_t *s = &f->s;
+    if (!s->close_requested || s->aborted || s->phase != FWDIOI_PHASE_OPEN ||
+        fwdioi_steps_pending(f) || s->close_scanning)
+        return;
+    if (!f->stream || s->check_failed) {
+        start_close_agreement(f);
+        return;
+    }
+    /* A stream's bytes appended after its last step end get their offsets
+     * first (every rank scans, appended or not). */
+    fwdioi_rt_lock(f->rt);
+    fwdioi_append_list_move(&s->close_appends, &f->appends);
+    fwdioi_rt_unlock(f->rt);
+    s->append_mine = s->close_appends.bytes;
+    s->close_scanning = 1;
+    fwdioi_session_scan_appends(f, &s->append_mine, &s->append_prefix, on_close_scan);
+}
+
+/* ---- opening ---- */
+
+static void deliver_ready(fwdio_file_t *f)
+{
+    if (f->s.ready_delivered)
+        return;
+    f->s.ready_delivered = 1;
+    double t = fwdioi_now();
+    fwdioi_rt_lock(f->rt);
+    f->stats.time_to_ready = t - f->t_open;
+    fwdioi_rt_unlock(f->rt);
+    fwdioi_rt_deliver(f->rt, &f->ready_call);
+}
+
+/* Drop the writes held for the open, with `status` for lent buffers. */
+static void drop_held(fwdio_file_t *f, int status)
+{
+    if (f->s.releasing) /* a release under way (sender.c): its rest too */
+        STAILQ_CONCAT(&f->s.held, f->s.releasing);
+    while (!STAILQ_EMPTY(&f->s.held)) {
+        fwdioi_task_t *t = STAILQ_FIRST(&f->s.held);
+        STAILQ_REMOVE_HEAD(&f->s.held, link);
+        fwdioi_sender_drop(f, (fwdioi_msg_t *)t, status);
+    }
+}
+
+/* A read file's open is agreed: the largest size its readers found is in
+ * the agreement's offset, minus the smallest in other_value (agree.h). The
+ * same on every rank, so every rank fails alike if they differ. */
+static void read_size_decided(fwdio_file_t *f)
+{
+    fwdioi_session_t *s = &f->s;
+    if (s->open_agreed.status != FWDIO_OK)
+        return;
+    uint64_t size = (uint64_t)s->open_agreed.offset;
+    uint64_t smallest = (uint64_t)-s->open_agreed.other_value;
+    if (size != smallest) {
+        s->open_agreed = (fwdioi_errinfo_t){FWDIO_EOPEN, -1, 0, (int64_t)size,
+                                            FWDIOI_REASON_READ_SIZES, -1, (int64_t)smallest};
+        fwdioi_session_publish_error(f, &s->open_agreed);
+        return;
+    }
+    fwdioi_rt_lock(f->rt);
+    f->size = size;
+    fwdioi_plan_set_size(&f->plan, size);
+    f->size_known = 1;
+    fwdioi_rt_unlock(f->rt);
+}
+
+/* The open status is known on every rank (open_agreed): data flows, or the
+ * file failed. */
+static void open_decided(fwdio_file_t *f)
+{
+    fwdioi_session_t *s = &f->s;
+    s->phase = FWDIOI_PHASE_OPEN;
+    if (s->open_agreed.status != FWDIO_OK) {
+        fwdioi_session_publish_error(f, &s->open_agreed);
+        drop_held(f, (int)s->open_agreed.status);
+    }
+    fwdioi_sender_release_held(f);
+    if (f->reading)
+        read_size_decided(f);
+    deliver_ready(f);
+    if (f->reading)
+        fwdioi_requester_open_decided(f); /* the reads issued before ready go out */
+    fwdioi_steps_pump(f); /* which starts the close once no step is left */
+}
+
+static void on_open_agreed(void *arg, const MPI_Status *st)
+{
+    fwdio_file_t *f = arg;
+    if (!fwdioi_session_agreement_ok(f, FWDIOI_MPI_AGREE_OPEN, st))
+        return;
+    fwdioi_trace_end_file(f->s.trace_t0, "agree open", (int64_t)f->seq);
+    open_decided(f);
+}
+
+static void start_open_agreement(fwdio_file_t *f)
+{
+    fwdioi_session_t *s = &f->s;
+    s->phase = FWDIOI_PHASE_OPENING;
+    fwdioi_session_agree(f, FWDIOI_MPI_AGREE_OPEN, &s->open_local, &s->open_agreed,
+                    FWDIOI_ERRINFO_INTS, MPI_INT64_T, f->owner->agree_op, on_open_agreed);
+}
+
+void fwdioi_session_opened(fwdio_file_t *f) { start_open_agreement(f); }
+
+/* The check passed and no earlier file writes the path: writers (readers)
+ * open it. */
+static void start_open(fwdio_file_t *f)
+{
+    if (f->my_writer < 0)
+        start_open_agreement(f);
+    else if (f->reading)
+        fwdioi_reader_open(f);
+    else
+        fwdioi_writer_open(f);
+}
+
+static void on_check_agreed(void *arg, const MPI_Status *st)
+{
+    fwdio_file_t *f = arg;
+    fwdioi_session_t *s = &f->s;
+    if (!fwdioi_session_agreement_ok(f, FWDIOI_MPI_AGREE_CHECK, st))
+        return;
+    fwdioi_trace_end_file(s->trace_t0, "agree check", (int64_t)f->seq);
+    fwdioi_errinfo_t result;
+    fwdioi_open_check_result(s->check_out, &result);
+    if (result.status != FWDIO_OK) {
+        s->check_failed = 1;
+        s->open_agreed = result;
+        if (f->rank == 0 || result.call == FWDIOI_REASON_PATH_OPEN) {
+            char text[512];
+            fwdioi_errinfo_format(&result, f->path, f->write_path, text, sizeof text);
+            fwdioi_report("%s", text);
+        }
+        open_decided(f);
+        return;
+    }
+    if (path_in_use(f)) {
+        s->phase = FWDIOI_PHASE_WAIT_PATH;
+        return;
+    }
+    start_open(f);
+}
+
+static void start_check_agreement(fwdio_file_t *f)
+{
+    fwdioi_session_t *s = &f->s;
+    s->phase = FWDIOI_PHASE_CHECKING;
+    fwdioi_open_check_pack(s->check_in, f->rank, f->check_fields, &f->open_refusal);
+    fwdioi_session_agree(f, FWDIOI_MPI_AGREE_CHECK, s->check_in, s->check_out, FWDIOI_OPEN_CHECK_INTS,
+                    MPI_INT64_T, f->owner->check_op, on_check_agreed);
+}
+
+/*
+ * Communicators for files. Every file gets a duplicate of the runtime's
+ * communicator, made with MPI_Comm_idup in open order (the same order on
+ * every rank; Open MPI hangs when several are in flight at once, so one at a
+ * time). A duplication takes several rounds of MPI progress, most of a small
+ * file's open when the file waits for it, so the runtime keeps one ahead: once
+ * a file has taken its communicator, the one for the next file is made while
+ * this one is written. The k-th duplication always goes to the k-th file
+ * opened, so every rank pairs the same communicators. One that failed on this
+ * rank fails the file that would have taken it (and breaks the runtime: the
+ * others' duplication can never complete).
+ */
+static void feed_dups(struct fwdio_runtime *owner);
+
+static struct fwdio_runtime *owner_of_dup(void *arg)
+{
+    return (struct fwdio_runtime *)((char *)arg - offsetof(struct fwdio_runtime, dup_next));
+}
+
+/* Whether a duplication is in flight, for fwdio_finalize (under the lock). */
+static void set_dup_busy(struct fwdio_runtime *owner, int busy)
+{
+    owner->dup_in_flight = busy;
+    fwdioi_rt_lock(owner->rt);
+    owner->dup_busy = busy;
+    fwdioi_rt_unlock(owner->rt);
+    if (!busy)
+        fwdioi_rt_broadcast(owner->rt);
+}
+
+static void on_dup_done(void *arg, const MPI_Status *st)
+{
+    struct fwdio_runtime *owner = owner_of_dup(arg);
+    fwdioi_trace_end_file(owner->dup_t0, "comm dup", FWDIOI_TRACE_NONE);
+    if (st->MPI_ERROR != MPI_SUCCESS)
+        owner->spare_rc = st->MPI_ERROR;
+    else
+        owner->spare = owner->dup_next;
+    owner->dup_next = MPI_COMM_NULL;
+    set_dup_busy(owner, 0);
+    feed_dups(owner);
+}
+
+/* f took its communicator: on to the open check. */
+static void comm_taken(fwdio_file_t *f)
+{
+    if (f->s.aborted) { /* another rank failed after its duplication */
+        fwdioi_log_mpi_failure(MPI_Comm_free(&f->s.comm), "MPI_Comm_free (file)");
+        f->s.phase = FWDIOI_PHASE_CHECKING;
+        fwdioi_session_finish_if_aborted(f);
+        return;
+    }
+    int rc = MPI_Comm_set_errhandler(f->s.comm, MPI_ERRORS_RETURN);
+    if (rc != MPI_SUCCESS) {
+        /* The others go on into the check: tell them. */
+        fwdioi_session_mpi_failed(f, FWDIOI_MPI_COMM_IDUP, rc);
+        return;
+    }
+    start_check_agreement(f);
+}
+
+/* Hand finished duplicates to the files waiting in open order, then start the
+ * next duplication if none is in flight or ready. */
+static void feed_dups(struct fwdio_runtime *owner)
+{
+    fwdio_file_t *f;
+    while ((f = STAILQ_FIRST(&owner->dups)) && (owner->spare != MPI_COMM_NULL || owner->spare_rc)) {
+        STAILQ_REMOVE_HEAD(&owner->dups, s.dup_link);
+        if (owner->spare_rc) {
+            int rc = owner->spare_rc;
+            owner->spare_rc = 0;
+            f->s.comm = MPI_COMM_NULL;
+            fwdioi_session_mpi_failed(f, FWDIOI_MPI_COMM_IDUP, rc); /* breaks the runtime */
+            return;
+        }
+        f->s.comm = owner->spare;
+        owner->spare = MPI_COMM_NULL;
+        comm_taken(f); /* may fail the file, never the runtime */
+    }
+    if (owner->dup_in_flight || owner->spare != MPI_COMM_NULL || owner->spare_rc ||
+        owner->broken.status != FWDIO_OK)
+        return;
+    MPI_Request req;
+    owner->dup_t0 = fwdioi_trace_begin();
+    int rc = fwdioi_rt_track_reserve(owner->rt) != 0
+                 ? MPI_ERR_NO_MEM
+                 : MPI_Comm_idup(fwdioi_rt_comm(owner->rt), &owner->dup_next, &req);
+    if (rc != MPI_SUCCESS) {
+        owner->dup_next = MPI_COMM_NULL;
+        owner->spare_rc = rc;
+        if (!STAILQ_EMPTY(&owner->dups))
+            feed_dups(owner); /* the waiting file takes the failure */
+        return;
+    }
+    set_dup_busy(owner, 1);
+    fwdioi_rt_track(owner->rt, req, on_dup_done, &owner->dup_next);
+}
+
+static void open_task(fwdioi_task_t *task)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    fwdio_file_t *f = (fwdio_file_t *)((char *)task - offsetof(fwdio_file_t, open_task));
+    struct fwdio_runtime *owner = f->owner;
+    LIST_INSERT_HEAD(&owner->active, f, s.active_link);
+    owner->opened_seq = f->seq + 1;
+    fwdioi_errinfo_t why;
+    if (owner->broken.status != FWDIO_OK) {
+        why = owner->broken;
+        why.call = FWDIOI_REASON_BROKEN;
+        fwdioi_session_abort(f, &why, 0);
+        return;
+    }
+    if (fwdioi_abort_take_pending(owner, f->seq, &why)) {
+        fwdioi_session_abort(f, &why, 0);
+        return;
+    }
+    STAILQ_INSERT_TAIL(&owner->dups, f, s.dup_link);
+    feed_dups(owner);
+}
+
+/* ---- aborts ---- */
+
+/* f's communicator duplication failed or was given up: the runtime's
+ * communicator is out of step between ranks, so no later file can use it. */
+static void break_runtime(fwdio_file_t *f, const fwdioi_errinfo_t *why)
+{
+    struct fwdio_runtime *o = f->owner;
+    if (o->broken.status == FWDIO_OK) {
+        o->broken = *why;
+        fwdioi_rt_lock(f->rt);
+        o->broken_known = 1;
+        fwdioi_rt_unlock(f->rt);
+    }
+    /* No duplication of the runtime's communicator can match between ranks
+     * any more: the one in flight is given up (left to MPI), a finished one
+     * no file will take is freed. */
+    if (o->dup_in_flight) {
+        fwdioi_rt_forget(f->rt, &o->dup_next);
+        o->dup_next = MPI_COMM_NULL;
+        set_dup_busy(o, 0);
+    }
+    if (o->spare != MPI_COMM_NULL)
+        fwdioi_log_mpi_failure(MPI_Comm_free(&o->spare), "MPI_Comm_free (spare)");
+    o->spare_rc = 0;
+    /* Every file still queued for its duplication fails too (f itself may be
+     * among them, with an abort from another rank). */
+    STAILQ_HEAD(, fwdio_file) queued = STAILQ_HEAD_INITIALIZER(queued);
+    STAILQ_CONCAT(&queued, &o->dups);
+    fwdioi_errinfo_t later = o->broken;
+    later.call = FWDIOI_REASON_BROKEN;
+    while (!STAILQ_EMPTY(&queued)) {
+        fwdio_file_t *g = STAILQ_FIRST(&queued);
+        STAILQ_REMOVE_HEAD(&queued, s.dup_link);
+        if (g != f)
+            fwdioi_session_abort(g, &later, 0);
+    }
+}
+
+void fwdioi_session_abort(fwdio_file_t *f, const fwdioi_errinfo_t *why, int notify)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    fwdioi_session_t *s = &f->s;
+    if (s->phase == FWDIOI_PHASE_DONE || s->aborted)
+        return;
+    s->aborted = 1;
+    s->abort_info = *why;
+    if (s->local_error.status == FWDIO_OK)
+        s->local_error = *why;
+    /* Collectives of the file that can no longer complete are given up: the
+     * rank that failed never calls another collective on the file's
+     * communicator (nor, after a failed duplication, on the runtime's), so
+     * they cannot complete later either and write into memory we free. */
+    int dup_failed = why->call == FWDIOI_REASON_MPI + FWDIOI_MPI_COMM_IDUP ||
+                     why->call == FWDIOI_REASON_BROKEN;
+    if (s->phase == FWDIOI_PHASE_DUP && dup_failed) {
+        fwdioi_rt_forget(f->rt, f);
+        break_runtime(f, why);
+        s->phase = FWDIOI_PHASE_CHECKING; /* no duplication to wait for */
+        s->comm = MPI_COMM_NULL; /* a duplicate that was never finished: left to MPI */
+    } else if (s->phase != FWDIOI_PHASE_DUP) {
+        fwdioi_rt_forget(f->rt, f);
+    }
+    /* else: another rank failed later on; this rank's duplication still has
+     * to match theirs, and completes the file when it is done (comm_taken) */
+    if (notify) {
+        /* with how this rank's steps ended, which the others then report too */
+        fwdioi_step_outcome_t steps = {(int64_t)s->steps_complete, (int64_t)s->steps_complete,
+                                       s->steps_failed};
+        if (s->steps_failed.status != FWDIO_OK)
+            steps.ok = (int64_t)s->steps_failed_at;
+        fwdioi_abort_announce(f->owner, f->seq, why, &steps);
+    }
+    fwdioi_session_publish_error(f, why);
+    drop_held(f, (int)why->status);
+    fwdioi_steps_fail_all(f, why);
+    if (f->my_writer >= 0)
+        fwdioi_writer_release_deferred(f); /* dropped: the file failed */
+    if (s->phase < FWDIOI_PHASE_OPEN)
+        s->open_agreed = *why; /* what ready reports */
+    deliver_ready(f);
+    if (f->reading)
+        fwdioi_requester_abort(f); /* their callbacks after ready */
+    if (f->my_writer >= 0 && s->phase >= FWDIOI_PHASE_OPENING &&
+        (!f->reading || fwdioi_reader_may_close(f)))
+        fwdioi_writer_close_aborted(f);
+    fwdioi_session_finish_if_aborted(f);
+}
+
+/* ---- setup, teardown, polling ---- */
+
+void fwdioi_session_init(fwdio_file_t *f)
+{
+    fwdioi_session_t *s = &f->s;
+    s->phase = FWDIOI_PHASE_DUP;
+    s->comm = MPI_COMM_NULL;
+    s->fd = -1;
+    s->open_local = s->open_agreed = s->local_error = s->final_agreed = FWDIOI_ERRINFO_OK;
+    s->commit_local = s->commit_agreed = s->abort_info = FWDIOI_ERRINFO_OK;
+    s->committer = -1;
+    STAILQ_INIT(&s->held);
+    STAILQ_INIT(&s->steps);
+    fwdioi_append_list_init(&s->close_appends);
+    s->step_committer = -1;
+    s->seq_ready = 1;
+    s->step_agreed = s->step_commit_local = s->step_commit_agreed = FWDIOI_ERRINFO_OK;
+    s->steps_failed = FWDIOI_ERRINFO_OK;
+    f->open_task.run = open_task;
+    f->close_task.run = close_task;
+    f->finish_task.run = finish_task;
+    f->ready_call.run = run_ready;
+    f->complete_call.run = run_complete;
+}
+
+void fwdioi_session_free(fwdio_file_t *f)
+{
+    fwdioi_requester_free(f);
+    fwdioi_assembly_free(&f->s.assembly);
+    free(f->s.step_recv);
+    f->s.step_recv = NULL;
+    free(f->s.deferred); /* empty: released before the session ends */
+    f->s.deferred = NULL;
+    f->s.step_recv_len = f->s.step_recv_cap = 0;
+}
+
+/* Client poll hook: aborts from other ranks; writers look for data of every
+ * file in the OPEN..SYNCING phases (an aborted one's only to drop it).
+ * Returns the number of receives started; *active while any session runs. */
+/* Whether data for writer `f` can arrive over MPI unannounced: from ranks of
+ * another node (or of this one without the node-shared area), from ranks of
+ * this node that announced it (mpi_notes), one matched and waiting for room;
+ * and once the close is under way or the file aborted, probe regardless. */
+static int mpi_may_bring_data(const struct fwdio_runtime *o, const fwdio_file_t *f)
+{
+    return o->mpi_senders || f->s.mpi_notes > 0 || f->s.has_waiting || f->s.aborted ||
+           f->s.phase >= FWDIOI_PHASE_CLOSING;
+}
+
+/* A read file: answers for this rank's reads, requests for its reader.
+ * Requests come unannounced, so a reader polls until the last one it was
+ * told of at the close has come. */
+static int poll_reads(fwdio_file_t *f, int *probing)
+{
+    fwdioi_session_t *s = &f->s;
+    if (s->phase < FWDIOI_PHASE_OPEN || s->phase == FWDIOI_PHASE_DONE ||
+        (!s->aborted && s->open_agreed.status != FWDIO_OK))
+        return 0;
+    if (s->aborted) {
+        /* Receives posted into the application's buffers complete; the
+         * rest (answers, their bytes, requests) is dropped as it comes,
+         * here and once the file is done (a zombie), so no sender waits. */
+        *probing = 1;
+        return s->comm != MPI_COMM_NULL ? fwdioi_abort_drain(f->owner, s->comm) : 0;
+    }
+    int events = 0;
+    if (fwdioi_requester_pending(f) || s->recvs_pending > 0) {
+        events += fwdioi_requester_probe(f);
+        *probing = 1;
+    }
+    if (f->my_writer >= 0 && fwdioi_reader_busy(f)) {
+        events += fwdioi_reader_probe(f);
+        *probing = 1;
+    }
+    return events;
+}
+
+int fwdioi_session_poll(void *runtime, int *active)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    struct fwdio_runtime *owner = runtime;
+    const fwdio_config_t *cfg = fwdioi_rt_config(owner->rt);
+    int events = 0;
+    double now = 0;
+    *active = 0;
+    /* The area's traffic wakes the thread by itself (its doorbell): it needs
+     * no polls, so it does not count as movement here. */
+    int area_waiting = 0;
+    fwdioi_shared_poll(owner, &area_waiting);
+    if (!LIST_EMPTY(&owner->active))
+        events += fwdioi_abort_receive(owner);
+    if (owner->nzombies)
+        events += fwdioi_zombie_drain(owner, active);
+    int combining = 0;
+    if (cfg->combine_size > 1)
+        events += fwdioi_combine_flush_stale(owner, (uint64_t)cfg->poll_max_us * 1000u,
+                                             &combining);
+    int probing = 0;
+    for (fwdio_file_t *f = LIST_FIRST(&owner->active); f; f = LIST_NEXT(f, s.active_link)) {
+        if (now == 0)
+            now = fwdioi_now();
+        fwdioi_watchdog_check(f, now);
+        if (f->reading) {
+            events += poll_reads(f, &probing);
+            continue;
+        }
+        int receiving = f->s.aborted ? f->s.phase >= FWDIOI_PHASE_OPENING
+                                     : f->s.phase >= FWDIOI_PHASE_OPEN && !f->s.finishing &&
+                                           f->s.open_agreed.status == FWDIO_OK;
+        if (f->my_writer >= 0 && receiving && mpi_may_bring_data(owner, f)) {
+            events += fwdioi_writer_probe(f);
+            probing = 1;
+        }
+    }
+    /* Polls are needed only for what nothing else announces: MPI data a
+     * writer must probe for, combined messages to send when they are old
+     * enough, entries that wait. Agreements and sends in flight are MPI
+     * requests, which the runtime polls anyway; storage completions, tasks
+     * and the area's entries wake the thread. An open file with nothing in
+     * flight costs a tick every FWDIOI_SLOW_TICK_US, for its watchdog. */
+    if (probing || combining || area_waiting || *active)
+        *active = FWDIOI_POLL_SOON;
+    else if (!LIST_EMPTY(&owner->active) && cfg->watchdog != FWDIO_WATCHDOG_OFF)
+        *active = FWDIOI_POLL_SLOW; /* the watchdog may have to report a file */
+    return events;
+}

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* A file's session (session.c): its phases and agreements, run on the
+ * progress thread. writer.c and sender.c call back into it. */
+#ifndef FWDIOI_SESSION_H
+#define FWDIOI_SESSION_H
+
+#include "state.h"
+
+void fwdioi_session_init(fwdio_file_t *f);
+void fwdioi_session_free(fwdio_file_t *f);
+/** The runtime's client poll hook (runtime.h). */
+int fwdioi_session_poll(void *runtime, int *active);
+/** Give up the file's collectives after an MPI failure (`notify`: this rank's
+ *  own, so tell the other ranks) and complete it with `why` once its own
+ *  traffic is done. */
+void fwdioi_session_abort(fwdio_file_t *f, const fwdioi_errinfo_t *why, int notify);
+/** Abort the file: this rank ran out of memory for it (at `offset`), and says so. */
+void fwdioi_session_abort_nomem(fwdio_file_t *f, uint64_t offset);
+/** MPI call `call` (fwdioi_mpi_call_t) of this rank returned `mpi_rc`: abort. */
+void fwdioi_session_mpi_failed(fwdio_file_t *f, int call, int mpi_rc);
+/** This rank is done with the file's data (as a writer: all of it written and
+ *  synced); the final agreement starts once its own sends are done. */
+void fwdioi_session_data_done(fwdio_file_t *f);
+/** An aborted file completes once nothing of its own is in flight. */
+void fwdioi_session_finish_if_aborted(fwdio_file_t *f);
+/** The writer's open job is done: agree on the open status. */
+void fwdioi_session_opened(fwdio_file_t *f);
+/** Start one of the file's agreements: `count` elements of `type` of `in`
+ *  reduced with `op` into `out` on the file's communicator; `done` runs on
+ *  completion. 0, or -1 when it could not start (the file is aborted). */
+int fwdioi_session_agree(fwdio_file_t *f, int call, const void *in, void *out, int count,
+                         MPI_Datatype type, MPI_Op op, fwdioi_req_cb_t done);
+/** Start the exclusive scan of this rank's appended bytes (*mine into
+ *  *prefix; undefined on rank 0). 0, or -1 (aborted). */
+int fwdioi_session_scan_appends(fwdio_file_t *f, const uint64_t *mine, uint64_t *prefix,
+                                fwdioi_req_cb_t done);
+/** An agreement completed: whether it succeeded (else the file is aborted). */
+int fwdioi_session_agreement_ok(fwdio_file_t *f, int call, const MPI_Status *st);
+/** Make a failure visible to the application (writes refused, error text). */
+void fwdioi_session_publish_error(fwdio_file_t *f, const fwdioi_errinfo_t *e);
+/** Start the close agreement once this rank closed the file, it is open and
+ *  no step of it is pending. */
+void fwdioi_session_try_close(fwdio_file_t *f);
+
+#endif

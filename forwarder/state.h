@@ -1,0 +1,489 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The state of a runtime and of a file as the forwarder keeps it: the structs
+ * every module of forwarder/ shares, and nothing else (each module declares
+ * its functions in a header of its own). Fields are grouped by owner:
+ * "locked" fields are shared between application and progress threads and
+ * guarded by the runtime lock; "progress" fields belong to the progress thread
+ * alone; the rest is fixed after fwdio_open.
+ */
+#ifndef FWDIOI_STATE_H
+#define FWDIOI_STATE_H
+
+#include "session/agree.h"
+#include "session/commit_set.h"
+#include "node/node_area.h"
+#include "session/open_check.h"
+
+#include <stdatomic.h>
+#include "write/assembly.h"
+#include "plan/plan.h"
+#include "clock.h"
+#include "runtime.h"
+#include "settings/settings.h"
+#include "plan/topology.h"
+
+/* Tags of fwdio's point-to-point messages: data, and a read file's
+ * requests and answers (read/requester.h), on a file's communicator; aborts on the
+ * runtime's. */
+enum {
+    FWDIOI_TAG_DATA = 1,
+    FWDIOI_TAG_ABORT = 2,
+    FWDIOI_TAG_READ_REQ = 3,  /* requester -> reader: pieces wanted */
+    FWDIOI_TAG_READ_HDR = 4,  /* reader -> requester: which piece comes next */
+    FWDIOI_TAG_READ_DATA = 5  /* reader -> requester: its bytes */
+};
+
+/* Elements the close agreement and a stream's step agreements sum after the
+ * bytes per writer (at nwriters + each): the number of ranks holding a
+ * commit block, the sum of their ranks, the agreement's tag and its square
+ * (steps.c: every rank passed the same tag exactly when sum = P * tag and
+ * sum of squares = P * tag^2, so ranks that ended different numbers of
+ * steps are caught), and the bytes appended (fwdio_append). */
+enum {
+    FWDIOI_SUM_COMMITS,
+    FWDIOI_SUM_COMMITTER,
+    FWDIOI_SUM_TAG,
+    FWDIOI_SUM_TAG2,
+    FWDIOI_SUM_APPENDED,
+    FWDIOI_CLOSE_EXTRA /* how many */
+};
+
+/*
+ * Wire format of a data message: the header, the pieces' bytes back to back,
+ * then the piece table (npieces fwdioi_piece_t, in the order of the bytes).
+ * The table comes last so that a message can be filled write by write (write
+ * combining) without knowing in advance how many pieces it will hold.
+ */
+typedef struct fwdioi_wire_header {
+    uint32_t npieces;
+    uint32_t step; /* a stream's step the bytes belong to (mod 2^32); 0 otherwise */
+} fwdioi_wire_header_t;
+
+typedef struct fwdioi_piece {
+    uint64_t offset;
+    uint64_t len;
+} fwdioi_piece_t;
+
+/* Whose a message is that a writer takes (fwdioi_hold_t.kind). */
+typedef enum fwdioi_hold_kind {
+    FWDIOI_HOLD_RECEIVED, /* received over MPI: its bytes count against writer_buffer */
+    FWDIOI_HOLD_OWN,      /* one of this rank's own messages (block: the fwdioi_msg_t) */
+    FWDIOI_HOLD_SHARED    /* a peer's, in its node-shared segment (shared_path.c) */
+} fwdioi_hold_kind_t;
+
+/* Keeps a message buffer alive while writes straight from it are in flight
+ * (progress thread only, so a plain count). */
+typedef struct fwdioi_hold {
+    int refs;
+    fwdioi_hold_kind_t kind;
+    void *block; /* given back (per kind) when refs drops to 0 */
+    size_t size;
+    int releasing; /* only I/O jobs hold it now */
+} fwdioi_hold_t;
+
+/* What a writer takes from one message: its piece table and where the pieces'
+ * bytes are, packed back to back (a copy) or spread over the sender's buffer
+ * (a lent write: piece bytes at spread_base + (offset - spread_offset)). */
+typedef struct fwdioi_pieces_view {
+    uint32_t npieces;
+    const uint8_t *table;  /* npieces fwdioi_piece_t; NULL: the message is malformed */
+    const uint8_t *packed; /* NULL: spread */
+    const uint8_t *spread_base;
+    uint64_t spread_offset;
+    const uint8_t *lo, *hi; /* spread from another process: every piece lies in [lo, hi) */
+    uint64_t payload;       /* data bytes, as the sender counted them */
+    uint32_t step;          /* the header's step (wire format) */
+} fwdioi_pieces_view_t;
+
+/* One fwdio_write_lent call: its buffer is lent until every message of it is
+ * done with it; then the callback is delivered. */
+typedef struct fwdioi_lent {
+    fwdioi_call_t call;
+    fwdio_file_t *file;
+    const void *buf;
+    uint64_t len;
+    fwdio_lent_cb_t done;
+    void *arg;
+    void *alloc_start; /* the fwdio_alloc buffer buf lies in, or NULL */
+    int refs;   /* messages not done yet (progress thread once submitted) */
+    int status; /* FWDIO_OK, or why bytes were dropped */
+    /* fwdio's own lent buffers (appends.c): called on the thread that frees
+     * the last message, instead of delivering `call` */
+    void (*release)(struct fwdioi_lent *lent);
+} fwdioi_lent_t;
+
+/* The bytes of one fwdio_append, copied, until they are routed at their
+ * step's end (appends.c). Its messages lend them: the last one gives the
+ * copy and its staging back. */
+typedef struct fwdioi_append {
+    fwdioi_lent_t lent;
+    struct fwdioi_append *next;
+    uint8_t *data; /* in the node-shared area when it had room, else malloc'd */
+    int in_area;
+} fwdioi_append_t;
+
+/* Appends in the order of their calls. */
+typedef struct fwdioi_append_list {
+    fwdioi_append_t *head, **tail;
+    uint64_t bytes;
+} fwdioi_append_list_t;
+
+/* One data message for one writer, built by fwdio_write (a copy) or
+ * fwdio_write_lent (header here, data still in the caller's buffer). */
+typedef struct fwdioi_msg {
+    fwdioi_task_t task; /* first: the progress thread gets it as a task */
+    fwdioi_hold_t hold;
+    fwdio_file_t *file;
+    int writer;
+    int staged;       /* a copy: counts against the staging budget */
+    int sent;         /* staged, and handed to its writer (staged_sent) */
+    fwdioi_lent_t *lent;      /* lent: the call, and where its data is */
+    const uint8_t *lent_base; /* file byte lent_offset is lent_base[0] */
+    uint64_t lent_offset;
+    uint64_t payload; /* data bytes */
+    int copies;         /* combining: copies into it under way (locked) */
+    int sealed_waiting; /* combining: sealed, goes out after its last copy (locked) */
+    uint64_t trace_t0; /* when the send was posted (progress; trace.h) */
+    uint64_t step;     /* a stream's step it belongs to (progress, steps.c) */
+    /* The message lives in this rank's node-shared segment, for the writer on
+     * local rank area_to (else -1), which takes it from there (shared_path.c);
+     * area_out: handed over and not yet given back (progress). */
+    int area_to;
+    int area_out;
+    uint64_t area_magic; /* FWDIOI_MSG_AREA_MAGIC while in the area */
+    size_t alloc_len; /* of the whole buffer, for fwdioi_rt_buf_put */
+    size_t wire_len;
+    /* fwdioi_wire_header_t, data (not for lent), piece table; a message being
+     * combined holds the header slot and the data only (combine.c) */
+    uint8_t wire[];
+} fwdioi_msg_t;
+
+/* The open message of one (file, writer) pair that small writes are appended
+ * to, and its piece table until it is sealed (write combining; locked). */
+typedef struct fwdioi_combine {
+    fwdioi_msg_t *open;
+    fwdioi_piece_t *pieces;
+    size_t npieces, cap;
+} fwdioi_combine_t;
+
+/* One step of a stream: ended by fwdio_step_end on this rank, agreed and
+ * completed in order by the progress thread (steps.c), reported by its
+ * callback. */
+typedef struct fwdioi_step {
+    fwdioi_task_t task; /* first: fwdio_step_end queues it for the progress thread */
+    fwdioi_call_t call; /* the step callback */
+    fwdio_file_t *file;
+    uint64_t index;
+    int status;
+    fwdioi_commit_set_t commit; /* the blocks set during the step on this rank */
+    fwdioi_append_list_t appends; /* this rank's fwdio_append calls of the step */
+    STAILQ_ENTRY(fwdioi_step) link; /* in the session's `steps` (progress) */
+    /* the step's scan and counts (progress): this rank's appended bytes and
+     * the lower ranks' (the scan), who commits, and whether they are agreed */
+    int committers, committer;
+    int counted;
+    /* the buffers of its scan and counts, in the session's slot index % 2
+     * while they run (steps.c: an abandoned collective may still write into
+     * them after the step is gone) */
+    uint64_t *in, *out, *append_mine, *append_prefix;
+    /* [nwriters + FWDIOI_CLOSE_EXTRA]: this rank's bytes of the step per
+     * writer, then the commit and tag elements (copied into `in` when its
+     * counting starts) */
+    uint64_t sums[];
+} fwdioi_step_t;
+
+/* How a rank's steps of a stream ended when it aborted the stream: `ok`
+ * steps completed with FWDIO_OK, the next ones up to `complete` with
+ * `failed`; announced with the abort (abort.c), so that every rank reports
+ * the same status for each step. */
+typedef struct fwdioi_step_outcome {
+    int64_t complete, ok;
+    fwdioi_errinfo_t failed;
+} fwdioi_step_outcome_t;
+
+/* Counters the progress thread keeps per file (published at completion). */
+typedef struct fwdioi_session_stats {
+    uint64_t messages_sent, messages_received;
+    uint64_t pwrite_calls, partial_flushes;
+    double pwrite_seconds, sync_seconds;
+    uint64_t bytes_to_mpi, bytes_to_pwrite, bytes_shared; /* fwdio_file_stats_t */
+    uint64_t bytes_from_storage; /* a reader's preads */
+} fwdioi_session_stats_t;
+
+typedef enum fwdioi_phase {
+    FWDIOI_PHASE_DUP,      /* duplicating the communicator for the file */
+    FWDIOI_PHASE_CHECKING, /* every rank's path, size and options being compared */
+    FWDIOI_PHASE_WAIT_PATH, /* an earlier file of the same path is still being written */
+    FWDIOI_PHASE_OPENING,  /* writers opening; open status being agreed */
+    FWDIOI_PHASE_OPEN,     /* ready: data flows */
+    FWDIOI_PHASE_CLOSING,  /* byte counts per writer being agreed */
+    FWDIOI_PHASE_SYNCING,  /* writers draining, flushing, syncing; final status agreed */
+    FWDIOI_PHASE_COMMITTING, /* commit block written, file renamed into place; agreed */
+    FWDIOI_PHASE_DONE
+} fwdioi_phase_t;
+
+/* Progress-thread state of one file. */
+typedef struct fwdioi_session {
+    fwdioi_phase_t phase;
+    MPI_Comm comm;
+    int close_requested;
+    /* An aborted file's end is queued as a task (finish_task): it completes
+     * from the top of the progress loop, never inside a callback that may
+     * still touch the file after the abort returns. */
+    int finish_queued;
+    /* messages of writes issued before ready, in order; with rewrites also
+     * those of a step whose earlier steps are not complete here (sender.c) */
+    fwdioi_task_list_t held;
+    /* held messages being released (sender.c): a send that fails there
+     * aborts the file, whose drop_held must drop these too */
+    fwdioi_task_list_t *releasing;
+    /* [nwriters + FWDIOI_CLOSE_EXTRA]: bytes this rank sent to each writer, then
+     * whether it holds the commit block and its rank; summed at close. */
+    uint64_t *sent_bytes;
+    uint64_t *expected_bytes; /* the sums: bytes per writer, committers, rank */
+    int committers;           /* ranks that set a commit block (agreed at close) */
+    int committer;            /* the rank that commits (block, rename), or -1 */
+    fwdioi_errinfo_t commit_local, commit_agreed;
+    double t_close_called;    /* when this rank's close reached the session */
+    double t_closed;          /* when the close was agreed (watchdog) */
+    double next_report;       /* when the watchdog reports next */
+    int64_t check_in[FWDIOI_OPEN_CHECK_INTS], check_out[FWDIOI_OPEN_CHECK_INTS];
+    int check_failed;          /* ranks disagree: no storage, no further agreement */
+    int ready_delivered;
+    /* An MPI call failed here, or another rank said one failed there: the
+     * file's collectives are given up; it completes with abort_info once its
+     * own sends, receives and storage jobs are done. */
+    int aborted;
+    fwdioi_errinfo_t abort_info;
+    int watch_wait;           /* what the watchdog saw the file wait for, */
+    double watch_start;       /* since when */
+    fwdioi_errinfo_t open_local, open_agreed;
+    fwdioi_errinfo_t local_error; /* first error this rank saw after open */
+    fwdioi_errinfo_t final_agreed;
+    LIST_ENTRY(fwdio_file) active_link; /* in the runtime's `active` */
+    uint64_t trace_t0; /* start of the collective in flight (trace.h) */
+
+    /* a file opened for reading (read/requester.c: this rank's reads; reader.c:
+     * the reader's units and requests) */
+    struct fwdioi_requests *requests;
+    struct fwdioi_reader *reader;
+
+    /* writer only */
+    int fd;
+    fwdioi_assembly_t assembly;
+    uint64_t received;
+    uint64_t *received_from; /* [ranks] bytes received per sending rank */
+    int recvs_pending;
+    int io_pending;
+    int close_agreed;
+    int finishing;
+    fwdioi_hold_t *accepting; /* the message being assembled */
+    struct fwdioi_storage_job *direct_job; /* its direct writes, gathered */
+    STAILQ_ENTRY(fwdio_file) dup_link; /* in the runtime's `dups` */
+    uint64_t wbuf_file, wbuf_file_peak; /* writer bytes held for this file */
+    fwdioi_session_stats_t stats;
+    int sends_pending;        /* this rank's data messages not yet sent */
+    int final_ready, final_started;
+    int has_waiting;          /* a matched message waits for room */
+    /* Messages ranks of this node announced they send over MPI rather than
+     * through the node-shared area, less those received: while above 0 (or
+     * while ranks of other nodes may send) the writer probes MPI. */
+    int mpi_notes;
+    MPI_Message waiting_msg;
+    int waiting_len, waiting_source;
+
+    /* streams (steps.c) */
+    uint64_t step_fill;  /* the step this rank's messages belong to now */
+    uint64_t *step_sent; /* [nwriters] its bytes per writer in step_fill */
+    STAILQ_HEAD(, fwdioi_step) steps; /* ended here, not yet complete, in order */
+    int step_busy;       /* the first step's drain, status and commit are under way */
+    /* A step's scan and counts may run while the step before it finishes:
+     * the step being counted, the next step to count, and whether every
+     * collective of the step before it has been started (then the next
+     * scan may start: every rank starts the file's collectives in the same
+     * order) */
+    fwdioi_step_t *step_counting;
+    /* two steps' scan and counts buffers (at most two steps agree at once):
+     * [2][2 (nwriters + FWDIOI_CLOSE_EXTRA) + 2], with the file's lifetime */
+    uint64_t *step_slots;
+    uint64_t scan_next;
+    int seq_ready;
+    /* The head's status (or commit) agreement has started here: every rank
+     * will start it, so it completes. An MPI failure of the next step's scan
+     * or counts meanwhile waits for it (abort_deferred, deferred_why) before
+     * the abort is announced, so the head's outcome is the same on every
+     * rank. */
+    int head_agreeing;
+    int abort_deferred;
+    fwdioi_errinfo_t deferred_why;
+    uint64_t append_base;   /* where the next step to count appends */
+    uint64_t append_prefix; /* the close's scan: lower ranks' appends after their last step */
+    uint64_t append_mine;   /* this rank's appended bytes after its last step */
+    fwdioi_append_list_t close_appends; /* appended after the last step end */
+    int close_scanning;     /* their scan is under way */
+    int step_committers, step_committer;
+    fwdioi_errinfo_t step_agreed, step_commit_local, step_commit_agreed;
+    fwdioi_commit_set_t step_commit; /* the blocks the step's commit job writes */
+    /* A step failed (agreed on every rank): later steps fail alike, without
+     * agreements, and the stream with them; steps_failed_at is its index. */
+    fwdioi_errinfo_t steps_failed;
+    uint64_t steps_failed_at;
+    /* An abort another rank announced, with how its steps ended there: the
+     * steps it completed keep their status here too (steps.c). */
+    int abort_heard;
+    fwdioi_step_outcome_t abort_steps;
+    /* writer: bytes received per step from step_recv_base on, the bytes the
+     * first step waits for, and where its end stands */
+    uint64_t *step_recv;
+    size_t step_recv_len, step_recv_cap;
+    uint64_t step_recv_base;
+    uint64_t step_expected;
+    int step_draining;
+    /* steps complete here (callbacks delivered), and the messages of later
+     * steps kept unwritten until the steps before theirs are complete, so
+     * the file never holds bytes of a step beyond an incomplete one
+     * (writer.c); their received bytes, and whether the cap was hit */
+    uint64_t steps_complete;
+    struct fwdioi_deferred *deferred;
+    size_t ndeferred, deferred_cap;
+    uint64_t deferred_received;
+    int deferred_capped;
+} fwdioi_session_t;
+
+/* An abort announced by another rank for a file this rank has not opened yet. */
+typedef struct fwdioi_pending_abort {
+    uint64_t seq;
+    fwdioi_errinfo_t info;
+} fwdioi_pending_abort_t;
+
+/* The communicator of an aborted file whose writer still receives (and drops)
+ * data other ranks had started to send before they learnt of the abort. */
+typedef struct fwdioi_zombie {
+    MPI_Comm comm;
+    double since;
+} fwdioi_zombie_t;
+
+struct fwdio_runtime {
+    fwdioi_rt_t *rt;
+    MPI_Op agree_op;
+    MPI_Op check_op;
+    fwdioi_topology_t topo; /* where every rank runs (fixed after init) */
+    fwdioi_settings_file_t settings; /* FWDIO_CONFIG, read at init */
+    /* locked */
+    uint64_t next_seq;
+    LIST_HEAD(, fwdio_file) live; /* every file not yet destroyed */
+    /* progress */
+    LIST_HEAD(, fwdio_file) active; /* files whose session has not ended */
+    /* Communicators for files (session.c, "Communicators for files"): the
+     * files waiting for theirs, in open order; the duplication in flight (one
+     * at a time: Open MPI hangs when several MPI_Comm_idup of one
+     * communicator are in flight at once) and its result; the finished one no
+     * file has taken yet (one is made ahead), or the MPI error its
+     * duplication failed with. */
+    STAILQ_HEAD(, fwdio_file) dups;
+    int dup_in_flight;
+    MPI_Comm dup_next;
+    MPI_Comm spare;
+    int spare_rc;
+    uint64_t dup_t0; /* trace */
+    int dup_busy; /* locked: dup_in_flight, for fwdio_finalize */
+    /* progress: aborts (abort.c). Once an MPI failure has put the runtime's
+     * communicator out of step, every later file fails with `broken`. */
+    uint64_t opened_seq; /* files whose open task ran */
+    fwdioi_errinfo_t broken;
+    fwdioi_pending_abort_t *pending_aborts;
+    int npending_aborts, pending_aborts_cap;
+    fwdioi_zombie_t *zombies;
+    int nzombies, zombies_cap;
+    int broken_known; /* locked: broken is set (read by fwdio_finalize) */
+    /* Writer memory over all files (progress): unit buffers and received
+     * messages held, the part of it that I/O completions will free, the peak. */
+    uint64_t wbuf_held, wbuf_releasing;
+    _Atomic uint64_t wbuf_peak; /* also read by fwdio_runtime_stats */
+    /* The part of wbuf_held that is assembly bookkeeping (progress): it only
+     * shrinks as units complete, so it never waits for room; reported once
+     * if it alone passes the budget. */
+    uint64_t wbuf_meta;
+    int wbuf_meta_reported;
+    /* locked: copied writes not yet sent (staging budget), and the part of
+     * them in messages already handed to their writers, which comes back
+     * without anything else being sent */
+    uint64_t staged, staged_peak, staged_sent;
+    /* locked: files with open combined messages (combine.c) */
+    int combining_files;
+    /* The node-shared area (fixed after init; its heap has its own lock) and,
+     * progress, the entries from it that wait: data for files not open here
+     * yet, and releases whose ring was full (shared_path.c). */
+    fwdioi_area_t area;
+    struct fwdioi_area_wait *area_waiting;
+    int narea_waiting, area_waiting_cap;
+    /* progress: messages for writers of this node whose ring was full; sent
+     * (by reference, or announced and over MPI) as soon as it has room */
+    fwdioi_task_list_t area_blocked;
+    /* fixed after init: ranks of another node, or of this node without the
+     * area, may send data over MPI at any time, so writers must probe */
+    int mpi_senders;
+    /* locked: appended bytes held for their step's end (part of `staged`;
+     * only a step end can send them, so a reservation never waits for them) */
+    uint64_t append_held;
+    /* fwdio_alloc buffers not yet released (user_buffers.c; its own lock) */
+    struct fwdioi_user_buffers *buffers;
+};
+
+struct fwdio_file {
+    struct fwdio_runtime *owner;
+    fwdioi_rt_t *rt;
+    char *path;
+    uint64_t size; /* a stream's: the largest it may grow to; a read file's
+                      once size_known */
+    int stream;    /* opened with FWDIO_SIZE_GROWS */
+    int reading;   /* opened with fwdio_open_read: "writers" are its readers */
+    uint64_t seq;
+    fwdio_options_t opts;
+    fwdio_callbacks_t cbs;
+    fwdioi_plan_t plan;
+    int *writer_ranks; /* the plan's writers */
+    int rank;
+    int my_writer; /* writer index of this rank, or -1 */
+    char *write_path; /* what writers open: path, or its temporary (atomic_replace) */
+    char *path_key;   /* the path with its directory resolved: one file per path at a time */
+    int64_t check_fields[FWDIOI_OPEN_FIELDS]; /* what this rank passed to fwdio_open */
+    fwdioi_errinfo_t open_refusal; /* found wrong at fwdio_open on this rank */
+
+    /* locked */
+    int app_closed;
+    int app_freed;
+    int failed_known; /* a failure is agreed: further writes are refused */
+    int complete_delivered;
+    int ready_returned; /* the ready callback ran (or there was none): fwdio_wait_ready */
+    fwdioi_errinfo_t known_error;
+    fwdioi_commit_set_t commit; /* fwdio_set_commit since the last step end (or open) */
+    char error_text[256];
+    fwdio_file_stats_t stats;     /* app fields live; writer fields published */
+    uint64_t staged_file;         /* bytes of this file staged now */
+    uint64_t *writer_bytes_agreed; /* [nwriters], set when closing is agreed */
+    fwdioi_combine_t *combine;     /* [nwriters] open messages (combine.c) */
+    int combine_copies;            /* copies into them under way (combine.c) */
+    /* When the oldest open message got its first byte (fwdioi_now_ns), 0 when
+     * none is open: written under the lock, read by the progress thread's poll
+     * without it. */
+    _Atomic uint64_t combine_since;
+    double t_open;
+    /* streams: steps ended here, steps whose callback has run, and the first
+     * step that failed (UINT64_MAX: none) with its status */
+    uint64_t steps_ended, steps_done, step_fail_from;
+    int step_fail_status;
+    fwdioi_append_list_t appends; /* fwdio_append since the last step end */
+    /* a read file: its size and plan are set (after ready, when the open
+     * succeeded); reads accepted */
+    int size_known;
+    LIST_ENTRY(fwdio_file) live_link; /* in the runtime's `live` (locked) */
+
+    /* progress */
+    fwdioi_session_t s;
+    fwdioi_task_t open_task, close_task, finish_task;
+    fwdioi_call_t ready_call, complete_call;
+};
+
+#endif

@@ -1,0 +1,391 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include "storage/storage.h"
+
+#include "clock.h"
+
+#include "log.h"
+#include "storage/sysio.h"
+#include "trace.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+int fwdioi_pwrite_all(int fd, const uint8_t *buf, uint64_t len, uint64_t offset,
+                      uint64_t *failed_at)
+{
+    /* Bounded chunks: Linux moves at most ~2 GiB per call anyway. */
+    const uint64_t max_chunk = (uint64_t)1 << 30;
+    uint64_t done = 0;
+    while (done < len) {
+        uint64_t want = len - done < max_chunk ? len - done : max_chunk;
+        ssize_t n = fwdioi_sys_pwrite(fd, buf + done, (size_t)want, (off_t)(offset + done));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            if (n == 0)
+                errno = 0; /* no progress and no error: do not spin */
+            *failed_at = offset + done;
+            return -1;
+        }
+        done += (uint64_t)n;
+    }
+    return 0;
+}
+
+int fwdioi_pread_all(int fd, uint8_t *buf, uint64_t len, uint64_t offset, uint64_t *failed_at)
+{
+    const uint64_t max_chunk = (uint64_t)1 << 30;
+    uint64_t done = 0;
+    while (done < len) {
+        uint64_t want = len - done < max_chunk ? len - done : max_chunk;
+        ssize_t n = fwdioi_sys_pread(fd, buf + done, (size_t)want, (off_t)(offset + done));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            if (n == 0)
+                errno = 0; /* the file ended before the bytes its size promised */
+            *failed_at = offset + done;
+            return -1;
+        }
+        done += (uint64_t)n;
+    }
+    return 0;
+}
+
+/*
+ * Descriptors of files whose write failed. The file's status is settled by
+ * its first error, so its later write jobs are skipped, and so is its
+ * fdatasync: on a full, broken or slow disk they would only delay the report.
+ * The descriptor leaves the set when the file is closed (its number may be
+ * reused). Jobs run on the I/O thread, or the progress thread with io_inline:
+ * a lock, not a thread-local.
+ */
+static pthread_mutex_t failed_lock = PTHREAD_MUTEX_INITIALIZER;
+static int *failed_fds;
+static size_t nfailed, failed_cap;
+
+static void failed_fd_add(int fd)
+{
+    pthread_mutex_lock(&failed_lock);
+    if (nfailed == failed_cap) {
+        size_t cap = failed_cap ? 2 * failed_cap : 8;
+        int *grown = realloc(failed_fds, cap * sizeof *grown);
+        if (grown) {
+            failed_fds = grown;
+            failed_cap = cap;
+        }
+    }
+    if (nfailed < failed_cap) /* else: no memory, the writes just go on */
+        failed_fds[nfailed++] = fd;
+    pthread_mutex_unlock(&failed_lock);
+}
+
+/* Whether fd's file failed a write; with `forget`, drop it from the set. */
+static int failed_fd_check(int fd, int forget)
+{
+    int found = 0;
+    pthread_mutex_lock(&failed_lock);
+    for (size_t i = 0; i < nfailed && !found; i++) {
+        if (failed_fds[i] == fd) {
+            found = 1;
+            if (forget)
+                failed_fds[i] = failed_fds[--nfailed];
+        }
+    }
+    pthread_mutex_unlock(&failed_lock);
+    return found;
+}
+
+static void fail(fwdioi_storage_job_t *job, int status, fwdioi_syscall_t call, uint64_t offset)
+{
+    job->status = status;
+    job->sys_errno = errno;
+    job->err_offset = offset;
+    job->err_call = call;
+}
+
+/* A reader's open: the file must exist and not be a directory; its size is
+ * what the reads are planned over. */
+static void run_open_read(fwdioi_storage_job_t *job)
+{
+    job->fd = fwdioi_sys_open(job->path, O_RDONLY | O_CLOEXEC, 0);
+    if (job->fd < 0) {
+        fail(job, FWDIO_EOPEN, FWDIOI_CALL_OPEN, 0);
+        return;
+    }
+    struct stat st;
+    int rc = fwdioi_sys_fstat(job->fd, &st);
+    if (rc == 0 && S_ISDIR(st.st_mode)) {
+        errno = EISDIR;
+        rc = -1;
+    }
+    if (rc != 0) {
+        fail(job, FWDIO_EOPEN, rc == 0 || errno == EISDIR ? FWDIOI_CALL_OPEN : FWDIOI_CALL_FSTAT,
+             0);
+        fwdioi_sys_close(job->fd);
+        job->fd = -1;
+        return;
+    }
+    job->size = (uint64_t)st.st_size;
+}
+
+static void run_read(fwdioi_storage_job_t *job)
+{
+    uint64_t failed_at;
+    if (fwdioi_pread_all(job->fd, job->dst, job->len, job->base, &failed_at) != 0) {
+        fail(job, FWDIO_EREAD, FWDIOI_CALL_PREAD, failed_at);
+        job->bytes_written = failed_at - job->base;
+        return;
+    }
+    job->bytes_written = job->len;
+}
+
+static void run_open(fwdioi_storage_job_t *job)
+{
+    if (job->read_only) {
+        run_open_read(job);
+        return;
+    }
+    /* the old contents go, unless the first `size` bytes are kept (a stream) */
+    int flags = O_CREAT | O_WRONLY | O_CLOEXEC |
+                (job->sets_length && !job->keeps_prefix ? O_TRUNC : 0);
+    job->fd = fwdioi_sys_open(job->path, flags, 0666);
+    if (job->fd < 0) {
+        fail(job, FWDIO_EOPEN, FWDIOI_CALL_OPEN, 0);
+        return;
+    }
+    if (job->sets_length && fwdioi_sys_ftruncate(job->fd, (off_t)job->size) != 0) {
+        fail(job, FWDIO_EOPEN, FWDIOI_CALL_FTRUNCATE, job->size);
+        fwdioi_sys_close(job->fd);
+        job->fd = -1;
+    }
+}
+
+static void run_write(fwdioi_storage_job_t *job)
+{
+    uint64_t failed_at;
+    if (failed_fd_check(job->fd, 0))
+        return;
+    for (size_t i = 0; i < job->nextents + job->nsegs; i++) {
+        const uint8_t *src;
+        uint64_t len, offset;
+        if (job->nextents) {
+            const fwdioi_range_t *e = &job->extents[i];
+            src = job->buf + e->start;
+            len = e->end - e->start;
+            offset = job->base + e->start;
+        } else {
+            src = job->segs[i].src;
+            len = job->segs[i].len;
+            offset = job->segs[i].offset;
+        }
+        if (fwdioi_pwrite_all(job->fd, src, len, offset, &failed_at) != 0) {
+            fail(job, FWDIO_EWRITE, FWDIOI_CALL_PWRITE, failed_at);
+            failed_fd_add(job->fd);
+            return;
+        }
+        job->bytes_written += len;
+    }
+}
+
+static void run_finish(fwdioi_storage_job_t *job)
+{
+    uint64_t t_trace = fwdioi_trace_begin();
+    int failed = failed_fd_check(job->fd, 1); /* always: the fd is closed below */
+    int sync = job->durable && !failed;
+    if (sync && fwdioi_sys_fdatasync(job->fd) != 0)
+        fail(job, FWDIO_ESYNC, FWDIOI_CALL_FDATASYNC, 0);
+    if (sync)
+        fwdioi_trace_end_file(t_trace, "fdatasync", FWDIOI_TRACE_NONE);
+    t_trace = fwdioi_trace_begin();
+    if (fwdioi_sys_close(job->fd) != 0 && job->status == FWDIO_OK)
+        fail(job, FWDIO_ESYNC, FWDIOI_CALL_CLOSE, 0);
+    fwdioi_trace_end_file(t_trace, "file close", FWDIOI_TRACE_NONE);
+    job->fd = -1;
+}
+
+/* The end of a stream's step: its bytes are written (jobs run in order);
+ * made durable when asked, unless a write of the file failed already. */
+static void run_sync(fwdioi_storage_job_t *job)
+{
+    if (!job->durable || failed_fd_check(job->fd, 0))
+        return;
+    uint64_t t_trace = fwdioi_trace_begin();
+    if (fwdioi_sys_fdatasync(job->fd) != 0)
+        fail(job, FWDIO_ESYNC, FWDIOI_CALL_FDATASYNC, 0);
+    fwdioi_trace_end_file(t_trace, "fdatasync", FWDIOI_TRACE_NONE);
+}
+
+/* "dir/.name.fwdio-tmp" -> "dir" (or "." for a bare name), in buf. */
+static void dir_of(const char *path, char *buf, size_t len)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        snprintf(buf, len, ".");
+    else if (slash == path)
+        snprintf(buf, len, "/");
+    else
+        snprintf(buf, len, "%.*s", (int)(slash - path), path);
+}
+
+static void run_commit(fwdioi_storage_job_t *job)
+{
+    if (job->discard) {
+        if (job->target && fwdioi_sys_unlink(job->path) != 0 && errno != ENOENT)
+            fwdioi_log(FWDIOI_LOG_WARN, "could not remove %s: %s", job->path, strerror(errno));
+        return;
+    }
+    if (job->len > 0 || job->nsegs > 0) {
+        uint64_t t_trace = fwdioi_trace_begin();
+        uint64_t failed_at = job->base;
+        int fd = fwdioi_sys_open(job->path, O_WRONLY | O_CLOEXEC, 0);
+        fwdioi_syscall_t failed = FWDIOI_CALL_OPEN;
+        if (fd >= 0) {
+            /* the block, or the blocks in the order they were set */
+            int written = job->len == 0 ||
+                          fwdioi_pwrite_all(fd, job->src, job->len, job->base, &failed_at) == 0;
+            for (size_t i = 0; written && i < job->nsegs; i++)
+                written = fwdioi_pwrite_all(fd, job->segs[i].src, job->segs[i].len,
+                                            job->segs[i].offset, &failed_at) == 0;
+            failed = !written                          ? FWDIOI_CALL_PWRITE
+                     : fwdioi_sys_fdatasync(fd) == 0 ? FWDIOI_CALL_NONE
+                                                     : FWDIOI_CALL_FDATASYNC;
+        }
+        if (failed == FWDIOI_CALL_NONE && fwdioi_sys_close(fd) != 0)
+            failed = FWDIOI_CALL_CLOSE;
+        if (failed != FWDIOI_CALL_NONE) {
+            fail(job, FWDIO_ECOMMIT, failed, failed_at); /* before errno changes */
+            if (fd >= 0 && failed != FWDIOI_CALL_CLOSE)
+                fwdioi_sys_close(fd);
+            if (job->target) /* the target stays as it was, without a temporary */
+                fwdioi_sys_unlink(job->path);
+            return;
+        }
+        fwdioi_trace_end_file(t_trace, "commit block", FWDIOI_TRACE_NONE);
+    }
+    if (job->target) {
+        uint64_t t_trace = fwdioi_trace_begin();
+        char dir[4096];
+        dir_of(job->target, dir, sizeof dir);
+        if (fwdioi_sys_rename(job->path, job->target) != 0) {
+            fail(job, FWDIO_ECOMMIT, FWDIOI_CALL_RENAME, 0);
+            fwdioi_sys_unlink(job->path); /* the target stays as it was */
+            return;
+        }
+        if (fwdioi_sys_fsync_dir(dir) != 0)
+            fail(job, FWDIO_ECOMMIT, FWDIOI_CALL_FSYNC_DIR, 0);
+        fwdioi_trace_end_file(t_trace, "rename", FWDIOI_TRACE_NONE);
+    }
+}
+
+/* Bytes a write job puts in the file. */
+static uint64_t job_bytes(const fwdioi_storage_job_t *job)
+{
+    uint64_t n = 0;
+    for (size_t i = 0; i < job->nextents; i++)
+        n += job->extents[i].end - job->extents[i].start;
+    for (size_t i = 0; i < job->nsegs; i++)
+        n += job->segs[i].len;
+    return n;
+}
+
+static void run_job(fwdioi_io_job_t *io)
+{
+    fwdioi_storage_job_t *job = (fwdioi_storage_job_t *)io;
+    double t0 = fwdioi_now();
+    uint64_t t_trace = fwdioi_trace_begin();
+    switch (job->kind) {
+    case FWDIOI_STORAGE_OPEN:
+        run_open(job);
+        fwdioi_trace_end_text(t_trace, "file open", FWDIOI_TRACE_NONE, (int64_t)job->size,
+                              job->path);
+        break;
+    case FWDIOI_STORAGE_WRITE:
+        run_write(job);
+        fwdioi_trace_end(t_trace, "pwrite", FWDIOI_TRACE_NONE, (int64_t)job_bytes(job),
+                         (int64_t)job->base, FWDIOI_TRACE_NONE);
+        break;
+    case FWDIOI_STORAGE_FINISH:
+        run_finish(job);
+        break;
+    case FWDIOI_STORAGE_SYNC:
+        run_sync(job);
+        break;
+    case FWDIOI_STORAGE_COMMIT:
+        run_commit(job);
+        break;
+    case FWDIOI_STORAGE_READ:
+        run_read(job);
+        fwdioi_trace_end(t_trace, "pread", FWDIOI_TRACE_NONE, (int64_t)job->len,
+                         (int64_t)job->base, FWDIOI_TRACE_NONE);
+        break;
+    }
+    job->seconds = fwdioi_now() - t0;
+}
+
+static void job_done(fwdioi_io_job_t *io)
+{
+    fwdioi_storage_job_t *job = (fwdioi_storage_job_t *)io;
+    job->on_done(job);
+}
+
+fwdioi_storage_job_t *fwdioi_storage_job_new(fwdioi_storage_kind_t kind, void *owner,
+                                             void (*on_done)(fwdioi_storage_job_t *))
+{
+    fwdioi_storage_job_t *job = calloc(1, sizeof *job);
+    if (!job)
+        return NULL;
+    job->io.run = run_job;
+    job->io.done = job_done;
+    job->kind = kind;
+    job->owner = owner;
+    job->on_done = on_done;
+    job->fd = -1;
+    job->status = FWDIO_OK;
+    return job;
+}
+
+int fwdioi_storage_job_add_segment(fwdioi_storage_job_t *job, uint64_t offset,
+                                   const uint8_t *src, uint64_t len)
+{
+    if (job->nsegs > 0) {
+        fwdioi_segment_t *last = &job->segs[job->nsegs - 1];
+        if (last->offset + last->len == offset && last->src + last->len == src) {
+            last->len += len;
+            return 0;
+        }
+    }
+    if (job->nsegs == job->segs_cap) {
+        size_t cap = job->segs_cap ? 2 * job->segs_cap : 8;
+        fwdioi_segment_t *segs = realloc(job->segs, cap * sizeof *segs);
+        if (!segs)
+            return -1;
+        job->segs = segs;
+        job->segs_cap = cap;
+    }
+    job->segs[job->nsegs++] = (fwdioi_segment_t){offset, src, len};
+    return 0;
+}
+
+int fwdioi_storage_job_add_blocks(fwdioi_storage_job_t *job, const fwdioi_commit_set_t *set)
+{
+    for (int i = 0; i < set->n; i++)
+        if (fwdioi_storage_job_add_segment(job, set->b[i].offset, set->b[i].buf, set->b[i].len) != 0)
+            return -1;
+    return 0;
+}
+
+void fwdioi_storage_job_free(fwdioi_storage_job_t *job)
+{
+    free(job->buf);
+    free(job->extents);
+    free(job->segs);
+    free(job);
+}

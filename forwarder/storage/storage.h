@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The storage backend: the POSIX calls a writer makes, wrapped as jobs for the
+ * runtime's I/O thread. Each job records the first error with the failing
+ * call, its errno and offset; the session turns it into the file's status.
+ * Once a write of a file has failed, its later writes and its fdatasync are
+ * skipped (the close still runs), so a failed file reaches its report
+ * without waiting for more of a full, broken or slow disk.
+ */
+#ifndef FWDIOI_STORAGE_H
+#define FWDIOI_STORAGE_H
+
+#include "session/commit_set.h"
+#include "ranges.h"
+#include "runtime.h"
+
+#include <stdint.h>
+
+typedef enum fwdioi_storage_kind {
+    FWDIOI_STORAGE_OPEN,   /* open (and, for the first writer, truncate + size) */
+    FWDIOI_STORAGE_WRITE,  /* pwrite the extents of one assembly buffer */
+    FWDIOI_STORAGE_FINISH, /* fdatasync if durable, then close */
+    FWDIOI_STORAGE_SYNC,   /* a stream's step end: fdatasync if durable; done after
+                              every earlier job of the runtime */
+    FWDIOI_STORAGE_COMMIT, /* after all data is durable: commit block, rename */
+    FWDIOI_STORAGE_READ    /* a reader: pread one unit (fwdio_open_read) */
+} fwdioi_storage_kind_t;
+
+/* File bytes [offset, offset + len) to write from src (not owned). */
+typedef struct fwdioi_segment {
+    uint64_t offset;
+    const uint8_t *src;
+    uint64_t len;
+} fwdioi_segment_t;
+
+typedef struct fwdioi_storage_job {
+    fwdioi_io_job_t io;
+    fwdioi_storage_kind_t kind;
+    void (*on_done)(struct fwdioi_storage_job *job); /* progress thread */
+    void *owner;
+
+    int fd;
+    /* OPEN */
+    const char *path;
+    uint64_t size;
+    int sets_length;
+    int keeps_prefix; /* the length set keeps the bytes below it (no O_TRUNC) */
+    int read_only;    /* a reader's open: O_RDONLY, and `size` is set to the
+                         file's (a directory fails with EISDIR) */
+    /* WRITE, buffered: buf (owned) holds file bytes from base; the extents,
+     * relative to base, are written */
+    uint8_t *buf;
+    uint64_t buf_size; /* bytes the owner counts for the job (buf or segments,
+                          the job's bookkeeping) until it is done */
+    uint64_t base;
+    fwdioi_range_t *extents;
+    size_t nextents;
+    /* WRITE, gathered (nsegs > 0): the segments (the array is owned, their
+     * bytes are not), written in order */
+    fwdioi_segment_t *segs;
+    size_t nsegs, segs_cap;
+    /* COMMIT: src (not owned) holds [base, base + len); the segments, if
+     * any, are written after it, in order (a stream's blocks of a step) */
+    const uint8_t *src;
+    uint64_t len;
+    void *hold; /* what keeps src or the segments' bytes alive; released by
+                   the owner's on_done */
+    /* READ: fill dst (not owned) with the file's [base, base + len) */
+    uint8_t *dst;
+    /* FINISH, SYNC */
+    int durable;
+    /* COMMIT: path is the file written. Unless `discard`, write the commit
+     * block (src, len at base; len may be 0) and make it durable, then, when
+     * `target` is set, rename path over it and sync the directory. With
+     * `discard` (the file failed), remove path if `target` is set (it is a
+     * temporary), and write nothing. */
+    const char *target;
+    int discard;
+
+    /* results */
+    double seconds; /* time in the system calls */
+    uint64_t bytes_written; /* WRITE: bytes pwrite took; READ: bytes pread gave */
+    int status;
+    int sys_errno;
+    uint64_t err_offset;
+    int err_call; /* the failing call (fwdioi_syscall_t, sysio.h) */
+} fwdioi_storage_job_t;
+
+/** Allocate a job of `kind` that calls on_done(job) on the progress thread. */
+fwdioi_storage_job_t *fwdioi_storage_job_new(fwdioi_storage_kind_t kind, void *owner,
+                                             void (*on_done)(fwdioi_storage_job_t *));
+/** Append a segment to a WRITE job; one that continues the last segment in
+ *  the file and in memory extends it. 0, or -1 when out of memory. */
+int fwdioi_storage_job_add_segment(fwdioi_storage_job_t *job, uint64_t offset,
+                                   const uint8_t *src, uint64_t len);
+/** The blocks of `set` as the segments of a COMMIT job, in order (their
+ *  bytes stay the set's). 0, or -1 when out of memory. */
+int fwdioi_storage_job_add_blocks(fwdioi_storage_job_t *job, const fwdioi_commit_set_t *set);
+/** Read all of [offset, offset + len) of fd into buf, retrying EINTR and
+ *  short reads. Returns 0, or -1 with errno set and *failed_at the offset
+ *  that could not be read; errno is 0 when the file ended first. */
+int fwdioi_pread_all(int fd, uint8_t *buf, uint64_t len, uint64_t offset, uint64_t *failed_at);
+
+/** Free a job and the buffers it owns. */
+void fwdioi_storage_job_free(fwdioi_storage_job_t *job);
+
+/** Write all of buf to fd at offset, retrying EINTR and short writes. Returns 0,
+ *  or -1 with errno set and *failed_at the offset that could not be written;
+ *  errno is 0 when pwrite wrote nothing without an error (no progress: it is
+ *  not retried, so a stalled file system cannot make the I/O thread spin). */
+int fwdioi_pwrite_all(int fd, const uint8_t *buf, uint64_t len, uint64_t offset,
+                      uint64_t *failed_at);
+
+#endif

@@ -1,0 +1,764 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The writer side of a file's session (progress thread): receiving data
+ * messages within the writer's memory budget, checking every piece against
+ * the plan, assembling write units, handing them to the I/O thread, and the
+ * storage jobs' completions. session.c runs the phases and agreements around
+ * it (session.h).
+ */
+#include "write/writer.h"
+
+#include "log.h"
+#include "write/message.h"
+#include "read/reader.h"
+#include "session/session.h"
+#include "node/shared_path.h"
+#include "stream/steps.h"
+#include "storage/storage.h"
+#include "trace.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Messages a writer starts receiving per file and per poll: keeps one busy file
+ * from starving the others. */
+enum { RECVS_PER_POLL = 16 };
+
+static void on_finish_done(fwdioi_storage_job_t *job);
+
+/* ---- storage jobs ---- */
+
+static void record_job_error(fwdio_file_t *f, const fwdioi_storage_job_t *job)
+{
+    if (job->status != FWDIO_OK)
+        fwdioi_errinfo_set_call(&f->s.local_error, job->status, f->rank, job->sys_errno,
+                                job->err_offset, job->err_call);
+}
+
+/* ---- writer memory: every byte held counts against writer_buffer ---- */
+
+static uint64_t writer_budget(const fwdio_file_t *f)
+{
+    return fwdioi_rt_config(f->rt)->writer_buffer;
+}
+
+static void wbuf_add(fwdio_file_t *f, uint64_t bytes)
+{
+    struct fwdio_runtime *o = f->owner;
+    o->wbuf_held += bytes;
+    if (o->wbuf_held > atomic_load_explicit(&o->wbuf_peak, memory_order_relaxed))
+        atomic_store_explicit(&o->wbuf_peak, o->wbuf_held, memory_order_relaxed);
+    f->s.wbuf_file += bytes;
+    if (f->s.wbuf_file > f->s.wbuf_file_peak)
+        f->s.wbuf_file_peak = f->s.wbuf_file;
+}
+
+static void wbuf_sub(fwdio_file_t *f, uint64_t bytes)
+{
+    f->owner->wbuf_held -= bytes;
+    f->s.wbuf_file -= bytes;
+}
+
+void fwdioi_writer_mem_add(fwdio_file_t *f, uint64_t bytes) { wbuf_add(f, bytes); }
+
+void fwdioi_writer_mem_sub(fwdio_file_t *f, uint64_t bytes) { wbuf_sub(f, bytes); }
+
+static int reserve_unit(void *arg, uint64_t bytes)
+{
+    fwdio_file_t *f = arg;
+    if (f->owner->wbuf_held + bytes > writer_budget(f))
+        return 0;
+    wbuf_add(f, bytes);
+    return 1;
+}
+
+static void unreserve_unit(void *arg, uint64_t bytes)
+{
+    wbuf_sub(arg, bytes);
+}
+
+/* Assembly bookkeeping (which bytes arrived) counts like buffers, but cannot
+ * be refused: it shrinks only as data arrives. It passes the budget only when
+ * the arrival order leaves more separate gaps open than the budget can
+ * describe; say so once, as the budget no longer bounds the writer then. */
+static void meta_unit(void *arg, int64_t delta)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    fwdio_file_t *f = arg;
+    struct fwdio_runtime *o = f->owner;
+    if (delta < 0) {
+        wbuf_sub(f, (uint64_t)-delta);
+        o->wbuf_meta -= (uint64_t)-delta;
+        return;
+    }
+    wbuf_add(f, (uint64_t)delta);
+    o->wbuf_meta += (uint64_t)delta;
+    if (o->wbuf_meta > writer_budget(f) && !o->wbuf_meta_reported) {
+        o->wbuf_meta_reported = 1;
+        fwdioi_report("rank %d: the record of which bytes of %s have arrived takes %llu bytes, "
+                      "more than writer_buffer (%llu): the writes leave that many gaps open; "
+                      "going on beyond the budget",
+                      f->rank, f->path, (unsigned long long)o->wbuf_meta,
+                      (unsigned long long)writer_budget(f));
+    }
+}
+
+/* Drop one reference to a message; the last one frees it (and its bytes). */
+static void hold_release(fwdio_file_t *f, fwdioi_hold_t *h)
+{
+    if (--h->refs > 0)
+        return;
+    if (h->kind == FWDIOI_HOLD_OWN) {
+        fwdioi_msg_free(f->rt, h->block);
+        return;
+    }
+    if (h->kind == FWDIOI_HOLD_SHARED) { /* its sender may reuse the memory */
+        fwdioi_shared_release(f->owner, h);
+        return;
+    }
+    wbuf_sub(f, h->size);
+    if (h->releasing)
+        f->owner->wbuf_releasing -= h->size;
+    fwdioi_rt_buf_put(f->rt, h->block, h->size);
+}
+
+static void on_write_done(fwdioi_storage_job_t *job)
+{
+    fwdio_file_t *f = job->owner;
+    record_job_error(f, job);
+    f->s.io_pending--;
+    f->s.stats.pwrite_seconds += job->seconds;
+    f->s.stats.pwrite_calls += job->nextents + job->nsegs;
+    f->s.stats.bytes_to_pwrite += job->bytes_written;
+    if (job->hold)
+        hold_release(f, job->hold);
+    if (job->buf_size) {
+        wbuf_sub(f, job->buf_size);
+        f->owner->wbuf_releasing -= job->buf_size;
+    }
+    fwdioi_storage_job_free(job);
+    fwdioi_session_finish_if_aborted(f);
+}
+
+static void on_finish_done(fwdioi_storage_job_t *job)
+{
+    fwdio_file_t *f = job->owner;
+    record_job_error(f, job);
+    f->s.io_pending--;
+    f->s.fd = -1;
+    f->s.stats.sync_seconds += job->seconds;
+    fwdioi_storage_job_free(job);
+    /* The I/O thread runs jobs in order: every write of the file is done. */
+    fwdioi_session_data_done(f);
+}
+
+/* Assembly hands over a unit buffer: write its extents, unless the file
+ * already failed. Its bytes stay counted until the write is done. */
+static void flush_unit(void *arg, uint8_t *buf, uint64_t size, uint64_t offset,
+                       fwdioi_range_t *extents, size_t nextents)
+{
+    fwdio_file_t *f = arg;
+    fwdioi_storage_job_t *job =
+        f->s.local_error.status == FWDIO_OK && nextents > 0 && extents
+            ? fwdioi_storage_job_new(FWDIOI_STORAGE_WRITE, f, on_write_done)
+            : NULL;
+    if (!job) {
+        if (f->s.local_error.status == FWDIO_OK && nextents > 0)
+            fwdioi_errinfo_set(&f->s.local_error, FWDIO_ENOMEM, f->rank, 0, offset);
+        wbuf_sub(f, size);
+        free(buf);
+        free(extents);
+        return;
+    }
+    /* The job and the extents (bookkeeping until now) count too, until the
+     * write is done: with small write units they weigh as much as the data.
+     * Added here rather than with the buffer, a budget of N units still holds
+     * N buffers. */
+    uint64_t extra = nextents * sizeof *extents + sizeof *job;
+    wbuf_add(f, extra);
+    job->fd = f->s.fd;
+    job->buf = buf;
+    job->buf_size = size + extra;
+    job->base = offset;
+    job->extents = extents;
+    job->nextents = nextents;
+    f->owner->wbuf_releasing += job->buf_size;
+    f->s.io_pending++;
+    fwdioi_rt_io_submit(f->rt, &job->io);
+}
+
+/* Write bytes straight from the message being accepted, which stays alive
+ * until the write is done: whole units (no copy needed) and pieces for which
+ * the budget has no buffer. They gather into one job per message, sent by
+ * submit_direct once the message is taken: a message of many small pieces
+ * costs one job and a segment a piece, not a job a piece. */
+static void write_direct(void *arg, const uint8_t *data, uint64_t offset, uint64_t len)
+{
+    fwdio_file_t *f = arg;
+    if (f->s.local_error.status != FWDIO_OK)
+        return;
+    fwdioi_storage_job_t *job = f->s.direct_job;
+    if (!job) {
+        job = fwdioi_storage_job_new(FWDIOI_STORAGE_WRITE, f, on_write_done);
+        if (!job) {
+            fwdioi_errinfo_set(&f->s.local_error, FWDIO_ENOMEM, f->rank, 0, offset);
+            return;
+        }
+        job->fd = f->s.fd;
+        job->hold = f->s.accepting;
+        f->s.accepting->refs++;
+        f->s.direct_job = job;
+    }
+    if (fwdioi_storage_job_add_segment(job, offset, data, len) != 0)
+        fwdioi_errinfo_set(&f->s.local_error, FWDIO_ENOMEM, f->rank, 0, offset);
+}
+
+/* Send the direct writes of the message just taken. The job and its segments
+ * count against the budget until they are written. */
+static void submit_direct(fwdio_file_t *f)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    fwdioi_storage_job_t *job = f->s.direct_job;
+    if (!job)
+        return;
+    f->s.direct_job = NULL;
+    job->buf_size = sizeof *job + job->segs_cap * sizeof *job->segs;
+    wbuf_add(f, job->buf_size);
+    f->owner->wbuf_releasing += job->buf_size;
+    f->s.io_pending++;
+    fwdioi_rt_io_submit(f->rt, &job->io);
+}
+
+/* ---- a stream's steps ---- */
+
+/* Steps a message may be ahead of the first step not yet written: its
+ * received counts take 8 bytes a step. */
+enum { STEP_WINDOW = 1 << 20 };
+
+/* Count a message's bytes for its step (streams; other files have step 0
+ * only). 0, or -1 when the step cannot be the message's: one already
+ * written, or one too far ahead. */
+static int count_step(fwdio_file_t *f, uint32_t wire_step, uint64_t payload, uint64_t *step)
+{
+    fwdioi_session_t *s = &f->s;
+    *step = 0;
+    if (!f->stream)
+        return wire_step == 0 ? 0 : -1;
+    /* the step in full, at or after the base (the wire has it mod 2^32) */
+    uint64_t ahead = (uint32_t)(wire_step - (uint32_t)s->step_recv_base);
+    *step = s->step_recv_base + ahead;
+    if (ahead >= STEP_WINDOW)
+        return -1;
+    if (ahead >= s->step_recv_cap) {
+        size_t cap = s->step_recv_cap ? s->step_recv_cap : 8;
+        while (cap <= ahead)
+            cap *= 2;
+        uint64_t *r = realloc(s->step_recv, cap * sizeof *r);
+        if (!r)
+            return -1;
+        memset(r + s->step_recv_cap, 0, (cap - s->step_recv_cap) * sizeof *r);
+        s->step_recv = r;
+        s->step_recv_cap = cap;
+    }
+    if (ahead >= s->step_recv_len)
+        s->step_recv_len = (size_t)ahead + 1;
+    s->step_recv[ahead] += payload;
+    return 0;
+}
+
+/* The first step is done with: count from the next one. */
+static void step_window_advance(fwdioi_session_t *s)
+{
+    if (s->step_recv_len > 0) {
+        memmove(s->step_recv, s->step_recv + 1, (s->step_recv_len - 1) * sizeof *s->step_recv);
+        s->step_recv[--s->step_recv_len] = 0;
+    }
+    s->step_recv_base++;
+}
+
+static void on_step_synced(fwdioi_storage_job_t *job)
+{
+    fwdio_file_t *f = job->owner;
+    fwdioi_session_t *s = &f->s;
+    record_job_error(f, job);
+    s->io_pending--;
+    s->stats.sync_seconds += job->seconds;
+    fwdioi_storage_job_free(job);
+    step_window_advance(s); /* the step is written */
+    if (s->aborted) {
+        fwdioi_session_finish_if_aborted(f);
+        return;
+    }
+    fwdioi_steps_data_done(f);
+}
+
+void fwdioi_writer_check_step(fwdio_file_t *f)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    fwdioi_session_t *s = &f->s;
+    if (!s->step_draining || s->aborted)
+        return;
+    uint64_t got = s->step_recv_len > 0 ? s->step_recv[0] : 0;
+    if (got < s->step_expected)
+        return;
+    s->step_draining = 0;
+    if (got > s->step_expected && s->local_error.status == FWDIO_OK) {
+        /* more than the senders counted: somebody's bytes are not theirs */
+        fwdioi_errinfo_t e = {FWDIO_EPROTO, f->rank, 0, (int64_t)got,
+                              FWDIOI_REASON_BAD_STEP, -1, (int64_t)s->step_recv_base};
+        s->local_error = e;
+    }
+    /* No frame waits for the next: partly filled units go out now. */
+    if (s->local_error.status == FWDIO_OK)
+        fwdioi_assembly_flush_partial(&s->assembly);
+    fwdioi_storage_job_t *job = fwdioi_storage_job_new(FWDIOI_STORAGE_SYNC, f, on_step_synced);
+    if (!job) {
+        fwdioi_errinfo_set(&s->local_error, FWDIO_ENOMEM, f->rank, 0, 0);
+        step_window_advance(s); /* the stream fails at this step */
+        fwdioi_steps_data_done(f);
+        return;
+    }
+    job->fd = s->fd;
+    /* a commit block follows durable data only */
+    job->durable = f->opts.durable || s->step_committers > 0;
+    s->io_pending++;
+    fwdioi_rt_io_submit(f->rt, &job->io);
+}
+
+/* Everything announced has arrived: flush what is left, sync, close. */
+void fwdioi_writer_check_drained(fwdio_file_t *f)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    fwdioi_session_t *s = &f->s;
+    fwdioi_writer_check_step(f);
+    if (s->aborted || !s->close_agreed || s->finishing || s->recvs_pending > 0)
+        return;
+    uint64_t expected = s->expected_bytes[f->my_writer];
+    if (s->received < expected)
+        return;
+    if (s->received > expected)
+        fwdioi_log(FWDIOI_LOG_WARN, "rank %d: %s: received %llu bytes, %llu announced", f->rank,
+                   f->path, (unsigned long long)s->received, (unsigned long long)expected);
+    s->finishing = 1;
+    if (s->local_error.status == FWDIO_OK)
+        fwdioi_assembly_flush_partial(&s->assembly);
+    if (s->fd < 0) { /* open failed: nothing to sync or close */
+        fwdioi_session_data_done(f);
+        return;
+    }
+    fwdioi_storage_job_t *job = fwdioi_storage_job_new(FWDIOI_STORAGE_FINISH, f, on_finish_done);
+    if (!job) {
+        fwdioi_errinfo_set(&s->local_error, FWDIO_ENOMEM, f->rank, 0, 0);
+        fwdioi_session_data_done(f); /* the fd leaks rather than the job hangs */
+        return;
+    }
+    job->fd = s->fd;
+    job->durable = f->opts.durable || s->committers > 0; /* a commit follows durable data */
+    s->io_pending++;
+    fwdioi_rt_io_submit(f->rt, &job->io);
+}
+
+/* ---- receiving data ---- */
+
+/*
+ * A writer never trusts a message: every piece must lie within the file and
+ * within stripes the plan gives this writer, the bytes of spread pieces from
+ * another process within that process's memory, and the pieces must account
+ * for exactly the message's data, before any of it touches memory. 0, or -1
+ * with the first bad piece in *bad.
+ */
+static int check_message(const fwdio_file_t *f, const fwdioi_pieces_view_t *v,
+                         fwdioi_piece_t *bad)
+{
+    *bad = (fwdioi_piece_t){0, 0};
+    if (!v->table)
+        return -1;
+    uint64_t sum = 0;
+    for (uint32_t i = 0; i < v->npieces; i++) {
+        fwdioi_piece_t p;
+        memcpy(&p, v->table + (size_t)i * sizeof p, sizeof p);
+        int outside = 0;
+        if (!v->packed && v->lo) {
+            const uint8_t *at = v->spread_base + (p.offset - v->spread_offset);
+            outside = p.offset < v->spread_offset || at < v->lo || at > v->hi ||
+                      p.len > (uint64_t)(v->hi - at);
+        }
+        if (p.len > v->payload - sum || outside ||
+            !fwdioi_plan_owns(&f->plan, f->my_writer, p.offset, p.len)) {
+            *bad = p;
+            return -1;
+        }
+        sum += p.len;
+    }
+    return sum == v->payload ? 0 : -1;
+}
+
+/* Take the pieces of one message (from MPI, from a peer of this node, or from
+ * this rank itself), then drop the caller's reference to it. `source` is the
+ * sending rank. */
+/* A message kept until the steps before its own are complete. */
+typedef struct fwdioi_deferred {
+    fwdioi_pieces_view_t v;
+    fwdioi_hold_t *hold;
+    int source;
+    uint64_t step;
+} fwdioi_deferred_t;
+
+static void take_message(fwdio_file_t *f, const fwdioi_pieces_view_t *v, fwdioi_hold_t *hold,
+                         int source);
+
+/* Keep a stream's message of a later step unwritten: 0, or -1 when it must
+ * be written now (out of memory, or kept messages would take more than half
+ * the writer's budget: then a writer full of later steps could not receive
+ * the step everyone waits for). With rewrites no cap applies: senders send a
+ * step only once the steps before it are complete (sender.c), so no message
+ * of an earlier step can be behind the kept ones, and the budget check of the
+ * receives bounds them. */
+static int defer_message(fwdio_file_t *f, const fwdioi_pieces_view_t *v, fwdioi_hold_t *hold,
+                         int source, uint64_t step)
+{
+    fwdioi_session_t *s = &f->s;
+    uint64_t counted = hold->kind == FWDIOI_HOLD_RECEIVED ? hold->size : 0;
+    if (!f->opts.rewrites && s->deferred_received + counted > writer_budget(f) / 2) {
+        if (!s->deferred_capped)
+            fwdioi_log(FWDIOI_LOG_WARN,
+                       "rank %d: %s: bytes of later steps fill half of writer_buffer: writing "
+                       "them before the earlier steps complete (a file cut short now may hold "
+                       "bytes past an incomplete step)",
+                       f->rank, f->path);
+        s->deferred_capped = 1;
+        return -1;
+    }
+    if (s->ndeferred == s->deferred_cap) {
+        size_t cap = s->deferred_cap ? 2 * s->deferred_cap : 16;
+        fwdioi_deferred_t *d = realloc(s->deferred, cap * sizeof *d);
+        if (!d)
+            return -1;
+        s->deferred = d;
+        s->deferred_cap = cap;
+    }
+    s->deferred[s->ndeferred++] = (fwdioi_deferred_t){*v, hold, source, step};
+    s->deferred_received += counted;
+    return 0;
+}
+
+void fwdioi_writer_release_deferred(fwdio_file_t *f)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    fwdioi_session_t *s = &f->s;
+    size_t kept = 0;
+    for (size_t i = 0; i < s->ndeferred; i++) {
+        fwdioi_deferred_t d = s->deferred[i];
+        if (d.step > s->steps_complete && !s->aborted) {
+            s->deferred[kept++] = d; /* its turn has not come */
+            continue;
+        }
+        if (d.hold->kind == FWDIOI_HOLD_RECEIVED)
+            s->deferred_received -= d.hold->size;
+        take_message(f, &d.v, d.hold, d.source);
+    }
+    s->ndeferred = kept;
+}
+
+void fwdioi_writer_forget_step(fwdio_file_t *f)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    fwdioi_assembly_forget(&f->s.assembly);
+}
+
+void fwdioi_writer_accept(fwdio_file_t *f, const fwdioi_pieces_view_t *v, fwdioi_hold_t *hold,
+                          int source)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    fwdioi_session_t *s = &f->s;
+    s->received += v->payload;
+    uint64_t step;
+    if (count_step(f, v->step, v->payload, &step) != 0) {
+        /* Its step's count cannot be trusted any more, so no step can be
+         * agreed: the file is aborted (every rank hears of it). */
+        fwdioi_errinfo_t why = {FWDIO_EPROTO, f->rank, 0, (int64_t)v->payload,
+                                FWDIOI_REASON_BAD_STEP, source, (int64_t)v->step};
+        fwdioi_log(FWDIOI_LOG_WARN, "rank %d: %s: a message from rank %d names step %u",
+                   f->rank, f->path, source, v->step);
+        fwdioi_session_abort(f, &why, 1);
+        hold_release(f, hold);
+        return;
+    }
+    /* A stream's file holds bytes of a step only once the steps before it
+     * are complete: with its header's count committed last, the file never
+     * reaches past its complete steps but by the step being written. */
+    if (f->stream && step > s->steps_complete && !s->aborted) {
+        if (defer_message(f, v, hold, source, step) == 0)
+            return;
+        if (f->opts.rewrites) {
+            /* Taken now, its bytes could land before an earlier step's
+             * copies of them: the step fails instead of the order. */
+            fwdioi_errinfo_set(&s->local_error, FWDIO_ENOMEM, f->rank, 0, 0);
+            hold_release(f, hold);
+            return;
+        }
+    }
+    take_message(f, v, hold, source);
+}
+
+/* Check and assemble a message's pieces, then drop the reference to it. */
+static void take_message(fwdio_file_t *f, const fwdioi_pieces_view_t *v, fwdioi_hold_t *hold,
+                         int source)
+{
+    fwdioi_session_t *s = &f->s;
+    uint64_t t_trace = fwdioi_trace_begin();
+    fwdioi_piece_t bad;
+    int ok = check_message(f, v, &bad) == 0;
+    if (!ok) {
+        fwdioi_errinfo_t e = {FWDIO_EPROTO, f->rank, 0, (int64_t)bad.offset,
+                              FWDIOI_REASON_BAD_PIECE, source, (int64_t)bad.len};
+        if (s->local_error.status == FWDIO_OK)
+            s->local_error = e;
+        fwdioi_log(FWDIOI_LOG_WARN, "rank %d: %s: a message from rank %d does not match the plan",
+                   f->rank, f->path, source);
+    }
+    s->accepting = hold;
+    const uint8_t *packed = v->packed;
+    for (uint32_t i = 0; ok && i < v->npieces && s->local_error.status == FWDIO_OK; i++) {
+        fwdioi_piece_t p;
+        memcpy(&p, v->table + i * sizeof p, sizeof p);
+        uint64_t bad_offset = p.offset;
+        const uint8_t *bytes = packed ? packed : v->spread_base + (p.offset - v->spread_offset);
+        int rc = fwdioi_assembly_add(&s->assembly, p.offset, bytes, p.len, &bad_offset);
+        if (rc != FWDIO_OK)
+            fwdioi_errinfo_set(&s->local_error, rc, f->rank, 0, bad_offset);
+        if (packed)
+            packed += p.len;
+    }
+    submit_direct(f);
+    s->accepting = NULL;
+    fwdioi_trace_end(t_trace, "assemble", (int64_t)f->seq, (int64_t)v->payload,
+                     FWDIOI_TRACE_NONE, FWDIOI_TRACE_NONE);
+    s->stats.messages_received++;
+    if (hold->kind == FWDIOI_HOLD_RECEIVED && hold->refs > 1) { /* now only writes keep it */
+        hold->releasing = 1;
+        f->owner->wbuf_releasing += hold->size;
+    }
+    hold_release(f, hold);
+}
+
+typedef struct recv_op {
+    fwdioi_hold_t hold;
+    fwdio_file_t *file;
+    uint64_t trace_t0;
+    int len;
+    int source; /* the sending rank, from the probe */
+    uint8_t buf[];
+} recv_op_t;
+
+static void on_recv_done(void *arg, const MPI_Status *st)
+{
+    recv_op_t *r = arg;
+    fwdio_file_t *f = r->file;
+    fwdioi_trace_end(r->trace_t0, "recv", (int64_t)f->seq, r->len, FWDIOI_TRACE_NONE,
+                     r->source);
+    f->s.recvs_pending--;
+    if (st->MPI_ERROR != MPI_SUCCESS || f->s.aborted) {
+        hold_release(f, &r->hold);
+        if (st->MPI_ERROR != MPI_SUCCESS)
+            fwdioi_session_mpi_failed(f, FWDIOI_MPI_IMRECV, st->MPI_ERROR);
+        fwdioi_session_finish_if_aborted(f);
+        return;
+    }
+    uint64_t before = f->s.received;
+    int source = r->source; /* r is released by fwdioi_writer_accept */
+    if (source != f->rank && fwdioi_area_local_index(&f->owner->area, source) >= 0)
+        f->s.mpi_notes--; /* announced through the area (shared_path.c) */
+    fwdioi_pieces_view_t v;
+    fwdioi_wire_view(r->buf, (size_t)r->len, &v);
+    fwdioi_writer_accept(f, &v, &r->hold, source);
+    if (f->s.received_from && source >= 0 && source < f->plan.nranks)
+        f->s.received_from[source] += f->s.received - before;
+    fwdioi_writer_check_drained(f);
+}
+
+/*
+ * The writer is at its budget and a message waits: unless the writes under way
+ * will free enough, hand the fullest partly filled units (of any file) to
+ * storage as extents, so their memory comes back whatever order the rest of
+ * their bytes arrives in.
+ */
+static void make_room(struct fwdio_runtime *o, uint64_t need, uint64_t budget)
+{
+    fwdioi_reader_make_room(o, need); /* units read files keep only as a cache */
+    while (o->wbuf_held - o->wbuf_releasing + need > budget) {
+        fwdio_file_t *best = NULL;
+        uint64_t best_bytes = 0;
+        for (fwdio_file_t *f = LIST_FIRST(&o->active); f; f = LIST_NEXT(f, s.active_link)) {
+            if (f->my_writer < 0 || f->s.phase < FWDIOI_PHASE_OPEN)
+                continue;
+            uint64_t b = fwdioi_assembly_fullest_pending(&f->s.assembly);
+            if (b > best_bytes) {
+                best = f;
+                best_bytes = b;
+            }
+        }
+        if (!best)
+            return; /* only in-flight writes hold memory: wait for them */
+        uint64_t pending;
+        if (fwdioi_assembly_flush_fullest(&best->s.assembly, &pending) == 0)
+            return;
+        best->s.stats.partial_flushes++;
+    }
+}
+
+/* A message received only to be dropped: free its buffer, if it had one. */
+static void on_dropped(void *arg, const MPI_Status *st)
+{
+    (void)st;
+    free(arg);
+}
+
+/* Receive the matched message `msg` of `len` bytes from `source`. */
+static void start_receive(fwdio_file_t *f, MPI_Message *msg, int len, int source)
+{
+    fwdioi_session_t *s = &f->s;
+    recv_op_t *r = fwdioi_rt_buf_get(f->rt, sizeof *r + (size_t)len);
+    MPI_Request req;
+    if (!r) {
+        /* Cannot buffer it: without its bytes the counts cannot add up, so the
+         * file is aborted; the message is received into nothing (truncated),
+         * so its sender is not blocked for ever. */
+        fwdioi_session_abort_nomem(f, 0);
+        if (MPI_Imrecv(NULL, 0, MPI_BYTE, msg, &req) == MPI_SUCCESS)
+            fwdioi_rt_track(f->rt, req, on_dropped, NULL);
+        return;
+    }
+    r->hold = (fwdioi_hold_t){1, FWDIOI_HOLD_RECEIVED, r, sizeof *r + (size_t)len, 0};
+    r->file = f;
+    r->len = len;
+    r->source = source;
+    r->trace_t0 = fwdioi_trace_begin();
+    wbuf_add(f, r->hold.size);
+    int rc = MPI_Imrecv(r->buf, len, MPI_BYTE, msg, &req);
+    if (rc != MPI_SUCCESS) {
+        hold_release(f, &r->hold);
+        fwdioi_session_mpi_failed(f, FWDIOI_MPI_IMRECV, rc);
+        /* The message is matched: unless it is received somehow, its sender
+         * waits for ever. Into a scratch buffer, or nothing (truncated). */
+        void *scratch = malloc(len > 0 ? (size_t)len : 1);
+        if (MPI_Imrecv(scratch, scratch ? len : 0, MPI_BYTE, msg, &req) == MPI_SUCCESS)
+            fwdioi_rt_track(f->rt, req, on_dropped, scratch);
+        else
+            free(scratch);
+        return;
+    }
+    s->recvs_pending++;
+    fwdioi_rt_track(f->rt, req, on_recv_done, r);
+}
+
+/* Receive the messages that have arrived for this file while the writer has
+ * room; a message that does not fit waits, matched, until it does. Returns
+ * the number of receives started. */
+int fwdioi_writer_probe(fwdio_file_t *f)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    fwdioi_session_t *s = &f->s;
+    struct fwdio_runtime *o = f->owner;
+    const uint64_t budget = writer_budget(f);
+    int started = 0;
+    /* an aborted file only drops what arrives */
+    while (started < RECVS_PER_POLL && f->s.comm != MPI_COMM_NULL) {
+        if (fwdioi_rt_track_reserve(f->rt) != 0)
+            break; /* no memory to track a receive: try on the next tick */
+        if (!s->has_waiting) {
+            int flag = 0, rc;
+            MPI_Status st;
+            rc = MPI_Improbe(MPI_ANY_SOURCE, FWDIOI_TAG_DATA, s->comm, &flag, &s->waiting_msg,
+                             &st);
+            if (rc != MPI_SUCCESS) {
+                fwdioi_session_mpi_failed(f, FWDIOI_MPI_IMPROBE, rc);
+                break;
+            }
+            if (!flag)
+                break;
+            rc = MPI_Get_count(&st, MPI_BYTE, &s->waiting_len);
+            if (rc != MPI_SUCCESS || s->waiting_len == MPI_UNDEFINED) {
+                fwdioi_session_mpi_failed(f, FWDIOI_MPI_GET_COUNT, rc != MPI_SUCCESS ? rc : MPI_ERR_COUNT);
+                s->waiting_len = 0; /* still received (into nothing) below */
+            }
+            s->waiting_source = st.MPI_SOURCE;
+            s->has_waiting = 1;
+        }
+        uint64_t need = sizeof(recv_op_t) + (uint64_t)s->waiting_len;
+        /* An empty writer takes any message: budget + one message at most.
+         * Bookkeeping alone does not make it wait: no write can shrink it. */
+        if (o->wbuf_held > o->wbuf_meta && o->wbuf_held + need > budget) {
+            make_room(o, need, budget);
+            break;
+        }
+        s->has_waiting = 0;
+        start_receive(f, &s->waiting_msg, s->waiting_len, s->waiting_source);
+        started++;
+    }
+    return started;
+}
+
+/* ---- opening ---- */
+
+/* Close the descriptor of an aborted writer (no sync: the file failed). */
+void fwdioi_writer_close_aborted(fwdio_file_t *f)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    fwdioi_session_t *s = &f->s;
+    if (s->fd < 0 || s->finishing)
+        return;
+    fwdioi_storage_job_t *job = fwdioi_storage_job_new(FWDIOI_STORAGE_FINISH, f, on_finish_done);
+    if (!job)
+        return; /* the descriptor leaks rather than the file hangs */
+    s->finishing = 1;
+    job->fd = s->fd;
+    job->durable = 0;
+    s->io_pending++;
+    fwdioi_rt_io_submit(f->rt, &job->io);
+}
+
+static void on_open_done(fwdioi_storage_job_t *job)
+{
+    fwdio_file_t *f = job->owner;
+    f->s.fd = job->fd;
+    if (job->status != FWDIO_OK)
+        fwdioi_errinfo_set_call(&f->s.open_local, job->status, f->rank, job->sys_errno,
+                                job->err_offset, job->err_call);
+    f->s.io_pending--;
+    fwdioi_storage_job_free(job);
+    if (f->s.aborted) {
+        fwdioi_writer_close_aborted(f);
+        fwdioi_session_finish_if_aborted(f);
+        return;
+    }
+    fwdioi_session_opened(f);
+}
+
+void fwdioi_writer_open(fwdio_file_t *f)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    f->s.phase = FWDIOI_PHASE_OPENING;
+    fwdioi_assembly_hooks_t hooks = {.flush = flush_unit,
+                                     .direct = write_direct,
+                                     .reserve = reserve_unit,
+                                     .unreserve = unreserve_unit,
+                                     .meta = meta_unit,
+                                     .arg = f};
+    fwdioi_assembly_init(&f->s.assembly, &f->plan, f->my_writer, &hooks);
+    f->s.assembly.overlaps = f->opts.overlaps;
+    /* for the watchdog's report only: without it, the report says less */
+    f->s.received_from = calloc((size_t)f->plan.nranks, sizeof *f->s.received_from);
+    fwdioi_storage_job_t *job = fwdioi_storage_job_new(FWDIOI_STORAGE_OPEN, f, on_open_done);
+    if (!job) {
+        fwdioi_errinfo_set(&f->s.open_local, FWDIO_ENOMEM, f->rank, 0, 0);
+        fwdioi_session_opened(f);
+        return;
+    }
+    job->path = f->write_path;
+    job->size = f->stream ? f->opts.append_start : f->size; /* a stream grows from there */
+    job->sets_length = f->my_writer == 0 && !f->opts.keep_contents;
+    job->keeps_prefix = f->stream; /* its first append_start bytes stay */
+    f->s.io_pending++;
+    fwdioi_rt_io_submit(f->rt, &job->io);
+}
