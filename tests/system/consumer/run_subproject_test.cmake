@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Script run by the ctest `subproject_consumer` (cmake -P; the variables come
-# from consumer_test.cmake): configure tests/consumer/subproject, which pulls
+# from consumer_test.cmake): configure tests/system/consumer/subproject, which pulls
 # in this fwdio tree with add_subdirectory, build it and run its consumer.
 # Fails (FATAL_ERROR) at the first step that fails.
 
@@ -25,7 +25,7 @@ endfunction()
 
 # No CMAKE_BUILD_TYPE: the project checks that fwdio does not set one.
 step("configure a project with fwdio as its subproject"
-  "${CMAKE_COMMAND}" -S "${FWDIO_SOURCE_DIR}/tests/consumer/subproject" -B "${work}/build"
+  "${CMAKE_COMMAND}" -S "${FWDIO_SOURCE_DIR}/tests/system/consumer/subproject" -B "${work}/build"
   "-DFWDIO_SOURCE_DIR=${FWDIO_SOURCE_DIR}" "-DCMAKE_C_COMPILER=${FWDIO_C_COMPILER}")
 step("build it" "${CMAKE_COMMAND}" --build "${work}/build" -j2)
 set(exe "${work}/build/fwdio_subproject_consumer")

@@ -23,7 +23,7 @@ import subprocess
 import sys
 
 SKIP = 77
-REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 PFS = os.path.join(REPO, "bench", "pfs")
 FSTYPE = "fuse.fwdio-pfs"
 MIB = 1 << 20

@@ -15,7 +15,7 @@
 # permitted, a tool missing).
 set -euo pipefail
 
-cluster=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../scripts" && pwd)/cluster.sh
+cluster=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../../scripts" && pwd)/cluster.sh
 readonly EXIT_SKIP=77
 readonly EXIT_ALREADY_UP=4 # cluster.sh up: another cluster is up
 wait_s=${FWDIO_CLUSTER_WAIT:-240}
