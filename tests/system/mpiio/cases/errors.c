@@ -1,0 +1,265 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * test_mpiio cases: failures the layer reports as MPI errors. Injected pwrite
+ * faults (FWDIO_FAULT), the layer's own writes failing (RLIMIT_FSIZE), and an
+ * error's text under a long path.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <mpi.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include "test_mpiio.h"
+
+/* ------------------------------------------------------------------------- */
+/* Case: injected pwrite faults (FWDIO_FAULT, see ../CMakeLists.txt)         */
+/* ------------------------------------------------------------------------- */
+
+static void fault_file(const char *name, int want_class, const char *class_name)
+{
+    remove_file(name);
+    MPI_File fh = open_file(name, MPI_MODE_WRONLY | MPI_MODE_CREATE);
+    expect_state(fh, "after open", ST_TAKEN);
+    if (fh == MPI_FILE_NULL)
+        return;
+    OK(MPI_File_set_errhandler(fh, MPI_ERRORS_RETURN));
+    int64_t piece = 65536;
+    uint8_t *b = pattern_buf(g_rank * piece, piece, seed_of(1));
+    int first = MPI_SUCCESS;
+    const char *where = "";
+    int rc = MPI_File_write_at_all(fh, g_rank * piece, b, (int)piece, MPI_BYTE, MPI_STATUS_IGNORE);
+    if (rc != MPI_SUCCESS) {
+        fail("the first write_at_all failed already: %s", err_text(rc));
+        first = rc;
+        where = "the first write";
+    }
+    /* Independent writes while the failure becomes known, sooner on some
+     * ranks than on others: none returns it (it comes from a call that
+     * waits for the steps, the same one on every rank). */
+    for (int k = 0; k < 20 && first == MPI_SUCCESS; k++) {
+        int64_t ok = (int64_t)(2 + k) * g_size * piece + g_rank * 64;
+        rc = MPI_File_write_at(fh, ok, b, 64, MPI_BYTE, MPI_STATUS_IGNORE);
+        CHECK(rc == MPI_SUCCESS, "independent write %d after the failing step returned %s", k,
+              err_text(rc));
+        usleep(10000);
+    }
+    /* the error of the first write may come with this second write */
+    int64_t o2 = (int64_t)g_size * piece + g_rank * piece;
+    rc = MPI_File_write_at_all(fh, o2, b, (int)piece, MPI_BYTE, MPI_STATUS_IGNORE);
+    if (rc != MPI_SUCCESS && first == MPI_SUCCESS) {
+        first = rc;
+        where = "the second write_at_all";
+    }
+    rc = MPI_File_sync(fh);
+    if (rc != MPI_SUCCESS && first == MPI_SUCCESS) {
+        first = rc;
+        where = "MPI_File_sync";
+    }
+    /* With FWDIO_MPIIO_SYNC=async the sync returns before the bytes are
+       written: the error comes by the close at the latest. */
+    const char *sync_mode = getenv("FWDIO_MPIIO_SYNC");
+    int sync_async = sync_mode && strcmp(sync_mode, "async") == 0;
+    if (first == MPI_SUCCESS && !sync_async)
+        fail("%s: no error from the writes or MPI_File_sync, though every pwrite fails", name);
+    rc = MPI_File_close(&fh);
+    if (first == MPI_SUCCESS && rc != MPI_SUCCESS) {
+        first = rc;
+        where = "MPI_File_close";
+    }
+    if (first == MPI_SUCCESS && sync_async)
+        fail("%s: no error from the writes, MPI_File_sync or MPI_File_close, though every "
+             "pwrite fails", name);
+    /* the failure comes back from the same call on every rank */
+    int at = !strcmp(where, "the first write")           ? 0
+             : !strcmp(where, "the second write_at_all") ? 1
+             : !strcmp(where, "MPI_File_sync")           ? 2
+             : !strcmp(where, "MPI_File_close")          ? 3
+                                                         : 4;
+    int lo = at, hi = at;
+    MPI_Allreduce(&at, &lo, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Allreduce(&at, &hi, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    CHECK(lo == hi, "%s: the failure came back from different calls on different ranks "
+                    "(this rank: %s)", name, where[0] ? where : "none");
+    free(b);
+    if (first != MPI_SUCCESS) {
+        int cls = -1, len = 0;
+        char s[MPI_MAX_ERROR_STRING];
+        s[0] = 0;
+        MPI_Error_class(first, &cls);
+        MPI_Error_string(first, s, &len);
+        CHECK(cls == want_class, "%s: error from %s has class %d (%s), expected %s (%d)", name,
+              where, cls, s, class_name, want_class);
+        CHECK(strstr(s, "fwdio") != NULL, "%s: the error string from %s (\"%s\") lacks \"fwdio\"",
+              name, where, s);
+        if (g_rank == 0)
+            note("%s: %s returned %s", name, where, err_text(first));
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+/* fault_eio: every pwrite of fault_eio.mpiio fails with EIO (FWDIO_FAULT=
+   pwrite:eio:path=fault_eio.mpiio); fault_nospc: with ENOSPC. Then a file without
+   faults comes out right. */
+static void fault_case(const char *name, int want_class, const char *class_name)
+{
+    if (!g_layer) {
+        if (g_rank == 0)
+            note("skipped: without the layer FWDIO_FAULT has no effect");
+        return;
+    }
+    fault_file(name, want_class, class_name);
+    const char *after = "fault_after.mpiio";
+    remove_file(after);
+    MPI_File fh = open_file(after, MPI_MODE_WRONLY | MPI_MODE_CREATE);
+    expect_state(fh, "after open", ST_TAKEN);
+    model_t m = {.holes_zero = g_layer};
+    write_rounds(fh, &m, 2, 50000, 50);
+    close_file(&fh);
+    check_file(after, &m);
+    model_free(&m);
+}
+
+void case_fault_eio(void) { fault_case("fault_eio.mpiio", MPI_ERR_IO, "MPI_ERR_IO"); }
+
+void case_fault_nospc(void)
+{
+    fault_case("fault_nospc.mpiio", MPI_ERR_NO_SPACE, "MPI_ERR_NO_SPACE");
+}
+
+/* ------------------------------------------------------------------------- */
+/* Case: the layer's own writes failing (not in --all: it lowers RLIMIT_FSIZE) */
+/* ------------------------------------------------------------------------- */
+
+static void set_file_limit(rlim_t bytes)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_FSIZE, &rl) != 0)
+        return;
+    rl.rlim_cur = bytes; /* the soft limit only: it can be raised again */
+    if (setrlimit(RLIMIT_FSIZE, &rl) != 0)
+        fail("setrlimit(RLIMIT_FSIZE): %s", strerror(errno));
+}
+
+/* The writes the layer makes itself are the second copy of bytes a rank
+   writes twice in one step, and MPI_File_preallocate's allocation. A file
+   size limit (RLIMIT_FSIZE) makes them fail with EFBIG on one rank: the last
+   rank's limit is below the bytes it writes twice, rank 0's (which
+   allocates) below the size preallocated. The collective call in which it
+   fails, every rank's MPI_File_close and every rank's preallocate must
+   return that failure, not success. */
+void case_own_failures(void)
+{
+    if (!g_layer || g_size < 2) {
+        if (g_rank == 0)
+            note("skipped: needs the layer and 2 ranks or more");
+        return;
+    }
+    const int last = g_size - 1;
+    const int64_t at = 512 << 10, len = 4096;
+    const char *too_large = strerror(EFBIG);
+    signal(SIGXFSZ, SIG_IGN); /* a write past the limit fails with EFBIG instead */
+    if (g_rank == last)
+        set_file_limit(256 << 10);
+    else if (g_rank == 0)
+        set_file_limit(1 << 20);
+    /* 1: the second copy of bytes written twice in one step */
+    {
+        const char *name = "own_overlay.mpiio";
+        remove_file(name);
+        MPI_File fh = open_file(name, MPI_MODE_WRONLY | MPI_MODE_CREATE);
+        expect_state(fh, "after open", ST_TAKEN);
+        if (fh != MPI_FILE_NULL) {
+            if (g_rank == last) {
+                uint8_t *a = pattern_buf(at, len, seed_of(1));
+                uint8_t *b = pattern_buf(at, len, seed_of(2));
+                OK(MPI_File_write_at(fh, at, a, (int)len, MPI_BYTE, MPI_STATUS_IGNORE));
+                OK(MPI_File_write_at(fh, at, b, (int)len, MPI_BYTE, MPI_STATUS_IGNORE));
+                free(a);
+                free(b);
+            }
+            /* the collective call ends the step; the layer then writes b, and
+             * the call returns the failure on every rank */
+            int rc = MPI_File_write_at_all(fh, 0, NULL, 0, MPI_BYTE, MPI_STATUS_IGNORE);
+            expect_error(rc, "write_at_all after bytes written twice (on every rank)",
+                         MPI_ERR_IO, too_large);
+            expect_error(MPI_File_close(&fh), "MPI_File_close after the layer's write failed",
+                         MPI_ERR_IO, too_large);
+        }
+    }
+    /* 2: MPI_File_preallocate past rank 0's limit: every rank's call fails */
+    {
+        const char *name = "own_prealloc.mpiio";
+        remove_file(name);
+        MPI_File fh = open_file(name, MPI_MODE_WRONLY | MPI_MODE_CREATE);
+        expect_state(fh, "after open", ST_TAKEN);
+        if (fh != MPI_FILE_NULL) {
+            expect_error(MPI_File_preallocate(fh, 2 << 20), "MPI_File_preallocate past the limit",
+                         MPI_ERR_IO, too_large);
+            close_file(&fh);
+        }
+    }
+    if (g_rank == last || g_rank == 0)
+        set_file_limit(RLIM_INFINITY);
+    signal(SIGXFSZ, SIG_DFL);
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+/* --- an error's text under a long path ----------------------------------------- */
+
+/* A refusal on a file whose path is long (225 bytes: longer ones crash Open
+ * MPI 4.1's own open, whose shared-pointer component has a fixed buffer):
+ * MPI_Error_string still gives the message whole (it comes first; the path
+ * gives way, keeping its end). */
+void case_long_path(void)
+{
+    char sub[200];
+    long sublen = 225 - (long)strlen(g_dir) - 1 - (long)strlen("/long_path.mpiio");
+    sublen = sublen < 1 ? 1 : sublen > 199 ? 199 : sublen;
+    memset(sub, 'd', (size_t)sublen);
+    sub[sublen] = '\0';
+    char dir[4400], p[4500];
+    snprintf(dir, sizeof dir, "%s/%s", g_dir, sub);
+    snprintf(p, sizeof p, "%s/long_path.mpiio", dir);
+    if (g_rank == 0 && mkdir(dir, 0755) != 0 && errno != EEXIST)
+        fail("long_path: mkdir %s: %s", dir, strerror(errno));
+    if (g_rank == 0)
+        unlink(p);
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_File fh = MPI_FILE_NULL;
+    if (!OK(MPI_File_open(MPI_COMM_WORLD, p, MPI_MODE_WRONLY | MPI_MODE_CREATE, MPI_INFO_NULL,
+                          &fh)))
+        return;
+    MPI_File_set_errhandler(fh, MPI_ERRORS_RETURN);
+    expect_state(fh, "after open", ST_TAKEN);
+    uint8_t b[16] = {0};
+    MPI_Status st;
+    if (g_layer) {
+        int rc = MPI_File_write_at(fh, -5, b, 16, MPI_BYTE, &st);
+        char s[MPI_MAX_ERROR_STRING];
+        int len = 0;
+        s[0] = '\0';
+        if (rc != MPI_SUCCESS)
+            MPI_Error_string(rc, s, &len);
+        CHECK(rc != MPI_SUCCESS && strstr(s, "MPI_File_write_at: a negative offset") &&
+                  strstr(s, "long_path.mpiio)"),
+              "long_path: a negative offset gave %s", err_text(rc));
+    }
+    OK(MPI_File_write_at(fh, 16 * g_rank, b, 16, MPI_BYTE, &st));
+    close_file(&fh);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (g_rank == 0 && !g_keep_files) {
+        unlink(p);
+        rmdir(dir);
+    }
+}

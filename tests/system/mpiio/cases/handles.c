@@ -1,0 +1,276 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * test_mpiio cases: files opened on other communicators, two files at once,
+ * two handles of one file, and the info of one open passed to the next.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <mpi.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include "test_mpiio.h"
+
+/* ------------------------------------------------------------------------- */
+/* Cases: other communicators, two files at once                              */
+/* ------------------------------------------------------------------------- */
+
+void case_comm_self(void)
+{
+    char name[64];
+    snprintf(name, sizeof name, "self_%d.mpiio", g_rank);
+    char p[4200];
+    path_of(p, sizeof p, name);
+    unlink(p);
+    MPI_File fh = open_comm(MPI_COMM_SELF, name, MPI_MODE_WRONLY | MPI_MODE_CREATE);
+    expect_state(fh, "opened on MPI_COMM_SELF", ST_TAKEN);
+    model_t m = {.holes_zero = g_layer};
+    MPI_Status st;
+    for (int k = 0; k < 4; k++) {
+        int64_t o = k * 10000 + g_rank * 13, n = 3000 + k * 1111;
+        model_put(&m, o, n, seed_of(k));
+        uint8_t *b = pattern_buf(o, n, seed_of(k));
+        if (k % 2)
+            OK(MPI_File_write_at(fh, o, b, (int)n, MPI_BYTE, &st));
+        else
+            OK(MPI_File_write_at_all(fh, o, b, (int)n, MPI_BYTE, &st));
+        free(b);
+    }
+    close_file(&fh);
+    check_path_local(p, &m);
+    model_free(&m);
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+void case_split(void)
+{
+    MPI_Comm half;
+    int color = g_rank % 2;
+    MPI_Comm_split(MPI_COMM_WORLD, color, g_rank, &half);
+    int hr, hs;
+    MPI_Comm_rank(half, &hr);
+    MPI_Comm_size(half, &hs);
+    char name[64];
+    snprintf(name, sizeof name, "split_%d.mpiio", color);
+    char p[4200];
+    path_of(p, sizeof p, name);
+    if (hr == 0)
+        unlink(p);
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_File fh = open_comm(half, name, MPI_MODE_WRONLY | MPI_MODE_CREATE);
+    expect_state(fh, "opened on half of the ranks", ST_TAKEN);
+    model_t m = {.holes_zero = g_layer};
+    MPI_Status st;
+    uint64_t seed = seed_of(color);
+    for (int q = 0; q < hs; q++)
+        model_put(&m, q * 4099, 4000 + color, seed);
+    uint8_t *b = pattern_buf(hr * 4099, 4000 + color, seed);
+    OK(MPI_File_write_at_all(fh, hr * 4099, b, 4000 + color, MPI_BYTE, &st));
+    free(b);
+    close_file(&fh);
+    MPI_Barrier(half);
+    if (hr == 0)
+        check_path_local(p, &m);
+    MPI_Comm_free(&half);
+    model_free(&m);
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+void case_two_files(void)
+{
+    const char *na = "two_a.mpiio", *nb = "two_b.fwd";
+    remove_file(na);
+    remove_file(nb);
+    MPI_File fa = open_file(na, MPI_MODE_WRONLY | MPI_MODE_CREATE);
+    MPI_File fb = open_file(nb, MPI_MODE_RDWR | MPI_MODE_CREATE);
+    expect_state(fa, "file a", ST_TAKEN);
+    expect_state(fb, "file b (the second FWDIO_MPIIO pattern)", ST_TAKEN);
+    model_t ma = {.holes_zero = g_layer}, mb = {.holes_zero = g_layer};
+    MPI_Status st;
+    int P = g_size, r = g_rank;
+    for (int k = 0; k < 3; k++) {
+        int64_t la = 20000 + k * 100, lb = 333 * (k + 1);
+        for (int q = 0; q < P; q++) {
+            model_put(&ma, (k * P + q) * la, la, seed_of(k));
+            model_put(&mb, (q * 3 + k) * 1000, lb, seed_of(10 + k));
+        }
+        uint8_t *b = pattern_buf((k * P + r) * la, la, seed_of(k));
+        OK(MPI_File_write_at_all(fa, (k * P + r) * la, b, (int)la, MPI_BYTE, &st));
+        free(b);
+        b = pattern_buf((r * 3 + k) * 1000, lb, seed_of(10 + k));
+        OK(MPI_File_write_at(fb, (r * 3 + k) * 1000, b, (int)lb, MPI_BYTE, &st));
+        free(b);
+        OK(MPI_File_sync(fa));
+    }
+    close_file(&fb);
+    close_file(&fa);
+    check_file(na, &ma);
+    check_file(nb, &mb);
+    model_free(&ma);
+    model_free(&mb);
+}
+
+/* --- two handles of one file --------------------------------------------------- */
+
+/* write_at of pattern bytes of `seed`, modelled (by every rank, for the
+ * writing rank `who`). */
+static void put_at(MPI_File fh, model_t *m, int who, int64_t off, int64_t len, uint64_t seed)
+{
+    if (g_rank == who) {
+        uint8_t *b = pattern_buf(off, len, seed);
+        MPI_Status st;
+        OK(MPI_File_write_at(fh, off, b, (int)len, MPI_BYTE, &st));
+        free(b);
+    }
+    model_put(m, off, len, seed);
+}
+
+/*
+ * One process writes the same bytes through two handles of one file, and the
+ * later write is what the file holds, as in every MPI-IO. File 1, PnetCDF's
+ * independent data mode: rank 0 writes the header through the collective
+ * handle, every rank opens the path again on MPI_COMM_SELF and writes its data
+ * there, rank 0 writes the record count into the header through that second
+ * handle, then both are closed (the second first), with and without a sync
+ * of the second before. File 2: independent writes through the collective
+ * handle whose step a write_at_all ends (it may still be on its way), then
+ * each rank writes part of its bytes again through its own handle; and the
+ * other way round, a write through the MPI_COMM_SELF handle written again
+ * through the collective one. File 3: the second handle is one the layer
+ * does not take. (Bytes of a collective write written again
+ * through another handle without a sync are not ordered by ompio.) On one
+ * rank, where both handles belong to the same ranks, the layer hands both to
+ * MPI-IO.
+ */
+void case_two_handles(void)
+{
+    const char *names[3] = {"two_handles.mpiio", "two_handles_sync.mpiio",
+                            "two_handles_ended.mpiio"};
+    for (int v = 0; v < 2; v++) {
+        remove_file(names[v]);
+        model_t m = {.holes_zero = g_layer};
+        MPI_File fc = open_file(names[v], MPI_MODE_RDWR | MPI_MODE_CREATE);
+        expect_state(fc, "the collective handle", ST_TAKEN);
+        put_at(fc, &m, 0, 0, 232, seed_of(1)); /* the header */
+        MPI_File fs = open_comm(MPI_COMM_SELF, names[v], MPI_MODE_RDWR);
+        /* On one rank both handles belong to the same ranks: MPI-IO has both. */
+        expect_state(fs, "the MPI_COMM_SELF handle", g_size > 1 ? ST_TAKEN : ST_ABSENT);
+        expect_state(fc, "the collective handle after the second open",
+                     g_size > 1 ? ST_TAKEN : ST_RELEASED);
+        for (int q = 0; q < g_size; q++)
+            put_at(fs, &m, q, 1000 + 500 * q, 500, seed_of(2));
+        if (v == 1)
+            OK(MPI_File_sync(fs));
+        put_at(fs, &m, 0, 4, 8, seed_of(3)); /* the record count */
+        close_file(&fs);
+        close_file(&fc);
+        check_file(names[v], &m);
+        model_free(&m);
+    }
+    remove_file(names[2]);
+    model_t m = {.holes_zero = g_layer};
+    MPI_File fc = open_file(names[2], MPI_MODE_RDWR | MPI_MODE_CREATE);
+    MPI_File fs = open_comm(MPI_COMM_SELF, names[2], MPI_MODE_RDWR);
+    for (int q = 0; q < g_size; q++)
+        put_at(fc, &m, q, 100 * q, 100, seed_of(4));
+    /* a collective write ends the step of those (it may still be on its way) */
+    uint8_t *b = pattern_buf(3000 + 10 * g_rank, 10, seed_of(8));
+    MPI_Status st;
+    OK(MPI_File_write_at_all(fc, 3000 + 10 * g_rank, b, 10, MPI_BYTE, &st));
+    free(b);
+    for (int q = 0; q < g_size; q++)
+        model_put(&m, 3000 + 10 * q, 10, seed_of(8));
+    for (int q = 0; q < g_size; q++)
+        put_at(fs, &m, q, 100 * q + 10, 20, seed_of(5)); /* over the step just ended */
+    for (int q = 0; q < g_size; q++)
+        put_at(fs, &m, q, 5000 + 50 * q, 50, seed_of(6));
+    for (int q = 0; q < g_size; q++)
+        put_at(fc, &m, q, 5000 + 50 * q + 5, 10, seed_of(7)); /* over the other handle's */
+    close_file(&fc);
+    close_file(&fs);
+    check_file(names[2], &m);
+    model_free(&m);
+
+    /* File 3: a second handle the layer does not take (MPI_MODE_DELETE_ON_CLOSE)
+     * writes over bytes of the taken one's current step; the bytes are
+     * checked before that handle's close deletes the file. */
+    const char *name3 = "two_handles_untaken.mpiio";
+    remove_file(name3);
+    m = (model_t){.holes_zero = g_layer};
+    fc = open_file(name3, MPI_MODE_RDWR | MPI_MODE_CREATE);
+    for (int q = 0; q < g_size; q++)
+        put_at(fc, &m, q, 100 * q, 100, seed_of(9));
+    fs = open_comm(MPI_COMM_SELF, name3, MPI_MODE_RDWR | MPI_MODE_DELETE_ON_CLOSE);
+    expect_state(fs, "a MPI_MODE_DELETE_ON_CLOSE handle", ST_ABSENT);
+    for (int q = 0; q < g_size; q++)
+        put_at(fs, &m, q, 100 * q + 30, 40, seed_of(10));
+    close_file(&fc);
+    check_file(name3, &m);
+    MPI_Barrier(MPI_COMM_WORLD);
+    close_file(&fs);
+    model_free(&m);
+}
+
+/* Write `len` pattern bytes of `seed` at `off`, independently, and model them on every rank. */
+static void info_case_write(MPI_File fh, model_t *m, int64_t len, uint64_t seed)
+{
+    uint8_t *b = malloc((size_t)len);
+    int64_t off = (int64_t)g_rank * len;
+    for (int64_t i = 0; i < len; i++)
+        b[i] = pattern_byte(seed, (uint64_t)(off + i));
+    MPI_Status st;
+    OK(MPI_File_write_at(fh, off, b, (int)len, MPI_BYTE, &st));
+    free(b);
+    for (int r = 0; r < g_size; r++)
+        model_put(m, (int64_t)r * len, len, seed);
+}
+
+/*
+ * Hints MPI-IO ignores do not keep the layer from taking a file: the info
+ * MPI_File_get_info returns for a taken file (which holds the layer's own
+ * key), passed on to the next open as PnetCDF does, with ROMIO's default
+ * cb_config_list "*:*", and then with a cb_config_list of host names.
+ */
+void case_info_reuse(void)
+{
+    const char *name = "info_reuse.mpiio";
+    char p[4200];
+    path_of(p, sizeof p, name);
+    remove_file(name);
+    model_t m = {.holes_zero = g_layer};
+    MPI_File fh = open_file(name, MPI_MODE_WRONLY | MPI_MODE_CREATE);
+    expect_state(fh, "after open", ST_TAKEN);
+    info_case_write(fh, &m, 1000, seed_of(1));
+    MPI_Info used = MPI_INFO_NULL;
+    OK(MPI_File_get_info(fh, &used));
+    close_file(&fh);
+    const char *lists[] = {"*:*", "localhost:1,otherhost:2"};
+    for (int i = 0; i < 2; i++) {
+        MPI_Info_set(used, "cb_config_list", lists[i]);
+        fh = MPI_FILE_NULL;
+        int rc = MPI_File_open(MPI_COMM_WORLD, p, MPI_MODE_WRONLY, used, &fh);
+        if (rc != MPI_SUCCESS) {
+            fail("MPI_File_open(%s) with the info of the first open: %s", p, err_text(rc));
+            break;
+        }
+        MPI_File_set_errhandler(fh, MPI_ERRORS_RETURN);
+        char what[96];
+        snprintf(what, sizeof what, "reopened with that info and cb_config_list \"%s\"", lists[i]);
+        expect_state(fh, what, ST_TAKEN);
+        info_case_write(fh, &m, 1000 + 300 * (int64_t)i, seed_of(2 + i));
+        close_file(&fh);
+    }
+    MPI_Info_free(&used);
+    check_file(name, &m);
+    model_free(&m);
+}

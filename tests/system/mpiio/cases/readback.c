@@ -1,0 +1,277 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * test_mpiio cases: independent reads of a rank's own bytes of the current
+ * step, and of more of them than the layer keeps (FWDIO_MPIIO_READBACK).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <mpi.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include "test_mpiio.h"
+
+/* ------------------------------------------------------------------------- */
+/* Case: an independent read of this rank's own unsynced write                */
+/* ------------------------------------------------------------------------- */
+
+void case_own_read(void)
+{
+    const char *name = "own_read.mpiio";
+    remove_file(name);
+    MPI_File fh = open_file(name, MPI_MODE_RDWR | MPI_MODE_CREATE);
+    expect_state(fh, "after open", ST_TAKEN);
+    model_t m = {.holes_zero = g_layer};
+    MPI_Status st;
+    int P = g_size, r = g_rank, next = (r + 1) % P;
+    const int64_t R1 = 0, R2 = 2000 * (int64_t)P, R3 = 4000 * (int64_t)P + 64;
+    for (int q = 0; q < P; q++) {
+        model_put(&m, R1 + q * 2000, 2000, seed_of(1));
+        model_put(&m, R2 + q * 2000, 2000, seed_of(2));
+        model_put(&m, R3 + q * 600, 500, seed_of(3)); /* 100-byte holes between */
+    }
+    uint8_t *b = pattern_buf(R1 + r * 2000, 2000, seed_of(1));
+    OK(MPI_File_write_at_all(fh, R1 + r * 2000, b, 2000, MPI_BYTE, &st));
+    free(b);
+    b = pattern_buf(R2 + r * 2000, 2000, seed_of(2));
+    OK(MPI_File_write_at_all(fh, R2 + r * 2000, b, 2000, MPI_BYTE, &st));
+    free(b);
+    plain_settle(fh);
+    /* region 1 was written before the last collective call: independent reads see it */
+    uint8_t got[2000];
+    memset(got, 0xEE, sizeof got);
+    if (OK(MPI_File_read_at(fh, R1 + next * 2000, got, 2000, MPI_BYTE, &st)))
+        check_buf("read_at of the next rank's region 1", got, &m, R1 + next * 2000, 2000);
+    memset(got, 0xEE, sizeof got);
+    if (OK(MPI_File_read_at(fh, R1 + r * 2000, got, 2000, MPI_BYTE, &st)))
+        check_buf("read_at of its own region 1", got, &m, R1 + r * 2000, 2000);
+
+    /* an independent write, then independent reads of it: they see it (the
+     * layer lays its copy over what MPI-IO reads) */
+    int64_t o3 = R3 + r * 600;
+    b = pattern_buf(o3, 500, seed_of(3));
+    OK(MPI_File_write_at(fh, o3, b, 500, MPI_BYTE, &st));
+    free(b);
+    memset(got, 0xEE, sizeof got);
+    if (OK(MPI_File_read_at(fh, o3, got, 500, MPI_BYTE, &st))) {
+        check_buf("read_at of its own unsynced write", got, &m, o3, 500);
+        check_count("read_at of its own unsynced write", &st, MPI_BYTE, 500);
+    }
+    /* with the hole before it (zeros, or another rank's bytes) */
+    memset(got, 0xEE, sizeof got);
+    if (OK(MPI_File_read_at(fh, o3 - 10, got, 20, MPI_BYTE, &st)))
+        check_buf("read_at overlapping its own unsynced write", got, &m, o3 - 10, 20);
+    OK(MPI_File_seek(fh, o3 + 100, MPI_SEEK_SET));
+    memset(got, 0xEE, sizeof got);
+    if (OK(MPI_File_read(fh, got, 100, MPI_BYTE, &st))) {
+        check_buf("read (individual pointer) of its own unsynced write", got, &m, o3 + 100, 100);
+        MPI_Offset at = -1;
+        OK(MPI_File_get_position(fh, &at));
+        CHECK(at == o3 + 200, "the pointer is at %lld after the read; expected %lld",
+              (long long)at, (long long)(o3 + 200));
+    }
+    {
+        MPI_Request req;
+        memset(got, 0xEE, sizeof got);
+        if (OK(MPI_File_iread_at(fh, o3 + 200, got, 100, MPI_BYTE, &req)) &&
+            OK(MPI_Wait(&req, &st))) {
+            check_buf("iread_at (+ MPI_Wait) of its own unsynced write", got, &m, o3 + 200, 100);
+            check_count("iread_at of its own unsynced write", &st, MPI_BYTE, 100);
+        }
+    }
+    /* the last rank's bytes end the file: a read past them counts only them */
+    if (r == P - 1) {
+        memset(got, 0xEE, sizeof got);
+        if (OK(MPI_File_read_at(fh, o3 + 400, got, 300, MPI_BYTE, &st))) {
+            check_buf("read_at past the end of its own unsynced write", got, &m, o3 + 400, 100);
+            check_count("read_at past the end of the file", &st, MPI_BYTE, 100);
+        }
+    }
+    /* into a memory type with gaps: the gaps are left alone */
+    {
+        MPI_Datatype gaps;
+        MPI_Type_vector(50, 2, 3, MPI_BYTE, &gaps);
+        MPI_Type_commit(&gaps);
+        uint8_t mem[150], want[150];
+        memset(mem, 0xEE, sizeof mem);
+        memset(want, 0xEE, sizeof want);
+        for (int i = 0; i < 100; i++)
+            want[(i / 2) * 3 + i % 2] = pattern_byte(seed_of(3), (uint64_t)(o3 + 300 + i));
+        if (OK(MPI_File_read_at(fh, o3 + 300, mem, 1, gaps, &st)))
+            CHECK(memcmp(mem, want, sizeof mem) == 0,
+                  "read_at of its own unsynced write into a vector memory type: wrong bytes");
+        MPI_Type_free(&gaps);
+    }
+    /* the same bytes written again in the step: the later write is read */
+    b = pattern_buf(o3 + 50, 100, seed_of(6));
+    OK(MPI_File_write_at(fh, o3 + 50, b, 100, MPI_BYTE, &st));
+    free(b);
+    model_put(&m, o3 + 50, 100, seed_of(6));
+    for (int q = 0; q < P; q++)
+        if (q != r)
+            model_put(&m, R3 + q * 600 + 50, 100, seed_of(6));
+    memset(got, 0xEE, sizeof got);
+    if (OK(MPI_File_read_at(fh, o3, got, 500, MPI_BYTE, &st)))
+        check_buf("read_at of its own write written twice", got, &m, o3, 500);
+    /* other bytes remain readable meanwhile */
+    memset(got, 0xEE, sizeof got);
+    if (OK(MPI_File_read_at(fh, R2 + next * 2000, got, 2000, MPI_BYTE, &st)))
+        check_buf("read_at of the next rank's region 2 beside an unsynced write", got, &m,
+                  R2 + next * 2000, 2000);
+    /* a collective read sees it; after that collective, so does an independent read */
+    memset(got, 0xEE, sizeof got);
+    if (OK(MPI_File_read_at_all(fh, o3, got, 500, MPI_BYTE, &st)))
+        check_buf("read_at_all of its own write", got, &m, o3, 500);
+    memset(got, 0xEE, sizeof got);
+    if (OK(MPI_File_read_at(fh, o3, got, 500, MPI_BYTE, &st)))
+        check_buf("read_at of its own write after read_at_all", got, &m, o3, 500);
+    /* through a view of 8-byte blocks, one in P for each rank: the read's data
+     * positions meet the kept bytes block by block */
+    {
+        const int64_t R4 = R3 + 600 * (int64_t)P + 64;
+        MPI_Datatype block, ft;
+        MPI_Type_contiguous(8, MPI_BYTE, &block);
+        MPI_Type_create_resized(block, 0, 8 * P, &ft);
+        MPI_Type_commit(&ft);
+        OK(MPI_File_set_view(fh, R4 + 8 * r, MPI_BYTE, ft, "native", MPI_INFO_NULL));
+        uint8_t mine[200];
+        for (int q = 0; q < P; q++)
+            for (int i = 0; i < 200; i++) {
+                int64_t off = R4 + 8 * q + (i / 8) * 8 * (int64_t)P + i % 8;
+                uint8_t v = pattern_byte(seed_of(7), (uint64_t)off);
+                model_byte(&m, off, v);
+                if (q == r)
+                    mine[i] = v;
+            }
+        OK(MPI_File_write_at(fh, 0, mine, 200, MPI_BYTE, &st));
+        memset(got, 0xEE, sizeof got);
+        if (OK(MPI_File_read_at(fh, 0, got, 200, MPI_BYTE, &st)))
+            CHECK(memcmp(got, mine, 200) == 0, "read_at through a view of blocks: wrong bytes");
+        memset(got, 0xEE, sizeof got);
+        if (OK(MPI_File_read_at(fh, 4, got, 17, MPI_BYTE, &st)))
+            CHECK(memcmp(got, mine + 4, 17) == 0,
+                  "read_at through a view of blocks, across blocks: wrong bytes");
+        OK(MPI_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL));
+        MPI_Type_free(&ft);
+        MPI_Type_free(&block);
+    }
+    expect_state(fh, "before close", ST_TAKEN);
+    close_file(&fh);
+    check_file(name, &m);
+    model_free(&m);
+}
+
+/* With FWDIO_MPIIO_READBACK=1000 (the layer keeps at most 1000 bytes of a
+ * rank's writes of one step for its reads, and writes the step's independent
+ * writes past them at once): reads of the step's bytes, kept or not, see
+ * them, before and after a collective call. */
+void case_own_read_limit(void)
+{
+    const char *name = "own_read_limit.mpiio";
+    remove_file(name);
+    MPI_File fh = open_file(name, MPI_MODE_RDWR | MPI_MODE_CREATE);
+    expect_state(fh, "after open", ST_TAKEN);
+    model_t m = {.holes_zero = g_layer};
+    MPI_Status st;
+    int P = g_size, r = g_rank;
+    const int64_t A = 0, B = 600 * (int64_t)P, C = 1200 * (int64_t)P;
+    for (int q = 0; q < P; q++)
+        for (int k = 0; k < 3; k++)
+            model_put(&m, k * 600 * (int64_t)P + q * 600, 600, seed_of(k));
+    uint8_t got[600];
+    uint8_t *b = pattern_buf(A + r * 600, 600, seed_of(0));
+    OK(MPI_File_write_at(fh, A + r * 600, b, 600, MPI_BYTE, &st));
+    free(b);
+    memset(got, 0xEE, sizeof got);
+    if (OK(MPI_File_read_at(fh, A + r * 600, got, 600, MPI_BYTE, &st)))
+        check_buf("read_at of 600 bytes kept", got, &m, A + r * 600, 600);
+    b = pattern_buf(B + r * 600, 600, seed_of(1));
+    OK(MPI_File_write_at(fh, B + r * 600, b, 600, MPI_BYTE, &st));
+    free(b);
+    memset(got, 0xEE, sizeof got);
+    if (OK(MPI_File_read_at(fh, A + r * 600, got, 600, MPI_BYTE, &st)))
+        check_buf("read_at of kept bytes after the step wrote past FWDIO_MPIIO_READBACK", got,
+                  &m, A + r * 600, 600);
+    memset(got, 0xEE, sizeof got);
+    if (OK(MPI_File_read_at(fh, B + r * 600, got, 600, MPI_BYTE, &st)))
+        check_buf("read_at of bytes past FWDIO_MPIIO_READBACK", got, &m, B + r * 600, 600);
+    /* one read over both */
+    uint8_t both[600 * 2];
+    memset(both, 0xEE, sizeof both);
+    MPI_Datatype two;
+    int lens[2] = {600, 600};
+    MPI_Aint disps[2] = {0, 600};
+    OK(MPI_Type_create_hindexed(2, lens, disps, MPI_BYTE, &two));
+    OK(MPI_Type_commit(&two));
+    MPI_Datatype pair;
+    int blens[2] = {1, 1};
+    MPI_Aint fdisps[2] = {A + r * 600, B + r * 600};
+    MPI_Datatype bytes600;
+    OK(MPI_Type_contiguous(600, MPI_BYTE, &bytes600));
+    MPI_Datatype ts[2] = {bytes600, bytes600};
+    OK(MPI_Type_create_struct(2, blens, fdisps, ts, &pair));
+    OK(MPI_Type_commit(&pair));
+    OK(MPI_File_set_view(fh, 0, MPI_BYTE, pair, "native", MPI_INFO_NULL));
+    if (OK(MPI_File_read_at(fh, 0, both, 1, two, &st))) {
+        check_buf("one read of kept and written bytes (kept part)", both, &m, A + r * 600, 600);
+        check_buf("one read of kept and written bytes (written part)", both + 600, &m,
+                  B + r * 600, 600);
+    }
+    OK(MPI_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL));
+    MPI_Type_free(&two);
+    MPI_Type_free(&pair);
+    MPI_Type_free(&bytes600);
+    OK(MPI_File_sync(fh));
+    MPI_Barrier(MPI_COMM_WORLD);
+    OK(MPI_File_sync(fh));
+    memset(got, 0xEE, sizeof got);
+    if (OK(MPI_File_read_at(fh, B + r * 600, got, 600, MPI_BYTE, &st)))
+        check_buf("read_at after MPI_File_sync", got, &m, B + r * 600, 600);
+    /* a new step keeps bytes again */
+    b = pattern_buf(C + r * 600, 600, seed_of(2));
+    OK(MPI_File_write_at(fh, C + r * 600, b, 600, MPI_BYTE, &st));
+    free(b);
+    memset(got, 0xEE, sizeof got);
+    if (OK(MPI_File_read_at(fh, C + r * 600, got, 600, MPI_BYTE, &st)))
+        check_buf("read_at of the next step's 600 bytes", got, &m, C + r * 600, 600);
+    close_file(&fh);
+    check_file(name, &m);
+    model_free(&m);
+
+    /* One rank writes much more than is kept, in writes at its individual
+     * pointer, seeks back and reads all of it (the others write nothing). */
+    const char *name2 = "own_read_limit_all.mpiio";
+    remove_file(name2);
+    enum { PIECE = 256 << 10, PIECES = 24 };
+    fh = open_file(name2, MPI_MODE_RDWR | MPI_MODE_CREATE);
+    m = (model_t){.holes_zero = g_layer};
+    for (int k = 0; k < PIECES; k++)
+        model_put(&m, (int64_t)k * PIECE, PIECE, seed_of(3));
+    if (r == 0) {
+        for (int k = 0; k < PIECES; k++) {
+            b = pattern_buf((int64_t)k * PIECE, PIECE, seed_of(3));
+            OK(MPI_File_write(fh, b, PIECE, MPI_BYTE, &st));
+            free(b);
+        }
+        OK(MPI_File_seek(fh, 0, MPI_SEEK_SET));
+        uint8_t *all = malloc((size_t)PIECE * PIECES);
+        memset(all, 0xEE, (size_t)PIECE * PIECES);
+        if (OK(MPI_File_read(fh, all, PIECE * PIECES, MPI_BYTE, &st)))
+            check_buf("read of everything one rank wrote in the step", all, &m, 0,
+                      (int64_t)PIECE * PIECES);
+        free(all);
+    }
+    close_file(&fh);
+    check_file(name2, &m);
+    model_free(&m);
+}
