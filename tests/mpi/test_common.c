@@ -172,7 +172,7 @@ const char *tc_tmpdir(void)
     memset(buf, 0, sizeof buf);
     if (tc_rank == 0) {
         /* TC_TMPDIR points a test's files somewhere without moving TMPDIR,
-         * which the sanitizers and MPI also use (tests/pfs writes through a
+         * which the sanitizers and MPI also use (tests/system/pfs writes through a
          * FUSE mount and counts every byte that reaches it). */
         const char *base = getenv("TC_TMPDIR");
         if (!base || !*base)

@@ -42,7 +42,7 @@
  * the start of the next epoch every rank has finished writing and closed it,
  * and fwdio_wait is only called on files whose deadline has passed.
  *
- * This file runs the rounds and the per-rank calls; tests/fuzz/ holds the
+ * This file runs the rounds and the per-rank calls; fuzz/ holds the
  * shared plans (plans.c), the bad calls (bad_calls.c) and the end-of-round
  * checks (checks.c).
  */

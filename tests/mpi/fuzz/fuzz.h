@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The fuzz test of tests/test_fuzz.c (which describes what it checks): its
- * state, and the parts in tests/fuzz/: shared plans (plans.c), bad calls and
- * refusals (bad_calls.c), and the checks at the end of a round (checks.c).
+ * The fuzz test of tests/mpi/test_fuzz.c (which describes what it checks):
+ * its state, and the parts in tests/mpi/fuzz/: shared plans (plans.c), bad
+ * calls and refusals (bad_calls.c), and the checks at the end of a round
+ * (checks.c).
  */
 #ifndef FWDIO_TEST_FUZZ_H
 #define FWDIO_TEST_FUZZ_H

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
-# The ctest side of scripts/cluster.sh (tests/cluster/CMakeLists.txt).
+# The ctest side of scripts/cluster.sh (tests/system/cluster/CMakeLists.txt).
 #
 #   fixture.sh up TAG HOSTS SLOTS          FIXTURES_SETUP: bring up a cluster tagged TAG
 #   fixture.sh down TAG                    FIXTURES_CLEANUP: take it down again

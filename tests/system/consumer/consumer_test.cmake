@@ -2,10 +2,10 @@
 # Defines the ctests `install_consumer` and `subproject_consumer`.
 #
 # install_consumer: install this build into a scratch
-# prefix, then build and run tests/consumer against it, once through
+# prefix, then build and run tests/system/consumer against it, once through
 # find_package(fwdio) and once through pkg-config + the MPI compiler wrapper.
-# Include it from tests/CMakeLists.txt:
-#   include(${PROJECT_SOURCE_DIR}/tests/consumer/consumer_test.cmake)
+# tests/system/CMakeLists.txt includes it (this folder's CMakeLists.txt is
+# the consumer project itself).
 
 get_target_property(_fwdio_consumer_type fwdio TYPE)
 if(_fwdio_consumer_type STREQUAL "STATIC_LIBRARY")
@@ -31,7 +31,7 @@ unset(_fwdio_consumer_type)
 unset(_fwdio_consumer_static)
 
 # The ctest `subproject_consumer`: a project that builds this fwdio tree with
-# add_subdirectory (tests/consumer/subproject) configures without fwdio's
+# add_subdirectory (tests/system/consumer/subproject) configures without fwdio's
 # build type, apps, tests or -Werror reaching it, builds, and its consumer
 # (main.c, as above) runs.
 add_test(NAME subproject_consumer

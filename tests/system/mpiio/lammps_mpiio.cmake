@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # One LAMMPS test of the MPI-IO layer, run by ctest as `cmake -P`
-# (tests/mpiio/CMakeLists.txt).
+# (tests/system/mpiio/CMakeLists.txt).
 #
 # Runs LAMMPS on NP ranks with an input that writes MPI-IO dumps (dump
 # custom/mpiio and dump atom/mpiio), once as it is (Open MPI's MPI-IO) in
@@ -19,7 +19,7 @@
 #   the same files (MPI_MODE_APPEND, MPI_File_get_size), so each dump holds
 #   both runs' snapshots.
 #
-# Variables: MPIEXEC NP LMP LAYER VARIANT INPUTS (tests/mpiio) WORKDIR
+# Variables: MPIEXEC NP LMP LAYER VARIANT INPUTS (tests/system/mpiio) WORKDIR
 cmake_minimum_required(VERSION 3.18)
 
 foreach(var MPIEXEC NP LMP LAYER VARIANT INPUTS WORKDIR)
