@@ -36,6 +36,7 @@ packages=(
     libhdf5-openmpi-dev # ctest mpiio_hdf5: a parallel HDF5 program through the MPI-IO layer
     libpnetcdf-dev    # ctest mpiio_pnetcdf: a PnetCDF program through the MPI-IO layer
     python3-h5py-mpi  # ctest mpiio_h5py: h5py with MPI through the MPI-IO layer
+    gfortran          # the Fortran module (fortran/) and its tests; Open MPI's `use mpi` is built for it
 )
 
 say() { printf 'setup: %s\n' "$*"; }
