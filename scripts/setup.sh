@@ -101,7 +101,9 @@ install_missing_packages
 
 jobs=$(nproc 2>/dev/null || echo 2)
 say "configuring $build_dir${*:+ ($*)}"
-cmake -S "$repo_root" -B "$build_dir" "$@" || die "CMake configure failed in $build_dir"
+# A developer's build: warnings are errors (a later argument may say otherwise).
+cmake -S "$repo_root" -B "$build_dir" -DFWDIO_WERROR=ON "$@" ||
+    die "CMake configure failed in $build_dir"
 say "building ${build_target[1]:-everything} with $jobs jobs"
 cmake --build "$build_dir" -j"$jobs" "${build_target[@]}" || die "build failed in $build_dir"
 say "built $build_dir"

@@ -57,3 +57,12 @@ add_test(NAME subproject_consumer
     "-DFWDIO_C_COMPILER=${CMAKE_C_COMPILER}"
     -P "${CMAKE_CURRENT_LIST_DIR}/run_subproject_test.cmake")
 set_tests_properties(subproject_consumer PROPERTIES TIMEOUT 600 LABELS "install")
+
+# The ctest `spack_recipe`: contrib/spack's recipe, loaded without Spack
+# (tests/consumer/spack_check.py): its declarations, every combination of its
+# variants configures with the CMake arguments it passes, the default builds
+# and installs what it should.
+add_test(NAME spack_recipe
+  COMMAND /usr/bin/python3 ${CMAKE_CURRENT_LIST_DIR}/spack_check.py ${PROJECT_SOURCE_DIR}
+          ${PROJECT_BINARY_DIR}/spack_recipe)
+set_tests_properties(spack_recipe PROPERTIES TIMEOUT 900 LABELS "install")
