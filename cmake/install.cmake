@@ -77,6 +77,14 @@ endif()
 configure_file("${CMAKE_CURRENT_LIST_DIR}/fwdio.pc.in" "${CMAKE_CURRENT_BINARY_DIR}/fwdio.pc" @ONLY)
 install(FILES "${CMAKE_CURRENT_BINARY_DIR}/fwdio.pc"
   DESTINATION "${CMAKE_INSTALL_LIBDIR}/pkgconfig")
+# fwdio-fortran.pc: the Fortran module (compile with mpifort; the module file
+# is in includedir).
+if(FWDIO_FORTRAN)
+  configure_file("${CMAKE_CURRENT_LIST_DIR}/fwdio-fortran.pc.in"
+                 "${CMAKE_CURRENT_BINARY_DIR}/fwdio-fortran.pc" @ONLY)
+  install(FILES "${CMAKE_CURRENT_BINARY_DIR}/fwdio-fortran.pc"
+    DESTINATION "${CMAKE_INSTALL_LIBDIR}/pkgconfig")
+endif()
 
 # The licence travels with the installed library (share/doc/fwdio).
 install(FILES "${PROJECT_SOURCE_DIR}/LICENSE" DESTINATION "${CMAKE_INSTALL_DATAROOTDIR}/doc/fwdio")

@@ -20,6 +20,7 @@
 #include "trace.h"
 #include "node/user_buffers.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -71,6 +72,26 @@ static int start_area(fwdio_runtime_t *rt)
     return rc;
 }
 
+/* MPI runs below MPI_THREAD_MULTIPLE: said once per process, by the lowest
+ * rank of the communicator, with what to do about it. */
+static void say_thread_level(MPI_Comm comm, int provided)
+{
+    static atomic_int said;
+    int rank = 0;
+    if (MPI_Comm_rank(comm, &rank) != MPI_SUCCESS || rank != 0 || atomic_exchange(&said, 1))
+        return;
+    const char *name = provided == MPI_THREAD_SINGLE       ? "MPI_THREAD_SINGLE"
+                       : provided == MPI_THREAD_FUNNELED   ? "MPI_THREAD_FUNNELED"
+                       : provided == MPI_THREAD_SERIALIZED ? "MPI_THREAD_SERIALIZED"
+                                                           : "a level below MPI_THREAD_MULTIPLE";
+    fwdioi_report("fwdio_init: MPI runs at %s, and fwdio needs MPI_THREAD_MULTIPLE (its progress "
+                  "thread calls MPI beside the application): initialise MPI with "
+                  "MPI_Init_thread(..., MPI_THREAD_MULTIPLE, &provided); on Cray MPICH also set "
+                  "MPICH_MAX_THREAD_SAFETY=multiple; an Open MPI must be built with thread "
+                  "support (ompi_info | grep -i thread). fwdio_init returns FWDIO_ETHREAD.",
+                  name);
+}
+
 int fwdio_init(MPI_Comm comm, const fwdio_config_t *cfg, fwdio_runtime_t **out)
 {
     if (!out || comm == MPI_COMM_NULL)
@@ -102,7 +123,7 @@ int fwdio_init(MPI_Comm comm, const fwdio_config_t *cfg, fwdio_runtime_t **out)
     if (MPI_Query_thread(&provided) != MPI_SUCCESS)
         return FWDIO_EMPI;
     if (provided < MPI_THREAD_MULTIPLE) {
-        fwdioi_log(FWDIOI_LOG_WARN, "fwdio_init: %s", fwdio_strerror(FWDIO_ETHREAD));
+        say_thread_level(comm, provided);
         return FWDIO_ETHREAD;
     }
     int world_rank = 0;

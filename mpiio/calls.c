@@ -91,14 +91,32 @@ static void after_init(int provided)
         finalize_keyval = MPI_KEYVAL_INVALID; /* MPI_Finalize finalizes them first */
 }
 
+/* The layer asked MPI for MPI_THREAD_MULTIPLE and MPI declined: every file
+ * goes to MPI-IO as it is. Said once, by rank 0, whatever FWDIO_VERBOSE says:
+ * the user set FWDIO_MPIIO and would otherwise not learn why nothing is taken. */
+static void say_thread_level(int provided)
+{
+    int rank = 0;
+    PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (provided == MPI_THREAD_MULTIPLE || rank != 0)
+        return;
+    mpiio_say("MPI provides thread level %d, not MPI_THREAD_MULTIPLE (%d), which fwdio needs: "
+              "no file is taken, every file goes to MPI-IO as it is. On Cray MPICH set "
+              "MPICH_MAX_THREAD_SAFETY=multiple; an Open MPI must be built with thread support "
+              "(ompi_info | grep -i thread).",
+              provided, MPI_THREAD_MULTIPLE);
+}
+
 int MPI_Init(int *argc, char ***argv)
 {
     if (!mpiio_wanted())
         return PMPI_Init(argc, argv);
     int provided;
     int rc = PMPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided);
-    if (rc == MPI_SUCCESS)
+    if (rc == MPI_SUCCESS) {
         after_init(provided);
+        say_thread_level(provided);
+    }
     return rc;
 }
 
@@ -109,12 +127,7 @@ int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
     int rc = PMPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, provided);
     if (rc == MPI_SUCCESS) {
         after_init(*provided);
-        if (*provided != MPI_THREAD_MULTIPLE) {
-            int rank = 0;
-            PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
-            if (rank == 0)
-                mpiio_say("MPI gives no MPI_THREAD_MULTIPLE: no file is taken");
-        }
+        say_thread_level(*provided);
     }
     return rc;
 }

@@ -36,6 +36,7 @@ packages=(
     libhdf5-openmpi-dev # ctest mpiio_hdf5: a parallel HDF5 program through the MPI-IO layer
     libpnetcdf-dev    # ctest mpiio_pnetcdf: a PnetCDF program through the MPI-IO layer
     python3-h5py-mpi  # ctest mpiio_h5py: h5py with MPI through the MPI-IO layer
+    gfortran          # the Fortran module (fortran/) and its tests; Open MPI's `use mpi` is built for it
 )
 
 say() { printf 'setup: %s\n' "$*"; }
@@ -100,7 +101,9 @@ install_missing_packages
 
 jobs=$(nproc 2>/dev/null || echo 2)
 say "configuring $build_dir${*:+ ($*)}"
-cmake -S "$repo_root" -B "$build_dir" "$@" || die "CMake configure failed in $build_dir"
+# A developer's build: warnings are errors (a later argument may say otherwise).
+cmake -S "$repo_root" -B "$build_dir" -DFWDIO_WERROR=ON "$@" ||
+    die "CMake configure failed in $build_dir"
 say "building ${build_target[1]:-everything} with $jobs jobs"
 cmake --build "$build_dir" -j"$jobs" "${build_target[@]}" || die "build failed in $build_dir"
 say "built $build_dir"

@@ -51,7 +51,14 @@ int main(int argc, char **argv)
 
     tc_phase("fwdio_init at thread level %s (provided %d)", level_name, provided);
     fwdio_runtime_t *rt = NULL;
+    tc_capture_t cap;
+    tc_capture_begin(&cap, "thread_level");
     int rc = fwdio_init(MPI_COMM_WORLD, NULL, &rt);
+    /* a second refusal in the same process says nothing more */
+    fwdio_runtime_t *rt2 = NULL;
+    int rc2 = provided == MPI_THREAD_MULTIPLE ? FWDIO_ETHREAD
+                                              : fwdio_init(MPI_COMM_WORLD, NULL, &rt2);
+    char *said = tc_capture_end(&cap);
     if (provided == MPI_THREAD_MULTIPLE) {
         if (tc_rank == 0)
             tc_note("asked MPI for thread level %s but it granted MPI_THREAD_MULTIPLE: the "
@@ -69,6 +76,18 @@ int main(int argc, char **argv)
             /* It should not have started; clean up what it did start. */
             fwdio_finalize(rt);
         }
+        TC_EXPECT(rc2, FWDIO_ETHREAD, "a second fwdio_init below MPI_THREAD_MULTIPLE");
+        /* Said once, by rank 0, with what to do (whatever FWDIO_VERBOSE says). */
+        const char *first = strstr(said, "fwdio needs MPI_THREAD_MULTIPLE");
+        if (tc_rank == 0) {
+            TC_CHECK(first != NULL, "fwdio_init did not say why it refused: '%s'", said);
+            TC_CHECK(first && !strstr(first + 1, "fwdio needs MPI_THREAD_MULTIPLE"),
+                     "the refusal was said more than once: '%s'", said);
+            TC_CHECK(strstr(said, "MPI_Init_thread") && strstr(said, "MPICH_MAX_THREAD_SAFETY"),
+                     "the refusal does not say what to set: '%s'", said);
+        } else {
+            TC_CHECK(first == NULL, "rank %d said it too: '%s'", tc_rank, said);
+        }
         const char *s = fwdio_strerror(FWDIO_ETHREAD);
         TC_CHECK(s && strstr(s, "MPI_THREAD_MULTIPLE"),
                  "fwdio_strerror(FWDIO_ETHREAD) '%s' does not name MPI_THREAD_MULTIPLE",
@@ -77,6 +96,7 @@ int main(int argc, char **argv)
             tc_note("thread level %s (provided %d): fwdio_init returned %d (%s)", level_name,
                     provided, rc, fwdio_strerror(rc));
     }
+    free(said);
     /* MPI is still usable after the refusal. */
     tc_phase("MPI after fwdio_init");
     long sum = tc_sum(MPI_COMM_WORLD, tc_rank + 1);

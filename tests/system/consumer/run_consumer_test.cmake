@@ -56,7 +56,53 @@ endif()
 step("run the CMake-built consumer" "${exe}")
 message(STATUS "${step_output}")
 
-# 3. pkg-config + the MPI compiler wrapper, as a Makefile user would.
+# 3. The Fortran module through find_package(fwdio COMPONENTS Fortran) and
+#    through pkg-config (fwdio-fortran) + mpifort, when fwdio has it.
+if(FWDIO_MPI_Fortran_COMPILER)
+  foreach(f "include/fwdio.mod" "${FWDIO_LIBDIR}/pkgconfig/fwdio-fortran.pc")
+    if(NOT EXISTS "${prefix}/${f}")
+      message(FATAL_ERROR "installed tree lacks ${f}")
+    endif()
+  endforeach()
+  step("configure the Fortran consumer with find_package(fwdio COMPONENTS Fortran)"
+    "${CMAKE_COMMAND}" -S "${FWDIO_CONSUMER_SOURCE_DIR}/fortran" -B "${work}/build-fortran"
+    "-DCMAKE_PREFIX_PATH=${prefix}" "-DCMAKE_C_COMPILER=${FWDIO_C_COMPILER}"
+    "-DCMAKE_Fortran_COMPILER=${FWDIO_Fortran_COMPILER}" ${build_type_args})
+  step("build the Fortran consumer" "${CMAKE_COMMAND}" --build "${work}/build-fortran"
+    ${config_args})
+  set(fexe "${work}/build-fortran/fwdio_fortran_consumer")
+  if(FWDIO_CONFIG AND EXISTS "${work}/build-fortran/${FWDIO_CONFIG}/fwdio_fortran_consumer")
+    set(fexe "${work}/build-fortran/${FWDIO_CONFIG}/fwdio_fortran_consumer")
+  endif()
+  execute_process(COMMAND "${fexe}" WORKING_DIRECTORY "${work}" RESULT_VARIABLE rc
+                  OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "run the CMake-built Fortran consumer failed (${rc}):\n${out}\n${err}")
+  endif()
+  message(STATUS "${out}")
+  if(FWDIO_PKG_CONFIG)
+    set(ENV{PKG_CONFIG_PATH} "${prefix}/${FWDIO_LIBDIR}/pkgconfig")
+    set(static_arg "")
+    if(FWDIO_STATIC)
+      set(static_arg --static)
+    endif()
+    step("pkg-config --cflags --libs fwdio-fortran" "${FWDIO_PKG_CONFIG}" ${static_arg}
+      --cflags --libs fwdio-fortran)
+    string(STRIP "${step_output}" fflags)
+    separate_arguments(fflags UNIX_COMMAND "${fflags}")
+    step("build the Fortran consumer with mpifort and pkg-config"
+      "${FWDIO_MPI_Fortran_COMPILER}" "${FWDIO_CONSUMER_SOURCE_DIR}/fortran/main.f90"
+      -o "${work}/fwdio_fortran_consumer_pc" ${fflags} "-Wl,-rpath,${prefix}/${FWDIO_LIBDIR}")
+    execute_process(COMMAND "${work}/fwdio_fortran_consumer_pc" WORKING_DIRECTORY "${work}"
+                    RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+    if(NOT rc EQUAL 0)
+      message(FATAL_ERROR "run the pkg-config-built Fortran consumer failed (${rc}):\n${out}\n${err}")
+    endif()
+    message(STATUS "${out}")
+  endif()
+endif()
+
+# 4. pkg-config + the MPI compiler wrapper, as a Makefile user would.
 if(NOT FWDIO_PKG_CONFIG OR NOT FWDIO_MPI_C_COMPILER)
   message(STATUS "pkg-config or the MPI compiler wrapper is unknown: pkg-config check skipped")
   return()

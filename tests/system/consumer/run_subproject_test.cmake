@@ -26,7 +26,9 @@ endfunction()
 # No CMAKE_BUILD_TYPE: the project checks that fwdio does not set one.
 step("configure a project with fwdio as its subproject"
   "${CMAKE_COMMAND}" -S "${FWDIO_SOURCE_DIR}/tests/system/consumer/subproject" -B "${work}/build"
-  "-DFWDIO_SOURCE_DIR=${FWDIO_SOURCE_DIR}" "-DCMAKE_C_COMPILER=${FWDIO_C_COMPILER}")
+  "-DFWDIO_SOURCE_DIR=${FWDIO_SOURCE_DIR}" "-DCMAKE_C_COMPILER=${FWDIO_C_COMPILER}"
+  # fwdio's own -Werror on (a developer's setting), to see that it stays with fwdio
+  -DFWDIO_WERROR=ON)
 step("build it" "${CMAKE_COMMAND}" --build "${work}/build" -j2)
 set(exe "${work}/build/fwdio_subproject_consumer")
 step("run its consumer" "${exe}")
