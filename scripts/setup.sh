@@ -24,8 +24,9 @@ packages=(
     libevent-dev      # libevent_core + libevent_pthreads
     libhwloc-dev
     libudev-dev       # hwloc.pc lists -ludev for static links (`pkg-config --static fwdio`)
-    python3           # the trace test and bench/trace_merge.py (standard library only)
-    gnuplot-nox       # PNG timelines from bench/trace_merge.py
+    python3           # the trace test and bench/trace_merge.py
+    python3-matplotlib # the timelines bench/trace_merge.py draws (ctest trace_np3)
+    libxxhash-dev     # mdlj's checkpoint hashes (XXH64)
     valgrind          # ctest init_cycles_np2_valgrind: leaks across init/finalize cycles
     lammps            # `lmp`, and LAMMPS's own dumps beside apps/lammps-fwdio
     liblammps-dev     # the LAMMPS C library apps/lammps-fwdio drives (links the same Open MPI)

@@ -2,7 +2,7 @@
 /*
  * mdlj's checkpoint file, in the host's byte order:
  *
- *   header   128 bytes   "MDLJCKP1", sizes, step, atom count, box, dt,
+ *   header   128 bytes   "MDLJCKP2", sizes, step, atom count, box, dt,
  *                        cutoff, seed, rank count, a hash of the header
  *   atoms    48 N bytes  for atom id 0..N-1: x, y, z, vx, vy, vz (doubles,
  *                        the exact bits of the simulation state)
@@ -14,7 +14,8 @@
  * the header and the atoms' checksum: a crash during a checkpoint leaves an
  * invalid file and the previous checkpoint untouched. The checksum is a sum
  * over atoms of a hash of (id, record), so ranks can compute it over their
- * own atoms and add the parts in any order (MPI_Allreduce).
+ * own atoms and add the parts in any order (MPI_Allreduce). The hashes are
+ * xxHash's XXH64 (libxxhash), each under a seed of its own.
  */
 #ifndef MDLJ_CKPT_FORMAT_H
 #define MDLJ_CKPT_FORMAT_H

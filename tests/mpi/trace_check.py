@@ -130,8 +130,11 @@ def main():
             pids = {e.get("pid") for e in merged["traceEvents"] if e.get("ph") == "X"}
             if pids != set(range(nprocs)):
                 fail("merged trace has pids %s" % sorted(pids))
-            if not os.path.getsize(os.path.join(on, "fwdio-timeline.svg")):
-                fail("empty SVG timeline")
+            for name in ("fwdio-timeline.svg", "t.png"):
+                where = os.path.join(on if name.endswith(".svg") else tmp, name)
+                if not os.path.exists(where) or not os.path.getsize(where):
+                    fail("no timeline %s (matplotlib: Debian's python3-matplotlib, which "
+                         "scripts/setup.sh installs)" % name)
 
         before = sorted(os.listdir(on))
         run(nprocs, mpiexec, program, {}, ["FWDIO_TRACE"])

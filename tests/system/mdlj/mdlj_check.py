@@ -259,19 +259,50 @@ def check_dcd(path, natoms, first, every, nframes, dt):
 M64 = (1 << 64) - 1
 
 
-def mix64(z):
-    """The splitmix64 finaliser (the mixing function of the checkpoint hashes)."""
-    z = (z + 0x9E3779B97F4A7C15) & M64
-    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & M64
-    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & M64
-    return z ^ (z >> 31)
+P1, P2, P3, P4, P5 = (0x9E3779B185EBCA87, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9,
+                      0x85EBCA77C2B2AE63, 0x27D4EB2F165667C5)
 
 
-def hash_words(data, seed):
-    h = mix64(seed)
-    for (w,) in struct.iter_unpack("<Q", data):
-        h = mix64(h ^ w)
-    return h
+def _rotl(x, r):
+    return ((x << r) | (x >> (64 - r))) & M64
+
+
+def _round(acc, lane):
+    return (_rotl((acc + lane * P2) & M64, 31) * P1) & M64
+
+
+def xxh64(data, seed):
+    """xxHash's XXH64 of `data`, written here from its specification so that
+    the checkpoint's hashes are checked by code mdlj does not share."""
+    n, i = len(data), 0
+    if n >= 32:
+        v = [(seed + P1 + P2) & M64, (seed + P2) & M64, seed & M64, (seed - P1) & M64]
+        while i + 32 <= n:
+            lanes = struct.unpack_from("<4Q", data, i)
+            v = [_round(v[k], lanes[k]) for k in range(4)]
+            i += 32
+        h = (_rotl(v[0], 1) + _rotl(v[1], 7) + _rotl(v[2], 12) + _rotl(v[3], 18)) & M64
+        for k in range(4):
+            h = ((h ^ _round(0, v[k])) * P1 + P4) & M64
+    else:
+        h = (seed + P5) & M64
+    h = (h + n) & M64
+    while i + 8 <= n:
+        (lane,) = struct.unpack_from("<Q", data, i)
+        h = (_rotl(h ^ _round(0, lane), 27) * P1 + P4) & M64
+        i += 8
+    if i + 4 <= n:
+        (word,) = struct.unpack_from("<I", data, i)
+        h = (_rotl(h ^ ((word * P1) & M64), 23) * P2 + P3) & M64
+        i += 4
+    while i < n:
+        h = (_rotl(h ^ ((data[i] * P5) & M64), 11) * P1) & M64
+        i += 1
+    h ^= h >> 33
+    h = (h * P2) & M64
+    h ^= h >> 29
+    h = (h * P3) & M64
+    return h ^ (h >> 32)
 
 
 HEADER_SEED = 0x4D444C4A48445231
@@ -282,12 +313,12 @@ def parse_checkpoint(path):
     """Decode and check a checkpoint file; returns (info dict, atom bytes) or raises."""
     with open(path, "rb") as f:
         data = f.read()
-    if len(data) < 128 + 64 or data[:8] != b"MDLJCKP1":
+    if len(data) < 128 + 64 or data[:8] != b"MDLJCKP2":
         raise ValueError("no checkpoint header")
     (hbytes, abytes, step, natoms, box, dt, cutoff, seed, nranks, _pad, data_off, commit_off,
      file_bytes) = struct.unpack_from("<IIqqdddQIIQQQ", data, 8)
     (hhash,) = struct.unpack_from("<Q", data, 120)
-    if hhash != hash_words(data[:120], HEADER_SEED):
+    if hhash != xxh64(data[:120], HEADER_SEED):
         raise ValueError("header hash mismatch")
     if (hbytes, abytes, data_off) != (128, 48, 128) or commit_off != 128 + 48 * natoms \
             or file_bytes != commit_off + 64 or len(data) != file_bytes:
@@ -298,14 +329,14 @@ def parse_checkpoint(path):
         raise ValueError("no commit record")
     c_step, c_natoms, c_sum, c_hhash = struct.unpack_from("<qqQQ", commit, 8)
     (c_hash,) = struct.unpack_from("<Q", commit, 56)
-    if c_hash != hash_words(commit[:56], COMMIT_SEED):
+    if c_hash != xxh64(commit[:56], COMMIT_SEED):
         raise ValueError("commit record hash mismatch")
     if (c_step, c_natoms, c_hhash) != (step, natoms, hhash):
         raise ValueError("commit record does not match the header")
     atoms = data[128:commit_off]
     total = 0
     for i in range(natoms):
-        total = (total + hash_words(atoms[48 * i:48 * (i + 1)], i)) & M64
+        total = (total + xxh64(atoms[48 * i:48 * (i + 1)], i)) & M64
     if total != c_sum:
         raise ValueError("atom checksum %#x, commit record says %#x" % (total, c_sum))
     return {"step": step, "natoms": natoms, "box": box, "dt": dt, "cutoff": cutoff,
