@@ -135,6 +135,7 @@ int fwdioi_session_agreement_ok(fwdio_file_t *f, int call, const MPI_Status *st)
 /* Make a failure visible to the application (writes refused, error text). */
 static void publish_error_locked(fwdio_file_t *f, const fwdioi_errinfo_t *e)
 {
+    FWDIOI_ASSERT_LOCKED(f->rt);
     if (e->status != FWDIO_OK && !f->failed_known) {
         f->failed_known = 1;
         f->known_error = *e;
@@ -154,6 +155,7 @@ void fwdioi_session_publish_error(fwdio_file_t *f, const fwdioi_errinfo_t *e)
  * runtime lock held). */
 static void publish_stats_locked(fwdio_file_t *f, double t)
 {
+    FWDIOI_ASSERT_LOCKED(f->rt);
     const fwdioi_session_stats_t *ss = &f->s.stats;
     fwdio_file_stats_t *st = &f->stats;
     st->messages_sent = ss->messages_sent;
