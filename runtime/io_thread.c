@@ -78,6 +78,7 @@ static void *pool_main(void *arg)
 
 void fwdioi_rt_io_submit_any(fwdioi_rt_t *rt, fwdioi_io_job_t *job)
 {
+    FWDIOI_ASSERT_PROGRESS();
     if (rt->cfg.io_inline) {
         job->run(job);
         push_done(rt, job);
@@ -104,6 +105,7 @@ void fwdioi_rt_io_submit_any(fwdioi_rt_t *rt, fwdioi_io_job_t *job)
 
 void fwdioi_rt_io_submit(fwdioi_rt_t *rt, fwdioi_io_job_t *job)
 {
+    FWDIOI_ASSERT_PROGRESS();
     if (rt->cfg.io_inline) {
         /* Measuring without the pipeline: the disk call blocks the progress
          * thread. `done` still runs from the loop, never inside the caller. */
@@ -128,7 +130,6 @@ void fwdioi_rt_io_submit(fwdioi_rt_t *rt, fwdioi_io_job_t *job)
     fwdioi_mutex_unlock(&rt->io_lock);
 }
 
-/* Progress thread: run the `done` half of every finished job. */
 void fwdioi_io_run_done(fwdioi_rt_t *rt)
 {
     FWDIOI_ASSERT_PROGRESS();

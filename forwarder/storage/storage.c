@@ -332,6 +332,7 @@ static void run_job(fwdioi_io_job_t *io)
 
 static void job_done(fwdioi_io_job_t *io)
 {
+    FWDIOI_ASSERT_PROGRESS();
     fwdioi_storage_job_t *job = (fwdioi_storage_job_t *)io;
     job->on_done(job);
 }
