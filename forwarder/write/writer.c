@@ -187,6 +187,7 @@ static void flush_unit(void *arg, uint8_t *buf, uint64_t size, uint64_t offset,
     uint64_t extra = nextents * sizeof *extents + sizeof *job;
     wbuf_add(f, extra);
     job->fd = f->s.fd;
+    job->write_failed = &f->s.write_failed;
     job->buf = buf;
     job->buf_size = size + extra;
     job->base = offset;
@@ -215,6 +216,7 @@ static void write_direct(void *arg, const uint8_t *data, uint64_t offset, uint64
             return;
         }
         job->fd = f->s.fd;
+        job->write_failed = &f->s.write_failed;
         job->hold = f->s.accepting;
         f->s.accepting->refs++;
         f->s.direct_job = job;
@@ -330,6 +332,7 @@ void fwdioi_writer_check_step(fwdio_file_t *f)
         return;
     }
     job->fd = s->fd;
+    job->write_failed = &s->write_failed;
     /* a commit block follows durable data only */
     job->durable = f->opts.durable || s->step_committers > 0;
     s->io_pending++;
@@ -364,6 +367,7 @@ void fwdioi_writer_check_drained(fwdio_file_t *f)
         return;
     }
     job->fd = s->fd;
+    job->write_failed = &s->write_failed;
     job->durable = f->opts.durable || s->committers > 0; /* a commit follows durable data */
     s->io_pending++;
     fwdioi_rt_io_submit(f->rt, &job->io);
@@ -726,6 +730,7 @@ void fwdioi_writer_close_aborted(fwdio_file_t *f)
         return; /* the descriptor leaks rather than the file hangs */
     s->finishing = 1;
     job->fd = s->fd;
+    job->write_failed = &s->write_failed;
     job->durable = 0;
     s->io_pending++;
     fwdioi_rt_io_submit(f->rt, &job->io);
