@@ -29,6 +29,7 @@
  * closed already. */
 static int close_locked(fwdio_file_t *f)
 {
+    FWDIOI_ASSERT_LOCKED(f->rt);
     if (f->app_closed)
         return -1;
     while (f->combine_copies > 0) /* bytes of a write being copied in */

@@ -72,6 +72,7 @@ int fwdio_append(fwdio_file_t *f, const void *buf, size_t len)
 /* Whether step `k` is complete here, and its status (runtime lock held). */
 static int step_status_locked(const fwdio_file_t *f, uint64_t k, int *done)
 {
+    FWDIOI_ASSERT_LOCKED(f->rt);
     *done = k < f->steps_done;
     return *done && k >= f->step_fail_from ? f->step_fail_status : FWDIO_OK;
 }

@@ -271,6 +271,11 @@ typedef struct fwdioi_session {
 
     /* writer only */
     int fd;
+    /* A write of the file failed: its later writes and its fdatasync are
+     * skipped (storage.c). Set and read only by the file's storage jobs
+     * (their `write_failed`), which run one at a time, in order, on the I/O
+     * thread (on the progress thread with io_inline): not progress state. */
+    int write_failed;
     fwdioi_assembly_t assembly;
     uint64_t received;
     uint64_t *received_from; /* [ranks] bytes received per sending rank */

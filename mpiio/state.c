@@ -3,6 +3,7 @@
  * takes, one fwdio runtime per group of ranks that opens files, the table of
  * taken files and the files still completing after an asynchronous close. */
 #include "layer.h"
+#include "lock_check.h"
 #include "parse_size.h"
 
 #include <fnmatch.h>
@@ -105,14 +106,15 @@ static fwdio_runtime_t *runtime_for_locked(MPI_Comm comm, char *why, size_t why_
 
 fwdio_runtime_t *mpiio_runtime_for(MPI_Comm comm, char *why, size_t why_len)
 {
-    pthread_mutex_lock(&runtimes_lock);
+    fwdioi_mutex_lock(&runtimes_lock);
     fwdio_runtime_t *rt = runtime_for_locked(comm, why, why_len);
-    pthread_mutex_unlock(&runtimes_lock);
+    fwdioi_mutex_unlock(&runtimes_lock);
     return rt;
 }
 
 static fwdio_runtime_t *runtime_for_locked(MPI_Comm comm, char *why, size_t why_len)
 {
+    FWDIOI_ASSERT_HELD(&runtimes_lock);
     /* Every rank of comm walks the same list (runtimes are made collectively,
      * in the same order), so all find the same entry or all make one. */
     for (runtime_entry_t *e = runtimes; e; e = e->next) {
@@ -150,6 +152,7 @@ static fwdio_runtime_t *runtime_for_locked(MPI_Comm comm, char *why, size_t why_
  * holds state_lock). */
 static void mark_aliases_locked(const char *path)
 {
+    FWDIOI_ASSERT_HELD(&state_lock);
     int n = 0;
     for (mpiio_file_t *g = files; g; g = g->next)
         n += strcmp(g->path, path) == 0;
@@ -160,11 +163,11 @@ static void mark_aliases_locked(const char *path)
 
 void mpiio_add_file(mpiio_file_t *f)
 {
-    pthread_mutex_lock(&state_lock);
+    fwdioi_mutex_lock(&state_lock);
     f->next = files;
     files = f;
     mark_aliases_locked(f->path);
-    pthread_mutex_unlock(&state_lock);
+    fwdioi_mutex_unlock(&state_lock);
 }
 
 size_t mpiio_aliases(const mpiio_file_t *f, mpiio_file_t **out, size_t max)
@@ -172,11 +175,11 @@ size_t mpiio_aliases(const mpiio_file_t *f, mpiio_file_t **out, size_t max)
     size_t n = 0;
     if (!atomic_load(&f->aliased))
         return 0;
-    pthread_mutex_lock(&state_lock);
+    fwdioi_mutex_lock(&state_lock);
     for (mpiio_file_t *g = files; g && n < max; g = g->next)
         if (g != f && g->stream && strcmp(g->path, f->path) == 0)
             out[n++] = g;
-    pthread_mutex_unlock(&state_lock);
+    fwdioi_mutex_unlock(&state_lock);
     return n;
 }
 
@@ -184,11 +187,11 @@ mpiio_file_t *mpiio_find(MPI_File fh)
 {
     if (fh == MPI_FILE_NULL)
         return NULL;
-    pthread_mutex_lock(&state_lock);
+    fwdioi_mutex_lock(&state_lock);
     mpiio_file_t *f = files;
     while (f && f->fh != fh)
         f = f->next;
-    pthread_mutex_unlock(&state_lock);
+    fwdioi_mutex_unlock(&state_lock);
     return f;
 }
 
@@ -196,24 +199,24 @@ size_t mpiio_taken_in(const char *path, const fwdio_runtime_t *rt, mpiio_file_t 
                       size_t max)
 {
     size_t n = 0;
-    pthread_mutex_lock(&state_lock);
+    fwdioi_mutex_lock(&state_lock);
     for (mpiio_file_t *g = files; g && n < max; g = g->next)
         if (g->stream && (!rt || g->rt == rt) && strcmp(g->path, path) == 0)
             out[n++] = g;
-    pthread_mutex_unlock(&state_lock);
+    fwdioi_mutex_unlock(&state_lock);
     return n;
 }
 
 void mpiio_remove_file(mpiio_file_t *f)
 {
-    pthread_mutex_lock(&state_lock);
+    fwdioi_mutex_lock(&state_lock);
     for (mpiio_file_t **p = &files; *p; p = &(*p)->next)
         if (*p == f) {
             *p = f->next;
             break;
         }
     mark_aliases_locked(f->path);
-    pthread_mutex_unlock(&state_lock);
+    fwdioi_mutex_unlock(&state_lock);
 }
 
 int mpiio_close_async(void)
@@ -258,24 +261,24 @@ void mpiio_add_pending(fwdio_file_t *stream, const char *path)
     }
     p->stream = stream;
     p->path = copy;
-    pthread_mutex_lock(&state_lock);
+    fwdioi_mutex_lock(&state_lock);
     p->next = pendings;
     pendings = p;
-    pthread_mutex_unlock(&state_lock);
+    fwdioi_mutex_unlock(&state_lock);
 }
 
 int mpiio_wait_pending(const char *path)
 {
     int code = MPI_SUCCESS;
     for (;;) {
-        pthread_mutex_lock(&state_lock);
+        fwdioi_mutex_lock(&state_lock);
         pending_t **pp = &pendings;
         while (*pp && path && strcmp((*pp)->path, path) != 0)
             pp = &(*pp)->next;
         pending_t *p = *pp;
         if (p)
             *pp = p->next;
-        pthread_mutex_unlock(&state_lock);
+        fwdioi_mutex_unlock(&state_lock);
         if (!p)
             return code;
         int rc = fwdio_wait(p->stream);
@@ -298,7 +301,7 @@ int mpiio_wait_pending(const char *path)
 int mpiio_finalize_runtimes(void)
 {
     int code = mpiio_wait_pending(NULL);
-    pthread_mutex_lock(&runtimes_lock);
+    fwdioi_mutex_lock(&runtimes_lock);
     while (runtimes) {
         runtime_entry_t *e = runtimes;
         runtimes = e->next;
@@ -306,6 +309,6 @@ int mpiio_finalize_runtimes(void)
         PMPI_Comm_free(&e->comm);
         free(e);
     }
-    pthread_mutex_unlock(&runtimes_lock);
+    fwdioi_mutex_unlock(&runtimes_lock);
     return code;
 }

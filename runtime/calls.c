@@ -46,6 +46,7 @@ static int calls_queued(fwdioi_rt_t *rt)
 
 void fwdioi_rt_deliver(fwdioi_rt_t *rt, fwdioi_call_t *call)
 {
+    FWDIOI_ASSERT_PROGRESS();
     if (rt->cfg.callback_mode == FWDIO_CALLBACKS_ON_PROGRESS)
         run_call(call);
     else
@@ -60,6 +61,7 @@ typedef struct deliver_task {
 
 static void run_deliver_task(fwdioi_task_t *task)
 {
+    FWDIOI_ASSERT_PROGRESS();
     deliver_task_t *d = (deliver_task_t *)task;
     fwdioi_rt_t *rt = d->rt;
     fwdioi_call_t *call = d->call;

@@ -9,6 +9,7 @@
  */
 #include "runtime_internal.h"
 
+#include "lock_check.h"
 #include "log.h"
 #include "trace.h"
 
@@ -16,15 +17,16 @@
  * held). */
 static void push_done_locked(fwdioi_rt_t *rt, fwdioi_io_job_t *job)
 {
+    FWDIOI_ASSERT_HELD(&rt->io_lock);
     STAILQ_INSERT_TAIL(&rt->io_done, job, link);
     event_active(rt->io_done_ev, EV_READ, 0);
 }
 
 static void push_done(fwdioi_rt_t *rt, fwdioi_io_job_t *job)
 {
-    pthread_mutex_lock(&rt->io_lock);
+    fwdioi_mutex_lock(&rt->io_lock);
     push_done_locked(rt, job);
-    pthread_mutex_unlock(&rt->io_lock);
+    fwdioi_mutex_unlock(&rt->io_lock);
 }
 
 /* A thread's life: run the jobs of `queue` as they come (waiting on
@@ -33,7 +35,7 @@ static void push_done(fwdioi_rt_t *rt, fwdioi_io_job_t *job)
 static void run_jobs(fwdioi_rt_t *rt, struct fwdioi_io_queue *queue, pthread_cond_t *cond,
                      int *idle)
 {
-    pthread_mutex_lock(&rt->io_lock);
+    fwdioi_mutex_lock(&rt->io_lock);
     for (;;) {
         if (STAILQ_EMPTY(queue) && !rt->io_stop) {
             if (idle)
@@ -48,14 +50,14 @@ static void run_jobs(fwdioi_rt_t *rt, struct fwdioi_io_queue *queue, pthread_con
         if (!job)
             break; /* stopping, queue drained */
         STAILQ_REMOVE_HEAD(queue, link);
-        pthread_mutex_unlock(&rt->io_lock);
+        fwdioi_mutex_unlock(&rt->io_lock);
 
         job->run(job);
 
-        pthread_mutex_lock(&rt->io_lock);
+        fwdioi_mutex_lock(&rt->io_lock);
         push_done_locked(rt, job);
     }
-    pthread_mutex_unlock(&rt->io_lock);
+    fwdioi_mutex_unlock(&rt->io_lock);
 }
 
 static void *io_main(void *arg)
@@ -76,12 +78,13 @@ static void *pool_main(void *arg)
 
 void fwdioi_rt_io_submit_any(fwdioi_rt_t *rt, fwdioi_io_job_t *job)
 {
+    FWDIOI_ASSERT_PROGRESS();
     if (rt->cfg.io_inline) {
         job->run(job);
         push_done(rt, job);
         return;
     }
-    pthread_mutex_lock(&rt->io_lock);
+    fwdioi_mutex_lock(&rt->io_lock);
     STAILQ_INSERT_TAIL(&rt->io_pool_jobs, job, link);
     /* one more thread while jobs wait and every thread is busy */
     if (rt->io_pool_idle == 0 && rt->io_pool_started < FWDIOI_IO_POOL &&
@@ -90,18 +93,19 @@ void fwdioi_rt_io_submit_any(fwdioi_rt_t *rt, fwdioi_io_job_t *job)
     if (rt->io_pool_started == 0) {
         /* No thread: run the job here rather than fail the file. */
         STAILQ_REMOVE(&rt->io_pool_jobs, job, fwdioi_io_job, link);
-        pthread_mutex_unlock(&rt->io_lock);
+        fwdioi_mutex_unlock(&rt->io_lock);
         fwdioi_log(FWDIOI_LOG_WARN, "cannot start an I/O pool thread; reading inline");
         job->run(job);
         push_done(rt, job);
         return;
     }
     pthread_cond_signal(&rt->io_pool_cond);
-    pthread_mutex_unlock(&rt->io_lock);
+    fwdioi_mutex_unlock(&rt->io_lock);
 }
 
 void fwdioi_rt_io_submit(fwdioi_rt_t *rt, fwdioi_io_job_t *job)
 {
+    FWDIOI_ASSERT_PROGRESS();
     if (rt->cfg.io_inline) {
         /* Measuring without the pipeline: the disk call blocks the progress
          * thread. `done` still runs from the loop, never inside the caller. */
@@ -109,12 +113,12 @@ void fwdioi_rt_io_submit(fwdioi_rt_t *rt, fwdioi_io_job_t *job)
         push_done(rt, job);
         return;
     }
-    pthread_mutex_lock(&rt->io_lock);
+    fwdioi_mutex_lock(&rt->io_lock);
     if (!rt->io_started) {
         if (pthread_create(&rt->io_thread, NULL, io_main, rt) != 0) {
             /* No thread: run the job here rather than fail the file. */
             fwdioi_log(FWDIOI_LOG_WARN, "cannot start the I/O thread; writing inline");
-            pthread_mutex_unlock(&rt->io_lock);
+            fwdioi_mutex_unlock(&rt->io_lock);
             job->run(job);
             push_done(rt, job);
             return;
@@ -123,17 +127,16 @@ void fwdioi_rt_io_submit(fwdioi_rt_t *rt, fwdioi_io_job_t *job)
     }
     STAILQ_INSERT_TAIL(&rt->io_jobs, job, link);
     pthread_cond_signal(&rt->io_cond);
-    pthread_mutex_unlock(&rt->io_lock);
+    fwdioi_mutex_unlock(&rt->io_lock);
 }
 
-/* Progress thread: run the `done` half of every finished job. */
 void fwdioi_io_run_done(fwdioi_rt_t *rt)
 {
     FWDIOI_ASSERT_PROGRESS();
     STAILQ_HEAD(, fwdioi_io_job) done = STAILQ_HEAD_INITIALIZER(done);
-    pthread_mutex_lock(&rt->io_lock);
+    fwdioi_mutex_lock(&rt->io_lock);
     STAILQ_CONCAT(&done, &rt->io_done);
-    pthread_mutex_unlock(&rt->io_lock);
+    fwdioi_mutex_unlock(&rt->io_lock);
     while (!STAILQ_EMPTY(&done)) {
         fwdioi_io_job_t *job = STAILQ_FIRST(&done);
         STAILQ_REMOVE_HEAD(&done, link);
@@ -144,12 +147,12 @@ void fwdioi_io_run_done(fwdioi_rt_t *rt)
 /* After the progress thread has stopped: finish queued jobs and join. */
 void fwdioi_io_stop(fwdioi_rt_t *rt)
 {
-    pthread_mutex_lock(&rt->io_lock);
+    fwdioi_mutex_lock(&rt->io_lock);
     int started = rt->io_started, pool = rt->io_pool_started;
     rt->io_stop = 1;
     pthread_cond_signal(&rt->io_cond);
     pthread_cond_broadcast(&rt->io_pool_cond);
-    pthread_mutex_unlock(&rt->io_lock);
+    fwdioi_mutex_unlock(&rt->io_lock);
     if (started)
         pthread_join(rt->io_thread, NULL);
     for (int i = 0; i < pool; i++)

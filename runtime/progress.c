@@ -111,6 +111,7 @@ static void progress_tick(fwdioi_rt_t *rt)
 
 static void on_poll_timer(evutil_socket_t fd, short what, void *arg)
 {
+    FWDIOI_ASSERT_PROGRESS();
     (void)fd;
     (void)what;
     fwdioi_rt_t *rt = arg;
@@ -121,6 +122,7 @@ static void on_poll_timer(evutil_socket_t fd, short what, void *arg)
 
 static void on_wake(evutil_socket_t fd, short what, void *arg)
 {
+    FWDIOI_ASSERT_PROGRESS();
     (void)fd;
     (void)what;
     fwdioi_rt_t *rt = arg;
@@ -141,6 +143,7 @@ static void on_wake(evutil_socket_t fd, short what, void *arg)
 
 static void on_io_done(evutil_socket_t fd, short what, void *arg)
 {
+    FWDIOI_ASSERT_PROGRESS();
     (void)fd;
     (void)what;
     fwdioi_rt_t *rt = arg;
@@ -154,6 +157,7 @@ static void on_io_done(evutil_socket_t fd, short what, void *arg)
  * drains it and takes what it announced. */
 static void on_fd(evutil_socket_t fd, short what, void *arg)
 {
+    FWDIOI_ASSERT_PROGRESS();
     (void)fd;
     (void)what;
     fwdioi_rt_t *rt = arg;
@@ -177,6 +181,7 @@ int fwdioi_rt_watch_fd(fwdioi_rt_t *rt, int fd)
 
 static void on_stop(evutil_socket_t fd, short what, void *arg)
 {
+    FWDIOI_ASSERT_PROGRESS();
     (void)fd;
     (void)what;
     fwdioi_rt_t *rt = arg;

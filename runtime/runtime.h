@@ -5,9 +5,11 @@
  * delivery of user callbacks. It knows nothing about files: the forwarder
  * drives it through the functions below (the seam of DESIGN.md).
  *
- * Threads: "app" functions may be called from any application thread,
- * "progress" functions only from the progress thread (tasks, request and job
- * completions, the client's poll hook).
+ * Threads: "(app)" functions may be called from any application thread,
+ * "(progress thread)" functions only from the progress thread (tasks, request
+ * and job completions, the client's poll hook), and they assert it
+ * (FWDIOI_ASSERT_PROGRESS, below; tests/thread_rules_check.py checks that
+ * they do).
  */
 #ifndef FWDIOI_RUNTIME_H
 #define FWDIOI_RUNTIME_H
@@ -114,31 +116,34 @@ void fwdioi_rt_kick(fwdioi_rt_t *rt);
 
 /** Make room to track one more request; 0, or -1 out of memory. Call it
  *  before starting the MPI request, so a started request is never lost for
- *  want of memory (progress). */
+ *  want of memory (progress thread). */
 int fwdioi_rt_track_reserve(fwdioi_rt_t *rt);
 /** Poll `req` until it completes, then call cb with its status, whose
- *  MPI_ERROR says whether it failed (progress). A slot must be reserved. */
+ *  MPI_ERROR says whether it failed (progress thread). A slot must be
+ *  reserved. */
 void fwdioi_rt_track(fwdioi_rt_t *rt, MPI_Request req, fwdioi_req_cb_t cb, void *arg);
 /** Stop polling the requests tracked with `arg` and never call their
  *  callbacks: for collectives that can no longer complete because a peer
- *  gave up on them (the requests are left to MPI). Returns how many (progress). */
+ *  gave up on them (the requests are left to MPI). Returns how many
+ *  (progress thread). */
 int fwdioi_rt_forget(fwdioi_rt_t *rt, void *arg);
 /** Run a tick whenever `fd` is readable; the client's poll hook must drain
  *  it (else the loop spins). How the client's peers wake it without the loop
  *  polling (app, at most one fd, before any file is open; the fd must stay
  *  open until fwdioi_rt_destroy). 0, or -1. */
 int fwdioi_rt_watch_fd(fwdioi_rt_t *rt, int fd);
-/** Run a job on the I/O thread, started on first use (progress). Jobs run
- *  one at a time, in the order submitted. */
+/** Run a job on the I/O thread, started on first use. Jobs run one at a
+ *  time, in the order submitted (progress thread). */
 void fwdioi_rt_io_submit(fwdioi_rt_t *rt, fwdioi_io_job_t *job);
 /** Threads of the pool of fwdioi_rt_io_submit_any. */
 #define FWDIOI_IO_POOL 4
 /** Run a job that needs no order against any other (a reader's pread of
  *  one unit) on a pool of up to FWDIOI_IO_POOL threads, started as jobs
  *  wait, so that several storage requests are in flight at once; `done`
- *  runs on the progress thread as for fwdioi_rt_io_submit (progress). */
+ *  runs on the progress thread as for fwdioi_rt_io_submit (progress thread). */
 void fwdioi_rt_io_submit_any(fwdioi_rt_t *rt, fwdioi_io_job_t *job);
-/** Deliver a user callback: now, or queued for fwdio_poll, per callback mode (progress). */
+/** Deliver a user callback: now, or queued for fwdio_poll, per callback mode
+ *  (progress thread). */
 void fwdioi_rt_deliver(fwdioi_rt_t *rt, fwdioi_call_t *call);
 
 /** fwdioi_rt_deliver from an application thread: the callback still runs on the

@@ -109,6 +109,8 @@ int fwdioi_progress_start(fwdioi_rt_t *rt);
 void fwdioi_progress_stop(fwdioi_rt_t *rt);
 
 /* requests.c */
+/** Test the tracked requests once; run the callbacks of the completed ones
+ *  (progress thread). */
 int fwdioi_requests_test(fwdioi_rt_t *rt);
 void fwdioi_requests_free(fwdioi_requests_t *r);
 
@@ -117,6 +119,7 @@ int fwdioi_bufcache_init(fwdioi_rt_t *rt, size_t chunk);
 void fwdioi_bufcache_free(fwdioi_rt_t *rt);
 
 /* io_thread.c */
+/** Run the `done` half of every finished job (progress thread). */
 void fwdioi_io_run_done(fwdioi_rt_t *rt);
 void fwdioi_io_stop(fwdioi_rt_t *rt);
 

@@ -4,6 +4,7 @@
 
 #include "fwdio.h"
 #include "log.h"
+#include "runtime.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -296,6 +297,7 @@ int fwdioi_area_local_index(const fwdioi_area_t *a, int rank)
 
 int fwdioi_area_push(fwdioi_area_t *a, int to, const fwdioi_area_entry_t *e)
 {
+    FWDIOI_ASSERT_PROGRESS();
     ring_t *r = ring_at(a->seg[to], a->local);
     uint64_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
     uint64_t head = atomic_load_explicit(&r->head, memory_order_acquire);
@@ -310,6 +312,7 @@ int fwdioi_area_push(fwdioi_area_t *a, int to, const fwdioi_area_entry_t *e)
 
 int fwdioi_area_pop(fwdioi_area_t *a, int from, fwdioi_area_entry_t *e)
 {
+    FWDIOI_ASSERT_PROGRESS();
     ring_t *r = ring_at(a->seg[a->local], from);
     uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
     uint64_t tail = atomic_load_explicit(&r->tail, memory_order_acquire);
@@ -322,6 +325,7 @@ int fwdioi_area_pop(fwdioi_area_t *a, int from, fwdioi_area_entry_t *e)
 
 void fwdioi_area_drain_bell(fwdioi_area_t *a)
 {
+    FWDIOI_ASSERT_PROGRESS();
     char buf[64];
     while (recv(a->bell_fd, buf, sizeof buf, MSG_DONTWAIT) >= 0)
         ;

@@ -74,8 +74,8 @@ int fwdioi_area_push(fwdioi_area_t *a, int to, const fwdioi_area_entry_t *e);
 /** Take the oldest entry local rank `from` pushed to this rank: 1, or 0 if
  *  none (progress thread). */
 int fwdioi_area_pop(fwdioi_area_t *a, int from, fwdioi_area_entry_t *e);
-/** Read every pending doorbell (before looking at the rings, so that no entry
- *  pushed after the look goes unnoticed). */
+/** Read every pending doorbell, before looking at the rings, so that no entry
+ *  pushed after the look goes unnoticed (progress thread). */
 void fwdioi_area_drain_bell(fwdioi_area_t *a);
 
 /** Bytes [off, off + len) of the heap of local rank `local`'s segment, or NULL

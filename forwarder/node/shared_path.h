@@ -14,22 +14,23 @@
 
 #include "state.h"
 
-/** Hand `m` (m->area_to >= 0) to its writer through the area: 0, or -1 when
- *  its ring is full (then it goes over MPI like any other). */
+/** Hand `m` (m->area_to >= 0) to its writer through the area (progress
+ *  thread): 0, or -1 when its ring is full (then it goes over MPI like any
+ *  other). */
 int fwdioi_shared_send(fwdio_file_t *f, fwdioi_msg_t *m);
 
-/** Tell the writer on local rank `to` that `m` comes over MPI (it is not in
- *  the area): 0, or -1 when the writer's ring is full. */
+/** Tell the writer on local rank `to` that `m` comes over MPI, not in the
+ *  area (progress thread): 0, or -1 when the writer's ring is full. */
 int fwdioi_shared_note(fwdio_file_t *f, const fwdioi_msg_t *m, int to);
 
 /** Take what this node's other ranks pushed to this rank: messages for its
  *  writers, and its own messages given back; then what waited, and the
- *  messages blocked by a full ring. Returns how many entries it handled;
- *  *waiting: some still wait (poll again). */
+ *  messages blocked by a full ring (progress thread). Returns how many
+ *  entries it handled; *waiting: some still wait (poll again). */
 int fwdioi_shared_poll(struct fwdio_runtime *o, int *waiting);
 
 /** A peer's message held by `h` is done with (its last write finished, or
- *  the file dropped it): give it back to its sender. */
+ *  the file dropped it): give it back to its sender (progress thread). */
 void fwdioi_shared_release(struct fwdio_runtime *o, fwdioi_hold_t *h);
 
 #endif

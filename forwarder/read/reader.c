@@ -90,6 +90,7 @@ static uint64_t budget_of(const fwdio_file_t *f) { return fwdioi_rt_config(f->rt
 /* The end of a receive into nothing. */
 static void on_discarded(void *arg, const MPI_Status *st)
 {
+    FWDIOI_ASSERT_PROGRESS();
     (void)arg;
     (void)st;
 }
@@ -200,6 +201,7 @@ static void schedule(fwdio_file_t *f);
 
 static void on_answer_sent(void *arg, const MPI_Status *st)
 {
+    FWDIOI_ASSERT_PROGRESS();
     answer_send_t *a = arg;
     fwdio_file_t *f = a->file;
     f->s.sends_pending--;
@@ -285,6 +287,7 @@ static void answer_waiters(fwdio_file_t *f, unit_t *u)
 
 static void on_unit_read(fwdioi_storage_job_t *job)
 {
+    FWDIOI_ASSERT_PROGRESS();
     fwdio_file_t *f = job->owner;
     unit_t *u = job->hold;
     fwdioi_session_t *s = &f->s;
@@ -364,6 +367,7 @@ static void schedule(fwdio_file_t *f)
 
 void fwdioi_reader_make_room(struct fwdio_runtime *o, uint64_t need)
 {
+    FWDIOI_ASSERT_PROGRESS();
     const uint64_t budget = fwdioi_rt_config(o->rt)->writer_buffer;
     for (fwdio_file_t *g = LIST_FIRST(&o->active); g; g = LIST_NEXT(g, s.active_link)) {
         struct fwdioi_reader *rd = g->s.reader;
@@ -452,6 +456,7 @@ static void take_request(fwdio_file_t *f, int source, const fwdioi_read_request_
 
 static void on_request_received(void *arg, const MPI_Status *st)
 {
+    FWDIOI_ASSERT_PROGRESS();
     request_recv_t *rr = arg;
     fwdio_file_t *f = rr->file;
     struct fwdioi_reader *rd = reader_of(f);
@@ -529,6 +534,7 @@ int fwdioi_reader_probe(fwdio_file_t *f)
 
 int fwdioi_reader_busy(const fwdio_file_t *f)
 {
+    FWDIOI_ASSERT_PROGRESS();
     const struct fwdioi_reader *rd = reader_of(f);
     return rd && !rd->closing;
 }
@@ -537,6 +543,7 @@ int fwdioi_reader_busy(const fwdio_file_t *f)
 
 static void on_open_done(fwdioi_storage_job_t *job)
 {
+    FWDIOI_ASSERT_PROGRESS();
     fwdio_file_t *f = job->owner;
     fwdioi_session_t *s = &f->s;
     s->fd = job->fd;
@@ -577,6 +584,7 @@ void fwdioi_reader_open(fwdio_file_t *f)
 
 static void on_closed(fwdioi_storage_job_t *job)
 {
+    FWDIOI_ASSERT_PROGRESS();
     fwdio_file_t *f = job->owner;
     struct fwdioi_reader *rd = reader_of(f);
     f->s.io_pending--;
@@ -623,6 +631,7 @@ int fwdioi_reader_done(fwdio_file_t *f)
 
 int fwdioi_reader_may_close(fwdio_file_t *f)
 {
+    FWDIOI_ASSERT_PROGRESS();
     struct fwdioi_reader *rd = reader_of(f);
     if (!rd || rd->reading == 0)
         return 1;
@@ -647,6 +656,7 @@ void fwdioi_reader_abort(fwdio_file_t *f)
 
 void fwdioi_reader_report(FILE *out, const fwdio_file_t *f)
 {
+    FWDIOI_ASSERT_PROGRESS();
     const struct fwdioi_reader *rd = reader_of(f);
     const fwdioi_session_t *s = &f->s;
     if (!rd)
@@ -686,6 +696,7 @@ int fwdioi_reader_create(fwdio_file_t *f)
 
 void fwdioi_reader_free(fwdio_file_t *f)
 {
+    FWDIOI_ASSERT_PROGRESS();
     struct fwdioi_reader *rd = f->s.reader;
     if (!rd)
         return;

@@ -20,27 +20,33 @@
 /** The reader's state (at fwdio_open_read). 0, or -1 without memory. */
 int fwdioi_reader_create(fwdio_file_t *f);
 /** Open the file on the I/O thread: its size goes into the open's status
- *  (then fwdioi_session_opened). */
+ *  then fwdioi_session_opened (progress thread). */
 void fwdioi_reader_open(fwdio_file_t *f);
 /** Take the requests that arrived (while the number of pieces waiting stays
- *  bounded); returns the receives started. */
+ *  bounded) (progress thread); returns the receives started. */
 int fwdioi_reader_probe(fwdio_file_t *f);
-/** Whether the reader has work under way or may still get requests. */
+/** Whether the reader has work under way or may still get requests
+ *  (progress thread). */
 int fwdioi_reader_busy(const fwdio_file_t *f);
 /** Once the close is agreed: whether every request announced was answered
- *  and the file is closed (starting the close when it is due). */
+ *  and the file is closed, starting the close when it is due
+ *  (progress thread). */
 int fwdioi_reader_done(fwdio_file_t *f);
 /** The file aborted: whether its descriptor may be closed now; else no, and
- *  it is closed once the preads in flight (on the I/O pool) are done. */
+ *  it is closed once the preads in flight on the I/O pool are done
+ *  (progress thread). */
 int fwdioi_reader_may_close(fwdio_file_t *f);
-/** The file aborted: forget the waiting pieces, free what is idle. */
+/** The file aborted: forget the waiting pieces, free what is idle
+ *  (progress thread). */
 void fwdioi_reader_abort(fwdio_file_t *f);
 /** Free idle units of every read file of the runtime until `need` more
- *  bytes fit in writer_buffer (or none is left); for writers too. */
+ *  bytes fit in writer_buffer (or none is left); for writers too
+ *  (progress thread). */
 void fwdioi_reader_make_room(struct fwdio_runtime *o, uint64_t need);
-/** What the watchdog says of the reader. */
+/** What the watchdog says of the reader (progress thread). */
 void fwdioi_reader_report(FILE *out, const fwdio_file_t *f);
-/** Free the reader's state (no job or send of it may be in flight). */
+/** Free the reader's state (progress thread): no job or send of it may be
+ *  in flight. */
 void fwdioi_reader_free(fwdio_file_t *f);
 
 #endif

@@ -119,6 +119,7 @@ static int failed_status(const fwdio_file_t *f)
 
 static void on_request_sent(void *arg, const MPI_Status *st)
 {
+    FWDIOI_ASSERT_PROGRESS();
     request_send_t *rs = arg;
     fwdio_file_t *f = rs->file;
     free(rs);
@@ -303,6 +304,7 @@ static void account(fwdio_file_t *f, fwdioi_read_t *r, uint64_t bytes)
 
 static void on_piece_received(void *arg, const MPI_Status *st)
 {
+    FWDIOI_ASSERT_PROGRESS();
     piece_recv_t *pr = arg;
     fwdio_file_t *f = pr->file;
     fwdioi_read_t *r = pr->read;
@@ -454,6 +456,7 @@ int fwdioi_requester_probe(fwdio_file_t *f)
 
 int fwdioi_requester_pending(const fwdio_file_t *f)
 {
+    FWDIOI_ASSERT_PROGRESS();
     const struct fwdioi_requests *q = f->s.requests;
     return q && (q->pending > 0 || !STAILQ_EMPTY(&q->held));
 }
@@ -493,6 +496,7 @@ void fwdioi_requester_check_done(fwdio_file_t *f)
 
 void fwdioi_requester_report(FILE *out, const fwdio_file_t *f)
 {
+    FWDIOI_ASSERT_PROGRESS();
     const struct fwdioi_requests *q = f->s.requests;
     if (q && q->pending > 0) {
         const fwdioi_read_t *r = NULL;
@@ -534,6 +538,7 @@ int fwdioi_requester_create(fwdio_file_t *f)
 
 void fwdioi_requester_free(fwdio_file_t *f)
 {
+    FWDIOI_ASSERT_PROGRESS();
     struct fwdioi_requests *q = f->s.requests;
     if (q) {
         free(q->table);

@@ -48,23 +48,25 @@ int fwdioi_requester_create(fwdio_file_t *f);
 int fwdioi_requester_submit(fwdio_file_t *f, void *buf, uint64_t len, uint64_t offset,
                         fwdio_read_cb_t done, void *arg);
 /** The open is decided: send the reads held until now, or end them with the
- *  open's status. */
+ *  open's status (progress thread). */
 void fwdioi_requester_open_decided(fwdio_file_t *f);
 /** Receive the headers that arrived and the bytes behind them; returns the
- *  receives started. */
+ *  receives started (progress thread). */
 int fwdioi_requester_probe(fwdio_file_t *f);
-/** Whether reads of this rank are still under way (polls needed). */
+/** Whether reads of this rank are still under way, so polls are needed
+ *  (progress thread). */
 int fwdioi_requester_pending(const fwdio_file_t *f);
 /** The file aborted: reads end with its status as soon as nothing of theirs
- *  is in flight. */
+ *  is in flight (progress thread). */
 void fwdioi_requester_abort(fwdio_file_t *f);
 /** After the close is agreed, and whenever a read or the reader's work
  *  ends: once this rank's reads and its reader are done, the session's data
- *  is done (fwdioi_session_data_done). */
+ *  is done: fwdioi_session_data_done (progress thread). */
 void fwdioi_requester_check_done(fwdio_file_t *f);
-/** What the watchdog says of this rank's reads (open_memstream). */
+/** What the watchdog says of this rank's reads, into `out` (an
+ *  open_memstream) (progress thread). */
 void fwdioi_requester_report(FILE *out, const fwdio_file_t *f);
-/** Free the requester's state (at the end of the session). */
+/** Free the requester's state at the end of the session (progress thread). */
 void fwdioi_requester_free(fwdio_file_t *f);
 
 #endif

@@ -35,6 +35,7 @@ typedef struct abort_send {
 
 static void on_abort_sent(void *arg, const MPI_Status *st)
 {
+    FWDIOI_ASSERT_PROGRESS();
     (void)st;
     abort_send_t *a = arg;
     if (--a->refs == 0)
@@ -113,6 +114,7 @@ typedef struct abort_recv {
 
 static void on_abort_received(void *arg, const MPI_Status *st)
 {
+    FWDIOI_ASSERT_PROGRESS();
     abort_recv_t *a = arg;
     struct fwdio_runtime *o = a->owner;
     if (st->MPI_ERROR == MPI_SUCCESS) {
@@ -168,6 +170,7 @@ int fwdioi_abort_receive(struct fwdio_runtime *o)
 
 int fwdioi_abort_take_pending(struct fwdio_runtime *o, uint64_t seq, fwdioi_errinfo_t *why)
 {
+    FWDIOI_ASSERT_PROGRESS();
     for (int i = 0; i < o->npending_aborts; i++) {
         if (o->pending_aborts[i].seq != seq)
             continue;
@@ -180,6 +183,7 @@ int fwdioi_abort_take_pending(struct fwdio_runtime *o, uint64_t seq, fwdioi_erri
 
 void fwdioi_zombie_add(struct fwdio_runtime *o, MPI_Comm comm)
 {
+    FWDIOI_ASSERT_PROGRESS();
     if (o->nzombies == o->zombies_cap) {
         int cap = o->zombies_cap ? 2 * o->zombies_cap : 4;
         fwdioi_zombie_t *z = realloc(o->zombies, (size_t)cap * sizeof *z);
@@ -195,6 +199,7 @@ void fwdioi_zombie_add(struct fwdio_runtime *o, MPI_Comm comm)
 
 static void on_zombie_data(void *arg, const MPI_Status *st)
 {
+    FWDIOI_ASSERT_PROGRESS();
     (void)st;
     free(arg);
 }

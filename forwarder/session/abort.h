@@ -6,20 +6,25 @@
 
 #include "state.h"
 
-/** Send `why` for file `seq` to every other rank of the runtime. */
+/** Send `why` for file `seq` to every other rank of the runtime
+ *  (progress thread). */
 void fwdioi_abort_announce(struct fwdio_runtime *o, uint64_t seq, const fwdioi_errinfo_t *why,
                            const fwdioi_step_outcome_t *steps);
-/** Take the aborts other ranks announced; returns how many arrived. */
+/** Take the aborts other ranks announced (progress thread); returns how
+ *  many arrived. */
 int fwdioi_abort_receive(struct fwdio_runtime *o);
-/** An abort announced for `seq` before this rank opened it, taken (1) or none (0). */
+/** An abort announced for `seq` before this rank opened it, taken (1) or
+ *  none (0) (progress thread). */
 int fwdioi_abort_take_pending(struct fwdio_runtime *o, uint64_t seq, fwdioi_errinfo_t *why);
-/** Keep receiving and dropping data on `comm` of an aborted file (it is freed
- *  at finalize). */
+/** Keep receiving and dropping data on `comm` of an aborted file, freed at
+ *  finalize (progress thread). */
 void fwdioi_zombie_add(struct fwdio_runtime *o, MPI_Comm comm);
-/** Drain the kept communicators; returns the receives started. */
+/** Drain the kept communicators (progress thread); returns the receives
+ *  started. */
 int fwdioi_zombie_drain(struct fwdio_runtime *o, int *active);
 /** Receive and drop every message that has arrived on `comm` (an aborted
- *  file's, unclaimed by a receive posted for it); returns how many. */
+ *  file's, unclaimed by a receive posted for it) (progress thread); returns
+ *  how many. */
 int fwdioi_abort_drain(struct fwdio_runtime *o, MPI_Comm comm);
 /** Free what abort.c keeps (fwdio_finalize, after the threads stopped). */
 void fwdioi_abort_free(struct fwdio_runtime *o);

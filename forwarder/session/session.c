@@ -59,6 +59,7 @@ static void finish_session(fwdio_file_t *f, const fwdioi_errinfo_t *result);
 
 void fwdioi_session_abort_nomem(fwdio_file_t *f, uint64_t offset)
 {
+    FWDIOI_ASSERT_PROGRESS();
     fwdioi_errinfo_t why = FWDIOI_ERRINFO_OK;
     fwdioi_errinfo_set(&why, FWDIO_ENOMEM, f->rank, 0, offset);
     fwdioi_session_abort(f, &why, 1);
@@ -94,6 +95,7 @@ void fwdioi_session_mpi_failed(fwdio_file_t *f, int call, int mpi_rc)
 int fwdioi_session_agree(fwdio_file_t *f, int call, const void *in, void *out, int count,
                          MPI_Datatype type, MPI_Op op, fwdioi_req_cb_t done)
 {
+    FWDIOI_ASSERT_PROGRESS();
     f->s.trace_t0 = fwdioi_trace_begin();
     MPI_Request req;
     int rc = fwdioi_rt_track_reserve(f->rt) != 0
@@ -110,6 +112,7 @@ int fwdioi_session_agree(fwdio_file_t *f, int call, const void *in, void *out, i
 int fwdioi_session_scan_appends(fwdio_file_t *f, const uint64_t *mine, uint64_t *prefix,
                                 fwdioi_req_cb_t done)
 {
+    FWDIOI_ASSERT_PROGRESS();
     f->s.trace_t0 = fwdioi_trace_begin();
     MPI_Request req;
     int rc = fwdioi_rt_track_reserve(f->rt) != 0
@@ -126,6 +129,7 @@ int fwdioi_session_scan_appends(fwdio_file_t *f, const uint64_t *mine, uint64_t 
 /* An agreement completed: whether it succeeded (else the file is aborted). */
 int fwdioi_session_agreement_ok(fwdio_file_t *f, int call, const MPI_Status *st)
 {
+    FWDIOI_ASSERT_PROGRESS();
     if (st->MPI_ERROR == MPI_SUCCESS)
         return 1;
     fwdioi_session_mpi_failed(f, call, st->MPI_ERROR);
@@ -135,6 +139,7 @@ int fwdioi_session_agreement_ok(fwdio_file_t *f, int call, const MPI_Status *st)
 /* Make a failure visible to the application (writes refused, error text). */
 static void publish_error_locked(fwdio_file_t *f, const fwdioi_errinfo_t *e)
 {
+    FWDIOI_ASSERT_LOCKED(f->rt);
     if (e->status != FWDIO_OK && !f->failed_known) {
         f->failed_known = 1;
         f->known_error = *e;
@@ -145,6 +150,7 @@ static void publish_error_locked(fwdio_file_t *f, const fwdioi_errinfo_t *e)
 
 void fwdioi_session_publish_error(fwdio_file_t *f, const fwdioi_errinfo_t *e)
 {
+    FWDIOI_ASSERT_PROGRESS();
     fwdioi_rt_lock(f->rt);
     publish_error_locked(f, e);
     fwdioi_rt_unlock(f->rt);
@@ -154,6 +160,7 @@ void fwdioi_session_publish_error(fwdio_file_t *f, const fwdioi_errinfo_t *e)
  * runtime lock held). */
 static void publish_stats_locked(fwdio_file_t *f, double t)
 {
+    FWDIOI_ASSERT_LOCKED(f->rt);
     const fwdioi_session_stats_t *ss = &f->s.stats;
     fwdio_file_stats_t *st = &f->stats;
     st->messages_sent = ss->messages_sent;
@@ -231,7 +238,7 @@ static void start_waiting_opens(struct fwdio_runtime *o, const fwdio_file_t *don
 
 /* ---- the end: final agreement ---- */
 
-/* The session is over: publish the result and fire complete. */
+/* The session is over: publish the result and fire complete (progress thread). */
 static void finish_session(fwdio_file_t *f, const fwdioi_errinfo_t *result)
 {
     FWDIOI_ASSERT_PROGRESS();
@@ -275,6 +282,7 @@ static const fwdioi_errinfo_t *data_result(const fwdio_file_t *f)
 
 static void on_commit_agreed(void *arg, const MPI_Status *st)
 {
+    FWDIOI_ASSERT_PROGRESS();
     fwdio_file_t *f = arg;
     if (!fwdioi_session_agreement_ok(f, FWDIOI_MPI_AGREE_COMMIT, st))
         return;
@@ -323,6 +331,7 @@ void fwdioi_session_finish_if_aborted(fwdio_file_t *f)
 
 static void on_commit_done(fwdioi_storage_job_t *job)
 {
+    FWDIOI_ASSERT_PROGRESS();
     fwdio_file_t *f = job->owner;
     if (job->status != FWDIO_OK)
         fwdioi_errinfo_set_call(&f->s.commit_local, job->status, f->rank, job->sys_errno,
@@ -367,6 +376,7 @@ static void start_commit(fwdio_file_t *f)
 
 static void on_final_agreed(void *arg, const MPI_Status *st)
 {
+    FWDIOI_ASSERT_PROGRESS();
     fwdio_file_t *f = arg;
     fwdioi_session_t *s = &f->s;
     if (!fwdioi_session_agreement_ok(f, FWDIOI_MPI_AGREE_FINAL, st))
@@ -404,6 +414,7 @@ void fwdioi_session_data_done(fwdio_file_t *f)
 
 static void on_close_agreed(void *arg, const MPI_Status *st)
 {
+    FWDIOI_ASSERT_PROGRESS();
     fwdio_file_t *f = arg;
     fwdioi_session_t *s = &f->s;
     if (!fwdioi_session_agreement_ok(f, FWDIOI_MPI_AGREE_CLOSE, st))
@@ -471,6 +482,7 @@ static void start_close_agreement(fwdio_file_t *f)
 
 static void on_close_scan(void *arg, const MPI_Status *st)
 {
+    FWDIOI_ASSERT_PROGRESS();
     fwdio_file_t *f = arg;
     fwdioi_session_t *s = &f->s;
     if (!fwdioi_session_agreement_ok(f, FWDIOI_MPI_SCAN_APPEND, st))
@@ -591,6 +603,7 @@ static void open_decided(fwdio_file_t *f)
 
 static void on_open_agreed(void *arg, const MPI_Status *st)
 {
+    FWDIOI_ASSERT_PROGRESS();
     fwdio_file_t *f = arg;
     if (!fwdioi_session_agreement_ok(f, FWDIOI_MPI_AGREE_OPEN, st))
         return;
@@ -606,7 +619,11 @@ static void start_open_agreement(fwdio_file_t *f)
                     FWDIOI_ERRINFO_INTS, MPI_INT64_T, f->owner->agree_op, on_open_agreed);
 }
 
-void fwdioi_session_opened(fwdio_file_t *f) { start_open_agreement(f); }
+void fwdioi_session_opened(fwdio_file_t *f)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    start_open_agreement(f);
+}
 
 /* The check passed and no earlier file writes the path: writers (readers)
  * open it. */
@@ -622,6 +639,7 @@ static void start_open(fwdio_file_t *f)
 
 static void on_check_agreed(void *arg, const MPI_Status *st)
 {
+    FWDIOI_ASSERT_PROGRESS();
     fwdio_file_t *f = arg;
     fwdioi_session_t *s = &f->s;
     if (!fwdioi_session_agreement_ok(f, FWDIOI_MPI_AGREE_CHECK, st))
@@ -688,6 +706,7 @@ static void set_dup_busy(struct fwdio_runtime *owner, int busy)
 
 static void on_dup_done(void *arg, const MPI_Status *st)
 {
+    FWDIOI_ASSERT_PROGRESS();
     struct fwdio_runtime *owner = owner_of_dup(arg);
     fwdioi_trace_end_file(owner->dup_t0, "comm dup", FWDIOI_TRACE_NONE);
     if (st->MPI_ERROR != MPI_SUCCESS)
@@ -891,6 +910,7 @@ void fwdioi_session_init(fwdio_file_t *f)
 
 void fwdioi_session_free(fwdio_file_t *f)
 {
+    FWDIOI_ASSERT_PROGRESS();
     fwdioi_requester_free(f);
     fwdioi_assembly_free(&f->s.assembly);
     free(f->s.step_recv);

@@ -259,6 +259,7 @@ static int waiting_for(const fwdio_file_t *f, double *since)
 
 void fwdioi_watchdog_check(fwdio_file_t *f, double now)
 {
+    FWDIOI_ASSERT_PROGRESS();
     fwdioi_session_t *s = &f->s;
     double since = 0;
     int wait = waiting_for(f, &since);

@@ -5,6 +5,9 @@
 
 #include "state.h"
 
+/** Report `f` on stderr once it has waited config.watchdog seconds at `now`
+ *  for its open, its close or its data, and again at doubling intervals
+ *  (progress thread). */
 void fwdioi_watchdog_check(fwdio_file_t *f, double now);
 
 #endif

@@ -3,6 +3,7 @@
 #include "storage/fault.h"
 
 #include "fwdio.h"
+#include "lock_check.h"
 #include "log.h"
 
 #include <ctype.h>
@@ -257,11 +258,11 @@ int fwdioi_fault_configure(const char *spec, int rank)
         fwdioi_report("FWDIO_FAULT: %s", why);
         return FWDIO_EINVAL;
     }
-    pthread_mutex_lock(&g_lock);
+    fwdioi_mutex_lock(&g_lock);
     g_rules = parsed;
     int armed = applies_here(&g_rules);
     atomic_store_explicit(&fwdioi_fault_installed, armed, memory_order_relaxed);
-    pthread_mutex_unlock(&g_lock);
+    fwdioi_mutex_unlock(&g_lock);
     if (armed)
         fwdioi_log(FWDIOI_LOG_INFO, "rank %d: FWDIO_FAULT: %d rule(s) installed: %s", rank,
                    parsed.n, spec);
@@ -297,13 +298,14 @@ static const char *kind_name(const fwdioi_fault_t *f)
 /* Count the call, log a firing rule, sleep. Lock held on entry, released. */
 static fwdioi_fault_t decide_locked(fwdioi_syscall_t call, const char *path, const char *path2)
 {
+    FWDIOI_ASSERT_HELD(&g_lock);
     fwdioi_fault_t f = fwdioi_fault_decide(&g_rules, call, path, path2);
     if (f.rule)
         fwdioi_log(FWDIOI_LOG_INFO, "rank %d: FWDIO_FAULT rule %d: %s of %s: %s (+%u ms)",
                    g_rules.rank, f.rule, fwdioi_syscall_name(call),
                    path ? path : "(a descriptor opened before the rules)", kind_name(&f),
                    f.delay_ms);
-    pthread_mutex_unlock(&g_lock);
+    fwdioi_mutex_unlock(&g_lock);
     int saved = errno;
     if (f.delay_ms)
         sleep_ms(f.delay_ms);
@@ -313,12 +315,13 @@ static fwdioi_fault_t decide_locked(fwdioi_syscall_t call, const char *path, con
 
 fwdioi_fault_t fwdioi_fault_on_path(fwdioi_syscall_t call, const char *path, const char *path2)
 {
-    pthread_mutex_lock(&g_lock);
+    fwdioi_mutex_lock(&g_lock);
     return decide_locked(call, path, path2);
 }
 
 static fd_path_t *find_fd_locked(int fd)
 {
+    FWDIOI_ASSERT_HELD(&g_lock);
     for (size_t i = 0; i < g_nfds; i++)
         if (g_fds[i].fd == fd)
             return &g_fds[i];
@@ -327,7 +330,7 @@ static fd_path_t *find_fd_locked(int fd)
 
 fwdioi_fault_t fwdioi_fault_on_fd(fwdioi_syscall_t call, int fd)
 {
-    pthread_mutex_lock(&g_lock);
+    fwdioi_mutex_lock(&g_lock);
     fd_path_t *e = find_fd_locked(fd);
     char *path = e ? e->path : NULL;
     if (e && call == FWDIOI_CALL_CLOSE) /* the number may be reused at once */
@@ -342,7 +345,7 @@ fwdioi_fault_t fwdioi_fault_on_fd(fwdioi_syscall_t call, int fd)
 void fwdioi_fault_fd_opened(int fd, const char *path)
 {
     char *copy = strdup(path);
-    pthread_mutex_lock(&g_lock);
+    fwdioi_mutex_lock(&g_lock);
     fd_path_t *e = find_fd_locked(fd);
     if (!e && copy && g_nfds == g_fds_cap) {
         size_t cap = g_fds_cap ? 2 * g_fds_cap : 16;
@@ -362,6 +365,6 @@ void fwdioi_fault_fd_opened(int fd, const char *path)
         e->path = copy; /* NULL without memory: path rules will not match it */
         copy = NULL;
     }
-    pthread_mutex_unlock(&g_lock);
+    fwdioi_mutex_unlock(&g_lock);
     free(copy);
 }

@@ -10,7 +10,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/stat.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,47 +59,15 @@ int fwdioi_pread_all(int fd, uint8_t *buf, uint64_t len, uint64_t offset, uint64
 }
 
 /*
- * Descriptors of files whose write failed. The file's status is settled by
+ * Whether a write of the job's file failed. The file's status is settled by
  * its first error, so its later write jobs are skipped, and so is its
- * fdatasync: on a full, broken or slow disk they would only delay the report.
- * The descriptor leaves the set when the file is closed (its number may be
- * reused). Jobs run on the I/O thread, or the progress thread with io_inline:
- * a lock, not a thread-local.
+ * fdatasync: on a full, broken or slow disk they would only delay the
+ * report. The flag belongs to the file, not to its descriptor's number,
+ * which the kernel gives to the next file opened once this one is closed.
  */
-static pthread_mutex_t failed_lock = PTHREAD_MUTEX_INITIALIZER;
-static int *failed_fds;
-static size_t nfailed, failed_cap;
-
-static void failed_fd_add(int fd)
+static int write_failed(const fwdioi_storage_job_t *job)
 {
-    pthread_mutex_lock(&failed_lock);
-    if (nfailed == failed_cap) {
-        size_t cap = failed_cap ? 2 * failed_cap : 8;
-        int *grown = realloc(failed_fds, cap * sizeof *grown);
-        if (grown) {
-            failed_fds = grown;
-            failed_cap = cap;
-        }
-    }
-    if (nfailed < failed_cap) /* else: no memory, the writes just go on */
-        failed_fds[nfailed++] = fd;
-    pthread_mutex_unlock(&failed_lock);
-}
-
-/* Whether fd's file failed a write; with `forget`, drop it from the set. */
-static int failed_fd_check(int fd, int forget)
-{
-    int found = 0;
-    pthread_mutex_lock(&failed_lock);
-    for (size_t i = 0; i < nfailed && !found; i++) {
-        if (failed_fds[i] == fd) {
-            found = 1;
-            if (forget)
-                failed_fds[i] = failed_fds[--nfailed];
-        }
-    }
-    pthread_mutex_unlock(&failed_lock);
-    return found;
+    return job->write_failed && *job->write_failed;
 }
 
 static void fail(fwdioi_storage_job_t *job, int status, fwdioi_syscall_t call, uint64_t offset)
@@ -171,7 +138,7 @@ static void run_open(fwdioi_storage_job_t *job)
 static void run_write(fwdioi_storage_job_t *job)
 {
     uint64_t failed_at;
-    if (failed_fd_check(job->fd, 0))
+    if (write_failed(job))
         return;
     for (size_t i = 0; i < job->nextents + job->nsegs; i++) {
         const uint8_t *src;
@@ -188,7 +155,8 @@ static void run_write(fwdioi_storage_job_t *job)
         }
         if (fwdioi_pwrite_all(job->fd, src, len, offset, &failed_at) != 0) {
             fail(job, FWDIO_EWRITE, FWDIOI_CALL_PWRITE, failed_at);
-            failed_fd_add(job->fd);
+            if (job->write_failed)
+                *job->write_failed = 1;
             return;
         }
         job->bytes_written += len;
@@ -198,8 +166,7 @@ static void run_write(fwdioi_storage_job_t *job)
 static void run_finish(fwdioi_storage_job_t *job)
 {
     uint64_t t_trace = fwdioi_trace_begin();
-    int failed = failed_fd_check(job->fd, 1); /* always: the fd is closed below */
-    int sync = job->durable && !failed;
+    int sync = job->durable && !write_failed(job);
     if (sync && fwdioi_sys_fdatasync(job->fd) != 0)
         fail(job, FWDIO_ESYNC, FWDIOI_CALL_FDATASYNC, 0);
     if (sync)
@@ -215,7 +182,7 @@ static void run_finish(fwdioi_storage_job_t *job)
  * made durable when asked, unless a write of the file failed already. */
 static void run_sync(fwdioi_storage_job_t *job)
 {
-    if (!job->durable || failed_fd_check(job->fd, 0))
+    if (!job->durable || write_failed(job))
         return;
     uint64_t t_trace = fwdioi_trace_begin();
     if (fwdioi_sys_fdatasync(job->fd) != 0)
@@ -332,6 +299,7 @@ static void run_job(fwdioi_io_job_t *io)
 
 static void job_done(fwdioi_io_job_t *io)
 {
+    FWDIOI_ASSERT_PROGRESS();
     fwdioi_storage_job_t *job = (fwdioi_storage_job_t *)io;
     job->on_done(job);
 }

@@ -5,7 +5,8 @@
  * call, its errno and offset; the session turns it into the file's status.
  * Once a write of a file has failed, its later writes and its fdatasync are
  * skipped (the close still runs), so a failed file reaches its report
- * without waiting for more of a full, broken or slow disk.
+ * without waiting for more of a full, broken or slow disk: the file's jobs
+ * share a flag for it (`write_failed`), kept with the file's descriptor.
  */
 #ifndef FWDIOI_STORAGE_H
 #define FWDIOI_STORAGE_H
@@ -40,6 +41,12 @@ typedef struct fwdioi_storage_job {
     void *owner;
 
     int fd;
+    /* WRITE, SYNC, FINISH of a file written: the file's flag that one of its
+     * writes failed (fwdioi_session_t.write_failed), set by the WRITE that
+     * fails and read by the jobs after it; NULL: no write can fail (a
+     * reader's close). The file's jobs run in order, one at a time, so it
+     * needs no lock. */
+    int *write_failed;
     /* OPEN */
     const char *path;
     uint64_t size;

@@ -50,6 +50,7 @@ static void append_release(fwdioi_lent_t *lent)
 /* Bytes appended since the last step end, over the runtime's streams. */
 static uint64_t open_step_appends_locked(struct fwdio_runtime *o)
 {
+    FWDIOI_ASSERT_LOCKED(o->rt);
     uint64_t n = 0;
     for (const fwdio_file_t *g = LIST_FIRST(&o->live); g; g = LIST_NEXT(g, live_link))
         n += g->appends.bytes;

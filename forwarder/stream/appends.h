@@ -20,9 +20,10 @@ void fwdioi_append_list_move(fwdioi_append_list_t *to, fwdioi_append_list_t *fro
 /** fwdio_append's work (application thread): checks, staging, the copy. */
 int fwdioi_append(fwdio_file_t *f, const void *buf, size_t len);
 
-/** Route the appends of `list` to bytes from `offset` on (progress): their
- *  messages are tagged with `step` and counted in `sums` per writer (NULL:
- *  bytes after the last step end), then sent. The list is left empty. */
+/** Route the appends of `list` to bytes from `offset` on (progress thread):
+ *  their messages are tagged with `step` and counted in `sums` per writer
+ *  (NULL: bytes after the last step end), then sent. The list is left
+ *  empty. */
 void fwdioi_appends_route(fwdio_file_t *f, fwdioi_append_list_t *list, uint64_t offset,
                           uint64_t step, uint64_t *sums);
 /** Drop the appends of `list` (the stream failed): their copies and staging

@@ -97,6 +97,7 @@ void fwdioi_steps_tag_as(fwdio_file_t *f, fwdioi_msg_t *m, uint64_t step, uint64
 
 void fwdioi_steps_tag(fwdio_file_t *f, fwdioi_msg_t *m)
 {
+    FWDIOI_ASSERT_PROGRESS();
     fwdioi_steps_tag_as(f, m, f->s.step_fill, f->s.step_sent);
 }
 
@@ -136,6 +137,7 @@ static void step_task(fwdioi_task_t *task)
 
 int fwdioi_steps_pending(const fwdio_file_t *f)
 {
+    FWDIOI_ASSERT_PROGRESS();
     return !STAILQ_EMPTY(&f->s.steps) || f->s.step_counting;
 }
 
@@ -212,6 +214,7 @@ static void sequence_free(fwdio_file_t *f)
 
 static void on_step_commit_agreed(void *arg, const MPI_Status *st)
 {
+    FWDIOI_ASSERT_PROGRESS();
     fwdio_file_t *f = arg;
     if (!fwdioi_session_agreement_ok(f, FWDIOI_MPI_AGREE_STEP_COMMIT, st))
         return;
@@ -230,6 +233,7 @@ static void start_commit_agreement(fwdio_file_t *f)
 
 static void on_step_commit_done(fwdioi_storage_job_t *job)
 {
+    FWDIOI_ASSERT_PROGRESS();
     fwdio_file_t *f = job->owner;
     fwdioi_session_t *s = &f->s;
     if (job->status != FWDIO_OK)
@@ -278,6 +282,7 @@ static void start_step_commit(fwdio_file_t *f, fwdioi_step_t *step)
 
 static void on_step_final(void *arg, const MPI_Status *st)
 {
+    FWDIOI_ASSERT_PROGRESS();
     fwdio_file_t *f = arg;
     fwdioi_session_t *s = &f->s;
     if (!fwdioi_session_agreement_ok(f, FWDIOI_MPI_AGREE_STEP_FINAL, st))
@@ -338,6 +343,7 @@ static void start_head(fwdio_file_t *f, fwdioi_step_t *step)
 
 static void on_step_counts(void *arg, const MPI_Status *st)
 {
+    FWDIOI_ASSERT_PROGRESS();
     fwdio_file_t *f = arg;
     fwdioi_session_t *s = &f->s;
     if (!fwdioi_session_agreement_ok(f, FWDIOI_MPI_AGREE_STEP, st))
@@ -363,6 +369,7 @@ static void on_step_counts(void *arg, const MPI_Status *st)
  * lower ranks'; route them, then agree on the step's bytes per writer. */
 static void on_step_scan(void *arg, const MPI_Status *st)
 {
+    FWDIOI_ASSERT_PROGRESS();
     fwdio_file_t *f = arg;
     fwdioi_session_t *s = &f->s;
     if (!fwdioi_session_agreement_ok(f, FWDIOI_MPI_SCAN_APPEND, st))

@@ -197,6 +197,7 @@ void fwdioi_combine_finish_locked(fwdio_file_t *f, fwdioi_combine_batch_t *b)
 
 void fwdioi_combine_flush_file_locked(fwdio_file_t *f)
 {
+    FWDIOI_ASSERT_LOCKED(f->rt);
     fwdioi_task_list_t out = STAILQ_HEAD_INITIALIZER(out);
     seal_file_locked(f, &out);
     submit(f->rt, &out);

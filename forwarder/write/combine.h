@@ -41,9 +41,10 @@ void fwdioi_combine_finish_locked(fwdio_file_t *f, fwdioi_combine_batch_t *b);
 void fwdioi_combine_flush_file_locked(fwdio_file_t *f);
 /** Queue every open message of every file of the runtime. */
 void fwdioi_combine_flush_all_locked(struct fwdio_runtime *o);
-/** Progress thread, lock not held: seal and queue the open messages of files whose
- *  oldest one got its first byte at least `age_ns` ago; returns how many.
- *  *open_left: younger ones stay open (the thread must come back for them). */
+/** Seal and queue the open messages of files whose oldest one got its first
+ *  byte at least `age_ns` ago (progress thread), without the runtime lock;
+ *  returns how many. *open_left: younger ones stay open (the thread must
+ *  come back for them). */
 int fwdioi_combine_flush_stale(struct fwdio_runtime *o, uint64_t age_ns, int *open_left);
 /** Free the piece tables (the file is done; nothing is open). */
 void fwdioi_combine_free(fwdio_file_t *f);

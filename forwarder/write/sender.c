@@ -41,6 +41,7 @@ void fwdioi_sender_done(fwdioi_msg_t *m, int mpi_error)
 
 static void on_send_done(void *arg, const MPI_Status *st)
 {
+    FWDIOI_ASSERT_PROGRESS();
     fwdioi_sender_done(arg, st->MPI_ERROR);
 }
 

@@ -63,6 +63,7 @@ void fwdioi_staging_release_locked(fwdio_file_t *f, uint64_t bytes)
 
 void fwdioi_staging_sent(fwdio_file_t *f, fwdioi_msg_t *m)
 {
+    FWDIOI_ASSERT_PROGRESS();
     fwdioi_rt_lock(f->rt);
     f->owner->staged_sent += m->payload;
     m->sent = 1;

@@ -11,7 +11,7 @@ int fwdioi_staging_reserve_locked(fwdio_file_t *f, uint64_t bytes, int may_wait)
 int fwdioi_write_refusal_locked(const fwdio_file_t *f);
 void fwdioi_staging_release(fwdio_file_t *f, uint64_t bytes);
 void fwdioi_staging_release_locked(fwdio_file_t *f, uint64_t bytes);
-/** A staged message goes to its writer (progress thread; takes the lock):
+/** A staged message goes to its writer (progress thread). Takes the lock:
  *  its bytes count as sent until fwdioi_staging_release_msg gives them back. */
 void fwdioi_staging_sent(fwdio_file_t *f, fwdioi_msg_t *m);
 /** Give back the staged bytes of a message being freed (takes the lock). */

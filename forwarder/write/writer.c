@@ -59,9 +59,17 @@ static void wbuf_sub(fwdio_file_t *f, uint64_t bytes)
     f->s.wbuf_file -= bytes;
 }
 
-void fwdioi_writer_mem_add(fwdio_file_t *f, uint64_t bytes) { wbuf_add(f, bytes); }
+void fwdioi_writer_mem_add(fwdio_file_t *f, uint64_t bytes)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    wbuf_add(f, bytes);
+}
 
-void fwdioi_writer_mem_sub(fwdio_file_t *f, uint64_t bytes) { wbuf_sub(f, bytes); }
+void fwdioi_writer_mem_sub(fwdio_file_t *f, uint64_t bytes)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    wbuf_sub(f, bytes);
+}
 
 static int reserve_unit(void *arg, uint64_t bytes)
 {
@@ -80,7 +88,7 @@ static void unreserve_unit(void *arg, uint64_t bytes)
 /* Assembly bookkeeping (which bytes arrived) counts like buffers, but cannot
  * be refused: it shrinks only as data arrives. It passes the budget only when
  * the arrival order leaves more separate gaps open than the budget can
- * describe; say so once, as the budget no longer bounds the writer then. */
+ * describe; say so once, as the budget no longer bounds the writer then (progress thread). */
 static void meta_unit(void *arg, int64_t delta)
 {
     FWDIOI_ASSERT_PROGRESS();
@@ -124,6 +132,7 @@ static void hold_release(fwdio_file_t *f, fwdioi_hold_t *h)
 
 static void on_write_done(fwdioi_storage_job_t *job)
 {
+    FWDIOI_ASSERT_PROGRESS();
     fwdio_file_t *f = job->owner;
     record_job_error(f, job);
     f->s.io_pending--;
@@ -142,6 +151,7 @@ static void on_write_done(fwdioi_storage_job_t *job)
 
 static void on_finish_done(fwdioi_storage_job_t *job)
 {
+    FWDIOI_ASSERT_PROGRESS();
     fwdio_file_t *f = job->owner;
     record_job_error(f, job);
     f->s.io_pending--;
@@ -177,6 +187,7 @@ static void flush_unit(void *arg, uint8_t *buf, uint64_t size, uint64_t offset,
     uint64_t extra = nextents * sizeof *extents + sizeof *job;
     wbuf_add(f, extra);
     job->fd = f->s.fd;
+    job->write_failed = &f->s.write_failed;
     job->buf = buf;
     job->buf_size = size + extra;
     job->base = offset;
@@ -205,6 +216,7 @@ static void write_direct(void *arg, const uint8_t *data, uint64_t offset, uint64
             return;
         }
         job->fd = f->s.fd;
+        job->write_failed = &f->s.write_failed;
         job->hold = f->s.accepting;
         f->s.accepting->refs++;
         f->s.direct_job = job;
@@ -214,7 +226,7 @@ static void write_direct(void *arg, const uint8_t *data, uint64_t offset, uint64
 }
 
 /* Send the direct writes of the message just taken. The job and its segments
- * count against the budget until they are written. */
+ * count against the budget until they are written (progress thread). */
 static void submit_direct(fwdio_file_t *f)
 {
     FWDIOI_ASSERT_PROGRESS();
@@ -278,6 +290,7 @@ static void step_window_advance(fwdioi_session_t *s)
 
 static void on_step_synced(fwdioi_storage_job_t *job)
 {
+    FWDIOI_ASSERT_PROGRESS();
     fwdio_file_t *f = job->owner;
     fwdioi_session_t *s = &f->s;
     record_job_error(f, job);
@@ -319,6 +332,7 @@ void fwdioi_writer_check_step(fwdio_file_t *f)
         return;
     }
     job->fd = s->fd;
+    job->write_failed = &s->write_failed;
     /* a commit block follows durable data only */
     job->durable = f->opts.durable || s->step_committers > 0;
     s->io_pending++;
@@ -353,6 +367,7 @@ void fwdioi_writer_check_drained(fwdio_file_t *f)
         return;
     }
     job->fd = s->fd;
+    job->write_failed = &s->write_failed;
     job->durable = f->opts.durable || s->committers > 0; /* a commit follows durable data */
     s->io_pending++;
     fwdioi_rt_io_submit(f->rt, &job->io);
@@ -553,6 +568,7 @@ typedef struct recv_op {
 
 static void on_recv_done(void *arg, const MPI_Status *st)
 {
+    FWDIOI_ASSERT_PROGRESS();
     recv_op_t *r = arg;
     fwdio_file_t *f = r->file;
     fwdioi_trace_end(r->trace_t0, "recv", (int64_t)f->seq, r->len, FWDIOI_TRACE_NONE,
@@ -610,6 +626,7 @@ static void make_room(struct fwdio_runtime *o, uint64_t need, uint64_t budget)
 /* A message received only to be dropped: free its buffer, if it had one. */
 static void on_dropped(void *arg, const MPI_Status *st)
 {
+    FWDIOI_ASSERT_PROGRESS();
     (void)st;
     free(arg);
 }
@@ -713,6 +730,7 @@ void fwdioi_writer_close_aborted(fwdio_file_t *f)
         return; /* the descriptor leaks rather than the file hangs */
     s->finishing = 1;
     job->fd = s->fd;
+    job->write_failed = &s->write_failed;
     job->durable = 0;
     s->io_pending++;
     fwdioi_rt_io_submit(f->rt, &job->io);
@@ -720,6 +738,7 @@ void fwdioi_writer_close_aborted(fwdio_file_t *f)
 
 static void on_open_done(fwdioi_storage_job_t *job)
 {
+    FWDIOI_ASSERT_PROGRESS();
     fwdio_file_t *f = job->owner;
     f->s.fd = job->fd;
     if (job->status != FWDIO_OK)

@@ -5,32 +5,37 @@
 
 #include "state.h"
 
-/** Open the file on the I/O thread (then fwdioi_session_opened). */
+/** Open the file on the I/O thread, then fwdioi_session_opened
+ *  (progress thread). */
 void fwdioi_writer_open(fwdio_file_t *f);
 /** Take the pieces of one message, checked against the plan, then drop the
- *  caller's reference to `hold`. `source`: the sending rank. */
+ *  caller's reference to `hold` (progress thread). `source`: the sending
+ *  rank. */
 void fwdioi_writer_accept(fwdio_file_t *f, const fwdioi_pieces_view_t *v, fwdioi_hold_t *hold,
                           int source);
-/** Once everything announced has arrived: flush, sync, close. */
+/** Once everything announced has arrived: flush, sync, close (progress thread). */
 void fwdioi_writer_check_drained(fwdio_file_t *f);
 /** Receive what has arrived for the file while memory allows; returns the
- *  receives started. */
+ *  receives started (progress thread). */
 int fwdioi_writer_probe(fwdio_file_t *f);
 /** A stream's first step is agreed: once its bytes have all arrived, flush
- *  partial units, write (and sync) them, then fwdioi_steps_data_done. */
+ *  partial units, write (and sync) them, then fwdioi_steps_data_done
+ *  (progress thread). */
 void fwdioi_writer_check_step(fwdio_file_t *f);
 /** A stream's step is complete (or the file aborted): take the messages
- *  kept for the steps now allowed, in arrival order. */
+ *  kept for the steps now allowed, in arrival order (progress thread). */
 void fwdioi_writer_release_deferred(fwdio_file_t *f);
 /** A stream with rewrites completed a step: every byte of it is in the file
  *  and none of a later step has been taken, so the record of the bytes taken
- *  is dropped and the next step may write them again. */
+ *  is dropped and the next step may write them again (progress thread). */
 void fwdioi_writer_forget_step(fwdio_file_t *f);
 /** Count `bytes` of the rank's writer (or reader) memory for `f`, against
- *  writer_buffer; and give them back. */
+ *  writer_buffer (progress thread). */
 void fwdioi_writer_mem_add(fwdio_file_t *f, uint64_t bytes);
+/** Give back what fwdioi_writer_mem_add counted (progress thread). */
 void fwdioi_writer_mem_sub(fwdio_file_t *f, uint64_t bytes);
-/** Close the descriptor of an aborted file (no sync). */
+/** Close the descriptor of an aborted file, without a sync
+ *  (progress thread). */
 void fwdioi_writer_close_aborted(fwdio_file_t *f);
 
 #endif

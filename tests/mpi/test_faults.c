@@ -13,7 +13,12 @@
  *   - the failed writer received every byte sent to it (no sender was left
  *     blocked: that is what lets every rank get here);
  *   - files in flight beside the victim complete and verify byte for byte;
- *   - a later file on the same runtime completes and verifies byte for byte.
+ *   - a later file on the same runtime completes and verifies byte for byte:
+ *     the faulty writer opens it once the victim's descriptor is closed, so
+ *     it usually gets that descriptor's number back, and none of its writes
+ *     may be skipped as the failed victim's are (a failure kept by
+ *     descriptor number, never forgotten, fails this in pwrite-edquot-from
+ *     and one-of-several).
  * The commit step (atomic replace, commit blocks) is faulted too: rename,
  * directory sync, the commit block's pwrite and fdatasync end the file with
  * FWDIO_ECOMMIT, and a failed atomic replace leaves the old file as it was

@@ -95,6 +95,36 @@ static inline uint64_t ft_staged(fwdio_runtime_t *rt)
     return n;
 }
 
+/** A call of ft_on_progress, queued as a task. */
+typedef struct ft_progress_call {
+    fwdioi_task_t task; /* first: the progress thread gets it as a task */
+    void (*fn)(void *arg);
+    void *arg;
+    atomic_int done;
+} ft_progress_call_t;
+
+static inline void ft_progress_call_run(fwdioi_task_t *task)
+{
+    ft_progress_call_t *c = (ft_progress_call_t *)task;
+    c->fn(c->arg);
+    atomic_store(&c->done, 1);
+}
+
+/** Run fn(arg) on the progress thread of `rt`, as a task, and wait until it
+ *  returned: for internal functions marked "(progress thread)", which
+ *  assert it in Debug and sanitizer builds. */
+static inline void ft_on_progress(fwdio_runtime_t *rt, void (*fn)(void *arg), void *arg)
+{
+    ft_progress_call_t c = {.fn = fn, .arg = arg};
+    atomic_init(&c.done, 0);
+    c.task.run = ft_progress_call_run;
+    fwdioi_rt_submit(rt->rt, &c.task);
+    while (!atomic_load(&c.done)) {
+        struct timespec ts = {0, 100000};
+        nanosleep(&ts, NULL);
+    }
+}
+
 /** Wait (without calling fwdio_poll, which would flush open combined
  *  messages) until the runtime's staged bytes drop to `want`; 0 when they
  *  did within `seconds`, else -1. */

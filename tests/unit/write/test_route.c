@@ -308,6 +308,14 @@ static void route_copied(fwdio_file_t *f, uint64_t offset, uint64_t len, const u
     free(buf);
 }
 
+/* Free one message on the progress thread, where the library frees sent
+ * messages: the last one of a lent write delivers its callback from there. */
+static void free_msg(void *arg)
+{
+    fwdioi_msg_t *m = arg;
+    fwdioi_msg_free(m->file->rt, m);
+}
+
 /* Route one write lent: check, then free the messages one by one; the lent
  * callback runs once, in fwdio_poll after the last one is freed. */
 static void route_lent(fwdio_runtime_t *rt, fwdio_file_t *f, uint64_t offset, uint64_t len,
@@ -337,7 +345,7 @@ static void route_lent(fwdio_runtime_t *rt, fwdio_file_t *f, uint64_t offset, ui
             TC_CHECK(atomic_load(&g_lent_calls) == calls0,
                      "%s: the lent callback ran before the last message was freed", what);
         }
-        fwdioi_msg_free(f->rt, m);
+        ft_on_progress(rt, free_msg, m);
         m = next;
     }
     fwdio_poll(rt); /* poll mode: the callback was queued for the application */
