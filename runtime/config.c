@@ -29,7 +29,7 @@ int fwdioi_config_check(const fwdio_config_t *c, fwdioi_origins_t *why)
     if (c->poll_spin_us > FWDIOI_MAX_POLL_SPIN_US)
         return fwdioi_refuse(why,
                              "poll_spin_us %u%s is out of range: at most %u (100 ms), 1 for no "
-                             "spinning, or 0 for the default (%u)",
+                             "spinning, or 0 for the default (%u: off)",
                              c->poll_spin_us, fwdioi_origin(why, "poll_spin_us", from, sizeof from),
                              FWDIOI_MAX_POLL_SPIN_US, FWDIO_DEFAULT_POLL_SPIN_US);
     for (size_t i = 0; i < sizeof c->reserved / sizeof c->reserved[0]; i++)

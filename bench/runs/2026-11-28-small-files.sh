@@ -4,8 +4,9 @@
 # small file (open, 64 KiB per rank, close) cost with and without the layer,
 # after the communicator made one file ahead, the close without a last step
 # and the progress thread's spinning while a thread waits (poll_spin_us).
-# Plain MPI-IO, the layer as it is, and the layer with spinning off
-# (FWDIO_POLL_SPIN_US=1), side by side in each repetition, on 2 and 4 ranks,
+# Plain MPI-IO, the layer spinning 200 us (FWDIO_POLL_SPIN_US=200, the
+# default when these were measured; off by default since), and the layer
+# with spinning off (FWDIO_POLL_SPIN_US=1), side by side in each repetition, on 2 and 4 ranks,
 # on tmpfs (the page cache without writeback) and through the file-system
 # emulator (4 targets, 1 MiB stripes, 1 ms per request, 400 MB/s each).
 # Rerun from the repository root after building build (RelWithDebInfo, the
@@ -29,7 +30,7 @@ run() {
             mpiexec -n $np "$B/bench/fwdio-mpiio-calls" --dir "$dir" --calls "$calls" --files "$files"
             echo "== rep $rep np $np layer"
             # shellcheck disable=SC2086
-            mpiexec -n $np $LAYER "$B/bench/fwdio-mpiio-calls" --dir "$dir" --calls "$calls" \
+            mpiexec -n $np $LAYER -x FWDIO_POLL_SPIN_US=200 "$B/bench/fwdio-mpiio-calls" --dir "$dir" --calls "$calls" \
                 --files "$files"
             echo "== rep $rep np $np layer_nospin"
             # shellcheck disable=SC2086
