@@ -20,6 +20,12 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+/* The MPI calls the layer defines (calls.c) are exported explicitly: the
+ * library is built with hidden visibility, and only Open MPI's mpi.h declares
+ * its calls with default visibility (OMPI_DECLSPEC); under MPICH's, whose
+ * declarations say nothing, they stayed hidden, and every call reached MPI. */
+#define MPIIO_EXPORT __attribute__((visibility("default")))
+
 #define MPIIO_REASON_LEN 160
 /* The most other handles of one path a write looks at. */
 #define MPIIO_ALIASES_MAX 16
