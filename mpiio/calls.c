@@ -72,6 +72,89 @@ static int completed_request(int64_t bytes, MPI_Request *request)
  */
 static int finalize_keyval = MPI_KEYVAL_INVALID;
 
+/*
+ * MPICH stops being thread safe inside MPI_Finalize before it deletes
+ * MPI_COMM_SELF's attributes (it sets itself single-threaded, then runs the
+ * delete callbacks): a close from such a callback, and the runtimes' own
+ * finalize, would have fwdio's progress threads call MPI at the same time as
+ * the closing thread, unlocked (UCX aborts: "worker->inprogress++ == 0").
+ * So the layer deletes the attributes codes set on MPI_COMM_SELF itself, at
+ * the start of its MPI_Finalize, last set first as MPI would, while MPI is
+ * still thread safe; under MPICH it also finalizes its runtimes there, before
+ * PMPI_Finalize (under Open MPI, whose MPI_Finalize stays thread safe while
+ * it deletes them, its attribute does so inside PMPI_Finalize, after any
+ * attribute the layer did not see being set: Fortran's calls go to PMPI).
+ * The keyvals, in the order they were set (C calls, while the layer is on).
+ */
+#define SELF_KEYVALS_MAX 64
+static int self_keyvals[SELF_KEYVALS_MAX];
+static int self_keyvals_n;
+static pthread_mutex_t self_keyvals_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void self_keyval_set(MPI_Comm comm, int keyval)
+{
+    if (comm != MPI_COMM_SELF || !mpiio_wanted() || keyval == finalize_keyval)
+        return;
+    pthread_mutex_lock(&self_keyvals_lock);
+    int known = 0;
+    for (int i = 0; i < self_keyvals_n; i++)
+        known |= self_keyvals[i] == keyval;
+    if (!known && self_keyvals_n < SELF_KEYVALS_MAX)
+        self_keyvals[self_keyvals_n++] = keyval;
+    pthread_mutex_unlock(&self_keyvals_lock);
+}
+
+static void self_keyval_deleted(MPI_Comm comm, int keyval)
+{
+    if (comm != MPI_COMM_SELF)
+        return;
+    pthread_mutex_lock(&self_keyvals_lock);
+    for (int i = 0; i < self_keyvals_n; i++)
+        if (self_keyvals[i] == keyval) {
+            memmove(&self_keyvals[i], &self_keyvals[i + 1],
+                    (size_t)(self_keyvals_n - i - 1) * sizeof self_keyvals[0]);
+            self_keyvals_n--;
+            break;
+        }
+    pthread_mutex_unlock(&self_keyvals_lock);
+}
+
+/* Delete the recorded attributes of MPI_COMM_SELF, last set first (their
+ * callbacks may close files and set or delete attributes), errors returned
+ * rather than fatal. */
+static void delete_self_attributes(void)
+{
+    MPI_Errhandler old = MPI_ERRHANDLER_NULL;
+    PMPI_Comm_get_errhandler(MPI_COMM_SELF, &old);
+    PMPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+    for (;;) {
+        pthread_mutex_lock(&self_keyvals_lock);
+        int keyval = self_keyvals_n > 0 ? self_keyvals[--self_keyvals_n] : MPI_KEYVAL_INVALID;
+        pthread_mutex_unlock(&self_keyvals_lock);
+        if (keyval == MPI_KEYVAL_INVALID)
+            break;
+        PMPI_Comm_delete_attr(MPI_COMM_SELF, keyval);
+    }
+    if (old != MPI_ERRHANDLER_NULL) {
+        PMPI_Comm_set_errhandler(MPI_COMM_SELF, old);
+        PMPI_Errhandler_free(&old);
+    }
+}
+
+MPIIO_EXPORT int MPI_Comm_set_attr(MPI_Comm comm, int keyval, void *value)
+{
+    int rc = PMPI_Comm_set_attr(comm, keyval, value);
+    if (rc == MPI_SUCCESS)
+        self_keyval_set(comm, keyval);
+    return rc;
+}
+
+MPIIO_EXPORT int MPI_Comm_delete_attr(MPI_Comm comm, int keyval)
+{
+    self_keyval_deleted(comm, keyval);
+    return PMPI_Comm_delete_attr(comm, keyval);
+}
+
 static int finalize_at_self_delete(MPI_Comm comm, int keyval, void *value, void *extra)
 {
     (void)comm;
@@ -136,7 +219,16 @@ MPIIO_EXPORT int MPI_Finalize(void)
 {
     /* Files closed asynchronously before: their failure is this call's. */
     int code = mpiio_wait_pending(NULL);
-    if (finalize_keyval == MPI_KEYVAL_INVALID) /* no attribute: now */
+    if (mpiio_wanted())
+        delete_self_attributes(); /* see self_keyvals */
+#ifdef MPICH_VERSION
+    if (finalize_keyval != MPI_KEYVAL_INVALID) {
+        /* runs finalize_at_self_delete, which frees the keyval */
+        PMPI_Comm_delete_attr(MPI_COMM_SELF, finalize_keyval);
+        finalize_keyval = MPI_KEYVAL_INVALID;
+    }
+#endif
+    if (finalize_keyval == MPI_KEYVAL_INVALID) /* no attribute: now (none left after it) */
         mpiio_finalize_runtimes();
     int rc = PMPI_Finalize();
     return code != MPI_SUCCESS ? code : rc;
