@@ -57,6 +57,9 @@ done
 [[ -n $mpich ]] || mpich=$((quick ? 0 : 1))
 jobs=${FWDIO_TEST_JOBS:-$((8 * $(nproc 2>/dev/null || echo 2)))}
 timeout=${FWDIO_TEST_TIMEOUT:-600}
+# This script's settings are not the tests': fwdio reports FWDIO_* variables
+# it does not know on stderr.
+unset FWDIO_TEST_SANITIZERS FWDIO_TEST_MPICH FWDIO_TEST_JOBS FWDIO_TEST_TIMEOUT
 
 # The MPI tests start mpirun, which refuses root unless told twice; they run
 # more ranks than this machine has cores. (Open MPI's variables: MPICH's
