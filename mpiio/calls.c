@@ -72,6 +72,89 @@ static int completed_request(int64_t bytes, MPI_Request *request)
  */
 static int finalize_keyval = MPI_KEYVAL_INVALID;
 
+/*
+ * MPICH stops being thread safe inside MPI_Finalize before it deletes
+ * MPI_COMM_SELF's attributes (it sets itself single-threaded, then runs the
+ * delete callbacks): a close from such a callback, and the runtimes' own
+ * finalize, would have fwdio's progress threads call MPI at the same time as
+ * the closing thread, unlocked (UCX aborts: "worker->inprogress++ == 0").
+ * So the layer deletes the attributes codes set on MPI_COMM_SELF itself, at
+ * the start of its MPI_Finalize, last set first as MPI would, while MPI is
+ * still thread safe; under MPICH it also finalizes its runtimes there, before
+ * PMPI_Finalize (under Open MPI, whose MPI_Finalize stays thread safe while
+ * it deletes them, its attribute does so inside PMPI_Finalize, after any
+ * attribute the layer did not see being set: Fortran's calls go to PMPI).
+ * The keyvals, in the order they were set (C calls, while the layer is on).
+ */
+#define SELF_KEYVALS_MAX 64
+static int self_keyvals[SELF_KEYVALS_MAX];
+static int self_keyvals_n;
+static pthread_mutex_t self_keyvals_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void self_keyval_set(MPI_Comm comm, int keyval)
+{
+    if (comm != MPI_COMM_SELF || !mpiio_wanted() || keyval == finalize_keyval)
+        return;
+    pthread_mutex_lock(&self_keyvals_lock);
+    int known = 0;
+    for (int i = 0; i < self_keyvals_n; i++)
+        known |= self_keyvals[i] == keyval;
+    if (!known && self_keyvals_n < SELF_KEYVALS_MAX)
+        self_keyvals[self_keyvals_n++] = keyval;
+    pthread_mutex_unlock(&self_keyvals_lock);
+}
+
+static void self_keyval_deleted(MPI_Comm comm, int keyval)
+{
+    if (comm != MPI_COMM_SELF)
+        return;
+    pthread_mutex_lock(&self_keyvals_lock);
+    for (int i = 0; i < self_keyvals_n; i++)
+        if (self_keyvals[i] == keyval) {
+            memmove(&self_keyvals[i], &self_keyvals[i + 1],
+                    (size_t)(self_keyvals_n - i - 1) * sizeof self_keyvals[0]);
+            self_keyvals_n--;
+            break;
+        }
+    pthread_mutex_unlock(&self_keyvals_lock);
+}
+
+/* Delete the recorded attributes of MPI_COMM_SELF, last set first (their
+ * callbacks may close files and set or delete attributes), errors returned
+ * rather than fatal. */
+static void delete_self_attributes(void)
+{
+    MPI_Errhandler old = MPI_ERRHANDLER_NULL;
+    PMPI_Comm_get_errhandler(MPI_COMM_SELF, &old);
+    PMPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+    for (;;) {
+        pthread_mutex_lock(&self_keyvals_lock);
+        int keyval = self_keyvals_n > 0 ? self_keyvals[--self_keyvals_n] : MPI_KEYVAL_INVALID;
+        pthread_mutex_unlock(&self_keyvals_lock);
+        if (keyval == MPI_KEYVAL_INVALID)
+            break;
+        PMPI_Comm_delete_attr(MPI_COMM_SELF, keyval);
+    }
+    if (old != MPI_ERRHANDLER_NULL) {
+        PMPI_Comm_set_errhandler(MPI_COMM_SELF, old);
+        PMPI_Errhandler_free(&old);
+    }
+}
+
+MPIIO_EXPORT int MPI_Comm_set_attr(MPI_Comm comm, int keyval, void *value)
+{
+    int rc = PMPI_Comm_set_attr(comm, keyval, value);
+    if (rc == MPI_SUCCESS)
+        self_keyval_set(comm, keyval);
+    return rc;
+}
+
+MPIIO_EXPORT int MPI_Comm_delete_attr(MPI_Comm comm, int keyval)
+{
+    self_keyval_deleted(comm, keyval);
+    return PMPI_Comm_delete_attr(comm, keyval);
+}
+
 static int finalize_at_self_delete(MPI_Comm comm, int keyval, void *value, void *extra)
 {
     (void)comm;
@@ -107,7 +190,7 @@ static void say_thread_level(int provided)
               provided, MPI_THREAD_MULTIPLE);
 }
 
-int MPI_Init(int *argc, char ***argv)
+MPIIO_EXPORT int MPI_Init(int *argc, char ***argv)
 {
     if (!mpiio_wanted())
         return PMPI_Init(argc, argv);
@@ -120,7 +203,7 @@ int MPI_Init(int *argc, char ***argv)
     return rc;
 }
 
-int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
+MPIIO_EXPORT int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
     if (!mpiio_wanted())
         return PMPI_Init_thread(argc, argv, required, provided);
@@ -132,11 +215,20 @@ int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
     return rc;
 }
 
-int MPI_Finalize(void)
+MPIIO_EXPORT int MPI_Finalize(void)
 {
     /* Files closed asynchronously before: their failure is this call's. */
     int code = mpiio_wait_pending(NULL);
-    if (finalize_keyval == MPI_KEYVAL_INVALID) /* no attribute: now */
+    if (mpiio_wanted())
+        delete_self_attributes(); /* see self_keyvals */
+#ifdef MPICH_VERSION
+    if (finalize_keyval != MPI_KEYVAL_INVALID) {
+        /* runs finalize_at_self_delete, which frees the keyval */
+        PMPI_Comm_delete_attr(MPI_COMM_SELF, finalize_keyval);
+        finalize_keyval = MPI_KEYVAL_INVALID;
+    }
+#endif
+    if (finalize_keyval == MPI_KEYVAL_INVALID) /* no attribute: now (none left after it) */
         mpiio_finalize_runtimes();
     int rc = PMPI_Finalize();
     return code != MPI_SUCCESS ? code : rc;
@@ -144,12 +236,12 @@ int MPI_Finalize(void)
 
 /* --- open, close, delete, view, info --------------------------------------------- */
 
-int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info, MPI_File *fh)
+MPIIO_EXPORT int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info, MPI_File *fh)
 {
     return mpiio_open(comm, filename, amode, info, fh);
 }
 
-int MPI_File_close(MPI_File *fh)
+MPIIO_EXPORT int MPI_File_close(MPI_File *fh)
 {
     mpiio_file_t *f = fh ? mpiio_find(*fh) : NULL;
     if (f)
@@ -159,14 +251,14 @@ int MPI_File_close(MPI_File *fh)
     return PMPI_File_close(fh);
 }
 
-int MPI_File_delete(const char *filename, MPI_Info info)
+MPIIO_EXPORT int MPI_File_delete(const char *filename, MPI_Info info)
 {
     if (mpiio_wanted() && filename)
         mpiio_wait_pending(filename);
     return PMPI_File_delete(filename, info);
 }
 
-int MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
+MPIIO_EXPORT int MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
                       const char *datarep, MPI_Info info)
 {
     int rc = PMPI_File_set_view(fh, disp, etype, filetype, datarep, info);
@@ -203,7 +295,7 @@ int MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Data
     return MPI_SUCCESS;
 }
 
-int MPI_File_get_info(MPI_File fh, MPI_Info *info_used)
+MPIIO_EXPORT int MPI_File_get_info(MPI_File fh, MPI_Info *info_used)
 {
     int rc = PMPI_File_get_info(fh, info_used);
     if (rc != MPI_SUCCESS)
@@ -224,7 +316,7 @@ int MPI_File_get_info(MPI_File fh, MPI_Info *info_used)
     return rc;
 }
 
-int MPI_File_set_atomicity(MPI_File fh, int flag)
+MPIIO_EXPORT int MPI_File_set_atomicity(MPI_File fh, int flag)
 {
     mpiio_file_t *f = taken(fh);
     if (f && flag) {
@@ -263,7 +355,7 @@ static int write_view(mpiio_file_t *f, int64_t offset, int at_pointer, const voi
     return rc;
 }
 
-int MPI_File_write_at(MPI_File fh, MPI_Offset offset, const void *buf, int count,
+MPIIO_EXPORT int MPI_File_write_at(MPI_File fh, MPI_Offset offset, const void *buf, int count,
                       MPI_Datatype type, MPI_Status *status)
 {
     mpiio_file_t *f = taken(fh);
@@ -276,7 +368,7 @@ int MPI_File_write_at(MPI_File fh, MPI_Offset offset, const void *buf, int count
     return write_view(f, offset, 0, buf, count, type, status, 0, "MPI_File_write_at");
 }
 
-int MPI_File_write_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int count,
+MPIIO_EXPORT int MPI_File_write_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int count,
                           MPI_Datatype type, MPI_Status *status)
 {
     mpiio_file_t *f = taken(fh);
@@ -289,7 +381,7 @@ int MPI_File_write_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int c
     return write_view(f, offset, 0, buf, count, type, status, 1, "MPI_File_write_at_all");
 }
 
-int MPI_File_write(MPI_File fh, const void *buf, int count, MPI_Datatype type,
+MPIIO_EXPORT int MPI_File_write(MPI_File fh, const void *buf, int count, MPI_Datatype type,
                    MPI_Status *status)
 {
     mpiio_file_t *f = taken(fh);
@@ -302,7 +394,7 @@ int MPI_File_write(MPI_File fh, const void *buf, int count, MPI_Datatype type,
     return write_view(f, 0, 1, buf, count, type, status, 0, "MPI_File_write");
 }
 
-int MPI_File_write_all(MPI_File fh, const void *buf, int count, MPI_Datatype type,
+MPIIO_EXPORT int MPI_File_write_all(MPI_File fh, const void *buf, int count, MPI_Datatype type,
                        MPI_Status *status)
 {
     mpiio_file_t *f = taken(fh);
@@ -327,7 +419,7 @@ static int as_request(int rc, const MPI_Status *st, MPI_Request *request)
     return completed_request((int64_t)bytes, request);
 }
 
-int MPI_File_iwrite_at(MPI_File fh, MPI_Offset offset, const void *buf, int count,
+MPIIO_EXPORT int MPI_File_iwrite_at(MPI_File fh, MPI_Offset offset, const void *buf, int count,
                        MPI_Datatype type, MPI_Request *request)
 {
     mpiio_file_t *f = taken(fh);
@@ -342,7 +434,7 @@ int MPI_File_iwrite_at(MPI_File fh, MPI_Offset offset, const void *buf, int coun
     return as_request(rc, &st, request);
 }
 
-int MPI_File_iwrite_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int count,
+MPIIO_EXPORT int MPI_File_iwrite_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int count,
                            MPI_Datatype type, MPI_Request *request)
 {
     mpiio_file_t *f = taken(fh);
@@ -357,7 +449,7 @@ int MPI_File_iwrite_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int 
     return as_request(rc, &st, request);
 }
 
-int MPI_File_iwrite(MPI_File fh, const void *buf, int count, MPI_Datatype type,
+MPIIO_EXPORT int MPI_File_iwrite(MPI_File fh, const void *buf, int count, MPI_Datatype type,
                     MPI_Request *request)
 {
     mpiio_file_t *f = taken(fh);
@@ -372,7 +464,7 @@ int MPI_File_iwrite(MPI_File fh, const void *buf, int count, MPI_Datatype type,
     return as_request(rc, &st, request);
 }
 
-int MPI_File_iwrite_all(MPI_File fh, const void *buf, int count, MPI_Datatype type,
+MPIIO_EXPORT int MPI_File_iwrite_all(MPI_File fh, const void *buf, int count, MPI_Datatype type,
                         MPI_Request *request)
 {
     mpiio_file_t *f = taken(fh);
@@ -496,7 +588,7 @@ static int read_independent(mpiio_file_t *f, int64_t offset, int at_pointer, voi
     return rc;
 }
 
-int MPI_File_read_at(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype type,
+MPIIO_EXPORT int MPI_File_read_at(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype type,
                      MPI_Status *status)
 {
     mpiio_file_t *f = taken(fh);
@@ -505,13 +597,13 @@ int MPI_File_read_at(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_D
     return read_independent(f, offset, 0, buf, count, type, status, NULL, "MPI_File_read_at");
 }
 
-int MPI_File_read_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype type,
+MPIIO_EXPORT int MPI_File_read_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype type,
                          MPI_Status *status)
 {
     READ_COLLECTIVE(MPI_File_read_at_all, 0, fh, offset, buf, count, type, status);
 }
 
-int MPI_File_iread_at(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype type,
+MPIIO_EXPORT int MPI_File_iread_at(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype type,
                       MPI_Request *request)
 {
     mpiio_file_t *f = taken(fh);
@@ -521,13 +613,13 @@ int MPI_File_iread_at(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_
                             "MPI_File_iread_at");
 }
 
-int MPI_File_iread_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count,
+MPIIO_EXPORT int MPI_File_iread_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count,
                           MPI_Datatype type, MPI_Request *request)
 {
     READ_COLLECTIVE(MPI_File_iread_at_all, 0, fh, offset, buf, count, type, request);
 }
 
-int MPI_File_read(MPI_File fh, void *buf, int count, MPI_Datatype type, MPI_Status *status)
+MPIIO_EXPORT int MPI_File_read(MPI_File fh, void *buf, int count, MPI_Datatype type, MPI_Status *status)
 {
     mpiio_file_t *f = taken(fh);
     if (!f)
@@ -535,12 +627,12 @@ int MPI_File_read(MPI_File fh, void *buf, int count, MPI_Datatype type, MPI_Stat
     return read_independent(f, 0, 1, buf, count, type, status, NULL, "MPI_File_read");
 }
 
-int MPI_File_read_all(MPI_File fh, void *buf, int count, MPI_Datatype type, MPI_Status *status)
+MPIIO_EXPORT int MPI_File_read_all(MPI_File fh, void *buf, int count, MPI_Datatype type, MPI_Status *status)
 {
     READ_COLLECTIVE(MPI_File_read_all, 1, fh, buf, count, type, status);
 }
 
-int MPI_File_iread(MPI_File fh, void *buf, int count, MPI_Datatype type, MPI_Request *request)
+MPIIO_EXPORT int MPI_File_iread(MPI_File fh, void *buf, int count, MPI_Datatype type, MPI_Request *request)
 {
     mpiio_file_t *f = taken(fh);
     if (!f)
@@ -549,7 +641,7 @@ int MPI_File_iread(MPI_File fh, void *buf, int count, MPI_Datatype type, MPI_Req
                             "MPI_File_iread");
 }
 
-int MPI_File_iread_all(MPI_File fh, void *buf, int count, MPI_Datatype type,
+MPIIO_EXPORT int MPI_File_iread_all(MPI_File fh, void *buf, int count, MPI_Datatype type,
                        MPI_Request *request)
 {
     READ_COLLECTIVE(MPI_File_iread_all, 1, fh, buf, count, type, request);
@@ -590,76 +682,76 @@ static int release_for(MPI_File fh, const char *call)
         return rc_ != MPI_SUCCESS ? rc_ : P##name(__VA_ARGS__); \
     } while (0)
 
-int MPI_File_write_shared(MPI_File fh, const void *buf, int count, MPI_Datatype type,
+MPIIO_EXPORT int MPI_File_write_shared(MPI_File fh, const void *buf, int count, MPI_Datatype type,
                           MPI_Status *status)
 {
     VIA_SHARED(before_shared, MPI_File_write_shared, fh, buf, count, type, status);
 }
 
-int MPI_File_read_shared(MPI_File fh, void *buf, int count, MPI_Datatype type,
+MPIIO_EXPORT int MPI_File_read_shared(MPI_File fh, void *buf, int count, MPI_Datatype type,
                          MPI_Status *status)
 {
     VIA_SHARED(before_shared, MPI_File_read_shared, fh, buf, count, type, status);
 }
 
-int MPI_File_iwrite_shared(MPI_File fh, const void *buf, int count, MPI_Datatype type,
+MPIIO_EXPORT int MPI_File_iwrite_shared(MPI_File fh, const void *buf, int count, MPI_Datatype type,
                            MPI_Request *request)
 {
     VIA_SHARED(before_shared, MPI_File_iwrite_shared, fh, buf, count, type, request);
 }
 
-int MPI_File_iread_shared(MPI_File fh, void *buf, int count, MPI_Datatype type,
+MPIIO_EXPORT int MPI_File_iread_shared(MPI_File fh, void *buf, int count, MPI_Datatype type,
                           MPI_Request *request)
 {
     VIA_SHARED(before_shared, MPI_File_iread_shared, fh, buf, count, type, request);
 }
 
-int MPI_File_seek_shared(MPI_File fh, MPI_Offset offset, int whence)
+MPIIO_EXPORT int MPI_File_seek_shared(MPI_File fh, MPI_Offset offset, int whence)
 {
     VIA_SHARED(release_for, MPI_File_seek_shared, fh, offset, whence);
 }
 
-int MPI_File_write_ordered(MPI_File fh, const void *buf, int count, MPI_Datatype type,
+MPIIO_EXPORT int MPI_File_write_ordered(MPI_File fh, const void *buf, int count, MPI_Datatype type,
                            MPI_Status *status)
 {
     VIA_SHARED(release_for, MPI_File_write_ordered, fh, buf, count, type, status);
 }
 
-int MPI_File_read_ordered(MPI_File fh, void *buf, int count, MPI_Datatype type,
+MPIIO_EXPORT int MPI_File_read_ordered(MPI_File fh, void *buf, int count, MPI_Datatype type,
                           MPI_Status *status)
 {
     VIA_SHARED(release_for, MPI_File_read_ordered, fh, buf, count, type, status);
 }
 
-int MPI_File_write_ordered_begin(MPI_File fh, const void *buf, int count, MPI_Datatype type)
+MPIIO_EXPORT int MPI_File_write_ordered_begin(MPI_File fh, const void *buf, int count, MPI_Datatype type)
 {
     VIA_SHARED(release_for, MPI_File_write_ordered_begin, fh, buf, count, type);
 }
 
-int MPI_File_read_ordered_begin(MPI_File fh, void *buf, int count, MPI_Datatype type)
+MPIIO_EXPORT int MPI_File_read_ordered_begin(MPI_File fh, void *buf, int count, MPI_Datatype type)
 {
     VIA_SHARED(release_for, MPI_File_read_ordered_begin, fh, buf, count, type);
 }
 
 /* Split collectives the layer does not split: the file goes back to MPI-IO. */
-int MPI_File_write_at_all_begin(MPI_File fh, MPI_Offset offset, const void *buf, int count,
+MPIIO_EXPORT int MPI_File_write_at_all_begin(MPI_File fh, MPI_Offset offset, const void *buf, int count,
                                 MPI_Datatype type)
 {
     VIA_SHARED(release_for, MPI_File_write_at_all_begin, fh, offset, buf, count, type);
 }
 
-int MPI_File_write_all_begin(MPI_File fh, const void *buf, int count, MPI_Datatype type)
+MPIIO_EXPORT int MPI_File_write_all_begin(MPI_File fh, const void *buf, int count, MPI_Datatype type)
 {
     VIA_SHARED(release_for, MPI_File_write_all_begin, fh, buf, count, type);
 }
 
-int MPI_File_read_at_all_begin(MPI_File fh, MPI_Offset offset, void *buf, int count,
+MPIIO_EXPORT int MPI_File_read_at_all_begin(MPI_File fh, MPI_Offset offset, void *buf, int count,
                                MPI_Datatype type)
 {
     VIA_SHARED(release_for, MPI_File_read_at_all_begin, fh, offset, buf, count, type);
 }
 
-int MPI_File_read_all_begin(MPI_File fh, void *buf, int count, MPI_Datatype type)
+MPIIO_EXPORT int MPI_File_read_all_begin(MPI_File fh, void *buf, int count, MPI_Datatype type)
 {
     VIA_SHARED(release_for, MPI_File_read_all_begin, fh, buf, count, type);
 }
@@ -673,7 +765,7 @@ static int64_t effective_size(mpiio_file_t *f)
     return real > f->max_end ? real : f->max_end;
 }
 
-int MPI_File_seek(MPI_File fh, MPI_Offset offset, int whence)
+MPIIO_EXPORT int MPI_File_seek(MPI_File fh, MPI_Offset offset, int whence)
 {
     mpiio_file_t *f = taken(fh);
     if (!f)
@@ -693,7 +785,7 @@ int MPI_File_seek(MPI_File fh, MPI_Offset offset, int whence)
     return MPI_SUCCESS;
 }
 
-int MPI_File_get_position(MPI_File fh, MPI_Offset *offset)
+MPIIO_EXPORT int MPI_File_get_position(MPI_File fh, MPI_Offset *offset)
 {
     mpiio_file_t *f = taken(fh);
     if (!f)
@@ -702,7 +794,7 @@ int MPI_File_get_position(MPI_File fh, MPI_Offset *offset)
     return MPI_SUCCESS;
 }
 
-int MPI_File_get_byte_offset(MPI_File fh, MPI_Offset offset, MPI_Offset *disp)
+MPIIO_EXPORT int MPI_File_get_byte_offset(MPI_File fh, MPI_Offset offset, MPI_Offset *disp)
 {
     mpiio_file_t *f = taken(fh);
     if (!f)
@@ -715,7 +807,7 @@ int MPI_File_get_byte_offset(MPI_File fh, MPI_Offset offset, MPI_Offset *disp)
 
 /* --- sync, sizes ------------------------------------------------------------------------ */
 
-int MPI_File_sync(MPI_File fh)
+MPIIO_EXPORT int MPI_File_sync(MPI_File fh)
 {
     mpiio_file_t *f = taken(fh);
     if (!f)
@@ -746,7 +838,7 @@ int MPI_File_sync(MPI_File fh)
     return rc;
 }
 
-int MPI_File_get_size(MPI_File fh, MPI_Offset *size)
+MPIIO_EXPORT int MPI_File_get_size(MPI_File fh, MPI_Offset *size)
 {
     mpiio_file_t *f = taken(fh);
     if (!f)
@@ -763,7 +855,7 @@ int MPI_File_get_size(MPI_File fh, MPI_Offset *size)
     return rc;
 }
 
-int MPI_File_set_size(MPI_File fh, MPI_Offset size)
+MPIIO_EXPORT int MPI_File_set_size(MPI_File fh, MPI_Offset size)
 {
     mpiio_file_t *f = taken(fh);
     if (!f)
@@ -789,7 +881,7 @@ int MPI_File_set_size(MPI_File fh, MPI_Offset size)
     return rc;
 }
 
-int MPI_File_preallocate(MPI_File fh, MPI_Offset size)
+MPIIO_EXPORT int MPI_File_preallocate(MPI_File fh, MPI_Offset size)
 {
     mpiio_file_t *f = taken(fh);
     if (!f)

@@ -5,6 +5,7 @@
 #include "layer.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -56,15 +57,73 @@ void mpiio_error_text(char *out, size_t len, const char *path, const char *fmt, 
         snprintf(out, len, "fwdio-mpiio: %s (...%s)", msg, path + plen - (room - fixed - 3));
 }
 
+/* The texts of the last codes made, for code_text where MPI loses them. */
+#define TEXTS_KEPT 16
+static struct {
+    int code;
+    char text[MPI_MAX_ERROR_STRING];
+} texts[TEXTS_KEPT];
+static unsigned texts_next;
+static pthread_mutex_t texts_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* The text of code: the layer's own when it made the code, else MPI's. */
+static void code_text(int code, char *out, size_t len)
+{
+    int found = 0;
+    pthread_mutex_lock(&texts_lock);
+    for (unsigned i = 0; i < TEXTS_KEPT && !found; i++)
+        if (texts[i].text[0] && texts[i].code == code) {
+            snprintf(out, len, "%s", texts[i].text);
+            found = 1;
+        }
+    pthread_mutex_unlock(&texts_lock);
+    if (!found) {
+        int n = 0;
+        out[0] = '\0';
+        PMPI_Error_string(code, out, &n);
+    }
+}
+
+/*
+ * A code of class cls whose MPI_Error_string is text ("fwdio-mpiio: ..."); if
+ * MPI cannot make one, the class, which still says what kind of failure it
+ * was. MPICH 4.0 makes the code but its MPI_Error_string ignores the string
+ * added to a code of a predefined class (it returns one of its own messages):
+ * whether this MPI keeps the string is checked on the first code, and where
+ * it does not, the text is said on stderr, the only place left for it, unless
+ * FWDIO_VERBOSE has said it already.
+ */
+static int text_code(int cls, const char *text, int said)
+{
+    static int kept = -1; /* unknown yet; set once, by the first code (texts_lock) */
+    int code;
+    if (PMPI_Add_error_code(cls, &code) != MPI_SUCCESS) {
+        code = cls;
+    } else {
+        PMPI_Add_error_string(code, text);
+        pthread_mutex_lock(&texts_lock);
+        texts[texts_next].code = code;
+        snprintf(texts[texts_next].text, sizeof texts[texts_next].text, "%s", text);
+        texts_next = (texts_next + 1) % TEXTS_KEPT;
+        pthread_mutex_unlock(&texts_lock);
+    }
+    pthread_mutex_lock(&texts_lock);
+    if (kept < 0 && code != cls) {
+        char back[MPI_MAX_ERROR_STRING] = "";
+        int len = 0;
+        PMPI_Error_string(code, back, &len);
+        kept = strcmp(back, text) == 0;
+    }
+    int lost = kept == 0 || code == cls;
+    pthread_mutex_unlock(&texts_lock);
+    if (lost && !said)
+        mpiio_say("%s", text + strlen("fwdio-mpiio: "));
+    return code;
+}
+
 int mpiio_error_code(int status, int sys_errno, const char *text)
 {
-    int cls = error_class(status, sys_errno), code;
-    /* A code of its own carries the text; if MPI cannot make one, the class
-     * still says what kind of failure it was. */
-    if (PMPI_Add_error_code(cls, &code) != MPI_SUCCESS)
-        return cls;
-    PMPI_Add_error_string(code, text);
-    return code;
+    return text_code(error_class(status, sys_errno), text, mpiio_verbose());
 }
 
 static int through_handler(mpiio_file_t *f, int code)
@@ -105,12 +164,7 @@ int mpiio_refuse(mpiio_file_t *f, int cls, const char *fmt, ...)
     mpiio_error_text(text, sizeof text, f->path, "%s", msg);
     if (mpiio_verbose())
         mpiio_say("%s", text + strlen("fwdio-mpiio: "));
-    int code;
-    if (PMPI_Add_error_code(cls, &code) != MPI_SUCCESS)
-        code = cls;
-    else
-        PMPI_Add_error_string(code, text);
-    return through_handler(f, code);
+    return through_handler(f, text_code(cls, text, mpiio_verbose()));
 }
 
 static int agree(mpiio_file_t *f, int code, const char *call, int *flag);
@@ -160,9 +214,8 @@ static int agree(mpiio_file_t *f, int code, const char *call, int *flag)
         char text[MPI_MAX_ERROR_STRING];
     } e = {MPI_ERR_IO, ""};
     if (f->rank == first) {
-        int len = 0;
         PMPI_Error_class(code, &e.cls);
-        PMPI_Error_string(code, e.text, &len);
+        code_text(code, e.text, sizeof e.text);
     }
     PMPI_Bcast(&e, (int)sizeof e, MPI_BYTE, first, f->comm);
     if (code != MPI_SUCCESS)
@@ -170,9 +223,6 @@ static int agree(mpiio_file_t *f, int code, const char *call, int *flag)
     char text[MPI_MAX_ERROR_STRING + 64];
     snprintf(text, sizeof(text), "%s (rank %d; %s failed there)", e.text, first, call);
     text[MPI_MAX_ERROR_STRING - 1] = '\0';
-    int agreed;
-    if (PMPI_Add_error_code(e.cls, &agreed) != MPI_SUCCESS)
-        return through_handler(f, e.cls);
-    PMPI_Add_error_string(agreed, text);
-    return through_handler(f, agreed);
+    /* said already on the failing rank when this MPI loses the text */
+    return through_handler(f, text_code(e.cls, text, 1));
 }

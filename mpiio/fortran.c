@@ -13,11 +13,13 @@
  * Each call is defined once and exported under the names Fortran compilers
  * give it: mpi_file_open_ (gfortran, the `mpi` module and mpif.h),
  * mpi_file_open__, mpi_file_open, MPI_FILE_OPEN, and mpi_file_open_f08_ (the
- * `mpi_f08` module's procedures in Open MPI, whose handles are the same
- * integers inside a derived type and whose ierror is optional: NULL when
- * absent). Choice buffers arrive as addresses (MPI's bindings ignore type,
- * kind and rank); Open MPI's MPI_BOTTOM is recognised when its symbol is
- * there.
+ * `mpi_f08` module's procedures in Open MPI and MPICH, whose handles are the
+ * same integers inside a derived type and whose ierror is optional: NULL when
+ * absent; MPICH's mpi_f08 calls with a buffer are mpi_*_f08ts_, which take
+ * array descriptors and call the C MPI_File_* themselves, so they reach the
+ * layer's C entry points). Choice buffers arrive as addresses (MPI's
+ * bindings ignore type, kind and rank); Open MPI's and MPICH's Fortran
+ * MPI_BOTTOM are recognised when their symbols are there.
  */
 #include "layer.h"
 
@@ -27,13 +29,20 @@
 
 #define EXPORT __attribute__((visibility("default")))
 
-/* Open MPI's Fortran MPI_BOTTOM (a common block of its Fortran library):
- * weak, so that the layer loads into programs without it. */
+/* Open MPI's Fortran MPI_BOTTOM (a common block of its Fortran library), and
+ * MPICH's (libmpichfort's MPIR_F_MPI_BOTTOM holds the address `use mpi` and
+ * mpif.h pass for it, which MPICH's own bindings compare with): weak, so
+ * that the layer loads into programs without them. */
 extern int mpi_fortran_bottom_ __attribute__((weak));
+extern void *MPIR_F_MPI_BOTTOM __attribute__((weak));
 
 static void *c_buf(void *buf)
 {
-    return &mpi_fortran_bottom_ && buf == (void *)&mpi_fortran_bottom_ ? MPI_BOTTOM : buf;
+    if (&mpi_fortran_bottom_ && buf == (void *)&mpi_fortran_bottom_)
+        return MPI_BOTTOM;
+    if (&MPIR_F_MPI_BOTTOM && MPIR_F_MPI_BOTTOM && buf == MPIR_F_MPI_BOTTOM)
+        return MPI_BOTTOM;
+    return buf;
 }
 
 static void set_ierr(MPI_Fint *ierr, int rc)

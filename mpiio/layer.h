@@ -20,6 +20,12 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+/* The MPI calls the layer defines (calls.c) are exported explicitly: the
+ * library is built with hidden visibility, and only Open MPI's mpi.h declares
+ * its calls with default visibility (OMPI_DECLSPEC); under MPICH's, whose
+ * declarations say nothing, they stayed hidden, and every call reached MPI. */
+#define MPIIO_EXPORT __attribute__((visibility("default")))
+
 #define MPIIO_REASON_LEN 160
 /* The most other handles of one path a write looks at. */
 #define MPIIO_ALIASES_MAX 16
@@ -210,7 +216,8 @@ void mpiio_extents_clear(mpiio_extents_t *x);
 
 /* --- access.c: writes and the data of reads ----------------------------------- */
 /* MPI_File_preallocate of a taken file (collective): the layer's own, as
- * Open MPI 4.1's OMPIO gets it wrong on several ranks. */
+ * Open MPI 4.1's OMPIO gets it wrong on several ranks (used over every MPI:
+ * it needs nothing of the MPI-IO below, and passes over MPICH's ROMIO too). */
 int mpiio_preallocate(mpiio_file_t *f, MPI_Offset size);
 /* Did this rank write bytes since its last step end (to the stream, or kept
  * in the overlay)? Does [start, end) touch them? */

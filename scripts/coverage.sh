@@ -36,6 +36,8 @@ while [[ $# -gt 0 ]]; do
 done
 [[ $build == /* ]] || build=$repo_root/$build
 
+# Open MPI's (the default MPI here): root and oversubscription. The tests of
+# an MPICH build need neither (tests/CMakeLists.txt).
 if [[ $(id -u) -eq 0 ]]; then
     export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 fi

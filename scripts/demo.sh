@@ -24,8 +24,16 @@ bash "$repo_root/scripts/setup.sh" "$build_dir"
 demo=$build_dir/apps/fwdio-demo
 [[ -x $demo ]] || { printf 'demo: error: %s was not built\n' "$demo" >&2; exit 1; }
 
-# mpirun refuses to start as root unless told twice; this machine has fewer
-# cores than ranks, hence oversubscription.
+# The build's own launcher (the MPI fwdio was built with: cmake/mpi.cmake).
+# Open MPI's mpirun refuses to start as root unless told twice, and more
+# ranks than cores unless told (--oversubscribe); MPICH's mpiexec needs
+# neither. The OMPI_* variables are Open MPI's and nothing to another MPI.
+mpiexec=$(sed -n 's/^MPIEXEC_EXECUTABLE:[A-Z]*=//p' "$build_dir/CMakeCache.txt")
+[[ -n $mpiexec ]] || mpiexec=mpirun
+oversubscribe=()
+if "$mpiexec" --version 2>&1 | grep -qE 'Open MPI|OpenRTE'; then
+    oversubscribe=(--oversubscribe)
+fi
 if [[ $(id -u) -eq 0 ]]; then
     export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 fi
@@ -44,5 +52,5 @@ if [[ $keep -eq 0 ]]; then
     export TMPDIR=$scratch
 fi
 
-say "mpirun --oversubscribe -np $ranks $demo $*"
-mpirun --oversubscribe -np "$ranks" "$demo" "$@"
+say "$mpiexec ${oversubscribe[*]} -np $ranks $demo $*"
+"$mpiexec" "${oversubscribe[@]}" -np "$ranks" "$demo" "$@"

@@ -38,6 +38,9 @@ packages=(
     libpnetcdf-dev    # ctest mpiio_pnetcdf: a PnetCDF program through the MPI-IO layer
     python3-h5py-mpi  # ctest mpiio_h5py: h5py with MPI through the MPI-IO layer
     gfortran          # the Fortran module (fortran/) and its tests; Open MPI's `use mpi` is built for it
+    libmpich-dev      # MPICH beside Open MPI (mpicc.mpich; Open MPI stays the default mpicc):
+    mpich             #   mpiexec.mpich for the MPICH leg of scripts/test.sh (build-mpich/)
+    libhdf5-mpich-dev # ctest mpiio_hdf5 in the MPICH build: parallel HDF5 over MPICH's ROMIO
 )
 
 say() { printf 'setup: %s\n' "$*"; }

@@ -4,17 +4,23 @@
 # (build/, every test), then an ASan+UBSan build (build-asan/) and a TSan
 # build (build-tsan/), which build and run the sanitizer subset (ctest label
 # `sanitize`: tests/CMakeLists.txt says what it holds and why;
-# scripts/coverage.sh shows that it reaches every library source file).
+# scripts/coverage.sh shows that it reaches every library source file), all
+# with Open MPI; then a shorter leg against MPICH (build-mpich/, configured
+# with -DMPI_EXECUTABLE_SUFFIX=.mpich), which builds the target mpich-tests
+# and runs the unit tests and the MPICH subset (ctest -L '^(unit|mpich)$':
+# tests/CMakeLists.txt says what it holds), or says it is skipped where
+# MPICH is not installed (mpicc.mpich, mpiexec.mpich).
 # Prints each build's build and test time and its ten slowest tests; ends
 # with one line "N passed, N failed" over all suites and exits non-zero if
 # any suite failed to build or had a failing test.
 #
 # Usage: scripts/test.sh [--quick] [ctest args...]
 #   --quick                    the normal build only (same as
-#                              FWDIO_TEST_SANITIZERS=0)
+#                              FWDIO_TEST_SANITIZERS=0 FWDIO_TEST_MPICH=0)
 #   ctest args                 passed to every ctest run, e.g. -R install
 # Environment:
 #   FWDIO_TEST_SANITIZERS=0    skip the sanitizer builds
+#   FWDIO_TEST_MPICH=0|1       skip the MPICH leg (1: run it with --quick too)
 #   FWDIO_TEST_JOBS=N          ctest -j N (default 8 per core: 16 on 2 cores):
 #                              tests run side by side while the sum of their
 #                              ranks (each test's PROCESSORS) is at most N.
@@ -36,21 +42,28 @@ say() { printf 'test: %s\n' "$*"; }
 repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
 sanitizers=${FWDIO_TEST_SANITIZERS:-1}
+mpich=${FWDIO_TEST_MPICH:-}
+quick=0
 ctest_args=()
 for arg in "$@"; do
     case $arg in
-        --quick) sanitizers=0 ;;
+        --quick) sanitizers=0; quick=1 ;;
         -h|--help)
             sed -n '3,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"
             exit 0 ;;
         *) ctest_args+=("$arg") ;;
     esac
 done
+[[ -n $mpich ]] || mpich=$((quick ? 0 : 1))
 jobs=${FWDIO_TEST_JOBS:-$((8 * $(nproc 2>/dev/null || echo 2)))}
 timeout=${FWDIO_TEST_TIMEOUT:-600}
+# This script's settings are not the tests': fwdio reports FWDIO_* variables
+# it does not know on stderr.
+unset FWDIO_TEST_SANITIZERS FWDIO_TEST_MPICH FWDIO_TEST_JOBS FWDIO_TEST_TIMEOUT
 
 # The MPI tests start mpirun, which refuses root unless told twice; they run
-# more ranks than this machine has cores.
+# more ranks than this machine has cores. (Open MPI's variables: MPICH's
+# mpiexec runs as root and oversubscribes without being told.)
 if [[ $(id -u) -eq 0 ]]; then
     export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 fi
@@ -61,6 +74,13 @@ suites=("default build all -")
 if [[ $sanitizers != 0 ]]; then
     suites+=("asan build-asan sanitize-tests sanitize -DFWDIO_SANITIZE=address"
              "tsan build-tsan sanitize-tests sanitize -DFWDIO_SANITIZE=thread")
+fi
+# MPICH beside Open MPI (Debian: libmpich-dev, mpich, which scripts/setup.sh
+# installs): the MPI's compiler and launcher are mpicc.mpich and
+# mpiexec.mpich (cmake/mpi.cmake). Checked when the leg's turn comes, after
+# the first build's setup.sh has installed what was missing.
+if [[ $mpich != 0 ]]; then
+    suites+=("mpich build-mpich mpich-tests ^(unit|mpich)$ -DMPI_EXECUTABLE_SUFFIX=.mpich")
 fi
 
 total_passed=0
@@ -131,6 +151,13 @@ run_suite() {
 start=$SECONDS
 for suite in "${suites[@]}"; do
     read -r -a words <<<"$suite"
+    if [[ ${words[0]} == mpich ]] &&
+        ! { command -v mpicc.mpich && command -v mpiexec.mpich; } >/dev/null 2>&1; then
+        say "=== mpich: skipped: MPICH is not installed (no mpicc.mpich or mpiexec.mpich;" \
+            "apt-get install libmpich-dev mpich, or run scripts/setup.sh)"
+        timings+=("$(printf '%-8s %7s %7s %7s' mpich skipped - -)")
+        continue
+    fi
     run_suite "${words[@]}"
 done
 

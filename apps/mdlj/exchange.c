@@ -100,7 +100,10 @@ static void swap(const md_domain_t *dom, md_exchange_t *ex, int d, int tag_base,
         MPI_Recv(ex->recv, count, MPI_DOUBLE, source, tag, dom->cart, MPI_STATUS_IGNORE);
         take(dom, a, d, ex->recv, (size_t)count);
     }
-    MPI_Waitall(2, req, MPI_STATUSES_IGNORE);
+    /* statuses, not MPI_STATUSES_IGNORE: MPICH's is (MPI_Status *)1, which
+     * GCC 12 takes for an array of size 0 (-Wstringop-overflow) */
+    MPI_Status sent[2];
+    MPI_Waitall(2, req, sent);
 }
 
 static void take_migrants(const md_domain_t *dom, md_atoms_t *a, int d, const double *buf,

@@ -9,6 +9,7 @@
 #define FWDIOI_TOPOLOGY_H
 
 #include <mpi.h>
+#include <stddef.h> /* size_t: not every mpi.h brings it (MPICH's does not) */
 
 /** Place of one rank. package/numa/core are indices within the node (logical,
  *  hwloc order), or -1 when unknown: the rank is not bound (or bound to the

@@ -678,7 +678,8 @@ static void start_check_agreement(fwdio_file_t *f)
  * Communicators for files. Every file gets a duplicate of the runtime's
  * communicator, made with MPI_Comm_idup in open order (the same order on
  * every rank; Open MPI hangs when several are in flight at once, so one at a
- * time). A duplication takes several rounds of MPI progress, most of a small
+ * time, with every MPI: MPICH allows several, and one at a time is as
+ * correct there, its cost hidden by the one made ahead). A duplication takes several rounds of MPI progress, most of a small
  * file's open when the file waits for it, so the runtime keeps one ahead: once
  * a file has taken its communicator, the one for the next file is made while
  * this one is written. The k-th duplication always goes to the k-th file

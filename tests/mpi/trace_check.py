@@ -38,8 +38,11 @@ def run(nprocs, mpiexec, program, env_extra, unset):
         env.pop(k, None)
     env.update(env_extra)
     cmd = mpiexec[:1] + ["-n", str(nprocs)] + mpiexec[1:]
-    for k in env_extra:
-        cmd += ["-x", k]  # Open MPI: pass the variable to every rank
+    # The ranks inherit mpiexec's environment (env) with either MPI on one
+    # host; Open MPI's -x passes the variable on to ranks on other hosts too.
+    if os.environ.get("TC_MPI") == "openmpi":
+        for k in env_extra:
+            cmd += ["-x", k]
     cmd += program
     print("trace_check: " + " ".join(cmd), flush=True)
     r = subprocess.run(cmd, env=env)

@@ -75,7 +75,13 @@ static int should_fail(const char *call, int tag)
 
 int mpi_faults_fired(void) { return atomic_load(&fired); }
 
-int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+/* The calls below replace MPI's for the shared libfwdio too, so the program
+ * must export them; built with hidden visibility, they are exported only
+ * where mpi.h declares them with default visibility (Open MPI's does,
+ * MPICH's does not): say it here. */
+#define MPI_FAULTS_EXPORT __attribute__((visibility("default")))
+
+MPI_FAULTS_EXPORT int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                    MPI_Comm comm, MPI_Request *request)
 {
     if (should_fail("MPI_Iallreduce", -1))
@@ -83,7 +89,7 @@ int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype d
     return PMPI_Iallreduce(sendbuf, recvbuf, count, datatype, op, comm, request);
 }
 
-int MPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+MPI_FAULTS_EXPORT int MPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                 MPI_Comm comm, MPI_Request *request)
 {
     if (should_fail("MPI_Iexscan", -1))
@@ -91,14 +97,14 @@ int MPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype data
     return PMPI_Iexscan(sendbuf, recvbuf, count, datatype, op, comm, request);
 }
 
-int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
+MPI_FAULTS_EXPORT int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
 {
     if (should_fail("MPI_Comm_idup", -1))
         return MPI_ERR_OTHER;
     return PMPI_Comm_idup(comm, newcomm, request);
 }
 
-int MPI_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+MPI_FAULTS_EXPORT int MPI_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
               MPI_Request *request)
 {
     if (should_fail("MPI_Isend", tag))
@@ -106,7 +112,7 @@ int MPI_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int t
     return PMPI_Isend(buf, count, datatype, dest, tag, comm, request);
 }
 
-int MPI_Issend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+MPI_FAULTS_EXPORT int MPI_Issend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
                MPI_Comm comm, MPI_Request *request)
 {
     if (should_fail("MPI_Issend", tag))
@@ -114,7 +120,7 @@ int MPI_Issend(const void *buf, int count, MPI_Datatype datatype, int dest, int 
     return PMPI_Issend(buf, count, datatype, dest, tag, comm, request);
 }
 
-int MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message,
+MPI_FAULTS_EXPORT int MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message,
                 MPI_Status *status)
 {
     if (should_fail("MPI_Improbe", tag))
@@ -122,7 +128,7 @@ int MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *mess
     return PMPI_Improbe(source, tag, comm, flag, message, status);
 }
 
-int MPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+MPI_FAULTS_EXPORT int MPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
               MPI_Request *request)
 {
     if (should_fail("MPI_Irecv", tag))
@@ -130,7 +136,7 @@ int MPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, 
     return PMPI_Irecv(buf, count, datatype, source, tag, comm, request);
 }
 
-int MPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message,
+MPI_FAULTS_EXPORT int MPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message,
                MPI_Request *request)
 {
     if (should_fail("MPI_Imrecv", -1))

@@ -45,6 +45,7 @@ set(build_type_args "")
 if(FWDIO_CONFIG)
   set(build_type_args "-DCMAKE_BUILD_TYPE=${FWDIO_CONFIG}")
 endif()
+# (fwdioConfig.cmake looks for the MPI fwdio was built with: no MPI named here)
 step("configure the consumer with find_package(fwdio)"
   "${CMAKE_COMMAND}" -S "${FWDIO_CONSUMER_SOURCE_DIR}" -B "${work}/build"
   "-DCMAKE_PREFIX_PATH=${prefix}" "-DCMAKE_C_COMPILER=${FWDIO_C_COMPILER}" ${build_type_args})
@@ -67,7 +68,9 @@ if(FWDIO_MPI_Fortran_COMPILER)
   step("configure the Fortran consumer with find_package(fwdio COMPONENTS Fortran)"
     "${CMAKE_COMMAND}" -S "${FWDIO_CONSUMER_SOURCE_DIR}/fortran" -B "${work}/build-fortran"
     "-DCMAKE_PREFIX_PATH=${prefix}" "-DCMAKE_C_COMPILER=${FWDIO_C_COMPILER}"
-    "-DCMAKE_Fortran_COMPILER=${FWDIO_Fortran_COMPILER}" ${build_type_args})
+    "-DCMAKE_Fortran_COMPILER=${FWDIO_Fortran_COMPILER}"
+    # the consumer finds MPI's Fortran bindings itself, first: the same MPI
+    "-DMPI_Fortran_COMPILER=${FWDIO_MPI_Fortran_COMPILER}" ${build_type_args})
   step("build the Fortran consumer" "${CMAKE_COMMAND}" --build "${work}/build-fortran"
     ${config_args})
   set(fexe "${work}/build-fortran/fwdio_fortran_consumer")

@@ -1,4 +1,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
+# Open MPI only (its mpiexec options --oversubscribe and -x, OMPI_* names):
+# Debian's LAMMPS links Open MPI, so builds with another MPI register no
+# LAMMPS test (cmake/mpi.cmake, fwdio_links_same_mpi).
 # lammps-fwdio-bin2txt-mpi, run by ctest as `cmake -P` (see CMakeLists.txt
 # here): the binary dump read back through fwdio's reads on several ranks.
 #

@@ -1,4 +1,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
+# Open MPI only (its mpiexec options --oversubscribe and -x, OMPI_* names):
+# Debian's LAMMPS links Open MPI, so builds with another MPI register no
+# LAMMPS test (cmake/mpi.cmake, fwdio_links_same_mpi).
 # lammps-fwdio with --format lammps, run by ctest as `cmake -P`: the text dump
 # in LAMMPS's default `dump custom` format (variable-width numbers, each
 # rank's atoms after the lower ranks') goes through a fwdio stream with

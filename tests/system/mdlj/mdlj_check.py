@@ -78,6 +78,11 @@ def fail(msg):
     print("mdlj_check: FAIL: " + msg, flush=True)
 
 
+# More ranks than cores: Open MPI refuses them without --oversubscribe, MPICH's
+# Hydra needs no flag (TC_MPI: tests/CMakeLists.txt).
+OVERSUBSCRIBE = ["--oversubscribe"] if os.environ.get("TC_MPI", "openmpi") == "openmpi" else []
+
+
 def note(msg):
     print("mdlj_check: " + msg, flush=True)
 
@@ -91,7 +96,7 @@ class Runner:
     def mdlj(self, name, options, expect_rc=0, np=None):
         """Run mdlj with `options` in workdir on `np` ranks (default --np); return its
         stdout+stderr text."""
-        cmd = [self.args.mpiexec, "-n", str(np or self.args.np), "--oversubscribe"]
+        cmd = [self.args.mpiexec, "-n", str(np or self.args.np)] + OVERSUBSCRIBE
         cmd += self.args.mpiexec_args + [self.args.mdlj] + options
         note("%s: %s" % (name, " ".join(cmd)))
         left = self.deadline - time.monotonic()
@@ -127,7 +132,7 @@ class Runner:
 
     def mdlj_killed(self, name, options, delay):
         """Start mdlj and kill every process of the job with SIGKILL after `delay` s."""
-        cmd = [self.args.mpiexec, "-n", str(self.args.np), "--oversubscribe"]
+        cmd = [self.args.mpiexec, "-n", str(self.args.np)] + OVERSUBSCRIBE
         cmd += self.args.mpiexec_args + [self.args.mdlj] + options
         note("%s: %s" % (name, " ".join(cmd)))
         p = subprocess.Popen(cmd, cwd=self.workdir, stdout=subprocess.DEVNULL,

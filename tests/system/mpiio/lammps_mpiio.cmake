@@ -1,4 +1,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
+# Open MPI only (its mpiexec options --oversubscribe and -x, OMPI_* names):
+# Debian's LAMMPS links Open MPI, so builds with another MPI register no
+# LAMMPS test (cmake/mpi.cmake, fwdio_links_same_mpi).
 # One LAMMPS test of the MPI-IO layer, run by ctest as `cmake -P`
 # (tests/system/mpiio/CMakeLists.txt).
 #

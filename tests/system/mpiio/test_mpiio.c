@@ -177,6 +177,10 @@ int main(int argc, char **argv)
         MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
     MPI_Comm_size(MPI_COMM_WORLD, &g_size);
+    g_code_text = mpi_keeps_code_text();
+    if (!g_code_text && g_rank == 0)
+        note("this MPI's MPI_Error_string ignores MPI_Add_error_string on codes of "
+             "predefined classes: the classes of errors are checked, not their text");
     if (g_layer) {
         /* the layer asks MPI for MPI_THREAD_MULTIPLE when FWDIO_MPIIO is set */
         int level = -1;

@@ -100,7 +100,8 @@ static void fault_file(const char *name, int want_class, const char *class_name)
         MPI_Error_string(first, s, &len);
         CHECK(cls == want_class, "%s: error from %s has class %d (%s), expected %s (%d)", name,
               where, cls, s, class_name, want_class);
-        CHECK(strstr(s, "fwdio") != NULL, "%s: the error string from %s (\"%s\") lacks \"fwdio\"",
+        CHECK(!g_code_text || strstr(s, "fwdio") != NULL,
+              "%s: the error string from %s (\"%s\") lacks \"fwdio\"",
               name, where, s);
         if (g_rank == 0)
             note("%s: %s returned %s", name, where, err_text(first));
@@ -251,8 +252,8 @@ void case_long_path(void)
         s[0] = '\0';
         if (rc != MPI_SUCCESS)
             MPI_Error_string(rc, s, &len);
-        CHECK(rc != MPI_SUCCESS && strstr(s, "MPI_File_write_at: a negative offset") &&
-                  strstr(s, "long_path.mpiio)"),
+        CHECK(rc != MPI_SUCCESS && (!g_code_text || (strstr(s, "MPI_File_write_at: a negative offset") &&
+                                                     strstr(s, "long_path.mpiio)"))),
               "long_path: a negative offset gave %s", err_text(rc));
     }
     OK(MPI_File_write_at(fh, 16 * g_rank, b, 16, MPI_BYTE, &st));

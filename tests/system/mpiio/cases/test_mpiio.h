@@ -50,6 +50,13 @@ extern uint64_t g_seed;       /* --seed */
 extern int g_failures;        /* on this rank, all cases */
 extern int g_case_failures;   /* on this rank, the current case */
 extern int g_keep_files;      /* --keep: do not remove the files of passed cases */
+/* Does MPI_Error_string give the string MPI_Add_error_string set on a code of
+ * a predefined class (mpi_keeps_code_text)? The layer's error codes carry
+ * their text so. MPICH 4.0's does not (it gives one of its own messages):
+ * there the layer says the text on stderr, and the cases check the class of
+ * its codes but not their text. */
+extern int g_code_text;
+int mpi_keeps_code_text(void);
 
 void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

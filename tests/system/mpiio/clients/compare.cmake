@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # One client of the MPI-IO layer, run twice on the same rank count: without
-# the layer taking anything (FWDIO_MPIIO unset: every call reaches Open MPI's
-# MPI-IO), then with FWDIO_MPIIO naming its file. Both runs must succeed
+# the layer taking anything (FWDIO_MPIIO unset: every call reaches the MPI's
+# own MPI-IO), then with FWDIO_MPIIO naming its file. Both runs must succeed
 # (the client checks every value it wrote, in the same run and after
 # reopening), the layer must say it took the file, and the two files must be
 # the same, byte for byte.
@@ -15,14 +15,33 @@ file(REMOVE_RECURSE ${WORKDIR})
 file(MAKE_DIRECTORY ${WORKDIR}/without ${WORKDIR}/with)
 string(REPLACE "|" ";" cmd "${CMD}")
 
+# The run's variables go to the ranks only (LD_PRELOAD must not reach
+# mpiexec), through the launcher's flag: Open MPI's -x VAR=value, MPICH's
+# -genv VAR value; more ranks than cores need --oversubscribe with Open MPI
+# only (TC_MPI: tests/CMakeLists.txt).
+set(mpi "$ENV{TC_MPI}")
+set(oversubscribe)
+if(mpi STREQUAL "openmpi")
+  set(oversubscribe --oversubscribe)
+endif()
+
 function(run_client dir env_args out_var)
   string(REPLACE "%FILE%" "${WORKDIR}/${dir}/${FILE}" args "${cmd}")
   set(mpi_env)
   foreach(e ${env_args})
-    list(APPEND mpi_env -x ${e})
+    if(mpi STREQUAL "mpich")
+      string(REGEX REPLACE "=.*" "" var "${e}")
+      string(REGEX REPLACE "^[^=]*=" "" value "${e}")
+      list(APPEND mpi_env -genv ${var} ${value})
+    elseif(mpi STREQUAL "openmpi")
+      list(APPEND mpi_env -x ${e})
+    else()
+      message(FATAL_ERROR "compare.cmake: TC_MPI is '${mpi}': no way known to set "
+                          "${e} for the ranks only")
+    endif()
   endforeach()
   execute_process(
-    COMMAND ${MPIEXEC} -n ${NP} --oversubscribe ${mpi_env} ${args}
+    COMMAND ${MPIEXEC} -n ${NP} ${oversubscribe} ${mpi_env} ${args}
     WORKING_DIRECTORY ${WORKDIR}/${dir}
     RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
   if(NOT rc EQUAL 0)

@@ -46,6 +46,10 @@ program fortran08_client
     call MPI_File_write(fh, tail, 16, MPI_INTEGER, MPI_STATUS_IGNORE)
     call MPI_File_iwrite_at(fh, off + 64, tail(17), 16, MPI_INTEGER, req)
     call MPI_Wait(req, MPI_STATUS_IGNORE)
+    ! Other ranks' bytes are visible after sync, barrier, sync (MPI's rule): one
+    ! sync is not a barrier (ROMIO's returns before other ranks have written).
+    call MPI_File_sync(fh)
+    call MPI_Barrier(MPI_COMM_WORLD)
     call MPI_File_sync(fh)
     call MPI_File_get_size(fh, fsize)
     if (fsize /= head + 128_MPI_OFFSET_KIND * nranks) call fail('the size after the sync')

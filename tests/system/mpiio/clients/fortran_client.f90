@@ -3,7 +3,7 @@
 ! A Fortran MPI-IO program (`use mpi`) for the layer's Fortran bindings:
 ! every rank writes through a strided view with write_at_all, at its
 ! individual pointer after a seek, with iwrite_at and a wait, and an
-! ordered record; syncs, asks the size, sets atomicity, reads its own bytes
+! ordered record; syncs (sync, barrier, sync), asks the size, sets atomicity, reads its own bytes
 ! back before the close; then every rank reopens the file read-only and
 ! checks every rank's values. Run with and without the layer (compare.cmake).
 program fortran_client
@@ -57,6 +57,12 @@ program fortran_client
     call ok(ierr, 'mpi_file_seek_shared')
     call mpi_file_write_ordered(fh, ordered, 16, MPI_BYTE, st, ierr)
     call ok(ierr, 'mpi_file_write_ordered')
+    ! Other ranks' bytes are visible after sync, barrier, sync (MPI's rule): one
+    ! sync is not a barrier (ROMIO's returns before another rank's
+    ! write_ordered has written, and the file is MPI-IO's again since that call).
+    call mpi_file_sync(fh, ierr)
+    call ok(ierr, 'mpi_file_sync')
+    call mpi_barrier(MPI_COMM_WORLD, ierr)
     call mpi_file_sync(fh, ierr)
     call ok(ierr, 'mpi_file_sync')
     call mpi_file_get_size(fh, fsize, ierr)
