@@ -347,7 +347,8 @@ typedef struct fwdio_config {
      *  50 us on Linux (the timer's slack), several per agreement round of a
      *  file. Worth it on a node with a core for every rank's threads (a small
      *  file through the MPI-IO layer: 1.8x faster at 2 ranks); where ranks
-     *  share cores, spinning threads starve the others. 0: the environment
+     *  share cores spinning threads take the CPU from the others (off by
+     *  default until that is measured). 0: the environment
      *  variable FWDIO_POLL_SPIN_US, else FWDIO_DEFAULT_POLL_SPIN_US (off);
      *  1 turns it off; 200 is what was measured. */
     unsigned poll_spin_us;
