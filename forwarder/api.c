@@ -180,6 +180,14 @@ int fwdio_init(MPI_Comm comm, const fwdio_config_t *cfg, fwdio_runtime_t **out)
         rc = FWDIO_EMPI;
         goto fail_rt;
     }
+    /* Spinning while the application waits, where the node has a CPU for
+     * every rank (fwdio_config_t.poll_spin_us 0). */
+    const int me = fwdioi_rt_rank(rt->rt);
+    unsigned spin = fwdioi_rt_choose_spin(rt->rt, fwdioi_topology_node_ranks(&rt->topo, me),
+                                          rt->topo.ranks[me].cpus);
+    if (fwdioi_rt_config(rt->rt)->poll_spin_us == 0)
+        fwdioi_log(FWDIOI_LOG_INFO, "rank %d: poll_spin_us automatic: %u (%d ranks on %d CPUs)", me,
+                   spin, fwdioi_topology_node_ranks(&rt->topo, me), rt->topo.ranks[me].cpus);
     rc = start_area(rt);
     if (rc != FWDIO_OK)
         goto fail_rt;

@@ -345,12 +345,15 @@ typedef struct fwdio_config {
      *  this long before it goes back to timed polls from poll_min_us. A
      *  blocking MPI call polls the same way, and a timed poll costs about
      *  50 us on Linux (the timer's slack), several per agreement round of a
-     *  file. Worth it on a node with a core for every rank's threads (a small
-     *  file through the MPI-IO layer: 1.8x faster at 2 ranks); where ranks
-     *  share cores spinning threads take the CPU from the others (off by
-     *  default until that is measured). 0: the environment
-     *  variable FWDIO_POLL_SPIN_US, else FWDIO_DEFAULT_POLL_SPIN_US (off);
-     *  1 turns it off; 200 is what was measured. */
+     *  file. Worth it on a node with a CPU for every rank (a small file
+     *  through the MPI-IO layer: 1.8x faster at 2 ranks); where ranks share
+     *  CPUs spinning threads take them from the others. 0: the environment
+     *  variable FWDIO_POLL_SPIN_US, else automatic: FWDIO_AUTO_POLL_SPIN_US
+     *  on a node whose ranks of this communicator are no more than the CPUs
+     *  hwloc finds usable there (one job per node, a rank per core), off on
+     *  a node with more ranks than CPUs; every node decides for itself at
+     *  fwdio_init. fwdio cannot see other jobs sharing the node: set 1 there.
+     *  1 turns spinning off. */
     unsigned poll_spin_us;
     /** Room for fields of later versions: leave it zero. */
     uint64_t reserved[6];
@@ -390,10 +393,10 @@ typedef struct fwdio_config {
  *  and the config file are not read for this struct. */
 #define FWDIO_PIN_ALL (~(uint64_t)0)
 
-/** Default poll_spin_us: 1, no spinning, until fwdio can tell a node whose
- *  cores its ranks' threads share (docs/results/mpiio-layer.md: 200 us
- *  measured, 1.4-1.8x faster small files through the MPI-IO layer). */
-#define FWDIO_DEFAULT_POLL_SPIN_US 1u
+/** poll_spin_us chosen automatically (poll_spin_us 0) on a node with a CPU
+ *  for every rank: 200 us (docs/results/mpiio-layer.md, "A file's fixed
+ *  cost": 1.4-1.8x faster small files through the MPI-IO layer). */
+#define FWDIO_AUTO_POLL_SPIN_US 200u
 
 /** Default combine_size: 256 KiB (see docs/results/write-combining.md). */
 #define FWDIO_DEFAULT_COMBINE_SIZE ((size_t)256 << 10)

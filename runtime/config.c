@@ -29,9 +29,10 @@ int fwdioi_config_check(const fwdio_config_t *c, fwdioi_origins_t *why)
     if (c->poll_spin_us > FWDIOI_MAX_POLL_SPIN_US)
         return fwdioi_refuse(why,
                              "poll_spin_us %u%s is out of range: at most %u (100 ms), 1 for no "
-                             "spinning, or 0 for the default (%u: off)",
+                             "spinning, or 0 for the default (%u where the node has a CPU "
+                             "for every rank, else off)",
                              c->poll_spin_us, fwdioi_origin(why, "poll_spin_us", from, sizeof from),
-                             FWDIOI_MAX_POLL_SPIN_US, FWDIO_DEFAULT_POLL_SPIN_US);
+                             FWDIOI_MAX_POLL_SPIN_US, FWDIO_AUTO_POLL_SPIN_US);
     for (size_t i = 0; i < sizeof c->reserved / sizeof c->reserved[0]; i++)
         if (c->reserved[i])
             return fwdioi_refuse(why, "fwdio_config_t.reserved[%zu] is not 0: initialise the "
@@ -62,8 +63,7 @@ int fwdioi_config_resolve(const fwdio_config_t *in, fwdio_config_t *out)
         out->poll_background_us = out->poll_min_us;
     if (out->poll_background_us > out->poll_max_us)
         out->poll_background_us = out->poll_max_us;
-    if (out->poll_spin_us == 0)
-        out->poll_spin_us = FWDIO_DEFAULT_POLL_SPIN_US;
+    /* poll_spin_us 0 stays 0: chosen per node (fwdioi_rt_choose_spin). */
 
     /* The environment and the config file were applied by the caller. */
     if (out->writer_buffer == 0)
@@ -129,4 +129,11 @@ void fwdioi_config_report_clamps(const fwdio_config_t *in, const fwdio_config_t 
         fwdioi_report("shared_buffer %zu raised to %zu: the node-shared area holds at least one "
                       "message of max_message_size and its headroom",
                       in->shared_buffer, resolved->shared_buffer);
+}
+
+unsigned fwdioi_spin_choice(unsigned configured, int ranks_on_node, int node_cpus)
+{
+    if (configured != 0)
+        return configured;
+    return ranks_on_node > 0 && node_cpus >= ranks_on_node ? FWDIO_AUTO_POLL_SPIN_US : 1u;
 }

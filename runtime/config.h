@@ -50,4 +50,10 @@ int fwdioi_config_resolve(const fwdio_config_t *in, fwdio_config_t *out);
  *  why. Call on one rank. */
 void fwdioi_config_report_clamps(const fwdio_config_t *in, const fwdio_config_t *resolved);
 
+/** poll_spin_us for a node with `ranks_on_node` ranks of one runtime and
+ *  `node_cpus` usable CPUs (-1 unknown), when the config leaves it to fwdio
+ *  (`configured` 0): FWDIO_AUTO_POLL_SPIN_US with a CPU for every rank,
+ *  else 1 (off); `configured` otherwise (pure). */
+unsigned fwdioi_spin_choice(unsigned configured, int ranks_on_node, int node_cpus);
+
 #endif

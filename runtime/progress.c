@@ -43,12 +43,13 @@ int fwdioi_rt_on_progress_thread(void) { return on_progress_thread; }
  */
 static int spinning(fwdioi_rt_t *rt, int events, int waiting, int in_flight)
 {
-    if (!waiting || !in_flight || rt->cfg.poll_spin_us <= 1)
+    const unsigned spin_us = atomic_load_explicit(&rt->spin_us, memory_order_relaxed);
+    if (!waiting || !in_flight || spin_us <= 1)
         return 0;
     uint64_t now = fwdioi_now_ns();
     if (events > 0)
         rt->moved_ns = now;
-    return now - rt->moved_ns < (uint64_t)rt->cfg.poll_spin_us * 1000;
+    return now - rt->moved_ns < (uint64_t)spin_us * 1000;
 }
 
 static void schedule_next_poll(fwdioi_rt_t *rt, int events, int client_active)

@@ -32,6 +32,7 @@ int fwdioi_rt_create(MPI_Comm comm, const fwdio_config_t *cfg, const fwdioi_clie
     if (!rt)
         return FWDIO_ENOMEM;
     rt->cfg = conf;
+    atomic_init(&rt->spin_us, conf.poll_spin_us ? conf.poll_spin_us : 1u);
     rt->client = *client;
     rt->comm = MPI_COMM_NULL;
     rc = FWDIO_EMPI;
@@ -90,6 +91,18 @@ MPI_Comm fwdioi_rt_comm(const fwdioi_rt_t *rt) { return rt->comm; }
 int fwdioi_rt_rank(const fwdioi_rt_t *rt) { return rt->rank; }
 int fwdioi_rt_size(const fwdioi_rt_t *rt) { return rt->size; }
 const fwdio_config_t *fwdioi_rt_config(const fwdioi_rt_t *rt) { return &rt->cfg; }
+
+unsigned fwdioi_rt_choose_spin(fwdioi_rt_t *rt, int ranks_on_node, int node_cpus)
+{
+    unsigned us = fwdioi_spin_choice(rt->cfg.poll_spin_us, ranks_on_node, node_cpus);
+    atomic_store_explicit(&rt->spin_us, us, memory_order_relaxed);
+    return us;
+}
+
+unsigned fwdioi_rt_spin_us(const fwdioi_rt_t *rt)
+{
+    return atomic_load_explicit(&((fwdioi_rt_t *)rt)->spin_us, memory_order_relaxed);
+}
 
 #ifdef FWDIOI_DEBUG_CHECKS
 /* The runtime whose lock this thread holds (one at a time: fwdio never

@@ -94,6 +94,12 @@ int fwdioi_rt_rank(const fwdioi_rt_t *rt);
 int fwdioi_rt_size(const fwdioi_rt_t *rt);
 const fwdio_config_t *fwdioi_rt_config(const fwdioi_rt_t *rt);
 
+/** Put fwdioi_spin_choice(cfg's poll_spin_us, ...) in force (app, any
+ *  time). Returns it. */
+unsigned fwdioi_rt_choose_spin(fwdioi_rt_t *rt, int ranks_on_node, int node_cpus);
+/** poll_spin_us in force (any thread). */
+unsigned fwdioi_rt_spin_us(const fwdioi_rt_t *rt);
+
 /** The runtime lock guards the forwarder's state shared between application
  *  and progress threads (the task, call and I/O queues have locks of their
  *  own, taken inside it when both are held). */

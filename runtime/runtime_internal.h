@@ -71,6 +71,10 @@ struct fwdioi_rt {
     unsigned poll_interval_us;
     int poll_armed;
     uint64_t moved_ns; /* progress: when a poll last moved something (spinning) */
+    /* poll_spin_us in force (cfg.poll_spin_us, or the automatic choice of
+     * fwdioi_rt_choose_spin while cfg's is 0): set by the application
+     * thread, read by the progress thread. */
+    atomic_uint spin_us;
     /* Application threads asleep in fwdioi_rt_sleep_locked (changed under
      * the lock, read by the progress thread without it), and whether the
      * progress thread is polling at the background pace (progress thread

@@ -12,6 +12,8 @@
 # Rerun from the repository root after building build (RelWithDebInfo, the
 # default of scripts/setup.sh), with nothing else running:
 #   bash bench/runs/2026-11-28-small-files.sh [cache] [pfs]
+# LAYER_SPIN sets the "layer" run's FWDIO_POLL_SPIN_US (default 200, as
+# measured then; 0 is the automatic choice of later versions).
 # Raw output: $FWDIO_RESULTS_DIR/2026-11-28-small-files (outside the repository).
 set -euo pipefail
 R=${OUT:-${FWDIO_RESULTS_DIR:-$HOME/fwdio-results}/2026-11-28-small-files}
@@ -20,6 +22,7 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_
 B=$(realpath "${BUILD:-build}")
 LAYER="-x LD_PRELOAD=$B/mpiio/libfwdio-mpiio.so -x FWDIO_MPIIO=*.out"
 REPS=${REPS:-3}
+LAYER_SPIN=${LAYER_SPIN:-200}
 
 # run DIR CALLS FILES: every configuration once per repetition and rank count
 run() {
@@ -30,7 +33,7 @@ run() {
             mpiexec -n $np "$B/bench/fwdio-mpiio-calls" --dir "$dir" --calls "$calls" --files "$files"
             echo "== rep $rep np $np layer"
             # shellcheck disable=SC2086
-            mpiexec -n $np $LAYER -x FWDIO_POLL_SPIN_US=200 "$B/bench/fwdio-mpiio-calls" --dir "$dir" --calls "$calls" \
+            mpiexec -n $np $LAYER -x FWDIO_POLL_SPIN_US="$LAYER_SPIN" "$B/bench/fwdio-mpiio-calls" --dir "$dir" --calls "$calls" \
                 --files "$files"
             echo "== rep $rep np $np layer_nospin"
             # shellcheck disable=SC2086

@@ -63,7 +63,7 @@ static void place_of_cpuset(hwloc_topology_t topo, hwloc_const_cpuset_t set,
 /** A place on `node` with nothing known of package, NUMA node or core. */
 static fwdioi_rank_place_t unknown_place(int node)
 {
-    fwdioi_rank_place_t p = {.node = node, .package = -1, .numa = -1, .core = -1};
+    fwdioi_rank_place_t p = {.node = node, .package = -1, .numa = -1, .core = -1, .cpus = -1};
     return p;
 }
 
@@ -102,6 +102,7 @@ static int synthetic_cores(const char *desc, fwdioi_rank_place_t **cores, int *n
     for (int i = 0; i < n; i++) {
         hwloc_obj_t core = hwloc_get_obj_by_type(topo, type, (unsigned)i);
         (*cores)[i].node = 0;
+        (*cores)[i].cpus = -1;
         place_of_cpuset(topo, core->cpuset, &(*cores)[i]);
     }
     *ncores = n;
@@ -157,7 +158,9 @@ static int is_whole_machine(hwloc_topology_t topo, hwloc_const_cpuset_t set)
  * to the whole machine is not bound: all -1, so placement uses the stride
  * rule for its node. The CPU it last ran on is no guide then (unbound ranks
  * move, and a snapshot taken at one moment often shows several ranks on one
- * core); it is used only when the binding cannot be read at all.
+ * core); it is used only when the binding cannot be read at all. Also the
+ * PUs hwloc finds usable on the node (the topology is restricted to the
+ * allowed cpuset: the job's, not the rank's binding).
  */
 static void discover_own_place(fwdioi_rank_place_t *place)
 {
@@ -168,6 +171,7 @@ static void discover_own_place(fwdioi_rank_place_t *place)
     hwloc_cpuset_t set = hwloc_bitmap_alloc();
     if (!set || hwloc_topology_load(topo) != 0)
         goto out;
+    place->cpus = hwloc_bitmap_weight(hwloc_topology_get_topology_cpuset(topo));
     int known = hwloc_get_cpubind(topo, set, HWLOC_CPUBIND_PROCESS) == 0 ||
                 hwloc_get_cpubind(topo, set, HWLOC_CPUBIND_THREAD) == 0;
     if (known) {
@@ -217,19 +221,23 @@ static int all_ok(MPI_Comm comm, int ok)
     return all;
 }
 
-/** Fill `out` from the gathered (leader, package, numa, core) of every rank;
+#define GATHERED 5 /* ints per rank: leader, package, numa, core, cpus */
+
+/** Fill `out` from the gathered (leader, package, numa, core, cpus) of every rank;
  *  `scratch` has room for 2 * nranks ints. */
 static void unpack_places(const int *gathered, int nranks, int *scratch, fwdioi_topology_t *out)
 {
     int *leader = scratch, *node = scratch + nranks;
     for (int r = 0; r < nranks; r++)
-        leader[r] = gathered[4 * r];
+        leader[r] = gathered[GATHERED * r];
     number_nodes(leader, nranks, node, &out->nnodes);
     for (int r = 0; r < nranks; r++) {
+        const int *g = gathered + GATHERED * r;
         out->ranks[r].node = node[r];
-        out->ranks[r].package = gathered[4 * r + 1];
-        out->ranks[r].numa = gathered[4 * r + 2];
-        out->ranks[r].core = gathered[4 * r + 3];
+        out->ranks[r].package = g[1];
+        out->ranks[r].numa = g[2];
+        out->ranks[r].core = g[3];
+        out->ranks[r].cpus = g[4];
     }
     out->nranks = nranks;
 }
@@ -244,14 +252,14 @@ int fwdioi_topology_discover(MPI_Comm comm, fwdioi_topology_t *out)
         return -1;
     fwdioi_rank_place_t self;
     discover_own_place(&self);
-    int mine[4] = {leader, self.package, self.numa, self.core};
+    int mine[GATHERED] = {leader, self.package, self.numa, self.core, self.cpus};
 
-    int *gathered = malloc((size_t)nranks * 4 * sizeof *gathered);
+    int *gathered = malloc((size_t)nranks * GATHERED * sizeof *gathered);
     int *scratch = malloc((size_t)nranks * 2 * sizeof *scratch);
     out->ranks = malloc((size_t)nranks * sizeof *out->ranks);
     int ok = all_ok(comm, gathered && scratch && out->ranks);
     if (ok == 1 &&
-        MPI_Allgather(mine, 4, MPI_INT, gathered, 4, MPI_INT, comm) == MPI_SUCCESS)
+        MPI_Allgather(mine, GATHERED, MPI_INT, gathered, GATHERED, MPI_INT, comm) == MPI_SUCCESS)
         unpack_places(gathered, nranks, scratch, out);
     else
         ok = 0;
@@ -262,6 +270,14 @@ int fwdioi_topology_discover(MPI_Comm comm, fwdioi_topology_t *out)
         return -1;
     }
     return 0;
+}
+
+int fwdioi_topology_node_ranks(const fwdioi_topology_t *t, int rank)
+{
+    int n = 0;
+    for (int r = 0; r < t->nranks; r++)
+        n += t->ranks[r].node == t->ranks[rank].node;
+    return n;
 }
 
 void fwdioi_topology_free(fwdioi_topology_t *t)

@@ -21,6 +21,7 @@ typedef struct fwdioi_rank_place {
     int package;
     int numa;
     int core;
+    int cpus; /* CPUs (PUs) hwloc finds usable on the rank's node, -1 unknown */
 } fwdioi_rank_place_t;
 
 typedef struct fwdioi_topology {
@@ -45,10 +46,14 @@ int fwdioi_topology_synthetic(const char *desc, int nranks, int ranks_per_node,
  * MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) numbered in rank order of their
  * first rank, each rank's package/NUMA/core from hwloc (its CPU binding; an
  * unbound rank is unknown, so placement falls back to the stride rule; the
- * CPU it last ran on only when the binding cannot be read), gathered to every
+ * CPU it last ran on only when the binding cannot be read) and the CPUs
+ * usable on its node (the job's cpuset, not its binding), gathered to every
  * rank. Returns 0, or -1 on every rank (an MPI or memory failure).
  */
 int fwdioi_topology_discover(MPI_Comm comm, fwdioi_topology_t *out);
+
+/** How many ranks of `t` share the node of `rank`. */
+int fwdioi_topology_node_ranks(const fwdioi_topology_t *t, int rank);
 
 void fwdioi_topology_free(fwdioi_topology_t *t);
 

@@ -694,7 +694,7 @@ void fwdioi_settings_print_config(const fwdio_config_t *c, FILE *out)
             "poll_spin_us=%u%s max_message_size=%zu writer_buffer=%zu staging_buffer=%zu io_inline=%d watchdog=%u "
             "combine_size=%zu%s shared_buffer=%zu%s\n",
             callback_modes[c->callback_mode], c->poll_min_us, c->poll_max_us,
-            c->poll_background_us, c->poll_spin_us, c->poll_spin_us <= 1 ? " (off)" : "",
+            c->poll_background_us, c->poll_spin_us, c->poll_spin_us == 0 ? " (auto)" : c->poll_spin_us == 1 ? " (off)" : "",
             c->max_message_size, c->writer_buffer, c->staging_buffer,
             c->io_inline, c->watchdog, c->combine_size, c->combine_size <= 1 ? " (off)" : "", c->shared_buffer,
             c->shared_buffer <= 1 ? " (off)" : "");
