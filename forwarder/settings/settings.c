@@ -79,7 +79,8 @@ enum { FROM_DEFAULT, FROM_CODE, FROM_ENV, FROM_FILE };
 static const char *const other_vars[] = {"FWDIO_CONFIG", "FWDIO_VERBOSE", "FWDIO_TRACE",
                                            "FWDIO_TRACE_MAX_EVENTS", "FWDIO_FAULT",
                                            /* libfwdio-mpiio.so's (mpiio/README.md) */
-                                           "FWDIO_MPIIO", "FWDIO_MPIIO_CLOSE", "FWDIO_MPIIO_SYNC", NULL};
+                                           "FWDIO_MPIIO", "FWDIO_MPIIO_CLOSE", "FWDIO_MPIIO_SYNC",
+                                           "FWDIO_MPIIO_READBACK", NULL};
 
 /* The config file may be no larger: a bigger one is not a configuration. */
 enum { MAX_FILE_BYTES = 1 << 20 };

@@ -450,6 +450,25 @@ static void section_refusals(void)
         set_env("FWDIO_MAX_MESSAGE_SIZE", NULL);
     }
 
+    /* Every variable fwdio or its MPI-IO layer reads is known; a typo is
+     * not: rank 0 names it, init goes on. */
+    set_env("FWDIO_MPIIO_READBACK", "1M");
+    set_env("FWDIO_MPIIO_SYNC", "sync");
+    set_env("FWDIO_STRIPE_SIZ", "1M");
+    tc_capture_begin(&cap, "unknown_env");
+    TC_EXPECT(fwdio_init(MPI_COMM_WORLD, NULL, &rt), FWDIO_OK, "a typo in the environment");
+    TC_EXPECT(fwdio_finalize(rt), FWDIO_OK, "finalize after a typo");
+    rt = NULL;
+    text = tc_capture_end(&cap);
+    expect_said("unknown variable", text, 0, "unknown environment variable FWDIO_STRIPE_SIZ",
+                "FWDIO_STRIPE_SIZ");
+    TC_CHECK(!has(text, "FWDIO_MPIIO"), "the layer's variables are fwdio's: rank %d said:\n%s",
+             tc_rank, text ? text : "");
+    free(text);
+    set_env("FWDIO_MPIIO_READBACK", NULL);
+    set_env("FWDIO_MPIIO_SYNC", NULL);
+    set_env("FWDIO_STRIPE_SIZ", NULL);
+
     /* FWDIO_CONFIG naming a directory. */
     set_env("FWDIO_CONFIG", tc_tmpdir());
     tc_capture_begin(&cap, "config_dir");
