@@ -203,10 +203,29 @@ static int agree(mpiio_file_t *f, int code, const char *call, int *flag)
     int mine[2] = {code != MPI_SUCCESS ? f->rank : size, !(flag && *flag)};
     int all[2] = {size, 1};
     int rc = PMPI_Allreduce(mine, all, 2, MPI_INT, MPI_MIN, f->comm);
+    if (rc != MPI_SUCCESS) {
+        /* The agreement itself failed: this rank cannot know what the
+         * others decided. It never reports success over it, and it takes
+         * the flag as set: a rank with the flag set makes the same calls
+         * whatever the others chose (mpiio_close: a last step, whose
+         * disagreement fwdio's close then reports on every rank, and the
+         * second agreement, which every rank makes). */
+        if (flag)
+            *flag = 1;
+        if (code != MPI_SUCCESS)
+            return code;
+        char why[MPI_MAX_ERROR_STRING];
+        int cls = MPI_ERR_OTHER;
+        PMPI_Error_class(rc, &cls);
+        code_text(rc, why, sizeof why);
+        return mpiio_refuse(f, cls, "%s: the ranks' agreement on the outcome (MPI_Allreduce) "
+                                    "failed on rank %d: %s",
+                            call, f->rank, why);
+    }
     int first = all[0];
     if (flag)
-        *flag = rc == MPI_SUCCESS ? !all[1] : *flag;
-    if (rc != MPI_SUCCESS || first == size)
+        *flag = !all[1];
+    if (first == size)
         return code;
     /* The lowest failing rank's class and text go to every rank. */
     struct {

@@ -309,13 +309,15 @@ int mpiio_close(mpiio_file_t *f, MPI_File *fh)
      * close may return before the stream is done. The same round says
      * whether any rank keeps overwrites for after the stream's bytes (its
      * overlay): then every rank ends a last step (collective), so that they
-     * are written after it, and the outcome is agreed again. Otherwise the
-     * bytes since the last step end go with the close itself, which saves
-     * the step's own agreements. */
+     * are written after it. Otherwise the bytes since the last step end go
+     * with the close itself, which saves the step's own agreements. The
+     * outcome is agreed again either way (a blocking allreduce, about a
+     * microsecond), so that a rank whose first agreement failed, and which
+     * cannot know what the others chose, makes the same calls as they do. */
     int last_step = f->stream && f->overlay != NULL;
     code = mpiio_agree_error_flag(f, code, "MPI_File_close", &last_step);
-    if (f->stream && last_step) {
-        int rc = mpiio_end_step(f, "MPI_File_close");
+    if (f->stream) {
+        int rc = last_step ? mpiio_end_step(f, "MPI_File_close") : MPI_SUCCESS;
         code = mpiio_agree_error(f, code != MPI_SUCCESS ? code : rc, "MPI_File_close");
     }
     if (f->stream) {

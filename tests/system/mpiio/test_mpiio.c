@@ -84,6 +84,7 @@ static const case_t cases[] = {
     {"own_failures", case_own_failures, 0},
     {"own_read_limit", case_own_read_limit, 0},
     {"async_close_fault", case_async_close_fault, 0},
+    {"agree_fault", case_agree_fault, 0},
 };
 enum { NCASES = sizeof cases / sizeof cases[0] };
 

@@ -264,3 +264,105 @@ void case_long_path(void)
         rmdir(dir);
     }
 }
+
+/* ------------------------------------------------------------------------- */
+/* Case: the layer's own agreement fails on one rank                         */
+/* ------------------------------------------------------------------------- */
+
+#if MPIIO_TEST_LAYER
+#include <dlfcn.h>
+
+/* Set on one rank just before a collective call: that rank's next
+ * PMPI_Allreduce (the layer's agreements; fwdio's own collectives and this
+ * program's MPI_Allreduce do not come here) completes with the others and
+ * then returns MPI_ERR_OTHER, as an MPI whose collective failed after the
+ * exchange would. The layer is linked ahead of libmpi and calls
+ * PMPI_Allreduce; this definition in the program comes first. */
+static volatile int fail_next_allreduce;
+
+int PMPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                   MPI_Op op, MPI_Comm comm)
+{
+    typedef int (*allreduce_fn)(const void *, void *, int, MPI_Datatype, MPI_Op, MPI_Comm);
+    static allreduce_fn real;
+    if (!real)
+        *(void **)&real = dlsym(RTLD_NEXT, "PMPI_Allreduce");
+    int rc = real(sendbuf, recvbuf, count, datatype, op, comm);
+    if (rc == MPI_SUCCESS && fail_next_allreduce) {
+        fail_next_allreduce = 0;
+        return MPI_ERR_OTHER;
+    }
+    return rc;
+}
+
+/* One file: every rank writes its piece (collectively or, with `overlay`,
+ * independently, rank 0 then writing over its own piece through a second
+ * handle, so that the others agree on a last step at the close); rank 1's
+ * agreement at the close fails. Rank 1's close must fail, no rank may wait
+ * for ever, and every rank's close reports the failure (the second
+ * agreement of the close tells them). */
+static void agree_fault_file(const char *name, int overlay)
+{
+    remove_file(name);
+    model_t m = {.holes_zero = 1};
+    MPI_File fh = open_file(name, MPI_MODE_RDWR | MPI_MODE_CREATE);
+    if (fh == MPI_FILE_NULL)
+        return;
+    OK(MPI_File_set_errhandler(fh, MPI_ERRORS_RETURN));
+    const int64_t piece = 4096;
+    uint8_t *b = pattern_buf(g_rank * piece, piece, seed_of(1));
+    if (overlay)
+        OK(MPI_File_write_at(fh, g_rank * piece, b, (int)piece, MPI_BYTE, MPI_STATUS_IGNORE));
+    else
+        OK(MPI_File_write_at_all(fh, g_rank * piece, b, (int)piece, MPI_BYTE,
+                                 MPI_STATUS_IGNORE));
+    free(b);
+    for (int q = 0; q < g_size; q++)
+        model_put(&m, q * piece, piece, seed_of(1));
+    if (overlay) {
+        MPI_File fs = open_comm(MPI_COMM_SELF, name, MPI_MODE_RDWR);
+        if (g_rank == 0 && fs != MPI_FILE_NULL) {
+            uint8_t *o = pattern_buf(100, 200, seed_of(2));
+            OK(MPI_File_write_at(fs, 100, o, 200, MPI_BYTE, MPI_STATUS_IGNORE));
+            free(o);
+        }
+        model_put(&m, 100, 200, seed_of(2));
+        close_file(&fs);
+    }
+    fail_next_allreduce = g_rank == 1;
+    int rc = MPI_File_close(&fh);
+    int failed_to_inject = fail_next_allreduce;
+    fail_next_allreduce = 0;
+    CHECK(!failed_to_inject, "%s: the close made no agreement on rank 1", name);
+    if (g_rank == 1) {
+        CHECK(rc != MPI_SUCCESS, "%s: rank 1's close returned MPI_SUCCESS although its "
+                                 "agreement failed", name);
+        CHECK(rc == MPI_SUCCESS || strstr(err_text(rc), "MPI_Allreduce") ||
+                  !g_code_text, "%s: rank 1's close error does not name the agreement: %s",
+              name, err_text(rc));
+    }
+    /* Every rank's close says the same: it failed. */
+    int ok = rc == MPI_SUCCESS, any_ok = 0;
+    MPI_Allreduce(&ok, &any_ok, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    CHECK(!any_ok, "%s: the close succeeded on some ranks (here: %s) although rank 1's "
+                   "agreement failed", name, ok ? "succeeded" : err_text(rc));
+    /* A rank told the close succeeded may rely on the bytes. */
+    if (any_ok)
+        check_file(name, &m);
+    model_free(&m);
+}
+#endif
+
+void case_agree_fault(void)
+{
+#if MPIIO_TEST_LAYER
+    if (g_size < 2) {
+        note("agree_fault needs 2 ranks or more");
+        return;
+    }
+    agree_fault_file("agree_fault.mpiio", 0);
+    agree_fault_file("agree_fault_overlay.mpiio", 1);
+#else
+    note("agree_fault tests the layer's own agreement: nothing to do without it");
+#endif
+}

@@ -235,6 +235,7 @@ void case_fault_eio(void);
 void case_fault_nospc(void);
 void case_own_failures(void);
 void case_long_path(void);
+void case_agree_fault(void);
 /* types.c */
 void case_memtype_order(void);
 void case_large_memtype(void);
