@@ -271,16 +271,23 @@ int mpiio_settle_all(mpiio_file_t *f, const char *call)
     return rc != MPI_SUCCESS ? rc : wait;
 }
 
-/* Close the stream and wait for it: every byte written is in the file. */
-static int finish_stream(mpiio_file_t *f, const char *call)
+/* Wait for a stream fwdio_close returned `closed` for: every byte written
+ * is in the file. */
+static int wait_stream(mpiio_file_t *f, int closed, const char *call)
 {
-    int rc = fwdio_close(f->stream);
+    int rc = closed;
     if (rc == FWDIO_OK)
         rc = fwdio_wait(f->stream);
     int code = rc == FWDIO_OK ? MPI_SUCCESS : mpiio_file_error(f, rc, call);
     fwdio_file_free(f->stream);
     f->stream = NULL;
     return code;
+}
+
+/* Close the stream and wait for it. */
+static int finish_stream(mpiio_file_t *f, const char *call)
+{
+    return wait_stream(f, fwdio_close(f->stream), call);
 }
 
 int mpiio_release(mpiio_file_t *f, const char *reason)
@@ -320,17 +327,23 @@ int mpiio_close(mpiio_file_t *f, MPI_File *fh)
         int rc = last_step ? mpiio_end_step(f, "MPI_File_close") : MPI_SUCCESS;
         code = mpiio_agree_error(f, code != MPI_SUCCESS ? code : rc, "MPI_File_close");
     }
-    if (f->stream) {
-        if (mpiio_close_async() && code == MPI_SUCCESS) {
-            if (fwdio_close(f->stream) == FWDIO_OK) {
-                mpiio_add_pending(f->stream, f->path);
-                f->stream = NULL;
-            }
-        }
-        if (f->stream) { /* an earlier failure stays the one reported */
-            int fin = finish_stream(f, "MPI_File_close");
-            code = code != MPI_SUCCESS ? code : fin;
-        }
+    /* fwdio's close (its agreements, the writers' last pwrite and close)
+     * goes on while MPI-IO closes its own handle of the file; both are done
+     * before this returns, unless the close may return early
+     * (FWDIO_MPIIO_CLOSE=async). A sync still owed (FWDIO_MPIIO_SYNC=async)
+     * needs the bytes in first and the handle open. */
+    int closing = FWDIO_OK, stream_open = f->stream != NULL;
+    if (stream_open)
+        closing = fwdio_close(f->stream);
+    if (stream_open && closing == FWDIO_OK && mpiio_close_async() && code == MPI_SUCCESS) {
+        mpiio_add_pending(f->stream, f->path);
+        f->stream = NULL;
+        stream_open = 0;
+    }
+    if (stream_open && f->sync_owed) {
+        int fin = wait_stream(f, closing, "MPI_File_close");
+        code = code != MPI_SUCCESS ? code : fin; /* an earlier failure stays the one reported */
+        stream_open = 0;
     }
     /* Syncs that returned early (FWDIO_MPIIO_SYNC=async) promised durability
      * by the close at the latest. */
@@ -355,6 +368,10 @@ int mpiio_close(mpiio_file_t *f, MPI_File *fh)
     }
     mpiio_remove_file(f);
     int rc = PMPI_File_close(fh);
+    if (stream_open) {
+        int fin = wait_stream(f, closing, "MPI_File_close");
+        code = code != MPI_SUCCESS ? code : fin;
+    }
     free_file(f);
     return code != MPI_SUCCESS ? code : rc;
 }
