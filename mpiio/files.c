@@ -327,23 +327,19 @@ int mpiio_close(mpiio_file_t *f, MPI_File *fh)
         int rc = last_step ? mpiio_end_step(f, "MPI_File_close") : MPI_SUCCESS;
         code = mpiio_agree_error(f, code != MPI_SUCCESS ? code : rc, "MPI_File_close");
     }
-    /* fwdio's close (its agreements, the writers' last pwrite and close)
-     * goes on while MPI-IO closes its own handle of the file; both are done
-     * before this returns, unless the close may return early
-     * (FWDIO_MPIIO_CLOSE=async). A sync still owed (FWDIO_MPIIO_SYNC=async)
-     * needs the bytes in first and the handle open. */
-    int closing = FWDIO_OK, stream_open = f->stream != NULL;
-    if (stream_open)
-        closing = fwdio_close(f->stream);
-    if (stream_open && closing == FWDIO_OK && mpiio_close_async() && code == MPI_SUCCESS) {
-        mpiio_add_pending(f->stream, f->path);
-        f->stream = NULL;
-        stream_open = 0;
-    }
-    if (stream_open && f->sync_owed) {
-        int fin = wait_stream(f, closing, "MPI_File_close");
-        code = code != MPI_SUCCESS ? code : fin; /* an earlier failure stays the one reported */
-        stream_open = 0;
+    /* fwdio's close, then the wait for it (every byte in the file), unless
+     * the close may return early (FWDIO_MPIIO_CLOSE=async). Both before
+     * MPI-IO's own close: a failure goes through the file's error handler,
+     * which needs the handle open. */
+    if (f->stream) {
+        int closing = fwdio_close(f->stream);
+        if (closing == FWDIO_OK && mpiio_close_async() && code == MPI_SUCCESS) {
+            mpiio_add_pending(f->stream, f->path);
+            f->stream = NULL;
+        } else { /* an earlier failure stays the one reported */
+            int fin = wait_stream(f, closing, "MPI_File_close");
+            code = code != MPI_SUCCESS ? code : fin;
+        }
     }
     /* Syncs that returned early (FWDIO_MPIIO_SYNC=async) promised durability
      * by the close at the latest. */
@@ -368,10 +364,6 @@ int mpiio_close(mpiio_file_t *f, MPI_File *fh)
     }
     mpiio_remove_file(f);
     int rc = PMPI_File_close(fh);
-    if (stream_open) {
-        int fin = wait_stream(f, closing, "MPI_File_close");
-        code = code != MPI_SUCCESS ? code : fin;
-    }
     free_file(f);
     return code != MPI_SUCCESS ? code : rc;
 }

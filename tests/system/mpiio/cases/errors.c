@@ -280,8 +280,10 @@ void case_long_path(void)
  * PMPI_Allreduce; this definition in the program comes first. */
 static volatile int fail_next_allreduce;
 
-int PMPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-                   MPI_Op op, MPI_Comm comm)
+/* Exported whatever visibility mpi.h declares it with (MPICH's: hidden). */
+__attribute__((visibility("default"))) int PMPI_Allreduce(const void *sendbuf, void *recvbuf,
+                                                          int count, MPI_Datatype datatype,
+                                                          MPI_Op op, MPI_Comm comm)
 {
     typedef int (*allreduce_fn)(const void *, void *, int, MPI_Datatype, MPI_Op, MPI_Comm);
     static allreduce_fn real;
