@@ -40,6 +40,17 @@ foreach(f "include/fwdio.h" "include/fwdio_version.h" "${FWDIO_LIBDIR}/cmake/fwd
   endif()
 endforeach()
 
+# 1b. Every installed program runs from the prefix as it is (its libraries
+#     found beside it, no LD_LIBRARY_PATH) and takes --help.
+file(GLOB installed_programs "${prefix}/bin/*")
+if(NOT installed_programs)
+  message(FATAL_ERROR "installed tree has no programs in bin/")
+endif()
+foreach(p ${installed_programs})
+  get_filename_component(name "${p}" NAME)
+  step("the installed ${name} --help" "${CMAKE_COMMAND}" -E env --unset=LD_LIBRARY_PATH "${p}" --help)
+endforeach()
+
 # 2. find_package(fwdio) from a separate CMake project.
 set(build_type_args "")
 if(FWDIO_CONFIG)
