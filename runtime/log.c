@@ -6,6 +6,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* FWDIO_VERBOSE, read on first use (fwdio_init's thread) and kept: the
  * progress thread must not read the environment while the application may be
@@ -30,12 +31,33 @@ static _Thread_local FILE *held;
 static _Thread_local char *held_text;
 static _Thread_local size_t held_len;
 
+/* One line, written with one call: lines that several ranks print at once
+ * stay whole (stderr is unbuffered: piece by piece, they interleave as
+ * "fwdio: fwdio: ..."). */
 static void print_line(const char *fmt, va_list ap)
 {
     FILE *out = held ? held : stderr;
-    fputs("fwdio: ", out);
-    vfprintf(out, fmt, ap);
-    fputc('\n', out);
+    char line[1024];
+    va_list again;
+    va_copy(again, ap);
+    int n = vsnprintf(line + 7, sizeof line - 8, fmt, ap);
+    memcpy(line, "fwdio: ", 7);
+    if (n >= 0 && (size_t)n < sizeof line - 8) {
+        line[7 + n] = '\n';
+        line[8 + n] = '\0';
+        fputs(line, out);
+    } else if (n >= 0) { /* longer than the line: the slow way */
+        char *big = malloc((size_t)n + 9);
+        if (big) {
+            memcpy(big, "fwdio: ", 7);
+            vsnprintf(big + 7, (size_t)n + 1, fmt, again);
+            big[7 + n] = '\n';
+            big[8 + n] = '\0';
+            fputs(big, out);
+            free(big);
+        }
+    }
+    va_end(again);
 }
 
 void fwdioi_log(int level, const char *fmt, ...)
