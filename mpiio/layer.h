@@ -108,12 +108,14 @@ typedef struct mpiio_file {
     struct mpiio_file *next;
 } mpiio_file_t;
 
+/* --- say.c: what the layer says on stderr ------------------------------------- */
+int mpiio_verbose(void); /* FWDIO_VERBOSE set, not 0 */
+void mpiio_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 /* --- state.c: is the layer on; runtimes per communicator; the file table --- */
 int mpiio_active(void);             /* FWDIO_MPIIO set and MPI_THREAD_MULTIPLE given */
 int mpiio_wanted(void);             /* FWDIO_MPIIO set (asked for before MPI_Init) */
 void mpiio_set_thread_level(int provided);
-int mpiio_verbose(void);
-void mpiio_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 const char *mpiio_match(const char *path); /* the pattern that takes path, or NULL */
 fwdio_runtime_t *mpiio_runtime_for(MPI_Comm comm, char *why, size_t why_len);
 void mpiio_add_file(mpiio_file_t *f);
@@ -187,13 +189,17 @@ int mpiio_local_error(mpiio_file_t *f, int status, int sys_errno, const char *te
 int mpiio_refuse(mpiio_file_t *f, int cls, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-/* --- files.c: taking, settling and releasing files -------------------------- */
+/* --- files.c: taking and releasing files -------------------------------------- */
 int mpiio_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info, MPI_File *fh);
 /* The hints of an open of path that fwdio can honour (hints.c): a new info
  * to free, or MPI_INFO_NULL. The others are left out, as MPI ignores hints
  * it cannot use; FWDIO_VERBOSE says which. */
 MPI_Info mpiio_hints_for_fwdio(MPI_Info info, const char *path);
 int mpiio_close(mpiio_file_t *f, MPI_File *fh);
+/* Hand the file back to MPI-IO for good (collective). */
+int mpiio_release(mpiio_file_t *f, const char *reason);
+
+/* --- steps.c: ending steps and settling them ----------------------------------- */
 /* End a step on every rank (collective) and wait until every byte written
  * before is in the file. */
 int mpiio_settle_all(mpiio_file_t *f, const char *call);
@@ -202,9 +208,8 @@ int mpiio_settle_ended(mpiio_file_t *f, const char *call);
 /* Wait (independently) for the steps this rank ended, reporting nothing: a
  * failure is the file's own calls' to report. */
 void mpiio_settle_quietly(mpiio_file_t *f);
-/* Hand the file back to MPI-IO for good (collective). */
-int mpiio_release(mpiio_file_t *f, const char *reason);
-/* End a step after a collective write (collective). */
+/* End a step after a collective write (collective); the overlay follows it
+ * into the file. */
 int mpiio_end_step(mpiio_file_t *f, const char *call);
 
 /* --- extents.c: the set of this rank's extents in the stream ------------------ */
@@ -219,11 +224,18 @@ void mpiio_extents_clear(mpiio_extents_t *x);
  * Open MPI 4.1's OMPIO gets it wrong on several ranks (used over every MPI:
  * it needs nothing of the MPI-IO below, and passes over MPICH's ROMIO too). */
 int mpiio_preallocate(mpiio_file_t *f, MPI_Offset size);
+
+/* --- overlay.c: overwrites through another handle, kept for after a step ------- */
 /* Did this rank write bytes since its last step end (to the stream, or kept
  * in the overlay)? Does [start, end) touch them? */
 int mpiio_has_unended(const mpiio_file_t *f);
 int mpiio_touches_unended(const mpiio_file_t *f, int64_t start, int64_t end);
-/* Write the overlay (after the steps that came before it are in the file). */
+/* Keep len bytes of data at off in the overlay: FWDIO_OK or FWDIO_ENOMEM. */
+int mpiio_overlay_add(mpiio_file_t *f, const char *data, int64_t len, int64_t off);
+/* Keep them in the overlay of each alias whose unended bytes they touch:
+ * non-zero when a copy could not be kept (no memory). */
+int mpiio_aliases_keep(mpiio_file_t **alias, size_t n, const char *data, int64_t off, int64_t len);
+/* Write the overlay (the caller waited for the steps that came before it). */
 int mpiio_overlay_apply(mpiio_file_t *f, const char *call);
 void mpiio_overlay_drop(mpiio_file_t *f);
 /* Copies of count x type from buf, written at data position pos of `view`
@@ -231,6 +243,13 @@ void mpiio_overlay_drop(mpiio_file_t *f);
  * they land on (best effort: no memory, no copy). */
 void mpiio_copy_to_aliases(mpiio_file_t **alias, size_t n, const mpiio_view_t *view,
                            int64_t pos, const void *buf, int count, MPI_Datatype type);
+
+/* --- direct.c: bytes the layer writes itself ------------------------------------ */
+/* The layer's own descriptor of the file (opened on first use), or -1. */
+int mpiio_direct_fd(mpiio_file_t *f);
+/* pwrite len bytes at off: MPI_SUCCESS, or this rank's error (mpiio_local_error). */
+int mpiio_direct_write(mpiio_file_t *f, const char *data, int64_t len, int64_t off,
+                       const char *call);
 
 /* --- pack.c: memory types' bytes in typemap order ------------------------------ */
 /* count x type's bytes (MPI_Type_size_x: 2^31 and more too): MPI_SUCCESS,

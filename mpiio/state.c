@@ -59,22 +59,6 @@ int mpiio_active(void)
     return thread_level == MPI_THREAD_MULTIPLE;
 }
 
-int mpiio_verbose(void)
-{
-    const char *v = getenv("FWDIO_VERBOSE");
-    return v && *v && strcmp(v, "0") != 0;
-}
-
-void mpiio_say(const char *fmt, ...)
-{
-    char line[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof(line), fmt, ap);
-    va_end(ap);
-    fprintf(stderr, "fwdio-mpiio: %s\n", line);
-}
-
 const char *mpiio_match(const char *path)
 {
     static __thread char hit[256];

@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* A taken file's steps: the stream's step that a collective call ends, and
+ * the waits for the steps already ended (settling) that calls needing the
+ * bytes in the file make. */
+#include "layer.h"
+
+int mpiio_end_step(mpiio_file_t *f, const char *call)
+{
+    int rc = fwdio_step_end(f->stream);
+    f->steps_ended++;
+    /* A failed stream (known here sooner than elsewhere, perhaps) is the
+     * step's status, which the calls that wait for it report everywhere. */
+    int code = MPI_SUCCESS;
+    if (rc != FWDIO_OK && rc != FWDIO_EFAILED) {
+        char text[MPI_MAX_ERROR_STRING];
+        mpiio_error_text(text, sizeof text, f->path, "%s: ending the step: %s", call,
+                         fwdio_strerror(rc));
+        code = mpiio_local_error(f, rc, 0, text);
+    }
+    /* Overwrites kept during the step follow it into the file, after the
+     * stream's bytes they overwrite. */
+    int over = f->overlay ? mpiio_settle_ended(f, call) : MPI_SUCCESS;
+    if (over == MPI_SUCCESS)
+        over = mpiio_overlay_apply(f, call);
+    else
+        mpiio_overlay_drop(f);
+    mpiio_extents_clear(&f->own); /* the next step may write any of them again */
+    mpiio_copies_clear(&f->copies);
+    return code != MPI_SUCCESS ? code : over;
+}
+
+int mpiio_settle_ended(mpiio_file_t *f, const char *call)
+{
+    if (!f->stream || f->steps_ended == 0)
+        return MPI_SUCCESS;
+    int rc = fwdio_step_wait(f->stream, f->steps_ended - 1);
+    return rc == FWDIO_OK ? MPI_SUCCESS : mpiio_file_error(f, rc, call);
+}
+
+void mpiio_settle_quietly(mpiio_file_t *f)
+{
+    if (f->stream && f->steps_ended > 0)
+        (void)fwdio_step_wait(f->stream, f->steps_ended - 1);
+}
+
+int mpiio_settle_all(mpiio_file_t *f, const char *call)
+{
+    if (!f->stream)
+        return MPI_SUCCESS;
+    int rc = mpiio_end_step(f, call);
+    int wait = mpiio_settle_ended(f, call);
+    return rc != MPI_SUCCESS ? rc : wait;
+}
