@@ -1,0 +1,180 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The cost model against the MPI calls fwdio makes (docs/scaling.md): each
+ * rank counts its calls with the PMPI shim (tests/util/mpi_counts.c) around
+ * one file and around one stream step, and checks them against the model of
+ * apps/common/cost_model.c for its own rank: the data messages it sends
+ * (MPI_Issend, with their wire bytes) and receives as a writer (matched
+ * MPI_Improbe, MPI_Imrecv and its bytes), no control messages, the
+ * communicator duplications and the agreements (MPI_Iallreduce,
+ * MPI_Iexscan, with the bytes of their buffers). The constants of the
+ * protocol the model mirrors (fields of the open check, an error report,
+ * the sums beside the bytes per writer, the wire header and piece) are
+ * checked with them: a change in the library shows here as a difference in
+ * the agreements' or the messages' bytes.
+ *
+ * Sections, on one node (the model's N = 1):
+ *   file    the node-shared area off: every message to another rank's writer
+ *           goes over MPI; block layout, W = P / 2, the runtime's first file
+ *   stream  the same runtime: a stream, one step, then the close
+ *   area    a second runtime with the area on: messages to writers of the
+ *           node go through it, none over MPI; cyclic layout
+ */
+#define _GNU_SOURCE
+#include "cost_model.h"
+#include "mpi_counts.h"
+#include "test_common.h"
+
+#include <fwdio.h>
+#include <mpi.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static fwdio_callback_mode_t g_mode = FWDIO_CALLBACKS_ON_POLL;
+
+#define BLOCK ((uint64_t)40 << 10) /* bytes per rank: combined, five stripes */
+#define STRIPE ((uint64_t)8 << 10)
+#define UNIT ((uint64_t)4 << 10)
+
+static void model_input(cost_input_t *in, int writers, int cyclic, int stream, int area,
+                        int first)
+{
+    memset(in, 0, sizeof *in);
+    in->ranks = tc_size;
+    in->writers = writers;
+    in->nodes = 1;
+    in->size = (uint64_t)tc_size * BLOCK;
+    in->stripe_size = STRIPE;
+    in->write_size = UNIT;
+    in->cyclic = cyclic;
+    in->stream = stream;
+    in->area = area;
+    in->first_file = first;
+    cost_model_defaults(in);
+}
+
+static void expect(const char *what, const char *section, uint64_t got, uint64_t want)
+{
+    TC_CHECK(got == want, "%s: %s measured %llu, model %llu", section, what,
+             (unsigned long long)got, (unsigned long long)want);
+}
+
+/* One file (or stream with one step) written by every rank, counted. */
+static void run_section(fwdio_runtime_t *rt, const char *section, const cost_input_t *in)
+{
+    tc_phase("%s", section);
+    fwdio_options_t o;
+    fwdio_options_init(&o);
+    o.writers = in->writers;
+    o.placement = FWDIO_PLACEMENT_STRIDE;
+    o.first_writer = 0;
+    o.writer_stride = tc_size / in->writers > 1 ? tc_size / in->writers : 1;
+    o.layout = in->cyclic ? FWDIO_LAYOUT_CYCLIC : FWDIO_LAYOUT_BLOCK;
+    o.stripe_size = in->stripe_size;
+    o.write_size = in->write_size;
+    char path[512];
+    tc_path(path, sizeof path, section);
+
+    uint8_t *buf = malloc(BLOCK);
+    for (uint64_t i = 0; i < BLOCK; i++)
+        buf[i] = (uint8_t)(tc_rank * 31 + i);
+    MPI_Barrier(MPI_COMM_WORLD);
+    mpi_counts_t before, after, d;
+    mpi_counts_get(&before);
+
+    fwdio_file_t *f = NULL;
+    TC_EXPECT(fwdio_open(rt, path, in->stream ? FWDIO_SIZE_GROWS : in->size, &o, NULL, &f),
+              FWDIO_OK, "fwdio_open");
+    if (!f) {
+        free(buf);
+        return;
+    }
+    TC_EXPECT(fwdio_write(f, buf, BLOCK, (uint64_t)tc_rank * BLOCK), FWDIO_OK, "fwdio_write");
+    if (in->stream) {
+        TC_EXPECT(fwdio_step_end(f), FWDIO_OK, "fwdio_step_end");
+        TC_EXPECT(fwdio_step_wait(f, 0), FWDIO_OK, "fwdio_step_wait");
+    }
+    TC_EXPECT(fwdio_close(f), FWDIO_OK, "fwdio_close");
+    TC_EXPECT(fwdio_wait(f), FWDIO_OK, "fwdio_wait");
+    fwdio_file_free(f);
+    mpi_counts_get(&after);
+    mpi_counts_diff(&before, &after, &d);
+    free(buf);
+
+    cost_rank_t m;
+    cost_model_rank(in, tc_rank, &m);
+    expect("data messages sent (MPI_Issend)", section, d.calls[MPI_COUNTS_ISSEND], m.mpi_msgs);
+    expect("wire bytes sent", section, d.bytes[MPI_COUNTS_ISSEND], m.mpi_bytes);
+    expect("messages matched (MPI_Improbe)", section, d.calls[MPI_COUNTS_IMPROBE_MATCHED],
+           m.recv_mpi_msgs);
+    expect("messages received (MPI_Imrecv)", section, d.calls[MPI_COUNTS_IMRECV],
+           m.recv_mpi_msgs);
+    expect("wire bytes received", section, d.bytes[MPI_COUNTS_IMRECV], m.recv_mpi_bytes);
+    expect("control messages (MPI_Isend)", section, d.calls[MPI_COUNTS_ISEND], m.ctl_msgs);
+    expect("MPI_Irecv", section, d.calls[MPI_COUNTS_IRECV], 0);
+    expect("MPI_Comm_idup", section, d.calls[MPI_COUNTS_COMM_IDUP], (uint64_t)m.idup.calls);
+    expect("MPI_Iallreduce", section, d.calls[MPI_COUNTS_IALLREDUCE],
+           (uint64_t)m.iallreduce.calls);
+    expect("MPI_Iallreduce bytes", section, d.bytes[MPI_COUNTS_IALLREDUCE], m.iallreduce.bytes);
+    expect("MPI_Iexscan", section, d.calls[MPI_COUNTS_IEXSCAN], (uint64_t)m.iexscan.calls);
+    expect("MPI_Iexscan bytes", section, d.bytes[MPI_COUNTS_IEXSCAN], m.iexscan.bytes);
+    expect("other collectives", section,
+           d.calls[MPI_COUNTS_IBARRIER] + d.calls[MPI_COUNTS_IBCAST] +
+               d.calls[MPI_COUNTS_IALLGATHER] + d.calls[MPI_COUNTS_IREDUCE_SCATTER] +
+               d.calls[MPI_COUNTS_COMM_DUP],
+           0);
+    if (tc_rank == 0 || m.is_writer)
+        tc_note("%s P=%d W=%d: sent %llu msgs/%llu B (model %llu/%llu), received %llu "
+                "(model %llu), Iallreduce %llu/%llu B (model %d/%llu), Iexscan %llu, idup %llu, "
+                "probes polled %llu",
+                section, in->ranks, in->writers, (unsigned long long)d.calls[MPI_COUNTS_ISSEND],
+                (unsigned long long)d.bytes[MPI_COUNTS_ISSEND], (unsigned long long)m.mpi_msgs,
+                (unsigned long long)m.mpi_bytes, (unsigned long long)d.calls[MPI_COUNTS_IMRECV],
+                (unsigned long long)m.recv_mpi_msgs,
+                (unsigned long long)d.calls[MPI_COUNTS_IALLREDUCE],
+                (unsigned long long)d.bytes[MPI_COUNTS_IALLREDUCE], m.iallreduce.calls,
+                (unsigned long long)m.iallreduce.bytes,
+                (unsigned long long)d.calls[MPI_COUNTS_IEXSCAN],
+                (unsigned long long)d.calls[MPI_COUNTS_COMM_IDUP],
+                (unsigned long long)d.calls[MPI_COUNTS_IMPROBE]);
+}
+
+static fwdio_runtime_t *start(size_t shared_buffer)
+{
+    fwdio_config_t cfg;
+    fwdio_config_init(&cfg);
+    cfg.callback_mode = g_mode;
+    cfg.shared_buffer = shared_buffer;
+    cfg.max_message_size = (size_t)1 << 20;
+    return tc_start_runtime_with(MPI_COMM_WORLD, &cfg);
+}
+
+int main(int argc, char **argv)
+{
+    unsigned timeout = 120;
+    for (int i = 1; i < argc; i++) {
+        if (tc_common_option(argc, argv, &i, &timeout, &g_mode))
+            continue;
+        fprintf(stderr, "usage: %s [--callback-mode poll|progress] [--timeout SEC]\n", argv[0]);
+        return 2;
+    }
+    tc_mpi_init(&argc, &argv, timeout);
+    (void)tc_tmpdir();
+    const int W = tc_size / 2 > 1 ? tc_size / 2 : 1;
+    cost_input_t in;
+
+    fwdio_runtime_t *rt = start(1); /* the area off */
+    model_input(&in, W, 0, 0, 0, 1);
+    run_section(rt, "file", &in);
+    model_input(&in, W, 1, 1, 0, 0);
+    run_section(rt, "stream", &in);
+    TC_EXPECT(fwdio_finalize(rt), FWDIO_OK, "fwdio_finalize");
+
+    rt = start((size_t)4 << 20); /* the area on, room for the messages */
+    model_input(&in, W, 1, 0, 1, 1);
+    run_section(rt, "area", &in);
+    TC_EXPECT(fwdio_finalize(rt), FWDIO_OK, "fwdio_finalize");
+    return tc_finish("test_scaling_counts");
+}
