@@ -33,6 +33,7 @@
 #include <string.h>
 
 static fwdio_callback_mode_t g_mode = FWDIO_CALLBACKS_ON_POLL;
+static const char *g_report; /* --report FILE: rank 0 appends the sections' sums */
 
 #define BLOCK ((uint64_t)40 << 10) /* bytes per rank: combined, five stripes */
 #define STRIPE ((uint64_t)8 << 10)
@@ -59,6 +60,63 @@ static void expect(const char *what, const char *section, uint64_t got, uint64_t
 {
     TC_CHECK(got == want, "%s: %s measured %llu, model %llu", section, what,
              (unsigned long long)got, (unsigned long long)want);
+}
+
+/* Peak resident set of this rank, KiB. */
+static uint64_t vmhwm_kib(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    uint64_t kib = 0;
+    while (f && fgets(line, sizeof line, f))
+        if (!strncmp(line, "VmHWM:", 6))
+            kib = strtoull(line + 6, NULL, 10);
+    if (f)
+        fclose(f);
+    return kib;
+}
+
+enum { R_SENT, R_SENT_B, R_RECV, R_RECV_B, R_AR, R_AR_B, R_EX, R_DUP, R_PROBES,
+       M_SENT, M_SENT_B, M_RECV, M_RECV_B, M_AR, M_AR_B, M_EX, M_DUP, R_HWM, R_N };
+
+/* --report: measured and modelled counts of a section, summed over the ranks
+ * and their largest value on a rank, one line appended by rank 0. */
+static void report(const char *section, const cost_input_t *in, const mpi_counts_t *d,
+                   const cost_rank_t *m)
+{
+    uint64_t v[R_N] = {
+        [R_SENT] = d->calls[MPI_COUNTS_ISSEND], [R_SENT_B] = d->bytes[MPI_COUNTS_ISSEND],
+        [R_RECV] = d->calls[MPI_COUNTS_IMRECV], [R_RECV_B] = d->bytes[MPI_COUNTS_IMRECV],
+        [R_AR] = d->calls[MPI_COUNTS_IALLREDUCE], [R_AR_B] = d->bytes[MPI_COUNTS_IALLREDUCE],
+        [R_EX] = d->calls[MPI_COUNTS_IEXSCAN], [R_DUP] = d->calls[MPI_COUNTS_COMM_IDUP],
+        [R_PROBES] = d->calls[MPI_COUNTS_IMPROBE], [M_SENT] = m->mpi_msgs,
+        [M_SENT_B] = m->mpi_bytes, [M_RECV] = m->recv_mpi_msgs, [M_RECV_B] = m->recv_mpi_bytes,
+        [M_AR] = (uint64_t)m->iallreduce.calls, [M_AR_B] = m->iallreduce.bytes,
+        [M_EX] = (uint64_t)m->iexscan.calls, [M_DUP] = (uint64_t)m->idup.calls,
+        [R_HWM] = vmhwm_kib()};
+    uint64_t sum[R_N], max[R_N];
+    MPI_Reduce(v, sum, R_N, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
+    MPI_Reduce(v, max, R_N, MPI_UINT64_T, MPI_MAX, 0, MPI_COMM_WORLD);
+    if (tc_rank != 0)
+        return;
+    FILE *out = fopen(g_report, "a");
+    if (!out) {
+        tc_fail("--report %s cannot be opened", g_report);
+        return;
+    }
+    /* P W section | total msgs meas/model | max sent per rank | max received
+     * per writer | total wire bytes | Iallreduce per rank calls, bytes |
+     * Iexscan | idup | probes polled (max) | peak RSS MiB (max) */
+#define U(x) (unsigned long long)(x)
+    fprintf(out,
+            "%d %d %s | %llu %llu | %llu %llu | %llu %llu | %llu %llu | %llu %llu %llu %llu | "
+            "%llu %llu | %llu %llu | %llu | %llu\n",
+            in->ranks, in->writers, section, U(sum[R_SENT]), U(sum[M_SENT]), U(max[R_SENT]),
+            U(max[M_SENT]), U(max[R_RECV]), U(max[M_RECV]), U(sum[R_SENT_B]), U(sum[M_SENT_B]),
+            U(max[R_AR]), U(max[M_AR]), U(max[R_AR_B]), U(max[M_AR_B]), U(max[R_EX]),
+            U(max[M_EX]), U(max[R_DUP]), U(max[M_DUP]), U(max[R_PROBES]), U(max[R_HWM] >> 10));
+#undef U
+    fclose(out);
 }
 
 /* One file (or stream with one step) written by every rank, counted. */
@@ -125,7 +183,9 @@ static void run_section(fwdio_runtime_t *rt, const char *section, const cost_inp
                d.calls[MPI_COUNTS_IALLGATHER] + d.calls[MPI_COUNTS_IREDUCE_SCATTER] +
                d.calls[MPI_COUNTS_COMM_DUP],
            0);
-    if (tc_rank == 0 || m.is_writer)
+    if (g_report)
+        report(section, in, &d, &m);
+    if (!g_report && (tc_rank == 0 || m.is_writer))
         tc_note("%s P=%d W=%d: sent %llu msgs/%llu B (model %llu/%llu), received %llu "
                 "(model %llu), Iallreduce %llu/%llu B (model %d/%llu), Iexscan %llu, idup %llu, "
                 "probes polled %llu",
@@ -154,15 +214,28 @@ static fwdio_runtime_t *start(size_t shared_buffer)
 int main(int argc, char **argv)
 {
     unsigned timeout = 120;
+    int writers = 0;
     for (int i = 1; i < argc; i++) {
-        if (tc_common_option(argc, argv, &i, &timeout, &g_mode))
+        if (!strcmp(argv[i], "--report") && i + 1 < argc)
+            g_report = argv[++i];
+        else if (!strcmp(argv[i], "--writers") && i + 1 < argc)
+            writers = (int)tc_parse_long(argv[++i]);
+        else if (tc_common_option(argc, argv, &i, &timeout, &g_mode))
             continue;
-        fprintf(stderr, "usage: %s [--callback-mode poll|progress] [--timeout SEC]\n", argv[0]);
-        return 2;
+        else {
+            fprintf(stderr, "usage: %s [--callback-mode poll|progress] [--timeout SEC]\n"
+                            "  [--writers W (default P/2)] [--report FILE]\n",
+                    argv[0]);
+            return 2;
+        }
     }
     tc_mpi_init(&argc, &argv, timeout);
     (void)tc_tmpdir();
-    const int W = tc_size / 2 > 1 ? tc_size / 2 : 1;
+    int W = writers > 0 ? writers : tc_size / 2;
+    if (W < 1)
+        W = 1;
+    if (W > tc_size)
+        W = tc_size;
     cost_input_t in;
 
     fwdio_runtime_t *rt = start(1); /* the area off */
