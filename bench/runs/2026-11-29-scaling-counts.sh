@@ -6,9 +6,11 @@
 # model (apps/common/cost_model.c, docs/scaling.md). Every rank of every run
 # also checks its own counts against the model (test_scaling_counts fails on a
 # difference). Rerun from the repository root after building build/:
-#   bash bench/runs/2026-11-29-scaling-counts.sh [local] [hosts]
+#   bash bench/runs/2026-11-29-scaling-counts.sh [local] [inflight] [hosts]
 # Steps: local (one host, P = 2..256, W = 2 as fwdio's default on one node,
-# and W = P/8), hosts (4 simulated hosts of the test bed, 2 ranks each, W = 4;
+# and W = P/8), inflight (2 ranks, 1000/2000/4000 small files in flight at
+# once, timed: the O(n^2) of docs/scaling.md; time, so run it on a quiet
+# machine), hosts (4 simulated hosts of the test bed, 2 ranks each, W = 4;
 # needs network namespaces). The model's table: apps/fwdio-plan --model.
 set -euo pipefail
 R=${OUT:-${FWDIO_RESULTS_DIR:-$HOME/fwdio-results}/2026-11-29-scaling-counts}
@@ -25,11 +27,18 @@ for step in $STEPS; do
     case $step in
     local)
         for P in 2 4 8 16 32 64 128 256; do
-            for W in 2 $((P / 8 > 0 ? P / 8 : 1)); do
+            for W in $(printf '%s\n' 2 $((P / 8 > 0 ? P / 8 : 1)) | sort -un); do
                 echo "== P=$P W=$W $(date -u +%T) load $(cut -d' ' -f1-3 /proc/loadavg)"
                 mpirun -n "$P" "$T" --writers "$W" --timeout 900 --report "$R/local.txt" \
                     >"$R/local-np$P-w$W.log" 2>&1 || echo "FAILED: see $R/local-np$P-w$W.log"
             done
+        done
+        ;;
+    inflight)
+        for n in 1000 2000 4000; do
+            echo "== in flight $n $(date -u +%T) load $(cut -d' ' -f1-3 /proc/loadavg)"
+            mpirun -n 2 "$T" --writers 1 --in-flight "$n" --timeout 900 --report "$R/inflight.txt" \
+                >"$R/inflight-$n.log" 2>&1 || echo "FAILED: see $R/inflight-$n.log"
         done
         ;;
     hosts)

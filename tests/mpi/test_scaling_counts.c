@@ -201,6 +201,72 @@ static void run_section(fwdio_runtime_t *rt, const char *section, const cost_inp
                 (unsigned long long)d.calls[MPI_COUNTS_IMPROBE]);
 }
 
+/* --in-flight N: N small files open at once (each rank writes 1 KiB of
+ * each), then closed and waited for; the time and the calls per file, to
+ * show how a file's cost grows with the files in flight (docs/scaling.md,
+ * "Many files in flight"). Checks the agreements per file against the model. */
+static void run_in_flight(fwdio_runtime_t *rt, int n, int writers)
+{
+    tc_phase("in-flight %d", n);
+    const uint64_t piece = 1024;
+    fwdio_file_t **files = calloc((size_t)n, sizeof *files);
+    uint8_t buf[1024];
+    memset(buf, tc_rank + 1, sizeof buf);
+    fwdio_options_t o;
+    fwdio_options_init(&o);
+    o.writers = writers;
+    o.placement = FWDIO_PLACEMENT_STRIDE;
+    o.first_writer = 0;
+    o.writer_stride = tc_size / writers > 1 ? tc_size / writers : 1;
+    MPI_Barrier(MPI_COMM_WORLD);
+    mpi_counts_t before, after, d;
+    mpi_counts_get(&before);
+    double t0 = MPI_Wtime();
+    for (int i = 0; i < n; i++) {
+        char name[64], path[512];
+        snprintf(name, sizeof name, "inflight-%d", i);
+        tc_path(path, sizeof path, name);
+        TC_EXPECT(fwdio_open(rt, path, piece * (uint64_t)tc_size, &o, NULL, &files[i]), FWDIO_OK,
+                  "fwdio_open");
+        if (files[i])
+            TC_EXPECT(fwdio_write(files[i], buf, piece, piece * (uint64_t)tc_rank), FWDIO_OK,
+                      "fwdio_write");
+    }
+    double t1 = MPI_Wtime();
+    for (int i = 0; i < n; i++)
+        if (files[i])
+            TC_EXPECT(fwdio_close(files[i]), FWDIO_OK, "fwdio_close");
+    for (int i = 0; i < n; i++)
+        if (files[i]) {
+            TC_EXPECT(fwdio_wait(files[i]), FWDIO_OK, "fwdio_wait");
+            fwdio_file_free(files[i]);
+        }
+    double t2 = MPI_Wtime();
+    mpi_counts_get(&after);
+    mpi_counts_diff(&before, &after, &d);
+    free(files);
+    expect("MPI_Iallreduce (in flight)", "in-flight", d.calls[MPI_COUNTS_IALLREDUCE],
+           4 * (uint64_t)n);
+    double secs = t2 - t0, most = 0;
+    MPI_Reduce(&secs, &most, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    uint64_t probes = d.calls[MPI_COUNTS_IMPROBE], probes_max = 0;
+    MPI_Reduce(&probes, &probes_max, 1, MPI_UINT64_T, MPI_MAX, 0, MPI_COMM_WORLD);
+    if (tc_rank == 0) {
+        char line[256];
+        snprintf(line, sizeof line,
+                 "%d %d in-flight %d | %.3f s (opens and writes %.3f s) | %.1f us per file | "
+                 "%llu probes polled (max rank), %.1f per file\n",
+                 tc_size, writers, n, most, t1 - t0, 1e6 * most / n,
+                 (unsigned long long)probes_max, (double)probes_max / n);
+        fputs(line, stdout);
+        FILE *out = g_report ? fopen(g_report, "a") : NULL;
+        if (out) {
+            fputs(line, out);
+            fclose(out);
+        }
+    }
+}
+
 static fwdio_runtime_t *start(size_t shared_buffer)
 {
     fwdio_config_t cfg;
@@ -214,17 +280,20 @@ static fwdio_runtime_t *start(size_t shared_buffer)
 int main(int argc, char **argv)
 {
     unsigned timeout = 120;
-    int writers = 0;
+    int writers = 0, in_flight = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--report") && i + 1 < argc)
             g_report = argv[++i];
+        else if (!strcmp(argv[i], "--in-flight") && i + 1 < argc)
+            in_flight = (int)tc_parse_long(argv[++i]);
         else if (!strcmp(argv[i], "--writers") && i + 1 < argc)
             writers = (int)tc_parse_long(argv[++i]);
         else if (tc_common_option(argc, argv, &i, &timeout, &g_mode))
             continue;
         else {
             fprintf(stderr, "usage: %s [--callback-mode poll|progress] [--timeout SEC]\n"
-                            "  [--writers W (default P/2)] [--report FILE]\n",
+                            "  [--writers W (default P/2)] [--report FILE] [--in-flight N]\n"
+                            "--in-flight N: only N small files in flight at once, timed\n",
                     argv[0]);
             return 2;
         }
@@ -238,6 +307,12 @@ int main(int argc, char **argv)
         W = tc_size;
     cost_input_t in;
 
+    if (in_flight > 0) {
+        fwdio_runtime_t *r = start(1);
+        run_in_flight(r, in_flight, W);
+        TC_EXPECT(fwdio_finalize(r), FWDIO_OK, "fwdio_finalize");
+        return tc_finish("test_scaling_counts");
+    }
     fwdio_runtime_t *rt = start(1); /* the area off */
     model_input(&in, W, 0, 0, 0, 1);
     run_section(rt, "file", &in);
