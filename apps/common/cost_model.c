@@ -204,10 +204,12 @@ void cost_model_rank(const cost_input_t *in_, int r, cost_rank_t *out)
             break;
         case PATH_AREA:
             out->area_msgs += m;
+            out->area_data += data;
             break;
         default:
             out->mpi_msgs += m;
             out->mpi_bytes += wire;
+            out->mpi_data += data;
         }
     }
 
@@ -224,6 +226,7 @@ void cost_model_rank(const cost_input_t *in_, int r, cost_rank_t *out)
                 continue;
             out->senders++;
             out->recv_bytes += data;
+            out->recv_msgs += m;
             switch (path_of(&in, q, r)) {
             case PATH_SELF:
                 break;

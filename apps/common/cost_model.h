@@ -64,7 +64,8 @@ typedef struct cost_coll {
 typedef struct cost_rank {
     /* as a sender */
     uint64_t mpi_msgs, mpi_bytes;   /* data messages sent with MPI_Issend, wire bytes */
-    uint64_t area_msgs;             /* sent by reference through the node-shared area */
+    uint64_t mpi_data;              /* their data bytes */
+    uint64_t area_msgs, area_data;  /* sent by reference through the node-shared area */
     uint64_t self_msgs;             /* to this rank's own writer, no MPI */
     uint64_t data_bytes;            /* the rank's own bytes */
     int writers_touched;            /* writers its block goes to */
@@ -72,6 +73,7 @@ typedef struct cost_rank {
     int is_writer;
     uint64_t recv_mpi_msgs, recv_mpi_bytes; /* matched by MPI_Improbe, taken by MPI_Imrecv */
     uint64_t recv_area_msgs;
+    uint64_t recv_msgs;             /* every message it takes in: MPI, area, its own */
     uint64_t recv_bytes;            /* data bytes the writer assembles */
     int senders;                    /* ranks that send to it, itself included */
     /* control point-to-point: 0 on the path without failures (aborts: P - 1) */

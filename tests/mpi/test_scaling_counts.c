@@ -77,12 +77,13 @@ static uint64_t vmhwm_kib(void)
 }
 
 enum { R_SENT, R_SENT_B, R_RECV, R_RECV_B, R_AR, R_AR_B, R_EX, R_DUP, R_PROBES,
-       M_SENT, M_SENT_B, M_RECV, M_RECV_B, M_AR, M_AR_B, M_EX, M_DUP, R_HWM, R_N };
+       M_SENT, M_SENT_B, M_RECV, M_RECV_B, M_AR, M_AR_B, M_EX, M_DUP, R_HWM, R_ALL, M_ALL,
+       R_N };
 
 /* --report: measured and modelled counts of a section, summed over the ranks
  * and their largest value on a rank, one line appended by rank 0. */
 static void report(const char *section, const cost_input_t *in, const mpi_counts_t *d,
-                   const cost_rank_t *m)
+                   const cost_rank_t *m, const fwdio_file_stats_t *st)
 {
     uint64_t v[R_N] = {
         [R_SENT] = d->calls[MPI_COUNTS_ISSEND], [R_SENT_B] = d->bytes[MPI_COUNTS_ISSEND],
@@ -93,7 +94,8 @@ static void report(const char *section, const cost_input_t *in, const mpi_counts
         [M_SENT_B] = m->mpi_bytes, [M_RECV] = m->recv_mpi_msgs, [M_RECV_B] = m->recv_mpi_bytes,
         [M_AR] = (uint64_t)m->iallreduce.calls, [M_AR_B] = m->iallreduce.bytes,
         [M_EX] = (uint64_t)m->iexscan.calls, [M_DUP] = (uint64_t)m->idup.calls,
-        [R_HWM] = vmhwm_kib()};
+        [R_HWM] = vmhwm_kib(), [R_ALL] = st->messages_sent,
+        [M_ALL] = m->mpi_msgs + m->area_msgs + m->self_msgs};
     uint64_t sum[R_N], max[R_N];
     MPI_Reduce(v, sum, R_N, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
     MPI_Reduce(v, max, R_N, MPI_UINT64_T, MPI_MAX, 0, MPI_COMM_WORLD);
@@ -106,15 +108,17 @@ static void report(const char *section, const cost_input_t *in, const mpi_counts
     }
     /* P W section | total msgs meas/model | max sent per rank | max received
      * per writer | total wire bytes | Iallreduce per rank calls, bytes |
-     * Iexscan | idup | probes polled (max) | peak RSS MiB (max) */
+     * Iexscan | idup | probes polled (max) | peak RSS MiB (max) | all
+     * messages, MPI, area and to itself (fwdio_file_stats) */
 #define U(x) (unsigned long long)(x)
     fprintf(out,
             "%d %d %s | %llu %llu | %llu %llu | %llu %llu | %llu %llu | %llu %llu %llu %llu | "
-            "%llu %llu | %llu %llu | %llu | %llu\n",
+            "%llu %llu | %llu %llu | %llu | %llu | %llu %llu\n",
             in->ranks, in->writers, section, U(sum[R_SENT]), U(sum[M_SENT]), U(max[R_SENT]),
             U(max[M_SENT]), U(max[R_RECV]), U(max[M_RECV]), U(sum[R_SENT_B]), U(sum[M_SENT_B]),
             U(max[R_AR]), U(max[M_AR]), U(max[R_AR_B]), U(max[M_AR_B]), U(max[R_EX]),
-            U(max[M_EX]), U(max[R_DUP]), U(max[M_DUP]), U(max[R_PROBES]), U(max[R_HWM] >> 10));
+            U(max[M_EX]), U(max[R_DUP]), U(max[M_DUP]), U(max[R_PROBES]), U(max[R_HWM] >> 10),
+            U(sum[R_ALL]), U(sum[M_ALL]));
 #undef U
     fclose(out);
 }
@@ -156,6 +160,9 @@ static void run_section(fwdio_runtime_t *rt, const char *section, const cost_inp
     }
     TC_EXPECT(fwdio_close(f), FWDIO_OK, "fwdio_close");
     TC_EXPECT(fwdio_wait(f), FWDIO_OK, "fwdio_wait");
+    fwdio_file_stats_t st;
+    memset(&st, 0, sizeof st);
+    TC_EXPECT(fwdio_file_stats(f, &st), FWDIO_OK, "fwdio_file_stats");
     fwdio_file_free(f);
     mpi_counts_get(&after);
     mpi_counts_diff(&before, &after, &d);
@@ -170,6 +177,13 @@ static void run_section(fwdio_runtime_t *rt, const char *section, const cost_inp
     expect("messages received (MPI_Imrecv)", section, d.calls[MPI_COUNTS_IMRECV],
            m.recv_mpi_msgs);
     expect("wire bytes received", section, d.bytes[MPI_COUNTS_IMRECV], m.recv_mpi_bytes);
+    /* what MPI does not see: messages by the node-shared area and to itself */
+    expect("messages sent (stats)", section, st.messages_sent,
+           m.mpi_msgs + m.area_msgs + m.self_msgs);
+    expect("data bytes to MPI (stats)", section, st.bytes_to_mpi, m.mpi_data);
+    expect("data bytes by the area (stats)", section, st.bytes_shared, m.area_data);
+    expect("messages received (stats)", section, st.messages_received, m.recv_msgs);
+    expect("bytes received (stats)", section, st.writer_bytes, m.recv_bytes);
     expect("control messages (MPI_Isend)", section, d.calls[MPI_COUNTS_ISEND], m.ctl_msgs);
     expect("MPI_Irecv", section, d.calls[MPI_COUNTS_IRECV], 0);
     expect("MPI_Comm_idup", section, d.calls[MPI_COUNTS_COMM_IDUP], (uint64_t)m.idup.calls);
@@ -184,7 +198,7 @@ static void run_section(fwdio_runtime_t *rt, const char *section, const cost_inp
                d.calls[MPI_COUNTS_COMM_DUP],
            0);
     if (g_report)
-        report(section, in, &d, &m);
+        report(section, in, &d, &m, &st);
     if (!g_report && (tc_rank == 0 || m.is_writer))
         tc_note("%s P=%d W=%d: sent %llu msgs/%llu B (model %llu/%llu), received %llu "
                 "(model %llu), Iallreduce %llu/%llu B (model %d/%llu), Iexscan %llu, idup %llu, "
