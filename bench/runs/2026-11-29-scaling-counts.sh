@@ -10,7 +10,7 @@
 # Steps: local (one host, P = 2..256, W = 2 as fwdio's default on one node,
 # and W = P/8), inflight (2 ranks, 1000/2000/4000 small files in flight at
 # once, timed: the O(n^2) of docs/scaling.md; time, so run it on a quiet
-# machine), hosts (4 simulated hosts of the test bed, 2 ranks each, W = 4;
+# machine), hosts (4 simulated hosts of the test bed, 2 ranks each, W = 2, 4, 8;
 # needs network namespaces). The model's table: apps/fwdio-plan --model.
 set -euo pipefail
 R=${OUT:-${FWDIO_RESULTS_DIR:-$HOME/fwdio-results}/2026-11-29-scaling-counts}
@@ -45,9 +45,11 @@ for step in $STEPS; do
         out=$(bench/testbed --build "$B" up --state $STATE --hosts 4 --slots 2)
         opts=$(sed -n 's/^mpirun=//p' <<<"$out")
         trap 'bench/testbed down --state $STATE >/dev/null || true' EXIT
-        # shellcheck disable=SC2086
-        mpirun $opts -n 8 "$T" --writers 4 --timeout 900 --report "$R/hosts.txt" \
-            >"$R/hosts-np8.log" 2>&1 || echo "FAILED: see $R/hosts-np8.log"
+        for W in 2 4 8; do
+            # shellcheck disable=SC2086
+            mpirun $opts -n 8 "$T" --writers $W --timeout 900 --report "$R/hosts.txt" \
+                >"$R/hosts-np8-w$W.log" 2>&1 || echo "FAILED: see $R/hosts-np8-w$W.log"
+        done
         bench/testbed down --state $STATE >/dev/null || true
         ;;
     *) echo "unknown step $step" >&2; exit 2 ;;

@@ -13,7 +13,7 @@
  * checked with them: a change in the library shows here as a difference in
  * the agreements' or the messages' bytes.
  *
- * Sections, on one node (the model's N = 1):
+ * Sections (on one node in ctest; the model's N is the job's node count):
  *   file    the node-shared area off: every message to another rank's writer
  *           goes over MPI; block layout, W = P / 2, the runtime's first file
  *   stream  the same runtime: a stream, one step, then the close
@@ -34,6 +34,7 @@
 
 static fwdio_callback_mode_t g_mode = FWDIO_CALLBACKS_ON_POLL;
 static const char *g_report; /* --report FILE: rank 0 appends the sections' sums */
+static int g_nodes = 1;      /* nodes of the job (the model's N) */
 
 #define BLOCK ((uint64_t)40 << 10) /* bytes per rank: combined, five stripes */
 #define STRIPE ((uint64_t)8 << 10)
@@ -45,7 +46,7 @@ static void model_input(cost_input_t *in, int writers, int cyclic, int stream, i
     memset(in, 0, sizeof *in);
     in->ranks = tc_size;
     in->writers = writers;
-    in->nodes = 1;
+    in->nodes = g_nodes;
     in->size = (uint64_t)tc_size * BLOCK;
     in->stripe_size = STRIPE;
     in->write_size = UNIT;
@@ -106,15 +107,15 @@ static void report(const char *section, const cost_input_t *in, const mpi_counts
         tc_fail("--report %s cannot be opened", g_report);
         return;
     }
-    /* P W section | total msgs meas/model | max sent per rank | max received
+    /* P W section (N nodes when more than one) | total msgs meas/model | max sent per rank | max received
      * per writer | total wire bytes | Iallreduce per rank calls, bytes |
      * Iexscan | idup | probes polled (max) | peak RSS MiB (max) | all
      * messages, MPI, area and to itself (fwdio_file_stats) */
 #define U(x) (unsigned long long)(x)
     fprintf(out,
-            "%d %d %s | %llu %llu | %llu %llu | %llu %llu | %llu %llu | %llu %llu %llu %llu | "
+            "%d %d %s%s | %llu %llu | %llu %llu | %llu %llu | %llu %llu | %llu %llu %llu %llu | "
             "%llu %llu | %llu %llu | %llu | %llu | %llu %llu\n",
-            in->ranks, in->writers, section, U(sum[R_SENT]), U(sum[M_SENT]), U(max[R_SENT]),
+            in->ranks, in->writers, section, g_nodes > 1 ? " (hosts)" : "", U(sum[R_SENT]), U(sum[M_SENT]), U(max[R_SENT]),
             U(max[M_SENT]), U(max[R_RECV]), U(max[M_RECV]), U(sum[R_SENT_B]), U(sum[M_SENT_B]),
             U(max[R_AR]), U(max[M_AR]), U(max[R_AR_B]), U(max[M_AR_B]), U(max[R_EX]),
             U(max[M_EX]), U(max[R_DUP]), U(max[M_DUP]), U(max[R_PROBES]), U(max[R_HWM] >> 10),
@@ -281,6 +282,23 @@ static void run_in_flight(fwdio_runtime_t *rt, int n, int writers)
     }
 }
 
+/* The job's node count; the model places rank r on node r / ceil(P / N), as
+ * a by-slot (block) mapping does: any other mapping fails the test. */
+static void find_nodes(void)
+{
+    MPI_Comm node;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, tc_rank, MPI_INFO_NULL, &node);
+    int leader = tc_rank, lead = 0;
+    MPI_Allreduce(MPI_IN_PLACE, &leader, 1, MPI_INT, MPI_MIN, node);
+    lead = leader == tc_rank;
+    MPI_Allreduce(&lead, &g_nodes, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Comm_free(&node);
+    int per = (tc_size + g_nodes - 1) / g_nodes;
+    TC_CHECK(leader == tc_rank / per * per,
+             "rank %d is on the node of rank %d: the model expects the ranks mapped by slot "
+             "(%d to a node), as mpirun does by default", tc_rank, leader, per);
+}
+
 static fwdio_runtime_t *start(size_t shared_buffer)
 {
     fwdio_config_t cfg;
@@ -314,6 +332,7 @@ int main(int argc, char **argv)
     }
     tc_mpi_init(&argc, &argv, timeout);
     (void)tc_tmpdir();
+    find_nodes();
     int W = writers > 0 ? writers : tc_size / 2;
     if (W < 1)
         W = 1;
