@@ -277,5 +277,7 @@ void cost_model_rank(const cost_input_t *in_, int r, cost_rank_t *out)
     if (out->is_writer)
         out->mem_writer = 8 * P; /* received_from, for the watchdog's report */
     out->mem_runtime = 5 * 4 * P;                  /* topology: fwdioi_rank_place_t per rank */
-    out->mem_open_temp = 4 * P + P + 3 * 4 * (uint64_t)in.nodes; /* spread placement */
+    /* spread placement: the ranks by node (4 P), taken (P), per node start,
+     * fill, cap and count (16 N; placement.c:80-92,323-325) */
+    out->mem_open_temp = 4 * P + P + 16 * (uint64_t)in.nodes;
 }
