@@ -7,9 +7,16 @@
  *
  *   fwdio-plan --size 1T --ranks 8192 --ranks-per-node 128 \
  *              --topology "package:2 core:64 pu:1" --layout targets --targets 256
+ *
+ * With --model it prints instead the cost model of docs/scaling.md (messages,
+ * agreements, metadata bytes, memory per rank and per writer) for one file or
+ * one stream step, at P ranks or, with --sweep, at P = 2, 4, ... up to P:
+ *
+ *   fwdio-plan --model --sweep --size 64K --per-rank --ranks 131072 --ranks-per-node 128
  */
 #define _GNU_SOURCE
 #include "cli.h"
+#include "cost_model.h"
 
 #include <fwdio.h>
 
@@ -26,8 +33,14 @@ static void usage(FILE *out)
             "          [--writers W] [--writers-per-node N] [--policy spread|stride|list]\n"
             "          [--first R --stride S] [--list R,R,...] [--layout block|cyclic|targets]\n"
             "          [--targets T] [--stripe-size BYTES] [--write-size BYTES] [--json]\n"
+            "       " PROG " --model --size BYTES --ranks P [--ranks-per-node N] [--writers W]\n"
+            "          [--layout block|cyclic] [--stripe-size BYTES] [--write-size BYTES]\n"
+            "          [--per-rank] [--sweep] [--stream] [--area] [--commit]\n"
             "Prints the plan fwdio would use for a file of --size bytes written by P ranks,\n"
-            "N to a node, without an MPI launch.\n"
+            "N to a node, without an MPI launch; with --model, the cost model of one file\n"
+            "(docs/scaling.md): each rank writes its block of the file in one fwdio_write,\n"
+            "writers placed by stride; per rank and per writer the data messages, the\n"
+            "agreements with their bytes and the memory.\n"
             "  --size BYTES          the file's size (required)\n"
             "  --ranks P             ranks of the job (required)\n"
             "  --ranks-per-node N    ranks on one node\n"
@@ -44,6 +57,15 @@ static void usage(FILE *out)
             "  --stripe-size BYTES   stripe size (default: fwdio's)\n"
             "  --write-size BYTES    write unit (default: fwdio's)\n"
             "  --json                the plan as JSON\n"
+            "  --model               the cost model instead of the plan (fwdio's default\n"
+            "                        writers: 2 per node, at most 32; a node is\n"
+            "                        --ranks-per-node ranks, default all)\n"
+            "  --per-rank            --model: --size is each rank's bytes, not the file's\n"
+            "  --sweep               --model: one row for each P = 2, 4, 8, ... up to --ranks\n"
+            "  --stream              --model: a stream, one step (cyclic), then its close\n"
+            "  --area                --model: the node-shared area on (messages to a writer\n"
+            "                        of the sender's node go through it, not MPI)\n"
+            "  --commit              --model: a commit block (one more agreement)\n"
             "  --help                this text\n"
             CLI_SIZE_GRAMMAR);
 }
@@ -82,7 +104,8 @@ static int parse_list(const char *text, int **out, int *n)
 enum {
     OPT_SIZE = 256, OPT_RANKS, OPT_PER_NODE, OPT_TOPOLOGY, OPT_WRITERS, OPT_WRITERS_PER_NODE,
     OPT_POLICY, OPT_FIRST, OPT_STRIDE, OPT_LIST, OPT_LAYOUT, OPT_TARGETS, OPT_STRIPE_SIZE,
-    OPT_WRITE_SIZE, OPT_JSON
+    OPT_WRITE_SIZE, OPT_JSON, OPT_MODEL, OPT_PER_RANK, OPT_SWEEP, OPT_STREAM, OPT_AREA,
+    OPT_COMMIT
 };
 
 static const struct option options[] = {
@@ -101,6 +124,12 @@ static const struct option options[] = {
     {"stripe-size", required_argument, NULL, OPT_STRIPE_SIZE},
     {"write-size", required_argument, NULL, OPT_WRITE_SIZE},
     {"json", no_argument, NULL, OPT_JSON},
+    {"model", no_argument, NULL, OPT_MODEL},
+    {"per-rank", no_argument, NULL, OPT_PER_RANK},
+    {"sweep", no_argument, NULL, OPT_SWEEP},
+    {"stream", no_argument, NULL, OPT_STREAM},
+    {"area", no_argument, NULL, OPT_AREA},
+    {"commit", no_argument, NULL, OPT_COMMIT},
     CLI_HELP_OPTION,
     {0}};
 
@@ -109,6 +138,7 @@ struct plan_args {
     fwdio_options_t o; /* zeros: the library's defaults */
     uint64_t size;
     int nranks, per_node, json, policy; /* policy -1: not given */
+    int model, per_rank, sweep, stream, area, commit;
     int *list;
     const char *topology;
 };
@@ -152,8 +182,107 @@ static int parse_option(cli_t *c, int key, void *ctx)
         a->o.write_size = bytes;
         return bad;
     case OPT_JSON: a->json = 1; return 0;
+    case OPT_MODEL: a->model = 1; return 0;
+    case OPT_PER_RANK: a->per_rank = 1; return 0;
+    case OPT_SWEEP: a->sweep = 1; return 0;
+    case OPT_STREAM: a->stream = 1; return 0;
+    case OPT_AREA: a->area = 1; return 0;
+    case OPT_COMMIT: a->commit = 1; return 0;
     default: return CLI_BAD;
     }
+}
+
+/* Bytes with a binary unit, in 8 characters or so. */
+static const char *human(uint64_t v, char *buf, size_t len)
+{
+    static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+    int u = 0;
+    double d = (double)v;
+    while (d >= 1024 && u < 5) {
+        d /= 1024;
+        u++;
+    }
+    if (u == 0)
+        snprintf(buf, len, "%llu B", (unsigned long long)v);
+    else
+        snprintf(buf, len, "%.*f %s", d < 10 ? 1 : 0, d, units[u]);
+    return buf;
+}
+
+/* The ranks the model is evaluated at: the non-writers after writers 0 and
+ * W/2, the last rank, and writers 0, W/2 and W-1 (every rank of a block
+ * layout and even blocks is one of these up to a message). */
+static void model_row(const struct plan_args *a, int P)
+{
+    cost_input_t in = {0};
+    in.ranks = P;
+    int per_node = a->per_node > 0 ? a->per_node : P;
+    in.nodes = (P + per_node - 1) / per_node;
+    in.writers = a->o.writers;
+    if (in.writers <= 0) {
+        in.writers = 2 * in.nodes < 32 ? 2 * in.nodes : 32;
+        if (in.writers > P)
+            in.writers = P;
+    }
+    if (in.writers > P)
+        in.writers = P;
+    in.size = a->per_rank ? a->size * (uint64_t)P : a->size;
+    in.stripe_size = a->o.stripe_size;
+    in.write_size = a->o.write_size;
+    in.cyclic = a->o.layout != FWDIO_LAYOUT_BLOCK;
+    in.stream = a->stream;
+    in.area = a->area;
+    in.commit = a->commit;
+    cost_model_defaults(&in);
+    int stride = P / in.writers > 1 ? P / in.writers : 1;
+    int ranks[7] = {1 % P, (in.writers / 2) * stride + 1, P - 1, 0, (in.writers / 2) * stride,
+                    (in.writers - 1) * stride, P / 2};
+    cost_rank_t sender = {0}, writer = {0}, r;
+    for (int i = 0; i < 7; i++) {
+        if (ranks[i] >= P)
+            continue;
+        cost_model_rank(&in, ranks[i], &r);
+        uint64_t sent = r.mpi_msgs + r.area_msgs + r.self_msgs;
+        if (sent > sender.mpi_msgs + sender.area_msgs + sender.self_msgs)
+            sender = r;
+        if (r.is_writer && r.recv_mpi_msgs + r.recv_area_msgs >=
+                               writer.recv_mpi_msgs + writer.recv_area_msgs)
+            writer = r;
+        if (i == 0 && !sender.mpi_msgs && !sender.area_msgs && !sender.self_msgs)
+            sender = r;
+    }
+    char b1[32], b2[32], b3[32], b4[32], b5[32], b6[32], b7[32];
+    printf("%7d %5d %5d | %4llu %4llu %4llu %9s | %6llu %6llu %6d %9s | %2d %2d %2d %9s %9s | "
+           "%9s %9s %9s\n",
+           P, in.nodes, in.writers, (unsigned long long)sender.mpi_msgs,
+           (unsigned long long)sender.area_msgs, (unsigned long long)sender.self_msgs,
+           human(sender.data_bytes, b1, sizeof b1), (unsigned long long)writer.recv_mpi_msgs,
+           (unsigned long long)writer.recv_area_msgs, writer.senders,
+           human(writer.recv_bytes, b2, sizeof b2), writer.idup.calls, writer.iallreduce.calls,
+           writer.iexscan.calls, human(writer.iallreduce.bytes + writer.iexscan.bytes, b3, sizeof b3),
+           human(((uint64_t)in.writers + COST_CLOSE_EXTRA) * 8, b5, sizeof b5),
+           human(writer.mem_file, b4, sizeof b4), human(writer.mem_writer, b6, sizeof b6),
+           human(writer.mem_runtime, b7, sizeof b7));
+}
+
+static int print_model(const struct plan_args *a)
+{
+    printf("# fwdio cost model (docs/scaling.md): one %s, each rank writes its block in one\n"
+           "# fwdio_write; writers by stride; %s layout; node-shared area %s%s\n",
+           a->stream ? "stream step and its close" : "file", a->stream || a->o.layout != FWDIO_LAYOUT_BLOCK
+               ? "cyclic" : "block", a->area ? "on" : "off", a->commit ? "; a commit block" : "");
+    printf("#       P  N(o)     W | sender: msgs MPI/area/self, bytes | writer: msgs MPI/area, "
+           "senders, bytes | idup/Iallreduce/Iexscan, bytes, W-vector | memory: file/rank, "
+           "writer arrays, runtime/rank\n");
+    if (!a->sweep) {
+        model_row(a, a->nranks);
+        return 0;
+    }
+    for (long P = 2; P <= a->nranks; P *= 2)
+        model_row(a, (int)P);
+    if (a->nranks & (a->nranks - 1))
+        model_row(a, a->nranks);
+    return 0;
 }
 
 int main(int argc, char **argv)
@@ -167,6 +296,10 @@ int main(int argc, char **argv)
     if (parsed != 0) {
         free(a.list);
         return cli_status(parsed);
+    }
+    if (a.model) {
+        free(a.list);
+        return print_model(&a);
     }
     fwdio_options_t o = a.o;
     int policy = a.policy, *list = a.list;
