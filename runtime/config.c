@@ -136,8 +136,8 @@ void fwdioi_config_report_clamps(const fwdio_config_t *in, const fwdio_config_t 
                       "message of max_message_size and its headroom",
                       in->shared_buffer, resolved->shared_buffer);
     if (in->node_buffer > 1 && resolved->node_buffer > in->node_buffer)
-        fwdioi_report("node_buffer %zu raised to %zu: the node-shared area commits memory in "
-                      "chunks of 1 MiB",
+        fwdioi_report("node_buffer %zu raised to %zu: the node-shared area holds at least a "
+                      "few combined messages",
                       in->node_buffer, resolved->node_buffer);
 }
 

@@ -34,8 +34,9 @@
  *  through 4 KiB, 0.1 s through 16 KiB, 0.05 s from 64 KiB up). */
 #define FWDIOI_MIN_STAGING_BUFFER ((size_t)64 << 10)
 
-/** Smallest node_buffer in force: the node-shared area commits memory in
- *  chunks of 1 MiB (forwarder/node/node_area.h). */
+/** Smallest node_buffer in force: room for a few combined messages (256 KiB
+ *  by default) in the node-shared area's chunks of 256 KiB
+ *  (forwarder/node/node_area.h). */
 #define FWDIOI_MIN_NODE_BUFFER ((size_t)1 << 20)
 
 /**

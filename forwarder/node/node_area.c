@@ -78,11 +78,6 @@ static int commit_range(void *ctx, uint64_t off, uint64_t len)
     } while (!atomic_compare_exchange_weak_explicit(&h->node_committed, &cur, cur + len,
                                                     memory_order_relaxed,
                                                     memory_order_relaxed));
-    uint64_t peak = atomic_load_explicit(&h->node_peak, memory_order_relaxed);
-    while (peak < cur + len &&
-           !atomic_compare_exchange_weak_explicit(&h->node_peak, &peak, cur + len,
-                                                  memory_order_relaxed, memory_order_relaxed))
-        ;
     int rc = 0;
     if (fwdioi_fault_armed()) { /* FWDIO_FAULT's shm_commit: a full /dev/shm */
         fwdioi_fault_t f = fwdioi_fault_on_path(FWDIOI_CALL_SHM_COMMIT, "/dev/shm", NULL);
@@ -100,6 +95,11 @@ static int commit_range(void *ctx, uint64_t off, uint64_t len)
         }
         return -1;
     }
+    uint64_t peak = atomic_load_explicit(&h->node_peak, memory_order_relaxed);
+    while (peak < cur + len &&
+           !atomic_compare_exchange_weak_explicit(&h->node_peak, &peak, cur + len,
+                                                  memory_order_relaxed, memory_order_relaxed))
+        ;
 #ifdef MADV_POPULATE_WRITE
     (void)madvise(a->seg[a->local] + a->heap_off + off, len, MADV_POPULATE_WRITE);
 #endif

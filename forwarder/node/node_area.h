@@ -48,9 +48,11 @@
 #include <mpi.h>
 #include <stdint.h>
 
-/* The heap's commit granularity: a commit, its page faults and a punch of a
- * 1 MiB chunk cost about 7 copies of it (docs/results/node-memory.md). */
-#define FWDIOI_AREA_CHUNK ((uint64_t)1 << 20)
+/* The heap's commit granularity. A commit, its page faults and a punch cost
+ * about ten copies of the bytes whatever the chunk (docs/results/
+ * node-memory.md), so the size only decides the waste: a message of 1 MiB and
+ * its header take 1.25 MiB of 256 KiB chunks, 2 MiB of 1 MiB ones. */
+#define FWDIOI_AREA_CHUNK ((uint64_t)256 << 10)
 /* A heap empty this long gives its idle chunks back. */
 #define FWDIOI_AREA_IDLE_MS 20
 
@@ -92,7 +94,7 @@ typedef struct fwdioi_area {
  * Collective over `comm`: set up the area with a heap of at most `heap_size`
  * bytes per rank, the ranks of a node committing at most `node_budget` bytes
  * together (either 0: no area, everything over MPI; a budget under one chunk
- * is raised to one). FWDIO_OK whether or not the area could be made
+ * is raised to one chunk). FWDIO_OK whether or not the area could be made
  * (a->enabled says; a->why_off says why not), FWDIO_EMPI when an MPI call
  * failed.
  */
