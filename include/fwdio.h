@@ -842,8 +842,9 @@ FWDIO_API int fwdio_write_lent(fwdio_file_t *file, const void *buf, size_t len, 
 /**
  * Memory for output the application packs in place, to hand to
  * fwdio_write_lent(): `len` bytes (64-byte aligned) from this rank's part of
- * the node-shared area (fwdio_config_t.shared_buffer), which writers on this
- * node read directly, so a lent write of it costs no copy before the page
+ * the node-shared area (fwdio_config_t.shared_buffer, within the node's
+ * node_buffer; committed now, given back after fwdio_release), which writers
+ * on this node read directly, so a lent write of it costs no copy before the page
  * cache; ordinary memory when the area is off or full (a lent write of it then
  * travels as any other). Any thread; no MPI.
  * @return FWDIO_OK (*buf set); FWDIO_EINVAL (NULL runtime or buf, len 0; a

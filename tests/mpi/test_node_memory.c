@@ -54,6 +54,8 @@ static uint64_t g_init_rss = 4 << 20;
 static int g_expect_shared = -1; /* 1: some bytes through the area, 0: none, -1: no claim */
 static const char *g_fill_leave;
 static char g_fill_path[256];
+/* what the summary line reports (rank 0) */
+static int64_t g_init_seg = -1, g_peak_seg[2] = {-1, -1};
 
 /* ---- what the node holds ---- */
 
@@ -265,6 +267,7 @@ static void phase_large(uint64_t budget)
     TC_EXPECT(fwdio_wait(f), FWDIO_OK, "fwdio_wait");
     MPI_Barrier(MPI_COMM_WORLD);
     int64_t peak = sampler_stop();
+    g_peak_seg[0] = peak;
     fwdio_file_stats_t st;
     TC_EXPECT(fwdio_file_stats(f, &st), FWDIO_OK, "fwdio_file_stats");
     fwdio_file_free(f);
@@ -314,6 +317,7 @@ static void phase_many(uint64_t budget)
         }
     MPI_Barrier(MPI_COMM_WORLD);
     int64_t peak = sampler_stop();
+    g_peak_seg[1] = peak;
     check_peak("many", peak, budget);
     expect_shared("many", shared, to_mpi);
     for (int i = 0; i < g_files; i++)
@@ -409,6 +413,7 @@ int main(int argc, char **argv)
     int area = rs.shared_budget > 0;
     long areas = tc_sum(MPI_COMM_WORLD, area);
     int64_t seg = segment_bytes();
+    g_init_seg = seg;
     TC_CHECK(rs.node_committed == 0, "init: %" PRIu64 " bytes of the area committed at init",
              rs.node_committed);
     uint64_t grown = anon1 > anon0 ? anon1 - anon0 : 0;
@@ -435,6 +440,14 @@ int main(int argc, char **argv)
     uint64_t hwm = proc_kib("/proc/self/status", "VmHWM");
     long hwm_max = 0, hwm_me = (long)(hwm > rss0 ? hwm - rss0 : 0);
     MPI_Allreduce(&hwm_me, &hwm_max, 1, MPI_LONG, MPI_MAX, MPI_COMM_WORLD);
+    long hwm_sum = tc_sum(MPI_COMM_WORLD, hwm_me);
+    /* one line for bench/runs/node-memory.sh (bytes; -1: not visible) */
+    if (tc_rank == 0)
+        printf("node-memory: ranks=%d init_segments=%" PRId64 " init_private_sum=%ld "
+               "init_resident_sum=%ld peak_segments_large=%" PRId64 " peak_segments_many=%" PRId64
+               " resident_growth_sum=%ld resident_growth_max=%ld\n",
+               tc_size, g_init_seg, grown_sum, rss_sum, g_peak_seg[0], g_peak_seg[1], hwm_sum,
+               hwm_max);
     if (tc_rank == 0)
         tc_note("resident set: at most +%.1f MiB over its size before fwdio_init on any rank "
                 "(staging %.0f MiB, writer %.0f MiB per rank)",
