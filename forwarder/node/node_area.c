@@ -283,16 +283,20 @@ int fwdioi_area_setup(fwdioi_area_t *a, MPI_Comm comm, uint64_t heap_size, uint6
     if (MPI_Comm_size(comm, &size) != MPI_SUCCESS || MPI_Comm_rank(comm, &rank) != MPI_SUCCESS)
         return FWDIO_EMPI;
     a->local_of_rank = malloc((size_t)size * sizeof *a->local_of_rank);
-    int have = a->local_of_rank != NULL, all_have = 0;
-    if (MPI_Allreduce(&have, &all_have, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS)
+    /* [0]: memory here; [1]: the area wanted here. One rank that turned it
+     * off (its own environment) turns it off everywhere, before any
+     * collective of the node that rank would not join. */
+    int mine[2] = {a->local_of_rank != NULL, heap_size > 0 && node_budget > 0}, all2[2] = {0, 0};
+    if (MPI_Allreduce(mine, all2, 2, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS)
         return FWDIO_EMPI;
-    if (!all_have)
+    if (!all2[0])
         return FWDIO_ENOMEM;
     for (int r = 0; r < size; r++)
         a->local_of_rank[r] = -1;
-    if (heap_size == 0 || node_budget == 0) {
-        snprintf(a->why_off, sizeof a->why_off, "%s is off",
-                 heap_size == 0 ? "shared_buffer" : "node_buffer");
+    if (!all2[1]) {
+        snprintf(a->why_off, sizeof a->why_off, "%s is off%s",
+                 heap_size == 0 ? "shared_buffer" : node_budget == 0 ? "node_buffer" : "the area",
+                 mine[1] ? " on another rank" : "");
         return FWDIO_OK;
     }
 
