@@ -21,7 +21,9 @@
  *          given back (segments at the rings again: after "large" while an
  *          idle file is still open, after "many" with none open), and every
  *          byte of every file is checked;
- * (--no-rss: the resident sets are reported, not checked, as in the sanitizer
+ * (--off-on-rank R: rank R alone sets FWDIO_NODE_BUFFER=off, which must turn
+ * the area off on every rank, not hang fwdio_init;
+ * --no-rss: the resident sets are reported, not checked, as in the sanitizer
  * builds, whose allocators keep freed memory), with --node-buffer setting the budget in code (--budget: the budget set in the
  * environment, for the checks only), --expect-shared / --expect-no-shared saying whether bytes must have
  * gone through the area (a huge budget) or none may have (FWDIO_FAULT
@@ -58,6 +60,7 @@ static uint64_t g_init_rss = 4 << 20;
 static int g_check_rss = 1; /* --no-rss: sanitizer allocators keep freed memory */
 static int g_expect_shared = -1; /* 1: some bytes through the area, 0: none, -1: no claim */
 static const char *g_fill_leave;
+static int g_off_on_rank = -1; /* --off-on-rank R: FWDIO_NODE_BUFFER=off on rank R only */
 static char g_fill_path[256];
 /* what the summary line reports (rank 0) */
 static int64_t g_init_seg = -1, g_peak_seg[2] = {-1, -1};
@@ -386,6 +389,8 @@ int main(int argc, char **argv)
             g_files = (int)tc_parse_long(argv[++i]);
         else if (!strcmp(argv[i], "--init-rss") && i + 1 < argc)
             g_init_rss = tc_parse_size(argv[++i]);
+        else if (!strcmp(argv[i], "--off-on-rank") && i + 1 < argc)
+            g_off_on_rank = (int)tc_parse_long(argv[++i]);
         else if (!strcmp(argv[i], "--no-rss"))
             g_check_rss = 0;
         else if (!strcmp(argv[i], "--expect-shared"))
@@ -397,7 +402,7 @@ int main(int argc, char **argv)
         else {
             fprintf(stderr,
                     "usage: %s [--node-buffer SIZE | --budget SIZE] [--size SIZE] [--files N] [--init-rss SIZE] "
-                    "[--no-rss] [--expect-shared | --expect-no-shared] [--fill-shm LEAVE] "
+                    "[--no-rss] [--off-on-rank R] [--expect-shared | --expect-no-shared] [--fill-shm LEAVE] "
                     "[--callback-mode poll|progress] [--timeout SEC]\n",
                     argv[0]);
             return 2;
@@ -412,6 +417,8 @@ int main(int argc, char **argv)
         fill_shm(tc_parse_size(g_fill_leave));
     MPI_Barrier(MPI_COMM_WORLD);
 
+    if (tc_rank == g_off_on_rank) /* one rank's own environment turns the area off */
+        setenv("FWDIO_NODE_BUFFER", "off", 1);
     tc_phase("fwdio_init");
     uint64_t anon0 = proc_kib("/proc/self/status", "RssAnon");
     uint64_t rss0 = proc_kib("/proc/self/status", "VmRSS");
