@@ -1516,8 +1516,12 @@ static int start_fwdio(struct bench_ctx *ctx)
      * room beside it for the messages' headers */
     const uint64_t lent_room = ctx->nbytes + ((uint64_t)16 << 20);
     const uint64_t staging = o->staging_buffer ? o->staging_buffer : FWDIO_DEFAULT_STAGING_BUFFER;
-    if (o->shared_buffer == 0 && mode_selected(o, "lent"))
+    if (o->shared_buffer == 0 && mode_selected(o, "lent")) {
         cfg.shared_buffer = (size_t)(lent_room + staging + ((uint64_t)8 << 20));
+        /* and every rank's buffer must fit the node's budget (committed as
+         * used: a cap, not a reservation) */
+        cfg.node_buffer = cfg.shared_buffer * (size_t)ctx->nranks;
+    }
     ctx->rt = NULL;
     int rc = fwdio_init(MPI_COMM_WORLD, &cfg, &ctx->rt);
     if (rc != FWDIO_OK)

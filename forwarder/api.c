@@ -57,7 +57,8 @@ static int start_area(fwdio_runtime_t *rt)
 {
     const fwdio_config_t *cfg = fwdioi_rt_config(rt->rt);
     uint64_t bytes = cfg->shared_buffer > 1 ? cfg->shared_buffer : 0;
-    int rc = fwdioi_area_setup(&rt->area, fwdioi_rt_comm(rt->rt), bytes);
+    uint64_t node = cfg->node_buffer > 1 ? cfg->node_buffer : 0;
+    int rc = fwdioi_area_setup(&rt->area, fwdioi_rt_comm(rt->rt), bytes, node);
     if (rc == FWDIO_OK && fwdioi_buffers_create(rt) != 0)
         rc = FWDIO_ENOMEM;
     if (rc == FWDIO_OK && rt->area.enabled &&
@@ -936,7 +937,7 @@ int fwdio_runtime_stats(fwdio_runtime_t *rt, fwdio_runtime_stats_t *stats)
     stats->shared_budget = rt->area.enabled ? rt->area.heap_size : 0;
     uint64_t used;
     fwdioi_heap_usage(&rt->area.heap, &used, &stats->shared_peak);
-    memset(stats->reserved, 0, sizeof stats->reserved);
+    fwdioi_area_node_memory(&rt->area, &stats->node_committed, &stats->node_peak);
     fwdioi_rt_lock(rt->rt);
     stats->staging_peak = rt->staged_peak;
     stats->staged = rt->staged;

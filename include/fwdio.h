@@ -56,7 +56,9 @@
  * fwdio) handles storage errors. It holds rules separated by ';', each
  *   CALL:EFFECT[:CONDITION]...
  * CALL is open, ftruncate, pwrite, pread, fdatasync, close, rename, unlink
- * or fsync_dir (the directory sync after a rename). EFFECT is one of
+ * or fsync_dir (the directory sync after a rename), or shm_commit (the
+ * node-shared area commits memory in /dev/shm: an error there is a full
+ * /dev/shm, and the message goes over MPI). EFFECT is one of
  *   eio, enospc, efbig, erofs, edquot, errno=N  fail with that errno without
  *       making the call (close releases the descriptor all the same);
  *   short     pwrite writes (pread reads) half the bytes asked (the file must
@@ -313,19 +315,26 @@ typedef struct fwdio_config {
      *  given, even 0 (the default), never taken from the environment or the
      *  config file. See "Where settings come from". Default 0: none. */
     uint64_t pinned;
-    /** The node-shared area: bytes of POSIX shared memory each rank sets aside
-     *  (reserved at fwdio_init, in /dev/shm) for the messages it sends to
-     *  writers on its own node and for fwdio_alloc() buffers. A writer on the
-     *  same node writes such a message straight from the sender's memory:
-     *  fwdio_write costs one copy before pwrite instead of two (MPI's copy is
-     *  gone), fwdio_alloc + fwdio_write_lent none. A message that finds no
-     *  room goes over MPI, a buffer that finds none is ordinary memory. The
-     *  area is off on a node where any of its ranks cannot make it (the reason
-     *  is logged at FWDIO_VERBOSE=2); that node then sends everything over MPI.
+    /** The node-shared area, this rank's part: the most bytes of the node's
+     *  area (node_buffer) this rank may hold at once, for the messages it
+     *  sends to writers on its own node and for fwdio_alloc() buffers. A
+     *  writer on the same node writes such a message straight from the
+     *  sender's memory: fwdio_write costs one copy before pwrite instead of
+     *  two (MPI's copy is gone), fwdio_alloc + fwdio_write_lent none. Nothing
+     *  is reserved at fwdio_init: memory is committed in /dev/shm as it is
+     *  used, under the node's budget, and given back when idle. A message that
+     *  finds no room (this rank's part full, the node's budget spent, or
+     *  /dev/shm full) goes over MPI, a buffer that finds none is ordinary
+     *  memory. The area is off on a node where any of its ranks cannot make
+     *  it (the reason is logged at FWDIO_VERBOSE=2); that node then sends
+     *  everything over MPI. Every rank of a node must use the same value.
      *  0: the environment variable FWDIO_SHARED_BUFFER (where 0 or "off" turn
      *  the area off), else staging_buffer + max_message_size + 64 KiB, room
      *  for every message the staging budget admits; 1 turns it off. At least
-     *  max_message_size plus 64 KiB: a smaller value is raised. */
+     *  max_message_size plus 64 KiB: a smaller value is raised. At most
+     *  node_buffer: a larger value is lowered to it at fwdio_init. (Until
+     *  0.1 each rank reserved this many bytes at fwdio_init; the node's total
+     *  is now node_buffer.) */
     size_t shared_buffer;
     /** Shortest interval, in microseconds, between two polls while no
      *  application thread waits in fwdio (fwdio_wait, fwdio_step_wait, a
@@ -355,8 +364,22 @@ typedef struct fwdio_config {
      *  fwdio_init. fwdio cannot see other jobs sharing the node: set 1 there.
      *  1 turns spinning off. */
     unsigned poll_spin_us;
+    /** The node's budget for the node-shared area: bytes of /dev/shm the
+     *  ranks of one node (of this runtime) may hold together for their
+     *  messages to writers of the node and their fwdio_alloc() buffers,
+     *  whatever their number. Committed as used (fallocate, so a full
+     *  /dev/shm is "no room", never a SIGBUS), given back when a rank's part
+     *  has been idle 20 ms and when no file is active; each rank keeps up to
+     *  node_buffer / (ranks of the node) committed between messages. Besides
+     *  the budget, the area's rings cost each rank at most 512 KiB from
+     *  fwdio_init on. Local rank 0's value is the node's. 0: the environment
+     *  variable FWDIO_NODE_BUFFER (where 0 or "off" turn the area off), else
+     *  FWDIO_DEFAULT_NODE_BUFFER_CAP or 1/64 of the node's memory, whichever
+     *  is smaller; 1 turns the area off. At least 1 MiB: a smaller value is
+     *  raised. */
+    size_t node_buffer;
     /** Room for fields of later versions: leave it zero. */
-    uint64_t reserved[6];
+    uint64_t reserved[5];
 } fwdio_config_t;
 
 /*
@@ -376,6 +399,7 @@ typedef struct fwdio_config {
 #define FWDIO_PIN_SHARED_BUFFER ((uint64_t)1 << 9)    /**< fwdio_config_t.shared_buffer */
 #define FWDIO_PIN_POLL_BACKGROUND_US ((uint64_t)1 << 10) /**< fwdio_config_t.poll_background_us */
 #define FWDIO_PIN_POLL_SPIN_US ((uint64_t)1 << 11)    /**< fwdio_config_t.poll_spin_us */
+#define FWDIO_PIN_NODE_BUFFER ((uint64_t)1 << 12)     /**< fwdio_config_t.node_buffer */
 #define FWDIO_PIN_WRITE_SIZE ((uint64_t)1 << 32)       /**< fwdio_options_t.write_size */
 #define FWDIO_PIN_STRIPE_SIZE ((uint64_t)1 << 33)      /**< fwdio_options_t.stripe_size */
 #define FWDIO_PIN_WRITERS ((uint64_t)1 << 34)          /**< fwdio_options_t.writers */
@@ -413,6 +437,10 @@ typedef struct fwdio_config {
 /** Default staging_buffer: 64 MiB; a rank's output step up to this size is
  *  copied without waiting. */
 #define FWDIO_DEFAULT_STAGING_BUFFER ((size_t)64 << 20)
+/** Default node_buffer: 1/64 of the node's memory, at most this, 256 MiB (32
+ *  messages of the default size in flight to the node's writers, whatever the
+ *  ranks per node; docs/results/node-memory.md). */
+#define FWDIO_DEFAULT_NODE_BUFFER_CAP ((size_t)256 << 20)
 
 /** How the stripes of a file map to writers. */
 typedef enum fwdio_layout {
@@ -814,8 +842,9 @@ FWDIO_API int fwdio_write_lent(fwdio_file_t *file, const void *buf, size_t len, 
 /**
  * Memory for output the application packs in place, to hand to
  * fwdio_write_lent(): `len` bytes (64-byte aligned) from this rank's part of
- * the node-shared area (fwdio_config_t.shared_buffer), which writers on this
- * node read directly, so a lent write of it costs no copy before the page
+ * the node-shared area (fwdio_config_t.shared_buffer, within the node's
+ * node_buffer; committed now, given back after fwdio_release), which writers
+ * on this node read directly, so a lent write of it costs no copy before the page
  * cache; ordinary memory when the area is off or full (a lent write of it then
  * travels as any other). Any thread; no MPI.
  * @return FWDIO_OK (*buf set); FWDIO_EINVAL (NULL runtime or buf, len 0; a
@@ -1156,10 +1185,16 @@ typedef struct fwdio_runtime_stats {
     double io_cpu_time;        /**< CPU seconds of the I/O thread (0 if never started) */
     uint64_t progress_wakeups; /**< times the progress thread woke (tasks, timer, I/O) */
     uint64_t io_wakeups;       /**< times the I/O thread woke for jobs */
-    uint64_t shared_budget;    /**< bytes of this rank's node-shared area (0: off here) */
+    uint64_t shared_budget;    /**< the most bytes of the node-shared area this rank
+                                    may hold (shared_buffer in force; 0: off here) */
     uint64_t shared_peak;      /**< peak bytes of it in use: messages to writers on
                                     the node and fwdio_alloc buffers */
-    uint64_t reserved[2];   /**< zeros; room for fields of later versions */
+    /* Taken from the reserved tail in 0.1: the struct has no room left; a
+     * later field needs a versioned call. */
+    uint64_t node_committed;   /**< bytes of the node-shared area committed on this
+                                    node now, by all its ranks (rings not counted;
+                                    at most node_buffer; 0: area off here) */
+    uint64_t node_peak;        /**< the most bytes of it committed at once so far */
 } fwdio_runtime_stats_t;
 
 /** Fill `stats`; FWDIO_OK or FWDIO_EINVAL. Any thread. */

@@ -6,6 +6,7 @@
 #include "runtime.h"
 
 #include <string.h>
+#include <unistd.h>
 
 int fwdioi_config_check(const fwdio_config_t *c, fwdioi_origins_t *why)
 {
@@ -105,6 +106,11 @@ int fwdioi_config_resolve(const fwdio_config_t *in, fwdio_config_t *out)
     if (out->shared_buffer > 1 &&
         out->shared_buffer < out->max_message_size + FWDIOI_MESSAGE_HEADROOM)
         out->shared_buffer = out->max_message_size + FWDIOI_MESSAGE_HEADROOM;
+    /* The node's budget (1: off): by default a small part of the node's memory. */
+    if (out->node_buffer == 0)
+        out->node_buffer = fwdioi_default_node_buffer(fwdioi_node_memory());
+    if (out->node_buffer > 1 && out->node_buffer < FWDIOI_MIN_NODE_BUFFER)
+        out->node_buffer = FWDIOI_MIN_NODE_BUFFER;
     return FWDIO_OK;
 }
 
@@ -129,6 +135,26 @@ void fwdioi_config_report_clamps(const fwdio_config_t *in, const fwdio_config_t 
         fwdioi_report("shared_buffer %zu raised to %zu: the node-shared area holds at least one "
                       "message of max_message_size and its headroom",
                       in->shared_buffer, resolved->shared_buffer);
+    if (in->node_buffer > 1 && resolved->node_buffer > in->node_buffer)
+        fwdioi_report("node_buffer %zu raised to %zu: the node-shared area holds at least a "
+                      "few combined messages",
+                      in->node_buffer, resolved->node_buffer);
+}
+
+uint64_t fwdioi_node_memory(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    return pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : 0;
+}
+
+size_t fwdioi_default_node_buffer(uint64_t node_memory)
+{
+    uint64_t share = node_memory / 64;
+    if (node_memory == 0 || share > FWDIO_DEFAULT_NODE_BUFFER_CAP)
+        share = FWDIO_DEFAULT_NODE_BUFFER_CAP;
+    if (share < FWDIOI_MIN_NODE_BUFFER)
+        share = FWDIOI_MIN_NODE_BUFFER;
+    return (size_t)share;
 }
 
 unsigned fwdioi_spin_choice(unsigned configured, int ranks_on_node, int node_cpus)

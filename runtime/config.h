@@ -34,6 +34,11 @@
  *  through 4 KiB, 0.1 s through 16 KiB, 0.05 s from 64 KiB up). */
 #define FWDIOI_MIN_STAGING_BUFFER ((size_t)64 << 10)
 
+/** Smallest node_buffer in force: room for a few combined messages (256 KiB
+ *  by default) in the node-shared area's chunks of 256 KiB
+ *  (forwarder/node/node_area.h). */
+#define FWDIOI_MIN_NODE_BUFFER ((size_t)1 << 20)
+
 /**
  * Check the values fwdioi_config_resolve refuses (callback_mode,
  * max_message_size, the reserved tail), saying why through `why` (refuse.h;
@@ -55,5 +60,12 @@ void fwdioi_config_report_clamps(const fwdio_config_t *in, const fwdio_config_t 
  *  (`configured` 0): FWDIO_AUTO_POLL_SPIN_US with a CPU for every rank,
  *  else 1 (off); `configured` otherwise (pure). */
 unsigned fwdioi_spin_choice(unsigned configured, int ranks_on_node, int node_cpus);
+
+/** Bytes of memory of this node (0: unknown). */
+uint64_t fwdioi_node_memory(void);
+/** node_buffer by default on a node of `node_memory` bytes (0: unknown):
+ *  1/64 of it, at most FWDIO_DEFAULT_NODE_BUFFER_CAP, at least
+ *  FWDIOI_MIN_NODE_BUFFER (pure). */
+size_t fwdioi_default_node_buffer(uint64_t node_memory);
 
 #endif

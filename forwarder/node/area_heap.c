@@ -10,7 +10,8 @@ static uint64_t rounded(uint64_t len)
     return (len + FWDIOI_HEAP_ALIGN - 1) & ~(uint64_t)(FWDIOI_HEAP_ALIGN - 1);
 }
 
-int fwdioi_heap_init(fwdioi_heap_t *h, void *base, uint64_t size)
+int fwdioi_heap_init(fwdioi_heap_t *h, void *base, uint64_t size,
+                     const fwdioi_heap_backing_t *back)
 {
     memset(h, 0, sizeof *h);
     h->base = base;
@@ -19,6 +20,19 @@ int fwdioi_heap_init(fwdioi_heap_t *h, void *base, uint64_t size)
     h->free = malloc(h->cap * sizeof *h->free);
     if (!h->free)
         return -1;
+    if (back) {
+        h->back = *back;
+        h->nchunks = (h->size + back->chunk - 1) / back->chunk;
+        h->live = calloc(h->nchunks ? h->nchunks : 1, sizeof *h->live);
+        h->committed = calloc(h->nchunks ? h->nchunks : 1, 1);
+        if (!h->live || !h->committed) {
+            free(h->live);
+            free(h->committed);
+            free(h->free);
+            h->free = NULL;
+            return -1;
+        }
+    }
     h->free[0] = (fwdioi_heap_range_t){0, h->size};
     h->nfree = h->size > 0;
     pthread_mutex_init(&h->lock, NULL);
@@ -30,8 +44,93 @@ void fwdioi_heap_destroy(fwdioi_heap_t *h)
     if (!h->free)
         return;
     free(h->free);
+    free(h->live);
+    free(h->committed);
     h->free = NULL;
+    h->live = NULL;
+    h->committed = NULL;
     pthread_mutex_destroy(&h->lock);
+}
+
+/* Commit chunks [c0, c1] that are not memory yet, in runs, one call per run.
+ * 0; -1 with none of them committed (lock held). */
+static int commit_chunks(fwdioi_heap_t *h, uint64_t c0, uint64_t c1)
+{
+    uint64_t c = c0;
+    while (c <= c1) {
+        if (h->committed[c]) {
+            c++;
+            continue;
+        }
+        uint64_t end = c;
+        while (end + 1 <= c1 && !h->committed[end + 1])
+            end++;
+        uint64_t off = c * h->back.chunk;
+        uint64_t len = (end + 1) * h->back.chunk - off;
+        if (off + len > h->size)
+            len = h->size - off;
+        if (h->back.commit(h->back.ctx, off, len) != 0) {
+            h->commit_failures++;
+            /* undo this call's runs: nothing is in them */
+            for (uint64_t u = c0; u < c; u++)
+                if (h->committed[u] == 2) {
+                    uint64_t uo = u * h->back.chunk;
+                    uint64_t ul = uo + h->back.chunk > h->size ? h->size - uo : h->back.chunk;
+                    h->back.uncommit(h->back.ctx, uo, ul);
+                    h->uncommits++;
+                    h->committed[u] = 0;
+                    h->committed_bytes -= ul;
+                }
+            return -1;
+        }
+        h->commits++;
+        h->committed_bytes += len;
+        for (uint64_t u = c; u <= end; u++)
+            h->committed[u] = 2; /* committed by this call */
+        c = end + 1;
+    }
+    if (h->committed_bytes > h->committed_peak)
+        h->committed_peak = h->committed_bytes;
+    return 0;
+}
+
+/* Give back [c, end] (idle chunks; lock held). */
+static uint64_t uncommit_run(fwdioi_heap_t *h, uint64_t c, uint64_t end)
+{
+    uint64_t off = c * h->back.chunk;
+    uint64_t len = (end + 1) * h->back.chunk - off;
+    if (off + len > h->size)
+        len = h->size - off;
+    for (uint64_t u = c; u <= end; u++)
+        h->committed[u] = 0;
+    h->nidle -= end + 1 - c;
+    h->back.uncommit(h->back.ctx, off, len);
+    h->uncommits++;
+    h->committed_bytes -= len;
+    return len;
+}
+
+/* Give back idle chunks among [c0, c1], in runs: every one (`all`), or the
+ * highest ones while more than keep_idle bytes are idle (first fit cuts
+ * blocks from the lowest offsets, so the low chunks are the ones reused;
+ * lock held). */
+static uint64_t uncommit_idle(fwdioi_heap_t *h, uint64_t c0, uint64_t c1, int all)
+{
+    uint64_t given = 0;
+    uint64_t c = c1 + 1;
+    while (c > c0 && (all || h->nidle * h->back.chunk > h->back.keep_idle)) {
+        c--;
+        if (!h->committed[c] || h->live[c] != 0)
+            continue;
+        uint64_t start = c; /* a run [start, c] of idle chunks, grown downwards */
+        uint64_t over = all ? UINT64_MAX : h->nidle - h->back.keep_idle / h->back.chunk;
+        while (start > c0 && c + 1 - start < over && h->committed[start - 1] &&
+               h->live[start - 1] == 0)
+            start--;
+        given += uncommit_run(h, start, c);
+        c = start;
+    }
+    return given;
 }
 
 void *fwdioi_heap_alloc(fwdioi_heap_t *h, uint64_t len)
@@ -45,6 +144,17 @@ void *fwdioi_heap_alloc(fwdioi_heap_t *h, uint64_t len)
         fwdioi_heap_range_t *r = &h->free[i];
         if (r->len < len)
             continue;
+        if (h->live) {
+            uint64_t c0 = r->off / h->back.chunk, c1 = (r->off + len - 1) / h->back.chunk;
+            if (commit_chunks(h, c0, c1) != 0)
+                break; /* no room on the node: the caller falls back */
+            for (uint64_t c = c0; c <= c1; c++) {
+                if (h->committed[c] == 1 && h->live[c] == 0)
+                    h->nidle--; /* an idle chunk in use again */
+                h->committed[c] = 1;
+                h->live[c]++;
+            }
+        }
         block = h->base + r->off;
         r->off += len;
         r->len -= len;
@@ -112,9 +222,28 @@ void fwdioi_heap_free(fwdioi_heap_t *h, void *block, uint64_t len)
     }
     /* Without memory for a new range the block is lost to the heap (not to
      * the process): later allocations fall back to ordinary memory. */
-    if (insert_range(h, lo, off, len) == 0)
+    if (insert_range(h, lo, off, len) == 0) {
         h->used -= len;
+        if (h->live) {
+            uint64_t c0 = off / h->back.chunk, c1 = (off + len - 1) / h->back.chunk;
+            for (uint64_t c = c0; c <= c1; c++)
+                if (--h->live[c] == 0)
+                    h->nidle++;
+            if (h->nidle * h->back.chunk > h->back.keep_idle)
+                uncommit_idle(h, c0, c1, 0);
+        }
+    }
     pthread_mutex_unlock(&h->lock);
+}
+
+uint64_t fwdioi_heap_trim(fwdioi_heap_t *h)
+{
+    if (!h->live)
+        return 0;
+    pthread_mutex_lock(&h->lock);
+    uint64_t given = h->nidle ? uncommit_idle(h, 0, h->nchunks - 1, 1) : 0;
+    pthread_mutex_unlock(&h->lock);
+    return given;
 }
 
 int fwdioi_heap_contains(const fwdioi_heap_t *h, const void *p, uint64_t len)
@@ -122,6 +251,22 @@ int fwdioi_heap_contains(const fwdioi_heap_t *h, const void *p, uint64_t len)
     const uint8_t *b = p;
     return h->base && b >= h->base && b <= h->base + h->size &&
            len <= (uint64_t)(h->base + h->size - b);
+}
+
+void fwdioi_heap_memory(fwdioi_heap_t *h, fwdioi_heap_memory_t *m)
+{
+    memset(m, 0, sizeof *m);
+    if (!h->free)
+        return;
+    pthread_mutex_lock(&h->lock);
+    m->used = h->used;
+    m->committed = h->live ? h->committed_bytes : h->size;
+    m->committed_peak = h->live ? h->committed_peak : h->size;
+    m->idle = h->nidle * h->back.chunk;
+    m->commits = h->commits;
+    m->uncommits = h->uncommits;
+    m->commit_failures = h->commit_failures;
+    pthread_mutex_unlock(&h->lock);
 }
 
 void fwdioi_heap_usage(fwdioi_heap_t *h, uint64_t *used, uint64_t *peak)

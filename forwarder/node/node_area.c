@@ -5,6 +5,7 @@
 #include "fwdio.h"
 #include "log.h"
 #include "runtime.h"
+#include "storage/fault.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -20,26 +21,99 @@
 #include <time.h>
 #include <unistd.h>
 
-/* Entries a ring holds: a sender whose ring is full sends over MPI instead. */
-enum { RING_CAP = 256 };
-#define AREA_MAGIC 0x6677646961726561ull /* "fwdiarea" */
+/* Entries a ring holds, at most and at least: a segment's rings take at most
+ * RING_BYTES (committed at init, so init costs O(1) per rank, not O(ranks of
+ * the node)); a sender whose ring is full keeps the message until it has room. */
+enum { RING_CAP_MAX = 256, RING_CAP_MIN = 16, RING_BYTES = 512 << 10 };
+#define AREA_MAGIC 0x6677646961726562ull /* "fwdiareb" */
 
+/* The first 64 bytes of a segment. The counters are used in local rank 0's
+ * segment only: the heap bytes committed on the node, and their peak. */
 typedef struct seg_header {
-    uint64_t magic, nlocal, ring_cap, heap_off, heap_size;
+    uint64_t magic, nlocal, ring_cap, heap_off, heap_size, node_budget;
+    _Atomic uint64_t node_committed, node_peak;
 } seg_header_t;
 
-/* The ring for one producer in a segment; head and tail on lines of their own. */
+_Static_assert(sizeof(seg_header_t) == 64, "the rings start at byte 64");
+
+/* The ring for one producer in a segment: head and tail on lines of their own,
+ * then ring_cap entries. */
 typedef struct ring {
     _Alignas(64) _Atomic uint64_t head; /* written by the segment's owner */
     _Alignas(64) _Atomic uint64_t tail; /* written by the producer */
-    _Alignas(64) fwdioi_area_entry_t entries[RING_CAP];
+    _Alignas(64) fwdioi_area_entry_t entries[];
 } ring_t;
 
 _Static_assert(sizeof(fwdioi_area_entry_t) == 64, "an entry is one cache line");
 
-static ring_t *ring_at(uint8_t *seg, int producer)
+static uint64_t ring_bytes(uint64_t cap)
 {
-    return (ring_t *)(seg + 64 + (size_t)producer * sizeof(ring_t));
+    return sizeof(ring_t) + cap * sizeof(fwdioi_area_entry_t);
+}
+
+static ring_t *ring_at(const fwdioi_area_t *a, uint8_t *seg, int producer)
+{
+    return (ring_t *)(seg + 64 + (size_t)producer * ring_bytes(a->ring_cap));
+}
+
+static seg_header_t *node_header(const fwdioi_area_t *a)
+{
+    return (seg_header_t *)a->seg[0];
+}
+
+/* The heap's backing (area_heap.h): a commit takes its bytes from the node's
+ * budget, then allocates them in /dev/shm with fallocate, so that no later
+ * touch of them can meet a full /dev/shm (a SIGBUS); either refusal is "no
+ * room", and the caller sends over MPI. The pages are then faulted in at once
+ * (MADV_POPULATE_WRITE, where the kernel has it): one call instead of a fault
+ * per page on the copy. */
+static int commit_range(void *ctx, uint64_t off, uint64_t len)
+{
+    fwdioi_area_t *a = ctx;
+    seg_header_t *h = node_header(a);
+    uint64_t cur = atomic_load_explicit(&h->node_committed, memory_order_relaxed);
+    do {
+        if (cur + len > a->node_budget)
+            return -1;
+    } while (!atomic_compare_exchange_weak_explicit(&h->node_committed, &cur, cur + len,
+                                                    memory_order_relaxed,
+                                                    memory_order_relaxed));
+    int rc = 0;
+    if (fwdioi_fault_armed()) { /* FWDIO_FAULT's shm_commit: a full /dev/shm */
+        fwdioi_fault_t f = fwdioi_fault_on_path(FWDIOI_CALL_SHM_COMMIT, "/dev/shm", NULL);
+        if (f.kind == FWDIOI_FAULT_ERROR)
+            rc = f.err;
+    }
+    if (rc == 0)
+        rc = posix_fallocate(a->own_fd, (off_t)(a->heap_off + off), (off_t)len);
+    if (rc != 0) {
+        atomic_fetch_sub_explicit(&h->node_committed, len, memory_order_relaxed);
+        if (!a->told_no_room) {
+            a->told_no_room = 1;
+            fwdioi_log(FWDIOI_LOG_INFO, "node-shared area: no room in /dev/shm (%s); messages "
+                       "that find none go over MPI", strerror(rc));
+        }
+        return -1;
+    }
+    uint64_t peak = atomic_load_explicit(&h->node_peak, memory_order_relaxed);
+    while (peak < cur + len &&
+           !atomic_compare_exchange_weak_explicit(&h->node_peak, &peak, cur + len,
+                                                  memory_order_relaxed, memory_order_relaxed))
+        ;
+#ifdef MADV_POPULATE_WRITE
+    (void)madvise(a->seg[a->local] + a->heap_off + off, len, MADV_POPULATE_WRITE);
+#endif
+    return 0;
+}
+
+static void uncommit_range(void *ctx, uint64_t off, uint64_t len)
+{
+    fwdioi_area_t *a = ctx;
+    if (fallocate(a->own_fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+                  (off_t)(a->heap_off + off), (off_t)len) != 0)
+        fwdioi_log(FWDIOI_LOG_WARN, "node-shared area: giving %llu bytes back failed: %s",
+                   (unsigned long long)len, strerror(errno));
+    atomic_fetch_sub_explicit(&node_header(a)->node_committed, len, memory_order_relaxed);
 }
 
 static void seg_name(char *out, size_t len, const char *prefix, int local)
@@ -63,24 +137,34 @@ static int create_own(fwdioi_area_t *a, const char *prefix)
         set_off(a, "shm_open", errno);
         return -1;
     }
+    /* The heap is a hole until used (commit_range); the header and the rings
+     * are committed now, so a full /dev/shm is found here, not as a SIGBUS. */
     int rc = ftruncate(fd, (off_t)a->seg_size) != 0 ? errno : 0;
     if (rc == 0)
-        rc = posix_fallocate(fd, 0, (off_t)a->seg_size); /* returns the error */
+        rc = posix_fallocate(fd, 0, (off_t)a->heap_off); /* returns the error */
     void *p = MAP_FAILED;
     if (rc == 0) {
-        p = mmap(NULL, a->seg_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        p = mmap(NULL, a->seg_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);
         if (p == MAP_FAILED)
             rc = errno;
     }
-    close(fd);
     if (rc != 0) {
+        close(fd);
         set_off(a, "sizing the segment in /dev/shm", rc);
         shm_unlink(name);
         return -1;
     }
+    a->own_fd = fd;
     a->seg[a->local] = p;
-    seg_header_t h = {AREA_MAGIC, (uint64_t)a->nlocal, a->ring_cap, a->heap_off, a->heap_size};
-    memcpy(p, &h, sizeof h);
+    seg_header_t *h = p;
+    h->magic = AREA_MAGIC;
+    h->nlocal = (uint64_t)a->nlocal;
+    h->ring_cap = a->ring_cap;
+    h->heap_off = a->heap_off;
+    h->heap_size = a->heap_size;
+    h->node_budget = a->node_budget;
+    atomic_init(&h->node_committed, 0);
+    atomic_init(&h->node_peak, 0);
     return 0;
 }
 
@@ -93,7 +177,7 @@ static int map_peer(fwdioi_area_t *a, const char *prefix, int local)
         set_off(a, "shm_open of a peer's segment", errno);
         return -1;
     }
-    void *p = mmap(NULL, a->seg_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    void *p = mmap(NULL, a->seg_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);
     int err = errno;
     close(fd);
     if (p == MAP_FAILED) {
@@ -101,10 +185,10 @@ static int map_peer(fwdioi_area_t *a, const char *prefix, int local)
         return -1;
     }
     a->seg[local] = p;
-    seg_header_t h;
-    memcpy(&h, p, sizeof h);
-    if (h.magic != AREA_MAGIC || h.nlocal != (uint64_t)a->nlocal || h.heap_off != a->heap_off ||
-        h.heap_size != a->heap_size) {
+    const seg_header_t *h = p;
+    if (h->magic != AREA_MAGIC || h->nlocal != (uint64_t)a->nlocal || h->heap_off != a->heap_off ||
+        h->heap_size != a->heap_size || h->ring_cap != a->ring_cap ||
+        h->node_budget != a->node_budget) {
         set_off(a, "a peer's segment differs", EINVAL);
         return -1;
     }
@@ -168,6 +252,9 @@ static void unmap_all(fwdioi_area_t *a)
     if (a->bell_fd >= 0)
         close(a->bell_fd);
     a->bell_fd = -1;
+    if (a->own_fd >= 0)
+        close(a->own_fd);
+    a->own_fd = -1;
     free(a->bell_addr);
     a->bell_addr = NULL;
     fwdioi_heap_destroy(&a->heap);
@@ -185,26 +272,34 @@ static void make_prefix(char *out, size_t len)
              atomic_fetch_add(&counter, 1));
 }
 
-int fwdioi_area_setup(fwdioi_area_t *a, MPI_Comm comm, uint64_t heap_size)
+int fwdioi_area_setup(fwdioi_area_t *a, MPI_Comm comm, uint64_t heap_size, uint64_t node_budget)
 {
     memset(a, 0, sizeof *a);
     a->node = MPI_COMM_NULL;
     a->bell_fd = -1;
+    a->own_fd = -1;
+
     int size, rank;
     if (MPI_Comm_size(comm, &size) != MPI_SUCCESS || MPI_Comm_rank(comm, &rank) != MPI_SUCCESS)
         return FWDIO_EMPI;
     a->local_of_rank = malloc((size_t)size * sizeof *a->local_of_rank);
-    int have = a->local_of_rank != NULL, all_have = 0;
-    if (MPI_Allreduce(&have, &all_have, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS)
+    /* [0]: memory here; [1]: the area wanted here. One rank that turned it
+     * off (its own environment) turns it off everywhere, before any
+     * collective of the node that rank would not join. */
+    int mine[2] = {a->local_of_rank != NULL, heap_size > 0 && node_budget > 0}, all2[2] = {0, 0};
+    if (MPI_Allreduce(mine, all2, 2, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS)
         return FWDIO_EMPI;
-    if (!all_have)
+    if (!all2[0])
         return FWDIO_ENOMEM;
     for (int r = 0; r < size; r++)
         a->local_of_rank[r] = -1;
-    if (heap_size == 0) {
-        snprintf(a->why_off, sizeof a->why_off, "shared_buffer is off");
+    if (!all2[1]) {
+        snprintf(a->why_off, sizeof a->why_off, "%s is off%s",
+                 heap_size == 0 ? "shared_buffer" : node_budget == 0 ? "node_buffer" : "the area",
+                 mine[1] ? " on another rank" : "");
         return FWDIO_OK;
     }
+
     if (MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &a->node) !=
             MPI_SUCCESS ||
         MPI_Comm_set_errhandler(a->node, MPI_ERRORS_RETURN) != MPI_SUCCESS ||
@@ -229,12 +324,26 @@ int fwdioi_area_setup(fwdioi_area_t *a, MPI_Comm comm, uint64_t heap_size)
         unmap_all(a);
         return FWDIO_OK;
     }
-    char prefix[64];
-    make_prefix(prefix, sizeof prefix);
-    if (MPI_Bcast(prefix, sizeof prefix, MPI_CHAR, 0, a->node) != MPI_SUCCESS)
+    /* local rank 0's name and budget are the node's */
+    struct {
+        char prefix[64];
+        uint64_t node_budget;
+    } agreed;
+    memset(&agreed, 0, sizeof agreed);
+    make_prefix(agreed.prefix, sizeof agreed.prefix);
+    agreed.node_budget = node_budget;
+    if (MPI_Bcast(&agreed, (int)sizeof agreed, MPI_BYTE, 0, a->node) != MPI_SUCCESS)
         return FWDIO_EMPI;
-    a->ring_cap = RING_CAP;
-    a->heap_off = (64 + (uint64_t)a->nlocal * sizeof(ring_t) + 4095) & ~(uint64_t)4095;
+    const char *prefix = agreed.prefix;
+    node_budget = agreed.node_budget;
+    a->ring_cap = RING_CAP_MAX;
+    while (a->ring_cap > RING_CAP_MIN && (uint64_t)a->nlocal * ring_bytes(a->ring_cap) > RING_BYTES)
+        a->ring_cap /= 2;
+    a->heap_off = (64 + (uint64_t)a->nlocal * ring_bytes(a->ring_cap) + 4095) & ~(uint64_t)4095;
+    a->node_budget = node_budget < FWDIOI_AREA_CHUNK ? FWDIOI_AREA_CHUNK : node_budget;
+    /* a rank's heap: its cap, but never more than the node's whole budget */
+    if (heap_size > a->node_budget)
+        heap_size = a->node_budget;
     a->heap_size = (heap_size + FWDIOI_HEAP_ALIGN - 1) & ~(uint64_t)(FWDIOI_HEAP_ALIGN - 1);
     a->seg_size = a->heap_off + a->heap_size;
 
@@ -262,7 +371,13 @@ int fwdioi_area_setup(fwdioi_area_t *a, MPI_Comm comm, uint64_t heap_size)
         }
     if (all && node_all(a, ok, &all) != 0)
         return FWDIO_EMPI;
-    if (all && fwdioi_heap_init(&a->heap, a->seg[a->local] + a->heap_off, a->heap_size) != 0) {
+    /* Idle chunks a rank keeps committed between messages: its share of the
+     * node's budget, rounded down to chunks. */
+    fwdioi_heap_backing_t back = {commit_range, uncommit_range, a, FWDIOI_AREA_CHUNK,
+                                  (a->node_budget / (uint64_t)a->nlocal) &
+                                      ~(uint64_t)(FWDIOI_AREA_CHUNK - 1)};
+    if (all && fwdioi_heap_init(&a->heap, a->seg[a->local] + a->heap_off, a->heap_size, &back) !=
+                   0) {
         set_off(a, "memory for the heap", ENOMEM);
         ok = 0;
     }
@@ -298,7 +413,7 @@ int fwdioi_area_local_index(const fwdioi_area_t *a, int rank)
 int fwdioi_area_push(fwdioi_area_t *a, int to, const fwdioi_area_entry_t *e)
 {
     FWDIOI_ASSERT_PROGRESS();
-    ring_t *r = ring_at(a->seg[to], a->local);
+    ring_t *r = ring_at(a, a->seg[to], a->local);
     uint64_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
     uint64_t head = atomic_load_explicit(&r->head, memory_order_acquire);
     if (tail - head >= a->ring_cap)
@@ -313,7 +428,7 @@ int fwdioi_area_push(fwdioi_area_t *a, int to, const fwdioi_area_entry_t *e)
 int fwdioi_area_pop(fwdioi_area_t *a, int from, fwdioi_area_entry_t *e)
 {
     FWDIOI_ASSERT_PROGRESS();
-    ring_t *r = ring_at(a->seg[a->local], from);
+    ring_t *r = ring_at(a, a->seg[a->local], from);
     uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
     uint64_t tail = atomic_load_explicit(&r->tail, memory_order_acquire);
     if (head == tail)
@@ -344,4 +459,36 @@ uint64_t fwdioi_area_own_offset(const fwdioi_area_t *a, const void *p, uint64_t 
     if (!a->enabled || !fwdioi_heap_contains(&a->heap, p, len))
         return UINT64_MAX;
     return (uint64_t)((const uint8_t *)p - a->seg[a->local]);
+}
+
+void fwdioi_area_node_memory(const fwdioi_area_t *a, uint64_t *committed, uint64_t *peak)
+{
+    *committed = *peak = 0;
+    if (!a->enabled)
+        return;
+    const seg_header_t *h = node_header(a);
+    *committed = atomic_load_explicit(&h->node_committed, memory_order_relaxed);
+    *peak = atomic_load_explicit(&h->node_peak, memory_order_relaxed);
+}
+
+void fwdioi_area_idle(fwdioi_area_t *a, int files_active)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    if (!a->enabled)
+        return;
+    fwdioi_heap_memory_t m;
+    fwdioi_heap_memory(&a->heap, &m);
+    if (m.used > 0 || m.idle == 0) {
+        a->empty_since_ns = 0;
+        return;
+    }
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    uint64_t now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    if (a->empty_since_ns == 0)
+        a->empty_since_ns = now;
+    if (!files_active || now - a->empty_since_ns >= (uint64_t)FWDIOI_AREA_IDLE_MS * 1000000u) {
+        fwdioi_heap_trim(&a->heap);
+        a->empty_since_ns = 0;
+    }
 }

@@ -14,8 +14,31 @@
  * make or map its segment (no /dev/shm, no room in it, ...) the area is off on
  * that whole node and everything goes over MPI as before. The segments are
  * unlinked as soon as every rank has mapped them, so a killed job leaves
- * nothing behind in /dev/shm. Memory is reserved up front (posix_fallocate),
- * so a full /dev/shm is found at init and never as a SIGBUS later.
+ * nothing behind in /dev/shm.
+ *
+ * Memory is a node's (node_buffer), committed as it is used:
+ * - A segment is its header, its rings and its heap. Only the header and the
+ *   rings are allocated at init (posix_fallocate): at most RING_BYTES
+ *   (512 KiB) per rank whatever the number of ranks on the node (each ring
+ *   holds 256 entries, fewer on a crowded node, at least 16), so a full
+ *   /dev/shm is found at init, never as a SIGBUS.
+ * - A heap is address space (ftruncate makes a hole, MAP_NORESERVE maps it):
+ *   at most shared_buffer bytes per rank, and never more than the node's
+ *   budget. Its chunks (FWDIOI_AREA_CHUNK) are committed as blocks are cut
+ *   from them (area_heap.h): the bytes are first taken from the node's count
+ *   of committed heap bytes, an atomic in local rank 0's segment header that
+ *   never passes node_buffer, then allocated with posix_fallocate. Either
+ *   refusal is "no room", as a full heap: the message goes over MPI, a
+ *   fwdio_alloc buffer is ordinary memory. Backpressure, never a crash.
+ * - Chunks no block touches are given back (fallocate PUNCH_HOLE, and the
+ *   count lowered) beyond the rank's share of the budget (node_buffer / ranks
+ *   of the node) at once, and all of them once the rank's heap has been empty
+ *   for FWDIOI_AREA_IDLE_MS or no file is active (fwdioi_area_idle).
+ * So the node's heaps together never hold more than node_buffer, whichever
+ * ranks write, and a rank that writes alone may use the whole budget (up to
+ * its shared_buffer). One heap per rank, not one for the node: each heap's
+ * allocator stays private to its owner (nothing a peer writes decides what is
+ * free) and needs no lock across processes; only the count is shared.
  */
 #ifndef FWDIOI_NODE_AREA_H
 #define FWDIOI_NODE_AREA_H
@@ -24,6 +47,14 @@
 
 #include <mpi.h>
 #include <stdint.h>
+
+/* The heap's commit granularity. A commit, its page faults and a punch cost
+ * about ten copies of the bytes whatever the chunk (docs/results/
+ * node-memory.md), so the size only decides the waste: a message of 1 MiB and
+ * its header take 1.25 MiB of 256 KiB chunks, 2 MiB of 1 MiB ones. */
+#define FWDIOI_AREA_CHUNK ((uint64_t)256 << 10)
+/* A heap empty this long gives its idle chunks back. */
+#define FWDIOI_AREA_IDLE_MS 20
 
 /* What an entry says (shared_path.c): a message by reference, a message given
  * back, or a message coming over MPI after all (so its writer probes). */
@@ -49,19 +80,25 @@ typedef struct fwdioi_area {
     int *local_of_rank;  /* [size of the runtime's communicator]: index, or -1 */
     uint8_t **seg;       /* [nlocal]: every segment of the node, mapped */
     uint64_t seg_size, heap_off, heap_size, ring_cap;
+    uint64_t node_budget; /* heap bytes the node's ranks may commit together */
     fwdioi_heap_t heap;  /* of this rank's own segment */
+    int own_fd;          /* this rank's segment, for fallocate */
     int bell_fd;         /* this rank's doorbell (nonblocking datagram socket) */
+    int told_no_room;    /* under the heap's lock: "no room" was logged */
+    uint64_t empty_since_ns; /* progress thread: when the heap was last seen busy */
     void *bell_addr;     /* [nlocal] struct sockaddr_un of every doorbell */
     char why_off[160];   /* why the area is off, for the log and fwdio-plan */
 } fwdioi_area_t;
 
 /**
- * Collective over `comm`: set up the area with a heap of `heap_size` bytes per
- * rank (0: no area, everything over MPI). FWDIO_OK whether or not the area
- * could be made (a->enabled says; a->why_off says why not), FWDIO_EMPI when
- * an MPI call failed.
+ * Collective over `comm`: set up the area with a heap of at most `heap_size`
+ * bytes per rank, the ranks of a node committing at most `node_budget` bytes
+ * together (either 0: no area, everything over MPI; a budget under one chunk
+ * is raised to one chunk). FWDIO_OK whether or not the area could be made
+ * (a->enabled says; a->why_off says why not), FWDIO_EMPI when an MPI call
+ * failed.
  */
-int fwdioi_area_setup(fwdioi_area_t *a, MPI_Comm comm, uint64_t heap_size);
+int fwdioi_area_setup(fwdioi_area_t *a, MPI_Comm comm, uint64_t heap_size, uint64_t node_budget);
 /** Unmap and close everything (after the last use on every rank of the node). */
 void fwdioi_area_teardown(fwdioi_area_t *a);
 
@@ -82,6 +119,14 @@ void fwdioi_area_drain_bell(fwdioi_area_t *a);
  *  when the range is not inside that heap. */
 const uint8_t *fwdioi_area_peer_bytes(const fwdioi_area_t *a, int local, uint64_t off,
                                       uint64_t len);
+/** Give this rank's idle chunks back when its heap has been empty for
+ *  FWDIOI_AREA_IDLE_MS, or at once when `files_active` is 0 (progress
+ *  thread). */
+void fwdioi_area_idle(fwdioi_area_t *a, int files_active);
+/** Heap bytes committed on the node now and at most (0 without the area; any
+ *  thread). */
+void fwdioi_area_node_memory(const fwdioi_area_t *a, uint64_t *committed, uint64_t *peak);
+
 /** Offset within this rank's segment of p (inside its heap), or UINT64_MAX. */
 uint64_t fwdioi_area_own_offset(const fwdioi_area_t *a, const void *p, uint64_t len);
 

@@ -245,6 +245,8 @@ static void finish_session(fwdio_file_t *f, const fwdioi_errinfo_t *result)
     fwdioi_session_t *s = &f->s;
     s->phase = FWDIOI_PHASE_DONE;
     LIST_REMOVE(f, s.active_link);
+    if (LIST_EMPTY(&f->owner->active)) /* nothing active: the area's idle chunks go back */
+        fwdioi_area_idle(&f->owner->area, 0);
     fwdioi_errinfo_t final = *result; /* result may point into the session */
     if (s->comm != MPI_COMM_NULL) {
         if (s->aborted && (f->my_writer >= 0 || f->reading))

@@ -19,7 +19,7 @@ static const char *const call_names[FWDIOI_CALL_COUNT] = {
     [FWDIOI_CALL_FDATASYNC] = "fdatasync", [FWDIOI_CALL_CLOSE] = "close",
     [FWDIOI_CALL_RENAME] = "rename",   [FWDIOI_CALL_UNLINK] = "unlink",
     [FWDIOI_CALL_FSYNC_DIR] = "fsync_dir", [FWDIOI_CALL_PREAD] = "pread",
-    [FWDIOI_CALL_FSTAT] = "fstat",
+    [FWDIOI_CALL_FSTAT] = "fstat",     [FWDIOI_CALL_SHM_COMMIT] = "shm_commit",
 };
 
 const char *fwdioi_syscall_name(int call)

@@ -26,6 +26,7 @@ typedef enum fwdioi_syscall {
     FWDIOI_CALL_FSYNC_DIR,
     FWDIOI_CALL_PREAD,
     FWDIOI_CALL_FSTAT,
+    FWDIOI_CALL_SHM_COMMIT, /* the node-shared area commits memory (node_area.c) */
     FWDIOI_CALL_COUNT
 } fwdioi_syscall_t;
 
