@@ -17,6 +17,7 @@
 #include "session/session.h"
 #include "settings/settings.h"
 #include "write/staging.h"
+#include "write/writer.h"
 #include "trace.h"
 #include "node/user_buffers.h"
 
@@ -439,6 +440,10 @@ static int open_file(fwdio_runtime_t *rt, const char *path, uint64_t size,
     f->known_error = f->open_refusal = FWDIOI_ERRINFO_OK;
     fwdioi_file_fill_check(f);
     fwdioi_session_init(f);
+    if (!reading && f->my_writer >= 0 && fwdioi_writer_create(f) != 0) {
+        fwdioi_file_release(f);
+        return FWDIO_ENOMEM;
+    }
     if (reading) {
         if (fwdioi_requester_create(f) != 0) {
             fwdioi_file_release(f);

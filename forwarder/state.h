@@ -209,6 +209,7 @@ typedef struct fwdioi_session_stats {
     double pwrite_seconds, sync_seconds;
     uint64_t bytes_to_mpi, bytes_to_pwrite, bytes_shared; /* fwdio_file_stats_t */
     uint64_t bytes_from_storage; /* a reader's preads */
+    uint64_t bytes_answered;     /* a read file: bytes of answers this rank received */
 } fwdioi_session_stats_t;
 
 typedef enum fwdioi_phase {
@@ -268,6 +269,8 @@ typedef struct fwdioi_session {
      * the reader's units and requests) */
     struct fwdioi_requests *requests;
     struct fwdioi_reader *reader;
+    /* a file this rank writes (write/writer.c) */
+    struct fwdioi_writer *writer;
 
     /* writer only */
     int fd;
@@ -277,8 +280,6 @@ typedef struct fwdioi_session {
      * thread (on the progress thread with io_inline): not progress state. */
     int write_failed;
     fwdioi_assembly_t assembly;
-    uint64_t received;
-    uint64_t *received_from; /* [ranks] bytes received per sending rank */
     int recvs_pending;
     int io_pending;
     int close_agreed;
@@ -290,13 +291,6 @@ typedef struct fwdioi_session {
     fwdioi_session_stats_t stats;
     int sends_pending;        /* this rank's data messages not yet sent */
     int final_ready, final_started;
-    int has_waiting;          /* a matched message waits for room */
-    /* Messages ranks of this node announced they send over MPI rather than
-     * through the node-shared area, less those received: while above 0 (or
-     * while ranks of other nodes may send) the writer probes MPI. */
-    int mpi_notes;
-    MPI_Message waiting_msg;
-    int waiting_len, waiting_source;
 
     /* streams (steps.c) */
     uint64_t step_fill;  /* the step this rank's messages belong to now */

@@ -164,7 +164,7 @@ static void publish_stats_locked(fwdio_file_t *f, double t)
     const fwdioi_session_stats_t *ss = &f->s.stats;
     fwdio_file_stats_t *st = &f->stats;
     st->messages_sent = ss->messages_sent;
-    st->writer_bytes = f->s.received;
+    st->writer_bytes = f->reading ? ss->bytes_answered : fwdioi_writer_received(f);
     st->messages_received = ss->messages_received;
     st->pwrite_calls = ss->pwrite_calls;
     st->partial_flushes = ss->partial_flushes;
@@ -303,7 +303,7 @@ static int may_finish_aborted(const fwdio_file_t *f)
     const fwdioi_session_t *s = &f->s;
     return s->aborted && s->phase != FWDIOI_PHASE_DONE && s->phase != FWDIOI_PHASE_DUP &&
            s->close_requested && s->sends_pending == 0 && s->recvs_pending == 0 &&
-           s->io_pending == 0 && !s->has_waiting;
+           s->io_pending == 0 && fwdioi_writer_waiting_len(f) < 0;
 }
 
 static void finish_task(fwdioi_task_t *task)
@@ -930,7 +930,7 @@ void fwdioi_session_free(fwdio_file_t *f)
  * and once the close is under way or the file aborted, probe regardless. */
 static int mpi_may_bring_data(const struct fwdio_runtime *o, const fwdio_file_t *f)
 {
-    return o->mpi_senders || f->s.mpi_notes > 0 || f->s.has_waiting || f->s.aborted ||
+    return o->mpi_senders || fwdioi_writer_expects_mpi(f) || f->s.aborted ||
            f->s.phase >= FWDIOI_PHASE_CLOSING;
 }
 

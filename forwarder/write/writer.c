@@ -24,6 +24,29 @@
  * from starving the others. */
 enum { RECVS_PER_POLL = 16 };
 
+/*
+ * The writer side of one file (progress thread): made at fwdio_open for a
+ * rank that writes the file (fwdioi_writer_create), reached through the
+ * session's `writer`; no other module sees its fields, they ask the functions
+ * of writer.h.
+ */
+struct fwdioi_writer {
+    /* receiving */
+    uint64_t received;       /* data bytes taken, from every sender */
+    uint64_t *received_from; /* [ranks] bytes per sending rank (the watchdog's
+                                report only: NULL when it could not be had) */
+    /* Messages ranks of this node announced they send over MPI rather than
+     * through the node-shared area, less those received: while above 0 (or
+     * while ranks of other nodes may send) the writer probes MPI. */
+    int mpi_notes;
+    /* a matched message that waits for writer memory */
+    int has_waiting;
+    MPI_Message waiting_msg;
+    int waiting_len, waiting_source;
+};
+
+static struct fwdioi_writer *writer_of(const fwdio_file_t *f) { return f->s.writer; }
+
 static void on_finish_done(fwdioi_storage_job_t *job);
 
 /* ---- storage jobs ---- */
@@ -348,11 +371,12 @@ void fwdioi_writer_check_drained(fwdio_file_t *f)
     if (s->aborted || !s->close_agreed || s->finishing || s->recvs_pending > 0)
         return;
     uint64_t expected = s->expected_bytes[f->my_writer];
-    if (s->received < expected)
+    uint64_t received = writer_of(f)->received;
+    if (received < expected)
         return;
-    if (s->received > expected)
+    if (received > expected)
         fwdioi_log(FWDIOI_LOG_WARN, "rank %d: %s: received %llu bytes, %llu announced", f->rank,
-                   f->path, (unsigned long long)s->received, (unsigned long long)expected);
+                   f->path, (unsigned long long)received, (unsigned long long)expected);
     s->finishing = 1;
     if (s->local_error.status == FWDIO_OK)
         fwdioi_assembly_flush_partial(&s->assembly);
@@ -486,7 +510,10 @@ void fwdioi_writer_accept(fwdio_file_t *f, const fwdioi_pieces_view_t *v, fwdioi
 {
     FWDIOI_ASSERT_PROGRESS();
     fwdioi_session_t *s = &f->s;
-    s->received += v->payload;
+    struct fwdioi_writer *w = writer_of(f);
+    w->received += v->payload;
+    if (w->received_from && source >= 0 && source < f->plan.nranks)
+        w->received_from[source] += v->payload;
     uint64_t step;
     if (count_step(f, v->step, v->payload, &step) != 0) {
         /* Its step's count cannot be trusted any more, so no step can be
@@ -581,15 +608,12 @@ static void on_recv_done(void *arg, const MPI_Status *st)
         fwdioi_session_finish_if_aborted(f);
         return;
     }
-    uint64_t before = f->s.received;
     int source = r->source; /* r is released by fwdioi_writer_accept */
     if (source != f->rank && fwdioi_area_local_index(&f->owner->area, source) >= 0)
-        f->s.mpi_notes--; /* announced through the area (shared_path.c) */
+        writer_of(f)->mpi_notes--; /* announced through the area (shared_path.c) */
     fwdioi_pieces_view_t v;
     fwdioi_wire_view(r->buf, (size_t)r->len, &v);
     fwdioi_writer_accept(f, &v, &r->hold, source);
-    if (f->s.received_from && source >= 0 && source < f->plan.nranks)
-        f->s.received_from[source] += f->s.received - before;
     fwdioi_writer_check_drained(f);
 }
 
@@ -676,6 +700,7 @@ int fwdioi_writer_probe(fwdio_file_t *f)
 {
     FWDIOI_ASSERT_PROGRESS();
     fwdioi_session_t *s = &f->s;
+    struct fwdioi_writer *w = writer_of(f);
     struct fwdio_runtime *o = f->owner;
     const uint64_t budget = writer_budget(f);
     int started = 0;
@@ -683,10 +708,10 @@ int fwdioi_writer_probe(fwdio_file_t *f)
     while (started < RECVS_PER_POLL && f->s.comm != MPI_COMM_NULL) {
         if (fwdioi_rt_track_reserve(f->rt) != 0)
             break; /* no memory to track a receive: try on the next tick */
-        if (!s->has_waiting) {
+        if (!w->has_waiting) {
             int flag = 0, rc;
             MPI_Status st;
-            rc = MPI_Improbe(MPI_ANY_SOURCE, FWDIOI_TAG_DATA, s->comm, &flag, &s->waiting_msg,
+            rc = MPI_Improbe(MPI_ANY_SOURCE, FWDIOI_TAG_DATA, s->comm, &flag, &w->waiting_msg,
                              &st);
             if (rc != MPI_SUCCESS) {
                 fwdioi_session_mpi_failed(f, FWDIOI_MPI_IMPROBE, rc);
@@ -694,23 +719,23 @@ int fwdioi_writer_probe(fwdio_file_t *f)
             }
             if (!flag)
                 break;
-            rc = MPI_Get_count(&st, MPI_BYTE, &s->waiting_len);
-            if (rc != MPI_SUCCESS || s->waiting_len == MPI_UNDEFINED) {
+            rc = MPI_Get_count(&st, MPI_BYTE, &w->waiting_len);
+            if (rc != MPI_SUCCESS || w->waiting_len == MPI_UNDEFINED) {
                 fwdioi_session_mpi_failed(f, FWDIOI_MPI_GET_COUNT, rc != MPI_SUCCESS ? rc : MPI_ERR_COUNT);
-                s->waiting_len = 0; /* still received (into nothing) below */
+                w->waiting_len = 0; /* still received (into nothing) below */
             }
-            s->waiting_source = st.MPI_SOURCE;
-            s->has_waiting = 1;
+            w->waiting_source = st.MPI_SOURCE;
+            w->has_waiting = 1;
         }
-        uint64_t need = sizeof(recv_op_t) + (uint64_t)s->waiting_len;
+        uint64_t need = sizeof(recv_op_t) + (uint64_t)w->waiting_len;
         /* An empty writer takes any message: budget + one message at most.
          * Bookkeeping alone does not make it wait: no write can shrink it. */
         if (o->wbuf_held > o->wbuf_meta && o->wbuf_held + need > budget) {
             make_room(o, need, budget);
             break;
         }
-        s->has_waiting = 0;
-        start_receive(f, &s->waiting_msg, s->waiting_len, s->waiting_source);
+        w->has_waiting = 0;
+        start_receive(f, &w->waiting_msg, w->waiting_len, w->waiting_source);
         started++;
     }
     return started;
@@ -767,7 +792,7 @@ void fwdioi_writer_open(fwdio_file_t *f)
     fwdioi_assembly_init(&f->s.assembly, &f->plan, f->my_writer, &hooks);
     f->s.assembly.overlaps = f->opts.overlaps;
     /* for the watchdog's report only: without it, the report says less */
-    f->s.received_from = calloc((size_t)f->plan.nranks, sizeof *f->s.received_from);
+    writer_of(f)->received_from = calloc((size_t)f->plan.nranks, sizeof(uint64_t));
     fwdioi_storage_job_t *job = fwdioi_storage_job_new(FWDIOI_STORAGE_OPEN, f, on_open_done);
     if (!job) {
         fwdioi_errinfo_set(&f->s.open_local, FWDIO_ENOMEM, f->rank, 0, 0);
@@ -780,4 +805,57 @@ void fwdioi_writer_open(fwdio_file_t *f)
     job->keeps_prefix = f->stream; /* its first append_start bytes stay */
     f->s.io_pending++;
     fwdioi_rt_io_submit(f->rt, &job->io);
+}
+
+/* ---- the writer's state, and what other modules may ask of it ---- */
+
+int fwdioi_writer_create(fwdio_file_t *f)
+{
+    f->s.writer = calloc(1, sizeof *f->s.writer);
+    return f->s.writer ? 0 : -1;
+}
+
+void fwdioi_writer_free(fwdio_file_t *f)
+{
+    struct fwdioi_writer *w = writer_of(f);
+    if (!w)
+        return;
+    free(w->received_from);
+    free(w);
+    f->s.writer = NULL;
+}
+
+uint64_t fwdioi_writer_received(const fwdio_file_t *f)
+{
+    const struct fwdioi_writer *w = writer_of(f);
+    return w ? w->received : 0;
+}
+
+const uint64_t *fwdioi_writer_received_from(const fwdio_file_t *f)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    const struct fwdioi_writer *w = writer_of(f);
+    return w ? w->received_from : NULL;
+}
+
+int fwdioi_writer_waiting_len(const fwdio_file_t *f)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    const struct fwdioi_writer *w = writer_of(f);
+    return w && w->has_waiting ? w->waiting_len : -1;
+}
+
+int fwdioi_writer_expects_mpi(const fwdio_file_t *f)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    const struct fwdioi_writer *w = writer_of(f);
+    return w && (w->mpi_notes > 0 || w->has_waiting);
+}
+
+void fwdioi_writer_note_mpi(fwdio_file_t *f)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    struct fwdioi_writer *w = writer_of(f);
+    if (w)
+        w->mpi_notes++;
 }

@@ -5,6 +5,35 @@
 
 #include "state.h"
 
+/*
+ * The writer's own state is private to writer.c (struct fwdioi_writer, the
+ * session's `writer`): other modules use the functions below. A rank that
+ * does not write the file (or reads it) has none, and the queries answer
+ * as for a writer that has taken nothing.
+ */
+
+/** Make the writer side of `f`, a file this rank writes (application
+ *  thread, in fwdio_open, before the file is handed to the progress
+ *  thread). 0, or -1 when out of memory. */
+int fwdioi_writer_create(fwdio_file_t *f);
+/** Free the writer side of `f`, if it has one (at the file's release: any
+ *  thread, once the progress thread is done with the file). */
+void fwdioi_writer_free(fwdio_file_t *f);
+/** Data bytes the writer has taken, from every sender (progress thread,
+ *  or once the session is done). */
+uint64_t fwdioi_writer_received(const fwdio_file_t *f);
+/** [ranks] bytes taken per sending rank, or NULL (progress thread). */
+const uint64_t *fwdioi_writer_received_from(const fwdio_file_t *f);
+/** The size of the matched message that waits for writer memory, or -1
+ *  when none waits (progress thread). */
+int fwdioi_writer_waiting_len(const fwdio_file_t *f);
+/** Whether the writer must probe MPI even when only ranks of this node
+ *  send: a rank of the node announced a message over MPI, or a matched one
+ *  waits for room (progress thread). */
+int fwdioi_writer_expects_mpi(const fwdio_file_t *f);
+/** A rank of this node announced a message over MPI (progress thread). */
+void fwdioi_writer_note_mpi(fwdio_file_t *f);
+
 /** Open the file on the I/O thread, then fwdioi_session_opened
  *  (progress thread). */
 void fwdioi_writer_open(fwdio_file_t *f);
