@@ -16,7 +16,6 @@
 #include "session/open_check.h"
 
 #include <stdatomic.h>
-#include "write/assembly.h"
 #include "plan/plan.h"
 #include "clock.h"
 #include "runtime.h"
@@ -274,18 +273,10 @@ typedef struct fwdioi_session {
 
     /* writer only */
     int fd;
-    /* A write of the file failed: its later writes and its fdatasync are
-     * skipped (storage.c). Set and read only by the file's storage jobs
-     * (their `write_failed`), which run one at a time, in order, on the I/O
-     * thread (on the progress thread with io_inline): not progress state. */
-    int write_failed;
-    fwdioi_assembly_t assembly;
     int recvs_pending;
     int io_pending;
     int close_agreed;
     int finishing;
-    fwdioi_hold_t *accepting; /* the message being assembled */
-    struct fwdioi_storage_job *direct_job; /* its direct writes, gathered */
     STAILQ_ENTRY(fwdio_file) dup_link; /* in the runtime's `dups` */
     uint64_t wbuf_file, wbuf_file_peak; /* writer bytes held for this file */
     fwdioi_session_stats_t stats;

@@ -171,7 +171,7 @@ static void publish_stats_locked(fwdio_file_t *f, double t)
     st->pwrite_time = ss->pwrite_seconds;
     st->sync_time = ss->sync_seconds;
     st->peak_writer_bytes = f->s.wbuf_file_peak;
-    st->bytes_copied += f->s.assembly.copied; /* the writer's, beside the application side's */
+    st->bytes_copied += fwdioi_writer_bytes_copied(f); /* beside the application side's */
     st->bytes_to_mpi = ss->bytes_to_mpi;
     st->bytes_to_pwrite = ss->bytes_to_pwrite;
     st->bytes_shared = ss->bytes_shared;
@@ -913,7 +913,7 @@ void fwdioi_session_free(fwdio_file_t *f)
 {
     FWDIOI_ASSERT_PROGRESS();
     fwdioi_requester_free(f);
-    fwdioi_assembly_free(&f->s.assembly);
+    fwdioi_writer_end(f);
     free(f->s.step_recv);
     f->s.step_recv = NULL;
     free(f->s.deferred); /* empty: released before the session ends */

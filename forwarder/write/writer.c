@@ -9,6 +9,7 @@
 #include "write/writer.h"
 
 #include "log.h"
+#include "write/assembly.h"
 #include "write/message.h"
 #include "read/reader.h"
 #include "session/session.h"
@@ -43,6 +44,15 @@ struct fwdioi_writer {
     int has_waiting;
     MPI_Message waiting_msg;
     int waiting_len, waiting_source;
+    /* assembling and writing */
+    fwdioi_assembly_t assembly;
+    fwdioi_hold_t *accepting;              /* the message being assembled */
+    struct fwdioi_storage_job *direct_job; /* its direct writes, gathered */
+    /* A write of the file failed: its later writes and its fdatasync are
+     * skipped (storage.c). Set and read only by the file's storage jobs
+     * (their `write_failed`), which run one at a time, in order, on the I/O
+     * thread (on the progress thread with io_inline): not progress state. */
+    int write_failed;
 };
 
 static struct fwdioi_writer *writer_of(const fwdio_file_t *f) { return f->s.writer; }
@@ -210,7 +220,7 @@ static void flush_unit(void *arg, uint8_t *buf, uint64_t size, uint64_t offset,
     uint64_t extra = nextents * sizeof *extents + sizeof *job;
     wbuf_add(f, extra);
     job->fd = f->s.fd;
-    job->write_failed = &f->s.write_failed;
+    job->write_failed = &writer_of(f)->write_failed;
     job->buf = buf;
     job->buf_size = size + extra;
     job->base = offset;
@@ -231,7 +241,7 @@ static void write_direct(void *arg, const uint8_t *data, uint64_t offset, uint64
     fwdio_file_t *f = arg;
     if (f->s.local_error.status != FWDIO_OK)
         return;
-    fwdioi_storage_job_t *job = f->s.direct_job;
+    fwdioi_storage_job_t *job = writer_of(f)->direct_job;
     if (!job) {
         job = fwdioi_storage_job_new(FWDIOI_STORAGE_WRITE, f, on_write_done);
         if (!job) {
@@ -239,10 +249,10 @@ static void write_direct(void *arg, const uint8_t *data, uint64_t offset, uint64
             return;
         }
         job->fd = f->s.fd;
-        job->write_failed = &f->s.write_failed;
-        job->hold = f->s.accepting;
-        f->s.accepting->refs++;
-        f->s.direct_job = job;
+        job->write_failed = &writer_of(f)->write_failed;
+        job->hold = writer_of(f)->accepting;
+        writer_of(f)->accepting->refs++;
+        writer_of(f)->direct_job = job;
     }
     if (fwdioi_storage_job_add_segment(job, offset, data, len) != 0)
         fwdioi_errinfo_set(&f->s.local_error, FWDIO_ENOMEM, f->rank, 0, offset);
@@ -253,10 +263,10 @@ static void write_direct(void *arg, const uint8_t *data, uint64_t offset, uint64
 static void submit_direct(fwdio_file_t *f)
 {
     FWDIOI_ASSERT_PROGRESS();
-    fwdioi_storage_job_t *job = f->s.direct_job;
+    fwdioi_storage_job_t *job = writer_of(f)->direct_job;
     if (!job)
         return;
-    f->s.direct_job = NULL;
+    writer_of(f)->direct_job = NULL;
     job->buf_size = sizeof *job + job->segs_cap * sizeof *job->segs;
     wbuf_add(f, job->buf_size);
     f->owner->wbuf_releasing += job->buf_size;
@@ -346,7 +356,7 @@ void fwdioi_writer_check_step(fwdio_file_t *f)
     }
     /* No frame waits for the next: partly filled units go out now. */
     if (s->local_error.status == FWDIO_OK)
-        fwdioi_assembly_flush_partial(&s->assembly);
+        fwdioi_assembly_flush_partial(&writer_of(f)->assembly);
     fwdioi_storage_job_t *job = fwdioi_storage_job_new(FWDIOI_STORAGE_SYNC, f, on_step_synced);
     if (!job) {
         fwdioi_errinfo_set(&s->local_error, FWDIO_ENOMEM, f->rank, 0, 0);
@@ -355,7 +365,7 @@ void fwdioi_writer_check_step(fwdio_file_t *f)
         return;
     }
     job->fd = s->fd;
-    job->write_failed = &s->write_failed;
+    job->write_failed = &writer_of(f)->write_failed;
     /* a commit block follows durable data only */
     job->durable = f->opts.durable || s->step_committers > 0;
     s->io_pending++;
@@ -379,7 +389,7 @@ void fwdioi_writer_check_drained(fwdio_file_t *f)
                    f->path, (unsigned long long)received, (unsigned long long)expected);
     s->finishing = 1;
     if (s->local_error.status == FWDIO_OK)
-        fwdioi_assembly_flush_partial(&s->assembly);
+        fwdioi_assembly_flush_partial(&writer_of(f)->assembly);
     if (s->fd < 0) { /* open failed: nothing to sync or close */
         fwdioi_session_data_done(f);
         return;
@@ -391,7 +401,7 @@ void fwdioi_writer_check_drained(fwdio_file_t *f)
         return;
     }
     job->fd = s->fd;
-    job->write_failed = &s->write_failed;
+    job->write_failed = &writer_of(f)->write_failed;
     job->durable = f->opts.durable || s->committers > 0; /* a commit follows durable data */
     s->io_pending++;
     fwdioi_rt_io_submit(f->rt, &job->io);
@@ -502,7 +512,7 @@ void fwdioi_writer_release_deferred(fwdio_file_t *f)
 void fwdioi_writer_forget_step(fwdio_file_t *f)
 {
     FWDIOI_ASSERT_PROGRESS();
-    fwdioi_assembly_forget(&f->s.assembly);
+    fwdioi_assembly_forget(&writer_of(f)->assembly);
 }
 
 void fwdioi_writer_accept(fwdio_file_t *f, const fwdioi_pieces_view_t *v, fwdioi_hold_t *hold,
@@ -559,21 +569,21 @@ static void take_message(fwdio_file_t *f, const fwdioi_pieces_view_t *v, fwdioi_
         fwdioi_log(FWDIOI_LOG_WARN, "rank %d: %s: a message from rank %d does not match the plan",
                    f->rank, f->path, source);
     }
-    s->accepting = hold;
+    writer_of(f)->accepting = hold;
     const uint8_t *packed = v->packed;
     for (uint32_t i = 0; ok && i < v->npieces && s->local_error.status == FWDIO_OK; i++) {
         fwdioi_piece_t p;
         memcpy(&p, v->table + i * sizeof p, sizeof p);
         uint64_t bad_offset = p.offset;
         const uint8_t *bytes = packed ? packed : v->spread_base + (p.offset - v->spread_offset);
-        int rc = fwdioi_assembly_add(&s->assembly, p.offset, bytes, p.len, &bad_offset);
+        int rc = fwdioi_assembly_add(&writer_of(f)->assembly, p.offset, bytes, p.len, &bad_offset);
         if (rc != FWDIO_OK)
             fwdioi_errinfo_set(&s->local_error, rc, f->rank, 0, bad_offset);
         if (packed)
             packed += p.len;
     }
     submit_direct(f);
-    s->accepting = NULL;
+    writer_of(f)->accepting = NULL;
     fwdioi_trace_end(t_trace, "assemble", (int64_t)f->seq, (int64_t)v->payload,
                      FWDIOI_TRACE_NONE, FWDIOI_TRACE_NONE);
     s->stats.messages_received++;
@@ -630,9 +640,9 @@ static void make_room(struct fwdio_runtime *o, uint64_t need, uint64_t budget)
         fwdio_file_t *best = NULL;
         uint64_t best_bytes = 0;
         for (fwdio_file_t *f = LIST_FIRST(&o->active); f; f = LIST_NEXT(f, s.active_link)) {
-            if (f->my_writer < 0 || f->s.phase < FWDIOI_PHASE_OPEN)
+            if (!writer_of(f) || f->s.phase < FWDIOI_PHASE_OPEN)
                 continue;
-            uint64_t b = fwdioi_assembly_fullest_pending(&f->s.assembly);
+            uint64_t b = fwdioi_assembly_fullest_pending(&writer_of(f)->assembly);
             if (b > best_bytes) {
                 best = f;
                 best_bytes = b;
@@ -641,7 +651,7 @@ static void make_room(struct fwdio_runtime *o, uint64_t need, uint64_t budget)
         if (!best)
             return; /* only in-flight writes hold memory: wait for them */
         uint64_t pending;
-        if (fwdioi_assembly_flush_fullest(&best->s.assembly, &pending) == 0)
+        if (fwdioi_assembly_flush_fullest(&writer_of(best)->assembly, &pending) == 0)
             return;
         best->s.stats.partial_flushes++;
     }
@@ -755,7 +765,7 @@ void fwdioi_writer_close_aborted(fwdio_file_t *f)
         return; /* the descriptor leaks rather than the file hangs */
     s->finishing = 1;
     job->fd = s->fd;
-    job->write_failed = &s->write_failed;
+    job->write_failed = &writer_of(f)->write_failed;
     job->durable = 0;
     s->io_pending++;
     fwdioi_rt_io_submit(f->rt, &job->io);
@@ -789,8 +799,8 @@ void fwdioi_writer_open(fwdio_file_t *f)
                                      .unreserve = unreserve_unit,
                                      .meta = meta_unit,
                                      .arg = f};
-    fwdioi_assembly_init(&f->s.assembly, &f->plan, f->my_writer, &hooks);
-    f->s.assembly.overlaps = f->opts.overlaps;
+    fwdioi_assembly_init(&writer_of(f)->assembly, &f->plan, f->my_writer, &hooks);
+    writer_of(f)->assembly.overlaps = f->opts.overlaps;
     /* for the watchdog's report only: without it, the report says less */
     writer_of(f)->received_from = calloc((size_t)f->plan.nranks, sizeof(uint64_t));
     fwdioi_storage_job_t *job = fwdioi_storage_job_new(FWDIOI_STORAGE_OPEN, f, on_open_done);
@@ -858,4 +868,18 @@ void fwdioi_writer_note_mpi(fwdio_file_t *f)
     struct fwdioi_writer *w = writer_of(f);
     if (w)
         w->mpi_notes++;
+}
+
+uint64_t fwdioi_writer_bytes_copied(const fwdio_file_t *f)
+{
+    const struct fwdioi_writer *w = writer_of(f);
+    return w ? w->assembly.copied : 0;
+}
+
+void fwdioi_writer_end(fwdio_file_t *f)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    struct fwdioi_writer *w = writer_of(f);
+    if (w)
+        fwdioi_assembly_free(&w->assembly);
 }

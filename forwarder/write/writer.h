@@ -33,6 +33,12 @@ int fwdioi_writer_waiting_len(const fwdio_file_t *f);
 int fwdioi_writer_expects_mpi(const fwdio_file_t *f);
 /** A rank of this node announced a message over MPI (progress thread). */
 void fwdioi_writer_note_mpi(fwdio_file_t *f);
+/** Bytes the writer copied into unit buffers (progress thread, or once the
+ *  session is done). */
+uint64_t fwdioi_writer_bytes_copied(const fwdio_file_t *f);
+/** The session is over: free what the writer kept for it (its units, the
+ *  stream's counts); its counts stay readable (progress thread). */
+void fwdioi_writer_end(fwdio_file_t *f);
 
 /** Open the file on the I/O thread, then fwdioi_session_opened
  *  (progress thread). */
