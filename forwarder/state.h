@@ -323,22 +323,9 @@ typedef struct fwdioi_session {
      * steps it completed keep their status here too (steps.c). */
     int abort_heard;
     fwdioi_step_outcome_t abort_steps;
-    /* writer: bytes received per step from step_recv_base on, the bytes the
-     * first step waits for, and where its end stands */
-    uint64_t *step_recv;
-    size_t step_recv_len, step_recv_cap;
-    uint64_t step_recv_base;
-    uint64_t step_expected;
-    int step_draining;
-    /* steps complete here (callbacks delivered), and the messages of later
-     * steps kept unwritten until the steps before theirs are complete, so
-     * the file never holds bytes of a step beyond an incomplete one
-     * (writer.c); their received bytes, and whether the cap was hit */
+    /* steps complete here (callbacks delivered); the writer keeps the
+     * messages of later steps until then (write/writer.c) */
     uint64_t steps_complete;
-    struct fwdioi_deferred *deferred;
-    size_t ndeferred, deferred_cap;
-    uint64_t deferred_received;
-    int deferred_capped;
 } fwdioi_session_t;
 
 /* An abort announced by another rank for a file this rank has not opened yet. */

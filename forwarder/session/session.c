@@ -914,11 +914,6 @@ void fwdioi_session_free(fwdio_file_t *f)
     FWDIOI_ASSERT_PROGRESS();
     fwdioi_requester_free(f);
     fwdioi_writer_end(f);
-    free(f->s.step_recv);
-    f->s.step_recv = NULL;
-    free(f->s.deferred); /* empty: released before the session ends */
-    f->s.deferred = NULL;
-    f->s.step_recv_len = f->s.step_recv_cap = 0;
 }
 
 /* Client poll hook: aborts from other ranks; writers look for data of every

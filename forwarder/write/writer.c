@@ -53,6 +53,20 @@ struct fwdioi_writer {
      * (their `write_failed`), which run one at a time, in order, on the I/O
      * thread (on the progress thread with io_inline): not progress state. */
     int write_failed;
+    /* a stream: bytes received per step from step_recv_base on, the bytes
+     * the first step waits for, and whether its end is awaited */
+    uint64_t *step_recv;
+    size_t step_recv_len, step_recv_cap;
+    uint64_t step_recv_base;
+    uint64_t step_expected;
+    int step_draining;
+    /* the messages of later steps kept unwritten until the steps before
+     * theirs are complete, so the file never holds bytes of a step beyond an
+     * incomplete one; their received bytes, and whether the cap was hit */
+    struct fwdioi_deferred *deferred;
+    size_t ndeferred, deferred_cap;
+    uint64_t deferred_received;
+    int deferred_capped;
 };
 
 static struct fwdioi_writer *writer_of(const fwdio_file_t *f) { return f->s.writer; }
@@ -239,9 +253,10 @@ static void flush_unit(void *arg, uint8_t *buf, uint64_t size, uint64_t offset,
 static void write_direct(void *arg, const uint8_t *data, uint64_t offset, uint64_t len)
 {
     fwdio_file_t *f = arg;
+    struct fwdioi_writer *w = writer_of(f);
     if (f->s.local_error.status != FWDIO_OK)
         return;
-    fwdioi_storage_job_t *job = writer_of(f)->direct_job;
+    fwdioi_storage_job_t *job = w->direct_job;
     if (!job) {
         job = fwdioi_storage_job_new(FWDIOI_STORAGE_WRITE, f, on_write_done);
         if (!job) {
@@ -249,10 +264,10 @@ static void write_direct(void *arg, const uint8_t *data, uint64_t offset, uint64
             return;
         }
         job->fd = f->s.fd;
-        job->write_failed = &writer_of(f)->write_failed;
-        job->hold = writer_of(f)->accepting;
-        writer_of(f)->accepting->refs++;
-        writer_of(f)->direct_job = job;
+        job->write_failed = &w->write_failed;
+        job->hold = w->accepting;
+        w->accepting->refs++;
+        w->direct_job = job;
     }
     if (fwdioi_storage_job_add_segment(job, offset, data, len) != 0)
         fwdioi_errinfo_set(&f->s.local_error, FWDIO_ENOMEM, f->rank, 0, offset);
@@ -263,10 +278,11 @@ static void write_direct(void *arg, const uint8_t *data, uint64_t offset, uint64
 static void submit_direct(fwdio_file_t *f)
 {
     FWDIOI_ASSERT_PROGRESS();
-    fwdioi_storage_job_t *job = writer_of(f)->direct_job;
+    struct fwdioi_writer *w = writer_of(f);
+    fwdioi_storage_job_t *job = w->direct_job;
     if (!job)
         return;
-    writer_of(f)->direct_job = NULL;
+    w->direct_job = NULL;
     job->buf_size = sizeof *job + job->segs_cap * sizeof *job->segs;
     wbuf_add(f, job->buf_size);
     f->owner->wbuf_releasing += job->buf_size;
@@ -285,40 +301,40 @@ enum { STEP_WINDOW = 1 << 20 };
  * written, or one too far ahead. */
 static int count_step(fwdio_file_t *f, uint32_t wire_step, uint64_t payload, uint64_t *step)
 {
-    fwdioi_session_t *s = &f->s;
+    struct fwdioi_writer *w = writer_of(f);
     *step = 0;
     if (!f->stream)
         return wire_step == 0 ? 0 : -1;
     /* the step in full, at or after the base (the wire has it mod 2^32) */
-    uint64_t ahead = (uint32_t)(wire_step - (uint32_t)s->step_recv_base);
-    *step = s->step_recv_base + ahead;
+    uint64_t ahead = (uint32_t)(wire_step - (uint32_t)w->step_recv_base);
+    *step = w->step_recv_base + ahead;
     if (ahead >= STEP_WINDOW)
         return -1;
-    if (ahead >= s->step_recv_cap) {
-        size_t cap = s->step_recv_cap ? s->step_recv_cap : 8;
+    if (ahead >= w->step_recv_cap) {
+        size_t cap = w->step_recv_cap ? w->step_recv_cap : 8;
         while (cap <= ahead)
             cap *= 2;
-        uint64_t *r = realloc(s->step_recv, cap * sizeof *r);
+        uint64_t *r = realloc(w->step_recv, cap * sizeof *r);
         if (!r)
             return -1;
-        memset(r + s->step_recv_cap, 0, (cap - s->step_recv_cap) * sizeof *r);
-        s->step_recv = r;
-        s->step_recv_cap = cap;
+        memset(r + w->step_recv_cap, 0, (cap - w->step_recv_cap) * sizeof *r);
+        w->step_recv = r;
+        w->step_recv_cap = cap;
     }
-    if (ahead >= s->step_recv_len)
-        s->step_recv_len = (size_t)ahead + 1;
-    s->step_recv[ahead] += payload;
+    if (ahead >= w->step_recv_len)
+        w->step_recv_len = (size_t)ahead + 1;
+    w->step_recv[ahead] += payload;
     return 0;
 }
 
 /* The first step is done with: count from the next one. */
-static void step_window_advance(fwdioi_session_t *s)
+static void step_window_advance(struct fwdioi_writer *w)
 {
-    if (s->step_recv_len > 0) {
-        memmove(s->step_recv, s->step_recv + 1, (s->step_recv_len - 1) * sizeof *s->step_recv);
-        s->step_recv[--s->step_recv_len] = 0;
+    if (w->step_recv_len > 0) {
+        memmove(w->step_recv, w->step_recv + 1, (w->step_recv_len - 1) * sizeof *w->step_recv);
+        w->step_recv[--w->step_recv_len] = 0;
     }
-    s->step_recv_base++;
+    w->step_recv_base++;
 }
 
 static void on_step_synced(fwdioi_storage_job_t *job)
@@ -330,7 +346,7 @@ static void on_step_synced(fwdioi_storage_job_t *job)
     s->io_pending--;
     s->stats.sync_seconds += job->seconds;
     fwdioi_storage_job_free(job);
-    step_window_advance(s); /* the step is written */
+    step_window_advance(writer_of(f)); /* the step is written */
     if (s->aborted) {
         fwdioi_session_finish_if_aborted(f);
         return;
@@ -338,34 +354,37 @@ static void on_step_synced(fwdioi_storage_job_t *job)
     fwdioi_steps_data_done(f);
 }
 
-void fwdioi_writer_check_step(fwdio_file_t *f)
+/* Once the first step's bytes have all arrived: flush its partial units,
+ * write and sync them, then fwdioi_steps_data_done (progress thread). */
+static void check_step(fwdio_file_t *f)
 {
     FWDIOI_ASSERT_PROGRESS();
     fwdioi_session_t *s = &f->s;
-    if (!s->step_draining || s->aborted)
+    struct fwdioi_writer *w = writer_of(f);
+    if (!w->step_draining || s->aborted)
         return;
-    uint64_t got = s->step_recv_len > 0 ? s->step_recv[0] : 0;
-    if (got < s->step_expected)
+    uint64_t got = w->step_recv_len > 0 ? w->step_recv[0] : 0;
+    if (got < w->step_expected)
         return;
-    s->step_draining = 0;
-    if (got > s->step_expected && s->local_error.status == FWDIO_OK) {
+    w->step_draining = 0;
+    if (got > w->step_expected && s->local_error.status == FWDIO_OK) {
         /* more than the senders counted: somebody's bytes are not theirs */
         fwdioi_errinfo_t e = {FWDIO_EPROTO, f->rank, 0, (int64_t)got,
-                              FWDIOI_REASON_BAD_STEP, -1, (int64_t)s->step_recv_base};
+                              FWDIOI_REASON_BAD_STEP, -1, (int64_t)w->step_recv_base};
         s->local_error = e;
     }
     /* No frame waits for the next: partly filled units go out now. */
     if (s->local_error.status == FWDIO_OK)
-        fwdioi_assembly_flush_partial(&writer_of(f)->assembly);
+        fwdioi_assembly_flush_partial(&w->assembly);
     fwdioi_storage_job_t *job = fwdioi_storage_job_new(FWDIOI_STORAGE_SYNC, f, on_step_synced);
     if (!job) {
         fwdioi_errinfo_set(&s->local_error, FWDIO_ENOMEM, f->rank, 0, 0);
-        step_window_advance(s); /* the stream fails at this step */
+        step_window_advance(writer_of(f)); /* the stream fails at this step */
         fwdioi_steps_data_done(f);
         return;
     }
     job->fd = s->fd;
-    job->write_failed = &writer_of(f)->write_failed;
+    job->write_failed = &w->write_failed;
     /* a commit block follows durable data only */
     job->durable = f->opts.durable || s->step_committers > 0;
     s->io_pending++;
@@ -377,11 +396,12 @@ void fwdioi_writer_check_drained(fwdio_file_t *f)
 {
     FWDIOI_ASSERT_PROGRESS();
     fwdioi_session_t *s = &f->s;
-    fwdioi_writer_check_step(f);
+    struct fwdioi_writer *w = writer_of(f);
+    check_step(f);
     if (s->aborted || !s->close_agreed || s->finishing || s->recvs_pending > 0)
         return;
     uint64_t expected = s->expected_bytes[f->my_writer];
-    uint64_t received = writer_of(f)->received;
+    uint64_t received = w->received;
     if (received < expected)
         return;
     if (received > expected)
@@ -389,7 +409,7 @@ void fwdioi_writer_check_drained(fwdio_file_t *f)
                    f->path, (unsigned long long)received, (unsigned long long)expected);
     s->finishing = 1;
     if (s->local_error.status == FWDIO_OK)
-        fwdioi_assembly_flush_partial(&writer_of(f)->assembly);
+        fwdioi_assembly_flush_partial(&w->assembly);
     if (s->fd < 0) { /* open failed: nothing to sync or close */
         fwdioi_session_data_done(f);
         return;
@@ -401,7 +421,7 @@ void fwdioi_writer_check_drained(fwdio_file_t *f)
         return;
     }
     job->fd = s->fd;
-    job->write_failed = &writer_of(f)->write_failed;
+    job->write_failed = &w->write_failed;
     job->durable = f->opts.durable || s->committers > 0; /* a commit follows durable data */
     s->io_pending++;
     fwdioi_rt_io_submit(f->rt, &job->io);
@@ -466,28 +486,28 @@ static void take_message(fwdio_file_t *f, const fwdioi_pieces_view_t *v, fwdioi_
 static int defer_message(fwdio_file_t *f, const fwdioi_pieces_view_t *v, fwdioi_hold_t *hold,
                          int source, uint64_t step)
 {
-    fwdioi_session_t *s = &f->s;
+    struct fwdioi_writer *w = writer_of(f);
     uint64_t counted = hold->kind == FWDIOI_HOLD_RECEIVED ? hold->size : 0;
-    if (!f->opts.rewrites && s->deferred_received + counted > writer_budget(f) / 2) {
-        if (!s->deferred_capped)
+    if (!f->opts.rewrites && w->deferred_received + counted > writer_budget(f) / 2) {
+        if (!w->deferred_capped)
             fwdioi_log(FWDIOI_LOG_WARN,
                        "rank %d: %s: bytes of later steps fill half of writer_buffer: writing "
                        "them before the earlier steps complete (a file cut short now may hold "
                        "bytes past an incomplete step)",
                        f->rank, f->path);
-        s->deferred_capped = 1;
+        w->deferred_capped = 1;
         return -1;
     }
-    if (s->ndeferred == s->deferred_cap) {
-        size_t cap = s->deferred_cap ? 2 * s->deferred_cap : 16;
-        fwdioi_deferred_t *d = realloc(s->deferred, cap * sizeof *d);
+    if (w->ndeferred == w->deferred_cap) {
+        size_t cap = w->deferred_cap ? 2 * w->deferred_cap : 16;
+        fwdioi_deferred_t *d = realloc(w->deferred, cap * sizeof *d);
         if (!d)
             return -1;
-        s->deferred = d;
-        s->deferred_cap = cap;
+        w->deferred = d;
+        w->deferred_cap = cap;
     }
-    s->deferred[s->ndeferred++] = (fwdioi_deferred_t){*v, hold, source, step};
-    s->deferred_received += counted;
+    w->deferred[w->ndeferred++] = (fwdioi_deferred_t){*v, hold, source, step};
+    w->deferred_received += counted;
     return 0;
 }
 
@@ -495,18 +515,19 @@ void fwdioi_writer_release_deferred(fwdio_file_t *f)
 {
     FWDIOI_ASSERT_PROGRESS();
     fwdioi_session_t *s = &f->s;
+    struct fwdioi_writer *w = writer_of(f);
     size_t kept = 0;
-    for (size_t i = 0; i < s->ndeferred; i++) {
-        fwdioi_deferred_t d = s->deferred[i];
+    for (size_t i = 0; i < w->ndeferred; i++) {
+        fwdioi_deferred_t d = w->deferred[i];
         if (d.step > s->steps_complete && !s->aborted) {
-            s->deferred[kept++] = d; /* its turn has not come */
+            w->deferred[kept++] = d; /* its turn has not come */
             continue;
         }
         if (d.hold->kind == FWDIOI_HOLD_RECEIVED)
-            s->deferred_received -= d.hold->size;
+            w->deferred_received -= d.hold->size;
         take_message(f, &d.v, d.hold, d.source);
     }
-    s->ndeferred = kept;
+    w->ndeferred = kept;
 }
 
 void fwdioi_writer_forget_step(fwdio_file_t *f)
@@ -558,6 +579,7 @@ static void take_message(fwdio_file_t *f, const fwdioi_pieces_view_t *v, fwdioi_
                          int source)
 {
     fwdioi_session_t *s = &f->s;
+    struct fwdioi_writer *w = writer_of(f);
     uint64_t t_trace = fwdioi_trace_begin();
     fwdioi_piece_t bad;
     int ok = check_message(f, v, &bad) == 0;
@@ -569,21 +591,21 @@ static void take_message(fwdio_file_t *f, const fwdioi_pieces_view_t *v, fwdioi_
         fwdioi_log(FWDIOI_LOG_WARN, "rank %d: %s: a message from rank %d does not match the plan",
                    f->rank, f->path, source);
     }
-    writer_of(f)->accepting = hold;
+    w->accepting = hold;
     const uint8_t *packed = v->packed;
     for (uint32_t i = 0; ok && i < v->npieces && s->local_error.status == FWDIO_OK; i++) {
         fwdioi_piece_t p;
         memcpy(&p, v->table + i * sizeof p, sizeof p);
         uint64_t bad_offset = p.offset;
         const uint8_t *bytes = packed ? packed : v->spread_base + (p.offset - v->spread_offset);
-        int rc = fwdioi_assembly_add(&writer_of(f)->assembly, p.offset, bytes, p.len, &bad_offset);
+        int rc = fwdioi_assembly_add(&w->assembly, p.offset, bytes, p.len, &bad_offset);
         if (rc != FWDIO_OK)
             fwdioi_errinfo_set(&s->local_error, rc, f->rank, 0, bad_offset);
         if (packed)
             packed += p.len;
     }
     submit_direct(f);
-    writer_of(f)->accepting = NULL;
+    w->accepting = NULL;
     fwdioi_trace_end(t_trace, "assemble", (int64_t)f->seq, (int64_t)v->payload,
                      FWDIOI_TRACE_NONE, FWDIOI_TRACE_NONE);
     s->stats.messages_received++;
@@ -792,6 +814,7 @@ static void on_open_done(fwdioi_storage_job_t *job)
 void fwdioi_writer_open(fwdio_file_t *f)
 {
     FWDIOI_ASSERT_PROGRESS();
+    struct fwdioi_writer *w = writer_of(f);
     f->s.phase = FWDIOI_PHASE_OPENING;
     fwdioi_assembly_hooks_t hooks = {.flush = flush_unit,
                                      .direct = write_direct,
@@ -799,10 +822,10 @@ void fwdioi_writer_open(fwdio_file_t *f)
                                      .unreserve = unreserve_unit,
                                      .meta = meta_unit,
                                      .arg = f};
-    fwdioi_assembly_init(&writer_of(f)->assembly, &f->plan, f->my_writer, &hooks);
-    writer_of(f)->assembly.overlaps = f->opts.overlaps;
+    fwdioi_assembly_init(&w->assembly, &f->plan, f->my_writer, &hooks);
+    w->assembly.overlaps = f->opts.overlaps;
     /* for the watchdog's report only: without it, the report says less */
-    writer_of(f)->received_from = calloc((size_t)f->plan.nranks, sizeof(uint64_t));
+    w->received_from = calloc((size_t)f->plan.nranks, sizeof(uint64_t));
     fwdioi_storage_job_t *job = fwdioi_storage_job_new(FWDIOI_STORAGE_OPEN, f, on_open_done);
     if (!job) {
         fwdioi_errinfo_set(&f->s.open_local, FWDIO_ENOMEM, f->rank, 0, 0);
@@ -880,6 +903,21 @@ void fwdioi_writer_end(fwdio_file_t *f)
 {
     FWDIOI_ASSERT_PROGRESS();
     struct fwdioi_writer *w = writer_of(f);
-    if (w)
-        fwdioi_assembly_free(&w->assembly);
+    if (!w)
+        return;
+    fwdioi_assembly_free(&w->assembly);
+    free(w->step_recv);
+    w->step_recv = NULL;
+    free(w->deferred); /* empty: released before the session ends */
+    w->deferred = NULL;
+    w->step_recv_len = w->step_recv_cap = 0;
+}
+
+void fwdioi_writer_drain_step(fwdio_file_t *f, uint64_t expected)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    struct fwdioi_writer *w = writer_of(f);
+    w->step_expected = expected;
+    w->step_draining = 1;
+    check_step(f);
 }

@@ -53,10 +53,10 @@ void fwdioi_writer_check_drained(fwdio_file_t *f);
 /** Receive what has arrived for the file while memory allows; returns the
  *  receives started (progress thread). */
 int fwdioi_writer_probe(fwdio_file_t *f);
-/** A stream's first step is agreed: once its bytes have all arrived, flush
- *  partial units, write (and sync) them, then fwdioi_steps_data_done
- *  (progress thread). */
-void fwdioi_writer_check_step(fwdio_file_t *f);
+/** A stream's first step is agreed, `expected` bytes of it announced to this
+ *  writer: once they have all arrived, flush partial units, write (and
+ *  sync) them, then fwdioi_steps_data_done (progress thread). */
+void fwdioi_writer_drain_step(fwdio_file_t *f, uint64_t expected);
 /** A stream's step is complete (or the file aborted): take the messages
  *  kept for the steps now allowed, in arrival order (progress thread). */
 void fwdioi_writer_release_deferred(fwdio_file_t *f);
