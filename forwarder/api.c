@@ -173,6 +173,7 @@ int fwdio_init(MPI_Comm comm, const fwdio_config_t *cfg, fwdio_runtime_t **out)
     rc = fwdioi_rt_create(comm, &conf, &client, &rt->rt);
     if (rc != FWDIO_OK)
         goto fail;
+    fwdioi_wbudget_init(&rt->wbuf, fwdioi_rt_config(rt->rt)->writer_buffer);
     if (world_rank == 0)
         fwdioi_config_report_clamps(&conf, fwdioi_rt_config(rt->rt));
     if (world_rank == 0 && fwdioi_log_level() >= FWDIOI_LOG_WARN)
@@ -931,7 +932,7 @@ int fwdio_runtime_stats(fwdio_runtime_t *rt, fwdio_runtime_stats_t *stats)
     stats->staging_budget = cfg->staging_buffer;
     stats->max_message = cfg->max_message_size;
     stats->combine_size = cfg->combine_size;
-    stats->writer_peak = atomic_load_explicit(&rt->wbuf_peak, memory_order_relaxed);
+    stats->writer_peak = fwdioi_wbudget_peak(&rt->wbuf);
     fwdioi_thread_costs_t costs;
     fwdioi_rt_thread_costs(rt->rt, &costs);
     stats->progress_cpu_time = costs.progress_cpu;

@@ -17,6 +17,7 @@
 
 #include <stdatomic.h>
 #include "plan/plan.h"
+#include "write/budget.h"
 #include "clock.h"
 #include "runtime.h"
 #include "settings/settings.h"
@@ -278,7 +279,7 @@ typedef struct fwdioi_session {
     int close_agreed;
     int finishing;
     STAILQ_ENTRY(fwdio_file) dup_link; /* in the runtime's `dups` */
-    uint64_t wbuf_file, wbuf_file_peak; /* writer bytes held for this file */
+    fwdioi_wbudget_file_t wbuf; /* writer (or reader) memory held for this file */
     fwdioi_session_stats_t stats;
     int sends_pending;        /* this rank's data messages not yet sent */
     int final_ready, final_started;
@@ -374,15 +375,9 @@ struct fwdio_runtime {
     fwdioi_zombie_t *zombies;
     int nzombies, zombies_cap;
     int broken_known; /* locked: broken is set (read by fwdio_finalize) */
-    /* Writer memory over all files (progress): unit buffers and received
-     * messages held, the part of it that I/O completions will free, the peak. */
-    uint64_t wbuf_held, wbuf_releasing;
-    _Atomic uint64_t wbuf_peak; /* also read by fwdio_runtime_stats */
-    /* The part of wbuf_held that is assembly bookkeeping (progress): it only
-     * shrinks as units complete, so it never waits for room; reported once
-     * if it alone passes the budget. */
-    uint64_t wbuf_meta;
-    int wbuf_meta_reported;
+    /* Writer memory over all files (progress; its peak also read by
+     * fwdio_runtime_stats): write/budget.h */
+    fwdioi_wbudget_t wbuf;
     /* locked: copied writes not yet sent (staging budget), and the part of
      * them in messages already handed to their writers, which comes back
      * without anything else being sent */

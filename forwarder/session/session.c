@@ -170,7 +170,7 @@ static void publish_stats_locked(fwdio_file_t *f, double t)
     st->partial_flushes = ss->partial_flushes;
     st->pwrite_time = ss->pwrite_seconds;
     st->sync_time = ss->sync_seconds;
-    st->peak_writer_bytes = f->s.wbuf_file_peak;
+    st->peak_writer_bytes = f->s.wbuf.peak;
     st->bytes_copied += fwdioi_writer_bytes_copied(f); /* beside the application side's */
     st->bytes_to_mpi = ss->bytes_to_mpi;
     st->bytes_to_pwrite = ss->bytes_to_pwrite;

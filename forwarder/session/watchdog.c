@@ -105,7 +105,7 @@ static void report_writer(FILE *out, const fwdio_file_t *f)
     int waiting_len = fwdioi_writer_waiting_len(f);
     if (waiting_len >= 0)
         fprintf(out, "    a %d-byte message waits for writer memory (%llu of %llu bytes held)\n",
-                waiting_len, (unsigned long long)f->owner->wbuf_held,
+                waiting_len, (unsigned long long)f->owner->wbuf.held,
                 (unsigned long long)fwdioi_rt_config(f->rt)->writer_buffer);
 }
 

@@ -10,6 +10,7 @@
 
 #include "log.h"
 #include "write/assembly.h"
+#include "write/budget.h"
 #include "write/message.h"
 #include "read/reader.h"
 #include "session/session.h"
@@ -86,24 +87,17 @@ static void record_job_error(fwdio_file_t *f, const fwdioi_storage_job_t *job)
 
 static uint64_t writer_budget(const fwdio_file_t *f)
 {
-    return fwdioi_rt_config(f->rt)->writer_buffer;
+    return f->owner->wbuf.limit;
 }
 
 static void wbuf_add(fwdio_file_t *f, uint64_t bytes)
 {
-    struct fwdio_runtime *o = f->owner;
-    o->wbuf_held += bytes;
-    if (o->wbuf_held > atomic_load_explicit(&o->wbuf_peak, memory_order_relaxed))
-        atomic_store_explicit(&o->wbuf_peak, o->wbuf_held, memory_order_relaxed);
-    f->s.wbuf_file += bytes;
-    if (f->s.wbuf_file > f->s.wbuf_file_peak)
-        f->s.wbuf_file_peak = f->s.wbuf_file;
+    fwdioi_wbudget_add(&f->owner->wbuf, &f->s.wbuf, bytes);
 }
 
 static void wbuf_sub(fwdio_file_t *f, uint64_t bytes)
 {
-    f->owner->wbuf_held -= bytes;
-    f->s.wbuf_file -= bytes;
+    fwdioi_wbudget_sub(&f->owner->wbuf, &f->s.wbuf, bytes);
 }
 
 void fwdioi_writer_mem_add(fwdio_file_t *f, uint64_t bytes)
@@ -121,10 +115,7 @@ void fwdioi_writer_mem_sub(fwdio_file_t *f, uint64_t bytes)
 static int reserve_unit(void *arg, uint64_t bytes)
 {
     fwdio_file_t *f = arg;
-    if (f->owner->wbuf_held + bytes > writer_budget(f))
-        return 0;
-    wbuf_add(f, bytes);
-    return 1;
+    return fwdioi_wbudget_reserve(&f->owner->wbuf, &f->s.wbuf, bytes);
 }
 
 static void unreserve_unit(void *arg, uint64_t bytes)
@@ -140,20 +131,12 @@ static void meta_unit(void *arg, int64_t delta)
 {
     FWDIOI_ASSERT_PROGRESS();
     fwdio_file_t *f = arg;
-    struct fwdio_runtime *o = f->owner;
-    if (delta < 0) {
-        wbuf_sub(f, (uint64_t)-delta);
-        o->wbuf_meta -= (uint64_t)-delta;
-        return;
-    }
-    wbuf_add(f, (uint64_t)delta);
-    o->wbuf_meta += (uint64_t)delta;
-    if (o->wbuf_meta > writer_budget(f) && !o->wbuf_meta_reported) {
-        o->wbuf_meta_reported = 1;
+    fwdioi_wbudget_t *b = &f->owner->wbuf;
+    if (fwdioi_wbudget_meta(b, &f->s.wbuf, delta)) {
         fwdioi_report("rank %d: the record of which bytes of %s have arrived takes %llu bytes, "
                       "more than writer_buffer (%llu): the writes leave that many gaps open; "
                       "going on beyond the budget",
-                      f->rank, f->path, (unsigned long long)o->wbuf_meta,
+                      f->rank, f->path, (unsigned long long)b->meta,
                       (unsigned long long)writer_budget(f));
     }
 }
@@ -171,9 +154,10 @@ static void hold_release(fwdio_file_t *f, fwdioi_hold_t *h)
         fwdioi_shared_release(f->owner, h);
         return;
     }
-    wbuf_sub(f, h->size);
     if (h->releasing)
-        f->owner->wbuf_releasing -= h->size;
+        fwdioi_wbudget_released(&f->owner->wbuf, &f->s.wbuf, h->size);
+    else
+        wbuf_sub(f, h->size);
     fwdioi_rt_buf_put(f->rt, h->block, h->size);
 }
 
@@ -188,10 +172,8 @@ static void on_write_done(fwdioi_storage_job_t *job)
     f->s.stats.bytes_to_pwrite += job->bytes_written;
     if (job->hold)
         hold_release(f, job->hold);
-    if (job->buf_size) {
-        wbuf_sub(f, job->buf_size);
-        f->owner->wbuf_releasing -= job->buf_size;
-    }
+    if (job->buf_size)
+        fwdioi_wbudget_released(&f->owner->wbuf, &f->s.wbuf, job->buf_size);
     fwdioi_storage_job_free(job);
     fwdioi_session_finish_if_aborted(f);
 }
@@ -240,7 +222,7 @@ static void flush_unit(void *arg, uint8_t *buf, uint64_t size, uint64_t offset,
     job->base = offset;
     job->extents = extents;
     job->nextents = nextents;
-    f->owner->wbuf_releasing += job->buf_size;
+    fwdioi_wbudget_releasing(&f->owner->wbuf, job->buf_size);
     f->s.io_pending++;
     fwdioi_rt_io_submit(f->rt, &job->io);
 }
@@ -285,7 +267,7 @@ static void submit_direct(fwdio_file_t *f)
     w->direct_job = NULL;
     job->buf_size = sizeof *job + job->segs_cap * sizeof *job->segs;
     wbuf_add(f, job->buf_size);
-    f->owner->wbuf_releasing += job->buf_size;
+    fwdioi_wbudget_releasing(&f->owner->wbuf, job->buf_size);
     f->s.io_pending++;
     fwdioi_rt_io_submit(f->rt, &job->io);
 }
@@ -611,7 +593,7 @@ static void take_message(fwdio_file_t *f, const fwdioi_pieces_view_t *v, fwdioi_
     s->stats.messages_received++;
     if (hold->kind == FWDIOI_HOLD_RECEIVED && hold->refs > 1) { /* now only writes keep it */
         hold->releasing = 1;
-        f->owner->wbuf_releasing += hold->size;
+        fwdioi_wbudget_releasing(&f->owner->wbuf, hold->size);
     }
     hold_release(f, hold);
 }
@@ -655,10 +637,10 @@ static void on_recv_done(void *arg, const MPI_Status *st)
  * storage as extents, so their memory comes back whatever order the rest of
  * their bytes arrives in.
  */
-static void make_room(struct fwdio_runtime *o, uint64_t need, uint64_t budget)
+static void make_room(struct fwdio_runtime *o, uint64_t need)
 {
     fwdioi_reader_make_room(o, need); /* units read files keep only as a cache */
-    while (o->wbuf_held - o->wbuf_releasing + need > budget) {
+    while (fwdioi_wbudget_short(&o->wbuf, need)) {
         fwdio_file_t *best = NULL;
         uint64_t best_bytes = 0;
         for (fwdio_file_t *f = LIST_FIRST(&o->active); f; f = LIST_NEXT(f, s.active_link)) {
@@ -734,7 +716,6 @@ int fwdioi_writer_probe(fwdio_file_t *f)
     fwdioi_session_t *s = &f->s;
     struct fwdioi_writer *w = writer_of(f);
     struct fwdio_runtime *o = f->owner;
-    const uint64_t budget = writer_budget(f);
     int started = 0;
     /* an aborted file only drops what arrives */
     while (started < RECVS_PER_POLL && f->s.comm != MPI_COMM_NULL) {
@@ -762,8 +743,8 @@ int fwdioi_writer_probe(fwdio_file_t *f)
         uint64_t need = sizeof(recv_op_t) + (uint64_t)w->waiting_len;
         /* An empty writer takes any message: budget + one message at most.
          * Bookkeeping alone does not make it wait: no write can shrink it. */
-        if (o->wbuf_held > o->wbuf_meta && o->wbuf_held + need > budget) {
-            make_room(o, need, budget);
+        if (fwdioi_wbudget_must_wait(&o->wbuf, need)) {
+            make_room(o, need);
             break;
         }
         w->has_waiting = 0;
