@@ -379,6 +379,8 @@ void fwdioi_writer_check_drained(fwdio_file_t *f)
     FWDIOI_ASSERT_PROGRESS();
     fwdioi_session_t *s = &f->s;
     struct fwdioi_writer *w = writer_of(f);
+    if (!w)
+        return; /* not this rank's to write */
     check_step(f);
     if (s->aborted || !s->close_agreed || s->finishing || s->recvs_pending > 0)
         return;
@@ -498,6 +500,8 @@ void fwdioi_writer_release_deferred(fwdio_file_t *f)
     FWDIOI_ASSERT_PROGRESS();
     fwdioi_session_t *s = &f->s;
     struct fwdioi_writer *w = writer_of(f);
+    if (!w)
+        return; /* a read file: nothing kept */
     size_t kept = 0;
     for (size_t i = 0; i < w->ndeferred; i++) {
         fwdioi_deferred_t d = w->deferred[i];
@@ -524,6 +528,10 @@ void fwdioi_writer_accept(fwdio_file_t *f, const fwdioi_pieces_view_t *v, fwdioi
     FWDIOI_ASSERT_PROGRESS();
     fwdioi_session_t *s = &f->s;
     struct fwdioi_writer *w = writer_of(f);
+    if (!w) { /* a read file: no data message is its */
+        hold_release(f, hold);
+        return;
+    }
     w->received += v->payload;
     if (w->received_from && source >= 0 && source < f->plan.nranks)
         w->received_from[source] += v->payload;
@@ -768,7 +776,8 @@ void fwdioi_writer_close_aborted(fwdio_file_t *f)
         return; /* the descriptor leaks rather than the file hangs */
     s->finishing = 1;
     job->fd = s->fd;
-    job->write_failed = &writer_of(f)->write_failed;
+    /* a read file's descriptor (reader.c closes it here too) has no writes */
+    job->write_failed = writer_of(f) ? &writer_of(f)->write_failed : NULL;
     job->durable = 0;
     s->io_pending++;
     fwdioi_rt_io_submit(f->rt, &job->io);

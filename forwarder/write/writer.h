@@ -69,8 +69,8 @@ void fwdioi_writer_forget_step(fwdio_file_t *f);
 void fwdioi_writer_mem_add(fwdio_file_t *f, uint64_t bytes);
 /** Give back what fwdioi_writer_mem_add counted (progress thread). */
 void fwdioi_writer_mem_sub(fwdio_file_t *f, uint64_t bytes);
-/** Close the descriptor of an aborted file, without a sync
- *  (progress thread). */
+/** Close the descriptor of an aborted file (a written one, or a read one),
+ *  without a sync (progress thread). */
 void fwdioi_writer_close_aborted(fwdio_file_t *f);
 
 #endif

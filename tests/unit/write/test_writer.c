@@ -12,8 +12,8 @@
  * plan; a piece sent twice; a message larger than the whole budget, taken by
  * an empty writer and made to wait (with an early flush) by a busy one; a
  * pwrite that fails; a malformed message; a step named in a file without
- * steps; no buffer for a message. Milliseconds, no mpiexec, MPI never
- * initialized.
+ * steps; no buffer for a message; a rank without a writer side.
+ * Milliseconds, no mpiexec, MPI never initialized.
  */
 #include "fake_runtime.h"
 
@@ -503,6 +503,31 @@ static void test_no_buffer(void)
     world_free(&w);
 }
 
+/* A rank with no writer side (a read file's reader shares the session's
+ * descriptor and the abort's close): the writer's calls that reach it do
+ * nothing but close the descriptor, with no write flag to share. */
+static void test_no_writer(void)
+{
+    world_t w;
+    world_init(&w, 16 * 1024, 4096, 4096, 1, 1, FWDIO_LAYOUT_BLOCK, 0, 1 << 20);
+    fwdioi_writer_free(&w.f);
+    CHECK(w.f.s.writer == NULL);
+    fwdioi_writer_release_deferred(&w.f);
+    fwdioi_writer_check_drained(&w.f);
+    CHECK(fwdioi_writer_received(&w.f) == 0 && fwdioi_writer_waiting_len(&w.f) == -1);
+    CHECK(!fwdioi_writer_expects_mpi(&w.f) && fwdioi_writer_received_from(&w.f) == NULL);
+    w.f.s.fd = 42;
+    fwdioi_writer_close_aborted(&w.f);
+    fwdioi_io_job_t *io = fake_rt_io_take();
+    fwdioi_storage_job_t *job = (fwdioi_storage_job_t *)io;
+    CHECK(job && job->kind == FWDIOI_STORAGE_FINISH && job->fd == 42 && !job->durable);
+    CHECK(job && job->write_failed == NULL);
+    if (job)
+        fake_rt_io_done(io);
+    CHECK(w.f.s.fd == -1 && w.data_done == 1);
+    world_free(&w);
+}
+
 int main(void)
 {
     test_random_order();
@@ -513,6 +538,7 @@ int main(void)
     test_malformed();
     test_step_in_plain_file();
     test_no_buffer();
+    test_no_writer();
     if (failures) {
         fprintf(stderr, "test_writer: %d check(s) failed\n", failures);
         return 1;
