@@ -272,7 +272,9 @@ typedef struct fwdioi_session {
     /* a file this rank writes (write/writer.c) */
     struct fwdioi_writer *writer;
 
-    /* writer only */
+    /* what the writer and the reader of a file share with the session:
+     * the descriptor, receives and storage jobs in flight (the session
+     * waits for them), the close agreed, and the last storage job started */
     int fd;
     int recvs_pending;
     int io_pending;
