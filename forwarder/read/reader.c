@@ -7,6 +7,7 @@
 #include "session/session.h"
 #include "storage/storage.h"
 #include "trace.h"
+#include "write/budget.h"
 #include "write/writer.h"
 
 #include <stdlib.h>
@@ -170,7 +171,7 @@ static void unit_free(fwdio_file_t *f, unit_t *u)
         TAILQ_REMOVE(&rd->idle, u, link);
     if (u->buf) {
         free(u->buf);
-        fwdioi_writer_mem_sub(f, u->len);
+        fwdioi_wbudget_sub(&f->owner->wbuf, &f->s.wbuf, u->len);
     }
     for (waiter_t *w = u->waiters, *next; w; w = next) {
         next = w->next;
@@ -306,7 +307,7 @@ static void on_unit_read(fwdioi_storage_job_t *job)
                    (unsigned long long)job->err_offset, fwdio_strerror(job->status));
         free(u->buf);
         u->buf = NULL;
-        fwdioi_writer_mem_sub(f, u->len);
+        fwdioi_wbudget_sub(&f->owner->wbuf, &f->s.wbuf, u->len);
         u->state = UNIT_FAILED;
     } else {
         u->state = UNIT_READY;
@@ -352,7 +353,7 @@ static void schedule(fwdio_file_t *f)
         }
         TAILQ_REMOVE(&rd->queued, u, link);
         u->state = UNIT_READING;
-        fwdioi_writer_mem_add(f, u->len);
+        fwdioi_wbudget_add(&f->owner->wbuf, &f->s.wbuf, u->len);
         job->fd = f->s.fd;
         job->dst = u->buf;
         job->base = u->base;

@@ -100,18 +100,6 @@ static void wbuf_sub(fwdio_file_t *f, uint64_t bytes)
     fwdioi_wbudget_sub(&f->owner->wbuf, &f->s.wbuf, bytes);
 }
 
-void fwdioi_writer_mem_add(fwdio_file_t *f, uint64_t bytes)
-{
-    FWDIOI_ASSERT_PROGRESS();
-    wbuf_add(f, bytes);
-}
-
-void fwdioi_writer_mem_sub(fwdio_file_t *f, uint64_t bytes)
-{
-    FWDIOI_ASSERT_PROGRESS();
-    wbuf_sub(f, bytes);
-}
-
 static int reserve_unit(void *arg, uint64_t bytes)
 {
     fwdio_file_t *f = arg;

@@ -64,11 +64,6 @@ void fwdioi_writer_release_deferred(fwdio_file_t *f);
  *  and none of a later step has been taken, so the record of the bytes taken
  *  is dropped and the next step may write them again (progress thread). */
 void fwdioi_writer_forget_step(fwdio_file_t *f);
-/** Count `bytes` of the rank's writer (or reader) memory for `f`, against
- *  writer_buffer (progress thread). */
-void fwdioi_writer_mem_add(fwdio_file_t *f, uint64_t bytes);
-/** Give back what fwdioi_writer_mem_add counted (progress thread). */
-void fwdioi_writer_mem_sub(fwdio_file_t *f, uint64_t bytes);
 /** Close the descriptor of an aborted file (a written one, or a read one),
  *  without a sync (progress thread). */
 void fwdioi_writer_close_aborted(fwdio_file_t *f);
