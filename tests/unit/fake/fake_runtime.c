@@ -29,6 +29,7 @@ typedef struct fake_msg {
 static STAILQ_HEAD(, fwdioi_io_job) io_queue = STAILQ_HEAD_INITIALIZER(io_queue);
 static STAILQ_HEAD(, fake_req) requests = STAILQ_HEAD_INITIALIZER(requests);
 static STAILQ_HEAD(, fake_msg) wire = STAILQ_HEAD_INITIALIZER(wire);
+static size_t nio, nrequests, nwire; /* their lengths */
 static fake_msg_t *matched; /* the message MPI_Improbe matched last */
 static int fail_reserve, fail_buf_get;
 static long bufs_out;
@@ -53,12 +54,15 @@ void fake_rt_destroy(fwdioi_rt_t *rt)
     }
     free(matched);
     matched = NULL;
+    nwire = 0;
     fake_req_t *r;
     while ((r = STAILQ_FIRST(&requests)) != NULL) {
         STAILQ_REMOVE_HEAD(&requests, link);
         free(r);
     }
+    nrequests = 0;
     STAILQ_INIT(&io_queue); /* the jobs are their owners' */
+    nio = 0;
     fail_reserve = fail_buf_get = 0;
     free(rt);
 }
@@ -120,6 +124,7 @@ void fwdioi_rt_track(fwdioi_rt_t *rt, MPI_Request req, fwdioi_req_cb_t cb, void 
     r->cb = cb;
     r->arg = arg;
     STAILQ_INSERT_TAIL(&requests, r, link);
+    nrequests++;
 }
 
 int fwdioi_rt_forget(fwdioi_rt_t *rt, void *arg)
@@ -132,6 +137,7 @@ int fwdioi_rt_forget(fwdioi_rt_t *rt, void *arg)
         if (r->arg == arg) {
             STAILQ_REMOVE(&requests, r, fake_req, link);
             free(r);
+            nrequests--;
             n++;
         }
     }
@@ -142,6 +148,7 @@ void fwdioi_rt_io_submit(fwdioi_rt_t *rt, fwdioi_io_job_t *job)
 {
     (void)rt;
     STAILQ_INSERT_TAIL(&io_queue, job, link);
+    nio++;
 }
 
 void fwdioi_rt_io_submit_any(fwdioi_rt_t *rt, fwdioi_io_job_t *job)
@@ -173,20 +180,15 @@ void fwdioi_rt_buf_put(fwdioi_rt_t *rt, void *buf, size_t len)
 
 /* ---- what the test drives ---- */
 
-size_t fake_rt_io_queued(void)
-{
-    size_t n = 0;
-    fwdioi_io_job_t *j;
-    STAILQ_FOREACH(j, &io_queue, link)
-        n++;
-    return n;
-}
+size_t fake_rt_io_queued(void) { return nio; }
 
 fwdioi_io_job_t *fake_rt_io_take(void)
 {
     fwdioi_io_job_t *j = STAILQ_FIRST(&io_queue);
-    if (j)
+    if (j) {
         STAILQ_REMOVE_HEAD(&io_queue, link);
+        nio--;
+    }
     return j;
 }
 
@@ -195,14 +197,7 @@ void fake_rt_io_done(fwdioi_io_job_t *job)
     job->done(job);
 }
 
-size_t fake_rt_requests(void)
-{
-    size_t n = 0;
-    fake_req_t *r;
-    STAILQ_FOREACH(r, &requests, link)
-        n++;
-    return n;
-}
+size_t fake_rt_requests(void) { return nrequests; }
 
 size_t fake_rt_complete_requests(int error)
 {
@@ -210,6 +205,7 @@ size_t fake_rt_complete_requests(int error)
     fake_req_t *r;
     while ((r = STAILQ_FIRST(&requests)) != NULL) {
         STAILQ_REMOVE_HEAD(&requests, link);
+        nrequests--;
         MPI_Status st;
         memset(&st, 0, sizeof st);
         st.MPI_ERROR = error;
@@ -233,16 +229,10 @@ void fake_mpi_arrive(int source, const void *bytes, size_t len)
     m->len = len;
     memcpy(m->bytes, bytes, len);
     STAILQ_INSERT_TAIL(&wire, m, link);
+    nwire++;
 }
 
-size_t fake_mpi_unmatched(void)
-{
-    size_t n = 0;
-    fake_msg_t *m;
-    STAILQ_FOREACH(m, &wire, link)
-        n++;
-    return n;
-}
+size_t fake_mpi_unmatched(void) { return nwire; }
 
 /* ---- the MPI calls a writer makes, on the fake wire (these definitions
  * take the place of the MPI library's in the test program) ---- */
@@ -260,6 +250,7 @@ int MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *mess
     if (matched) /* the writer keeps at most one matched message */
         abort();
     STAILQ_REMOVE_HEAD(&wire, link);
+    nwire--;
     matched = m;
     *flag = 1;
     *message = MPI_MESSAGE_NULL; /* the fake knows which: `matched` */

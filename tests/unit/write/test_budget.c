@@ -7,17 +7,9 @@
  */
 #include "write/budget.h"
 
+#include "unit_check.h"
+
 #include <stdio.h>
-
-static int failures;
-
-#define CHECK(cond)                                                                                \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);              \
-            failures++;                                                                            \
-        }                                                                                          \
-    } while (0)
 
 /* An empty budget takes any message; a full one makes the next wait. */
 static void test_fit_and_wait(void)
@@ -105,10 +97,5 @@ int main(void)
     test_reserve();
     test_meta();
     test_releasing();
-    if (failures) {
-        fprintf(stderr, "test_budget: %d check(s) failed\n", failures);
-        return 1;
-    }
-    printf("test_budget: ok\n");
-    return 0;
+    return unit_result("test_budget");
 }

@@ -16,6 +16,7 @@
  * Milliseconds, no mpiexec, MPI never initialized.
  */
 #include "fake_runtime.h"
+#include "unit_check.h"
 
 #include "node/node_area.h"
 #include "node/area_heap.h"
@@ -33,16 +34,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static int failures;
-
-#define CHECK(cond)                                                                                \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);              \
-            failures++;                                                                            \
-        }                                                                                          \
-    } while (0)
 
 /* ---- one writer rank of one file, and what it would write ---- */
 
@@ -539,12 +530,7 @@ int main(void)
     test_step_in_plain_file();
     test_no_buffer();
     test_no_writer();
-    if (failures) {
-        fprintf(stderr, "test_writer: %d check(s) failed\n", failures);
-        return 1;
-    }
-    printf("test_writer: ok\n");
-    return 0;
+    return unit_result("test_writer");
 }
 
 /* ---- the modules around the writer, stubbed: what it tells them is
