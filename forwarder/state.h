@@ -209,7 +209,9 @@ typedef struct fwdioi_session_stats {
     double pwrite_seconds, sync_seconds;
     uint64_t bytes_to_mpi, bytes_to_pwrite, bytes_shared; /* fwdio_file_stats_t */
     uint64_t bytes_from_storage; /* a reader's preads */
-    uint64_t bytes_answered;     /* a read file: bytes of answers this rank received */
+    /* a writer's data bytes taken (a read file's: the answers this rank
+     * received), and the bytes the writer copied into unit buffers */
+    uint64_t writer_bytes, writer_copied;
 } fwdioi_session_stats_t;
 
 typedef enum fwdioi_phase {

@@ -4,7 +4,6 @@
 #include "session/file_life.h"
 
 #include "write/combine.h"
-#include "write/writer.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,7 +25,6 @@ void fwdioi_file_release(fwdio_file_t *f)
     free(f->s.step_sent);
     free(f->s.step_slots);
     fwdioi_commit_set_free(&f->s.step_commit);
-    fwdioi_writer_free(f);
     fwdioi_commit_set_free(&f->commit);
     free(f->write_path);
     free(f->path_key);

@@ -164,14 +164,14 @@ static void publish_stats_locked(fwdio_file_t *f, double t)
     const fwdioi_session_stats_t *ss = &f->s.stats;
     fwdio_file_stats_t *st = &f->stats;
     st->messages_sent = ss->messages_sent;
-    st->writer_bytes = f->reading ? ss->bytes_answered : fwdioi_writer_received(f);
+    st->writer_bytes = ss->writer_bytes;
     st->messages_received = ss->messages_received;
     st->pwrite_calls = ss->pwrite_calls;
     st->partial_flushes = ss->partial_flushes;
     st->pwrite_time = ss->pwrite_seconds;
     st->sync_time = ss->sync_seconds;
     st->peak_writer_bytes = f->s.wbuf.peak;
-    st->bytes_copied += fwdioi_writer_bytes_copied(f); /* beside the application side's */
+    st->bytes_copied += ss->writer_copied; /* beside the application side's */
     st->bytes_to_mpi = ss->bytes_to_mpi;
     st->bytes_to_pwrite = ss->bytes_to_pwrite;
     st->bytes_shared = ss->bytes_shared;

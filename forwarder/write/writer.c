@@ -826,18 +826,9 @@ int fwdioi_writer_create(fwdio_file_t *f)
     return f->s.writer ? 0 : -1;
 }
 
-void fwdioi_writer_free(fwdio_file_t *f)
-{
-    struct fwdioi_writer *w = writer_of(f);
-    if (!w)
-        return;
-    free(w->received_from);
-    free(w);
-    f->s.writer = NULL;
-}
-
 uint64_t fwdioi_writer_received(const fwdio_file_t *f)
 {
+    FWDIOI_ASSERT_PROGRESS();
     const struct fwdioi_writer *w = writer_of(f);
     return w ? w->received : 0;
 }
@@ -871,24 +862,20 @@ void fwdioi_writer_note_mpi(fwdio_file_t *f)
         w->mpi_notes++;
 }
 
-uint64_t fwdioi_writer_bytes_copied(const fwdio_file_t *f)
-{
-    const struct fwdioi_writer *w = writer_of(f);
-    return w ? w->assembly.copied : 0;
-}
-
 void fwdioi_writer_end(fwdio_file_t *f)
 {
     FWDIOI_ASSERT_PROGRESS();
     struct fwdioi_writer *w = writer_of(f);
     if (!w)
         return;
+    f->s.stats.writer_bytes = w->received;
     fwdioi_assembly_free(&w->assembly);
+    f->s.stats.writer_copied = w->assembly.copied;
     free(w->step_recv);
-    w->step_recv = NULL;
     free(w->deferred); /* empty: released before the session ends */
-    w->deferred = NULL;
-    w->step_recv_len = w->step_recv_cap = 0;
+    free(w->received_from);
+    free(w);
+    f->s.writer = NULL;
 }
 
 void fwdioi_writer_drain_step(fwdio_file_t *f, uint64_t expected)

@@ -14,13 +14,13 @@
 
 /** Make the writer side of `f`, a file this rank writes (application
  *  thread, in fwdio_open, before the file is handed to the progress
- *  thread). 0, or -1 when out of memory. */
+ *  thread; fwdioi_writer_end frees it). 0, or -1 when out of memory. */
 int fwdioi_writer_create(fwdio_file_t *f);
-/** Free the writer side of `f`, if it has one (at the file's release: any
- *  thread, once the progress thread is done with the file). */
-void fwdioi_writer_free(fwdio_file_t *f);
-/** Data bytes the writer has taken, from every sender (progress thread,
- *  or once the session is done). */
+/** The session is over: put the writer's counts in the session's stats
+ *  (writer_bytes, writer_copied) and free the writer side, if `f` has one
+ *  (progress thread). */
+void fwdioi_writer_end(fwdio_file_t *f);
+/** Data bytes the writer has taken, from every sender (progress thread). */
 uint64_t fwdioi_writer_received(const fwdio_file_t *f);
 /** [ranks] bytes taken per sending rank, or NULL (progress thread). */
 const uint64_t *fwdioi_writer_received_from(const fwdio_file_t *f);
@@ -33,12 +33,6 @@ int fwdioi_writer_waiting_len(const fwdio_file_t *f);
 int fwdioi_writer_expects_mpi(const fwdio_file_t *f);
 /** A rank of this node announced a message over MPI (progress thread). */
 void fwdioi_writer_note_mpi(fwdio_file_t *f);
-/** Bytes the writer copied into unit buffers (progress thread, or once the
- *  session is done). */
-uint64_t fwdioi_writer_bytes_copied(const fwdio_file_t *f);
-/** The session is over: free what the writer kept for it (its units, the
- *  stream's counts); its counts stay readable (progress thread). */
-void fwdioi_writer_end(fwdio_file_t *f);
 
 /** Open the file on the I/O thread, then fwdioi_session_opened
  *  (progress thread). */

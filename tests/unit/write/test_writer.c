@@ -101,8 +101,7 @@ static void world_init(world_t *w, uint64_t size, uint64_t unit, uint64_t stripe
 
 static void world_free(world_t *w)
 {
-    fwdioi_writer_end(&w->f);
-    fwdioi_writer_free(&w->f);
+    fwdioi_writer_end(&w->f); /* if the case did not */
     free(w->f.s.expected_bytes);
     fake_rt_destroy(w->o.rt);
     free(w->image);
@@ -301,7 +300,9 @@ static void test_random_order(void)
     CHECK(image_is(0, w.size));
     CHECK(w.f.s.io_pending == 0 && w.f.s.recvs_pending == 0);
     CHECK(w.f.s.stats.messages_received > 0 && w.f.s.stats.bytes_to_pwrite == total);
-    fwdioi_writer_end(&w.f);
+    fwdioi_writer_end(&w.f); /* the counts go to the session's stats */
+    CHECK(w.f.s.writer == NULL && w.f.s.stats.writer_bytes == total);
+    CHECK(w.f.s.stats.writer_copied > 0 && w.f.s.stats.writer_copied <= total);
     CHECK(w.o.wbuf.held == 0 && w.f.s.wbuf.held == 0 && w.o.wbuf.releasing == 0);
     CHECK(fake_rt_bufs_out() == 0);
     world_free(&w);
@@ -501,7 +502,7 @@ static void test_no_writer(void)
 {
     world_t w;
     world_init(&w, 16 * 1024, 4096, 4096, 1, 1, FWDIO_LAYOUT_BLOCK, 0, 1 << 20);
-    fwdioi_writer_free(&w.f);
+    fwdioi_writer_end(&w.f);
     CHECK(w.f.s.writer == NULL);
     fwdioi_writer_release_deferred(&w.f);
     fwdioi_writer_check_drained(&w.f);
