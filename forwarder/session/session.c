@@ -921,7 +921,8 @@ void fwdioi_session_free(fwdio_file_t *f)
  * Returns the number of receives started; *active while any session runs. */
 /* Whether data for writer `f` can arrive over MPI unannounced: from ranks of
  * another node (or of this one without the node-shared area), from ranks of
- * this node that announced it (mpi_notes), one matched and waiting for room;
+ * this node that announced it, one matched and waiting for room (both the
+ * writer's: fwdioi_writer_expects_mpi);
  * and once the close is under way or the file aborted, probe regardless. */
 static int mpi_may_bring_data(const struct fwdio_runtime *o, const fwdio_file_t *f)
 {
