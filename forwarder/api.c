@@ -17,6 +17,7 @@
 #include "session/session.h"
 #include "settings/settings.h"
 #include "write/staging.h"
+#include "write/writer.h"
 #include "trace.h"
 #include "node/user_buffers.h"
 
@@ -173,6 +174,7 @@ int fwdio_init(MPI_Comm comm, const fwdio_config_t *cfg, fwdio_runtime_t **out)
     rc = fwdioi_rt_create(comm, &conf, &client, &rt->rt);
     if (rc != FWDIO_OK)
         goto fail;
+    fwdioi_wbudget_init(&rt->wbuf, fwdioi_rt_config(rt->rt)->writer_buffer);
     if (world_rank == 0)
         fwdioi_config_report_clamps(&conf, fwdioi_rt_config(rt->rt));
     if (world_rank == 0 && fwdioi_log_level() >= FWDIOI_LOG_WARN)
@@ -440,6 +442,10 @@ static int open_file(fwdio_runtime_t *rt, const char *path, uint64_t size,
     f->known_error = f->open_refusal = FWDIOI_ERRINFO_OK;
     fwdioi_file_fill_check(f);
     fwdioi_session_init(f);
+    if (!reading && f->my_writer >= 0 && fwdioi_writer_create(f) != 0) {
+        fwdioi_file_release(f);
+        return FWDIO_ENOMEM;
+    }
     if (reading) {
         if (fwdioi_requester_create(f) != 0) {
             fwdioi_file_release(f);
@@ -927,7 +933,7 @@ int fwdio_runtime_stats(fwdio_runtime_t *rt, fwdio_runtime_stats_t *stats)
     stats->staging_budget = cfg->staging_buffer;
     stats->max_message = cfg->max_message_size;
     stats->combine_size = cfg->combine_size;
-    stats->writer_peak = atomic_load_explicit(&rt->wbuf_peak, memory_order_relaxed);
+    stats->writer_peak = fwdioi_wbudget_peak(&rt->wbuf);
     fwdioi_thread_costs_t costs;
     fwdioi_rt_thread_costs(rt->rt, &costs);
     stats->progress_cpu_time = costs.progress_cpu;

@@ -16,8 +16,8 @@
 #include "session/open_check.h"
 
 #include <stdatomic.h>
-#include "write/assembly.h"
 #include "plan/plan.h"
+#include "write/budget.h"
 #include "clock.h"
 #include "runtime.h"
 #include "settings/settings.h"
@@ -209,6 +209,9 @@ typedef struct fwdioi_session_stats {
     double pwrite_seconds, sync_seconds;
     uint64_t bytes_to_mpi, bytes_to_pwrite, bytes_shared; /* fwdio_file_stats_t */
     uint64_t bytes_from_storage; /* a reader's preads */
+    /* a writer's data bytes taken (a read file's: the answers this rank
+     * received), and the bytes the writer copied into unit buffers */
+    uint64_t writer_bytes, writer_copied;
 } fwdioi_session_stats_t;
 
 typedef enum fwdioi_phase {
@@ -268,35 +271,22 @@ typedef struct fwdioi_session {
      * the reader's units and requests) */
     struct fwdioi_requests *requests;
     struct fwdioi_reader *reader;
+    /* a file this rank writes (write/writer.c) */
+    struct fwdioi_writer *writer;
 
-    /* writer only */
+    /* what the writer and the reader of a file share with the session:
+     * the descriptor, receives and storage jobs in flight (the session
+     * waits for them), the close agreed, and the last storage job started */
     int fd;
-    /* A write of the file failed: its later writes and its fdatasync are
-     * skipped (storage.c). Set and read only by the file's storage jobs
-     * (their `write_failed`), which run one at a time, in order, on the I/O
-     * thread (on the progress thread with io_inline): not progress state. */
-    int write_failed;
-    fwdioi_assembly_t assembly;
-    uint64_t received;
-    uint64_t *received_from; /* [ranks] bytes received per sending rank */
     int recvs_pending;
     int io_pending;
     int close_agreed;
     int finishing;
-    fwdioi_hold_t *accepting; /* the message being assembled */
-    struct fwdioi_storage_job *direct_job; /* its direct writes, gathered */
     STAILQ_ENTRY(fwdio_file) dup_link; /* in the runtime's `dups` */
-    uint64_t wbuf_file, wbuf_file_peak; /* writer bytes held for this file */
+    fwdioi_wbudget_file_t wbuf; /* writer (or reader) memory held for this file */
     fwdioi_session_stats_t stats;
     int sends_pending;        /* this rank's data messages not yet sent */
     int final_ready, final_started;
-    int has_waiting;          /* a matched message waits for room */
-    /* Messages ranks of this node announced they send over MPI rather than
-     * through the node-shared area, less those received: while above 0 (or
-     * while ranks of other nodes may send) the writer probes MPI. */
-    int mpi_notes;
-    MPI_Message waiting_msg;
-    int waiting_len, waiting_source;
 
     /* streams (steps.c) */
     uint64_t step_fill;  /* the step this rank's messages belong to now */
@@ -338,22 +328,9 @@ typedef struct fwdioi_session {
      * steps it completed keep their status here too (steps.c). */
     int abort_heard;
     fwdioi_step_outcome_t abort_steps;
-    /* writer: bytes received per step from step_recv_base on, the bytes the
-     * first step waits for, and where its end stands */
-    uint64_t *step_recv;
-    size_t step_recv_len, step_recv_cap;
-    uint64_t step_recv_base;
-    uint64_t step_expected;
-    int step_draining;
-    /* steps complete here (callbacks delivered), and the messages of later
-     * steps kept unwritten until the steps before theirs are complete, so
-     * the file never holds bytes of a step beyond an incomplete one
-     * (writer.c); their received bytes, and whether the cap was hit */
+    /* steps complete here (callbacks delivered); the writer keeps the
+     * messages of later steps until then (write/writer.c) */
     uint64_t steps_complete;
-    struct fwdioi_deferred *deferred;
-    size_t ndeferred, deferred_cap;
-    uint64_t deferred_received;
-    int deferred_capped;
 } fwdioi_session_t;
 
 /* An abort announced by another rank for a file this rank has not opened yet. */
@@ -402,15 +379,9 @@ struct fwdio_runtime {
     fwdioi_zombie_t *zombies;
     int nzombies, zombies_cap;
     int broken_known; /* locked: broken is set (read by fwdio_finalize) */
-    /* Writer memory over all files (progress): unit buffers and received
-     * messages held, the part of it that I/O completions will free, the peak. */
-    uint64_t wbuf_held, wbuf_releasing;
-    _Atomic uint64_t wbuf_peak; /* also read by fwdio_runtime_stats */
-    /* The part of wbuf_held that is assembly bookkeeping (progress): it only
-     * shrinks as units complete, so it never waits for room; reported once
-     * if it alone passes the budget. */
-    uint64_t wbuf_meta;
-    int wbuf_meta_reported;
+    /* Writer memory over all files (progress; its peak also read by
+     * fwdio_runtime_stats): write/budget.h */
+    fwdioi_wbudget_t wbuf;
     /* locked: copied writes not yet sent (staging budget), and the part of
      * them in messages already handed to their writers, which comes back
      * without anything else being sent */

@@ -175,11 +175,9 @@ static int take_data(struct fwdio_runtime *o, int from, const fwdioi_area_entry_
     op->hold = (fwdioi_hold_t){1, FWDIOI_HOLD_SHARED, op, 0, 0};
     op->from = from;
     op->token = e->token;
-    uint64_t before = f->s.received;
+    uint64_t payload = v.payload;
     fwdioi_writer_accept(f, &v, &op->hold, source);
-    if (f->s.received_from)
-        f->s.received_from[source] += f->s.received - before;
-    fwdioi_trace_end(t_trace, "take", (int64_t)f->seq, (int64_t)(f->s.received - before),
+    fwdioi_trace_end(t_trace, "take", (int64_t)f->seq, (int64_t)payload,
                      FWDIOI_TRACE_NONE, source);
     fwdioi_writer_check_drained(f);
     return 1;
@@ -195,7 +193,7 @@ static int take_note(struct fwdio_runtime *o, const fwdioi_area_entry_t *e)
     if (!f->s.aborted && f->s.phase < FWDIOI_PHASE_OPEN)
         return 0;
     if (f->my_writer >= 0)
-        f->s.mpi_notes++;
+        fwdioi_writer_note_mpi(f);
     return 1;
 }
 

@@ -7,6 +7,7 @@
 #include "session/session.h"
 #include "storage/storage.h"
 #include "trace.h"
+#include "write/budget.h"
 #include "write/writer.h"
 
 #include <stdlib.h>
@@ -170,7 +171,7 @@ static void unit_free(fwdio_file_t *f, unit_t *u)
         TAILQ_REMOVE(&rd->idle, u, link);
     if (u->buf) {
         free(u->buf);
-        fwdioi_writer_mem_sub(f, u->len);
+        fwdioi_wbudget_sub(&f->owner->wbuf, &f->s.wbuf, u->len);
     }
     for (waiter_t *w = u->waiters, *next; w; w = next) {
         next = w->next;
@@ -306,7 +307,7 @@ static void on_unit_read(fwdioi_storage_job_t *job)
                    (unsigned long long)job->err_offset, fwdio_strerror(job->status));
         free(u->buf);
         u->buf = NULL;
-        fwdioi_writer_mem_sub(f, u->len);
+        fwdioi_wbudget_sub(&f->owner->wbuf, &f->s.wbuf, u->len);
         u->state = UNIT_FAILED;
     } else {
         u->state = UNIT_READY;
@@ -331,12 +332,11 @@ static void schedule(fwdio_file_t *f)
 {
     struct fwdioi_reader *rd = reader_of(f);
     struct fwdio_runtime *o = f->owner;
-    const uint64_t budget = budget_of(f);
     unit_t *u;
     while (!f->s.aborted && (u = TAILQ_FIRST(&rd->queued)) != NULL) {
-        if (o->wbuf_held > o->wbuf_meta && o->wbuf_held + u->len > budget)
+        if (fwdioi_wbudget_must_wait(&o->wbuf, u->len))
             fwdioi_reader_make_room(o, u->len);
-        if (o->wbuf_held > o->wbuf_meta && o->wbuf_held + u->len > budget)
+        if (fwdioi_wbudget_must_wait(&o->wbuf, u->len))
             return; /* when a send or a read of a unit ends */
         fwdioi_storage_job_t *job = fwdioi_storage_job_new(FWDIOI_STORAGE_READ, f, on_unit_read);
         void *buf = NULL;
@@ -353,7 +353,7 @@ static void schedule(fwdio_file_t *f)
         }
         TAILQ_REMOVE(&rd->queued, u, link);
         u->state = UNIT_READING;
-        fwdioi_writer_mem_add(f, u->len);
+        fwdioi_wbudget_add(&f->owner->wbuf, &f->s.wbuf, u->len);
         job->fd = f->s.fd;
         job->dst = u->buf;
         job->base = u->base;
@@ -368,13 +368,12 @@ static void schedule(fwdio_file_t *f)
 void fwdioi_reader_make_room(struct fwdio_runtime *o, uint64_t need)
 {
     FWDIOI_ASSERT_PROGRESS();
-    const uint64_t budget = fwdioi_rt_config(o->rt)->writer_buffer;
     for (fwdio_file_t *g = LIST_FIRST(&o->active); g; g = LIST_NEXT(g, s.active_link)) {
         struct fwdioi_reader *rd = g->s.reader;
         if (!rd)
             continue;
         unit_t *u;
-        while (o->wbuf_held + need > budget && (u = TAILQ_FIRST(&rd->idle)) != NULL)
+        while (fwdioi_wbudget_over(&o->wbuf, need) && (u = TAILQ_FIRST(&rd->idle)) != NULL)
             unit_free(g, u);
     }
 }
@@ -673,7 +672,7 @@ void fwdioi_reader_report(FILE *out, const fwdio_file_t *f)
         fprintf(out, " of %llu announced", (unsigned long long)s->expected_bytes[f->my_writer]);
     fprintf(out, "; %llu piece(s) wait for %zu unit(s) queued for memory (%llu of %llu bytes "
                  "held) and %d pread(s) under way; %zu unit(s) cached\n",
-            (unsigned long long)rd->waiting, queued, (unsigned long long)f->owner->wbuf_held,
+            (unsigned long long)rd->waiting, queued, (unsigned long long)f->owner->wbuf.held,
             (unsigned long long)budget_of(f), s->io_pending, idle);
 }
 

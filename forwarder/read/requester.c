@@ -329,7 +329,7 @@ static void on_piece_received(void *arg, const MPI_Status *st)
         fwdioi_session_finish_if_aborted(f);
         return;
     }
-    f->s.received += len;
+    f->s.stats.writer_bytes += len;
     f->s.stats.messages_received++;
     account(f, r, len);
     fwdioi_requester_check_done(f);

@@ -25,7 +25,6 @@ void fwdioi_file_release(fwdio_file_t *f)
     free(f->s.step_sent);
     free(f->s.step_slots);
     fwdioi_commit_set_free(&f->s.step_commit);
-    free(f->s.received_from);
     fwdioi_commit_set_free(&f->commit);
     free(f->write_path);
     free(f->path_key);

@@ -164,14 +164,14 @@ static void publish_stats_locked(fwdio_file_t *f, double t)
     const fwdioi_session_stats_t *ss = &f->s.stats;
     fwdio_file_stats_t *st = &f->stats;
     st->messages_sent = ss->messages_sent;
-    st->writer_bytes = f->s.received;
+    st->writer_bytes = ss->writer_bytes;
     st->messages_received = ss->messages_received;
     st->pwrite_calls = ss->pwrite_calls;
     st->partial_flushes = ss->partial_flushes;
     st->pwrite_time = ss->pwrite_seconds;
     st->sync_time = ss->sync_seconds;
-    st->peak_writer_bytes = f->s.wbuf_file_peak;
-    st->bytes_copied += f->s.assembly.copied; /* the writer's, beside the application side's */
+    st->peak_writer_bytes = f->s.wbuf.peak;
+    st->bytes_copied += ss->writer_copied; /* beside the application side's */
     st->bytes_to_mpi = ss->bytes_to_mpi;
     st->bytes_to_pwrite = ss->bytes_to_pwrite;
     st->bytes_shared = ss->bytes_shared;
@@ -305,7 +305,7 @@ static int may_finish_aborted(const fwdio_file_t *f)
     const fwdioi_session_t *s = &f->s;
     return s->aborted && s->phase != FWDIOI_PHASE_DONE && s->phase != FWDIOI_PHASE_DUP &&
            s->close_requested && s->sends_pending == 0 && s->recvs_pending == 0 &&
-           s->io_pending == 0 && !s->has_waiting;
+           s->io_pending == 0 && fwdioi_writer_waiting_len(f) < 0;
 }
 
 static void finish_task(fwdioi_task_t *task)
@@ -915,12 +915,7 @@ void fwdioi_session_free(fwdio_file_t *f)
 {
     FWDIOI_ASSERT_PROGRESS();
     fwdioi_requester_free(f);
-    fwdioi_assembly_free(&f->s.assembly);
-    free(f->s.step_recv);
-    f->s.step_recv = NULL;
-    free(f->s.deferred); /* empty: released before the session ends */
-    f->s.deferred = NULL;
-    f->s.step_recv_len = f->s.step_recv_cap = 0;
+    fwdioi_writer_end(f);
 }
 
 /* Client poll hook: aborts from other ranks; writers look for data of every
@@ -928,11 +923,12 @@ void fwdioi_session_free(fwdio_file_t *f)
  * Returns the number of receives started; *active while any session runs. */
 /* Whether data for writer `f` can arrive over MPI unannounced: from ranks of
  * another node (or of this one without the node-shared area), from ranks of
- * this node that announced it (mpi_notes), one matched and waiting for room;
+ * this node that announced it, one matched and waiting for room (both the
+ * writer's: fwdioi_writer_expects_mpi);
  * and once the close is under way or the file aborted, probe regardless. */
 static int mpi_may_bring_data(const struct fwdio_runtime *o, const fwdio_file_t *f)
 {
-    return o->mpi_senders || f->s.mpi_notes > 0 || f->s.has_waiting || f->s.aborted ||
+    return o->mpi_senders || fwdioi_writer_expects_mpi(f) || f->s.aborted ||
            f->s.phase >= FWDIOI_PHASE_CLOSING;
 }
 

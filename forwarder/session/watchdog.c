@@ -27,6 +27,7 @@
 #include "session/watchdog.h"
 
 #include "read/requester.h"
+#include "write/writer.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -82,26 +83,29 @@ static void report_writer(FILE *out, const fwdio_file_t *f)
 {
     const fwdioi_session_t *s = &f->s;
     uint64_t expected = s->expected_bytes[f->my_writer];
+    uint64_t received = fwdioi_writer_received(f);
+    const uint64_t *received_from = fwdioi_writer_received_from(f);
     fprintf(out, "  writer %d: received %llu of %llu bytes announced", f->my_writer,
-            (unsigned long long)s->received, (unsigned long long)expected);
-    if (s->received < expected)
-        fprintf(out, ", waiting for %llu more", (unsigned long long)(expected - s->received));
+            (unsigned long long)received, (unsigned long long)expected);
+    if (received < expected)
+        fprintf(out, ", waiting for %llu more", (unsigned long long)(expected - received));
     fprintf(out, "\n");
-    if (s->received_from && s->received < expected) {
+    if (received_from && received < expected) {
         int silent = 0;
         for (int r = 0; r < f->plan.nranks; r++)
-            silent += s->received_from[r] == 0;
+            silent += received_from[r] == 0;
         fprintf(out, "    bytes came from ranks ");
-        print_ranks(out, s->received_from, f->plan.nranks, 1);
+        print_ranks(out, received_from, f->plan.nranks, 1);
         if (silent > 0) {
             fprintf(out, "; none yet from ranks ");
-            print_ranks(out, s->received_from, f->plan.nranks, 0);
+            print_ranks(out, received_from, f->plan.nranks, 0);
         }
         fprintf(out, "\n");
     }
-    if (s->has_waiting)
+    int waiting_len = fwdioi_writer_waiting_len(f);
+    if (waiting_len >= 0)
         fprintf(out, "    a %d-byte message waits for writer memory (%llu of %llu bytes held)\n",
-                s->waiting_len, (unsigned long long)f->owner->wbuf_held,
+                waiting_len, (unsigned long long)f->owner->wbuf.held,
                 (unsigned long long)fwdioi_rt_config(f->rt)->writer_buffer);
 }
 
@@ -155,7 +159,7 @@ static void report(const fwdio_file_t *f, double waited)
         report_writer(out, f);
     else if (f->my_writer >= 0 && s->finishing && s->final_ready == 0)
         fprintf(out, "  writer %d: all %llu bytes received; writing, syncing and closing\n",
-                f->my_writer, (unsigned long long)s->received);
+                f->my_writer, (unsigned long long)fwdioi_writer_received(f));
     if (s->sends_pending > 0 && !f->reading)
         report_sender(out, f);
     if (s->recvs_pending > 0 || s->io_pending > 0 || (f->reading && s->sends_pending > 0))

@@ -42,7 +42,7 @@ typedef struct fwdioi_storage_job {
 
     int fd;
     /* WRITE, SYNC, FINISH of a file written: the file's flag that one of its
-     * writes failed (fwdioi_session_t.write_failed), set by the WRITE that
+     * writes failed (the writer's `write_failed`, write/writer.c), set by the WRITE that
      * fails and read by the jobs after it; NULL: no write can fail (a
      * reader's close). The file's jobs run in order, one at a time, so it
      * needs no lock. */

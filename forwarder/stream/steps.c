@@ -336,9 +336,7 @@ static void start_head(fwdio_file_t *f, fwdioi_step_t *step)
         fwdioi_steps_data_done(f);
         return;
     }
-    s->step_expected = step->out[f->my_writer];
-    s->step_draining = 1;
-    fwdioi_writer_check_step(f);
+    fwdioi_writer_drain_step(f, step->out[f->my_writer]);
 }
 
 static void on_step_counts(void *arg, const MPI_Status *st)

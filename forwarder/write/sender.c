@@ -166,8 +166,6 @@ void fwdioi_sender_dispatch(fwdio_file_t *f, fwdioi_msg_t *m)
         if (m->staged)
             fwdioi_staging_sent(f, m);
         m->hold = (fwdioi_hold_t){1, FWDIOI_HOLD_OWN, m, m->alloc_len, 0};
-        if (f->s.received_from)
-            f->s.received_from[f->rank] += m->payload;
         fwdioi_pieces_view_t v;
         fwdioi_msg_view(m, &v);
         fwdioi_writer_accept(f, &v, &m->hold, f->rank);

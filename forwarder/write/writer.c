@@ -9,6 +9,8 @@
 #include "write/writer.h"
 
 #include "log.h"
+#include "write/assembly.h"
+#include "write/budget.h"
 #include "write/message.h"
 #include "read/reader.h"
 #include "session/session.h"
@@ -23,6 +25,52 @@
 /* Messages a writer starts receiving per file and per poll: keeps one busy file
  * from starving the others. */
 enum { RECVS_PER_POLL = 16 };
+
+/*
+ * The writer side of one file (progress thread): made at fwdio_open for a
+ * rank that writes the file (fwdioi_writer_create), reached through the
+ * session's `writer`; no other module sees its fields, they ask the functions
+ * of writer.h.
+ */
+struct fwdioi_writer {
+    /* receiving */
+    uint64_t received;       /* data bytes taken, from every sender */
+    uint64_t *received_from; /* [ranks] bytes per sending rank (the watchdog's
+                                report only: NULL when it could not be had) */
+    /* Messages ranks of this node announced they send over MPI rather than
+     * through the node-shared area, less those received: while above 0 (or
+     * while ranks of other nodes may send) the writer probes MPI. */
+    int mpi_notes;
+    /* a matched message that waits for writer memory */
+    int has_waiting;
+    MPI_Message waiting_msg;
+    int waiting_len, waiting_source;
+    /* assembling and writing */
+    fwdioi_assembly_t assembly;
+    fwdioi_hold_t *accepting;              /* the message being assembled */
+    struct fwdioi_storage_job *direct_job; /* its direct writes, gathered */
+    /* A write of the file failed: its later writes and its fdatasync are
+     * skipped (storage.c). Set and read only by the file's storage jobs
+     * (their `write_failed`), which run one at a time, in order, on the I/O
+     * thread (on the progress thread with io_inline): not progress state. */
+    int write_failed;
+    /* a stream: bytes received per step from step_recv_base on, the bytes
+     * the first step waits for, and whether its end is awaited */
+    uint64_t *step_recv;
+    size_t step_recv_len, step_recv_cap;
+    uint64_t step_recv_base;
+    uint64_t step_expected;
+    int step_draining;
+    /* the messages of later steps kept unwritten until the steps before
+     * theirs are complete, so the file never holds bytes of a step beyond an
+     * incomplete one; their received bytes, and whether the cap was hit */
+    struct fwdioi_deferred *deferred;
+    size_t ndeferred, deferred_cap;
+    uint64_t deferred_received;
+    int deferred_capped;
+};
+
+static struct fwdioi_writer *writer_of(const fwdio_file_t *f) { return f->s.writer; }
 
 static void on_finish_done(fwdioi_storage_job_t *job);
 
@@ -39,45 +87,23 @@ static void record_job_error(fwdio_file_t *f, const fwdioi_storage_job_t *job)
 
 static uint64_t writer_budget(const fwdio_file_t *f)
 {
-    return fwdioi_rt_config(f->rt)->writer_buffer;
+    return f->owner->wbuf.limit;
 }
 
 static void wbuf_add(fwdio_file_t *f, uint64_t bytes)
 {
-    struct fwdio_runtime *o = f->owner;
-    o->wbuf_held += bytes;
-    if (o->wbuf_held > atomic_load_explicit(&o->wbuf_peak, memory_order_relaxed))
-        atomic_store_explicit(&o->wbuf_peak, o->wbuf_held, memory_order_relaxed);
-    f->s.wbuf_file += bytes;
-    if (f->s.wbuf_file > f->s.wbuf_file_peak)
-        f->s.wbuf_file_peak = f->s.wbuf_file;
+    fwdioi_wbudget_add(&f->owner->wbuf, &f->s.wbuf, bytes);
 }
 
 static void wbuf_sub(fwdio_file_t *f, uint64_t bytes)
 {
-    f->owner->wbuf_held -= bytes;
-    f->s.wbuf_file -= bytes;
-}
-
-void fwdioi_writer_mem_add(fwdio_file_t *f, uint64_t bytes)
-{
-    FWDIOI_ASSERT_PROGRESS();
-    wbuf_add(f, bytes);
-}
-
-void fwdioi_writer_mem_sub(fwdio_file_t *f, uint64_t bytes)
-{
-    FWDIOI_ASSERT_PROGRESS();
-    wbuf_sub(f, bytes);
+    fwdioi_wbudget_sub(&f->owner->wbuf, &f->s.wbuf, bytes);
 }
 
 static int reserve_unit(void *arg, uint64_t bytes)
 {
     fwdio_file_t *f = arg;
-    if (f->owner->wbuf_held + bytes > writer_budget(f))
-        return 0;
-    wbuf_add(f, bytes);
-    return 1;
+    return fwdioi_wbudget_reserve(&f->owner->wbuf, &f->s.wbuf, bytes);
 }
 
 static void unreserve_unit(void *arg, uint64_t bytes)
@@ -93,20 +119,12 @@ static void meta_unit(void *arg, int64_t delta)
 {
     FWDIOI_ASSERT_PROGRESS();
     fwdio_file_t *f = arg;
-    struct fwdio_runtime *o = f->owner;
-    if (delta < 0) {
-        wbuf_sub(f, (uint64_t)-delta);
-        o->wbuf_meta -= (uint64_t)-delta;
-        return;
-    }
-    wbuf_add(f, (uint64_t)delta);
-    o->wbuf_meta += (uint64_t)delta;
-    if (o->wbuf_meta > writer_budget(f) && !o->wbuf_meta_reported) {
-        o->wbuf_meta_reported = 1;
+    fwdioi_wbudget_t *b = &f->owner->wbuf;
+    if (fwdioi_wbudget_meta(b, &f->s.wbuf, delta)) {
         fwdioi_report("rank %d: the record of which bytes of %s have arrived takes %llu bytes, "
                       "more than writer_buffer (%llu): the writes leave that many gaps open; "
                       "going on beyond the budget",
-                      f->rank, f->path, (unsigned long long)o->wbuf_meta,
+                      f->rank, f->path, (unsigned long long)b->meta,
                       (unsigned long long)writer_budget(f));
     }
 }
@@ -124,9 +142,10 @@ static void hold_release(fwdio_file_t *f, fwdioi_hold_t *h)
         fwdioi_shared_release(f->owner, h);
         return;
     }
-    wbuf_sub(f, h->size);
     if (h->releasing)
-        f->owner->wbuf_releasing -= h->size;
+        fwdioi_wbudget_released(&f->owner->wbuf, &f->s.wbuf, h->size);
+    else
+        wbuf_sub(f, h->size);
     fwdioi_rt_buf_put(f->rt, h->block, h->size);
 }
 
@@ -141,10 +160,8 @@ static void on_write_done(fwdioi_storage_job_t *job)
     f->s.stats.bytes_to_pwrite += job->bytes_written;
     if (job->hold)
         hold_release(f, job->hold);
-    if (job->buf_size) {
-        wbuf_sub(f, job->buf_size);
-        f->owner->wbuf_releasing -= job->buf_size;
-    }
+    if (job->buf_size)
+        fwdioi_wbudget_released(&f->owner->wbuf, &f->s.wbuf, job->buf_size);
     fwdioi_storage_job_free(job);
     fwdioi_session_finish_if_aborted(f);
 }
@@ -187,13 +204,13 @@ static void flush_unit(void *arg, uint8_t *buf, uint64_t size, uint64_t offset,
     uint64_t extra = nextents * sizeof *extents + sizeof *job;
     wbuf_add(f, extra);
     job->fd = f->s.fd;
-    job->write_failed = &f->s.write_failed;
+    job->write_failed = &writer_of(f)->write_failed;
     job->buf = buf;
     job->buf_size = size + extra;
     job->base = offset;
     job->extents = extents;
     job->nextents = nextents;
-    f->owner->wbuf_releasing += job->buf_size;
+    fwdioi_wbudget_releasing(&f->owner->wbuf, job->buf_size);
     f->s.io_pending++;
     fwdioi_rt_io_submit(f->rt, &job->io);
 }
@@ -206,9 +223,10 @@ static void flush_unit(void *arg, uint8_t *buf, uint64_t size, uint64_t offset,
 static void write_direct(void *arg, const uint8_t *data, uint64_t offset, uint64_t len)
 {
     fwdio_file_t *f = arg;
+    struct fwdioi_writer *w = writer_of(f);
     if (f->s.local_error.status != FWDIO_OK)
         return;
-    fwdioi_storage_job_t *job = f->s.direct_job;
+    fwdioi_storage_job_t *job = w->direct_job;
     if (!job) {
         job = fwdioi_storage_job_new(FWDIOI_STORAGE_WRITE, f, on_write_done);
         if (!job) {
@@ -216,10 +234,10 @@ static void write_direct(void *arg, const uint8_t *data, uint64_t offset, uint64
             return;
         }
         job->fd = f->s.fd;
-        job->write_failed = &f->s.write_failed;
-        job->hold = f->s.accepting;
-        f->s.accepting->refs++;
-        f->s.direct_job = job;
+        job->write_failed = &w->write_failed;
+        job->hold = w->accepting;
+        w->accepting->refs++;
+        w->direct_job = job;
     }
     if (fwdioi_storage_job_add_segment(job, offset, data, len) != 0)
         fwdioi_errinfo_set(&f->s.local_error, FWDIO_ENOMEM, f->rank, 0, offset);
@@ -230,13 +248,14 @@ static void write_direct(void *arg, const uint8_t *data, uint64_t offset, uint64
 static void submit_direct(fwdio_file_t *f)
 {
     FWDIOI_ASSERT_PROGRESS();
-    fwdioi_storage_job_t *job = f->s.direct_job;
+    struct fwdioi_writer *w = writer_of(f);
+    fwdioi_storage_job_t *job = w->direct_job;
     if (!job)
         return;
-    f->s.direct_job = NULL;
+    w->direct_job = NULL;
     job->buf_size = sizeof *job + job->segs_cap * sizeof *job->segs;
     wbuf_add(f, job->buf_size);
-    f->owner->wbuf_releasing += job->buf_size;
+    fwdioi_wbudget_releasing(&f->owner->wbuf, job->buf_size);
     f->s.io_pending++;
     fwdioi_rt_io_submit(f->rt, &job->io);
 }
@@ -252,40 +271,40 @@ enum { STEP_WINDOW = 1 << 20 };
  * written, or one too far ahead. */
 static int count_step(fwdio_file_t *f, uint32_t wire_step, uint64_t payload, uint64_t *step)
 {
-    fwdioi_session_t *s = &f->s;
+    struct fwdioi_writer *w = writer_of(f);
     *step = 0;
     if (!f->stream)
         return wire_step == 0 ? 0 : -1;
     /* the step in full, at or after the base (the wire has it mod 2^32) */
-    uint64_t ahead = (uint32_t)(wire_step - (uint32_t)s->step_recv_base);
-    *step = s->step_recv_base + ahead;
+    uint64_t ahead = (uint32_t)(wire_step - (uint32_t)w->step_recv_base);
+    *step = w->step_recv_base + ahead;
     if (ahead >= STEP_WINDOW)
         return -1;
-    if (ahead >= s->step_recv_cap) {
-        size_t cap = s->step_recv_cap ? s->step_recv_cap : 8;
+    if (ahead >= w->step_recv_cap) {
+        size_t cap = w->step_recv_cap ? w->step_recv_cap : 8;
         while (cap <= ahead)
             cap *= 2;
-        uint64_t *r = realloc(s->step_recv, cap * sizeof *r);
+        uint64_t *r = realloc(w->step_recv, cap * sizeof *r);
         if (!r)
             return -1;
-        memset(r + s->step_recv_cap, 0, (cap - s->step_recv_cap) * sizeof *r);
-        s->step_recv = r;
-        s->step_recv_cap = cap;
+        memset(r + w->step_recv_cap, 0, (cap - w->step_recv_cap) * sizeof *r);
+        w->step_recv = r;
+        w->step_recv_cap = cap;
     }
-    if (ahead >= s->step_recv_len)
-        s->step_recv_len = (size_t)ahead + 1;
-    s->step_recv[ahead] += payload;
+    if (ahead >= w->step_recv_len)
+        w->step_recv_len = (size_t)ahead + 1;
+    w->step_recv[ahead] += payload;
     return 0;
 }
 
 /* The first step is done with: count from the next one. */
-static void step_window_advance(fwdioi_session_t *s)
+static void step_window_advance(struct fwdioi_writer *w)
 {
-    if (s->step_recv_len > 0) {
-        memmove(s->step_recv, s->step_recv + 1, (s->step_recv_len - 1) * sizeof *s->step_recv);
-        s->step_recv[--s->step_recv_len] = 0;
+    if (w->step_recv_len > 0) {
+        memmove(w->step_recv, w->step_recv + 1, (w->step_recv_len - 1) * sizeof *w->step_recv);
+        w->step_recv[--w->step_recv_len] = 0;
     }
-    s->step_recv_base++;
+    w->step_recv_base++;
 }
 
 static void on_step_synced(fwdioi_storage_job_t *job)
@@ -297,7 +316,7 @@ static void on_step_synced(fwdioi_storage_job_t *job)
     s->io_pending--;
     s->stats.sync_seconds += job->seconds;
     fwdioi_storage_job_free(job);
-    step_window_advance(s); /* the step is written */
+    step_window_advance(writer_of(f)); /* the step is written */
     if (s->aborted) {
         fwdioi_session_finish_if_aborted(f);
         return;
@@ -305,34 +324,37 @@ static void on_step_synced(fwdioi_storage_job_t *job)
     fwdioi_steps_data_done(f);
 }
 
-void fwdioi_writer_check_step(fwdio_file_t *f)
+/* Once the first step's bytes have all arrived: flush its partial units,
+ * write and sync them, then fwdioi_steps_data_done (progress thread). */
+static void check_step(fwdio_file_t *f)
 {
     FWDIOI_ASSERT_PROGRESS();
     fwdioi_session_t *s = &f->s;
-    if (!s->step_draining || s->aborted)
+    struct fwdioi_writer *w = writer_of(f);
+    if (!w->step_draining || s->aborted)
         return;
-    uint64_t got = s->step_recv_len > 0 ? s->step_recv[0] : 0;
-    if (got < s->step_expected)
+    uint64_t got = w->step_recv_len > 0 ? w->step_recv[0] : 0;
+    if (got < w->step_expected)
         return;
-    s->step_draining = 0;
-    if (got > s->step_expected && s->local_error.status == FWDIO_OK) {
+    w->step_draining = 0;
+    if (got > w->step_expected && s->local_error.status == FWDIO_OK) {
         /* more than the senders counted: somebody's bytes are not theirs */
         fwdioi_errinfo_t e = {FWDIO_EPROTO, f->rank, 0, (int64_t)got,
-                              FWDIOI_REASON_BAD_STEP, -1, (int64_t)s->step_recv_base};
+                              FWDIOI_REASON_BAD_STEP, -1, (int64_t)w->step_recv_base};
         s->local_error = e;
     }
     /* No frame waits for the next: partly filled units go out now. */
     if (s->local_error.status == FWDIO_OK)
-        fwdioi_assembly_flush_partial(&s->assembly);
+        fwdioi_assembly_flush_partial(&w->assembly);
     fwdioi_storage_job_t *job = fwdioi_storage_job_new(FWDIOI_STORAGE_SYNC, f, on_step_synced);
     if (!job) {
         fwdioi_errinfo_set(&s->local_error, FWDIO_ENOMEM, f->rank, 0, 0);
-        step_window_advance(s); /* the stream fails at this step */
+        step_window_advance(writer_of(f)); /* the stream fails at this step */
         fwdioi_steps_data_done(f);
         return;
     }
     job->fd = s->fd;
-    job->write_failed = &s->write_failed;
+    job->write_failed = &w->write_failed;
     /* a commit block follows durable data only */
     job->durable = f->opts.durable || s->step_committers > 0;
     s->io_pending++;
@@ -344,18 +366,22 @@ void fwdioi_writer_check_drained(fwdio_file_t *f)
 {
     FWDIOI_ASSERT_PROGRESS();
     fwdioi_session_t *s = &f->s;
-    fwdioi_writer_check_step(f);
+    struct fwdioi_writer *w = writer_of(f);
+    if (!w)
+        return; /* not this rank's to write */
+    check_step(f);
     if (s->aborted || !s->close_agreed || s->finishing || s->recvs_pending > 0)
         return;
     uint64_t expected = s->expected_bytes[f->my_writer];
-    if (s->received < expected)
+    uint64_t received = w->received;
+    if (received < expected)
         return;
-    if (s->received > expected)
+    if (received > expected)
         fwdioi_log(FWDIOI_LOG_WARN, "rank %d: %s: received %llu bytes, %llu announced", f->rank,
-                   f->path, (unsigned long long)s->received, (unsigned long long)expected);
+                   f->path, (unsigned long long)received, (unsigned long long)expected);
     s->finishing = 1;
     if (s->local_error.status == FWDIO_OK)
-        fwdioi_assembly_flush_partial(&s->assembly);
+        fwdioi_assembly_flush_partial(&w->assembly);
     if (s->fd < 0) { /* open failed: nothing to sync or close */
         fwdioi_session_data_done(f);
         return;
@@ -367,7 +393,7 @@ void fwdioi_writer_check_drained(fwdio_file_t *f)
         return;
     }
     job->fd = s->fd;
-    job->write_failed = &s->write_failed;
+    job->write_failed = &w->write_failed;
     job->durable = f->opts.durable || s->committers > 0; /* a commit follows durable data */
     s->io_pending++;
     fwdioi_rt_io_submit(f->rt, &job->io);
@@ -432,28 +458,28 @@ static void take_message(fwdio_file_t *f, const fwdioi_pieces_view_t *v, fwdioi_
 static int defer_message(fwdio_file_t *f, const fwdioi_pieces_view_t *v, fwdioi_hold_t *hold,
                          int source, uint64_t step)
 {
-    fwdioi_session_t *s = &f->s;
+    struct fwdioi_writer *w = writer_of(f);
     uint64_t counted = hold->kind == FWDIOI_HOLD_RECEIVED ? hold->size : 0;
-    if (!f->opts.rewrites && s->deferred_received + counted > writer_budget(f) / 2) {
-        if (!s->deferred_capped)
+    if (!f->opts.rewrites && w->deferred_received + counted > writer_budget(f) / 2) {
+        if (!w->deferred_capped)
             fwdioi_log(FWDIOI_LOG_WARN,
                        "rank %d: %s: bytes of later steps fill half of writer_buffer: writing "
                        "them before the earlier steps complete (a file cut short now may hold "
                        "bytes past an incomplete step)",
                        f->rank, f->path);
-        s->deferred_capped = 1;
+        w->deferred_capped = 1;
         return -1;
     }
-    if (s->ndeferred == s->deferred_cap) {
-        size_t cap = s->deferred_cap ? 2 * s->deferred_cap : 16;
-        fwdioi_deferred_t *d = realloc(s->deferred, cap * sizeof *d);
+    if (w->ndeferred == w->deferred_cap) {
+        size_t cap = w->deferred_cap ? 2 * w->deferred_cap : 16;
+        fwdioi_deferred_t *d = realloc(w->deferred, cap * sizeof *d);
         if (!d)
             return -1;
-        s->deferred = d;
-        s->deferred_cap = cap;
+        w->deferred = d;
+        w->deferred_cap = cap;
     }
-    s->deferred[s->ndeferred++] = (fwdioi_deferred_t){*v, hold, source, step};
-    s->deferred_received += counted;
+    w->deferred[w->ndeferred++] = (fwdioi_deferred_t){*v, hold, source, step};
+    w->deferred_received += counted;
     return 0;
 }
 
@@ -461,24 +487,27 @@ void fwdioi_writer_release_deferred(fwdio_file_t *f)
 {
     FWDIOI_ASSERT_PROGRESS();
     fwdioi_session_t *s = &f->s;
+    struct fwdioi_writer *w = writer_of(f);
+    if (!w)
+        return; /* a read file: nothing kept */
     size_t kept = 0;
-    for (size_t i = 0; i < s->ndeferred; i++) {
-        fwdioi_deferred_t d = s->deferred[i];
+    for (size_t i = 0; i < w->ndeferred; i++) {
+        fwdioi_deferred_t d = w->deferred[i];
         if (d.step > s->steps_complete && !s->aborted) {
-            s->deferred[kept++] = d; /* its turn has not come */
+            w->deferred[kept++] = d; /* its turn has not come */
             continue;
         }
         if (d.hold->kind == FWDIOI_HOLD_RECEIVED)
-            s->deferred_received -= d.hold->size;
+            w->deferred_received -= d.hold->size;
         take_message(f, &d.v, d.hold, d.source);
     }
-    s->ndeferred = kept;
+    w->ndeferred = kept;
 }
 
 void fwdioi_writer_forget_step(fwdio_file_t *f)
 {
     FWDIOI_ASSERT_PROGRESS();
-    fwdioi_assembly_forget(&f->s.assembly);
+    fwdioi_assembly_forget(&writer_of(f)->assembly);
 }
 
 void fwdioi_writer_accept(fwdio_file_t *f, const fwdioi_pieces_view_t *v, fwdioi_hold_t *hold,
@@ -486,7 +515,14 @@ void fwdioi_writer_accept(fwdio_file_t *f, const fwdioi_pieces_view_t *v, fwdioi
 {
     FWDIOI_ASSERT_PROGRESS();
     fwdioi_session_t *s = &f->s;
-    s->received += v->payload;
+    struct fwdioi_writer *w = writer_of(f);
+    if (!w) { /* a read file: no data message is its */
+        hold_release(f, hold);
+        return;
+    }
+    w->received += v->payload;
+    if (w->received_from && source >= 0 && source < f->plan.nranks)
+        w->received_from[source] += v->payload;
     uint64_t step;
     if (count_step(f, v->step, v->payload, &step) != 0) {
         /* Its step's count cannot be trusted any more, so no step can be
@@ -521,6 +557,7 @@ static void take_message(fwdio_file_t *f, const fwdioi_pieces_view_t *v, fwdioi_
                          int source)
 {
     fwdioi_session_t *s = &f->s;
+    struct fwdioi_writer *w = writer_of(f);
     uint64_t t_trace = fwdioi_trace_begin();
     fwdioi_piece_t bad;
     int ok = check_message(f, v, &bad) == 0;
@@ -532,27 +569,27 @@ static void take_message(fwdio_file_t *f, const fwdioi_pieces_view_t *v, fwdioi_
         fwdioi_log(FWDIOI_LOG_WARN, "rank %d: %s: a message from rank %d does not match the plan",
                    f->rank, f->path, source);
     }
-    s->accepting = hold;
+    w->accepting = hold;
     const uint8_t *packed = v->packed;
     for (uint32_t i = 0; ok && i < v->npieces && s->local_error.status == FWDIO_OK; i++) {
         fwdioi_piece_t p;
         memcpy(&p, v->table + i * sizeof p, sizeof p);
         uint64_t bad_offset = p.offset;
         const uint8_t *bytes = packed ? packed : v->spread_base + (p.offset - v->spread_offset);
-        int rc = fwdioi_assembly_add(&s->assembly, p.offset, bytes, p.len, &bad_offset);
+        int rc = fwdioi_assembly_add(&w->assembly, p.offset, bytes, p.len, &bad_offset);
         if (rc != FWDIO_OK)
             fwdioi_errinfo_set(&s->local_error, rc, f->rank, 0, bad_offset);
         if (packed)
             packed += p.len;
     }
     submit_direct(f);
-    s->accepting = NULL;
+    w->accepting = NULL;
     fwdioi_trace_end(t_trace, "assemble", (int64_t)f->seq, (int64_t)v->payload,
                      FWDIOI_TRACE_NONE, FWDIOI_TRACE_NONE);
     s->stats.messages_received++;
     if (hold->kind == FWDIOI_HOLD_RECEIVED && hold->refs > 1) { /* now only writes keep it */
         hold->releasing = 1;
-        f->owner->wbuf_releasing += hold->size;
+        fwdioi_wbudget_releasing(&f->owner->wbuf, hold->size);
     }
     hold_release(f, hold);
 }
@@ -581,15 +618,12 @@ static void on_recv_done(void *arg, const MPI_Status *st)
         fwdioi_session_finish_if_aborted(f);
         return;
     }
-    uint64_t before = f->s.received;
     int source = r->source; /* r is released by fwdioi_writer_accept */
     if (source != f->rank && fwdioi_area_local_index(&f->owner->area, source) >= 0)
-        f->s.mpi_notes--; /* announced through the area (shared_path.c) */
+        writer_of(f)->mpi_notes--; /* announced through the area (shared_path.c) */
     fwdioi_pieces_view_t v;
     fwdioi_wire_view(r->buf, (size_t)r->len, &v);
     fwdioi_writer_accept(f, &v, &r->hold, source);
-    if (f->s.received_from && source >= 0 && source < f->plan.nranks)
-        f->s.received_from[source] += f->s.received - before;
     fwdioi_writer_check_drained(f);
 }
 
@@ -599,16 +633,16 @@ static void on_recv_done(void *arg, const MPI_Status *st)
  * storage as extents, so their memory comes back whatever order the rest of
  * their bytes arrives in.
  */
-static void make_room(struct fwdio_runtime *o, uint64_t need, uint64_t budget)
+static void make_room(struct fwdio_runtime *o, uint64_t need)
 {
     fwdioi_reader_make_room(o, need); /* units read files keep only as a cache */
-    while (o->wbuf_held - o->wbuf_releasing + need > budget) {
+    while (fwdioi_wbudget_short(&o->wbuf, need)) {
         fwdio_file_t *best = NULL;
         uint64_t best_bytes = 0;
         for (fwdio_file_t *f = LIST_FIRST(&o->active); f; f = LIST_NEXT(f, s.active_link)) {
-            if (f->my_writer < 0 || f->s.phase < FWDIOI_PHASE_OPEN)
+            if (!writer_of(f) || f->s.phase < FWDIOI_PHASE_OPEN)
                 continue;
-            uint64_t b = fwdioi_assembly_fullest_pending(&f->s.assembly);
+            uint64_t b = fwdioi_assembly_fullest_pending(&writer_of(f)->assembly);
             if (b > best_bytes) {
                 best = f;
                 best_bytes = b;
@@ -617,7 +651,7 @@ static void make_room(struct fwdio_runtime *o, uint64_t need, uint64_t budget)
         if (!best)
             return; /* only in-flight writes hold memory: wait for them */
         uint64_t pending;
-        if (fwdioi_assembly_flush_fullest(&best->s.assembly, &pending) == 0)
+        if (fwdioi_assembly_flush_fullest(&writer_of(best)->assembly, &pending) == 0)
             return;
         best->s.stats.partial_flushes++;
     }
@@ -676,17 +710,17 @@ int fwdioi_writer_probe(fwdio_file_t *f)
 {
     FWDIOI_ASSERT_PROGRESS();
     fwdioi_session_t *s = &f->s;
+    struct fwdioi_writer *w = writer_of(f);
     struct fwdio_runtime *o = f->owner;
-    const uint64_t budget = writer_budget(f);
     int started = 0;
     /* an aborted file only drops what arrives */
     while (started < RECVS_PER_POLL && f->s.comm != MPI_COMM_NULL) {
         if (fwdioi_rt_track_reserve(f->rt) != 0)
             break; /* no memory to track a receive: try on the next tick */
-        if (!s->has_waiting) {
+        if (!w->has_waiting) {
             int flag = 0, rc;
             MPI_Status st;
-            rc = MPI_Improbe(MPI_ANY_SOURCE, FWDIOI_TAG_DATA, s->comm, &flag, &s->waiting_msg,
+            rc = MPI_Improbe(MPI_ANY_SOURCE, FWDIOI_TAG_DATA, s->comm, &flag, &w->waiting_msg,
                              &st);
             if (rc != MPI_SUCCESS) {
                 fwdioi_session_mpi_failed(f, FWDIOI_MPI_IMPROBE, rc);
@@ -694,23 +728,23 @@ int fwdioi_writer_probe(fwdio_file_t *f)
             }
             if (!flag)
                 break;
-            rc = MPI_Get_count(&st, MPI_BYTE, &s->waiting_len);
-            if (rc != MPI_SUCCESS || s->waiting_len == MPI_UNDEFINED) {
+            rc = MPI_Get_count(&st, MPI_BYTE, &w->waiting_len);
+            if (rc != MPI_SUCCESS || w->waiting_len == MPI_UNDEFINED) {
                 fwdioi_session_mpi_failed(f, FWDIOI_MPI_GET_COUNT, rc != MPI_SUCCESS ? rc : MPI_ERR_COUNT);
-                s->waiting_len = 0; /* still received (into nothing) below */
+                w->waiting_len = 0; /* still received (into nothing) below */
             }
-            s->waiting_source = st.MPI_SOURCE;
-            s->has_waiting = 1;
+            w->waiting_source = st.MPI_SOURCE;
+            w->has_waiting = 1;
         }
-        uint64_t need = sizeof(recv_op_t) + (uint64_t)s->waiting_len;
+        uint64_t need = sizeof(recv_op_t) + (uint64_t)w->waiting_len;
         /* An empty writer takes any message: budget + one message at most.
          * Bookkeeping alone does not make it wait: no write can shrink it. */
-        if (o->wbuf_held > o->wbuf_meta && o->wbuf_held + need > budget) {
-            make_room(o, need, budget);
+        if (fwdioi_wbudget_must_wait(&o->wbuf, need)) {
+            make_room(o, need);
             break;
         }
-        s->has_waiting = 0;
-        start_receive(f, &s->waiting_msg, s->waiting_len, s->waiting_source);
+        w->has_waiting = 0;
+        start_receive(f, &w->waiting_msg, w->waiting_len, w->waiting_source);
         started++;
     }
     return started;
@@ -730,7 +764,8 @@ void fwdioi_writer_close_aborted(fwdio_file_t *f)
         return; /* the descriptor leaks rather than the file hangs */
     s->finishing = 1;
     job->fd = s->fd;
-    job->write_failed = &s->write_failed;
+    /* a read file's descriptor (reader.c closes it here too) has no writes */
+    job->write_failed = writer_of(f) ? &writer_of(f)->write_failed : NULL;
     job->durable = 0;
     s->io_pending++;
     fwdioi_rt_io_submit(f->rt, &job->io);
@@ -757,6 +792,7 @@ static void on_open_done(fwdioi_storage_job_t *job)
 void fwdioi_writer_open(fwdio_file_t *f)
 {
     FWDIOI_ASSERT_PROGRESS();
+    struct fwdioi_writer *w = writer_of(f);
     f->s.phase = FWDIOI_PHASE_OPENING;
     fwdioi_assembly_hooks_t hooks = {.flush = flush_unit,
                                      .direct = write_direct,
@@ -764,10 +800,10 @@ void fwdioi_writer_open(fwdio_file_t *f)
                                      .unreserve = unreserve_unit,
                                      .meta = meta_unit,
                                      .arg = f};
-    fwdioi_assembly_init(&f->s.assembly, &f->plan, f->my_writer, &hooks);
-    f->s.assembly.overlaps = f->opts.overlaps;
+    fwdioi_assembly_init(&w->assembly, &f->plan, f->my_writer, &hooks);
+    w->assembly.overlaps = f->opts.overlaps;
     /* for the watchdog's report only: without it, the report says less */
-    f->s.received_from = calloc((size_t)f->plan.nranks, sizeof *f->s.received_from);
+    w->received_from = calloc((size_t)f->plan.nranks, sizeof(uint64_t));
     fwdioi_storage_job_t *job = fwdioi_storage_job_new(FWDIOI_STORAGE_OPEN, f, on_open_done);
     if (!job) {
         fwdioi_errinfo_set(&f->s.open_local, FWDIO_ENOMEM, f->rank, 0, 0);
@@ -780,4 +816,73 @@ void fwdioi_writer_open(fwdio_file_t *f)
     job->keeps_prefix = f->stream; /* its first append_start bytes stay */
     f->s.io_pending++;
     fwdioi_rt_io_submit(f->rt, &job->io);
+}
+
+/* ---- the writer's state, and what other modules may ask of it ---- */
+
+int fwdioi_writer_create(fwdio_file_t *f)
+{
+    f->s.writer = calloc(1, sizeof *f->s.writer);
+    return f->s.writer ? 0 : -1;
+}
+
+uint64_t fwdioi_writer_received(const fwdio_file_t *f)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    const struct fwdioi_writer *w = writer_of(f);
+    return w ? w->received : 0;
+}
+
+const uint64_t *fwdioi_writer_received_from(const fwdio_file_t *f)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    const struct fwdioi_writer *w = writer_of(f);
+    return w ? w->received_from : NULL;
+}
+
+int fwdioi_writer_waiting_len(const fwdio_file_t *f)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    const struct fwdioi_writer *w = writer_of(f);
+    return w && w->has_waiting ? w->waiting_len : -1;
+}
+
+int fwdioi_writer_expects_mpi(const fwdio_file_t *f)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    const struct fwdioi_writer *w = writer_of(f);
+    return w && (w->mpi_notes > 0 || w->has_waiting);
+}
+
+void fwdioi_writer_note_mpi(fwdio_file_t *f)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    struct fwdioi_writer *w = writer_of(f);
+    if (w)
+        w->mpi_notes++;
+}
+
+void fwdioi_writer_end(fwdio_file_t *f)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    struct fwdioi_writer *w = writer_of(f);
+    if (!w)
+        return;
+    f->s.stats.writer_bytes = w->received;
+    fwdioi_assembly_free(&w->assembly);
+    f->s.stats.writer_copied = w->assembly.copied;
+    free(w->step_recv);
+    free(w->deferred); /* empty: released before the session ends */
+    free(w->received_from);
+    free(w);
+    f->s.writer = NULL;
+}
+
+void fwdioi_writer_drain_step(fwdio_file_t *f, uint64_t expected)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    struct fwdioi_writer *w = writer_of(f);
+    w->step_expected = expected;
+    w->step_draining = 1;
+    check_step(f);
 }

@@ -5,6 +5,35 @@
 
 #include "state.h"
 
+/*
+ * The writer's own state is private to writer.c (struct fwdioi_writer, the
+ * session's `writer`): other modules use the functions below. A rank that
+ * does not write the file (or reads it) has none, and the queries answer
+ * as for a writer that has taken nothing.
+ */
+
+/** Make the writer side of `f`, a file this rank writes (application
+ *  thread, in fwdio_open, before the file is handed to the progress
+ *  thread; fwdioi_writer_end frees it). 0, or -1 when out of memory. */
+int fwdioi_writer_create(fwdio_file_t *f);
+/** The session is over: put the writer's counts in the session's stats
+ *  (writer_bytes, writer_copied) and free the writer side, if `f` has one
+ *  (progress thread). */
+void fwdioi_writer_end(fwdio_file_t *f);
+/** Data bytes the writer has taken, from every sender (progress thread). */
+uint64_t fwdioi_writer_received(const fwdio_file_t *f);
+/** [ranks] bytes taken per sending rank, or NULL (progress thread). */
+const uint64_t *fwdioi_writer_received_from(const fwdio_file_t *f);
+/** The size of the matched message that waits for writer memory, or -1
+ *  when none waits (progress thread). */
+int fwdioi_writer_waiting_len(const fwdio_file_t *f);
+/** Whether the writer must probe MPI even when only ranks of this node
+ *  send: a rank of the node announced a message over MPI, or a matched one
+ *  waits for room (progress thread). */
+int fwdioi_writer_expects_mpi(const fwdio_file_t *f);
+/** A rank of this node announced a message over MPI (progress thread). */
+void fwdioi_writer_note_mpi(fwdio_file_t *f);
+
 /** Open the file on the I/O thread, then fwdioi_session_opened
  *  (progress thread). */
 void fwdioi_writer_open(fwdio_file_t *f);
@@ -18,10 +47,10 @@ void fwdioi_writer_check_drained(fwdio_file_t *f);
 /** Receive what has arrived for the file while memory allows; returns the
  *  receives started (progress thread). */
 int fwdioi_writer_probe(fwdio_file_t *f);
-/** A stream's first step is agreed: once its bytes have all arrived, flush
- *  partial units, write (and sync) them, then fwdioi_steps_data_done
- *  (progress thread). */
-void fwdioi_writer_check_step(fwdio_file_t *f);
+/** A stream's first step is agreed, `expected` bytes of it announced to this
+ *  writer: once they have all arrived, flush partial units, write (and
+ *  sync) them, then fwdioi_steps_data_done (progress thread). */
+void fwdioi_writer_drain_step(fwdio_file_t *f, uint64_t expected);
 /** A stream's step is complete (or the file aborted): take the messages
  *  kept for the steps now allowed, in arrival order (progress thread). */
 void fwdioi_writer_release_deferred(fwdio_file_t *f);
@@ -29,13 +58,8 @@ void fwdioi_writer_release_deferred(fwdio_file_t *f);
  *  and none of a later step has been taken, so the record of the bytes taken
  *  is dropped and the next step may write them again (progress thread). */
 void fwdioi_writer_forget_step(fwdio_file_t *f);
-/** Count `bytes` of the rank's writer (or reader) memory for `f`, against
- *  writer_buffer (progress thread). */
-void fwdioi_writer_mem_add(fwdio_file_t *f, uint64_t bytes);
-/** Give back what fwdioi_writer_mem_add counted (progress thread). */
-void fwdioi_writer_mem_sub(fwdio_file_t *f, uint64_t bytes);
-/** Close the descriptor of an aborted file, without a sync
- *  (progress thread). */
+/** Close the descriptor of an aborted file (a written one, or a read one),
+ *  without a sync (progress thread). */
 void fwdioi_writer_close_aborted(fwdio_file_t *f);
 
 #endif

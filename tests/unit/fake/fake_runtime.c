@@ -1,0 +1,285 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The fake runtime seam of the unit tests (fake_runtime.h). */
+#include "fake_runtime.h"
+
+#include <sys/queue.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct fwdioi_rt {
+    fwdio_config_t cfg;
+    int rank, size;
+};
+
+typedef struct fake_req {
+    STAILQ_ENTRY(fake_req) link;
+    fwdioi_req_cb_t cb;
+    void *arg;
+} fake_req_t;
+
+typedef struct fake_msg {
+    STAILQ_ENTRY(fake_msg) link;
+    int source;
+    size_t len;
+    uint8_t bytes[];
+} fake_msg_t;
+
+static STAILQ_HEAD(, fwdioi_io_job) io_queue = STAILQ_HEAD_INITIALIZER(io_queue);
+static STAILQ_HEAD(, fake_req) requests = STAILQ_HEAD_INITIALIZER(requests);
+static STAILQ_HEAD(, fake_msg) wire = STAILQ_HEAD_INITIALIZER(wire);
+static size_t nio, nrequests, nwire; /* their lengths */
+static fake_msg_t *matched; /* the message MPI_Improbe matched last */
+static int fail_reserve, fail_buf_get;
+static long bufs_out;
+
+fwdioi_rt_t *fake_rt_create(int rank, int size, const fwdio_config_t *cfg)
+{
+    fwdioi_rt_t *rt = calloc(1, sizeof *rt);
+    if (!rt)
+        abort();
+    rt->cfg = *cfg;
+    rt->rank = rank;
+    rt->size = size;
+    return rt;
+}
+
+void fake_rt_destroy(fwdioi_rt_t *rt)
+{
+    fake_msg_t *m;
+    while ((m = STAILQ_FIRST(&wire)) != NULL) {
+        STAILQ_REMOVE_HEAD(&wire, link);
+        free(m);
+    }
+    free(matched);
+    matched = NULL;
+    nwire = 0;
+    fake_req_t *r;
+    while ((r = STAILQ_FIRST(&requests)) != NULL) {
+        STAILQ_REMOVE_HEAD(&requests, link);
+        free(r);
+    }
+    nrequests = 0;
+    STAILQ_INIT(&io_queue); /* the jobs are their owners' */
+    nio = 0;
+    fail_reserve = fail_buf_get = 0;
+    free(rt);
+}
+
+/* ---- what runtime.h promises the forwarder ---- */
+
+#ifdef FWDIOI_DEBUG_CHECKS
+void fwdioi_check_failed(const char *what, const char *file, int line)
+{
+    fprintf(stderr, "%s:%d: threading rule broken: not %s\n", file, line, what);
+    abort();
+}
+
+int fwdioi_rt_lock_held(const fwdioi_rt_t *rt)
+{
+    (void)rt;
+    return 1;
+}
+#endif
+
+int fwdioi_rt_on_progress_thread(void) { return 1; }
+int fwdioi_rt_in_callback(void) { return 0; }
+int fwdioi_rt_rank(const fwdioi_rt_t *rt) { return rt->rank; }
+int fwdioi_rt_size(const fwdioi_rt_t *rt) { return rt->size; }
+const fwdio_config_t *fwdioi_rt_config(const fwdioi_rt_t *rt) { return &rt->cfg; }
+
+void fwdioi_rt_submit(fwdioi_rt_t *rt, fwdioi_task_t *task)
+{
+    (void)rt;
+    task->run(task); /* inline */
+}
+
+void fwdioi_rt_submit_list(fwdioi_rt_t *rt, fwdioi_task_list_t *tasks)
+{
+    fwdioi_task_t *t;
+    while ((t = STAILQ_FIRST(tasks)) != NULL) {
+        STAILQ_REMOVE_HEAD(tasks, link);
+        fwdioi_rt_submit(rt, t);
+    }
+}
+
+int fwdioi_rt_track_reserve(fwdioi_rt_t *rt)
+{
+    (void)rt;
+    if (fail_reserve > 0) {
+        fail_reserve--;
+        return -1;
+    }
+    return 0;
+}
+
+void fwdioi_rt_track(fwdioi_rt_t *rt, MPI_Request req, fwdioi_req_cb_t cb, void *arg)
+{
+    (void)rt;
+    (void)req;
+    fake_req_t *r = calloc(1, sizeof *r);
+    if (!r)
+        abort();
+    r->cb = cb;
+    r->arg = arg;
+    STAILQ_INSERT_TAIL(&requests, r, link);
+    nrequests++;
+}
+
+int fwdioi_rt_forget(fwdioi_rt_t *rt, void *arg)
+{
+    (void)rt;
+    int n = 0;
+    fake_req_t *r, *next;
+    for (r = STAILQ_FIRST(&requests); r; r = next) {
+        next = STAILQ_NEXT(r, link);
+        if (r->arg == arg) {
+            STAILQ_REMOVE(&requests, r, fake_req, link);
+            free(r);
+            nrequests--;
+            n++;
+        }
+    }
+    return n;
+}
+
+void fwdioi_rt_io_submit(fwdioi_rt_t *rt, fwdioi_io_job_t *job)
+{
+    (void)rt;
+    STAILQ_INSERT_TAIL(&io_queue, job, link);
+    nio++;
+}
+
+void fwdioi_rt_io_submit_any(fwdioi_rt_t *rt, fwdioi_io_job_t *job)
+{
+    fwdioi_rt_io_submit(rt, job);
+}
+
+void *fwdioi_rt_buf_get(fwdioi_rt_t *rt, size_t len)
+{
+    (void)rt;
+    if (fail_buf_get > 0) {
+        fail_buf_get--;
+        return NULL;
+    }
+    void *p = malloc(len ? len : 1);
+    if (p)
+        bufs_out++;
+    return p;
+}
+
+void fwdioi_rt_buf_put(fwdioi_rt_t *rt, void *buf, size_t len)
+{
+    (void)rt;
+    (void)len;
+    if (buf)
+        bufs_out--;
+    free(buf);
+}
+
+/* ---- what the test drives ---- */
+
+size_t fake_rt_io_queued(void) { return nio; }
+
+fwdioi_io_job_t *fake_rt_io_take(void)
+{
+    fwdioi_io_job_t *j = STAILQ_FIRST(&io_queue);
+    if (j) {
+        STAILQ_REMOVE_HEAD(&io_queue, link);
+        nio--;
+    }
+    return j;
+}
+
+void fake_rt_io_done(fwdioi_io_job_t *job)
+{
+    job->done(job);
+}
+
+size_t fake_rt_requests(void) { return nrequests; }
+
+size_t fake_rt_complete_requests(int error)
+{
+    size_t n = 0;
+    fake_req_t *r;
+    while ((r = STAILQ_FIRST(&requests)) != NULL) {
+        STAILQ_REMOVE_HEAD(&requests, link);
+        nrequests--;
+        MPI_Status st;
+        memset(&st, 0, sizeof st);
+        st.MPI_ERROR = error;
+        r->cb(r->arg, &st);
+        free(r);
+        n++;
+    }
+    return n;
+}
+
+void fake_rt_fail_track_reserve(int n) { fail_reserve = n; }
+void fake_rt_fail_buf_get(int n) { fail_buf_get = n; }
+long fake_rt_bufs_out(void) { return bufs_out; }
+
+void fake_mpi_arrive(int source, const void *bytes, size_t len)
+{
+    fake_msg_t *m = malloc(sizeof *m + len);
+    if (!m)
+        abort();
+    m->source = source;
+    m->len = len;
+    memcpy(m->bytes, bytes, len);
+    STAILQ_INSERT_TAIL(&wire, m, link);
+    nwire++;
+}
+
+size_t fake_mpi_unmatched(void) { return nwire; }
+
+/* ---- the MPI calls a writer makes, on the fake wire (these definitions
+ * take the place of the MPI library's in the test program) ---- */
+
+int MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message,
+                MPI_Status *status)
+{
+    (void)source;
+    (void)tag;
+    (void)comm;
+    *flag = 0;
+    fake_msg_t *m = STAILQ_FIRST(&wire);
+    if (!m)
+        return MPI_SUCCESS;
+    if (matched) /* the writer keeps at most one matched message */
+        abort();
+    STAILQ_REMOVE_HEAD(&wire, link);
+    nwire--;
+    matched = m;
+    *flag = 1;
+    *message = MPI_MESSAGE_NULL; /* the fake knows which: `matched` */
+    memset(status, 0, sizeof *status);
+    status->MPI_SOURCE = m->source;
+    status->MPI_TAG = tag;
+    return MPI_SUCCESS;
+}
+
+int MPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count)
+{
+    (void)status;
+    (void)datatype;
+    *count = matched ? (int)matched->len : 0;
+    return MPI_SUCCESS;
+}
+
+int MPI_Imrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message,
+               MPI_Request *request)
+{
+    (void)type;
+    if (!matched)
+        abort();
+    size_t n = matched->len < (size_t)count ? matched->len : (size_t)count;
+    if (buf && n)
+        memcpy(buf, matched->bytes, n);
+    free(matched);
+    matched = NULL;
+    *message = MPI_MESSAGE_NULL;
+    *request = MPI_REQUEST_NULL;
+    return MPI_SUCCESS;
+}

@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * A fake of the runtime seam (runtime/runtime.h) for unit tests of the
+ * forwarder's roles, and of the few point-to-point MPI calls a writer makes
+ * (MPI_Improbe, MPI_Get_count, MPI_Imrecv), so that a role runs in the
+ * test's own thread, in milliseconds, without mpiexec. The test program
+ * links MPI for its types and constants but never initializes it.
+ *
+ * - The calling thread is the progress thread, and holds the runtime lock
+ *   (the checks of runtime.h pass; they are compiled in).
+ * - Tasks run inline when submitted.
+ * - Tracked requests wait until the test completes them
+ *   (fake_rt_complete_requests).
+ * - I/O jobs wait in a FIFO instead of going to the I/O thread: the test
+ *   takes the oldest (fake_rt_io_take), looks at what it would do, sets its
+ *   result, and runs its second half (fake_rt_io_done).
+ * - Message buffers are malloc'd; the configuration is the test's.
+ * - Data messages "on the wire" are queued by the test (fake_mpi_arrive);
+ *   MPI_Improbe matches the oldest, MPI_Imrecv copies it into the writer's
+ *   buffer and gives a request that completes with fake_rt_complete_requests.
+ */
+#ifndef FWDIO_FAKE_RUNTIME_H
+#define FWDIO_FAKE_RUNTIME_H
+
+#include "runtime.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/** A fake runtime of rank `rank` among `size` with configuration `cfg`
+ *  (copied); one at a time. */
+fwdioi_rt_t *fake_rt_create(int rank, int size, const fwdio_config_t *cfg);
+void fake_rt_destroy(fwdioi_rt_t *rt);
+
+/** I/O jobs submitted and not yet taken. */
+size_t fake_rt_io_queued(void);
+/** The oldest submitted I/O job, taken off the queue, or NULL. */
+fwdioi_io_job_t *fake_rt_io_take(void);
+/** Run the second half (`done`) of a taken job, as the progress thread
+ *  would once the I/O thread is done with it. */
+void fake_rt_io_done(fwdioi_io_job_t *job);
+
+/** Tracked requests not yet completed. */
+size_t fake_rt_requests(void);
+/** Complete every tracked request (in order, including those their
+ *  callbacks track) with MPI_ERROR `error`; returns how many completed. */
+size_t fake_rt_complete_requests(int error);
+/** Make fwdioi_rt_track_reserve fail `n` times (no memory to track). */
+void fake_rt_fail_track_reserve(int n);
+/** Make the next `n` fwdioi_rt_buf_get calls fail (out of memory). */
+void fake_rt_fail_buf_get(int n);
+/** Message buffers handed out and not given back. */
+long fake_rt_bufs_out(void);
+
+/** A data message of `len` bytes from rank `source` arrives (copied). */
+void fake_mpi_arrive(int source, const void *bytes, size_t len);
+/** Messages that arrived and were not matched yet. */
+size_t fake_mpi_unmatched(void);
+
+#endif
