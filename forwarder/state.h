@@ -394,6 +394,7 @@ struct fwdio_runtime {
     fwdioi_area_t area;
     struct fwdioi_area_wait *area_waiting;
     int narea_waiting, area_waiting_cap;
+    int area_idle_held; /* the area keeps idle chunks for now (progress) */
     /* progress: messages for writers of this node whose ring was full; sent
      * (by reference, or announced and over MPI) as soon as it has room */
     fwdioi_task_list_t area_blocked;

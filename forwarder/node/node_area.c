@@ -471,24 +471,25 @@ void fwdioi_area_node_memory(const fwdioi_area_t *a, uint64_t *committed, uint64
     *peak = atomic_load_explicit(&h->node_peak, memory_order_relaxed);
 }
 
-void fwdioi_area_idle(fwdioi_area_t *a, int files_active)
+int fwdioi_area_idle(fwdioi_area_t *a)
 {
     FWDIOI_ASSERT_PROGRESS();
     if (!a->enabled)
-        return;
+        return 0;
     fwdioi_heap_memory_t m;
     fwdioi_heap_memory(&a->heap, &m);
     if (m.used > 0 || m.idle == 0) {
         a->empty_since_ns = 0;
-        return;
+        return 0;
     }
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     uint64_t now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
     if (a->empty_since_ns == 0)
         a->empty_since_ns = now;
-    if (!files_active || now - a->empty_since_ns >= (uint64_t)FWDIOI_AREA_IDLE_MS * 1000000u) {
-        fwdioi_heap_trim(&a->heap);
-        a->empty_since_ns = 0;
-    }
+    if (now - a->empty_since_ns < (uint64_t)FWDIOI_AREA_IDLE_MS * 1000000u)
+        return 1;
+    fwdioi_heap_trim(&a->heap);
+    a->empty_since_ns = 0;
+    return 0;
 }

@@ -33,7 +33,11 @@
  * - Chunks no block touches are given back (fallocate PUNCH_HOLE, and the
  *   count lowered) beyond the rank's share of the budget (node_buffer / ranks
  *   of the node) at once, and all of them once the rank's heap has been empty
- *   for FWDIOI_AREA_IDLE_MS or no file is active (fwdioi_area_idle).
+ *   for FWDIOI_AREA_IDLE_MS (fwdioi_area_idle), also when no file is active:
+ *   then the progress thread ticks slowly until they are back (at most
+ *   FWDIOI_SLOW_TICK_US later), so that files written one after the other
+ *   (a small file per frame) reuse the chunks instead of committing them
+ *   again for each file.
  * So the node's heaps together never hold more than node_buffer, whichever
  * ranks write, and a rank that writes alone may use the whole budget (up to
  * its shared_buffer). One heap per rank, not one for the node: each heap's
@@ -120,9 +124,9 @@ void fwdioi_area_drain_bell(fwdioi_area_t *a);
 const uint8_t *fwdioi_area_peer_bytes(const fwdioi_area_t *a, int local, uint64_t off,
                                       uint64_t len);
 /** Give this rank's idle chunks back when its heap has been empty for
- *  FWDIOI_AREA_IDLE_MS, or at once when `files_active` is 0 (progress
- *  thread). */
-void fwdioi_area_idle(fwdioi_area_t *a, int files_active);
+ *  FWDIOI_AREA_IDLE_MS (progress thread). Returns 1 while idle chunks are
+ *  still committed (a later call will give them back), else 0. */
+int fwdioi_area_idle(fwdioi_area_t *a);
 /** Heap bytes committed on the node now and at most (0 without the area; any
  *  thread). */
 void fwdioi_area_node_memory(const fwdioi_area_t *a, uint64_t *committed, uint64_t *peak);

@@ -268,6 +268,6 @@ int fwdioi_shared_poll(struct fwdio_runtime *o, int *waiting)
     if (!STAILQ_EMPTY(&o->area_blocked))
         handled += fwdioi_sender_retry_blocked(o);
     *waiting = o->narea_waiting > 0 || !STAILQ_EMPTY(&o->area_blocked);
-    fwdioi_area_idle(a, !LIST_EMPTY(&o->active));
+    o->area_idle_held = fwdioi_area_idle(a);
     return handled;
 }

@@ -245,8 +245,6 @@ static void finish_session(fwdio_file_t *f, const fwdioi_errinfo_t *result)
     fwdioi_session_t *s = &f->s;
     s->phase = FWDIOI_PHASE_DONE;
     LIST_REMOVE(f, s.active_link);
-    if (LIST_EMPTY(&f->owner->active)) /* nothing active: the area's idle chunks go back */
-        fwdioi_area_idle(&f->owner->area, 0);
     fwdioi_errinfo_t final = *result; /* result may point into the session */
     if (s->comm != MPI_COMM_NULL) {
         if (s->aborted && (f->my_writer >= 0 || f->reading))
@@ -1002,10 +1000,13 @@ int fwdioi_session_poll(void *runtime, int *active)
      * enough, entries that wait. Agreements and sends in flight are MPI
      * requests, which the runtime polls anyway; storage completions, tasks
      * and the area's entries wake the thread. An open file with nothing in
-     * flight costs a tick every FWDIOI_SLOW_TICK_US, for its watchdog. */
+     * flight costs a tick every FWDIOI_SLOW_TICK_US, for its watchdog, and
+     * so do idle chunks of the area until they are given back. */
     if (probing || combining || area_waiting || *active)
         *active = FWDIOI_POLL_SOON;
     else if (!LIST_EMPTY(&owner->active) && cfg->watchdog != FWDIO_WATCHDOG_OFF)
         *active = FWDIOI_POLL_SLOW; /* the watchdog may have to report a file */
+    else if (owner->area_idle_held)
+        *active = FWDIOI_POLL_SLOW; /* the area's idle chunks go back soon */
     return events;
 }
