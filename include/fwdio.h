@@ -369,7 +369,7 @@ typedef struct fwdio_config {
      *  messages to writers of the node and their fwdio_alloc() buffers,
      *  whatever their number. Committed as used (fallocate, so a full
      *  /dev/shm is "no room", never a SIGBUS), given back when a rank's part
-     *  has been idle 20 ms and when no file is active; each rank keeps up to
+     *  has been idle 20 ms (within 0.25 s when no file is active); each rank keeps up to
      *  node_buffer / (ranks of the node) committed between messages. Besides
      *  the budget, the area's rings cost each rank at most 512 KiB from
      *  fwdio_init on. Local rank 0's value is the node's. 0: the environment

@@ -16,7 +16,7 @@
  * faults after it and a punch cost about ten copies of the chunk, so a rank
  * that sends message after message reuses its chunks) and gives the rest back
  * at once; fwdioi_heap_trim gives back every idle chunk (the runtime calls it
- * once its heap has been empty for a while, and when no file is active).
+ * once its heap has been empty for a while, files active or not).
  * Without a backing the whole range is memory already (the unit tests).
  */
 #ifndef FWDIOI_AREA_HEAP_H
