@@ -47,8 +47,10 @@ mpich)   cc=mpicc.mpich; run=(mpiexec.mpich); env_flag() { echo "-genv $1 $2"; }
 *) echo "romio_tests: --mpi openmpi or mpich" >&2; exit 2 ;;
 esac
 layer=$(realpath "$build/mpiio/libfwdio-mpiio.so")
-out=${out:-/dev/shm/romio-tests-$mpi}
+src=$(realpath "$src")
+out=$(realpath -m "${out:-/dev/shm/romio-tests-$mpi}")
 mkdir -p "$out/bin" "$out/files" "$out/logs"
+cd "$out" # some programs write files of their own in the current directory
 
 # name ranks arguments (FNAME stands for the file), as ROMIO's runtests runs them
 tests=(
