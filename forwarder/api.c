@@ -143,6 +143,7 @@ int fwdio_init(MPI_Comm comm, const fwdio_config_t *cfg, fwdio_runtime_t **out)
     rt->broken = FWDIOI_ERRINFO_OK;
     LIST_INIT(&rt->live);
     LIST_INIT(&rt->active);
+    TAILQ_INIT(&rt->combining);
     STAILQ_INIT(&rt->dups);
     rt->dup_next = rt->spare = MPI_COMM_NULL;
     STAILQ_INIT(&rt->area_blocked);
@@ -201,6 +202,8 @@ fail_rt:
     fwdioi_buffers_destroy(rt);
     fwdioi_area_teardown(&rt->area);
     free(rt->area_waiting);
+    fwdioi_u64map_free(&rt->active_by_seq);
+    fwdioi_u64map_free(&rt->active_by_path);
 fail:
     fwdioi_trace_stop(0);
     fwdioi_settings_free(&rt->settings);
@@ -266,6 +269,8 @@ int fwdio_finalize(fwdio_runtime_t *rt)
     fwdioi_buffers_destroy(rt);
     fwdioi_area_teardown(&rt->area);
     free(rt->area_waiting);
+    fwdioi_u64map_free(&rt->active_by_seq);
+    fwdioi_u64map_free(&rt->active_by_path);
     fwdioi_abort_free(rt);
     fwdioi_trace_end_file(t_trace, "finalize", FWDIOI_TRACE_NONE);
     fwdioi_trace_stop(1); /* the threads are joined: every buffer is still */

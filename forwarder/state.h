@@ -22,6 +22,7 @@
 #include "runtime.h"
 #include "settings/settings.h"
 #include "plan/topology.h"
+#include "u64map.h"
 
 /* Tags of fwdio's point-to-point messages: data, and a read file's
  * requests and answers (read/requester.h), on a file's communicator; aborts on the
@@ -265,6 +266,9 @@ typedef struct fwdioi_session {
     fwdioi_errinfo_t local_error; /* first error this rank saw after open */
     fwdioi_errinfo_t final_agreed;
     LIST_ENTRY(fwdio_file) active_link; /* in the runtime's `active` */
+    /* the files whose path_key has this file's hash, in open order: a ring,
+     * NULL while the file is not in the runtime's active_by_path */
+    struct fwdio_file *path_prev, *path_next;
     uint64_t trace_t0; /* start of the collective in flight (trace.h) */
 
     /* a file opened for reading (read/requester.c: this rank's reads; reader.c:
@@ -357,6 +361,10 @@ struct fwdio_runtime {
     LIST_HEAD(, fwdio_file) live; /* every file not yet destroyed */
     /* progress */
     LIST_HEAD(, fwdio_file) active; /* files whose session has not ended */
+    /* progress: the active files by sequence number, and by the hash of
+     * their path_key, each hash's value the first of its files in open
+     * order (a ring through s.path_next; session.c, "one file per path") */
+    fwdioi_u64map_t active_by_seq, active_by_path;
     /* Communicators for files (session.c, "Communicators for files"): the
      * files waiting for theirs, in open order; the duplication in flight (one
      * at a time: Open MPI hangs when several MPI_Comm_idup of one
@@ -386,8 +394,11 @@ struct fwdio_runtime {
      * them in messages already handed to their writers, which comes back
      * without anything else being sent */
     uint64_t staged, staged_peak, staged_sent;
-    /* locked: files with open combined messages (combine.c) */
+    /* locked: files with open combined messages (combine.c), and the same
+     * files in the order their oldest open message was opened, which is the
+     * order they become old enough to send */
     int combining_files;
+    TAILQ_HEAD(, fwdio_file) combining;
     /* The node-shared area (fixed after init; its heap has its own lock) and,
      * progress, the entries from it that wait: data for files not open here
      * yet, and releases whose ring was full (shared_path.c). */
@@ -446,6 +457,7 @@ struct fwdio_file {
      * none is open: written under the lock, read by the progress thread's poll
      * without it. */
     _Atomic uint64_t combine_since;
+    TAILQ_ENTRY(fwdio_file) combine_link; /* in the runtime's `combining` (locked) */
     double t_open;
     /* streams: steps ended here, steps whose callback has run, and the first
      * step that failed (UINT64_MAX: none) with its status */
