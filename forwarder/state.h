@@ -266,6 +266,8 @@ typedef struct fwdioi_session {
     fwdioi_errinfo_t local_error; /* first error this rank saw after open */
     fwdioi_errinfo_t final_agreed;
     LIST_ENTRY(fwdio_file) active_link; /* in the runtime's `active` */
+    LIST_ENTRY(fwdio_file) poll_link;   /* in the runtime's `polled`, if polled */
+    int polled;
     /* the files whose path_key has this file's hash, in open order: a ring,
      * NULL while the file is not in the runtime's active_by_path */
     struct fwdio_file *path_prev, *path_next;
@@ -365,6 +367,9 @@ struct fwdio_runtime {
      * their path_key, each hash's value the first of its files in open
      * order (a ring through s.path_next; session.c, "one file per path") */
     fwdioi_u64map_t active_by_seq, active_by_path;
+    double next_watch; /* progress: when the tick runs the watchdog next */
+    /* progress: the active files the tick visits (session.c, poll_from_now) */
+    LIST_HEAD(, fwdio_file) polled;
     /* Communicators for files (session.c, "Communicators for files"): the
      * files waiting for theirs, in open order; the duplication in flight (one
      * at a time: Open MPI hangs when several MPI_Comm_idup of one

@@ -332,6 +332,10 @@ static void finish_session(fwdio_file_t *f, const fwdioi_errinfo_t *result)
     fwdioi_session_t *s = &f->s;
     s->phase = FWDIOI_PHASE_DONE;
     LIST_REMOVE(f, s.active_link);
+    if (s->polled) {
+        LIST_REMOVE(f, s.poll_link);
+        s->polled = 0;
+    }
     unindex_file(f);
     fwdioi_errinfo_t final = *result; /* result may point into the session */
     if (s->comm != MPI_COMM_NULL) {
@@ -715,8 +719,22 @@ void fwdioi_session_opened(fwdio_file_t *f)
 
 /* The check passed and no earlier file writes the path: writers (readers)
  * open it. */
+/* From now on the tick visits the file (progress thread): it may receive
+ * (a writer or reader once open, any file once aborted). The files still
+ * waiting for their communicator, their check or their path, most of them
+ * when thousands are in flight, are not visited on every tick. */
+static void poll_from_now(fwdio_file_t *f)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    if (!f->s.polled) {
+        f->s.polled = 1;
+        LIST_INSERT_HEAD(&f->owner->polled, f, s.poll_link);
+    }
+}
+
 static void start_open(fwdio_file_t *f)
 {
+    poll_from_now(f);
     if (f->my_writer < 0)
         start_open_agreement(f);
     else if (f->reading)
@@ -933,6 +951,7 @@ void fwdioi_session_abort(fwdio_file_t *f, const fwdioi_errinfo_t *why, int noti
     if (s->phase == FWDIOI_PHASE_DONE || s->aborted)
         return;
     s->aborted = 1;
+    poll_from_now(f);
     s->abort_info = *why;
     if (s->local_error.status == FWDIO_OK)
         s->local_error = *why;
@@ -1050,6 +1069,9 @@ static int poll_reads(fwdio_file_t *f, int *probing)
     return events;
 }
 
+/* How often the tick runs the watchdog's pass over the active files (s). */
+#define WATCHDOG_EVERY_S 0.1
+
 int fwdioi_session_poll(void *runtime, int *active)
 {
     FWDIOI_ASSERT_PROGRESS();
@@ -1071,10 +1093,22 @@ int fwdioi_session_poll(void *runtime, int *active)
         events += fwdioi_combine_flush_stale(owner, (uint64_t)cfg->poll_max_us * 1000u,
                                              &combining);
     int probing = 0;
-    for (fwdio_file_t *f = LIST_FIRST(&owner->active); f; f = LIST_NEXT(f, s.active_link)) {
-        if (now == 0)
-            now = fwdioi_now();
-        fwdioi_watchdog_check(f, now);
+    /* The watchdog counts in seconds: its pass over every file runs once
+     * every WATCHDOG_EVERY_S, not on every tick (ticks come every 20 us
+     * while the application waits: with n files in flight the pass on each
+     * tick was O(n) per tick, most of the progress thread's time at 4000
+     * files). A wait is seen, and reported, at most that much late. */
+    int watch = 0;
+    if (!LIST_EMPTY(&owner->active) && cfg->watchdog != FWDIO_WATCHDOG_OFF) {
+        now = fwdioi_now();
+        watch = now >= owner->next_watch;
+        if (watch)
+            owner->next_watch = now + WATCHDOG_EVERY_S;
+    }
+    if (watch)
+        for (fwdio_file_t *f = LIST_FIRST(&owner->active); f; f = LIST_NEXT(f, s.active_link))
+            fwdioi_watchdog_check(f, now);
+    for (fwdio_file_t *f = LIST_FIRST(&owner->polled); f; f = LIST_NEXT(f, s.poll_link)) {
         if (f->reading) {
             events += poll_reads(f, &probing);
             continue;
