@@ -361,6 +361,9 @@ struct fwdio_runtime {
     /* locked */
     uint64_t next_seq;
     LIST_HEAD(, fwdio_file) live; /* every file not yet destroyed */
+    /* locked: files of the runtime not closed here, counted per path_hash
+     * (a count, not a pointer, as the value; api.c, fwdio_open) */
+    fwdioi_u64map_t open_paths;
     /* progress */
     LIST_HEAD(, fwdio_file) active; /* files whose session has not ended */
     /* progress: the active files by sequence number, and by the hash of
@@ -441,6 +444,7 @@ struct fwdio_file {
     int my_writer; /* writer index of this rank, or -1 */
     char *write_path; /* what writers open: path, or its temporary (atomic_replace) */
     char *path_key;   /* the path with its directory resolved: one file per path at a time */
+    uint64_t path_hash; /* of path_key (fixed once the file is live) */
     int64_t check_fields[FWDIOI_OPEN_FIELDS]; /* what this rank passed to fwdio_open */
     fwdioi_errinfo_t open_refusal; /* found wrong at fwdio_open on this rank */
 

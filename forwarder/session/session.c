@@ -229,7 +229,7 @@ static void start_open(fwdio_file_t *f);
  */
 static uint64_t path_hash(const fwdio_file_t *f)
 {
-    return fwdioi_hash(FWDIOI_HASH_INIT, f->path_key, strlen(f->path_key));
+    return f->path_hash; /* set by fwdio_open */
 }
 
 /* Index the file by its sequence number and path; -1 without memory (then it
