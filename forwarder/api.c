@@ -39,6 +39,11 @@ static int close_locked(fwdio_file_t *f)
         return -1;
     fwdioi_combine_flush_file_locked(f);
     f->app_closed = 1;
+    uintptr_t open_now = (uintptr_t)fwdioi_u64map_get(&f->owner->open_paths, f->path_hash);
+    if (open_now > 1) /* replaces the count: cannot fail */
+        fwdioi_u64map_put(&f->owner->open_paths, f->path_hash, (void *)(open_now - 1));
+    else
+        fwdioi_u64map_remove(&f->owner->open_paths, f->path_hash);
     fwdioi_rt_broadcast(f->rt); /* writes waiting for staging room give up */
     fwdioi_rt_submit(f->rt, &f->close_task);
     return 0;
@@ -143,6 +148,8 @@ int fwdio_init(MPI_Comm comm, const fwdio_config_t *cfg, fwdio_runtime_t **out)
     rt->broken = FWDIOI_ERRINFO_OK;
     LIST_INIT(&rt->live);
     LIST_INIT(&rt->active);
+    LIST_INIT(&rt->polled);
+    TAILQ_INIT(&rt->combining);
     STAILQ_INIT(&rt->dups);
     rt->dup_next = rt->spare = MPI_COMM_NULL;
     STAILQ_INIT(&rt->area_blocked);
@@ -201,6 +208,9 @@ fail_rt:
     fwdioi_buffers_destroy(rt);
     fwdioi_area_teardown(&rt->area);
     free(rt->area_waiting);
+    fwdioi_u64map_free(&rt->active_by_seq);
+    fwdioi_u64map_free(&rt->active_by_path);
+    fwdioi_u64map_free(&rt->open_paths);
 fail:
     fwdioi_trace_stop(0);
     fwdioi_settings_free(&rt->settings);
@@ -266,6 +276,9 @@ int fwdio_finalize(fwdio_runtime_t *rt)
     fwdioi_buffers_destroy(rt);
     fwdioi_area_teardown(&rt->area);
     free(rt->area_waiting);
+    fwdioi_u64map_free(&rt->active_by_seq);
+    fwdioi_u64map_free(&rt->active_by_path);
+    fwdioi_u64map_free(&rt->open_paths);
     fwdioi_abort_free(rt);
     fwdioi_trace_end_file(t_trace, "finalize", FWDIOI_TRACE_NONE);
     fwdioi_trace_stop(1); /* the threads are joined: every buffer is still */
@@ -459,8 +472,18 @@ static int open_file(fwdio_runtime_t *rt, const char *path, uint64_t size,
     fwdioi_rt_lock(rt->rt);
     /* An earlier file of the path still open here: the check fails the new
      * one on every rank (its writes could never be ordered after the
-     * earlier file's). Closed but in flight: the new one waits for it. */
-    for (fwdio_file_t *g = LIST_FIRST(&rt->live); g; g = LIST_NEXT(g, live_link))
+     * earlier file's). Closed but in flight: the new one waits for it. The
+     * files open here are counted per hash of their path, so an open walks
+     * the live files only when one of them may have its path (a walk at
+     * every open made n files in flight cost O(n^2) under the lock). */
+    f->path_hash = fwdioi_hash(FWDIOI_HASH_INIT, f->path_key, strlen(f->path_key));
+    uintptr_t open_now = (uintptr_t)fwdioi_u64map_get(&rt->open_paths, f->path_hash);
+    if (fwdioi_u64map_put(&rt->open_paths, f->path_hash, (void *)(open_now + 1)) != 0) {
+        fwdioi_rt_unlock(rt->rt);
+        fwdioi_file_release(f);
+        return FWDIO_ENOMEM;
+    }
+    for (fwdio_file_t *g = open_now ? LIST_FIRST(&rt->live) : NULL; g; g = LIST_NEXT(g, live_link))
         if (!g->app_closed && !strcmp(g->path_key, f->path_key))
             fwdioi_errinfo_set_call(&f->open_refusal, FWDIO_EINVAL, f->rank, 0, 0,
                                     FWDIOI_REASON_PATH_OPEN);

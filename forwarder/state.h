@@ -22,6 +22,7 @@
 #include "runtime.h"
 #include "settings/settings.h"
 #include "plan/topology.h"
+#include "u64map.h"
 
 /* Tags of fwdio's point-to-point messages: data, and a read file's
  * requests and answers (read/requester.h), on a file's communicator; aborts on the
@@ -265,6 +266,11 @@ typedef struct fwdioi_session {
     fwdioi_errinfo_t local_error; /* first error this rank saw after open */
     fwdioi_errinfo_t final_agreed;
     LIST_ENTRY(fwdio_file) active_link; /* in the runtime's `active` */
+    LIST_ENTRY(fwdio_file) poll_link;   /* in the runtime's `polled`, if polled */
+    int polled;
+    /* the files whose path_key has this file's hash, in open order: a ring,
+     * NULL while the file is not in the runtime's active_by_path */
+    struct fwdio_file *path_prev, *path_next;
     uint64_t trace_t0; /* start of the collective in flight (trace.h) */
 
     /* a file opened for reading (read/requester.c: this rank's reads; reader.c:
@@ -355,8 +361,18 @@ struct fwdio_runtime {
     /* locked */
     uint64_t next_seq;
     LIST_HEAD(, fwdio_file) live; /* every file not yet destroyed */
+    /* locked: files of the runtime not closed here, counted per path_hash
+     * (a count, not a pointer, as the value; api.c, fwdio_open) */
+    fwdioi_u64map_t open_paths;
     /* progress */
     LIST_HEAD(, fwdio_file) active; /* files whose session has not ended */
+    /* progress: the active files by sequence number, and by the hash of
+     * their path_key, each hash's value the first of its files in open
+     * order (a ring through s.path_next; session.c, "one file per path") */
+    fwdioi_u64map_t active_by_seq, active_by_path;
+    double next_watch; /* progress: when the tick runs the watchdog next */
+    /* progress: the active files the tick visits (session.c, poll_from_now) */
+    LIST_HEAD(, fwdio_file) polled;
     /* Communicators for files (session.c, "Communicators for files"): the
      * files waiting for theirs, in open order; the duplication in flight (one
      * at a time: Open MPI hangs when several MPI_Comm_idup of one
@@ -386,8 +402,11 @@ struct fwdio_runtime {
      * them in messages already handed to their writers, which comes back
      * without anything else being sent */
     uint64_t staged, staged_peak, staged_sent;
-    /* locked: files with open combined messages (combine.c) */
+    /* locked: files with open combined messages (combine.c), and the same
+     * files in the order their oldest open message was opened, which is the
+     * order they become old enough to send */
     int combining_files;
+    TAILQ_HEAD(, fwdio_file) combining;
     /* The node-shared area (fixed after init; its heap has its own lock) and,
      * progress, the entries from it that wait: data for files not open here
      * yet, and releases whose ring was full (shared_path.c). */
@@ -425,6 +444,7 @@ struct fwdio_file {
     int my_writer; /* writer index of this rank, or -1 */
     char *write_path; /* what writers open: path, or its temporary (atomic_replace) */
     char *path_key;   /* the path with its directory resolved: one file per path at a time */
+    uint64_t path_hash; /* of path_key (fixed once the file is live) */
     int64_t check_fields[FWDIOI_OPEN_FIELDS]; /* what this rank passed to fwdio_open */
     fwdioi_errinfo_t open_refusal; /* found wrong at fwdio_open on this rank */
 
@@ -446,6 +466,7 @@ struct fwdio_file {
      * none is open: written under the lock, read by the progress thread's poll
      * without it. */
     _Atomic uint64_t combine_since;
+    TAILQ_ENTRY(fwdio_file) combine_link; /* in the runtime's `combining` (locked) */
     double t_open;
     /* streams: steps ended here, steps whose callback has run, and the first
      * step that failed (UINT64_MAX: none) with its status */

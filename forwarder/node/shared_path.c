@@ -98,10 +98,7 @@ void fwdioi_shared_release(struct fwdio_runtime *o, fwdioi_hold_t *h)
 
 static fwdio_file_t *active_file(struct fwdio_runtime *o, uint64_t seq)
 {
-    for (fwdio_file_t *f = LIST_FIRST(&o->active); f; f = LIST_NEXT(f, s.active_link))
-        if (f->seq == seq)
-            return f;
-    return NULL;
+    return fwdioi_session_active_file(o, seq); /* indexed: O(1) per entry */
 }
 
 /* The pieces of a peer's message, its table copied into a new op. NULL

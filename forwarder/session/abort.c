@@ -82,10 +82,7 @@ void fwdioi_abort_announce(struct fwdio_runtime *o, uint64_t seq, const fwdioi_e
 
 static fwdio_file_t *active_file(struct fwdio_runtime *o, uint64_t seq)
 {
-    for (fwdio_file_t *f = LIST_FIRST(&o->active); f; f = LIST_NEXT(f, s.active_link))
-        if (f->seq == seq)
-            return f;
-    return NULL;
+    return fwdioi_session_active_file(o, seq); /* indexed: O(1) per abort heard */
 }
 
 static void keep_pending(struct fwdio_runtime *o, uint64_t seq, const fwdioi_errinfo_t *why)

@@ -218,22 +218,109 @@ static void run_complete(fwdioi_call_t *call)
 
 static void start_open(fwdio_file_t *f);
 
-/* An earlier file of the runtime, not complete here, writes f's path. */
-static int path_in_use(const fwdio_file_t *f)
+/*
+ * The active files of each path, in open order, so that an open and the end
+ * of a file cost O(1) however many files are in flight (a scan of every
+ * active file at each, as before, made n files in flight cost O(n^2)). The
+ * runtime's active_by_path maps the hash of a path_key to the first of the
+ * files with that hash, which form a ring in sequence order (open tasks run
+ * in sequence order, so a file joins at the tail). Two paths with one hash
+ * share a ring; a lookup skips the other path's files.
+ */
+static uint64_t path_hash(const fwdio_file_t *f)
 {
-    for (const fwdio_file_t *g = LIST_FIRST(&f->owner->active); g; g = LIST_NEXT(g, s.active_link))
-        if (g != f && g->seq < f->seq && !strcmp(g->path_key, f->path_key))
-            return 1;
+    return f->path_hash; /* set by fwdio_open */
+}
+
+/* Index the file by its sequence number and path; -1 without memory (then it
+ * is in neither) (progress thread). */
+static int index_file(fwdio_file_t *f)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    struct fwdio_runtime *o = f->owner;
+    uint64_t h = path_hash(f);
+    fwdio_file_t *first = fwdioi_u64map_get(&o->active_by_path, h);
+    if (fwdioi_u64map_reserve(&o->active_by_seq, o->active_by_seq.n + 1) != 0 ||
+        (!first && fwdioi_u64map_put(&o->active_by_path, h, f) != 0))
+        return -1;
+    fwdioi_u64map_put(&o->active_by_seq, f->seq, f); /* reserved: cannot fail */
+    if (!first) {
+        f->s.path_prev = f->s.path_next = f;
+        return 0;
+    }
+    fwdio_file_t *before = first->s.path_prev; /* the last, normally */
+    while (before->seq > f->seq && before != first)
+        before = before->s.path_prev;
+    if (before->seq > f->seq) { /* earlier than every file of the ring */
+        before = first->s.path_prev;
+        fwdioi_u64map_put(&o->active_by_path, h, f); /* replaces: cannot fail */
+    }
+    f->s.path_prev = before;
+    f->s.path_next = before->s.path_next;
+    before->s.path_next->s.path_prev = f;
+    before->s.path_next = f;
     return 0;
 }
 
-/* `done` left the active list: open the files that waited for its path. */
+/* The file left the active list: out of both indexes (progress thread). */
+static void unindex_file(fwdio_file_t *f)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    struct fwdio_runtime *o = f->owner;
+    if (fwdioi_u64map_get(&o->active_by_seq, f->seq) == f)
+        fwdioi_u64map_remove(&o->active_by_seq, f->seq);
+    if (!f->s.path_next)
+        return;
+    uint64_t h = path_hash(f);
+    if (f->s.path_next == f)
+        fwdioi_u64map_remove(&o->active_by_path, h);
+    else {
+        if (fwdioi_u64map_get(&o->active_by_path, h) == f)
+            fwdioi_u64map_put(&o->active_by_path, h, f->s.path_next); /* replaces */
+        f->s.path_prev->s.path_next = f->s.path_next;
+        f->s.path_next->s.path_prev = f->s.path_prev;
+    }
+    f->s.path_prev = f->s.path_next = NULL;
+}
+
+fwdio_file_t *fwdioi_session_active_file(struct fwdio_runtime *o, uint64_t seq)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    return fwdioi_u64map_get(&o->active_by_seq, seq);
+}
+
+/* The first active file of `key`'s path, or NULL (progress thread). */
+static fwdio_file_t *first_of_path(struct fwdio_runtime *o, const char *key, uint64_t h)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    fwdio_file_t *first = fwdioi_u64map_get(&o->active_by_path, h);
+    fwdio_file_t *g = first;
+    while (g && strcmp(g->path_key, key)) {
+        g = g->s.path_next;
+        if (g == first)
+            return NULL;
+    }
+    return g;
+}
+
+/* An earlier file of the runtime, not complete here, writes f's path: f is
+ * not the first active file of it. A file that could not be indexed (it is
+ * aborted) waits for nothing. */
+static int path_in_use(const fwdio_file_t *f)
+{
+    if (!f->s.path_next)
+        return 0;
+    fwdio_file_t *first = first_of_path(f->owner, f->path_key, path_hash(f));
+    return first && first != f;
+}
+
+/* `done` left the active list: open the file that waited for its path, the
+ * path's first active file now. */
 static void start_waiting_opens(struct fwdio_runtime *o, const fwdio_file_t *done)
 {
-    for (fwdio_file_t *f = LIST_FIRST(&o->active); f; f = LIST_NEXT(f, s.active_link))
-        if (f->s.phase == FWDIOI_PHASE_WAIT_PATH && !strcmp(f->path_key, done->path_key) &&
-            !path_in_use(f))
-            start_open(f);
+    fwdio_file_t *f = first_of_path(o, done->path_key, path_hash(done));
+    if (f && f->s.phase == FWDIOI_PHASE_WAIT_PATH)
+        start_open(f);
 }
 
 /* ---- the end: final agreement ---- */
@@ -245,6 +332,11 @@ static void finish_session(fwdio_file_t *f, const fwdioi_errinfo_t *result)
     fwdioi_session_t *s = &f->s;
     s->phase = FWDIOI_PHASE_DONE;
     LIST_REMOVE(f, s.active_link);
+    if (s->polled) {
+        LIST_REMOVE(f, s.poll_link);
+        s->polled = 0;
+    }
+    unindex_file(f);
     fwdioi_errinfo_t final = *result; /* result may point into the session */
     if (s->comm != MPI_COMM_NULL) {
         if (s->aborted && (f->my_writer >= 0 || f->reading))
@@ -627,8 +719,22 @@ void fwdioi_session_opened(fwdio_file_t *f)
 
 /* The check passed and no earlier file writes the path: writers (readers)
  * open it. */
+/* From now on the tick visits the file (progress thread): it may receive
+ * (a writer or reader once open, any file once aborted). The files still
+ * waiting for their communicator, their check or their path, most of them
+ * when thousands are in flight, are not visited on every tick. */
+static void poll_from_now(fwdio_file_t *f)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    if (!f->s.polled) {
+        f->s.polled = 1;
+        LIST_INSERT_HEAD(&f->owner->polled, f, s.poll_link);
+    }
+}
+
 static void start_open(fwdio_file_t *f)
 {
+    poll_from_now(f);
     if (f->my_writer < 0)
         start_open_agreement(f);
     else if (f->reading)
@@ -782,6 +888,10 @@ static void open_task(fwdioi_task_t *task)
     LIST_INSERT_HEAD(&owner->active, f, s.active_link);
     owner->opened_seq = f->seq + 1;
     fwdioi_errinfo_t why;
+    if (index_file(f) != 0) {
+        fwdioi_session_abort_nomem(f, 0);
+        return;
+    }
     if (owner->broken.status != FWDIO_OK) {
         why = owner->broken;
         why.call = FWDIOI_REASON_BROKEN;
@@ -841,6 +951,7 @@ void fwdioi_session_abort(fwdio_file_t *f, const fwdioi_errinfo_t *why, int noti
     if (s->phase == FWDIOI_PHASE_DONE || s->aborted)
         return;
     s->aborted = 1;
+    poll_from_now(f);
     s->abort_info = *why;
     if (s->local_error.status == FWDIO_OK)
         s->local_error = *why;
@@ -958,6 +1069,9 @@ static int poll_reads(fwdio_file_t *f, int *probing)
     return events;
 }
 
+/* How often the tick runs the watchdog's pass over the active files (s). */
+#define WATCHDOG_EVERY_S 0.1
+
 int fwdioi_session_poll(void *runtime, int *active)
 {
     FWDIOI_ASSERT_PROGRESS();
@@ -979,10 +1093,22 @@ int fwdioi_session_poll(void *runtime, int *active)
         events += fwdioi_combine_flush_stale(owner, (uint64_t)cfg->poll_max_us * 1000u,
                                              &combining);
     int probing = 0;
-    for (fwdio_file_t *f = LIST_FIRST(&owner->active); f; f = LIST_NEXT(f, s.active_link)) {
-        if (now == 0)
-            now = fwdioi_now();
-        fwdioi_watchdog_check(f, now);
+    /* The watchdog counts in seconds: its pass over every file runs once
+     * every WATCHDOG_EVERY_S, not on every tick (ticks come every 20 us
+     * while the application waits: with n files in flight the pass on each
+     * tick was O(n) per tick, most of the progress thread's time at 4000
+     * files). A wait is seen, and reported, at most that much late. */
+    int watch = 0;
+    if (!LIST_EMPTY(&owner->active) && cfg->watchdog != FWDIO_WATCHDOG_OFF) {
+        now = fwdioi_now();
+        watch = now >= owner->next_watch;
+        if (watch)
+            owner->next_watch = now + WATCHDOG_EVERY_S;
+    }
+    if (watch)
+        for (fwdio_file_t *f = LIST_FIRST(&owner->active); f; f = LIST_NEXT(f, s.active_link))
+            fwdioi_watchdog_check(f, now);
+    for (fwdio_file_t *f = LIST_FIRST(&owner->polled); f; f = LIST_NEXT(f, s.poll_link)) {
         if (f->reading) {
             events += poll_reads(f, &probing);
             continue;

@@ -17,6 +17,9 @@ int fwdioi_session_poll(void *runtime, int *active);
  *  own, so tell the other ranks) and complete it with `why` once its own
  *  traffic is done (progress thread). */
 void fwdioi_session_abort(fwdio_file_t *f, const fwdioi_errinfo_t *why, int notify);
+/** The active file of sequence number `seq` (its open task ran, its session
+ *  has not ended), or NULL; O(1) (progress thread). */
+fwdio_file_t *fwdioi_session_active_file(struct fwdio_runtime *o, uint64_t seq);
 /** Abort the file: this rank ran out of memory for it (at `offset`), and
  *  says so (progress thread). */
 void fwdioi_session_abort_nomem(fwdio_file_t *f, uint64_t offset);

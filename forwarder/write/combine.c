@@ -77,6 +77,7 @@ static void seal_file_locked(fwdio_file_t *f, fwdioi_task_list_t *out)
         if (f->combine[w].open)
             seal(&f->combine[w], out);
     atomic_store_explicit(&f->combine_since, 0, memory_order_relaxed);
+    TAILQ_REMOVE(&f->owner->combining, f, combine_link);
     f->owner->combining_files--;
 }
 
@@ -87,7 +88,9 @@ static int open_message(fwdio_file_t *f, int writer, fwdioi_combine_t *c, size_t
         return -1;
     c->open = m;
     if (atomic_load_explicit(&f->combine_since, memory_order_relaxed) == 0) {
+        /* under the lock, so the queue is in the order of these times */
         atomic_store_explicit(&f->combine_since, fwdioi_now_ns(), memory_order_relaxed);
+        TAILQ_INSERT_TAIL(&f->owner->combining, f, combine_link);
         f->owner->combining_files++;
         /* the progress thread may be asleep: it must come back to send this
          * message once it is poll_max_us old */
@@ -209,40 +212,38 @@ void fwdioi_combine_flush_all_locked(struct fwdio_runtime *o)
     if (o->combining_files == 0)
         return;
     fwdioi_task_list_t out = STAILQ_HEAD_INITIALIZER(out);
-    for (fwdio_file_t *f = LIST_FIRST(&o->live); f && o->combining_files > 0; f = LIST_NEXT(f, live_link))
-        seal_file_locked(f, &out);
+    while (!TAILQ_EMPTY(&o->combining))
+        seal_file_locked(TAILQ_FIRST(&o->combining), &out);
     submit(o->rt, &out);
 }
 
 int fwdioi_combine_flush_stale(struct fwdio_runtime *o, uint64_t age_ns, int *open_left)
 {
     FWDIOI_ASSERT_PROGRESS();
-    uint64_t now = 0;
     int n = 0;
-    *open_left = 0;
-    for (fwdio_file_t *f = LIST_FIRST(&o->active); f; f = LIST_NEXT(f, s.active_link)) {
+    /* The files with open messages wait in the order their oldest message
+     * was opened: seal from the head while old enough, and stop at the
+     * first that is not, so a tick costs the files it seals plus one however
+     * many files have messages open. Sealed and queued under the lock, like
+     * the application's own seals: the queue keeps them in order with the
+     * step records and the close task the application queued (a message
+     * run straight in here could pass a step record still queued, and be
+     * counted, and written, in the step before its own). */
+    fwdioi_task_list_t sealed = STAILQ_HEAD_INITIALIZER(sealed);
+    fwdioi_rt_lock(o->rt);
+    uint64_t now = TAILQ_EMPTY(&o->combining) ? 0 : fwdioi_now_ns();
+    fwdio_file_t *f;
+    while ((f = TAILQ_FIRST(&o->combining)) != NULL) {
         uint64_t since = atomic_load_explicit(&f->combine_since, memory_order_relaxed);
-        if (since == 0)
-            continue;
-        if (now == 0)
-            now = fwdioi_now_ns();
-        if (now < since || now - since < age_ns) {
-            *open_left = 1;
-            continue;
-        }
-        /* Sealed and queued under the lock, like the application's own
-         * seals: the queue keeps them in order with the step records and the
-         * close task the application queued (a message run straight in here
-         * could pass a step record still queued, and be counted, and
-         * written, in the step before its own). */
-        fwdioi_task_list_t sealed = STAILQ_HEAD_INITIALIZER(sealed);
-        fwdioi_rt_lock(o->rt);
+        if (now < since || now - since < age_ns)
+            break;
         seal_file_locked(f, &sealed);
-        for (fwdioi_task_t *t = STAILQ_FIRST(&sealed); t; t = STAILQ_NEXT(t, link))
-            n++;
-        submit(o->rt, &sealed);
-        fwdioi_rt_unlock(o->rt);
     }
+    *open_left = !TAILQ_EMPTY(&o->combining);
+    for (fwdioi_task_t *t = STAILQ_FIRST(&sealed); t; t = STAILQ_NEXT(t, link))
+        n++;
+    submit(o->rt, &sealed);
+    fwdioi_rt_unlock(o->rt);
     return n;
 }
 

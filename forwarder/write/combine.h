@@ -42,8 +42,8 @@ void fwdioi_combine_flush_file_locked(fwdio_file_t *f);
 /** Queue every open message of every file of the runtime. */
 void fwdioi_combine_flush_all_locked(struct fwdio_runtime *o);
 /** Seal and queue the open messages of files whose oldest one got its first
- *  byte at least `age_ns` ago (progress thread), without the runtime lock;
- *  returns how many. *open_left: younger ones stay open (the thread must
+ *  byte at least `age_ns` ago (progress thread), without the runtime lock
+ *  held (it takes it); O(files sealed + 1); returns how many messages. *open_left: younger ones stay open (the thread must
  *  come back for them). */
 int fwdioi_combine_flush_stale(struct fwdio_runtime *o, uint64_t age_ns, int *open_left);
 /** Free the piece tables (the file is done; nothing is open). */
