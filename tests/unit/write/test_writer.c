@@ -6,7 +6,8 @@
  * the plan, assembles units and hands WRITE jobs to a queue this test
  * drains into an in-memory image of the file. What the writer would write
  * is checked byte by byte; so are its counts, its budget, and what it tells
- * the session (which is stubbed below: no phases, no agreements).
+ * the session (faked below: it records what the writer tells it, which the
+ * cases check; no phases, no agreements).
  *
  * Cases: pieces in random order from several senders; a piece outside the
  * plan; a piece sent twice; a message larger than the whole budget, taken by
@@ -158,7 +159,7 @@ static void drain_io(void)
     }
 }
 
-/* Open the file: the OPEN job, then the session's part (stubbed) makes it OPEN. */
+/* Open the file: the OPEN job, then the session's part (the fake below) makes it OPEN. */
 static void open_file(void)
 {
     fwdioi_writer_open(&W->f);
@@ -534,8 +535,8 @@ int main(void)
     return unit_result("test_writer");
 }
 
-/* ---- the modules around the writer, stubbed: what it tells them is
- * recorded in the world ---- */
+/* ---- the modules around the writer, faked: what it tells them is
+ * recorded in the world, and the cases check it ---- */
 
 void fwdioi_session_opened(fwdio_file_t *f)
 {
