@@ -126,9 +126,12 @@ int mpiio_error_code(int status, int sys_errno, const char *text)
     return text_code(error_class(status, sys_errno), text, mpiio_verbose());
 }
 
+/* A file whose handle MPI-IO has closed already (mpiio_close) had
+ * MPI_ERRORS_RETURN: the code is all there is to report. */
 static int through_handler(mpiio_file_t *f, int code)
 {
-    PMPI_File_call_errhandler(f->fh, code);
+    if (f->fh != MPI_FILE_NULL)
+        PMPI_File_call_errhandler(f->fh, code);
     return code;
 }
 

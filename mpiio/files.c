@@ -263,6 +263,37 @@ int mpiio_release(mpiio_file_t *f, const char *reason)
     return code;
 }
 
+/* FWDIO_VERBOSE: what a closed file took, summed or the most over its ranks
+ * (collective over the file's ranks, at every rank's close). */
+static void say_closed(mpiio_file_t *f)
+{
+    int64_t mine[3] = {f->bytes_stream, f->bytes_direct, f->syncs}, sum[3] = {0, 0, 0};
+    double most[MPIIO_BLOCKED_KINDS];
+    PMPI_Reduce(mine, sum, 3, MPI_INT64_T, MPI_SUM, 0, f->comm);
+    PMPI_Reduce(f->blocked, most, MPIIO_BLOCKED_KINDS, MPI_DOUBLE, MPI_MAX, 0, f->comm);
+    if (f->rank == 0) {
+        mpiio_say("%s: closed%s: %lld bytes through fwdio, %lld written by the layer "
+                  "itself, %lld syncs (all ranks)", f->path,
+                  f->released[0] ? " (after its release)" : "",
+                  (long long)sum[0], (long long)sum[1], (long long)sum[2]);
+        mpiio_say("%s: seconds in its MPI-IO calls (max over ranks): open %.4f, writes %.4f, "
+                  "sizes %.4f, syncs %.4f, reads %.4f, close %.4f", f->path, f->t_open,
+                  most[MPIIO_T_WRITE], most[MPIIO_T_SIZE], most[MPIIO_T_SYNC],
+                  most[MPIIO_T_READ], most[MPIIO_T_CLOSE]);
+    }
+}
+
+/* Whether fh's error handler only returns the error (MPI_ERRORS_RETURN,
+ * files' default): then nothing needs the handle to report one. */
+static int handler_returns(MPI_File fh)
+{
+    MPI_Errhandler eh = MPI_ERRHANDLER_NULL;
+    int returns = PMPI_File_get_errhandler(fh, &eh) == MPI_SUCCESS && eh == MPI_ERRORS_RETURN;
+    if (eh != MPI_ERRHANDLER_NULL)
+        PMPI_Errhandler_free(&eh);
+    return returns;
+}
+
 int mpiio_close(mpiio_file_t *f, MPI_File *fh)
 {
     double t0 = PMPI_Wtime();
@@ -285,14 +316,19 @@ int mpiio_close(mpiio_file_t *f, MPI_File *fh)
         code = mpiio_agree_error(f, code != MPI_SUCCESS ? code : rc, "MPI_File_close");
     }
     /* fwdio's close, then the wait for it (every byte in the file), unless
-     * the close may return early (FWDIO_MPIIO_CLOSE=async). Both before
-     * MPI-IO's own close: a failure goes through the file's error handler,
-     * which needs the handle open. */
+     * the close may return early (FWDIO_MPIIO_CLOSE=async). The wait goes
+     * after MPI-IO's own close where it can, so that the two overlap: where
+     * the file's error handler only returns the error (the default), which
+     * needs no handle. Otherwise the handler must see the handle open, and
+     * a sync owed must follow fwdio's bytes: the wait comes first. */
+    int wait_after = 0;
     if (f->stream) {
         int closing = fwdio_close(f->stream);
         if (closing == FWDIO_OK && mpiio_close_async() && code == MPI_SUCCESS) {
             mpiio_add_pending(f->stream, f->path);
             f->stream = NULL;
+        } else if (closing == FWDIO_OK && !f->sync_owed && handler_returns(*fh)) {
+            wait_after = 1;
         } else { /* an earlier failure stays the one reported */
             int fin = wait_stream(f, closing, "MPI_File_close");
             code = code != MPI_SUCCESS ? code : fin;
@@ -302,25 +338,16 @@ int mpiio_close(mpiio_file_t *f, MPI_File *fh)
      * by the close at the latest. */
     if (f->sync_owed && code == MPI_SUCCESS)
         code = PMPI_File_sync(*fh);
-    f->blocked[MPIIO_T_CLOSE] += PMPI_Wtime() - t0;
-    if (mpiio_verbose()) {
-        int64_t mine[3] = {f->bytes_stream, f->bytes_direct, f->syncs}, sum[3] = {0, 0, 0};
-        double most[MPIIO_BLOCKED_KINDS];
-        PMPI_Reduce(mine, sum, 3, MPI_INT64_T, MPI_SUM, 0, f->comm);
-        PMPI_Reduce(f->blocked, most, MPIIO_BLOCKED_KINDS, MPI_DOUBLE, MPI_MAX, 0, f->comm);
-        if (f->rank == 0) {
-            mpiio_say("%s: closed%s: %lld bytes through fwdio, %lld written by the layer "
-                      "itself, %lld syncs (all ranks)", f->path,
-                      f->released[0] ? " (after its release)" : "",
-                      (long long)sum[0], (long long)sum[1], (long long)sum[2]);
-            mpiio_say("%s: seconds in its MPI-IO calls (max over ranks): open %.4f, writes %.4f, "
-                      "sizes %.4f, syncs %.4f, reads %.4f, close %.4f", f->path, f->t_open,
-                      most[MPIIO_T_WRITE], most[MPIIO_T_SIZE], most[MPIIO_T_SYNC],
-                      most[MPIIO_T_READ], most[MPIIO_T_CLOSE]);
-        }
-    }
     mpiio_remove_file(f);
     int rc = PMPI_File_close(fh);
+    if (wait_after) {
+        f->fh = MPI_FILE_NULL; /* its handler returns errors: nothing to call */
+        int fin = wait_stream(f, FWDIO_OK, "MPI_File_close");
+        code = code != MPI_SUCCESS ? code : fin;
+    }
+    f->blocked[MPIIO_T_CLOSE] += PMPI_Wtime() - t0;
+    if (mpiio_verbose())
+        say_closed(f);
     free_file(f);
     return code != MPI_SUCCESS ? code : rc;
 }

@@ -26,19 +26,56 @@
 /* Case: injected pwrite faults (FWDIO_FAULT, see ../CMakeLists.txt)         */
 /* ------------------------------------------------------------------------- */
 
-static void fault_file(const char *name, int want_class, const char *class_name)
+/* A handler of the application's own: it counts its calls, and returns. */
+static int g_handler_calls;
+static MPI_File g_handler_file;
+
+static void counting_handler(MPI_File *fh, int *code, ...)
+{
+    (void)code;
+    g_handler_calls++;
+    CHECK(fh && *fh == g_handler_file, "the file's error handler was called for another handle");
+}
+
+/* Every call that returns an error has called a handler of the
+ * application's once (none returns one without it). */
+static void check_handler(int rc, const char *call, int *seen)
+{
+    if (g_handler_file == MPI_FILE_NULL)
+        return;
+    int want = *seen + (rc != MPI_SUCCESS);
+    CHECK(g_handler_calls == want, "%s returned %s after %d calls of the file's error handler, "
+          "expected %d", call, rc == MPI_SUCCESS ? "success" : "an error",
+          g_handler_calls - *seen, want - *seen);
+    *seen = g_handler_calls;
+}
+
+/* own_handler: the file has a handler of the application's (it must see the
+ * failure with the handle still open) instead of MPI_ERRORS_RETURN (where the
+ * layer's close overlaps MPI-IO's own close with fwdio's wait). */
+static void fault_file(const char *name, int want_class, const char *class_name, int own_handler)
 {
     remove_file(name);
     MPI_File fh = open_file(name, MPI_MODE_WRONLY | MPI_MODE_CREATE);
     expect_state(fh, "after open", ST_TAKEN);
     if (fh == MPI_FILE_NULL)
         return;
-    OK(MPI_File_set_errhandler(fh, MPI_ERRORS_RETURN));
+    MPI_Errhandler counting = MPI_ERRHANDLER_NULL;
+    int seen = g_handler_calls;
+    g_handler_file = MPI_FILE_NULL;
+    if (own_handler) {
+        OK(MPI_File_create_errhandler(counting_handler, &counting));
+        OK(MPI_File_set_errhandler(fh, counting));
+        g_handler_file = fh;
+    } else {
+        OK(MPI_File_set_errhandler(fh, MPI_ERRORS_RETURN));
+    }
     int64_t piece = 65536;
     uint8_t *b = pattern_buf(g_rank * piece, piece, seed_of(1));
     int first = MPI_SUCCESS;
     const char *where = "";
     int rc = MPI_File_write_at_all(fh, g_rank * piece, b, (int)piece, MPI_BYTE, MPI_STATUS_IGNORE);
+    check_handler(rc, "the first write_at_all", &seen);
     if (rc != MPI_SUCCESS) {
         fail("the first write_at_all failed already: %s", err_text(rc));
         first = rc;
@@ -50,6 +87,7 @@ static void fault_file(const char *name, int want_class, const char *class_name)
     for (int k = 0; k < 20 && first == MPI_SUCCESS; k++) {
         int64_t ok = (int64_t)(2 + k) * g_size * piece + g_rank * 64;
         rc = MPI_File_write_at(fh, ok, b, 64, MPI_BYTE, MPI_STATUS_IGNORE);
+        check_handler(rc, "an independent write", &seen);
         CHECK(rc == MPI_SUCCESS, "independent write %d after the failing step returned %s", k,
               err_text(rc));
         usleep(10000);
@@ -57,11 +95,13 @@ static void fault_file(const char *name, int want_class, const char *class_name)
     /* the error of the first write may come with this second write */
     int64_t o2 = (int64_t)g_size * piece + g_rank * piece;
     rc = MPI_File_write_at_all(fh, o2, b, (int)piece, MPI_BYTE, MPI_STATUS_IGNORE);
+    check_handler(rc, "the second write_at_all", &seen);
     if (rc != MPI_SUCCESS && first == MPI_SUCCESS) {
         first = rc;
         where = "the second write_at_all";
     }
     rc = MPI_File_sync(fh);
+    check_handler(rc, "MPI_File_sync", &seen);
     if (rc != MPI_SUCCESS && first == MPI_SUCCESS) {
         first = rc;
         where = "MPI_File_sync";
@@ -73,6 +113,10 @@ static void fault_file(const char *name, int want_class, const char *class_name)
     if (first == MPI_SUCCESS && !sync_async)
         fail("%s: no error from the writes or MPI_File_sync, though every pwrite fails", name);
     rc = MPI_File_close(&fh);
+    check_handler(rc, "MPI_File_close", &seen);
+    g_handler_file = MPI_FILE_NULL;
+    if (counting != MPI_ERRHANDLER_NULL)
+        MPI_Errhandler_free(&counting);
     if (first == MPI_SUCCESS && rc != MPI_SUCCESS) {
         first = rc;
         where = "MPI_File_close";
@@ -119,7 +163,8 @@ static void fault_case(const char *name, int want_class, const char *class_name)
             note("skipped: without the layer FWDIO_FAULT has no effect");
         return;
     }
-    fault_file(name, want_class, class_name);
+    fault_file(name, want_class, class_name, 0);
+    fault_file(name, want_class, class_name, 1);
     const char *after = "fault_after.mpiio";
     remove_file(after);
     MPI_File fh = open_file(after, MPI_MODE_WRONLY | MPI_MODE_CREATE);
