@@ -363,6 +363,7 @@ static int open_file(fwdio_runtime_t *rt, const char *path, uint64_t size,
     } else {
         resolved.append_start = 0; /* a stream's options */
         resolved.keep_contents = 0;
+        resolved.offsets_only = 0;
         if (rc == FWDIO_OK && resolved.rewrites)
             rc = fwdioi_refuse(&why.base, "fwdio_open of %s: rewrites applies to streams "
                                           "(FWDIO_SIZE_GROWS) only: a file with a size takes "

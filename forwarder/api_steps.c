@@ -58,6 +58,10 @@ int fwdio_append(fwdio_file_t *f, const void *buf, size_t len)
         return FWDIO_EINVAL;
     if (!f->stream)
         return refuse_not_stream(f, "fwdio_append");
+    if (f->opts.offsets_only) {
+        fwdioi_report("fwdio_append of %s: the stream was opened with offsets_only", f->path);
+        return FWDIO_EINVAL;
+    }
     double t0 = fwdioi_now();
     uint64_t t_trace = fwdioi_trace_begin();
     int rc = fwdioi_append(f, buf, len);

@@ -566,8 +566,16 @@ typedef struct fwdio_options {
      *  value (FWDIO_EINVAL naming "keep_contents" otherwise). Set by the code
      *  only. Default 0: the file is cut or extended to append_start. */
     int keep_contents;
-    /** Room for a field of a later version: leave it zero. */
-    int reserved_int;
+    /** Streams (FWDIO_SIZE_GROWS) only: non-zero promises that every byte
+     *  goes at an explicit offset (fwdio_write and its kin), none through
+     *  fwdio_append, which then returns FWDIO_EINVAL. A step's end and the
+     *  close then skip the collective round that places appended bytes
+     *  (an MPI_Iexscan each), so a step and the close complete one round
+     *  sooner. Every rank must pass the same value (FWDIO_EINVAL naming
+     *  "offsets_only" otherwise). Set by the code only, as rewrites is;
+     *  ignored for a file with a size and for reads. Default 0: appends
+     *  are allowed. */
+    int offsets_only;
     /** Room for fields of later versions: leave it zero (see "Growing the
      *  structs"). */
     uint64_t reserved[5];

@@ -83,6 +83,9 @@ static int open_stream(mpiio_file_t *f, int64_t size, char *why, size_t why_len)
      * one rank's. A rank's own second write of a byte in a step, which MPI
      * orders, never reaches the stream in that step (access.c). */
     opts.overlaps = 1;
+    /* Every byte has its offset (the layer places shared-pointer and
+     * ordered writes itself): a step and the close skip the appends' round. */
+    opts.offsets_only = 1;
     int rc = fwdio_open(f->rt, f->path, FWDIO_SIZE_GROWS, &opts, NULL, &f->stream);
     if (rc != FWDIO_OK) {
         snprintf(why, why_len, "fwdio_open refused it: %s", fwdio_strerror(rc));

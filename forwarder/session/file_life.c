@@ -72,6 +72,7 @@ void fwdioi_file_fill_check(fwdio_file_t *f)
     c[FWDIOI_FIELD_REWRITES] = f->opts.rewrites;
     c[FWDIOI_FIELD_OVERLAPS] = f->opts.overlaps;
     c[FWDIOI_FIELD_KEEP_CONTENTS] = f->opts.keep_contents;
+    c[FWDIOI_FIELD_OFFSETS_ONLY] = f->opts.offsets_only;
 }
 
 /* "dir/name" -> "dir/.name.fwdio-tmp": beside the target, so the rename stays

@@ -19,6 +19,7 @@ static const char *const field_names[FWDIOI_OPEN_FIELDS] = {
     [FWDIOI_FIELD_REWRITES] = "rewrites",
     [FWDIOI_FIELD_OVERLAPS] = "overlaps",
     [FWDIOI_FIELD_KEEP_CONTENTS] = "keep_contents",
+    [FWDIOI_FIELD_OFFSETS_ONLY] = "offsets_only",
 };
 
 const char *fwdioi_open_field_name(int field)

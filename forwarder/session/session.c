@@ -611,7 +611,8 @@ void fwdioi_session_try_close(fwdio_file_t *f)
     if (!s->close_requested || s->aborted || s->phase != FWDIOI_PHASE_OPEN ||
         fwdioi_steps_pending(f) || s->close_scanning)
         return;
-    if (!f->stream || s->check_failed) {
+    /* Nothing to place when no rank can have appended (offsets_only). */
+    if (!f->stream || s->check_failed || f->opts.offsets_only) {
         start_close_agreement(f);
         return;
     }

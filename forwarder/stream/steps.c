@@ -363,15 +363,12 @@ static void on_step_counts(void *arg, const MPI_Status *st)
     fwdioi_steps_pump(f);
 }
 
-/* Every rank's appended bytes of the step are scanned: this rank's go after
- * lower ranks'; route them, then agree on the step's bytes per writer. */
-static void on_step_scan(void *arg, const MPI_Status *st)
+/* The step's appended bytes are placed (this rank's after lower ranks'):
+ * route them, then agree on the step's bytes per writer. 0, or -1 when the
+ * file is aborted or the agreement could not start. */
+static int step_scanned(fwdio_file_t *f)
 {
-    FWDIOI_ASSERT_PROGRESS();
-    fwdio_file_t *f = arg;
     fwdioi_session_t *s = &f->s;
-    if (!fwdioi_session_agreement_ok(f, FWDIOI_MPI_SCAN_APPEND, st))
-        return;
     fwdioi_step_t *step = s->step_counting;
     const int nw = f->plan.nwriters;
     step->in[nw + FWDIOI_SUM_APPENDED] = step->appends.bytes;
@@ -381,10 +378,19 @@ static void on_step_scan(void *arg, const MPI_Status *st)
         uint64_t at = s->append_base + (f->rank == 0 ? 0 : *step->append_prefix);
         fwdioi_appends_route(f, &step->appends, at, step->index, step->in);
         if (s->aborted) /* sending failed */
-            return;
+            return -1;
     }
-    fwdioi_session_agree(f, FWDIOI_MPI_AGREE_STEP, step->in, step->out,
-                         nw + FWDIOI_CLOSE_EXTRA, MPI_UINT64_T, MPI_SUM, on_step_counts);
+    return fwdioi_session_agree(f, FWDIOI_MPI_AGREE_STEP, step->in, step->out,
+                                nw + FWDIOI_CLOSE_EXTRA, MPI_UINT64_T, MPI_SUM, on_step_counts);
+}
+
+/* Every rank's appended bytes of the step are scanned. */
+static void on_step_scan(void *arg, const MPI_Status *st)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    fwdio_file_t *f = arg;
+    if (fwdioi_session_agreement_ok(f, FWDIOI_MPI_SCAN_APPEND, st))
+        (void)step_scanned(f); /* a failure aborts the file or waits for the head */
 }
 
 /* The next step to count, if this rank has ended it. */
@@ -427,9 +433,14 @@ void fwdioi_steps_pump(fwdio_file_t *f)
             next->append_prefix = slot + 2 * n + 1;
             memcpy(next->in, next->sums, n * sizeof *next->in);
             *next->append_mine = next->appends.bytes;
-            if (fwdioi_session_scan_appends(f, next->append_mine, next->append_prefix,
-                                            on_step_scan) != 0)
+            if (f->opts.offsets_only) { /* nothing appended anywhere: no scan */
+                *next->append_prefix = 0;
+                if (step_scanned(f) != 0)
+                    return;
+            } else if (fwdioi_session_scan_appends(f, next->append_mine, next->append_prefix,
+                                                   on_step_scan) != 0) {
                 return;
+            }
         }
         /* the head, once counted */
         fwdioi_step_t *head = STAILQ_FIRST(&s->steps);

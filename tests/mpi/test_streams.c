@@ -41,6 +41,11 @@
  *                stream is open, keeps every byte (nothing cut at the open);
  *                the ranks' writes land over it; ranks that disagree on the
  *                option: FWDIO_EINVAL naming "keep_contents";
+ *   offsets      the random case on a stream opened with offsets_only (no
+ *                appends' round at a step's end or the close);
+ *   offsets_only fwdio_append refused on such a stream, before and after a
+ *                step end, its writes land; ranks that disagree on the
+ *                option: FWDIO_EINVAL naming "offsets_only";
  *   mismatch     rank 0 ends one step more than the others: FWDIO_EINVAL on
  *                every rank, its extra step's callback reports it;
  *   args         misuse is refused at the call.
@@ -104,11 +109,13 @@ int main(int argc, char **argv)
     if (kill_dir)
         killed_run(rt, kill_dir, seed);
     case_args(rt);
-    case_random(rt, nsteps, seed, writers, layout, max_piece, 0);
-    case_random(rt, nsteps, seed + 1, writers, layout, max_piece, 1);
+    case_random(rt, nsteps, seed, writers, layout, max_piece, 0, 0);
+    case_random(rt, nsteps, seed + 1, writers, layout, max_piece, 1, 0);
+    case_random(rt, nsteps, seed + 7, writers, layout, max_piece, 0, 1);
     case_append(rt, nsteps, seed + 4, writers, layout);
     case_mismatch(rt, seed + 2);
     case_keep(rt, seed + 6);
+    case_offsets_only(rt);
     TC_EXPECT(fwdio_finalize(rt), FWDIO_OK, "fwdio_finalize");
     case_fault(7, seed + 3);
     case_ahead(seed + 5);

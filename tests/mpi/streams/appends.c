@@ -281,3 +281,53 @@ void case_keep(fwdio_runtime_t *rt, uint64_t seed)
     o.keep_contents = tc_rank == 1;
     tc_expect_disagreement(rt, path, FWDIO_SIZE_GROWS, &o, "keep_contents");
 }
+
+/* ---- offsets_only: no appends, and no round to place them ---- */
+
+void case_offsets_only(fwdio_runtime_t *rt)
+{
+    char path[4096];
+    tc_path(path, sizeof path, "offsets-only");
+    fwdio_options_t o = stream_options(2, FWDIO_LAYOUT_CYCLIC);
+    o.offsets_only = 1;
+    fwdio_file_t *f = NULL;
+    tc_phase("offsets_only: appends refused");
+    TC_EXPECT(fwdio_open(rt, path, FWDIO_SIZE_GROWS, &o, NULL, &f), FWDIO_OK, "fwdio_open");
+    uint8_t piece[100];
+    memset(piece, 0x30 + tc_rank, sizeof piece);
+    TC_EXPECT(fwdio_append(f, piece, sizeof piece), FWDIO_EINVAL,
+              "fwdio_append on an offsets_only stream");
+    TC_EXPECT(fwdio_write(f, piece, sizeof piece, (uint64_t)tc_rank * sizeof piece), FWDIO_OK,
+              "fwdio_write");
+    TC_EXPECT(fwdio_step_end(f), FWDIO_OK, "fwdio_step_end");
+    TC_EXPECT(fwdio_append(f, piece, sizeof piece), FWDIO_EINVAL,
+              "fwdio_append after a step end");
+    TC_EXPECT(fwdio_close(f), FWDIO_OK, "fwdio_close");
+    int rc = fwdio_wait(f);
+    TC_CHECK(rc == FWDIO_OK, "offsets_only: %s", fwdio_file_error(f));
+    fwdio_file_free(f);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (tc_rank == 0) {
+        uint8_t got[100];
+        int fd = open(path, O_RDONLY);
+        struct stat st;
+        TC_CHECK(fd >= 0 && fstat(fd, &st) == 0 && st.st_size == (off_t)(tc_size * 100),
+                 "offsets_only: %s is not %d bytes", path, tc_size * 100);
+        for (int r = 0; fd >= 0 && r < tc_size; r++) {
+            TC_CHECK(pread(fd, got, sizeof got, r * 100) == (ssize_t)sizeof got,
+                     "offsets_only: short read of %s", path);
+            for (size_t i = 0; i < sizeof got; i++)
+                if (got[i] != (uint8_t)(0x30 + r)) {
+                    tc_fail("offsets_only: byte %zu of rank %d's piece is %u", i, r, got[i]);
+                    break;
+                }
+        }
+        if (fd >= 0)
+            close(fd);
+    }
+    if (tc_size < 2)
+        return;
+    tc_phase("offsets_only: ranks that disagree");
+    o.offsets_only = tc_rank == 1;
+    tc_expect_disagreement(rt, path, FWDIO_SIZE_GROWS, &o, "offsets_only");
+}

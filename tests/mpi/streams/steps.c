@@ -23,11 +23,12 @@
 /* ---- cases ---- */
 
 void case_random(fwdio_runtime_t *rt, int nsteps, uint64_t seed, int writers,
-                 fwdio_layout_t layout, uint64_t max_piece, int commit)
+                 fwdio_layout_t layout, uint64_t max_piece, int commit, int offsets_only)
 {
     stream_case_t c = {0};
     fwdio_options_t o = stream_options(writers, layout);
-    open_stream(rt, &c, commit ? "commit" : "random", seed, &o);
+    o.offsets_only = offsets_only;
+    open_stream(rt, &c, commit ? "commit" : offsets_only ? "offsets" : "random", seed, &o);
     c.commit = commit;
     plan_steps(&c, nsteps, 200000);
     tc_rng_t mine;

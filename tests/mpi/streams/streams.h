@@ -53,7 +53,7 @@ fwdio_options_t stream_options(int writers, fwdio_layout_t layout);
 
 /* steps.c */
 void case_random(fwdio_runtime_t *rt, int nsteps, uint64_t seed, int writers,
-                 fwdio_layout_t layout, uint64_t max_piece, int commit);
+                 fwdio_layout_t layout, uint64_t max_piece, int commit, int offsets_only);
 void case_fault(int nsteps, uint64_t seed);
 void case_mismatch(fwdio_runtime_t *rt, uint64_t seed);
 void case_args(fwdio_runtime_t *rt);
@@ -62,6 +62,7 @@ void case_ahead(uint64_t seed);
 void case_append(fwdio_runtime_t *rt, int nsteps, uint64_t seed, int writers,
                  fwdio_layout_t layout);
 void case_keep(fwdio_runtime_t *rt, uint64_t seed);
+void case_offsets_only(fwdio_runtime_t *rt);
 /* killed.c */
 void killed_run(fwdio_runtime_t *rt, const char *dir, uint64_t seed);
 void after_kill(const char *dir, uint64_t seed);
