@@ -64,9 +64,8 @@ static void drop_stream(mpiio_file_t *f)
     f->stream = NULL;
 }
 
-/* Open the stream and wait until its writers have the file (so that nothing
- * the application does to the real file afterwards races fwdio's open). */
-static int open_stream(mpiio_file_t *f, int64_t size, char *why, size_t why_len)
+/* Open the stream (collective, nonblocking: wait_stream_ready follows). */
+static int start_stream(mpiio_file_t *f, int64_t size, char *why, size_t why_len)
 {
     fwdio_options_t opts = f->opts;
     /* MPI keeps a file's bytes at the open: the stream keeps all of them. */
@@ -92,6 +91,13 @@ static int open_stream(mpiio_file_t *f, int64_t size, char *why, size_t why_len)
         f->stream = NULL;
         return -1;
     }
+    return 0;
+}
+
+/* Wait until the stream's writers have the file (so that nothing the
+ * application does to the real file afterwards races fwdio's open). */
+static int wait_stream_ready(mpiio_file_t *f, char *why, size_t why_len)
+{
     if (fwdio_wait_ready(f->stream) != FWDIO_OK) {
         snprintf(why, why_len, "fwdio could not open it: %s", fwdio_file_error(f->stream));
         drop_stream(f);
@@ -143,32 +149,21 @@ int mpiio_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info, MP
     const char *no = rc != MPI_SUCCESS ? "the open failed"
                      : !path           ? "no file name"
                                        : refuse_reason(path, amode);
-    int can = no == NULL, all_can = 0;
-    if (PMPI_Allreduce(&can, &all_can, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS)
-        all_can = 0;
-    if (rc != MPI_SUCCESS)
-        return rc;
-    if (!all_can) {
-        int r = 0;
-        PMPI_Comm_rank(comm, &r);
-        if (mpiio_verbose() && mpiio_wanted() && mpiio_match(path) && (no || r == 0))
-            mpiio_say("%s: not taken: %s", path, no ? no : "another rank cannot take it");
-        remember_untaken(*fh, path, amode);
-        return MPI_SUCCESS;
-    }
-
     char why[MPIIO_REASON_LEN] = "";
-    mpiio_file_t *f = calloc(1, sizeof(*f));
+    mpiio_file_t *f = NULL;
     MPI_Offset size = 0;
-    int ok = f && (f->path = strdup(path)) && mpiio_view_default(&f->view) == 0;
-    if (f) {
-        f->comm = MPI_COMM_NULL;
-        f->direct_fd = -1;
-        f->overlay_tail = &f->overlay;
+    int ok = no == NULL;
+    if (ok) { /* what this rank needs to take it, before the ranks decide */
+        f = calloc(1, sizeof(*f));
+        ok = f && (f->path = strdup(path)) && mpiio_view_default(&f->view) == 0;
+        if (f) {
+            f->comm = MPI_COMM_NULL;
+            f->direct_fd = -1;
+            f->overlay_tail = &f->overlay;
+        }
+        if (!ok)
+            snprintf(why, sizeof(why), "out of memory");
     }
-    if (!ok)
-        snprintf(why, sizeof(why), "out of memory");
-    fwdio_runtime_t *rt = NULL;
     if (ok && PMPI_File_get_size(*fh, &size) != MPI_SUCCESS) {
         snprintf(why, sizeof(why), "MPI_File_get_size failed");
         ok = 0;
@@ -184,13 +179,33 @@ int mpiio_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info, MP
             PMPI_Info_free(&usable);
         }
     }
-    /* Every rank must agree before it makes a runtime or opens a stream:
-     * fwdio_open then sees the same arguments everywhere, and a stream's
-     * open waits for every rank. */
-    int all = ok;
-    PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, comm);
-    if (all && !(rt = mpiio_runtime_for(comm, why, sizeof(why))))
-        ok = 0;
+    /* Every rank decides alike, also when the ranks' environments or
+     * arguments differ (FWDIO_MPIIO set on some ranks only, say), or the
+     * open failed on some: one MPI_Allreduce per open, taken or not, so that
+     * no rank waits in a collective of the layer that others never reach;
+     * and every rank agrees before it makes a runtime or opens a stream, so
+     * that fwdio_open sees the same arguments everywhere. */
+    int all = 0;
+    if (PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS)
+        all = 0;
+    if (rc != MPI_SUCCESS) {
+        if (f)
+            free_file(f);
+        return rc;
+    }
+    if (!all) {
+        int r = 0;
+        PMPI_Comm_rank(comm, &r);
+        if (mpiio_verbose() && mpiio_wanted() && mpiio_match(path) && (no || why[0] || r == 0))
+            mpiio_say("%s: not taken: %s", path,
+                      no ? no : why[0] ? why : "another rank cannot take it");
+        if (f)
+            free_file(f);
+        remember_untaken(*fh, path, amode);
+        return MPI_SUCCESS;
+    }
+    fwdio_runtime_t *rt = mpiio_runtime_for(comm, why, sizeof(why));
+    ok = rt != NULL;
     PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, comm);
     if (all && release_same_group(rt, path)) {
         /* Every rank found the same handles (the same ranks opened them). */
@@ -201,10 +216,13 @@ int mpiio_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info, MP
     if (all) {
         f->fh = *fh;
         f->rt = rt;
+        /* fwdio's open runs on its progress thread while the layer makes
+         * the file's own communicator */
+        ok = start_stream(f, size, why, sizeof(why)) == 0;
         PMPI_Comm_dup(comm, &f->comm);
         PMPI_Comm_rank(f->comm, &f->rank);
         f->readback_limit = mpiio_readback_limit(f->rank);
-        ok = open_stream(f, size, why, sizeof(why)) == 0;
+        ok = ok && wait_stream_ready(f, why, sizeof(why)) == 0;
         PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, f->comm);
         if (!all && f->stream) { /* another rank could not: give ours up */
             drop_stream(f);
@@ -215,8 +233,7 @@ int mpiio_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info, MP
     if (!all) {
         if (mpiio_verbose())
             mpiio_say("%s: not taken: %s", path, why[0] ? why : "another rank could not take it");
-        if (f)
-            free_file(f);
+        free_file(f);
         remember_untaken(*fh, path, amode);
         return MPI_SUCCESS;
     }
