@@ -268,6 +268,7 @@ typedef struct fwdioi_session {
     LIST_ENTRY(fwdio_file) active_link; /* in the runtime's `active` */
     LIST_ENTRY(fwdio_file) poll_link;   /* in the runtime's `polled`, if polled */
     int polled;
+    int holds_comm; /* counted in the runtime's comms_held (session.c) */
     /* the files whose path_key has this file's hash, in open order: a ring,
      * NULL while the file is not in the runtime's active_by_path */
     struct fwdio_file *path_prev, *path_next;
@@ -386,6 +387,9 @@ struct fwdio_runtime {
     int spare_rc;
     uint64_t dup_t0; /* trace */
     int dup_busy; /* locked: dup_in_flight, for fwdio_finalize */
+    /* progress: files holding their communicator (from taking it to their
+     * end); no duplication starts while files_in_flight of them do */
+    unsigned comms_held;
     /* progress: aborts (abort.c). Once an MPI failure has put the runtime's
      * communicator out of step, every later file fails with `broken`. */
     uint64_t opened_seq; /* files whose open task ran */

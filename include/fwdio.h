@@ -378,8 +378,22 @@ typedef struct fwdio_config {
      *  is smaller; 1 turns the area off. At least 1 MiB: a smaller value is
      *  raised. */
     size_t node_buffer;
+    /** The most files of this runtime that hold their own MPI communicator
+     *  at once: a file takes one (a duplicate of the runtime's) at its open
+     *  and gives it back when it is complete, and MPI libraries have few
+     *  (MPICH 4.0: 2046 per process, Open MPI 4.1: 65532, counting the
+     *  application's own and MPI-IO's, one per open MPI file). A file opened
+     *  while this many are in flight waits for an earlier one to complete
+     *  before it is checked and its writers open it; writes to it are held
+     *  meanwhile, as for any file not ready yet, so close files in the order
+     *  you open them, or raise this, when more are in flight at once. 0: the
+     *  environment variable FWDIO_FILES_IN_FLIGHT, else
+     *  FWDIO_DEFAULT_FILES_IN_FLIGHT. */
+    unsigned files_in_flight;
     /** Room for fields of later versions: leave it zero. */
-    uint64_t reserved[5];
+    unsigned reserved_int;
+    /** Room for fields of later versions: leave it zero. */
+    uint64_t reserved[4];
 } fwdio_config_t;
 
 /*
@@ -400,6 +414,7 @@ typedef struct fwdio_config {
 #define FWDIO_PIN_POLL_BACKGROUND_US ((uint64_t)1 << 10) /**< fwdio_config_t.poll_background_us */
 #define FWDIO_PIN_POLL_SPIN_US ((uint64_t)1 << 11)    /**< fwdio_config_t.poll_spin_us */
 #define FWDIO_PIN_NODE_BUFFER ((uint64_t)1 << 12)     /**< fwdio_config_t.node_buffer */
+#define FWDIO_PIN_FILES_IN_FLIGHT ((uint64_t)1 << 13) /**< fwdio_config_t.files_in_flight */
 #define FWDIO_PIN_WRITE_SIZE ((uint64_t)1 << 32)       /**< fwdio_options_t.write_size */
 #define FWDIO_PIN_STRIPE_SIZE ((uint64_t)1 << 33)      /**< fwdio_options_t.stripe_size */
 #define FWDIO_PIN_WRITERS ((uint64_t)1 << 34)          /**< fwdio_options_t.writers */
@@ -441,6 +456,9 @@ typedef struct fwdio_config {
  *  messages of the default size in flight to the node's writers, whatever the
  *  ranks per node; docs/results/node-memory.md). */
 #define FWDIO_DEFAULT_NODE_BUFFER_CAP ((size_t)256 << 20)
+/** Default files_in_flight: 1000, half of MPICH's communicators, so that the
+ *  application and MPI-IO keep the rest. */
+#define FWDIO_DEFAULT_FILES_IN_FLIGHT 1000u
 
 /** How the stripes of a file map to writers. */
 typedef enum fwdio_layout {

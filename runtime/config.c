@@ -40,6 +40,9 @@ int fwdioi_config_check(const fwdio_config_t *c, fwdioi_origins_t *why)
                                       "struct with fwdio_config_init() or zeros before setting "
                                       "fields",
                                  i);
+    if (c->reserved_int)
+        return fwdioi_refuse(why, "fwdio_config_t.reserved_int is not 0: initialise the struct "
+                                  "with fwdio_config_init() or zeros before setting fields");
     return FWDIO_OK;
 }
 
@@ -79,6 +82,8 @@ int fwdioi_config_resolve(const fwdio_config_t *in, fwdio_config_t *out)
         out->staging_buffer = FWDIOI_MIN_STAGING_BUFFER;
     if (out->watchdog == 0)
         out->watchdog = FWDIO_DEFAULT_WATCHDOG;
+    if (out->files_in_flight == 0)
+        out->files_in_flight = FWDIO_DEFAULT_FILES_IN_FLIGHT;
     if (out->max_message_size == 0)
         out->max_message_size = (size_t)8 << 20;
     size_t cap = out->writer_buffer / 4;

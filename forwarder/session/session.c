@@ -57,6 +57,8 @@
 
 static void finish_session(fwdio_file_t *f, const fwdioi_errinfo_t *result);
 
+static void feed_dups(struct fwdio_runtime *owner);
+
 void fwdioi_session_abort_nomem(fwdio_file_t *f, uint64_t offset)
 {
     FWDIOI_ASSERT_PROGRESS();
@@ -344,6 +346,11 @@ static void finish_session(fwdio_file_t *f, const fwdioi_errinfo_t *result)
         else
             fwdioi_log_mpi_failure(MPI_Comm_free(&s->comm), "MPI_Comm_free (file)");
         s->comm = MPI_COMM_NULL;
+    }
+    if (s->holds_comm) { /* a file waiting for its communicator may take one */
+        s->holds_comm = 0;
+        f->owner->comms_held--;
+        feed_dups(f->owner);
     }
     fwdioi_session_free(f);
     double t = fwdioi_now();
@@ -794,8 +801,6 @@ static void start_check_agreement(fwdio_file_t *f)
  * rank fails the file that would have taken it (and breaks the runtime: the
  * others' duplication can never complete).
  */
-static void feed_dups(struct fwdio_runtime *owner);
-
 static struct fwdio_runtime *owner_of_dup(void *arg)
 {
     return (struct fwdio_runtime *)((char *)arg - offsetof(struct fwdio_runtime, dup_next));
@@ -860,10 +865,18 @@ static void feed_dups(struct fwdio_runtime *owner)
         }
         f->s.comm = owner->spare;
         owner->spare = MPI_COMM_NULL;
+        owner->comms_held++;
+        f->s.holds_comm = 1;
         comm_taken(f); /* may fail the file, never the runtime */
     }
     if (owner->dup_in_flight || owner->spare != MPI_COMM_NULL || owner->spare_rc ||
         owner->broken.status != FWDIO_OK)
+        return;
+    /* No more than files_in_flight files hold a communicator: the next
+     * waits for an earlier file to end (finish_session feeds again). The
+     * k-th duplication still goes to the k-th file on every rank, whenever
+     * each rank starts it. */
+    if (owner->comms_held >= fwdioi_rt_config(owner->rt)->files_in_flight)
         return;
     MPI_Request req;
     owner->dup_t0 = fwdioi_trace_begin();

@@ -56,6 +56,7 @@ static const setting_t keys[] = {
     CFG("combine_size", K_SIZE_OFF, combine_size, NULL, FWDIO_PIN_COMBINE_SIZE),
     CFG("shared_buffer", K_SIZE_OFF, shared_buffer, NULL, FWDIO_PIN_SHARED_BUFFER),
     CFG("node_buffer", K_SIZE_OFF, node_buffer, NULL, FWDIO_PIN_NODE_BUFFER),
+    CFG("files_in_flight", K_INT, files_in_flight, NULL, FWDIO_PIN_FILES_IN_FLIGHT),
     OPT("write_size", K_SIZE, write_size, NULL, FWDIO_PIN_WRITE_SIZE),
     OPT("stripe_size", K_SIZE, stripe_size, NULL, FWDIO_PIN_STRIPE_SIZE),
     OPT("writers", K_INT, writers, NULL, FWDIO_PIN_WRITERS),
