@@ -44,6 +44,19 @@ static int same(const fwdioi_errinfo_t *a, const fwdioi_errinfo_t *b)
     return memcmp(a, b, sizeof *a) == 0;
 }
 
+/* CHECK that `got` is `want`, saying what came out otherwise. */
+static void check_same(const char *what, const fwdioi_errinfo_t *got,
+                       const fwdioi_errinfo_t *want)
+{
+    CHECK(same(got, want));
+    if (!same(got, want))
+        fprintf(stderr, "  %s: got status %lld rank %lld errno %lld offset %lld call %lld "
+                        "other_rank %lld other_value %lld\n",
+                what, (long long)got->status, (long long)got->rank, (long long)got->sys_errno,
+                (long long)got->offset, (long long)got->call, (long long)got->other_rank,
+                (long long)got->other_value);
+}
+
 /* Every order of the ranks' errinfos agrees on `want`. */
 static void check_agreed(const fwdioi_errinfo_t *infos, int nranks, const fwdioi_errinfo_t *want)
 {
@@ -59,13 +72,7 @@ static void check_agreed(const fwdioi_errinfo_t *infos, int nranks, const fwdioi
         fwdioi_errinfo_t got;
         reduce(pairs, nranks, FWDIOI_ERRINFO_PAIRS, order, out);
         fwdioi_errinfo_unpack(out, &got);
-        CHECK(same(&got, want));
-        if (!same(&got, want))
-            fprintf(stderr, "  got status %lld rank %lld errno %lld offset %lld call %lld "
-                            "other_rank %lld other_value %lld\n",
-                    (long long)got.status, (long long)got.rank, (long long)got.sys_errno,
-                    (long long)got.offset, (long long)got.call, (long long)got.other_rank,
-                    (long long)got.other_value);
+        check_same("agreement", &got, want);
         while (i < nranks && c[i] >= i) {
             c[i] = 0;
             i++;
@@ -150,13 +157,7 @@ static void check_open(int64_t fields[][FWDIOI_OPEN_FIELDS], const fwdioi_errinf
         fwdioi_errinfo_t got;
         reduce(pairs, nranks, FWDIOI_OPEN_CHECK_PAIRS, orders[o], out);
         fwdioi_open_check_result(out, &got);
-        CHECK(same(&got, want));
-        if (!same(&got, want))
-            fprintf(stderr, "  open check: got status %lld rank %lld offset %lld call %lld "
-                            "other_rank %lld other_value %lld\n",
-                    (long long)got.status, (long long)got.rank, (long long)got.offset,
-                    (long long)got.call, (long long)got.other_rank,
-                    (long long)got.other_value);
+        check_same("open check", &got, want);
     }
 }
 
