@@ -144,7 +144,6 @@ int fwdio_init(MPI_Comm comm, const fwdio_config_t *cfg, fwdio_runtime_t **out)
     fwdio_runtime_t *rt = calloc(1, sizeof *rt);
     if (!rt)
         return FWDIO_ENOMEM;
-    rt->agree_op = rt->check_op = MPI_OP_NULL;
     rt->broken = FWDIOI_ERRINFO_OK;
     LIST_INIT(&rt->live);
     LIST_INIT(&rt->active);
@@ -154,11 +153,6 @@ int fwdio_init(MPI_Comm comm, const fwdio_config_t *cfg, fwdio_runtime_t **out)
     rt->dup_next = rt->spare = MPI_COMM_NULL;
     STAILQ_INIT(&rt->area_blocked);
     fwdioi_trace_start(world_rank); /* before the runtime's threads start */
-    rc = fwdioi_agree_op_create(&rt->agree_op);
-    if (rc == FWDIO_OK)
-        rc = fwdioi_open_check_op_create(&rt->check_op);
-    if (rc != FWDIO_OK)
-        goto fail;
     /* The settings from the environment and the config file (which rank 0
      * reads and broadcasts), agreed on: a bad one fails init on every rank,
      * and only the lowest rank that refused it says why (fwdio.h,
@@ -214,8 +208,6 @@ fail_rt:
 fail:
     fwdioi_trace_stop(0);
     fwdioi_settings_free(&rt->settings);
-    fwdioi_agree_op_free(&rt->agree_op);
-    fwdioi_agree_op_free(&rt->check_op);
     free(rt);
     return rc;
 }
@@ -282,8 +274,6 @@ int fwdio_finalize(fwdio_runtime_t *rt)
     fwdioi_abort_free(rt);
     fwdioi_trace_end_file(t_trace, "finalize", FWDIOI_TRACE_NONE);
     fwdioi_trace_stop(1); /* the threads are joined: every buffer is still */
-    fwdioi_agree_op_free(&rt->agree_op);
-    fwdioi_agree_op_free(&rt->check_op);
     fwdioi_topology_free(&rt->topo);
     fwdioi_settings_free(&rt->settings);
     free(rt);

@@ -252,7 +252,15 @@ typedef struct fwdioi_session {
     double t_close_called;    /* when this rank's close reached the session */
     double t_closed;          /* when the close was agreed (watchdog) */
     double next_report;       /* when the watchdog reports next */
-    int64_t check_in[FWDIOI_OPEN_CHECK_INTS], check_out[FWDIOI_OPEN_CHECK_INTS];
+    fwdioi_agree_pair_t check_in[FWDIOI_OPEN_CHECK_PAIRS], check_out[FWDIOI_OPEN_CHECK_PAIRS];
+    /* The status agreement in flight (fwdioi_session_agree_status; one at a
+     * time: open, each step's status and commit, final, commit follow one
+     * another): this rank's errinfo packed, the reduced pairs, where the
+     * agreed errinfo goes and who is called then. */
+    fwdioi_agree_pair_t status_in[FWDIOI_ERRINFO_PAIRS], status_out[FWDIOI_ERRINFO_PAIRS];
+    fwdioi_errinfo_t *status_agreed;
+    fwdioi_req_cb_t status_done;
+    int status_busy;
     int check_failed;          /* ranks disagree: no storage, no further agreement */
     int ready_delivered;
     /* An MPI call failed here, or another rank said one failed there: the
@@ -355,8 +363,6 @@ typedef struct fwdioi_zombie {
 
 struct fwdio_runtime {
     fwdioi_rt_t *rt;
-    MPI_Op agree_op;
-    MPI_Op check_op;
     fwdioi_topology_t topo; /* where every rank runs (fixed after init) */
     fwdioi_settings_file_t settings; /* FWDIO_CONFIG, read at init */
     /* locked */

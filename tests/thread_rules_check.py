@@ -16,11 +16,12 @@ assertion of that rule (docs/ARCHITECTURE.md, "Who owns what"):
       * the comment right before its declaration in a header, or before its
         definition or prototype in a .c file, says "(progress thread)"; or
       * it is handed to the runtime as a progress-thread callback: the `cb`
-        of fwdioi_rt_track, the `done` of fwdioi_session_agree and
-        fwdioi_session_scan_appends, the `on_done` of fwdioi_storage_job_new,
-        a task's `run` (`<...>task.run = fn`), an I/O job's `done`
-        (`io.done = fn`), the client's poll hook (fwdioi_client_t), or a
-        libevent callback (event_new, evtimer_new).
+        of fwdioi_rt_track, the `done` of fwdioi_session_agree,
+        fwdioi_session_agree_status and fwdioi_session_scan_appends, the
+        `on_done` of fwdioi_storage_job_new, a task's `run`
+        (`<...>task.run = fn`), an I/O job's `done` (`io.done = fn`), the
+        client's poll hook (fwdioi_client_t), or a libevent callback
+        (event_new, evtimer_new).
     A function that is handed over so but legitimately runs on another
     thread as well says "(any thread)" in that comment, and why; it is then
     not checked (a marked "(progress thread)" one cannot be excused so).
@@ -51,6 +52,7 @@ ANY_ASSERT = re.compile(r"^FWDIOI_ASSERT_\w+\s*\(.*\)$", re.S)
 CALLBACK_ARGS = {
     "fwdioi_rt_track": 2,
     "fwdioi_session_agree": -1,
+    "fwdioi_session_agree_status": -1,
     "fwdioi_session_scan_appends": -1,
     "fwdioi_storage_job_new": 2,
     "event_new": 3,

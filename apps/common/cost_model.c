@@ -242,14 +242,15 @@ void cost_model_rank(const cost_input_t *in_, int r, cost_rank_t *out)
 
     /* collectives: session.c (DUP, CHECKING, OPENING, CLOSING, SYNCING,
      * COMMITTING), steps.c (scan, counts, final, commit) */
-    const uint64_t errinfo = COST_ERRINFO_INTS * 8;
+    const uint64_t errinfo = COST_ERRINFO_PAIRS * COST_PAIR_BYTES;
     const uint64_t counts = (W + COST_CLOSE_EXTRA) * 8;
     out->idup.calls = 1 + (in.first_file ? 1 : 0); /* the file's, and the next one ahead */
     out->iallreduce.calls = 4;
-    out->iallreduce.bytes = (COST_ERRINFO_INTS + 4 * COST_OPEN_FIELDS) * 8 /* open check */
-                            + errinfo                                     /* open status */
-                            + counts                                      /* close: per writer */
-                            + errinfo;                                    /* final status */
+    out->iallreduce.bytes = (COST_ERRINFO_PAIRS + 2 * COST_OPEN_FIELDS) * COST_PAIR_BYTES
+                            /* the open check */
+                            + errinfo /* open status */
+                            + counts  /* close: per writer */
+                            + errinfo; /* final status */
     if (in.commit) {
         out->iallreduce.calls++;
         out->iallreduce.bytes += errinfo;

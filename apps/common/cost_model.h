@@ -19,7 +19,7 @@
  * job places them.
  *
  * The protocol's constants mirror the library's (FWDIOI_OPEN_FIELDS,
- * FWDIOI_ERRINFO_INTS, FWDIOI_CLOSE_EXTRA, the wire header and piece); the
+ * FWDIOI_ERRINFO_PAIRS, FWDIOI_CLOSE_EXTRA, the wire header and piece); the
  * test checks them against the library's own headers.
  */
 #ifndef FWDIO_COST_MODEL_H
@@ -27,9 +27,12 @@
 
 #include <stdint.h>
 
-/* forwarder/session/agree.h: an error report is 7 int64s */
-#define COST_ERRINFO_INTS 7
-/* forwarder/session/open_check.h: the fields the open check compares */
+/* forwarder/session/agree.h: an error report is 10 MPI_LONG_INT pairs (reduced
+ * with MPI_MINLOC), of 12 bytes each as MPI counts them (a long and an int) */
+#define COST_ERRINFO_PAIRS 10
+#define COST_PAIR_BYTES 12
+/* forwarder/session/open_check.h: the fields the open check compares (two
+ * pairs each, after an error report) */
 #define COST_OPEN_FIELDS 16
 /* forwarder/state.h: sums beside the bytes per writer in the close and step counts */
 #define COST_CLOSE_EXTRA 5

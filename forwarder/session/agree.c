@@ -4,33 +4,64 @@
 #include "log.h"
 #include "session/open_check.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
-void fwdioi_errinfo_combine(const int64_t *a, int64_t *b)
+_Static_assert(sizeof(long) == 8, "agreements pack 64-bit keys in MPI_LONG_INT");
+
+/* The 32-bit halves of a 64-bit field, as the pairs' int values. */
+static int low_half(int64_t v)
 {
-    int take = (a[0] != FWDIO_OK && b[0] == FWDIO_OK) ||
-               (a[0] != FWDIO_OK && b[0] != FWDIO_OK && a[1] < b[1]);
-    if (take) {
-        memcpy(b, a, FWDIOI_ERRINFO_INTS * sizeof *a);
-    } else if (a[0] == FWDIO_OK && b[0] == FWDIO_OK) {
-        /* two successes: the largest offset and other_value (a read file's
-         * open agrees on its size so, agree.h) */
-        if (a[3] > b[3])
-            b[3] = a[3];
-        if (a[6] > b[6])
-            b[6] = a[6];
-    }
+    uint32_t u = (uint32_t)(uint64_t)v;
+    int32_t i;
+    memcpy(&i, &u, sizeof i);
+    return i;
 }
 
-/* Keep, element-wise, the error reported by the lowest rank; OK loses to any
- * error. Commutative and associative, as MPI requires. */
-static void combine(void *invec, void *inoutvec, int *len, MPI_Datatype *type)
+static int high_half(int64_t v) { return low_half((int64_t)((uint64_t)v >> 32)); }
+
+static int64_t join_halves(int low, int high)
 {
-    (void)type;
-    int64_t *in = invec, *io = inoutvec;
-    for (int i = 0; i + FWDIOI_ERRINFO_INTS <= *len; i += FWDIOI_ERRINFO_INTS)
-        fwdioi_errinfo_combine(in + i, io + i);
+    uint32_t lo, hi;
+    memcpy(&lo, &low, sizeof lo);
+    memcpy(&hi, &high, sizeof hi);
+    return (int64_t)(((uint64_t)hi << 32) | lo);
+}
+
+void fwdioi_errinfo_pack(const fwdioi_errinfo_t *e, int me,
+                         fwdioi_agree_pair_t out[FWDIOI_ERRINFO_PAIRS])
+{
+    int failed = e->status != FWDIO_OK;
+    /* rank + 1 >= 0 above, the contributor below: unique per rank */
+    long key = failed ? (long)(((uint64_t)(e->rank + 1) << 32) | (uint32_t)me) : LONG_MAX;
+    const int vals[FWDIOI_ERRINFO_KEYED] = {
+        (int)e->status,         (int)e->sys_errno, low_half(e->offset),
+        high_half(e->offset),   (int)e->call,      (int)e->other_rank,
+        low_half(e->other_value), high_half(e->other_value)};
+    for (int i = 0; i < FWDIOI_ERRINFO_KEYED; i++)
+        out[i] = (fwdioi_agree_pair_t){key, failed ? vals[i] : 0};
+    out[FWDIOI_ERRINFO_KEYED] = (fwdioi_agree_pair_t){failed ? LONG_MAX : ~(long)e->offset, 0};
+    out[FWDIOI_ERRINFO_KEYED + 1] =
+        (fwdioi_agree_pair_t){failed ? LONG_MAX : ~(long)e->other_value, 0};
+}
+
+void fwdioi_errinfo_unpack(const fwdioi_agree_pair_t in[FWDIOI_ERRINFO_PAIRS],
+                           fwdioi_errinfo_t *out)
+{
+    if (in[0].key == LONG_MAX) { /* nobody failed: the largest offset and other_value */
+        *out = FWDIOI_ERRINFO_OK;
+        out->offset = ~(int64_t)in[FWDIOI_ERRINFO_KEYED].key;
+        out->other_value = ~(int64_t)in[FWDIOI_ERRINFO_KEYED + 1].key;
+        return;
+    }
+    *out = (fwdioi_errinfo_t){in[0].val,
+                              (int64_t)((uint64_t)in[0].key >> 32) - 1,
+                              in[1].val,
+                              join_halves(in[2].val, in[3].val),
+                              in[4].val,
+                              in[5].val,
+                              join_halves(in[6].val, in[7].val)};
 }
 
 static const char *const mpi_call_names[FWDIOI_MPI_CALL_COUNT] = {
@@ -65,17 +96,6 @@ void fwdioi_errinfo_set_mpi(fwdioi_errinfo_t *info, int rank, int call, int mpi_
     if (MPI_Error_class(mpi_rc, &cls) != MPI_SUCCESS)
         cls = mpi_rc;
     fwdioi_errinfo_set_call(info, FWDIO_EMPI, rank, cls, 0, FWDIOI_REASON_MPI + call);
-}
-
-int fwdioi_agree_op_create(MPI_Op *op)
-{
-    return MPI_Op_create(combine, 1, op) == MPI_SUCCESS ? FWDIO_OK : FWDIO_EMPI;
-}
-
-void fwdioi_agree_op_free(MPI_Op *op)
-{
-    if (*op != MPI_OP_NULL)
-        fwdioi_log_mpi_failure(MPI_Op_free(op), "MPI_Op_free");
 }
 
 void fwdioi_errinfo_set_call(fwdioi_errinfo_t *info, int status, int rank, int sys_errno,

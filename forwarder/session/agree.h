@@ -1,8 +1,17 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Agreement on a file's status: every rank contributes what it saw, a
- * nonblocking MPI_Iallreduce with our own operation keeps the error of the
- * lowest rank that reported one, and every rank ends up with the same answer.
+ * nonblocking MPI_Iallreduce keeps the error of the lowest rank that reported
+ * one, and every rank ends up with the same answer.
+ *
+ * The reduction is MPI's own MPI_MINLOC over MPI_LONG_INT pairs (an errinfo
+ * packed as below), never an operation of ours: Open MPI 4.1 retains a
+ * user-defined operation for a nonblocking collective only after starting it
+ * (ompi_coll_base_retain_op), so when another thread's MPI progress completes
+ * the collective in between, the operation is never released and outlives
+ * MPI_Op_free (LeakSanitizer's report: a leak from MPI_Op_create). With the
+ * MPI-IO layer the application thread is in MPI while the progress thread
+ * starts agreements (ctest mpiio_layer_np3_sync_async reported it once).
  */
 #ifndef FWDIOI_AGREE_H
 #define FWDIOI_AGREE_H
@@ -26,6 +35,34 @@ typedef struct fwdioi_errinfo {
 
 #define FWDIOI_ERRINFO_INTS 7
 #define FWDIOI_ERRINFO_OK ((fwdioi_errinfo_t){FWDIO_OK, -1, 0, 0, FWDIOI_CALL_NONE, -1, 0})
+
+/* One element of an agreement as MPI reduces it: MPI_LONG_INT with the
+ * predefined MPI_MINLOC (the smallest key, and of equal keys the smallest
+ * val). `long` is 64 bits (fwdio builds on LP64 systems only). */
+typedef struct fwdioi_agree_pair {
+    long key;
+    int val;
+} fwdioi_agree_pair_t;
+
+/*
+ * An errinfo as pairs: the first FWDIOI_ERRINFO_KEYED pairs carry its fields
+ * (32 bits each; offset and other_value in two) under one key, the error's
+ * rank then the contributing rank (unique), or LONG_MAX for no error, so the
+ * lowest rank's error comes out whole; the last two carry ~offset and
+ * ~other_value of a success (LONG_MAX for an error), whose minima give the
+ * largest of each when no rank failed.
+ */
+#define FWDIOI_ERRINFO_KEYED 8
+#define FWDIOI_ERRINFO_PAIRS (FWDIOI_ERRINFO_KEYED + 2)
+
+/** Pack `e` as contributed by rank `me` of the agreement's communicator. */
+void fwdioi_errinfo_pack(const fwdioi_errinfo_t *e, int me,
+                         fwdioi_agree_pair_t out[FWDIOI_ERRINFO_PAIRS]);
+/** The agreed errinfo of reduced pairs: the error of the lowest `rank` (of
+ *  equal ones, the lowest contributor's), or FWDIO_OK with the largest
+ *  offset and other_value any rank passed. */
+void fwdioi_errinfo_unpack(const fwdioi_agree_pair_t in[FWDIOI_ERRINFO_PAIRS],
+                           fwdioi_errinfo_t *out);
 
 /*
  * Reasons an errinfo can give besides a failed system call (sysio.h), in its
@@ -82,14 +119,6 @@ typedef enum fwdioi_mpi_call {
 
 /** "MPI_Iallreduce (open status)", ...; "an MPI call" for a bad value. */
 const char *fwdioi_mpi_call_name(int call);
-
-/** Keep in `inout` the error of the lower rank of the two (OK loses to any
- *  error): the reduction of one errinfo, as FWDIOI_ERRINFO_INTS int64s. */
-void fwdioi_errinfo_combine(const int64_t *in, int64_t *inout);
-
-/** Create / free the MPI reduction operation (collective-free, local). */
-int fwdioi_agree_op_create(MPI_Op *op);
-void fwdioi_agree_op_free(MPI_Op *op);
 
 /** Record an error in `info` unless one is there already (first error wins). */
 void fwdioi_errinfo_set(fwdioi_errinfo_t *info, int status, int rank, int sys_errno,

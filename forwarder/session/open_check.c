@@ -42,56 +42,31 @@ uint64_t fwdioi_hash(uint64_t h, const void *data, size_t len)
     return h;
 }
 
-void fwdioi_open_check_pack(int64_t out[FWDIOI_OPEN_CHECK_INTS], int rank,
+void fwdioi_open_check_pack(fwdioi_agree_pair_t out[FWDIOI_OPEN_CHECK_PAIRS], int rank,
                             const int64_t fields[FWDIOI_OPEN_FIELDS],
                             const fwdioi_errinfo_t *local)
 {
-    memcpy(out, local, sizeof *local);
-    int64_t *q = out + FWDIOI_ERRINFO_INTS;
-    for (int i = 0; i < FWDIOI_OPEN_FIELDS; i++, q += 4) {
-        q[0] = q[2] = fields[i];
-        q[1] = q[3] = rank;
+    fwdioi_errinfo_pack(local, rank, out);
+    fwdioi_agree_pair_t *q = out + FWDIOI_ERRINFO_PAIRS;
+    for (int i = 0; i < FWDIOI_OPEN_FIELDS; i++, q += 2) {
+        q[0] = (fwdioi_agree_pair_t){(long)fields[i], rank};
+        q[1] = (fwdioi_agree_pair_t){~(long)fields[i], rank};
     }
 }
 
-/* Per field: the smaller value (ties: the lower rank) and the larger one. */
-static void combine(void *invec, void *inoutvec, int *len, MPI_Datatype *type)
-{
-    (void)type;
-    int64_t *in = invec, *io = inoutvec;
-    for (int base = 0; base + FWDIOI_OPEN_CHECK_INTS <= *len; base += FWDIOI_OPEN_CHECK_INTS) {
-        int64_t *a = in + base, *b = io + base;
-        fwdioi_errinfo_combine(a, b);
-        for (int i = FWDIOI_ERRINFO_INTS; i < FWDIOI_OPEN_CHECK_INTS; i += 4) {
-            if (a[i] < b[i] || (a[i] == b[i] && a[i + 1] < b[i + 1])) {
-                b[i] = a[i];
-                b[i + 1] = a[i + 1];
-            }
-            if (a[i + 2] > b[i + 2] || (a[i + 2] == b[i + 2] && a[i + 3] < b[i + 3])) {
-                b[i + 2] = a[i + 2];
-                b[i + 3] = a[i + 3];
-            }
-        }
-    }
-}
-
-int fwdioi_open_check_op_create(MPI_Op *op)
-{
-    return MPI_Op_create(combine, 1, op) == MPI_SUCCESS ? FWDIO_OK : FWDIO_EMPI;
-}
-
-void fwdioi_open_check_result(const int64_t agreed[FWDIOI_OPEN_CHECK_INTS],
+void fwdioi_open_check_result(const fwdioi_agree_pair_t agreed[FWDIOI_OPEN_CHECK_PAIRS],
                               fwdioi_errinfo_t *out)
 {
-    memcpy(out, agreed, sizeof *out);
+    fwdioi_errinfo_unpack(agreed, out);
     if (out->status != FWDIO_OK)
         return;
-    const int64_t *q = agreed + FWDIOI_ERRINFO_INTS;
-    for (int i = 0; i < FWDIOI_OPEN_FIELDS; i++, q += 4) {
-        if (q[0] == q[2])
+    const fwdioi_agree_pair_t *q = agreed + FWDIOI_ERRINFO_PAIRS;
+    for (int i = 0; i < FWDIOI_OPEN_FIELDS; i++, q += 2) {
+        int64_t least = q[0].key, most = ~(int64_t)q[1].key;
+        if (least == most)
             continue;
-        *out = (fwdioi_errinfo_t){FWDIO_EINVAL, q[1], 0, q[0], FWDIOI_REASON_MISMATCH + i,
-                                  q[3], q[2]};
+        *out = (fwdioi_errinfo_t){FWDIO_EINVAL, q[0].val, 0, least, FWDIOI_REASON_MISMATCH + i,
+                                  q[1].val, most};
         return;
     }
 }

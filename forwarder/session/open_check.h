@@ -32,8 +32,10 @@ typedef enum fwdioi_open_field {
     FWDIOI_OPEN_FIELDS
 } fwdioi_open_field_t;
 
-/* int64s reduced: an errinfo, then per field min, its rank, max, its rank. */
-#define FWDIOI_OPEN_CHECK_INTS (FWDIOI_ERRINFO_INTS + 4 * FWDIOI_OPEN_FIELDS)
+/* Pairs reduced with MPI_MINLOC (agree.h): an errinfo, then per field
+ * (value, rank) and (~value, rank), whose minima are the smallest and the
+ * largest value with the lowest rank that passed each. */
+#define FWDIOI_OPEN_CHECK_PAIRS (FWDIOI_ERRINFO_PAIRS + 2 * FWDIOI_OPEN_FIELDS)
 
 /** "size", "write_size", ... */
 const char *fwdioi_open_field_name(int field);
@@ -45,16 +47,13 @@ int fwdioi_open_field_hashed(int field);
 uint64_t fwdioi_hash(uint64_t h, const void *data, size_t len);
 
 /** Fill the reduction input from this rank's fields and local error. */
-void fwdioi_open_check_pack(int64_t out[FWDIOI_OPEN_CHECK_INTS], int rank,
+void fwdioi_open_check_pack(fwdioi_agree_pair_t out[FWDIOI_OPEN_CHECK_PAIRS], int rank,
                             const int64_t fields[FWDIOI_OPEN_FIELDS],
                             const fwdioi_errinfo_t *local);
 
 /** The agreed outcome of a reduced check: a local error (lowest rank's),
  *  else the first field that differs as FWDIO_EINVAL, else OK. */
-void fwdioi_open_check_result(const int64_t agreed[FWDIOI_OPEN_CHECK_INTS],
+void fwdioi_open_check_result(const fwdioi_agree_pair_t agreed[FWDIOI_OPEN_CHECK_PAIRS],
                               fwdioi_errinfo_t *out);
-
-/** Create / free the reduction operation of the check. */
-int fwdioi_open_check_op_create(MPI_Op *op);
 
 #endif

@@ -50,6 +50,7 @@
 #include "write/writer.h"
 #include "write/combine.h"
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -108,6 +109,34 @@ int fwdioi_session_agree(fwdio_file_t *f, int call, const void *in, void *out, i
         return -1;
     }
     fwdioi_rt_track(f->rt, req, done, f);
+    return 0;
+}
+
+/* A status agreement completed: its errinfo is unpacked for `done`. */
+static void on_status_agreed(void *arg, const MPI_Status *st)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    fwdio_file_t *f = arg;
+    fwdioi_session_t *s = &f->s;
+    s->status_busy = 0;
+    if (st->MPI_ERROR == MPI_SUCCESS)
+        fwdioi_errinfo_unpack(s->status_out, s->status_agreed);
+    s->status_done(f, st);
+}
+
+int fwdioi_session_agree_status(fwdio_file_t *f, int call, const fwdioi_errinfo_t *in,
+                                fwdioi_errinfo_t *out, fwdioi_req_cb_t done)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    fwdioi_session_t *s = &f->s;
+    assert(!s->status_busy);
+    fwdioi_errinfo_pack(in, f->rank, s->status_in);
+    s->status_agreed = out;
+    s->status_done = done;
+    if (fwdioi_session_agree(f, call, s->status_in, s->status_out, FWDIOI_ERRINFO_PAIRS,
+                             MPI_LONG_INT, MPI_MINLOC, on_status_agreed) != 0)
+        return -1;
+    s->status_busy = 1;
     return 0;
 }
 
@@ -393,8 +422,8 @@ static void on_commit_agreed(void *arg, const MPI_Status *st)
 static void start_commit_agreement(fwdio_file_t *f)
 {
     fwdioi_session_t *s = &f->s;
-    fwdioi_session_agree(f, FWDIOI_MPI_AGREE_COMMIT, &s->commit_local, &s->commit_agreed,
-                    FWDIOI_ERRINFO_INTS, MPI_INT64_T, f->owner->agree_op, on_commit_agreed);
+    fwdioi_session_agree_status(f, FWDIOI_MPI_AGREE_COMMIT, &s->commit_local, &s->commit_agreed,
+                                on_commit_agreed);
 }
 
 static int may_finish_aborted(const fwdio_file_t *f)
@@ -505,8 +534,8 @@ void fwdioi_session_data_done(fwdio_file_t *f)
         return;
     s->final_started = 1;
     s->phase = FWDIOI_PHASE_SYNCING;
-    fwdioi_session_agree(f, FWDIOI_MPI_AGREE_FINAL, &s->local_error, &s->final_agreed,
-                    FWDIOI_ERRINFO_INTS, MPI_INT64_T, f->owner->agree_op, on_final_agreed);
+    fwdioi_session_agree_status(f, FWDIOI_MPI_AGREE_FINAL, &s->local_error, &s->final_agreed,
+                                on_final_agreed);
 }
 
 /* ---- closing: agree on the bytes per writer ---- */
@@ -715,8 +744,8 @@ static void start_open_agreement(fwdio_file_t *f)
 {
     fwdioi_session_t *s = &f->s;
     s->phase = FWDIOI_PHASE_OPENING;
-    fwdioi_session_agree(f, FWDIOI_MPI_AGREE_OPEN, &s->open_local, &s->open_agreed,
-                    FWDIOI_ERRINFO_INTS, MPI_INT64_T, f->owner->agree_op, on_open_agreed);
+    fwdioi_session_agree_status(f, FWDIOI_MPI_AGREE_OPEN, &s->open_local, &s->open_agreed,
+                                on_open_agreed);
 }
 
 void fwdioi_session_opened(fwdio_file_t *f)
@@ -784,8 +813,8 @@ static void start_check_agreement(fwdio_file_t *f)
     fwdioi_session_t *s = &f->s;
     s->phase = FWDIOI_PHASE_CHECKING;
     fwdioi_open_check_pack(s->check_in, f->rank, f->check_fields, &f->open_refusal);
-    fwdioi_session_agree(f, FWDIOI_MPI_AGREE_CHECK, s->check_in, s->check_out, FWDIOI_OPEN_CHECK_INTS,
-                    MPI_INT64_T, f->owner->check_op, on_check_agreed);
+    fwdioi_session_agree(f, FWDIOI_MPI_AGREE_CHECK, s->check_in, s->check_out,
+                         FWDIOI_OPEN_CHECK_PAIRS, MPI_LONG_INT, MPI_MINLOC, on_check_agreed);
 }
 
 /*

@@ -40,6 +40,11 @@ void fwdioi_session_opened(fwdio_file_t *f);
  *  is aborted). */
 int fwdioi_session_agree(fwdio_file_t *f, int call, const void *in, void *out, int count,
                          MPI_Datatype type, MPI_Op op, fwdioi_req_cb_t done);
+/** Start one of the file's status agreements (one at a time): every rank's
+ *  `*in` reduced (agree.h: the lowest rank's error, MPI_MINLOC over pairs)
+ *  into `*out`, set before `done` runs (progress thread). 0, or -1 (aborted). */
+int fwdioi_session_agree_status(fwdio_file_t *f, int call, const fwdioi_errinfo_t *in,
+                                fwdioi_errinfo_t *out, fwdioi_req_cb_t done);
 /** Start the exclusive scan of this rank's appended bytes (*mine into
  *  *prefix; undefined on rank 0) (progress thread). 0, or -1 (aborted). */
 int fwdioi_session_scan_appends(fwdio_file_t *f, const uint64_t *mine, uint64_t *prefix,

@@ -225,9 +225,8 @@ static void on_step_commit_agreed(void *arg, const MPI_Status *st)
 static void start_commit_agreement(fwdio_file_t *f)
 {
     fwdioi_session_t *s = &f->s;
-    if (fwdioi_session_agree(f, FWDIOI_MPI_AGREE_STEP_COMMIT, &s->step_commit_local,
-                             &s->step_commit_agreed, FWDIOI_ERRINFO_INTS, MPI_INT64_T,
-                             f->owner->agree_op, on_step_commit_agreed) == 0)
+    if (fwdioi_session_agree_status(f, FWDIOI_MPI_AGREE_STEP_COMMIT, &s->step_commit_local,
+                                    &s->step_commit_agreed, on_step_commit_agreed) == 0)
         sequence_free(f);
 }
 
@@ -307,9 +306,8 @@ void fwdioi_steps_data_done(fwdio_file_t *f)
         fwdioi_session_finish_if_aborted(f);
         return;
     }
-    if (fwdioi_session_agree(f, FWDIOI_MPI_AGREE_STEP_FINAL, &s->local_error, &s->step_agreed,
-                             FWDIOI_ERRINFO_INTS, MPI_INT64_T, f->owner->agree_op,
-                             on_step_final) != 0)
+    if (fwdioi_session_agree_status(f, FWDIOI_MPI_AGREE_STEP_FINAL, &s->local_error,
+                                    &s->step_agreed, on_step_final) != 0)
         return;
     s->head_agreeing = 1;
     /* Without a commit block nothing more of this step is agreed: the next
