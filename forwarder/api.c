@@ -9,6 +9,7 @@
 #include "storage/fault.h"
 #include "state.h"
 #include "session/file_life.h"
+#include "local/local_tier.h"
 #include "log.h"
 #include "plan/placement.h"
 #include "read/requester.h"
@@ -224,7 +225,7 @@ static int all_files_completed(void *arg)
 {
     fwdio_runtime_t *rt = arg;
     for (fwdio_file_t *f = LIST_FIRST(&rt->live); f; f = LIST_NEXT(f, live_link))
-        if (!f->complete_delivered)
+        if (!f->complete_delivered || !f->drained_delivered) /* drains too */
             return 0;
     return 1;
 }
@@ -451,6 +452,15 @@ static int open_file(fwdio_runtime_t *rt, const char *path, uint64_t size,
         fwdioi_file_release(f);
         return FWDIO_ENOMEM;
     }
+    /* the node-local tier: files written with a size only (local_tier.h) */
+    if (!reading && !stream && resolved.local_dir && *resolved.local_dir) {
+        rc = fwdioi_local_create(f, resolved.local_dir, resolved.drain_bandwidth, &why.base);
+        if (rc != FWDIO_OK) {
+            fwdioi_file_release(f);
+            return rc;
+        }
+    }
+    f->opts.local_dir = NULL; /* not kept: the tier copied what it needs */
     f->t_open = t0;
     f->known_error = f->open_refusal = FWDIOI_ERRINFO_OK;
     fwdioi_file_fill_check(f);
@@ -882,9 +892,9 @@ void fwdio_file_free(fwdio_file_t *f)
     fwdioi_rt_lock(f->rt);
     close_locked(f);
     f->app_freed = 1;
-    /* Complete already delivered: nobody else will touch the file. Else the
-     * complete call releases it. */
-    int release = f->complete_delivered;
+    /* Complete (and drained) already delivered: nobody else will touch the
+     * file. Else the last of those calls releases it. */
+    int release = f->complete_delivered && f->drained_delivered;
     if (release)
         fwdioi_file_unlink_locked(f);
     fwdioi_rt_unlock(f->rt);
@@ -900,6 +910,8 @@ const char *fwdio_file_error(const fwdio_file_t *f)
      * never again: once failed_known is seen, reading it needs no lock. */
     fwdioi_rt_lock(f->rt);
     const char *text = f->failed_known ? f->error_text : fwdio_strerror(FWDIO_OK);
+    if (!f->failed_known && f->drained_delivered && f->drain_status != FWDIO_OK)
+        text = f->drain_text; /* set once, before drained was delivered */
     fwdioi_rt_unlock(f->rt);
     return text;
 }
