@@ -247,7 +247,13 @@ int fwdio_finalize(fwdio_runtime_t *rt)
     for (fwdio_file_t *f = LIST_FIRST(&rt->live); f; f = LIST_NEXT(f, live_link)) {
         close_locked(f);
     }
+    int drains = 0;
+    for (fwdio_file_t *f = LIST_FIRST(&rt->live); f; f = LIST_NEXT(f, live_link))
+        drains += f->drain_pending && !f->drained_delivered;
     fwdioi_rt_unlock(rt->rt);
+    if (drains > 0) /* the node-local tier: the targets get their bytes first */
+        fwdioi_log(FWDIOI_LOG_INFO, "rank %d: fwdio_finalize waits for %d drain(s) to the target",
+                   fwdioi_rt_rank(rt->rt), drains);
     fwdioi_rt_wait(rt->rt, all_files_completed, rt);
     /* The communicator made ahead for a next file: every rank started it at
      * the same open, so it completes (unless an MPI failure broke the
@@ -921,10 +927,15 @@ int fwdio_file_error_info(const fwdio_file_t *f, fwdio_error_info_t *info)
     if (!f || !info)
         return FWDIO_EINVAL;
     fwdioi_rt_lock(f->rt);
-    info->status = (int)f->known_error.status;
-    info->rank = (int)f->known_error.rank;
-    info->sys_errno = (int)f->known_error.sys_errno;
-    info->offset = (uint64_t)f->known_error.offset;
+    /* as fwdio_file_error: a drain's failure once the file itself did not fail */
+    const fwdioi_errinfo_t *e = !f->failed_known && f->drained_delivered &&
+                                        f->drain_status != FWDIO_OK
+                                    ? &f->drain_error
+                                    : &f->known_error;
+    info->status = (int)e->status;
+    info->rank = (int)e->rank;
+    info->sys_errno = (int)e->sys_errno;
+    info->offset = (uint64_t)e->offset;
     fwdioi_rt_unlock(f->rt);
     return FWDIO_OK;
 }

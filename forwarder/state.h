@@ -460,6 +460,7 @@ struct fwdio_file {
     int drain_pending;
     int drained_delivered;
     int drain_status;
+    fwdioi_errinfo_t drain_error;
     char drain_text[256];
     int ready_returned; /* the ready callback ran (or there was none): fwdio_wait_ready */
     fwdioi_errinfo_t known_error;

@@ -265,7 +265,7 @@ static void drain_finish(fwdio_file_t *f, const fwdioi_errinfo_t *result)
     l->comm = MPI_COMM_NULL;
     free(l->buf);
     l->buf = NULL;
-    l->drain_agreed = *result; /* what fwdioi_session_drain_over publishes */
+    l->drain_agreed = *result; /* what drain_over publishes */
     double t = fwdioi_now() - l->t0;
     fwdioi_log(FWDIOI_LOG_INFO, "rank %d: %s drained: %s (%llu bytes in %.3f s)", f->rank,
                f->path, fwdio_strerror((int)result->status), (unsigned long long)l->moved, t);
@@ -288,6 +288,7 @@ static int agreement_ok(fwdio_file_t *f, int call, const MPI_Status *st)
     return 0;
 }
 
+/* The commit's status is agreed: the drain is over (progress thread). */
 static void on_commit_agreed(void *arg, const MPI_Status *st)
 {
     FWDIOI_ASSERT_PROGRESS();
@@ -362,6 +363,7 @@ static void commit(fwdio_file_t *f)
     fwdioi_rt_io_submit(f->rt, &job->io);
 }
 
+/* The drain's status is agreed: commit, or be over (progress thread). */
 static void on_drain_agreed(void *arg, const MPI_Status *st)
 {
     FWDIOI_ASSERT_PROGRESS();
@@ -439,6 +441,7 @@ static void drain_over(fwdio_file_t *f)
     fwdioi_errinfo_format(e, f->path, written, text, sizeof text);
     fwdioi_rt_lock(f->rt);
     f->drain_status = (int)e->status;
+    f->drain_error = *e;
     memcpy(f->drain_text, text, sizeof text);
     fwdioi_rt_unlock(f->rt);
     fwdioi_session_drain_over(f);

@@ -8,12 +8,15 @@
 
 struct fwdioi_local {
     /* fixed after fwdio_open */
+    fwdio_file_t *file;
     char *pattern;   /* local_dir as given: what every rank must agree on */
     char *dir;       /* for this host */
     char *data_path; /* this rank's local file, if it writes; else NULL */
     uint64_t bandwidth; /* drain cap, bytes/s per writer; 0: none */
     uint64_t created_ns; /* CLOCK_REALTIME at fwdio_open: the index's `created` */
-    /* progress thread: the drain (drain.c) */
+    /* progress thread: the drain (drain.c), started from a task so that
+     * nothing of it, even a failure to start, comes before complete */
+    fwdioi_task_t start_task;
     MPI_Comm comm; /* the file's, kept for the drain's agreements */
     int committer, committers; /* as the close agreed them */
     int in_fd, out_fd;

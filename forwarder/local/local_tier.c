@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -44,6 +45,7 @@ int fwdioi_local_create(fwdio_file_t *f, const char *pattern, uint64_t bandwidth
     if (!l)
         return FWDIO_ENOMEM;
     f->local = l;
+    l->file = f;
     l->pattern = strdup(pattern);
     l->dir = strdup(dir);
     l->data_path = f->my_writer >= 0 ? strdup(name) : NULL;
@@ -214,6 +216,13 @@ int fwdioi_local_seal(fwdio_file_t *f, void (*then)(fwdio_file_t *f))
     return 0;
 }
 
+static void start_drain_task(fwdioi_task_t *task)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    struct fwdioi_local *l = (struct fwdioi_local *)((char *)task - offsetof(struct fwdioi_local, start_task));
+    fwdioi_drain_start(l->file);
+}
+
 int fwdioi_local_session_done(fwdio_file_t *f, const fwdioi_errinfo_t *final, MPI_Comm *comm)
 {
     FWDIOI_ASSERT_PROGRESS();
@@ -227,6 +236,7 @@ int fwdioi_local_session_done(fwdio_file_t *f, const fwdioi_errinfo_t *final, MP
     fwdioi_rt_lock(f->rt);
     f->drain_pending = 1;
     fwdioi_rt_unlock(f->rt);
-    fwdioi_drain_start(f);
+    l->start_task.run = start_drain_task;
+    fwdioi_rt_submit(f->rt, &l->start_task);
     return 1;
 }

@@ -10,8 +10,8 @@
  *              every byte, the local files are gone; a second version of
  *              the path opened during the drain waits for it and lands
  *              whole after it;
- *   host       "%h" in local_dir is the host name: the directory made is
- *              named with it;
+ *   host       "%h" in local_dir (given as the hint fwdio_local_dir) is the
+ *              host name: the directory made is named with it;
  *   mismatch   ranks pass different local_dir: FWDIO_EINVAL on every rank
  *              naming local_dir;
  *   baddir     a local_dir under a regular file cannot be made: the file
@@ -22,7 +22,8 @@
  *              is OK, the drain's status is FWDIO_EWRITE with the same text
  *              on every rank, the target keeps the old version, the
  *              temporary is removed and the local files are kept;
- *   finalize   a slow (capped) drain of a file whose handle was freed right
+ *   finalize   (local_dir and the cap from FWDIO_LOCAL_DIR and
+ *              FWDIO_DRAIN_BANDWIDTH) a slow drain of a file whose handle was freed right
  *              after completion: fwdio_finalize waits for it, the drained
  *              callback ran, and the target holds every byte once finalize
  *              returns.
@@ -227,7 +228,13 @@ static void case_host(fwdio_runtime_t *rt)
     gethostname(host, sizeof host - 1);
     snprintf(expanded, sizeof expanded, "%.*s%s", (int)(strlen(pattern) - 2), pattern, host);
     fwdio_options_t o;
-    tier_options(&o, pattern);
+    tier_options(&o, NULL);
+    MPI_Info info;
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "fwdio_local_dir", pattern);
+    TC_EXPECT(fwdio_options_set_info(&o, info), FWDIO_OK, "fwdio_options_set_info");
+    MPI_Info_free(&info); /* fwdio keeps the hint's string */
+    TC_CHECK(o.local_dir && !strcmp(o.local_dir, pattern), "the hint did not set local_dir");
     cbs_t c;
     fwdio_callbacks_t cb = callbacks(&c);
     fwdio_file_t *f = NULL;
@@ -353,6 +360,10 @@ static int drain_fail_main(void)
              first, text);
     TC_CHECK(strstr(text, "pwrite") && strstr(text, "fwdio-tmp"),
              "the drain error does not name the pwrite of the temporary: %s", text);
+    fwdio_error_info_t info;
+    TC_EXPECT(fwdio_file_error_info(f, &info), FWDIO_OK, "fwdio_file_error_info");
+    TC_CHECK(info.status == FWDIO_EWRITE && info.rank == tc_size - 1 && info.sys_errno == EIO,
+             "error info: status %d, rank %d, errno %d", info.status, info.rank, info.sys_errno);
     MPI_Barrier(MPI_COMM_WORLD);
     if (tc_rank == 0) {
         struct stat st;
@@ -377,16 +388,22 @@ static void case_finalize(void)
     tc_path(path, sizeof path, "finalized.dat");
     fwdio_runtime_t *rt = tc_start_runtime(MPI_COMM_WORLD, g_mode);
     fwdio_options_t o;
-    tier_options(&o, dir);
-    o.drain_bandwidth = 4 << 20;
+    tier_options(&o, NULL);
     static cbs_t c; /* the callbacks run after the handle is freed */
     fwdio_callbacks_t cb = callbacks(&c);
     fwdio_file_t *f = NULL;
     tc_phase("finalize");
+    setenv("FWDIO_LOCAL_DIR", dir, 1);
+    setenv("FWDIO_DRAIN_BANDWIDTH", "4M", 1);
     TC_EXPECT(fwdio_open(rt, path, FILE_SIZE, &o, &cb, &f), FWDIO_OK, "fwdio_open");
+    unsetenv("FWDIO_LOCAL_DIR");
+    unsetenv("FWDIO_DRAIN_BANDWIDTH");
     write_share(f, 606);
     TC_EXPECT(fwdio_close(f), FWDIO_OK, "fwdio_close");
     TC_EXPECT(fwdio_wait(f), FWDIO_OK, "fwdio_wait");
+    int done = -1;
+    TC_EXPECT(fwdio_drain_test(f, &done), FWDIO_OK, "fwdio_drain_test");
+    TC_CHECK(done == 0, "the capped drain was over at completion");
     fwdio_file_free(f); /* the drain goes on */
     TC_EXPECT(fwdio_finalize(rt), FWDIO_OK, "fwdio_finalize");
     TC_CHECK(atomic_load(&c.drained_count) == 1 && atomic_load(&c.drained_status) == FWDIO_OK,
