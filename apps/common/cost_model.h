@@ -30,7 +30,7 @@
 /* forwarder/session/agree.h: an error report is 7 int64s */
 #define COST_ERRINFO_INTS 7
 /* forwarder/session/open_check.h: the fields the open check compares */
-#define COST_OPEN_FIELDS 15
+#define COST_OPEN_FIELDS 16
 /* forwarder/state.h: sums beside the bytes per writer in the close and step counts */
 #define COST_CLOSE_EXTRA 5
 /* forwarder/state.h: fwdioi_wire_header_t and fwdioi_piece_t */

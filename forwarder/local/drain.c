@@ -147,8 +147,7 @@ static void run_copy(drain_job_t *j)
 
 static void run_close(drain_job_t *j)
 {
-    if (j->out_fd >= 0 && j->sync && j->status == FWDIO_OK &&
-        fwdioi_sys_fdatasync(j->out_fd) != 0)
+    if (j->out_fd >= 0 && j->sync && fwdioi_sys_fdatasync(j->out_fd) != 0)
         job_fail(j, FWDIO_ESYNC, FWDIOI_CALL_FDATASYNC, 0);
     if (j->out_fd >= 0 && fwdioi_sys_close(j->out_fd) != 0)
         job_fail(j, FWDIO_ESYNC, FWDIOI_CALL_CLOSE, 0);
@@ -208,8 +207,9 @@ static void submit(fwdio_file_t *f, drain_step_t step)
     j->in_fd = l->in_fd;
     j->out_fd = l->out_fd;
     j->sets_length = f->my_writer == 0;
-    /* durable as asked; always before a commit block or a rename */
-    j->sync = f->opts.durable || l->committer >= 0;
+    /* durable as asked; always before a commit block or a rename; not after
+     * a failure (the drain's status is settled) */
+    j->sync = (f->opts.durable || l->committer >= 0) && l->drain_local.status == FWDIO_OK;
     j->size = f->size;
     j->buf = l->buf;
     j->next_stripe = l->next_stripe;
