@@ -32,7 +32,6 @@
 #include "clock.h"
 #include "log.h"
 #include "session/file_life.h"
-#include "session/session.h"
 #include "storage/storage.h"
 #include "storage/sysio.h"
 #include "trace.h"
@@ -444,7 +443,7 @@ static void drain_over(fwdio_file_t *f)
     f->drain_error = *e;
     memcpy(f->drain_text, text, sizeof text);
     fwdioi_rt_unlock(f->rt);
-    fwdioi_session_drain_over(f);
+    l->path_free(f);
     f->drained_call.run = run_drained;
     fwdioi_rt_deliver(f->rt, &f->drained_call);
 }

@@ -17,6 +17,7 @@ struct fwdioi_local {
     /* progress thread: the drain (drain.c), started from a task so that
      * nothing of it, even a failure to start, comes before complete */
     fwdioi_task_t start_task;
+    void (*path_free)(fwdio_file_t *f); /* the session's: the path is free */
     MPI_Comm comm; /* the file's, kept for the drain's agreements */
     int committer, committers; /* as the close agreed them */
     int in_fd, out_fd;

@@ -223,7 +223,8 @@ static void start_drain_task(fwdioi_task_t *task)
     fwdioi_drain_start(l->file);
 }
 
-int fwdioi_local_session_done(fwdio_file_t *f, const fwdioi_errinfo_t *final, MPI_Comm *comm)
+int fwdioi_local_session_done(fwdio_file_t *f, const fwdioi_errinfo_t *final, MPI_Comm *comm,
+                              void (*path_free)(fwdio_file_t *f))
 {
     FWDIOI_ASSERT_PROGRESS();
     struct fwdioi_local *l = f->local;
@@ -231,6 +232,7 @@ int fwdioi_local_session_done(fwdio_file_t *f, const fwdioi_errinfo_t *final, MP
         return 0;
     l->comm = *comm;
     *comm = MPI_COMM_NULL;
+    l->path_free = path_free;
     l->committer = f->s.committer;
     l->committers = f->s.committers;
     fwdioi_rt_lock(f->rt);

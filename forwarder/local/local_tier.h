@@ -47,11 +47,13 @@ int fwdioi_local_defers_commit(const fwdio_file_t *f);
  * The session is over with `final` (finish_session, before complete is
  * delivered): a file of the tier that completed starts its drain, taking
  * over the file's communicator (*comm becomes MPI_COMM_NULL) and its path
- * (nobody opens it until the drain is over: fwdioi_session_drain_over);
- * returns 1 then. 0: no drain (no tier, or the file failed or aborted: the
- * drained status is the complete one) (progress thread).
+ * (nobody opens it until the drain is over and calls path_free(f), the
+ * session's, before drained is delivered); returns 1 then. 0: no drain (no
+ * tier, or the file failed or aborted: the drained status is the complete
+ * one) (progress thread).
  */
-int fwdioi_local_session_done(fwdio_file_t *f, const fwdioi_errinfo_t *final, MPI_Comm *comm);
+int fwdioi_local_session_done(fwdio_file_t *f, const fwdioi_errinfo_t *final, MPI_Comm *comm,
+                              void (*path_free)(fwdio_file_t *f));
 /**
  * The path an error of the file's local phase is about, for its text: the
  * failing writer's local file named with local_dir as given (the same text

@@ -349,6 +349,15 @@ static void start_waiting_opens(struct fwdio_runtime *o, const fwdio_file_t *don
 
 /* ---- the end: final agreement ---- */
 
+/* The drain of a file of the node-local tier is over: the path is free for
+ * the next file that writes it (progress thread). */
+static void path_freed_by_drain(fwdio_file_t *f)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    unindex_path(f);
+    start_waiting_opens(f->owner, f);
+}
+
 /* The session is over: publish the result and fire complete (progress thread). */
 static void finish_session(fwdio_file_t *f, const fwdioi_errinfo_t *result)
 {
@@ -364,7 +373,7 @@ static void finish_session(fwdio_file_t *f, const fwdioi_errinfo_t *result)
     fwdioi_errinfo_t final = *result; /* result may point into the session */
     /* A file of the node-local tier drains now, on its communicator; its
      * path stays taken until the drain is over (fwdioi_session_drain_over). */
-    int draining = fwdioi_local_session_done(f, &final, &s->comm);
+    int draining = fwdioi_local_session_done(f, &final, &s->comm, path_freed_by_drain);
     if (!draining)
         unindex_path(f);
     if (s->comm != MPI_COMM_NULL) {
@@ -510,12 +519,7 @@ static void on_final_agreed(void *arg, const MPI_Status *st)
         finish_session(f, data_result(f));
 }
 
-void fwdioi_session_drain_over(fwdio_file_t *f)
-{
-    FWDIOI_ASSERT_PROGRESS();
-    unindex_path(f);
-    start_waiting_opens(f->owner, f);
-}
+
 
 /*
  * This rank is done with the file (closing agreed; as a writer, everything

@@ -50,9 +50,6 @@ int fwdioi_session_agreement_ok(fwdio_file_t *f, int call, const MPI_Status *st)
 /** Make a failure visible to the application: writes refused, error text
  *  (progress thread). */
 void fwdioi_session_publish_error(fwdio_file_t *f, const fwdioi_errinfo_t *e);
-/** The drain of a file of the node-local tier is over: the path is free
- *  for the next file that writes it (progress thread). */
-void fwdioi_session_drain_over(fwdio_file_t *f);
 /** Start the close agreement once this rank closed the file, it is open and
  *  no step of it is pending (progress thread). */
 void fwdioi_session_try_close(fwdio_file_t *f);
