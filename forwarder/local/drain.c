@@ -30,174 +30,37 @@
 #include "local/local_state.h"
 
 #include "clock.h"
+#include "local/drain_io.h"
 #include "log.h"
 #include "session/file_life.h"
 #include "storage/storage.h"
-#include "storage/sysio.h"
-#include "trace.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-
-/* Bytes one COPY job moves at most (whole units; at least one): a job
- * costs a round trip through the progress thread. */
-enum { COPY_CHUNK = 8 << 20 };
-
-typedef enum { D_OPEN, D_COPY, D_CLOSE, D_REMOVE } drain_step_t;
-
-typedef struct drain_job {
-    fwdioi_io_job_t io;
-    fwdio_file_t *file;
-    drain_step_t step;
-    /* inputs, copied from the file's state (the job owns nothing of it) */
-    const char *local_path, *target_path;
-    int in_fd, out_fd;
-    int sets_length, sync;
-    uint64_t size;
-    uint8_t *buf;
-    uint64_t next_stripe, next_off, moved, bandwidth;
-    double t0;
-    /* results */
-    uint64_t copied;
-    int status, sys_errno, call;
-    uint64_t err_offset;
-} drain_job_t;
 
 static void drain_agree(fwdio_file_t *f);
 static void drain_over(fwdio_file_t *f);
-
-static void job_fail(drain_job_t *j, int status, int call, uint64_t offset)
-{
-    if (j->status != FWDIO_OK)
-        return;
-    j->status = status;
-    j->call = call;
-    j->sys_errno = errno;
-    j->err_offset = offset;
-}
-
-/* ---- the I/O side (pool thread; reads only the fixed plan) ---- */
-
-static void run_open(drain_job_t *j)
-{
-    j->in_fd = fwdioi_sys_open(j->local_path, O_RDONLY | O_CLOEXEC, 0);
-    if (j->in_fd < 0) {
-        job_fail(j, FWDIO_EREAD, FWDIOI_CALL_OPEN, 0);
-        return;
-    }
-    j->out_fd = fwdioi_sys_open(j->target_path, O_CREAT | O_WRONLY | O_CLOEXEC, 0666);
-    if (j->out_fd < 0) {
-        job_fail(j, FWDIO_EOPEN, FWDIOI_CALL_OPEN, 0);
-        return;
-    }
-    if (j->sets_length && fwdioi_sys_ftruncate(j->out_fd, (off_t)j->size) != 0)
-        job_fail(j, FWDIO_EOPEN, FWDIOI_CALL_FTRUNCATE, j->size);
-}
-
-/* Sleep until `moved` bytes since t0 are within the cap. */
-static void pace(const drain_job_t *j, uint64_t moved)
-{
-    if (j->bandwidth <= 1)
-        return;
-    double due = j->t0 + (double)moved / (double)j->bandwidth;
-    double wait = due - fwdioi_now();
-    if (wait <= 0)
-        return;
-    struct timespec ts = {(time_t)wait, (long)((wait - (double)(time_t)wait) * 1e9)};
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-        ;
-}
-
-static void run_copy(drain_job_t *j)
-{
-    const fwdio_file_t *f = j->file;
-    const fwdioi_plan_t *p = &f->plan;
-    uint64_t nstripes = fwdioi_plan_writer_stripes(p, f->my_writer);
-    while (j->next_stripe < nstripes && j->copied < COPY_CHUNK) {
-        uint64_t s = fwdioi_plan_writer_stripe_at(p, f->my_writer, j->next_stripe);
-        uint64_t start = s * p->stripe_size;
-        uint64_t end = start + p->stripe_size < p->size ? start + p->stripe_size : p->size;
-        uint64_t at = start + j->next_off;
-        uint64_t len = end > at ? (end - at < p->write_size ? end - at : p->write_size) : 0;
-        uint64_t failed_at;
-        if (len > 0 && fwdioi_pread_all(j->in_fd, j->buf, len, at, &failed_at) != 0) {
-            if (errno == 0)
-                errno = ENODATA; /* the local file ended before its units: not ours */
-            job_fail(j, FWDIO_EREAD, FWDIOI_CALL_PREAD, failed_at);
-            return;
-        }
-        if (len > 0 && fwdioi_pwrite_all(j->out_fd, j->buf, len, at, &failed_at) != 0) {
-            job_fail(j, FWDIO_EWRITE, FWDIOI_CALL_PWRITE, failed_at);
-            return;
-        }
-        j->copied += len;
-        j->next_off += len;
-        if (at + len >= end) {
-            j->next_stripe++;
-            j->next_off = 0;
-        }
-    }
-    pace(j, j->moved + j->copied);
-}
-
-static void run_close(drain_job_t *j)
-{
-    if (j->out_fd >= 0 && j->sync && fwdioi_sys_fdatasync(j->out_fd) != 0)
-        job_fail(j, FWDIO_ESYNC, FWDIOI_CALL_FDATASYNC, 0);
-    if (j->out_fd >= 0 && fwdioi_sys_close(j->out_fd) != 0)
-        job_fail(j, FWDIO_ESYNC, FWDIOI_CALL_CLOSE, 0);
-    if (j->in_fd >= 0)
-        fwdioi_sys_close(j->in_fd);
-    j->in_fd = j->out_fd = -1;
-}
-
-static void run_drain_job(fwdioi_io_job_t *io)
-{
-    drain_job_t *j = (drain_job_t *)io;
-    uint64_t t_trace = fwdioi_trace_begin();
-    switch (j->step) {
-    case D_OPEN:
-        run_open(j);
-        break;
-    case D_COPY:
-        run_copy(j);
-        fwdioi_trace_end(t_trace, "drain", (int64_t)j->file->seq, (int64_t)j->copied,
-                         FWDIOI_TRACE_NONE, FWDIOI_TRACE_NONE);
-        break;
-    case D_CLOSE:
-        run_close(j);
-        break;
-    case D_REMOVE:
-        if (fwdioi_sys_unlink(j->local_path) != 0 && errno != ENOENT)
-            fwdioi_log(FWDIOI_LOG_WARN, "could not remove %s: %s", j->local_path,
-                       strerror(errno));
-        break;
-    }
-}
 
 /* ---- the progress side ---- */
 
 static void drain_job_done(fwdioi_io_job_t *io);
 
-static void submit(fwdio_file_t *f, drain_step_t step)
+static void submit(fwdio_file_t *f, fwdioi_drain_step_t step)
 {
     struct fwdioi_local *l = f->local;
-    drain_job_t *j = calloc(1, sizeof *j);
+    fwdioi_drain_job_t *j = calloc(1, sizeof *j);
     if (!j) {
         fwdioi_errinfo_set(&l->drain_local, FWDIO_ENOMEM, f->rank, 0, 0);
         /* the descriptors leak rather than the drain hangs */
         l->in_fd = l->out_fd = -1;
-        if (step == D_REMOVE)
+        if (step == FWDIOI_DRAIN_REMOVE)
             drain_over(f);
         else
             drain_agree(f);
         return;
     }
-    j->io.run = run_drain_job;
+    j->io.run = fwdioi_drain_job_run;
     j->io.done = drain_job_done;
     j->file = f;
     j->step = step;
@@ -223,10 +86,10 @@ static void submit(fwdio_file_t *f, drain_step_t step)
 static void drain_job_done(fwdioi_io_job_t *io)
 {
     FWDIOI_ASSERT_PROGRESS();
-    drain_job_t *j = (drain_job_t *)io;
+    fwdioi_drain_job_t *j = (fwdioi_drain_job_t *)io;
     fwdio_file_t *f = j->file;
     struct fwdioi_local *l = f->local;
-    drain_step_t step = j->step;
+    fwdioi_drain_step_t step = j->step;
     if (j->status != FWDIO_OK)
         fwdioi_errinfo_set_call(&l->drain_local, j->status, f->rank, j->sys_errno, j->err_offset,
                                 j->call);
@@ -237,16 +100,16 @@ static void drain_job_done(fwdioi_io_job_t *io)
     l->moved += j->copied;
     free(j);
     switch (step) {
-    case D_OPEN:
-    case D_COPY: {
+    case FWDIOI_DRAIN_OPEN:
+    case FWDIOI_DRAIN_COPY: {
         int more = l->next_stripe < fwdioi_plan_writer_stripes(&f->plan, f->my_writer);
-        submit(f, l->drain_local.status == FWDIO_OK && more ? D_COPY : D_CLOSE);
+        submit(f, l->drain_local.status == FWDIO_OK && more ? FWDIOI_DRAIN_COPY : FWDIOI_DRAIN_CLOSE);
         return;
     }
-    case D_CLOSE:
+    case FWDIOI_DRAIN_CLOSE:
         drain_agree(f);
         return;
-    case D_REMOVE:
+    case FWDIOI_DRAIN_REMOVE:
         drain_over(f);
         return;
     }
@@ -269,7 +132,7 @@ static void drain_finish(fwdio_file_t *f, const fwdioi_errinfo_t *result)
     fwdioi_log(FWDIOI_LOG_INFO, "rank %d: %s drained: %s (%llu bytes in %.3f s)", f->rank,
                f->path, fwdio_strerror((int)result->status), (unsigned long long)l->moved, t);
     if (result->status == FWDIO_OK && l->data_path)
-        submit(f, D_REMOVE);
+        submit(f, FWDIOI_DRAIN_REMOVE);
     else
         drain_over(f);
 }
@@ -401,7 +264,7 @@ void fwdioi_drain_start(fwdio_file_t *f)
         drain_agree(f);
         return;
     }
-    submit(f, D_OPEN);
+    submit(f, FWDIOI_DRAIN_OPEN);
 }
 
 /* ---- the report ---- */
