@@ -162,7 +162,7 @@ static void case_drain(fwdio_runtime_t *rt)
     tc_path(path, sizeof path, "drained.dat");
     fwdio_options_t o;
     tier_options(&o, dir);
-    o.drain_bandwidth = 4 << 20; /* each writer drains ~1.5 MiB: ~0.4 s */
+    o.drain_bandwidth = 2 << 20; /* each writer drains ~1.5 MiB: ~0.75 s */
     cbs_t c, c2;
     fwdio_callbacks_t cb = callbacks(&c);
     fwdio_file_t *f = NULL;
@@ -394,7 +394,7 @@ static void case_finalize(void)
     fwdio_file_t *f = NULL;
     tc_phase("finalize");
     setenv("FWDIO_LOCAL_DIR", dir, 1);
-    setenv("FWDIO_DRAIN_BANDWIDTH", "4M", 1);
+    setenv("FWDIO_DRAIN_BANDWIDTH", "2M", 1);
     TC_EXPECT(fwdio_open(rt, path, FILE_SIZE, &o, &cb, &f), FWDIO_OK, "fwdio_open");
     unsetenv("FWDIO_LOCAL_DIR");
     unsetenv("FWDIO_DRAIN_BANDWIDTH");
