@@ -597,7 +597,10 @@ typedef struct fwdio_options {
      * drained callback report the drain's status, agreed on every rank; a
      * successful drain removes the local files, a failed one keeps them
      * (the only whole copy) and with atomic_replace leaves `path` as it
-     * was. One file of a path at a time: a later fwdio_open of the path
+     * was; a file whose local phase failed (a full local store) leaves
+     * what its writers wrote there, named by fwdio_file_error, until the
+     * next version of the path overwrites it (removing it is the later
+     * eviction stage's). One file of a path at a time: a later fwdio_open of the path
      * waits for the drain before it opens. The target's own errors (it
      * cannot be created, its disk is full) are the drain's.
      *

@@ -372,7 +372,7 @@ static void finish_session(fwdio_file_t *f, const fwdioi_errinfo_t *result)
     unindex_seq(f);
     fwdioi_errinfo_t final = *result; /* result may point into the session */
     /* A file of the node-local tier drains now, on its communicator; its
-     * path stays taken until the drain is over (fwdioi_session_drain_over). */
+     * path stays taken until the drain is over (path_freed_by_drain). */
     int draining = fwdioi_local_session_done(f, &final, &s->comm, path_freed_by_drain);
     if (!draining)
         unindex_path(f);
@@ -518,8 +518,6 @@ static void on_final_agreed(void *arg, const MPI_Status *st)
     else
         finish_session(f, data_result(f));
 }
-
-
 
 /*
  * This rank is done with the file (closing agreed; as a writer, everything

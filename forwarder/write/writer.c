@@ -399,7 +399,7 @@ void fwdioi_writer_check_drained(fwdio_file_t *f)
     job->fd = s->fd;
     job->write_failed = &w->write_failed;
     /* a commit follows durable data; the node-local tier's complete means durable */
-    job->durable = f->opts.durable || s->committers > 0 || fwdioi_local_data_path(f);
+    job->durable = f->opts.durable || s->committers > 0 || fwdioi_local_data_path(f) != NULL;
     s->io_pending++;
     fwdioi_rt_io_submit(f->rt, &job->io);
 }
