@@ -51,7 +51,7 @@ module fwdio
     public :: fwdio_init, fwdio_finalize, fwdio_open, fwdio_open_read, fwdio_write, &
               fwdio_append, fwdio_set_commit, fwdio_step_end, fwdio_step_test, &
               fwdio_step_wait, fwdio_read, fwdio_file_size, fwdio_close, fwdio_wait_ready, &
-              fwdio_wait, fwdio_test, fwdio_poll, fwdio_file_free, fwdio_strerror, &
+              fwdio_wait, fwdio_test, fwdio_drain_wait, fwdio_drain_test, fwdio_poll, fwdio_file_free, fwdio_strerror, &
               fwdio_file_error, fwdio_version
 
     interface
@@ -137,6 +137,15 @@ module fwdio
             type(c_ptr), value :: f
         end function
         integer(c_int) function c_test(f, done) bind(c, name='fwdio_test')
+            import :: c_int, c_ptr
+            type(c_ptr), value :: f
+            integer(c_int) :: done
+        end function
+        integer(c_int) function c_drain_wait(f) bind(c, name='fwdio_drain_wait')
+            import :: c_int, c_ptr
+            type(c_ptr), value :: f
+        end function
+        integer(c_int) function c_drain_test(f, done) bind(c, name='fwdio_drain_test')
             import :: c_int, c_ptr
             type(c_ptr), value :: f
             integer(c_int) :: done
@@ -389,6 +398,28 @@ contains
         flag = d /= 0
         call done(rc, 'fwdio_test', ierr, file%ptr)
     end subroutine fwdio_test
+
+    !> The node-local tier (the fwdio_local_dir hint, FWDIO_LOCAL_DIR): wait
+    !> until the file is drained to its target; ierr the drain's status, the
+    !> same on every rank (a file without the tier: its final status).
+    subroutine fwdio_drain_wait(file, ierr)
+        type(fwdio_file), intent(in) :: file
+        integer, intent(out), optional :: ierr
+        call done(c_drain_wait(file%ptr), 'fwdio_drain_wait', ierr, file%ptr)
+    end subroutine fwdio_drain_wait
+
+    !> Whether the file is drained to its target; ierr the drain's status
+    !> once it is.
+    subroutine fwdio_drain_test(file, flag, ierr)
+        type(fwdio_file), intent(in) :: file
+        logical, intent(out) :: flag
+        integer, intent(out), optional :: ierr
+        integer(c_int) :: d, rc
+        d = 0
+        rc = c_drain_test(file%ptr, d)
+        flag = d /= 0
+        call done(rc, 'fwdio_drain_test', ierr, file%ptr)
+    end subroutine fwdio_drain_test
 
     !> Run the callbacks due (poll mode); nothing else to do from Fortran.
     subroutine fwdio_poll(rt, ierr)

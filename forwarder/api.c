@@ -9,6 +9,7 @@
 #include "storage/fault.h"
 #include "state.h"
 #include "session/file_life.h"
+#include "local/local_tier.h"
 #include "log.h"
 #include "plan/placement.h"
 #include "read/requester.h"
@@ -216,7 +217,7 @@ static int all_files_completed(void *arg)
 {
     fwdio_runtime_t *rt = arg;
     for (fwdio_file_t *f = LIST_FIRST(&rt->live); f; f = LIST_NEXT(f, live_link))
-        if (!f->complete_delivered)
+        if (!f->complete_delivered || !f->drained_delivered) /* drains too */
             return 0;
     return 1;
 }
@@ -238,7 +239,13 @@ int fwdio_finalize(fwdio_runtime_t *rt)
     for (fwdio_file_t *f = LIST_FIRST(&rt->live); f; f = LIST_NEXT(f, live_link)) {
         close_locked(f);
     }
+    int drains = 0;
+    for (fwdio_file_t *f = LIST_FIRST(&rt->live); f; f = LIST_NEXT(f, live_link))
+        drains += f->drain_pending && !f->drained_delivered;
     fwdioi_rt_unlock(rt->rt);
+    if (drains > 0) /* the node-local tier: the targets get their bytes first */
+        fwdioi_log(FWDIOI_LOG_INFO, "rank %d: fwdio_finalize waits for %d drain(s) to the target",
+                   fwdioi_rt_rank(rt->rt), drains);
     fwdioi_rt_wait(rt->rt, all_files_completed, rt);
     /* The communicator made ahead for a next file: every rank started it at
      * the same open, so it completes (unless an MPI failure broke the
@@ -442,6 +449,15 @@ static int open_file(fwdio_runtime_t *rt, const char *path, uint64_t size,
         fwdioi_file_release(f);
         return FWDIO_ENOMEM;
     }
+    /* the node-local tier: files written with a size only (local_tier.h) */
+    if (!reading && !stream && resolved.local_dir && *resolved.local_dir) {
+        rc = fwdioi_local_create(f, resolved.local_dir, resolved.drain_bandwidth, &why.base);
+        if (rc != FWDIO_OK) {
+            fwdioi_file_release(f);
+            return rc;
+        }
+    }
+    f->opts.local_dir = NULL; /* not kept: the tier copied what it needs */
     f->t_open = t0;
     f->known_error = f->open_refusal = FWDIOI_ERRINFO_OK;
     fwdioi_file_fill_check(f);
@@ -873,9 +889,9 @@ void fwdio_file_free(fwdio_file_t *f)
     fwdioi_rt_lock(f->rt);
     close_locked(f);
     f->app_freed = 1;
-    /* Complete already delivered: nobody else will touch the file. Else the
-     * complete call releases it. */
-    int release = f->complete_delivered;
+    /* Complete (and drained) already delivered: nobody else will touch the
+     * file. Else the last of those calls releases it. */
+    int release = f->complete_delivered && f->drained_delivered;
     if (release)
         fwdioi_file_unlink_locked(f);
     fwdioi_rt_unlock(f->rt);
@@ -891,6 +907,8 @@ const char *fwdio_file_error(const fwdio_file_t *f)
      * never again: once failed_known is seen, reading it needs no lock. */
     fwdioi_rt_lock(f->rt);
     const char *text = f->failed_known ? f->error_text : fwdio_strerror(FWDIO_OK);
+    if (!f->failed_known && f->drained_delivered && f->drain_status != FWDIO_OK)
+        text = f->drain_text; /* set once, before drained was delivered */
     fwdioi_rt_unlock(f->rt);
     return text;
 }
@@ -900,10 +918,15 @@ int fwdio_file_error_info(const fwdio_file_t *f, fwdio_error_info_t *info)
     if (!f || !info)
         return FWDIO_EINVAL;
     fwdioi_rt_lock(f->rt);
-    info->status = (int)f->known_error.status;
-    info->rank = (int)f->known_error.rank;
-    info->sys_errno = (int)f->known_error.sys_errno;
-    info->offset = (uint64_t)f->known_error.offset;
+    /* as fwdio_file_error: a drain's failure once the file itself did not fail */
+    const fwdioi_errinfo_t *e = !f->failed_known && f->drained_delivered &&
+                                        f->drain_status != FWDIO_OK
+                                    ? &f->drain_error
+                                    : &f->known_error;
+    info->status = (int)e->status;
+    info->rank = (int)e->rank;
+    info->sys_errno = (int)e->sys_errno;
+    info->offset = (uint64_t)e->offset;
     fwdioi_rt_unlock(f->rt);
     return FWDIO_OK;
 }

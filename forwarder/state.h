@@ -453,6 +453,7 @@ struct fwdio_file {
     int rank;
     int my_writer; /* writer index of this rank, or -1 */
     char *write_path; /* what writers open: path, or its temporary (atomic_replace) */
+    struct fwdioi_local *local; /* the node-local tier's state, or NULL (local/) */
     char *path_key;   /* the path with its directory resolved: one file per path at a time */
     uint64_t path_hash; /* of path_key (fixed once the file is live) */
     int64_t check_fields[FWDIOI_OPEN_FIELDS]; /* what this rank passed to fwdio_open */
@@ -463,6 +464,14 @@ struct fwdio_file {
     int app_freed;
     int failed_known; /* a failure is agreed: further writes are refused */
     int complete_delivered;
+    /* the node-local tier (local/local_tier.h): a drain runs after complete;
+     * the drained callback has run; the drained status and its text (set
+     * once, before drained is delivered) */
+    int drain_pending;
+    int drained_delivered;
+    int drain_status;
+    fwdioi_errinfo_t drain_error;
+    char drain_text[256];
     int ready_returned; /* the ready callback ran (or there was none): fwdio_wait_ready */
     fwdioi_errinfo_t known_error;
     fwdioi_commit_set_t commit; /* fwdio_set_commit since the last step end (or open) */
@@ -491,7 +500,7 @@ struct fwdio_file {
     /* progress */
     fwdioi_session_t s;
     fwdioi_task_t open_task, close_task, finish_task;
-    fwdioi_call_t ready_call, complete_call;
+    fwdioi_call_t ready_call, complete_call, drained_call;
 };
 
 #endif

@@ -56,7 +56,8 @@
  * fwdio) handles storage errors. It holds rules separated by ';', each
  *   CALL:EFFECT[:CONDITION]...
  * CALL is open, ftruncate, pwrite, pread, fdatasync, close, rename, unlink
- * or fsync_dir (the directory sync after a rename), or shm_commit (the
+ * or fsync_dir (the directory sync after a rename), mkdir (the node-local
+ * tier makes its directory: options.local_dir), or shm_commit (the
  * node-shared area commits memory in /dev/shm: an error there is a full
  * /dev/shm, and the message goes over MPI). EFFECT is one of
  *   eio, enospc, efbig, erofs, edquot, errno=N  fail with that errno without
@@ -428,6 +429,8 @@ typedef struct fwdio_config {
 #define FWDIO_PIN_TARGETS ((uint64_t)1 << 42)          /**< fwdio_options_t.targets */
 #define FWDIO_PIN_ATOMIC_REPLACE ((uint64_t)1 << 43)   /**< fwdio_options_t.atomic_replace */
 #define FWDIO_PIN_APPEND_START ((uint64_t)1 << 44)     /**< fwdio_options_t.append_start */
+#define FWDIO_PIN_LOCAL_DIR ((uint64_t)1 << 45)        /**< fwdio_options_t.local_dir */
+#define FWDIO_PIN_DRAIN_BANDWIDTH ((uint64_t)1 << 46)  /**< fwdio_options_t.drain_bandwidth */
 /** Every key of both structs: the code decides everything; the environment
  *  and the config file are not read for this struct. */
 #define FWDIO_PIN_ALL (~(uint64_t)0)
@@ -594,9 +597,57 @@ typedef struct fwdio_options {
      *  ignored for a file with a size and for reads. Default 0: appends
      *  are allowed. */
     int offsets_only;
+    /**
+     * The node-local tier (AHPIOS, SCR/VeloC-style checkpoints): a directory
+     * that exists, or can be made, on every node (a node-local SSD,
+     * /dev/shm, a burst-buffer mount); "%h" in it is replaced by the host
+     * name, "%%" by '%' (no other '%' sequence). Key local_dir, environment
+     * FWDIO_LOCAL_DIR, hint fwdio_local_dir; NULL or "" (default): off.
+     * Every rank must pass the same value before expansion (FWDIO_EINVAL
+     * naming "local_dir" otherwise). The string is copied by fwdio_open.
+     *
+     * With it, each writer of a file opened with a size writes its stripes
+     * into a file of its own in that directory,
+     * "<dir>/<name>.<hash of the path>.w<writer>.fwdio-local" (its units at
+     * their target offsets, a sparse file, then an index of the target
+     * bytes it holds, the file's version and geometry), made if missing
+     * (its directories too). The file is complete (fwdio_wait, fwdio_test,
+     * the complete callback) once every byte and the index are durable
+     * there (fdatasync, whatever `durable` says); a local store that cannot
+     * be made or written fails the file on every rank. The writers then
+     * *drain* it to `path` in the background: whole write units read back
+     * and written to the target (to its temporary with atomic_replace,
+     * renamed over `path` only after the drain; with durable, or a commit
+     * block or atomic_replace, the target is fdatasync'ed first), the
+     * commit block last. fwdio_drain_test, fwdio_drain_wait and the
+     * drained callback report the drain's status, agreed on every rank; a
+     * successful drain removes the local files, a failed one keeps them
+     * (the only whole copy) and with atomic_replace leaves `path` as it
+     * was; a file whose local phase failed (a full local store) leaves
+     * what its writers wrote there, named by fwdio_file_error, until the
+     * next version of the path overwrites it (removing it is the later
+     * eviction stage's). One file of a path at a time: a later fwdio_open of the path
+     * waits for the drain before it opens. The target's own errors (it
+     * cannot be created, its disk is full) are the drain's.
+     *
+     * Not in this version (later stages of the tier, said here so nobody
+     * counts on them): a partner copy on another node (local_copies), reads
+     * (fwdio_open_read) and restarts from the local copies, a bound on the
+     * local space used (local_capacity) and eviction, checkpoint sets, and
+     * the MPI-IO layer's use of the tier. Streams (FWDIO_SIZE_GROWS) and
+     * files opened for reading ignore local_dir: they use the target path
+     * directly.
+     */
+    const char *local_dir;
+    /** The node-local tier: the most bytes per second each writer drains
+     *  (a cap that leaves the application its cores and its node's
+     *  bandwidth). Key drain_bandwidth, environment FWDIO_DRAIN_BANDWIDTH, a
+     *  size ("200M"); 0 or "off" (default): no cap. Not part of the open
+     *  check (each rank paces its own writers). */
+    uint64_t drain_bandwidth;
     /** Room for fields of later versions: leave it zero (see "Growing the
      *  structs"). */
-    uint64_t reserved[5];
+    uint64_t reserved[3];
 } fwdio_options_t;
 
 /** Default write_size, chosen by measurement (see docs/results/fwdio-bench.md). */
@@ -635,9 +686,14 @@ typedef struct fwdio_callbacks {
     void *user;
     /** Streams: a step is complete, or failed (after ready, in step order). */
     fwdio_step_cb_t step;
+    /** The file's bytes are at its target path, or they will never be: with
+     *  options.local_dir (the node-local tier), once the drain is over, with
+     *  its status agreed on every rank (after complete; see
+     *  fwdio_drain_test); otherwise right after complete, with its status. */
+    fwdio_file_cb_t drained;
     /** Room for callbacks of later versions: leave it NULL (see "Growing the
      *  structs"). */
-    void *reserved[3];
+    void *reserved[2];
 } fwdio_callbacks_t;
 
 /** The size to give fwdio_open for a stream, a file that grows (fwdio_step_end). */
@@ -697,7 +753,8 @@ FWDIO_API int fwdio_init(MPI_Comm comm, const fwdio_config_t *cfg, fwdio_runtime
 
 /**
  * Stop fwdio (collective over the init communicator). Files not yet closed on
- * this rank are closed, every file is waited for, file handles still held are
+ * this rank are closed, every file is waited for (and every drain of the
+ * node-local tier: fwdio_drain_wait), file handles still held are
  * released (do not use them afterwards), and the threads are joined. Call
  * from an application thread, not from a callback.
  * @return FWDIO_OK, FWDIO_EINVAL, FWDIO_ECONTEXT (from a callback), FWDIO_EMPI
@@ -737,7 +794,7 @@ FWDIO_API int fwdio_options_set_info(fwdio_options_t *opts, MPI_Info info);
  *
  * The collective contract is checked, not assumed. Before anything touches
  * storage, every rank's path, size, write_size, stripe_size, writer count and
- * ranks, layout, targets, atomic_replace and durable are compared; if ranks
+ * ranks, layout, targets, atomic_replace, durable and local_dir are compared; if ranks
  * disagree (or opened files in different orders) the file fails on every rank
  * with FWDIO_EINVAL, nothing is created or truncated, and fwdio_file_error()
  * names the first field that differs and two ranks that passed different
@@ -1115,6 +1172,33 @@ FWDIO_API int fwdio_wait(fwdio_file_t *file);
 FWDIO_API int fwdio_test(fwdio_file_t *file, int *done);
 
 /**
+ * The node-local tier's second completion (options.local_dir): check
+ * without blocking whether the file's drain to its target path is over on
+ * this rank (its drained callback has run). Runs queued callbacks first.
+ * The status is agreed on every rank: FWDIO_OK means every byte is at the
+ * target (durable there with durable, atomic_replace or a commit block),
+ * renamed into place with atomic_replace, and the local files are removed;
+ * a failure on any writer (the target cannot be opened, a pwrite or
+ * fdatasync fails, the local copy cannot be read) is every rank's status,
+ * with fwdio_file_error() naming the call, rank, offset and errno, and never
+ * FWDIO_OK over missing bytes. A file without the tier, or one whose local
+ * phase failed, is drained as soon as it is complete, with complete's
+ * status. Any thread, any callback mode; fwdio_file_free() does not stop a
+ * drain (the runtime keeps what it needs), but the handle is then gone.
+ * @param done  set to 1 when the drain is over, else 0.
+ * @return the drained status when *done is 1, else FWDIO_OK; FWDIO_EINVAL.
+ */
+FWDIO_API int fwdio_drain_test(fwdio_file_t *file, int *done);
+
+/**
+ * Block until the file's drain is over on this rank (see fwdio_drain_test)
+ * and return its agreed status. Runs queued callbacks while waiting.
+ * @return the drained status, FWDIO_ENOTCLOSED if this rank has not closed
+ *         the file, FWDIO_EINVAL, FWDIO_ECONTEXT (from a callback).
+ */
+FWDIO_API int fwdio_drain_wait(fwdio_file_t *file);
+
+/**
  * Run the callbacks queued for the application (FWDIO_CALLBACKS_ON_POLL mode)
  * on the calling thread, without blocking. Also sends the rank's open combined
  * messages (fwdio_config_t.combine_size), as fwdio_test and fwdio_wait do.
@@ -1126,7 +1210,8 @@ FWDIO_API int fwdio_poll(fwdio_runtime_t *rt);
 /**
  * Release a file handle. A file that is not complete yet is closed on this rank
  * if needed and goes on in the background; its callbacks still fire, and its
- * memory is released once it completes. The handle may not be used afterwards.
+ * memory is released once it completes (and its drain, with the node-local
+ * tier, is over). The handle may not be used afterwards.
  */
 FWDIO_API void fwdio_file_free(fwdio_file_t *file);
 
@@ -1141,6 +1226,8 @@ FWDIO_API const char *fwdio_strerror(int status);
  * without a failing call the status and where, e.g. "two writes overlap the
  * same bytes of the file (/x/y, rank 0, offset 100000)". A path too long
  * for the text loses its beginning. "success" while the file has not failed.
+ * A file of the node-local tier that completed and whose drain failed
+ * gives the drain's failure here (its complete status stays FWDIO_OK).
  * Valid until fwdio_file_free().
  */
 FWDIO_API const char *fwdio_file_error(const fwdio_file_t *file);

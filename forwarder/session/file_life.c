@@ -3,6 +3,7 @@
  * agree on for it, and its release. */
 #include "session/file_life.h"
 
+#include "local/local_tier.h"
 #include "write/combine.h"
 
 #include <stdio.h>
@@ -18,6 +19,7 @@ void fwdioi_file_unlink_locked(fwdio_file_t *f)
 void fwdioi_file_release(fwdio_file_t *f)
 {
     fwdioi_combine_free(f);
+    fwdioi_local_free(f);
     free(f->writer_ranks);
     free(f->writer_bytes_agreed);
     free(f->s.sent_bytes);
@@ -73,6 +75,7 @@ void fwdioi_file_fill_check(fwdio_file_t *f)
     c[FWDIOI_FIELD_OVERLAPS] = f->opts.overlaps;
     c[FWDIOI_FIELD_KEEP_CONTENTS] = f->opts.keep_contents;
     c[FWDIOI_FIELD_OFFSETS_ONLY] = f->opts.offsets_only;
+    c[FWDIOI_FIELD_LOCAL_DIR] = fwdioi_local_check_value(f);
 }
 
 /* "dir/name" -> "dir/.name.fwdio-tmp": beside the target, so the rename stays

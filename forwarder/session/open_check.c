@@ -20,6 +20,7 @@ static const char *const field_names[FWDIOI_OPEN_FIELDS] = {
     [FWDIOI_FIELD_OVERLAPS] = "overlaps",
     [FWDIOI_FIELD_KEEP_CONTENTS] = "keep_contents",
     [FWDIOI_FIELD_OFFSETS_ONLY] = "offsets_only",
+    [FWDIOI_FIELD_LOCAL_DIR] = "local_dir",
 };
 
 const char *fwdioi_open_field_name(int field)
@@ -29,7 +30,8 @@ const char *fwdioi_open_field_name(int field)
 
 int fwdioi_open_field_hashed(int field)
 {
-    return field == FWDIOI_FIELD_PATH || field == FWDIOI_FIELD_WRITER_RANKS;
+    return field == FWDIOI_FIELD_PATH || field == FWDIOI_FIELD_WRITER_RANKS ||
+           field == FWDIOI_FIELD_LOCAL_DIR;
 }
 
 uint64_t fwdioi_hash(uint64_t h, const void *data, size_t len)

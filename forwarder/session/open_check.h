@@ -29,6 +29,7 @@ typedef enum fwdioi_open_field {
     FWDIOI_FIELD_OVERLAPS,
     FWDIOI_FIELD_KEEP_CONTENTS,
     FWDIOI_FIELD_OFFSETS_ONLY,
+    FWDIOI_FIELD_LOCAL_DIR,    /* hash of local_dir as given (0: none) */
     FWDIOI_OPEN_FIELDS
 } fwdioi_open_field_t;
 

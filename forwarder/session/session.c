@@ -38,6 +38,7 @@
 #include "session/abort.h"
 #include "stream/appends.h"
 #include "session/file_life.h"
+#include "local/local_tier.h"
 #include "log.h"
 #include "read/reader.h"
 #include "read/requester.h"
@@ -175,7 +176,10 @@ static void publish_error_locked(fwdio_file_t *f, const fwdioi_errinfo_t *e)
         f->failed_known = 1;
         f->known_error = *e;
         fwdioi_rt_broadcast(f->rt); /* writes waiting for staging room give up */
-        fwdioi_errinfo_format(e, f->path, f->write_path, f->error_text, sizeof f->error_text);
+        char local[4096]; /* the node-local tier: the writers wrote local files */
+        const char *written = fwdioi_local_error_path(f, e, local, sizeof local);
+        fwdioi_errinfo_format(e, f->path, written ? written : f->write_path, f->error_text,
+                              sizeof f->error_text);
     }
 }
 
@@ -234,9 +238,20 @@ static void run_complete(fwdioi_call_t *call)
     fwdioi_trace_end_file(t_trace, "complete callback", (int64_t)f->seq);
     fwdioi_rt_lock(f->rt);
     f->complete_delivered = 1;
-    /* Freed by the application already: the last reference is ours. Unlinked in
-     * the same critical section, so fwdio_finalize never sees it half gone. */
-    int release = f->app_freed;
+    /* No drain follows (no node-local tier, or the file failed): the file is
+     * as drained as it will be, with complete's status. */
+    int drained_now = !f->drain_pending;
+    if (drained_now)
+        f->drain_status = (int)f->known_error.status;
+    fwdioi_rt_unlock(f->rt);
+    if (drained_now && f->cbs.drained)
+        f->cbs.drained(f, f->drain_status, f->cbs.user);
+    fwdioi_rt_lock(f->rt);
+    f->drained_delivered |= drained_now;
+    /* Freed by the application already (and drained): the last reference is
+     * ours. Unlinked in the same critical section, so fwdio_finalize never
+     * sees it half gone. */
+    int release = f->app_freed && f->drained_delivered;
     if (release)
         fwdioi_file_unlink_locked(f);
     fwdioi_rt_broadcast(f->rt);
@@ -293,13 +308,22 @@ static int index_file(fwdio_file_t *f)
     return 0;
 }
 
-/* The file left the active list: out of both indexes (progress thread). */
-static void unindex_file(fwdio_file_t *f)
+/* The file left the active list: out of the index by sequence number
+ * (progress thread). */
+static void unindex_seq(fwdio_file_t *f)
 {
     FWDIOI_ASSERT_PROGRESS();
     struct fwdio_runtime *o = f->owner;
     if (fwdioi_u64map_get(&o->active_by_seq, f->seq) == f)
         fwdioi_u64map_remove(&o->active_by_seq, f->seq);
+}
+
+/* The file no longer writes its path: out of the index by path (at its
+ * end, or its drain's) (progress thread). */
+static void unindex_path(fwdio_file_t *f)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    struct fwdio_runtime *o = f->owner;
     if (!f->s.path_next)
         return;
     uint64_t h = path_hash(f);
@@ -356,6 +380,15 @@ static void start_waiting_opens(struct fwdio_runtime *o, const fwdio_file_t *don
 
 /* ---- the end: final agreement ---- */
 
+/* The drain of a file of the node-local tier is over: the path is free for
+ * the next file that writes it (progress thread). */
+static void path_freed_by_drain(fwdio_file_t *f)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    unindex_path(f);
+    start_waiting_opens(f->owner, f);
+}
+
 /* The session is over: publish the result and fire complete (progress thread). */
 static void finish_session(fwdio_file_t *f, const fwdioi_errinfo_t *result)
 {
@@ -367,8 +400,13 @@ static void finish_session(fwdio_file_t *f, const fwdioi_errinfo_t *result)
         LIST_REMOVE(f, s.poll_link);
         s->polled = 0;
     }
-    unindex_file(f);
+    unindex_seq(f);
     fwdioi_errinfo_t final = *result; /* result may point into the session */
+    /* A file of the node-local tier drains now, on its communicator; its
+     * path stays taken until the drain is over (path_freed_by_drain). */
+    int draining = fwdioi_local_session_done(f, &final, &s->comm, path_freed_by_drain);
+    if (!draining)
+        unindex_path(f);
     if (s->comm != MPI_COMM_NULL) {
         if (s->aborted && (f->my_writer >= 0 || f->reading))
             fwdioi_zombie_add(f->owner, s->comm); /* late data (or answers) still arrive */
@@ -398,7 +436,8 @@ static void finish_session(fwdio_file_t *f, const fwdioi_errinfo_t *result)
     if (left.head)
         fwdioi_appends_drop(f, &left);
     fwdioi_appends_drop(f, &s->close_appends); /* an abort during their scan */
-    start_waiting_opens(f->owner, f);
+    if (!draining)
+        start_waiting_opens(f->owner, f);
     fwdioi_rt_deliver(f->rt, &f->complete_call); /* last: it may free f */
 }
 
@@ -510,7 +549,7 @@ static void on_final_agreed(void *arg, const MPI_Status *st)
     if (!fwdioi_session_agreement_ok(f, FWDIOI_MPI_AGREE_FINAL, st))
         return;
     fwdioi_trace_end_file(s->trace_t0, "agree final", (int64_t)f->seq);
-    if (s->committer >= 0)
+    if (s->committer >= 0 && !fwdioi_local_defers_commit(f))
         start_commit(f);
     else
         finish_session(f, data_result(f));

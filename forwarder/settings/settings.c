@@ -18,7 +18,9 @@
 
 /* K_SIZE_OFF: a size where 0 or "off" means off, stored as 1 (0 in a field
  * means "not set"). */
-typedef enum { K_SIZE, K_SIZE_OFF, K_INT, K_SECONDS, K_BOOL, K_CHOICE, K_LIST } key_kind_t;
+/* K_STRING: a const char * field pointing at the value (the environment's,
+ * the file's for the runtime's life, a hint's kept: keep_hint_string). */
+typedef enum { K_SIZE, K_SIZE_OFF, K_INT, K_SECONDS, K_BOOL, K_CHOICE, K_LIST, K_STRING } key_kind_t;
 typedef enum { S_CONFIG, S_OPTIONS } key_scope_t;
 
 static const char *const callback_modes[] = {"poll", "progress", NULL};
@@ -70,6 +72,8 @@ static const setting_t keys[] = {
     OPT("targets", K_INT, targets, NULL, FWDIO_PIN_TARGETS),
     OPT("atomic_replace", K_BOOL, atomic_replace, NULL, FWDIO_PIN_ATOMIC_REPLACE),
     OPT("append_start", K_SIZE, append_start, NULL, FWDIO_PIN_APPEND_START),
+    OPT("local_dir", K_STRING, local_dir, NULL, FWDIO_PIN_LOCAL_DIR),
+    OPT("drain_bandwidth", K_SIZE_OFF, drain_bandwidth, NULL, FWDIO_PIN_DRAIN_BANDWIDTH),
 };
 enum { NKEYS = sizeof keys / sizeof keys[0] };
 _Static_assert((int)NKEYS <= (int)FWDIOI_SETTINGS_MAX_KEYS, "raise FWDIOI_SETTINGS_MAX_KEYS");
@@ -205,6 +209,11 @@ static int store(const setting_t *k, const char *value, void *base, int **list)
                 return 0;
             }
         return -1;
+    case K_STRING: {
+        const char *text = value;
+        memcpy(field, &text, sizeof text);
+        return 0;
+    }
     case K_LIST: {
         if (!list)
             return -1;
@@ -249,6 +258,7 @@ static void describe_choices(const setting_t *k, char *out, size_t len)
     case K_SECONDS: snprintf(out, len, "seconds (a whole number) or off"); return;
     case K_BOOL: snprintf(out, len, "0 or 1"); return;
     case K_LIST: snprintf(out, len, "ranks separated by commas, e.g. 0,4,8"); return;
+    case K_STRING: snprintf(out, len, "a directory"); return;
     case K_CHOICE: break;
     }
     size_t used = 0;
@@ -748,6 +758,30 @@ static const int *keep_hint_list(const int *ranks, int n)
     return l ? l->ranks : NULL;
 }
 
+/* Strings given by hints (local_dir), kept for the life of the process as
+ * the writer lists are; identical ones share a copy. */
+typedef struct hint_string {
+    struct hint_string *next;
+    char text[];
+} hint_string_t;
+
+static hint_string_t *hint_strings;
+
+static const char *keep_hint_string(const char *text)
+{
+    pthread_mutex_lock(&hint_lists_lock);
+    hint_string_t *h = hint_strings;
+    while (h && strcmp(h->text, text))
+        h = h->next;
+    if (!h && (h = malloc(sizeof *h + strlen(text) + 1)) != NULL) {
+        strcpy(h->text, text);
+        h->next = hint_strings;
+        hint_strings = h;
+    }
+    pthread_mutex_unlock(&hint_lists_lock);
+    return h ? h->text : NULL;
+}
+
 int fwdio_options_set_info(fwdio_options_t *opts, MPI_Info info)
 {
     if (!opts)
@@ -798,6 +832,12 @@ int fwdio_options_set_info(fwdio_options_t *opts, MPI_Info info)
         if (store(k, value, &next, &list) != 0) {
             free(list);
             return report_bad(NULL, k, where, value);
+        }
+        if (k->kind == K_STRING) { /* value is ours only until we return */
+            const char *kept = keep_hint_string(value);
+            if (!kept)
+                return FWDIO_ENOMEM;
+            memcpy((char *)&next + k->offset, &kept, sizeof kept);
         }
         if (list) { /* a writer list: kept by fwdio, see keep_hint_list */
             next.writer_list = keep_hint_list(list, next.writer_list_len);

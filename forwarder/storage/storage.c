@@ -114,8 +114,40 @@ static void run_read(fwdioi_storage_job_t *job)
     job->bytes_written = job->len;
 }
 
+/* mkdir -p of the directory of `path`: every missing component, in order.
+ * 0, or -1 with errno (an existing non-directory is ENOTDIR). */
+static int make_parents(const char *path)
+{
+    char dir[4096];
+    const char *slash = strrchr(path, '/');
+    if (!slash || slash == path)
+        return 0;
+    size_t len = (size_t)(slash - path);
+    if (len >= sizeof dir) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    memcpy(dir, path, len);
+    dir[len] = '\0';
+    for (char *p = dir + 1;; p++) {
+        if (*p != '/' && *p != '\0')
+            continue;
+        char c = *p;
+        *p = '\0';
+        if (fwdioi_sys_mkdir(dir, 0777) != 0 && errno != EEXIST)
+            return -1;
+        *p = c;
+        if (!c)
+            return 0;
+    }
+}
+
 static void run_open(fwdioi_storage_job_t *job)
 {
+    if (job->make_dirs && make_parents(job->path) != 0) {
+        fail(job, FWDIO_EOPEN, FWDIOI_CALL_MKDIR, 0);
+        return;
+    }
     if (job->read_only) {
         run_open_read(job);
         return;

@@ -20,6 +20,7 @@ static const char *const call_names[FWDIOI_CALL_COUNT] = {
     [FWDIOI_CALL_RENAME] = "rename",   [FWDIOI_CALL_UNLINK] = "unlink",
     [FWDIOI_CALL_FSYNC_DIR] = "fsync_dir", [FWDIOI_CALL_PREAD] = "pread",
     [FWDIOI_CALL_FSTAT] = "fstat",     [FWDIOI_CALL_SHM_COMMIT] = "shm_commit",
+    [FWDIOI_CALL_MKDIR] = "mkdir",
 };
 
 const char *fwdioi_syscall_name(int call)
@@ -183,6 +184,17 @@ int fwdioi_sys_unlink(const char *path)
     if (f.kind == FWDIOI_FAULT_ERROR)
         return injected(f.err);
     return checked(unlink(path));
+}
+
+int fwdioi_sys_mkdir(const char *path, mode_t mode)
+{
+    fwdioi_fault_t f = fault_path(FWDIOI_CALL_MKDIR, path, NULL);
+    if (f.kind == FWDIOI_FAULT_ERROR)
+        return injected(f.err);
+    int rc = mkdir(path, mode);
+    if (rc != 0 && errno == EEXIST)
+        return rc; /* a directory made before: not a failure worth timing */
+    return checked(rc);
 }
 
 int fwdioi_sys_fsync_dir(const char *dir)

@@ -27,6 +27,7 @@ typedef enum fwdioi_syscall {
     FWDIOI_CALL_PREAD,
     FWDIOI_CALL_FSTAT,
     FWDIOI_CALL_SHM_COMMIT, /* the node-shared area commits memory (node_area.c) */
+    FWDIOI_CALL_MKDIR,      /* the node-local tier makes its directory */
     FWDIOI_CALL_COUNT
 } fwdioi_syscall_t;
 
@@ -49,6 +50,7 @@ int fwdioi_sys_fdatasync(int fd);
 int fwdioi_sys_close(int fd);
 int fwdioi_sys_rename(const char *from, const char *to);
 int fwdioi_sys_unlink(const char *path);
+int fwdioi_sys_mkdir(const char *path, mode_t mode);
 /** open(dir) + fsync + close: makes a rename in `dir` durable. */
 int fwdioi_sys_fsync_dir(const char *dir);
 

@@ -8,6 +8,7 @@
  */
 #include "write/writer.h"
 
+#include "local/local_tier.h"
 #include "log.h"
 #include "write/assembly.h"
 #include "write/budget.h"
@@ -174,9 +175,12 @@ static void on_finish_done(fwdioi_storage_job_t *job)
     f->s.io_pending--;
     f->s.fd = -1;
     f->s.stats.sync_seconds += job->seconds;
+    int ok = job->status == FWDIO_OK && f->s.local_error.status == FWDIO_OK && !f->s.aborted;
     fwdioi_storage_job_free(job);
-    /* The I/O thread runs jobs in order: every write of the file is done. */
-    fwdioi_session_data_done(f);
+    /* The I/O thread runs jobs in order: every write of the file is done.
+     * A file of the node-local tier writes its local file's index first. */
+    if (!ok || fwdioi_local_seal(f, fwdioi_session_data_done) != 0)
+        fwdioi_session_data_done(f);
 }
 
 /* Assembly hands over a unit buffer: write its extents, unless the file
@@ -394,7 +398,8 @@ void fwdioi_writer_check_drained(fwdio_file_t *f)
     }
     job->fd = s->fd;
     job->write_failed = &w->write_failed;
-    job->durable = f->opts.durable || s->committers > 0; /* a commit follows durable data */
+    /* a commit follows durable data; the node-local tier's complete means durable */
+    job->durable = f->opts.durable || s->committers > 0 || fwdioi_local_data_path(f) != NULL;
     s->io_pending++;
     fwdioi_rt_io_submit(f->rt, &job->io);
 }
@@ -814,6 +819,12 @@ void fwdioi_writer_open(fwdio_file_t *f)
     job->size = f->stream ? f->opts.append_start : f->size; /* a stream grows from there */
     job->sets_length = f->my_writer == 0 && !f->opts.keep_contents;
     job->keeps_prefix = f->stream; /* its first append_start bytes stay */
+    if (fwdioi_local_data_path(f)) { /* the node-local tier: a file of its own, emptied */
+        job->path = fwdioi_local_data_path(f);
+        job->size = 0;
+        job->sets_length = 1;
+        job->make_dirs = 1;
+    }
     f->s.io_pending++;
     fwdioi_rt_io_submit(f->rt, &job->io);
 }

@@ -79,6 +79,13 @@ program test_fortran
     call fwdio_wait(f, ierr)
     call expect(ierr, FWDIO_OK, 'fwdio_wait')
     if (ierr /= FWDIO_OK) write (error_unit, '(a)') fwdio_file_error(f)
+    ! without the node-local tier a file is drained once complete
+    call fwdio_drain_test(f, flag, ierr)
+    call expect(ierr, FWDIO_OK, 'fwdio_drain_test')
+    if (.not. flag) call fail('not drained once complete')
+    checks = checks + 1
+    call fwdio_drain_wait(f, ierr)
+    call expect(ierr, FWDIO_OK, 'fwdio_drain_wait')
     call fwdio_file_free(f)
     call mpi_barrier(MPI_COMM_WORLD, ierr)
     if (rank == 0) call check_bytes()

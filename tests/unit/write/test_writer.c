@@ -19,6 +19,7 @@
 #include "fake_runtime.h"
 #include "unit_check.h"
 
+#include "local/local_tier.h"
 #include "node/node_area.h"
 #include "node/area_heap.h"
 #include "node/shared_path.h"
@@ -575,6 +576,20 @@ void fwdioi_session_mpi_failed(fwdio_file_t *f, int call, int mpi_rc)
 }
 
 void fwdioi_session_finish_if_aborted(fwdio_file_t *f) { (void)f; }
+
+/* The node-local tier (local/local_tier.h): these files have none. */
+const char *fwdioi_local_data_path(const fwdio_file_t *f)
+{
+    (void)f;
+    return NULL;
+}
+
+int fwdioi_local_seal(fwdio_file_t *f, void (*then)(fwdio_file_t *f))
+{
+    (void)f;
+    (void)then;
+    return -1;
+}
 
 void fwdioi_steps_data_done(fwdio_file_t *f)
 {

@@ -1,0 +1,209 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * fwdio-local-drain: the node-local tier's drain against writing straight to
+ * the target (docs/results/local-tier.md). Each repetition writes one file
+ * of --size bytes twice, in turn: straight to the target (open to complete),
+ * then through the tier (local_dir: open to complete, then complete to
+ * drained). Every rank writes its contiguous share in 8 MiB calls. Rank 0
+ * prints one line per repetition (times from a barrier, max over ranks) and
+ * checks every byte of the target after each write (not timed), then
+ * removes it, so every write starts from no file.
+ *
+ * Drain bandwidth = size / (drained - complete); straight bandwidth = size /
+ * (complete - open) of the direct write.
+ */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime, pread */
+
+#include "cli.h"
+#include "fwdio.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+struct opts {
+    uint64_t size;
+    int reps, writers;
+    uint64_t cap;
+    const char *dir, *local;
+};
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: fwdio-local-drain [--size BYTES] [--reps N] [--writers N] [--cap BYTES]\n"
+            "                         [--dir DIR] [--local DIR]\n"
+            "  Writes one file straight to DIR, then through the node-local tier (LOCAL),\n"
+            "  in turn, N times; rank 0 prints the seconds and MiB/s of each and checks\n"
+            "  every byte of the target.\n"
+            "  --size BYTES   the file, 1M to 64G (256M)\n"
+            "  --reps N       repetitions, 1 to 100 (3)\n"
+            "  --writers N    writer ranks, 1 to 1024 (2)\n"
+            "  --cap BYTES    drain_bandwidth per writer, bytes/s; 0: none (0)\n"
+            "  --dir DIR      where the target goes, created if missing (/dev/shm/fwdio-drain)\n"
+            "  --local DIR    local_dir, %%h the host name (/dev/shm/fwdio-local-%%h)\n"
+            "  --help         this text\n" CLI_SIZE_GRAMMAR);
+}
+
+enum { OPT_SIZE = 256, OPT_REPS, OPT_WRITERS, OPT_CAP, OPT_DIR, OPT_LOCAL };
+
+static const struct option options[] = {{"size", required_argument, NULL, OPT_SIZE},
+                                        {"reps", required_argument, NULL, OPT_REPS},
+                                        {"writers", required_argument, NULL, OPT_WRITERS},
+                                        {"cap", required_argument, NULL, OPT_CAP},
+                                        {"dir", required_argument, NULL, OPT_DIR},
+                                        {"local", required_argument, NULL, OPT_LOCAL},
+                                        CLI_HELP_OPTION,
+                                        {0}};
+
+static int parse_option(cli_t *c, int key, void *ctx)
+{
+    struct opts *o = ctx;
+    switch (key) {
+    case OPT_SIZE: return cli_size(c, 1u << 20, (uint64_t)64 << 30, &o->size);
+    case OPT_REPS: return cli_int(c, 1, 100, &o->reps);
+    case OPT_WRITERS: return cli_int(c, 1, 1024, &o->writers);
+    case OPT_CAP: return cli_size(c, 0, (uint64_t)1 << 40, &o->cap);
+    case OPT_DIR: o->dir = c->arg; return 0;
+    case OPT_LOCAL: o->local = c->arg; return 0;
+    default: return CLI_BAD;
+    }
+}
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static unsigned char pattern(uint64_t k)
+{
+    return (unsigned char)(k * 7u + (k >> 20) + 1u);
+}
+
+static double max_over_ranks(double v)
+{
+    double m;
+    MPI_Allreduce(&v, &m, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    return m;
+}
+
+/* Rank 0: the target holds the pattern, every byte; then it goes. */
+static int check_and_remove(const char *path, uint64_t size)
+{
+    int fd = open(path, O_RDONLY);
+    struct stat st;
+    int ok = fd >= 0 && fstat(fd, &st) == 0 && (uint64_t)st.st_size == size;
+    enum { CHUNK = 8 << 20 };
+    unsigned char *buf = malloc(CHUNK);
+    for (uint64_t at = 0; ok && buf && at < size; at += CHUNK) {
+        size_t n = size - at < CHUNK ? (size_t)(size - at) : CHUNK;
+        ok = pread(fd, buf, n, (off_t)at) == (ssize_t)n;
+        for (size_t k = 0; ok && k < n; k++)
+            ok = buf[k] == pattern(at + k);
+    }
+    free(buf);
+    if (fd >= 0)
+        close(fd);
+    unlink(path);
+    return ok && buf;
+}
+
+/* One write of the file; *t_complete and *t_drained from the barrier. */
+static int write_once(fwdio_runtime_t *rt, const struct opts *o, const char *path, int tier,
+                      int rank, int nranks, double *t_complete, double *t_drained)
+{
+    fwdio_options_t opts;
+    fwdio_options_init(&opts);
+    opts.writers = o->writers;
+    opts.pinned |= FWDIO_PIN_LOCAL_DIR | FWDIO_PIN_DRAIN_BANDWIDTH; /* as given here */
+    opts.local_dir = tier ? o->local : NULL;
+    opts.drain_bandwidth = o->cap;
+    uint64_t share = o->size / (uint64_t)nranks;
+    uint64_t first = share * (uint64_t)rank;
+    uint64_t last = rank == nranks - 1 ? o->size : first + share;
+    enum { CALL = 8 << 20 };
+    unsigned char *buf = malloc(CALL);
+    if (!buf)
+        return FWDIO_ENOMEM;
+    MPI_Barrier(MPI_COMM_WORLD);
+    double t0 = now();
+    fwdio_file_t *f;
+    int rc = fwdio_open(rt, path, o->size, &opts, NULL, &f);
+    if (rc != FWDIO_OK) {
+        free(buf);
+        return rc;
+    }
+    for (uint64_t at = first; at < last && rc == FWDIO_OK; at += CALL) {
+        size_t n = last - at < CALL ? (size_t)(last - at) : CALL;
+        for (size_t k = 0; k < n; k++)
+            buf[k] = pattern(at + k);
+        rc = fwdio_write(f, buf, n, at);
+    }
+    free(buf);
+    int closed = fwdio_close(f);
+    int status = fwdio_wait(f);
+    *t_complete = now() - t0;
+    int drained = fwdio_drain_wait(f);
+    *t_drained = now() - t0;
+    fwdio_file_free(f);
+    return rc != FWDIO_OK ? rc : closed != FWDIO_OK ? closed : status != FWDIO_OK ? status : drained;
+}
+
+int main(int argc, char **argv)
+{
+    int provided, rank, nranks;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+    struct opts o = {(uint64_t)256 << 20, 3, 2, 0, "/dev/shm/fwdio-drain",
+                     "/dev/shm/fwdio-local-%h"};
+    cli_t c;
+    cli_begin(&c, "fwdio-local-drain", argc, argv, options, rank != 0);
+    int parsed = cli_parse(&c, parse_option, &o, usage, 0);
+    if (parsed != 0) {
+        MPI_Finalize();
+        return cli_status(parsed);
+    }
+    if (rank == 0 && mkdir(o.dir, 0755) != 0 && errno != EEXIST) {
+        fprintf(stderr, "fwdio-local-drain: mkdir %s: %s\n", o.dir, strerror(errno));
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    fwdio_runtime_t *rt;
+    int rc = fwdio_init(MPI_COMM_WORLD, NULL, &rt);
+    if (rc != FWDIO_OK) {
+        fprintf(stderr, "fwdio-local-drain: fwdio_init: %s\n", fwdio_strerror(rc));
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    char path[4096];
+    snprintf(path, sizeof path, "%s/drained.dat", o.dir);
+    if (rank == 0)
+        printf("rep mode     complete_s drained_s MiB/s(straight|drain) ok\n");
+    int bad = 0;
+    const double mib = (double)o.size / (1 << 20);
+    for (int r = 0; r < o.reps; r++) {
+        for (int tier = 0; tier <= 1; tier++) {
+            double tc = 0, td = 0;
+            rc = write_once(rt, &o, path, tier, rank, nranks, &tc, &td);
+            tc = max_over_ranks(tc);
+            td = max_over_ranks(td);
+            int ok = rc == FWDIO_OK && (rank != 0 || check_and_remove(path, o.size));
+            MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+            bad += !ok;
+            if (rank == 0)
+                printf("%3d %-8s %10.3f %9.3f %10.1f %s%s\n", r, tier ? "tier" : "straight", tc,
+                       td, tier ? mib / (td - tc) : mib / tc, ok ? "yes" : "NO ",
+                       rc != FWDIO_OK ? fwdio_strerror(rc) : "");
+        }
+    }
+    fwdio_finalize(rt);
+    MPI_Finalize();
+    return bad ? 1 : 0;
+}

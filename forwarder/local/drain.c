@@ -1,0 +1,329 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The drain of a file of the node-local tier (progress thread, its system
+ * calls as jobs of the runtime's I/O pool). Once the file is complete in the
+ * local stores, every writer copies its units, whole write units, from its
+ * local file to the target (the temporary with atomic_replace), in order:
+ *
+ *   OPEN   open the local file (read) and the target (O_CREAT, no O_TRUNC;
+ *          writer 0 sets its length): every byte of the target below its
+ *          size belongs to some writer's units, which are written whole
+ *          (holes as zeros), so no writer has to wait for another's
+ *          truncation;
+ *   COPY   pread a unit, pwrite it, a few MiB per job (paced to
+ *          drain_bandwidth), until the writer's last unit;
+ *   CLOSE  fdatasync the target when durable or a commit follows, close both.
+ *
+ * Then, on the file's communicator the session handed over, every rank (the
+ * writers with their status, the others with none) agrees on the drain's
+ * status; the committer writes the commit block and renames the temporary
+ * over the target, or removes the temporary if the drain failed, and the
+ * commit's status is agreed; after a success each writer removes its local
+ * file. The drained status (the first failure, else OK) is published and
+ * the *drained* callback delivered on every rank; a failed drain keeps the
+ * local files (the only whole copy).
+ *
+ * The jobs run on the pool, not the ordered I/O thread, so the next file's
+ * writes into the local store are not queued behind a drain; a file has one
+ * drain job at a time, so its jobs keep their order.
+ */
+#include "local/local_state.h"
+
+#include "clock.h"
+#include "local/drain_io.h"
+#include "log.h"
+#include "session/file_life.h"
+#include "storage/storage.h"
+
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void drain_agree(fwdio_file_t *f);
+static void drain_over(fwdio_file_t *f);
+
+/* ---- the progress side ---- */
+
+static void drain_job_done(fwdioi_io_job_t *io);
+
+static void submit(fwdio_file_t *f, fwdioi_drain_step_t step)
+{
+    struct fwdioi_local *l = f->local;
+    fwdioi_drain_job_t *j = calloc(1, sizeof *j);
+    if (!j) {
+        fwdioi_errinfo_set(&l->drain_local, FWDIO_ENOMEM, f->rank, 0, 0);
+        /* the descriptors leak rather than the drain hangs */
+        l->in_fd = l->out_fd = -1;
+        if (step == FWDIOI_DRAIN_REMOVE)
+            drain_over(f);
+        else
+            drain_agree(f);
+        return;
+    }
+    j->io.run = fwdioi_drain_job_run;
+    j->io.done = drain_job_done;
+    j->file = f;
+    j->step = step;
+    j->local_path = l->data_path;
+    j->target_path = f->write_path;
+    j->in_fd = l->in_fd;
+    j->out_fd = l->out_fd;
+    j->sets_length = f->my_writer == 0;
+    /* durable as asked; always before a commit block or a rename; not after
+     * a failure (the drain's status is settled) */
+    j->sync = (f->opts.durable || l->committer >= 0) && l->drain_local.status == FWDIO_OK;
+    j->size = f->size;
+    j->buf = l->buf;
+    j->next_stripe = l->next_stripe;
+    j->next_off = l->next_off;
+    j->moved = l->moved;
+    j->bandwidth = l->bandwidth;
+    j->t0 = l->t0;
+    j->status = FWDIO_OK;
+    fwdioi_rt_io_submit_any(f->rt, &j->io);
+}
+
+static void drain_job_done(fwdioi_io_job_t *io)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    fwdioi_drain_job_t *j = (fwdioi_drain_job_t *)io;
+    fwdio_file_t *f = j->file;
+    struct fwdioi_local *l = f->local;
+    fwdioi_drain_step_t step = j->step;
+    if (j->status != FWDIO_OK)
+        fwdioi_errinfo_set_call(&l->drain_local, j->status, f->rank, j->sys_errno, j->err_offset,
+                                j->call);
+    l->in_fd = j->in_fd;
+    l->out_fd = j->out_fd;
+    l->next_stripe = j->next_stripe;
+    l->next_off = j->next_off;
+    l->moved += j->copied;
+    free(j);
+    switch (step) {
+    case FWDIOI_DRAIN_OPEN:
+    case FWDIOI_DRAIN_COPY: {
+        int more = l->next_stripe < fwdioi_plan_writer_stripes(&f->plan, f->my_writer);
+        submit(f, l->drain_local.status == FWDIO_OK && more ? FWDIOI_DRAIN_COPY : FWDIOI_DRAIN_CLOSE);
+        return;
+    }
+    case FWDIOI_DRAIN_CLOSE:
+        drain_agree(f);
+        return;
+    case FWDIOI_DRAIN_REMOVE:
+        drain_over(f);
+        return;
+    }
+}
+
+/* ---- agreements ---- */
+
+/* The drain is over with `result` here: publish it, then remove the local
+ * file after a success. */
+static void drain_finish(fwdio_file_t *f, const fwdioi_errinfo_t *result)
+{
+    struct fwdioi_local *l = f->local;
+    if (l->comm != MPI_COMM_NULL)
+        fwdioi_log_mpi_failure(MPI_Comm_free(&l->comm), "MPI_Comm_free (drain)");
+    l->comm = MPI_COMM_NULL;
+    free(l->buf);
+    l->buf = NULL;
+    l->drain_agreed = *result; /* what drain_over publishes */
+    double t = fwdioi_now() - l->t0;
+    fwdioi_log(FWDIOI_LOG_INFO, "rank %d: %s drained: %s (%llu bytes in %.3f s)", f->rank,
+               f->path, fwdio_strerror((int)result->status), (unsigned long long)l->moved, t);
+    if (result->status == FWDIO_OK && l->data_path)
+        submit(f, FWDIOI_DRAIN_REMOVE);
+    else
+        drain_over(f);
+}
+
+/* An agreement of the drain failed in MPI: this rank reports it; the
+ * drain's later collectives are not started (a later stage aborts the
+ * other ranks as a session abort does). */
+static int agreement_ok(fwdio_file_t *f, int call, const MPI_Status *st)
+{
+    if (st->MPI_ERROR == MPI_SUCCESS)
+        return 1;
+    fwdioi_errinfo_t e = FWDIOI_ERRINFO_OK;
+    fwdioi_errinfo_set_mpi(&e, f->rank, call, st->MPI_ERROR);
+    drain_finish(f, &e);
+    return 0;
+}
+
+/* The commit's status is agreed: the drain is over (progress thread). */
+static void on_commit_agreed(void *arg, const MPI_Status *st)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    fwdio_file_t *f = arg;
+    struct fwdioi_local *l = f->local;
+    if (!agreement_ok(f, FWDIOI_MPI_AGREE_COMMIT, st))
+        return;
+    drain_finish(f, l->drain_agreed.status != FWDIO_OK ? &l->drain_agreed : &l->commit_agreed);
+}
+
+/* An agreement of the drain completed: its result unpacked, then its step. */
+static void on_agreed(void *arg, const MPI_Status *st)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    fwdio_file_t *f = arg;
+    struct fwdioi_local *l = f->local;
+    if (st->MPI_ERROR == MPI_SUCCESS)
+        fwdioi_errinfo_unpack(l->agree_out, l->agree_result);
+    l->agree_done(f, st);
+}
+
+/* Agree on a status over the drain's communicator, as the session's status
+ * agreements do (MPI_MINLOC over pairs, agree.h). */
+static int start(fwdio_file_t *f, int call, const fwdioi_errinfo_t *in, fwdioi_errinfo_t *out,
+                 fwdioi_req_cb_t done)
+{
+    struct fwdioi_local *l = f->local;
+    fwdioi_errinfo_pack(in, f->rank, l->agree_in);
+    l->agree_result = out;
+    l->agree_done = done;
+    MPI_Request req;
+    int rc = fwdioi_rt_track_reserve(f->rt) != 0
+                 ? MPI_ERR_NO_MEM
+                 : MPI_Iallreduce(l->agree_in, l->agree_out, FWDIOI_ERRINFO_PAIRS, MPI_LONG_INT,
+                                  MPI_MINLOC, l->comm, &req);
+    if (rc != MPI_SUCCESS) {
+        fwdioi_errinfo_t e = FWDIOI_ERRINFO_OK;
+        fwdioi_errinfo_set_mpi(&e, f->rank, call, rc);
+        drain_finish(f, &e);
+        return -1;
+    }
+    fwdioi_rt_track(f->rt, req, on_agreed, f);
+    return 0;
+}
+
+static void commit_agree(fwdio_file_t *f)
+{
+    struct fwdioi_local *l = f->local;
+    start(f, FWDIOI_MPI_AGREE_COMMIT, &l->commit_local, &l->commit_agreed, on_commit_agreed);
+}
+
+static void on_commit_done(fwdioi_storage_job_t *job)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    fwdio_file_t *f = job->owner;
+    if (job->status != FWDIO_OK)
+        fwdioi_errinfo_set_call(&f->local->commit_local, job->status, f->rank, job->sys_errno,
+                                job->err_offset, job->err_call);
+    fwdioi_storage_job_free(job);
+    commit_agree(f);
+}
+
+/* The committer writes the commit block and renames the temporary over the
+ * target, or removes the temporary after a failed drain (storage.c's COMMIT
+ * job, as at a direct file's completion). */
+static void commit(fwdio_file_t *f)
+{
+    struct fwdioi_local *l = f->local;
+    if (f->rank != l->committer) {
+        commit_agree(f);
+        return;
+    }
+    fwdioi_storage_job_t *job = fwdioi_storage_job_new(FWDIOI_STORAGE_COMMIT, f, on_commit_done);
+    if (job) {
+        job->path = f->write_path;
+        job->target = f->opts.atomic_replace ? f->path : NULL;
+        job->discard = l->drain_agreed.status != FWDIO_OK;
+        /* the blocks were set before fwdio_close; nothing changes them now */
+        if (l->committers == 1 && fwdioi_storage_job_add_blocks(job, &f->commit) != 0) {
+            fwdioi_storage_job_free(job);
+            job = NULL;
+        }
+    }
+    if (!job) {
+        fwdioi_errinfo_set(&l->commit_local, FWDIO_ENOMEM, f->rank, 0, 0);
+        commit_agree(f);
+        return;
+    }
+    fwdioi_rt_io_submit(f->rt, &job->io);
+}
+
+/* The drain's status is agreed: commit, or be over (progress thread). */
+static void on_drain_agreed(void *arg, const MPI_Status *st)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    fwdio_file_t *f = arg;
+    struct fwdioi_local *l = f->local;
+    if (!agreement_ok(f, FWDIOI_MPI_AGREE_FINAL, st))
+        return;
+    if (l->committer >= 0)
+        commit(f);
+    else
+        drain_finish(f, &l->drain_agreed);
+}
+
+/* This rank is done with its part: agree on the drain's status. */
+static void drain_agree(fwdio_file_t *f)
+{
+    struct fwdioi_local *l = f->local;
+    start(f, FWDIOI_MPI_AGREE_FINAL, &l->drain_local, &l->drain_agreed, on_drain_agreed);
+}
+
+void fwdioi_drain_start(fwdio_file_t *f)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    struct fwdioi_local *l = f->local;
+    l->drain_local = l->drain_agreed = l->commit_local = l->commit_agreed = FWDIOI_ERRINFO_OK;
+    l->t0 = fwdioi_now();
+    l->moved = 0;
+    l->next_stripe = l->next_off = 0;
+    if (f->my_writer < 0) {
+        drain_agree(f);
+        return;
+    }
+    l->buf = malloc(f->plan.write_size);
+    if (!l->buf) {
+        fwdioi_errinfo_set(&l->drain_local, FWDIO_ENOMEM, f->rank, 0, 0);
+        drain_agree(f);
+        return;
+    }
+    submit(f, FWDIOI_DRAIN_OPEN);
+}
+
+/* ---- the report ---- */
+
+/* The drained callback (where the callback mode says), after complete. */
+static void run_drained(fwdioi_call_t *call)
+{
+    fwdio_file_t *f = (fwdio_file_t *)((char *)call - offsetof(fwdio_file_t, drained_call));
+    fwdioi_rt_lock(f->rt);
+    int status = f->drain_status;
+    fwdioi_rt_unlock(f->rt);
+    if (f->cbs.drained)
+        f->cbs.drained(f, status, f->cbs.user);
+    fwdioi_rt_lock(f->rt);
+    f->drained_delivered = 1;
+    /* Freed by the application already (complete came first): ours to release. */
+    int release = f->app_freed && f->complete_delivered;
+    if (release)
+        fwdioi_file_unlink_locked(f);
+    fwdioi_rt_broadcast(f->rt);
+    fwdioi_rt_unlock(f->rt);
+    if (release)
+        fwdioi_file_release(f);
+}
+
+/* Publish the drained status and its text, let the path's next file open,
+ * and deliver drained, last: it may free f. */
+static void drain_over(fwdio_file_t *f)
+{
+    struct fwdioi_local *l = f->local;
+    const fwdioi_errinfo_t *e = &l->drain_agreed;
+    char text[sizeof f->drain_text], local[4096];
+    const char *written = f->write_path;
+    if (e->call == FWDIOI_CALL_PREAD || (e->call == FWDIOI_CALL_OPEN && e->status == FWDIO_EREAD))
+        written = fwdioi_local_error_path(f, e, local, sizeof local);
+    fwdioi_errinfo_format(e, f->path, written, text, sizeof text);
+    fwdioi_rt_lock(f->rt);
+    f->drain_status = (int)e->status;
+    f->drain_error = *e;
+    memcpy(f->drain_text, text, sizeof text);
+    fwdioi_rt_unlock(f->rt);
+    l->path_free(f);
+    f->drained_call.run = run_drained;
+    fwdioi_rt_deliver(f->rt, &f->drained_call);
+}

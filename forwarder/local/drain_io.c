@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The drain's system calls, on an I/O pool thread (drain_io.h). */
+#include "local/drain_io.h"
+
+#include "clock.h"
+#include "log.h"
+#include "storage/storage.h"
+#include "storage/sysio.h"
+#include "trace.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <time.h>
+
+static void job_fail(fwdioi_drain_job_t *j, int status, int call, uint64_t offset)
+{
+    if (j->status != FWDIO_OK)
+        return;
+    j->status = status;
+    j->call = call;
+    j->sys_errno = errno;
+    j->err_offset = offset;
+}
+
+static void run_open(fwdioi_drain_job_t *j)
+{
+    j->in_fd = fwdioi_sys_open(j->local_path, O_RDONLY | O_CLOEXEC, 0);
+    if (j->in_fd < 0) {
+        job_fail(j, FWDIO_EREAD, FWDIOI_CALL_OPEN, 0);
+        return;
+    }
+    j->out_fd = fwdioi_sys_open(j->target_path, O_CREAT | O_WRONLY | O_CLOEXEC, 0666);
+    if (j->out_fd < 0) {
+        job_fail(j, FWDIO_EOPEN, FWDIOI_CALL_OPEN, 0);
+        return;
+    }
+    if (j->sets_length && fwdioi_sys_ftruncate(j->out_fd, (off_t)j->size) != 0)
+        job_fail(j, FWDIO_EOPEN, FWDIOI_CALL_FTRUNCATE, j->size);
+}
+
+/* Sleep until `moved` bytes since t0 are within the cap. */
+static void pace(const fwdioi_drain_job_t *j, uint64_t moved)
+{
+    if (j->bandwidth <= 1)
+        return;
+    double due = j->t0 + (double)moved / (double)j->bandwidth;
+    double wait = due - fwdioi_now();
+    if (wait <= 0)
+        return;
+    struct timespec ts = {(time_t)wait, (long)((wait - (double)(time_t)wait) * 1e9)};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+        ;
+}
+
+static void run_copy(fwdioi_drain_job_t *j)
+{
+    const fwdio_file_t *f = j->file;
+    const fwdioi_plan_t *p = &f->plan;
+    uint64_t nstripes = fwdioi_plan_writer_stripes(p, f->my_writer);
+    while (j->next_stripe < nstripes && j->copied < FWDIOI_DRAIN_CHUNK) {
+        uint64_t s = fwdioi_plan_writer_stripe_at(p, f->my_writer, j->next_stripe);
+        uint64_t start = s * p->stripe_size;
+        uint64_t end = start + p->stripe_size < p->size ? start + p->stripe_size : p->size;
+        uint64_t at = start + j->next_off;
+        uint64_t len = end > at ? (end - at < p->write_size ? end - at : p->write_size) : 0;
+        uint64_t failed_at;
+        if (len > 0 && fwdioi_pread_all(j->in_fd, j->buf, len, at, &failed_at) != 0) {
+            if (errno == 0)
+                errno = ENODATA; /* the local file ended before its units: not ours */
+            job_fail(j, FWDIO_EREAD, FWDIOI_CALL_PREAD, failed_at);
+            return;
+        }
+        if (len > 0 && fwdioi_pwrite_all(j->out_fd, j->buf, len, at, &failed_at) != 0) {
+            job_fail(j, FWDIO_EWRITE, FWDIOI_CALL_PWRITE, failed_at);
+            return;
+        }
+        j->copied += len;
+        j->next_off += len;
+        if (at + len >= end) {
+            j->next_stripe++;
+            j->next_off = 0;
+        }
+    }
+    pace(j, j->moved + j->copied);
+}
+
+static void run_close(fwdioi_drain_job_t *j)
+{
+    if (j->out_fd >= 0 && j->sync && fwdioi_sys_fdatasync(j->out_fd) != 0)
+        job_fail(j, FWDIO_ESYNC, FWDIOI_CALL_FDATASYNC, 0);
+    if (j->out_fd >= 0 && fwdioi_sys_close(j->out_fd) != 0)
+        job_fail(j, FWDIO_ESYNC, FWDIOI_CALL_CLOSE, 0);
+    if (j->in_fd >= 0)
+        fwdioi_sys_close(j->in_fd);
+    j->in_fd = j->out_fd = -1;
+}
+
+void fwdioi_drain_job_run(fwdioi_io_job_t *io)
+{
+    fwdioi_drain_job_t *j = (fwdioi_drain_job_t *)io;
+    uint64_t t_trace = fwdioi_trace_begin();
+    switch (j->step) {
+    case FWDIOI_DRAIN_OPEN:
+        run_open(j);
+        break;
+    case FWDIOI_DRAIN_COPY:
+        run_copy(j);
+        fwdioi_trace_end(t_trace, "drain", (int64_t)j->file->seq, (int64_t)j->copied,
+                         FWDIOI_TRACE_NONE, FWDIOI_TRACE_NONE);
+        break;
+    case FWDIOI_DRAIN_CLOSE:
+        run_close(j);
+        break;
+    case FWDIOI_DRAIN_REMOVE:
+        if (fwdioi_sys_unlink(j->local_path) != 0 && errno != ENOENT)
+            fwdioi_log(FWDIOI_LOG_WARN, "could not remove %s: %s", j->local_path,
+                       strerror(errno));
+        break;
+    }
+}

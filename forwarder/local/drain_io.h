@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The drain's storage jobs (drain_io.c, run on the runtime's I/O pool): a
+ * job carries copies of what it needs, so its run half touches nothing of
+ * the file but the plan, which is fixed after fwdio_open. drain.c makes
+ * them and takes their results on the progress thread.
+ */
+#ifndef FWDIOI_DRAIN_IO_H
+#define FWDIOI_DRAIN_IO_H
+
+#include "state.h"
+
+/* Bytes one COPY job moves at most (whole units; at least one): a job
+ * costs a round trip through the progress thread. */
+enum { FWDIOI_DRAIN_CHUNK = 8 << 20 };
+
+/* OPEN: the local file (read) and the target; COPY: whole units, up to
+ * FWDIOI_DRAIN_CHUNK bytes, then a sleep for the cap; CLOSE: sync the target if
+ * asked, close both; REMOVE: unlink the local file. */
+typedef enum { FWDIOI_DRAIN_OPEN, FWDIOI_DRAIN_COPY, FWDIOI_DRAIN_CLOSE, FWDIOI_DRAIN_REMOVE } fwdioi_drain_step_t;
+
+typedef struct fwdioi_drain_job {
+    fwdioi_io_job_t io;
+    fwdio_file_t *file;
+    fwdioi_drain_step_t step;
+    /* inputs, copied from the file's state (the job owns nothing of it) */
+    const char *local_path, *target_path;
+    int in_fd, out_fd;
+    int sets_length, sync;
+    uint64_t size;
+    uint8_t *buf;
+    uint64_t next_stripe, next_off, moved, bandwidth;
+    double t0;
+    /* results */
+    uint64_t copied;
+    int status, sys_errno, call;
+    uint64_t err_offset;
+} fwdioi_drain_job_t;
+
+/** The `run` half of a drain job (an I/O pool thread). */
+void fwdioi_drain_job_run(fwdioi_io_job_t *io);
+
+#endif

@@ -1,0 +1,244 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The node-local tier's state of a file and the hooks the writer and the
+ * session call (local_tier.h). The drain itself is drain.c.
+ */
+#include "local/local_state.h"
+
+#include "local/local_index.h"
+#include "local/local_name.h"
+#include "session/open_check.h"
+#include "storage/storage.h"
+#include "storage/sysio.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef HOST_NAME_MAX
+#define HOST_NAME_MAX 255
+#endif
+
+int fwdioi_local_create(fwdio_file_t *f, const char *pattern, uint64_t bandwidth,
+                        fwdioi_origins_t *why)
+{
+    char host[HOST_NAME_MAX + 1] = "";
+    if (gethostname(host, sizeof host) != 0)
+        strcpy(host, "localhost");
+    host[sizeof host - 1] = '\0';
+    char dir[PATH_MAX], name[PATH_MAX];
+    if (fwdioi_local_expand(pattern, host, dir, sizeof dir) != 0)
+        return fwdioi_refuse(why, "local_dir \"%s\": not a directory name (\"%%h\" is the host "
+                                  "name, \"%%%%\" a '%%'; no other '%%' sequence; at most %d "
+                                  "bytes)",
+                             pattern, PATH_MAX - 1);
+    if (fwdioi_local_file_name(dir, f->path_key, f->my_writer, name, sizeof name) != 0)
+        return fwdioi_refuse(why, "local_dir \"%s\": the local file of %s would be longer than "
+                                  "%d bytes",
+                             pattern, f->path, PATH_MAX - 1);
+    struct fwdioi_local *l = calloc(1, sizeof *l);
+    if (!l)
+        return FWDIO_ENOMEM;
+    f->local = l;
+    l->file = f;
+    l->pattern = strdup(pattern);
+    l->dir = strdup(dir);
+    l->data_path = f->my_writer >= 0 ? strdup(name) : NULL;
+    l->bandwidth = bandwidth;
+    l->comm = MPI_COMM_NULL;
+    l->in_fd = l->out_fd = -1;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    l->created_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    if (!l->pattern || !l->dir || (f->my_writer >= 0 && !l->data_path))
+        return FWDIO_ENOMEM; /* the caller releases the file, and with it `local` */
+    return FWDIO_OK;
+}
+
+void fwdioi_local_free(fwdio_file_t *f)
+{
+    struct fwdioi_local *l = f->local;
+    if (!l)
+        return;
+    free(l->pattern);
+    free(l->dir);
+    free(l->data_path);
+    free(l->buf);
+    free(l);
+    f->local = NULL;
+}
+
+int64_t fwdioi_local_check_value(const fwdio_file_t *f)
+{
+    if (!f->local)
+        return 0;
+    return (int64_t)fwdioi_hash(FWDIOI_HASH_INIT, f->local->pattern, strlen(f->local->pattern));
+}
+
+const char *fwdioi_local_data_path(const fwdio_file_t *f)
+{
+    return f->local ? f->local->data_path : NULL;
+}
+
+int fwdioi_local_defers_commit(const fwdio_file_t *f)
+{
+    return f->local != NULL;
+}
+
+const char *fwdioi_local_error_path(const fwdio_file_t *f, const fwdioi_errinfo_t *e, char *buf,
+                                    size_t len)
+{
+    if (!f->local)
+        return NULL;
+    int writer = e->rank >= 0 ? fwdioi_plan_writer_of_rank(&f->plan, (int)e->rank) : -1;
+    if (writer < 0 || fwdioi_local_file_name(f->local->pattern, f->path_key, writer, buf, len) != 0)
+        snprintf(buf, len, "the local copy in %s", f->local->pattern);
+    return buf;
+}
+
+/* ---- sealing: the index after the data ---- */
+
+typedef struct seal_job {
+    fwdioi_io_job_t io;
+    fwdio_file_t *file;
+    void (*then)(fwdio_file_t *f);
+    const char *path;
+    uint8_t *index;
+    size_t len;
+    uint64_t at;
+    int status, sys_errno, call;
+} seal_job_t;
+
+/* I/O thread: write the index at the end, make it durable. */
+static void run_seal(fwdioi_io_job_t *io)
+{
+    seal_job_t *j = (seal_job_t *)io;
+    uint64_t failed_at = j->at;
+    int fd = fwdioi_sys_open(j->path, O_WRONLY | O_CLOEXEC, 0);
+    j->call = fd < 0                                                           ? FWDIOI_CALL_OPEN
+              : fwdioi_pwrite_all(fd, j->index, j->len, j->at, &failed_at) != 0 ? FWDIOI_CALL_PWRITE
+              : fwdioi_sys_fdatasync(fd) != 0                                  ? FWDIOI_CALL_FDATASYNC
+                                                                               : FWDIOI_CALL_NONE;
+    if (j->call != FWDIOI_CALL_NONE) {
+        j->status = j->call == FWDIOI_CALL_FDATASYNC ? FWDIO_ESYNC
+                    : j->call == FWDIOI_CALL_OPEN    ? FWDIO_EOPEN
+                                                     : FWDIO_EWRITE;
+        j->sys_errno = errno;
+    }
+    if (fd >= 0 && fwdioi_sys_close(fd) != 0 && j->status == FWDIO_OK) {
+        j->status = FWDIO_ESYNC;
+        j->call = FWDIOI_CALL_CLOSE;
+        j->sys_errno = errno;
+    }
+}
+
+static void seal_done(fwdioi_io_job_t *io)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    seal_job_t *j = (seal_job_t *)io;
+    fwdio_file_t *f = j->file;
+    if (j->status != FWDIO_OK)
+        fwdioi_errinfo_set_call(&f->s.local_error, j->status, f->rank, j->sys_errno, j->at,
+                                j->call);
+    f->s.io_pending--;
+    void (*then)(fwdio_file_t *) = j->then;
+    free(j->index);
+    free(j);
+    then(f);
+}
+
+/* The target bytes writer `w` holds, as runs of adjacent stripes. */
+static fwdioi_local_run_t *writer_runs(const fwdioi_plan_t *p, int w, size_t *n)
+{
+    uint64_t ns = fwdioi_plan_writer_stripes(p, w);
+    fwdioi_local_run_t *runs = malloc((ns ? ns : 1) * sizeof *runs);
+    *n = 0;
+    if (!runs)
+        return NULL;
+    for (uint64_t i = 0; i < ns; i++) {
+        uint64_t s = fwdioi_plan_writer_stripe_at(p, w, i);
+        uint64_t start = s * p->stripe_size;
+        uint64_t end = start + p->stripe_size < p->size ? start + p->stripe_size : p->size;
+        if (end <= start)
+            continue;
+        if (*n > 0 && runs[*n - 1].offset + runs[*n - 1].len == start)
+            runs[*n - 1].len += end - start;
+        else
+            runs[(*n)++] = (fwdioi_local_run_t){start, end - start};
+    }
+    return runs;
+}
+
+int fwdioi_local_seal(fwdio_file_t *f, void (*then)(fwdio_file_t *f))
+{
+    FWDIOI_ASSERT_PROGRESS();
+    struct fwdioi_local *l = f->local;
+    if (!l || !l->data_path)
+        return -1;
+    seal_job_t *j = calloc(1, sizeof *j);
+    fwdioi_local_index_t ix = {.size = f->size,
+                               .stripe_size = f->plan.stripe_size,
+                               .write_size = f->plan.write_size,
+                               .writer = (uint32_t)f->my_writer,
+                               .nwriters = (uint32_t)f->plan.nwriters,
+                               .version = f->seq,
+                               .created_ns = l->created_ns,
+                               .path = f->path_key};
+    ix.runs = writer_runs(&f->plan, f->my_writer, &ix.nruns);
+    if (j && ix.runs) {
+        j->len = fwdioi_local_index_len(&ix);
+        j->index = malloc(j->len);
+    }
+    if (!j || !ix.runs || !j->index) {
+        free(ix.runs);
+        if (j)
+            free(j->index);
+        free(j);
+        fwdioi_errinfo_set(&f->s.local_error, FWDIO_ENOMEM, f->rank, 0, 0);
+        then(f);
+        return 0;
+    }
+    fwdioi_local_index_encode(&ix, j->index);
+    free(ix.runs);
+    j->io.run = run_seal;
+    j->io.done = seal_done;
+    j->file = f;
+    j->then = then;
+    j->path = l->data_path;
+    j->at = fwdioi_local_index_offset(f->size);
+    f->s.io_pending++;
+    fwdioi_rt_io_submit(f->rt, &j->io);
+    return 0;
+}
+
+static void start_drain_task(fwdioi_task_t *task)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    struct fwdioi_local *l = (struct fwdioi_local *)((char *)task - offsetof(struct fwdioi_local, start_task));
+    fwdioi_drain_start(l->file);
+}
+
+int fwdioi_local_session_done(fwdio_file_t *f, const fwdioi_errinfo_t *final, MPI_Comm *comm,
+                              void (*path_free)(fwdio_file_t *f))
+{
+    FWDIOI_ASSERT_PROGRESS();
+    struct fwdioi_local *l = f->local;
+    if (!l || final->status != FWDIO_OK || f->s.aborted || *comm == MPI_COMM_NULL)
+        return 0;
+    l->comm = *comm;
+    *comm = MPI_COMM_NULL;
+    l->path_free = path_free;
+    l->committer = f->s.committer;
+    l->committers = f->s.committers;
+    fwdioi_rt_lock(f->rt);
+    f->drain_pending = 1;
+    fwdioi_rt_unlock(f->rt);
+    l->start_task.run = start_drain_task;
+    fwdioi_rt_submit(f->rt, &l->start_task);
+    return 1;
+}

@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The node-local tier (local_dir; AHPIOS, papers/002): a file written with a
+ * size and options.local_dir set is written by its writers into files of
+ * their nodes' local stores (local_index.h: the units at their target
+ * offsets, then an index), complete once every byte is durable there, and
+ * then drained to the target path in the background (drain.c). This header
+ * is what the rest of the forwarder calls: the open, the writer's few hooks
+ * and the session's. Files without the tier have no `local` and every hook
+ * answers as for a file written straight to its target.
+ */
+#ifndef FWDIOI_LOCAL_TIER_H
+#define FWDIOI_LOCAL_TIER_H
+
+#include "state.h"
+
+/**
+ * fwdio_open of a file with a size and `pattern` (options.local_dir) set:
+ * give `f` its tier state: the directory for this host ("%h" expanded), and
+ * this rank's local file if it writes. `bandwidth`: the drain's cap in
+ * bytes/s per writer (0: none). Application thread, before the file is
+ * handed to the progress thread. FWDIO_OK, FWDIO_EINVAL (a bad pattern,
+ * said on stderr through `why`) or FWDIO_ENOMEM.
+ */
+int fwdioi_local_create(fwdio_file_t *f, const char *pattern, uint64_t bandwidth,
+                        fwdioi_origins_t *why);
+/** Free the tier state of `f` (fwdioi_file_release; any thread). */
+void fwdioi_local_free(fwdio_file_t *f);
+/** What the open check compares: a hash of local_dir as given, 0 without. */
+int64_t fwdioi_local_check_value(const fwdio_file_t *f);
+
+/** The writer's file in the local store, which it opens instead of the
+ *  target; NULL for a file without the tier. */
+const char *fwdioi_local_data_path(const fwdio_file_t *f);
+/**
+ * The writer's local file is written, durable and closed: write its index
+ * and make it durable (an I/O job), then then(f). Returns 0 when it did so,
+ * -1 for a file without the tier (the caller goes on itself) (progress
+ * thread).
+ */
+int fwdioi_local_seal(fwdio_file_t *f, void (*then)(fwdio_file_t *f));
+
+/** The session must not commit (rename, commit block) at the file's
+ *  completion: its drain does, once the target holds the bytes. */
+int fwdioi_local_defers_commit(const fwdio_file_t *f);
+/**
+ * The session is over with `final` (finish_session, before complete is
+ * delivered): a file of the tier that completed starts its drain, taking
+ * over the file's communicator (*comm becomes MPI_COMM_NULL) and its path
+ * (nobody opens it until the drain is over and calls path_free(f), the
+ * session's, before drained is delivered); returns 1 then. 0: no drain (no
+ * tier, or the file failed or aborted: the drained status is the complete
+ * one) (progress thread).
+ */
+int fwdioi_local_session_done(fwdio_file_t *f, const fwdioi_errinfo_t *final, MPI_Comm *comm,
+                              void (*path_free)(fwdio_file_t *f));
+/**
+ * The path an error of the file's local phase is about, for its text: the
+ * failing writer's local file named with local_dir as given (the same text
+ * on every rank), in `buf`; NULL for a file without the tier.
+ */
+const char *fwdioi_local_error_path(const fwdio_file_t *f, const fwdioi_errinfo_t *e, char *buf,
+                                    size_t len);
+
+#endif

@@ -1,0 +1,450 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The node-local tier (options.local_dir): a file completes in the local
+ * stores and drains to its target in the background. Cases, on 2 writers
+ * (1 on one rank):
+ *   drain      the file is complete before it is drained (callback order;
+ *              at completion each writer's local file is there, ending in
+ *              its index, and with a drain cap the drain is not over yet);
+ *              fwdio_drain_wait gives OK on every rank, the target holds
+ *              every byte, the local files are gone; a second version of
+ *              the path opened during the drain waits for it and lands
+ *              whole after it;
+ *   host       "%h" in local_dir (given as the hint fwdio_local_dir) is the
+ *              host name: the directory made is named with it;
+ *   mismatch   ranks pass different local_dir: FWDIO_EINVAL on every rank
+ *              naming local_dir;
+ *   baddir     a local_dir under a regular file cannot be made: the file
+ *              fails on every rank (FWDIO_EOPEN, mkdir named), no hang,
+ *              nothing at the target, the drained status is the same;
+ *   drainfail  (own runtime, FWDIO_FAULT: the second writer's pwrites to
+ *              the target's temporary fail) with atomic_replace: complete
+ *              is OK, the drain's status is FWDIO_EWRITE with the same text
+ *              on every rank, the target keeps the old version, the
+ *              temporary is removed and the local files are kept;
+ *   finalize   (local_dir and the cap from FWDIO_LOCAL_DIR and
+ *              FWDIO_DRAIN_BANDWIDTH) a slow drain of a file whose handle was freed right
+ *              after completion: fwdio_finalize waits for it, the drained
+ *              callback ran, and the target holds every byte once finalize
+ *              returns.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fwdio.h"
+#include "pattern.h"
+#include "test_common.h"
+
+enum { STRIPE = 64 << 10, WRITE_UNIT = 16 << 10 };
+static const uint64_t FILE_SIZE = (3 << 20) + 4321;
+
+static fwdio_callback_mode_t g_mode = FWDIO_CALLBACKS_ON_POLL;
+
+/* What the callbacks of one file saw: counts, statuses, and the order. */
+typedef struct cbs {
+    atomic_int seq, complete_count, drained_count, complete_seq, drained_seq;
+    atomic_int complete_status, drained_status;
+} cbs_t;
+
+static void on_complete(fwdio_file_t *f, int status, void *user)
+{
+    (void)f;
+    cbs_t *c = user;
+    atomic_store(&c->complete_status, status);
+    atomic_store(&c->complete_seq, atomic_fetch_add(&c->seq, 1) + 1);
+    atomic_fetch_add(&c->complete_count, 1);
+}
+
+static void on_drained(fwdio_file_t *f, int status, void *user)
+{
+    (void)f;
+    cbs_t *c = user;
+    atomic_store(&c->drained_status, status);
+    atomic_store(&c->drained_seq, atomic_fetch_add(&c->seq, 1) + 1);
+    atomic_fetch_add(&c->drained_count, 1);
+}
+
+static fwdio_callbacks_t callbacks(cbs_t *c)
+{
+    memset(c, 0, sizeof *c);
+    fwdio_callbacks_t cb;
+    memset(&cb, 0, sizeof cb);
+    cb.complete = on_complete;
+    cb.drained = on_drained;
+    cb.user = c;
+    return cb;
+}
+
+/* The writers: ranks 0 and P-1 (the fault rule of drainfail names P-1). */
+static int g_writers[2];
+
+static void tier_options(fwdio_options_t *o, const char *local_dir)
+{
+    fwdio_options_init(o);
+    g_writers[0] = 0;
+    g_writers[1] = tc_size - 1;
+    o->writer_list = g_writers;
+    o->writer_list_len = tc_size > 1 ? 2 : 1;
+    o->stripe_size = STRIPE;
+    o->write_size = WRITE_UNIT;
+    o->layout = FWDIO_LAYOUT_CYCLIC;
+    o->local_dir = local_dir;
+}
+
+/* This rank's share: stripe-sized pieces round robin over the ranks; with
+ * `may_fail`, writes refused because the file failed are fine. */
+static void write_share_(fwdio_file_t *f, uint64_t seed, int may_fail)
+{
+    int piece = 0;
+    for (uint64_t off = 0; off < FILE_SIZE; off += STRIPE, piece++) {
+        if (piece % tc_size != tc_rank)
+            continue;
+        uint64_t len = FILE_SIZE - off < STRIPE ? FILE_SIZE - off : STRIPE;
+        int rc = tc_write_pattern(f, off, len, seed, 10000);
+        if (!(may_fail && rc == FWDIO_EFAILED))
+            TC_EXPECT(rc, FWDIO_OK, "write");
+    }
+}
+
+static void write_share(fwdio_file_t *f, uint64_t seed)
+{
+    write_share_(f, seed, 0);
+}
+
+/* Local files ("*.fwdio-local") in dir; with `need_index`, each must end in
+ * its index's footer magic. */
+static int local_files(const char *dir, int need_index)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return 0;
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        size_t len = strlen(e->d_name);
+        if (len < 12 || strcmp(e->d_name + len - 12, ".fwdio-local"))
+            continue;
+        n++;
+        if (!need_index)
+            continue;
+        char path[PATH_MAX + 300], tail[8] = "";
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        int fd = open(path, O_RDONLY);
+        struct stat st;
+        if (fd < 0 || fstat(fd, &st) != 0 || st.st_size < 8 ||
+            pread(fd, tail, 8, st.st_size - 8) != 8 || memcmp(tail, "FWDIOLXE", 8))
+            tc_fail("%s: no index at its end", path);
+        else if ((uint64_t)st.st_size <= FILE_SIZE)
+            tc_fail("%s: %lld bytes, the index belongs after the file's %llu", path,
+                    (long long)st.st_size, (unsigned long long)FILE_SIZE);
+        if (fd >= 0)
+            close(fd);
+    }
+    closedir(d);
+    return n;
+}
+
+/* ---- drain: two completions, in order; bytes; local files gone ---- */
+
+static void case_drain(fwdio_runtime_t *rt)
+{
+    char dir[4096], path[4096];
+    tc_path(dir, sizeof dir, "local-drain");
+    tc_path(path, sizeof path, "drained.dat");
+    fwdio_options_t o;
+    tier_options(&o, dir);
+    o.drain_bandwidth = 2 << 20; /* each writer drains ~1.5 MiB: ~0.75 s */
+    cbs_t c, c2;
+    fwdio_callbacks_t cb = callbacks(&c);
+    fwdio_file_t *f = NULL;
+    tc_phase("drain: open");
+    TC_EXPECT(fwdio_open(rt, path, FILE_SIZE, &o, &cb, &f), FWDIO_OK, "fwdio_open");
+    write_share(f, 101);
+    TC_EXPECT(fwdio_close(f), FWDIO_OK, "fwdio_close");
+    TC_EXPECT(fwdio_wait(f), FWDIO_OK, "fwdio_wait (durable in the local stores)");
+    int done = -1;
+    TC_EXPECT(fwdio_drain_test(f, &done), FWDIO_OK, "fwdio_drain_test");
+    TC_CHECK(done == 0, "the capped drain was over at completion");
+    if (tc_rank == 0) /* every writer's file is complete, with its index */
+        TC_CHECK(local_files(dir, 1) == 2, "%d local files at completion, expected 2",
+                 local_files(dir, 0));
+    MPI_Barrier(MPI_COMM_WORLD);
+
+    /* The next version of the path, opened during the drain: its writers
+     * open only once the drain is over. */
+    fwdio_callbacks_t cb2 = callbacks(&c2);
+    fwdio_file_t *f2 = NULL;
+    char dir2[4096];
+    tc_path(dir2, sizeof dir2, "local-drain2"); /* so that v1's files are seen to go */
+    tier_options(&o, dir2);
+    TC_EXPECT(fwdio_open(rt, path, FILE_SIZE, &o, &cb2, &f2), FWDIO_OK, "fwdio_open (v2)");
+
+    tc_phase("drain: wait");
+    TC_EXPECT(fwdio_drain_wait(f), FWDIO_OK, "fwdio_drain_wait");
+    TC_CHECK(atomic_load(&c.complete_count) == 1 && atomic_load(&c.drained_count) == 1,
+             "complete ran %d times, drained %d", atomic_load(&c.complete_count),
+             atomic_load(&c.drained_count));
+    TC_CHECK(atomic_load(&c.complete_seq) == 1 && atomic_load(&c.drained_seq) == 2,
+             "drained (%d) did not come after complete (%d)", atomic_load(&c.drained_seq),
+             atomic_load(&c.complete_seq));
+    TC_CHECK(atomic_load(&c.drained_status) == FWDIO_OK, "drained callback: %s",
+             fwdio_strerror(atomic_load(&c.drained_status)));
+    TC_EXPECT(fwdio_drain_test(f, &done), FWDIO_OK, "fwdio_drain_test after the drain");
+    TC_CHECK(done == 1, "fwdio_drain_test: not done after fwdio_drain_wait");
+    MPI_Barrier(MPI_COMM_WORLD);
+    TC_CHECK(tc_verify_full(MPI_COMM_WORLD, path, FILE_SIZE, 101) == 0, "drained bytes");
+    TC_CHECK(tc_rank != 0 || local_files(dir, 0) == 0, "local files left after the drain");
+    MPI_Barrier(MPI_COMM_WORLD); /* everyone read v1 before v2 lands */
+    fwdio_file_free(f);
+
+    tc_phase("drain: second version");
+    write_share(f2, 202);
+    TC_EXPECT(fwdio_close(f2), FWDIO_OK, "fwdio_close (v2)");
+    TC_EXPECT(fwdio_drain_wait(f2), FWDIO_OK, "fwdio_drain_wait (v2)");
+    TC_EXPECT(fwdio_wait(f2), FWDIO_OK, "fwdio_wait (v2)");
+    MPI_Barrier(MPI_COMM_WORLD);
+    TC_CHECK(tc_verify_full(MPI_COMM_WORLD, path, FILE_SIZE, 202) == 0, "second version");
+    TC_CHECK(tc_rank != 0 || local_files(dir2, 0) == 0, "local files left after v2");
+    MPI_Barrier(MPI_COMM_WORLD);
+    fwdio_file_free(f2);
+}
+
+/* ---- host: %h ---- */
+
+static void case_host(fwdio_runtime_t *rt)
+{
+    char pattern[4096], expanded[4096 + 300], path[4096], host[256] = "";
+    tc_path(pattern, sizeof pattern, "local-%h");
+    tc_path(path, sizeof path, "host.dat");
+    gethostname(host, sizeof host - 1);
+    snprintf(expanded, sizeof expanded, "%.*s%s", (int)(strlen(pattern) - 2), pattern, host);
+    fwdio_options_t o;
+    tier_options(&o, NULL);
+    MPI_Info info;
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "fwdio_local_dir", pattern);
+    TC_EXPECT(fwdio_options_set_info(&o, info), FWDIO_OK, "fwdio_options_set_info");
+    MPI_Info_free(&info); /* fwdio keeps the hint's string */
+    TC_CHECK(o.local_dir && !strcmp(o.local_dir, pattern), "the hint did not set local_dir");
+    cbs_t c;
+    fwdio_callbacks_t cb = callbacks(&c);
+    fwdio_file_t *f = NULL;
+    tc_phase("host: open");
+    TC_EXPECT(fwdio_open(rt, path, FILE_SIZE, &o, &cb, &f), FWDIO_OK, "fwdio_open");
+    write_share(f, 303);
+    TC_EXPECT(fwdio_close(f), FWDIO_OK, "fwdio_close");
+    TC_EXPECT(fwdio_drain_wait(f), FWDIO_OK, "fwdio_drain_wait");
+    struct stat st;
+    TC_CHECK(stat(expanded, &st) == 0 && S_ISDIR(st.st_mode), "%s: not made (%s)", expanded,
+             strerror(errno));
+    MPI_Barrier(MPI_COMM_WORLD);
+    TC_CHECK(tc_verify_full(MPI_COMM_WORLD, path, FILE_SIZE, 303) == 0, "bytes with %%h");
+    fwdio_file_free(f);
+}
+
+/* ---- mismatch: the contract names local_dir ---- */
+
+static void case_mismatch(fwdio_runtime_t *rt)
+{
+    char dir[4096], path[4096];
+    tc_path(dir, sizeof dir, tc_rank == 0 ? "local-a" : "local-b");
+    tc_path(path, sizeof path, "mismatch.dat");
+    fwdio_options_t o;
+    tier_options(&o, dir);
+    tc_phase("mismatch");
+    tc_expect_disagreement(rt, path, FILE_SIZE, &o, "local_dir");
+    /* one rank with the tier, the others without */
+    tier_options(&o, tc_rank == 0 ? dir : NULL);
+    tc_expect_disagreement(rt, path, FILE_SIZE, &o, "local_dir");
+    struct stat st;
+    TC_CHECK(stat(path, &st) != 0, "%s exists after a refused open", path);
+}
+
+/* ---- baddir: an agreed failure, no hang ---- */
+
+static void case_baddir(fwdio_runtime_t *rt)
+{
+    char plain[4096], dir[4096 + 16], path[4096];
+    tc_path(plain, sizeof plain, "plain-file");
+    tc_path(path, sizeof path, "baddir.dat");
+    if (tc_rank == 0) {
+        FILE *p = fopen(plain, "w");
+        TC_CHECK(p != NULL, "cannot make %s", plain);
+        if (p)
+            fclose(p);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    snprintf(dir, sizeof dir, "%s/sub", plain);
+    fwdio_options_t o;
+    tier_options(&o, dir);
+    cbs_t c;
+    fwdio_callbacks_t cb = callbacks(&c);
+    fwdio_file_t *f = NULL;
+    tc_phase("baddir");
+    TC_EXPECT(fwdio_open(rt, path, FILE_SIZE, &o, &cb, &f), FWDIO_OK, "fwdio_open");
+    write_share_(f, 404, 1); /* refused or dropped once the open failed */
+    TC_EXPECT(fwdio_close(f), FWDIO_OK, "fwdio_close");
+    TC_EXPECT(fwdio_wait(f), FWDIO_EOPEN, "fwdio_wait: the local store cannot be made");
+    TC_EXPECT(fwdio_drain_wait(f), FWDIO_EOPEN, "fwdio_drain_wait: the same status");
+    TC_CHECK(strstr(fwdio_file_error(f), "mkdir") != NULL, "the error does not name mkdir: %s",
+             fwdio_file_error(f));
+    TC_CHECK(atomic_load(&c.drained_count) == 1, "drained ran %d times",
+             atomic_load(&c.drained_count));
+    char text[256];
+    snprintf(text, sizeof text, "%s", fwdio_file_error(f));
+    char first[256];
+    memcpy(first, text, sizeof text);
+    MPI_Bcast(first, sizeof first, MPI_CHAR, 0, MPI_COMM_WORLD);
+    TC_CHECK(!strcmp(first, text), "error texts differ: \"%s\" on rank 0, \"%s\" here", first,
+             text);
+    struct stat st;
+    TC_CHECK(stat(path, &st) != 0, "%s was created although the file failed", path);
+    MPI_Barrier(MPI_COMM_WORLD);
+    fwdio_file_free(f);
+}
+
+/* ---- drainfail: an agreed drain failure; the old version stays ---- */
+
+static int drain_fail_main(void)
+{
+    char dir[4096], path[4096], tmp[4096 + 32];
+    tc_path(dir, sizeof dir, "local-fail");
+    tc_path(path, sizeof path, "kept.dat");
+    snprintf(tmp, sizeof tmp, "%.*s.kept.dat.fwdio-tmp", (int)(strlen(path) - 8), path);
+    if (tc_rank == 0) { /* the old version: 1000 bytes of 'o' */
+        FILE *p = fopen(path, "w");
+        for (int i = 0; p && i < 1000; i++)
+            fputc('o', p);
+        if (p)
+            fclose(p);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    /* The last writer's pwrites to the target's temporary fail. */
+    char spec[256];
+    snprintf(spec, sizeof spec, "pwrite:eio:path=fwdio-tmp:rank=%d", tc_size - 1);
+    setenv("FWDIO_FAULT", spec, 1);
+    fwdio_runtime_t *rt = tc_start_runtime(MPI_COMM_WORLD, g_mode);
+    unsetenv("FWDIO_FAULT");
+    fwdio_options_t o;
+    tier_options(&o, dir);
+    o.atomic_replace = 1;
+    cbs_t c;
+    fwdio_callbacks_t cb = callbacks(&c);
+    fwdio_file_t *f = NULL;
+    tc_phase("drainfail");
+    TC_EXPECT(fwdio_open(rt, path, FILE_SIZE, &o, &cb, &f), FWDIO_OK, "fwdio_open");
+    int ranks[2] = {-1, -1};
+    int nw = fwdio_file_writers(f, ranks, 2);
+    TC_CHECK(nw == (tc_size > 1 ? 2 : 1) && ranks[nw - 1] == tc_size - 1,
+             "writers %d, %d: the fault rule names the wrong rank", ranks[0], ranks[1]);
+    write_share(f, 505);
+    TC_EXPECT(fwdio_close(f), FWDIO_OK, "fwdio_close");
+    TC_EXPECT(fwdio_wait(f), FWDIO_OK, "fwdio_wait: complete in the local stores");
+    TC_EXPECT(fwdio_drain_wait(f), FWDIO_EWRITE, "fwdio_drain_wait");
+    TC_CHECK(atomic_load(&c.drained_status) == FWDIO_EWRITE, "drained callback: %s",
+             fwdio_strerror(atomic_load(&c.drained_status)));
+    char text[256], first[256];
+    snprintf(text, sizeof text, "%s", fwdio_file_error(f));
+    memcpy(first, text, sizeof text);
+    MPI_Bcast(first, sizeof first, MPI_CHAR, 0, MPI_COMM_WORLD);
+    TC_CHECK(!strcmp(first, text), "drain error texts differ: \"%s\" on rank 0, \"%s\" here",
+             first, text);
+    TC_CHECK(strstr(text, "pwrite") && strstr(text, "fwdio-tmp"),
+             "the drain error does not name the pwrite of the temporary: %s", text);
+    fwdio_error_info_t info;
+    TC_EXPECT(fwdio_file_error_info(f, &info), FWDIO_OK, "fwdio_file_error_info");
+    TC_CHECK(info.status == FWDIO_EWRITE && info.rank == tc_size - 1 && info.sys_errno == EIO,
+             "error info: status %d, rank %d, errno %d", info.status, info.rank, info.sys_errno);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (tc_rank == 0) {
+        struct stat st;
+        TC_CHECK(stat(path, &st) == 0 && st.st_size == 1000, "%s: the old version is gone",
+                 path);
+        TC_CHECK(stat(tmp, &st) != 0, "%s left behind", tmp);
+        TC_CHECK(local_files(dir, 1) == nw, "the local copies of a failed drain are gone (%d)",
+                 local_files(dir, 0));
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    fwdio_file_free(f);
+    TC_EXPECT(fwdio_finalize(rt), FWDIO_OK, "fwdio_finalize");
+    return 0;
+}
+
+/* ---- finalize waits for a drain ---- */
+
+static void case_finalize(void)
+{
+    char dir[4096], path[4096];
+    tc_path(dir, sizeof dir, "local-fin");
+    tc_path(path, sizeof path, "finalized.dat");
+    fwdio_runtime_t *rt = tc_start_runtime(MPI_COMM_WORLD, g_mode);
+    fwdio_options_t o;
+    tier_options(&o, NULL);
+    static cbs_t c; /* the callbacks run after the handle is freed */
+    fwdio_callbacks_t cb = callbacks(&c);
+    fwdio_file_t *f = NULL;
+    tc_phase("finalize");
+    setenv("FWDIO_LOCAL_DIR", dir, 1);
+    setenv("FWDIO_DRAIN_BANDWIDTH", "2M", 1);
+    TC_EXPECT(fwdio_open(rt, path, FILE_SIZE, &o, &cb, &f), FWDIO_OK, "fwdio_open");
+    unsetenv("FWDIO_LOCAL_DIR");
+    unsetenv("FWDIO_DRAIN_BANDWIDTH");
+    write_share(f, 606);
+    TC_EXPECT(fwdio_close(f), FWDIO_OK, "fwdio_close");
+    TC_EXPECT(fwdio_wait(f), FWDIO_OK, "fwdio_wait");
+    int done = -1;
+    TC_EXPECT(fwdio_drain_test(f, &done), FWDIO_OK, "fwdio_drain_test");
+    TC_CHECK(done == 0, "the capped drain was over at completion");
+    fwdio_file_free(f); /* the drain goes on */
+    TC_EXPECT(fwdio_finalize(rt), FWDIO_OK, "fwdio_finalize");
+    TC_CHECK(atomic_load(&c.drained_count) == 1 && atomic_load(&c.drained_status) == FWDIO_OK,
+             "finalize returned before drained (%d, %s)", atomic_load(&c.drained_count),
+             fwdio_strerror(atomic_load(&c.drained_status)));
+    MPI_Barrier(MPI_COMM_WORLD);
+    TC_CHECK(tc_verify_full(MPI_COMM_WORLD, path, FILE_SIZE, 606) == 0, "bytes after finalize");
+    TC_CHECK(tc_rank != 0 || local_files(dir, 0) == 0, "local files left after finalize");
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+int main(int argc, char **argv)
+{
+    unsigned timeout = 60;
+    tc_mpi_init(&argc, &argv, timeout);
+    const char *only = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (tc_common_option(argc, argv, &i, &timeout, &g_mode))
+            continue;
+        if (!strcmp(argv[i], "--case") && i + 1 < argc)
+            only = argv[++i];
+        else {
+            fprintf(stderr, "usage: test_local_tier [--case NAME] [--timeout S] "
+                            "[--callback-mode poll|progress]\n");
+            return 2;
+        }
+    }
+    tc_watchdog_start(timeout);
+    fwdio_runtime_t *rt = tc_start_runtime(MPI_COMM_WORLD, g_mode);
+    if (!only || !strcmp(only, "drain"))
+        case_drain(rt);
+    if (!only || !strcmp(only, "host"))
+        case_host(rt);
+    if (!only || !strcmp(only, "mismatch"))
+        case_mismatch(rt);
+    if (!only || !strcmp(only, "baddir"))
+        case_baddir(rt);
+    TC_EXPECT(fwdio_finalize(rt), FWDIO_OK, "fwdio_finalize");
+    if (!only || !strcmp(only, "drainfail"))
+        drain_fail_main();
+    if (!only || !strcmp(only, "finalize"))
+        case_finalize();
+    return tc_finish("test_local_tier");
+}
