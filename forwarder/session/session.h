@@ -17,6 +17,11 @@ int fwdioi_session_poll(void *runtime, int *active);
  *  own, so tell the other ranks) and complete it with `why` once its own
  *  traffic is done (progress thread). */
 void fwdioi_session_abort(fwdio_file_t *f, const fwdioi_errinfo_t *why, int notify);
+/** Another rank announced it aborted the file with `why`, its steps ended as
+ *  `steps`: abort here too, the steps it completed keeping their status
+ *  (progress thread). */
+void fwdioi_session_abort_heard(fwdio_file_t *f, const fwdioi_errinfo_t *why,
+                                const fwdioi_step_outcome_t *steps);
 /** The active file of sequence number `seq` (its open task ran, its session
  *  has not ended), or NULL; O(1) (progress thread). */
 fwdio_file_t *fwdioi_session_active_file(struct fwdio_runtime *o, uint64_t seq);

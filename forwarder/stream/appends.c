@@ -3,10 +3,10 @@
 #include "stream/appends.h"
 
 #include "log.h"
+#include "write/message.h"
 #include "write/route.h"
 #include "write/sender.h"
 #include "write/staging.h"
-#include "stream/steps.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -163,7 +163,9 @@ void fwdioi_appends_route(fwdio_file_t *f, fwdioi_append_list_t *list, uint64_t 
                     fwdioi_sender_drop(f, m, (int)f->s.abort_info.status);
                     continue;
                 }
-                fwdioi_steps_tag_as(f, m, step, sums);
+                fwdioi_msg_set_step(m, step);
+                if (sums)
+                    sums[m->writer] += m->payload;
                 fwdioi_sender_send(f, m);
             }
         }
