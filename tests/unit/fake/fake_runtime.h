@@ -7,7 +7,8 @@
  * links MPI for its types and constants but never initializes it.
  *
  * - The calling thread is the progress thread, and holds the runtime lock
- *   (the checks of runtime.h pass; they are compiled in).
+ *   (the checks of runtime.h pass; they are compiled in): taking the lock
+ *   does nothing, and a sleep under it (which nothing could end) aborts.
  * - Tasks run inline when submitted.
  * - Tracked requests wait until the test completes them
  *   (fake_rt_complete_requests).
