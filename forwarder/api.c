@@ -16,7 +16,7 @@
 #include "write/message.h"
 #include "session/session.h"
 #include "settings/settings.h"
-#include "stream/steps.h"
+#include "stream/stream.h"
 #include "write/staging.h"
 #include "write/writer.h"
 #include "trace.h"

@@ -6,6 +6,7 @@
 #include "stream/steps.h"
 
 #include "stream/appends.h"
+#include "stream/stream_state.h"
 #include "log.h"
 #include "write/message.h"
 #include "write/sender.h"
@@ -23,95 +24,7 @@
 
 static uint64_t step_tag(uint64_t index) { return index % STEP_TAG_SPAN + 1; }
 
-/*
- * The stream side of one file (progress thread): made at fwdio_open for a
- * stream (fwdioi_stream_create), reached through the session's `stream`,
- * freed with the file; no other module sees its fields, they ask the
- * functions of steps.h.
- */
-struct fwdioi_stream {
-    uint64_t step_fill;  /* the step this rank's messages belong to now */
-    uint64_t *step_sent; /* [nwriters] its bytes per writer in step_fill */
-    STAILQ_HEAD(, fwdioi_step) steps; /* ended here, not yet complete, in order */
-    int step_busy;       /* the first step's drain, status and commit are under way */
-    /* A step's scan and counts may run while the step before it finishes:
-     * the step being counted, the next step to count, and whether every
-     * collective of the step before it has been started (then the next
-     * scan may start: every rank starts the file's collectives in the same
-     * order) */
-    fwdioi_step_t *step_counting;
-    /* two steps' scan and counts buffers (at most two steps agree at once):
-     * [2][2 (nwriters + FWDIOI_CLOSE_EXTRA) + 2], with the file's lifetime */
-    uint64_t *step_slots;
-    uint64_t scan_next;
-    int seq_ready;
-    /* The head's status (or commit) agreement has started here: every rank
-     * will start it, so it completes. An MPI failure of the next step's scan
-     * or counts meanwhile waits for it (abort_deferred, deferred_why) before
-     * the abort is announced, so the head's outcome is the same on every
-     * rank. */
-    int head_agreeing;
-    int abort_deferred;
-    fwdioi_errinfo_t deferred_why;
-    uint64_t append_base;   /* where the next step to count appends */
-    uint64_t append_prefix; /* the close's scan: lower ranks' appends after their last step */
-    uint64_t append_mine;   /* this rank's appended bytes after its last step */
-    fwdioi_append_list_t close_appends; /* appended after the last step end */
-    enum { CLOSE_SCAN_NONE, CLOSE_SCAN_RUNNING, CLOSE_SCAN_DONE } close_scan; /* their scan */
-    int step_committers, step_committer;
-    fwdioi_errinfo_t step_agreed, step_commit_local, step_commit_agreed;
-    fwdioi_commit_set_t step_commit; /* the blocks the step's commit job writes */
-    /* A step failed (agreed on every rank): later steps fail alike, without
-     * agreements, and the stream with them; steps_failed_at is its index. */
-    fwdioi_errinfo_t steps_failed;
-    uint64_t steps_failed_at;
-    /* An abort another rank announced, with how its steps ended there: the
-     * steps it completed keep their status here too. */
-    int abort_heard;
-    fwdioi_step_outcome_t abort_steps;
-    /* steps complete here (callbacks delivered); the writer keeps the
-     * messages of later steps until then (write/writer.c) */
-    uint64_t steps_complete;
-};
-
 static struct fwdioi_stream *stream_of(const fwdio_file_t *f) { return f->s.stream; }
-
-int fwdioi_stream_create(fwdio_file_t *f, uint64_t append_start)
-{
-    struct fwdioi_stream *sm = calloc(1, sizeof *sm);
-    if (!sm)
-        return -1;
-    const size_t nsums = (size_t)f->plan.nwriters + FWDIOI_CLOSE_EXTRA;
-    sm->step_sent = calloc((size_t)f->plan.nwriters, sizeof *sm->step_sent);
-    sm->step_slots = calloc(2 * (2 * nsums + 2), sizeof *sm->step_slots);
-    if (!sm->step_sent || !sm->step_slots) {
-        free(sm->step_sent);
-        free(sm->step_slots);
-        free(sm);
-        return -1;
-    }
-    STAILQ_INIT(&sm->steps);
-    sm->seq_ready = 1;
-    sm->append_base = append_start;
-    fwdioi_append_list_init(&sm->close_appends);
-    sm->step_committer = -1;
-    sm->step_agreed = sm->step_commit_local = sm->step_commit_agreed = FWDIOI_ERRINFO_OK;
-    sm->steps_failed = FWDIOI_ERRINFO_OK;
-    f->s.stream = sm;
-    return 0;
-}
-
-void fwdioi_stream_free(fwdio_file_t *f)
-{
-    struct fwdioi_stream *sm = stream_of(f);
-    if (!sm)
-        return;
-    free(sm->step_sent);
-    free(sm->step_slots);
-    fwdioi_commit_set_free(&sm->step_commit);
-    free(sm);
-    f->s.stream = NULL;
-}
 
 uint64_t fwdioi_steps_complete(const fwdio_file_t *f)
 {
@@ -224,6 +137,17 @@ void fwdioi_step_free(fwdioi_step_t *step)
 }
 
 /* ---- tagging messages ---- */
+
+/* Send the messages of appends routed at a scan, in order: once a send has
+ * aborted the file, the sender drops the rest (their copies go back). */
+static void send_appends(fwdio_file_t *f, fwdioi_task_list_t *msgs)
+{
+    while (!STAILQ_EMPTY(msgs)) {
+        fwdioi_msg_t *m = (fwdioi_msg_t *)STAILQ_FIRST(msgs);
+        STAILQ_REMOVE_HEAD(msgs, link);
+        fwdioi_sender_send(f, m);
+    }
+}
 
 void fwdioi_steps_tag(fwdio_file_t *f, fwdioi_msg_t *m)
 {
@@ -524,7 +448,10 @@ static void on_step_scan(void *arg, const MPI_Status *st)
         fwdioi_appends_drop(f, &step->appends);
     } else {
         uint64_t at = sm->append_base + (f->rank == 0 ? 0 : *step->append_prefix);
-        fwdioi_appends_route(f, &step->appends, at, step->index, step->in);
+        fwdioi_task_list_t msgs;
+        STAILQ_INIT(&msgs);
+        fwdioi_appends_route(f, &step->appends, at, step->index, step->in, &msgs);
+        send_appends(f, &msgs);
         if (s->aborted) /* sending failed */
             return;
     }
@@ -609,10 +536,14 @@ static void on_close_scan(void *arg, const MPI_Status *st)
         return;
     if (s->open_agreed.status != FWDIO_OK || sm->steps_failed.status != FWDIO_OK)
         fwdioi_appends_drop(f, &sm->close_appends); /* the stream failed: nothing is sent */
-    else
+    else {
+        fwdioi_task_list_t msgs;
+        STAILQ_INIT(&msgs);
         fwdioi_appends_route(f, &sm->close_appends,
                              sm->append_base + (f->rank == 0 ? 0 : sm->append_prefix),
-                             sm->step_fill, NULL);
+                             sm->step_fill, NULL, &msgs);
+        send_appends(f, &msgs);
+    }
     sm->close_scan = CLOSE_SCAN_DONE;
     if (!s->aborted)
         fwdioi_session_try_close(f);

@@ -51,20 +51,11 @@ typedef struct fwdioi_step {
 } fwdioi_step_t;
 
 /*
- * The stream's own state is private to steps.c (struct fwdioi_stream, the
- * session's `stream`): made at fwdio_open for a file opened with
- * FWDIO_SIZE_GROWS, freed with the file. Other modules use the functions
- * below; for a file that is no stream they answer as for a stream with no
- * step ended.
+ * The stream's own state is private to forwarder/stream/ (struct
+ * fwdioi_stream, the session's `stream`; stream.h makes and frees it). Other
+ * modules use the functions below; for a file that is no stream they answer
+ * as for a stream with no step ended.
  */
-
-/** Make the stream state of `f`, a stream, its appends starting at
- *  `append_start` (application thread, in fwdio_open, before the file is
- *  handed to the progress thread). 0, or -1 when out of memory. */
-int fwdioi_stream_create(fwdio_file_t *f, uint64_t append_start);
-/** Free the stream state of `f`, if it has one, with the file (any thread:
- *  the progress thread is done with the file). */
-void fwdioi_stream_free(fwdio_file_t *f);
 
 /** A step record for `f` (app thread), its callback and task set; NULL
  *  without memory. */

@@ -13,7 +13,8 @@
  *
  * Cases: steps agreed and completed in order, each message tagged with its
  * step and counted for its writer; a step's appended bytes placed after
- * lower ranks' and earlier steps'; appends past the largest stream; ranks at
+ * lower ranks' and earlier steps'; a send of appends failing; appends past
+ * the largest stream; ranks at
  * different steps (the tags of the counts disagree); a message untagged from
  * a step already agreed; a failed step failing the later ones without
  * agreements; an abort heard with how the other rank's steps ended; the
@@ -31,6 +32,7 @@
 #include "storage/storage.h"
 #include "stream/appends.h"
 #include "stream/steps.h"
+#include "stream/stream.h"
 #include "write/message.h"
 #include "write/sender.h"
 #include "write/staging.h"
@@ -71,6 +73,7 @@ typedef struct world {
     /* what the stream told the others */
     sent_t sent[MAX_SENT];
     int nsent, dropped;
+    int fail_send; /* the send of this message (1, 2, ...) fails (MPI_Isend) */
     int drains, data_done_calls, forgets, deferred_releases, held_releases;
     uint64_t drain_expected;
     int aborts, abort_notified, published, close_agreements, mpi_failures;
@@ -429,6 +432,26 @@ static void test_append_bytes(void)
     world_free(&w);
 }
 
+/* A send of a step's appends fails: the file is aborted (announced), the
+ * step's other messages are dropped, not sent, every copy and its staging
+ * go back, the step's counts are not agreed, and the step fails with the
+ * abort. */
+static void test_append_send_fails(void)
+{
+    world_t w;
+    world_init(&w, 1 << 16, 1024, 2, 2, 1, 0, 1);
+    CHECK(append(0, 3000) == FWDIO_OK && append(3000, 500) == FWDIO_OK);
+    end_step(0, 0);
+    w.fail_send = 2;
+    answer_scan(0);
+    CHECK(w.aborts == 1 && w.abort_notified && w.abort_why.status == FWDIO_EMPI);
+    CHECK(w.nsent == 1 && w.dropped >= 2); /* 3500 bytes over 1024-byte stripes */
+    CHECK(w.staged == 0 && w.o.append_held == 0 && fake_rt_bufs_out() == 0);
+    CHECK(w.nagrees == w.next); /* no counts agreement */
+    CHECK(w.ncb == 1 && w.cb_status[0] == FWDIO_EMPI);
+    world_free(&w);
+}
+
 /* Appends that the scan places past the largest size of the stream are not
  * sent: this rank's status says FWDIO_ERANGE at their offset, their copies
  * go back, and the step is still counted (every rank agrees). */
@@ -654,6 +677,7 @@ int main(void)
 {
     test_steps_in_order();
     test_append_bytes();
+    test_append_send_fails();
     test_appends_past_end();
     test_steps_out_of_order();
     test_failed_step();
@@ -781,6 +805,16 @@ void fwdioi_sender_release_held(fwdio_file_t *f)
  * image; then it is done with, as once its send completes. */
 void fwdioi_sender_send(fwdio_file_t *f, fwdioi_msg_t *m)
 {
+    if (f->s.aborted) { /* as sender.c: nothing goes out after an abort */
+        fwdioi_sender_drop(f, m, (int)f->s.abort_info.status);
+        return;
+    }
+    if (W->fail_send == W->nsent + 1) {
+        W->fail_send = 0;
+        fwdioi_session_mpi_failed(f, FWDIOI_MPI_ISEND, MPI_ERR_OTHER);
+        fwdioi_sender_drop(f, m, (int)f->s.abort_info.status);
+        return;
+    }
     CHECK(W->nsent < MAX_SENT);
     fwdioi_wire_header_t h;
     memcpy(&h, m->wire, sizeof h);
