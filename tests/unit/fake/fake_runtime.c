@@ -95,6 +95,12 @@ void fwdioi_rt_lock(fwdioi_rt_t *rt) { (void)rt; }
 void fwdioi_rt_unlock(fwdioi_rt_t *rt) { (void)rt; }
 void fwdioi_rt_broadcast(fwdioi_rt_t *rt) { (void)rt; }
 
+void fwdioi_rt_deliver(fwdioi_rt_t *rt, fwdioi_call_t *call)
+{
+    (void)rt;
+    call->run(call); /* inline, as the tasks */
+}
+
 void fwdioi_rt_sleep_locked(fwdioi_rt_t *rt)
 {
     (void)rt;

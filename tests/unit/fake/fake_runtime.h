@@ -9,13 +9,14 @@
  * - The calling thread is the progress thread, and holds the runtime lock
  *   (the checks of runtime.h pass; they are compiled in): taking the lock
  *   does nothing, and a sleep under it (which nothing could end) aborts.
- * - Tasks run inline when submitted.
+ * - Tasks run inline when submitted; so do callbacks delivered.
  * - Tracked requests wait until the test completes them
  *   (fake_rt_complete_requests).
  * - I/O jobs wait in a FIFO instead of going to the I/O thread: the test
  *   takes the oldest (fake_rt_io_take), looks at what it would do, sets its
  *   result, and runs its second half (fake_rt_io_done).
  * - Message buffers are malloc'd; the configuration is the test's.
+ * - fake_node.c beside it: a rank without the node-shared area.
  * - Data messages "on the wire" are queued by the test (fake_mpi_arrive);
  *   MPI_Improbe matches the oldest, MPI_Imrecv copies it into the writer's
  *   buffer and gives a request that completes with fake_rt_complete_requests.

@@ -877,38 +877,3 @@ void fwdioi_staging_release_msg(fwdio_file_t *f, const fwdioi_msg_t *m)
     (void)m;
 }
 
-int fwdioi_area_local_index(const fwdioi_area_t *a, int rank)
-{
-    (void)a;
-    (void)rank;
-    return -1; /* no node-shared area */
-}
-
-uint64_t fwdioi_area_own_offset(const fwdioi_area_t *a, const void *p, size_t len)
-{
-    (void)a;
-    (void)p;
-    (void)len;
-    return UINT64_MAX;
-}
-
-void *fwdioi_heap_alloc(fwdioi_heap_t *h, size_t len)
-{
-    (void)h;
-    (void)len;
-    return NULL;
-}
-
-void fwdioi_heap_free(fwdioi_heap_t *h, void *p, size_t len)
-{
-    (void)h;
-    (void)p;
-    (void)len;
-    CHECK(!"nothing of the test is in the node-shared area");
-}
-
-void fwdioi_rt_deliver(fwdioi_rt_t *rt, fwdioi_call_t *call)
-{
-    (void)rt;
-    call->run(call);
-}

@@ -602,42 +602,13 @@ void fwdioi_shared_release(struct fwdio_runtime *o, fwdioi_hold_t *h)
     CHECK(!"no message comes through the node-shared area here");
 }
 
-int fwdioi_area_local_index(const fwdioi_area_t *a, int rank)
-{
-    (void)a;
-    (void)rank;
-    return -1; /* no node-shared area */
-}
-
 void fwdioi_reader_make_room(struct fwdio_runtime *o, uint64_t need)
 {
     (void)o;
     (void)need;
 }
 
-/* what message.c (the wire format) needs besides the writer */
-uint64_t fwdioi_area_own_offset(const fwdioi_area_t *a, const void *p, size_t len)
-{
-    (void)a;
-    (void)p;
-    (void)len;
-    return UINT64_MAX;
-}
-
-void *fwdioi_heap_alloc(fwdioi_heap_t *h, size_t len)
-{
-    (void)h;
-    (void)len;
-    return NULL;
-}
-
-void fwdioi_heap_free(fwdioi_heap_t *h, void *p, size_t len)
-{
-    (void)h;
-    (void)p;
-    (void)len;
-}
-
+/* what message.c (the wire format) needs besides the node area (fake_node.c) */
 void fwdioi_staging_release_msg(fwdio_file_t *f, const fwdioi_msg_t *m)
 {
     (void)f;
@@ -650,8 +621,3 @@ void fwdioi_msg_task(fwdioi_task_t *task)
     CHECK(!"the writer sends nothing");
 }
 
-void fwdioi_rt_deliver(fwdioi_rt_t *rt, fwdioi_call_t *call)
-{
-    (void)rt;
-    call->run(call);
-}
