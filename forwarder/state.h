@@ -25,7 +25,7 @@
 #include "u64map.h"
 
 /* Tags of fwdio's point-to-point messages: data, and a read file's
- * requests and answers (read/requester.h), on a file's communicator; aborts on the
+ * requests and answers (read/read_wire.h), on a file's communicator; aborts on the
  * runtime's. */
 enum {
     FWDIOI_TAG_DATA = 1,

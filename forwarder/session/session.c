@@ -524,7 +524,7 @@ static void on_close_agreed(void *arg, const MPI_Status *st)
     fwdioi_rt_unlock(f->rt);
     if (f->reading) { /* the requests each reader takes before it is done */
         s->close_agreed = 1;
-        fwdioi_requester_check_done(f);
+        fwdioi_session_read_check_done(f);
         return;
     }
     if (f->my_writer < 0) {
@@ -946,9 +946,12 @@ void fwdioi_session_abort(fwdio_file_t *f, const fwdioi_errinfo_t *why, int noti
     deliver_ready(f);
     if (f->reading)
         fwdioi_requester_abort(f); /* their callbacks after ready */
-    if (f->my_writer >= 0 && s->phase >= FWDIOI_PHASE_OPENING &&
-        (!f->reading || fwdioi_reader_may_close(f)))
-        fwdioi_writer_close_aborted(f);
+    if (f->my_writer >= 0 && s->phase >= FWDIOI_PHASE_OPENING) {
+        if (f->reading)
+            fwdioi_reader_close_aborted(f);
+        else
+            fwdioi_writer_close_aborted(f);
+    }
     fwdioi_session_finish_if_aborted(f);
 }
 
@@ -1027,6 +1030,23 @@ static int poll_reads(fwdio_file_t *f, int *probing)
         *probing = 1;
     }
     return events;
+}
+
+void fwdioi_session_read_check_done(fwdio_file_t *f)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    fwdioi_session_t *s = &f->s;
+    if (s->aborted) {
+        fwdioi_session_finish_if_aborted(f);
+        return;
+    }
+    if (!s->close_agreed || s->final_ready || fwdioi_requester_pending(f))
+        return;
+    if (f->my_writer >= 0 && !fwdioi_reader_done(f))
+        return;
+    if (s->sends_pending > 0 || s->recvs_pending > 0 || s->io_pending > 0)
+        return;
+    fwdioi_session_data_done(f);
 }
 
 /* How often the tick runs the watchdog's pass over the active files (s). */

@@ -764,7 +764,7 @@ void fwdioi_writer_close_aborted(fwdio_file_t *f)
         return; /* the descriptor leaks rather than the file hangs */
     s->finishing = 1;
     job->fd = s->fd;
-    /* a read file's descriptor (reader.c closes it here too) has no writes */
+    /* a rank without a writer side has no writes */
     job->write_failed = writer_of(f) ? &writer_of(f)->write_failed : NULL;
     job->durable = 0;
     s->io_pending++;
