@@ -10,9 +10,10 @@
  * header that says which piece they are (FWDIOI_TAG_READ_HDR). The requester
  * receives the header, checks it against its own plan and what it asked
  * for, and only then receives the bytes straight into the caller's buffer:
- * no copy (read_wire.h has the messages). Both tags keep MPI's order between two ranks, so the bytes a
- * header announces are the next bytes from its reader; a reader sends them
- * before the header, so a header always has its bytes behind it.
+ * no copy (read_wire.h has the messages). Both tags keep MPI's order
+ * between two ranks, so the bytes a header announces are the next bytes
+ * from its reader; a reader sends them before the header, so a header
+ * always has its bytes behind it.
  *
  * A read ends when every byte of it is accounted for (received, or failed
  * at its reader); its callback runs then, and the file completes only after

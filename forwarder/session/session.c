@@ -550,7 +550,8 @@ static void start_close_agreement(fwdio_file_t *f)
     s->sent_bytes[nw + FWDIOI_SUM_COMMITS] = (uint64_t)has_commit;
     s->sent_bytes[nw + FWDIOI_SUM_COMMITTER] = has_commit ? (uint64_t)f->rank : 0;
     fwdioi_steps_set_tag(s->sent_bytes, nw, FWDIOI_CLOSE_TAG);
-    s->sent_bytes[nw + FWDIOI_SUM_APPENDED] = fwdioi_steps_close_appended(f); /* after the last step end */
+    /* appended after the last step end */
+    s->sent_bytes[nw + FWDIOI_SUM_APPENDED] = fwdioi_steps_close_appended(f);
     fwdioi_session_agree(f, FWDIOI_MPI_AGREE_CLOSE, s->sent_bytes, s->expected_bytes,
                     nw + FWDIOI_CLOSE_EXTRA, MPI_UINT64_T, MPI_SUM, on_close_agreed);
 }
