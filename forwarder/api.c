@@ -17,6 +17,7 @@
 #include "write/message.h"
 #include "session/session.h"
 #include "settings/settings.h"
+#include "stream/stream.h"
 #include "write/staging.h"
 #include "write/writer.h"
 #include "trace.h"
@@ -422,7 +423,6 @@ static int open_file(fwdio_runtime_t *rt, const char *path, uint64_t size,
     f->size = size;
     f->stream = stream;
     f->reading = reading;
-    f->s.append_base = resolved.append_start;
     f->step_fail_from = UINT64_MAX;
     fwdioi_append_list_init(&f->appends);
     f->opts = resolved;
@@ -439,13 +439,9 @@ static int open_file(fwdio_runtime_t *rt, const char *path, uint64_t size,
     f->s.expected_bytes = calloc(nsums, sizeof *f->s.expected_bytes);
     f->writer_bytes_agreed = calloc((size_t)f->plan.nwriters, sizeof *f->writer_bytes_agreed);
     f->combine = calloc((size_t)f->plan.nwriters, sizeof *f->combine);
-    if (stream) {
-        f->s.step_sent = calloc((size_t)f->plan.nwriters, sizeof *f->s.step_sent);
-        f->s.step_slots = calloc(2 * (2 * nsums + 2), sizeof *f->s.step_slots);
-    }
     if (!f->path || !f->write_path || !f->path_key || !f->s.sent_bytes || !f->s.expected_bytes ||
         !f->writer_bytes_agreed || !f->combine ||
-        (stream && (!f->s.step_sent || !f->s.step_slots))) {
+        (stream && fwdioi_stream_create(f, resolved.append_start) != 0)) {
         fwdioi_file_release(f);
         return FWDIO_ENOMEM;
     }

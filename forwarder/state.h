@@ -25,7 +25,7 @@
 #include "u64map.h"
 
 /* Tags of fwdio's point-to-point messages: data, and a read file's
- * requests and answers (read/requester.h), on a file's communicator; aborts on the
+ * requests and answers (read/read_wire.h), on a file's communicator; aborts on the
  * runtime's. */
 enum {
     FWDIOI_TAG_DATA = 1,
@@ -168,32 +168,6 @@ typedef struct fwdioi_combine {
     size_t npieces, cap;
 } fwdioi_combine_t;
 
-/* One step of a stream: ended by fwdio_step_end on this rank, agreed and
- * completed in order by the progress thread (steps.c), reported by its
- * callback. */
-typedef struct fwdioi_step {
-    fwdioi_task_t task; /* first: fwdio_step_end queues it for the progress thread */
-    fwdioi_call_t call; /* the step callback */
-    fwdio_file_t *file;
-    uint64_t index;
-    int status;
-    fwdioi_commit_set_t commit; /* the blocks set during the step on this rank */
-    fwdioi_append_list_t appends; /* this rank's fwdio_append calls of the step */
-    STAILQ_ENTRY(fwdioi_step) link; /* in the session's `steps` (progress) */
-    /* the step's scan and counts (progress): this rank's appended bytes and
-     * the lower ranks' (the scan), who commits, and whether they are agreed */
-    int committers, committer;
-    int counted;
-    /* the buffers of its scan and counts, in the session's slot index % 2
-     * while they run (steps.c: an abandoned collective may still write into
-     * them after the step is gone) */
-    uint64_t *in, *out, *append_mine, *append_prefix;
-    /* [nwriters + FWDIOI_CLOSE_EXTRA]: this rank's bytes of the step per
-     * writer, then the commit and tag elements (copied into `in` when its
-     * counting starts) */
-    uint64_t sums[];
-} fwdioi_step_t;
-
 /* How a rank's steps of a stream ended when it aborted the stream: `ok`
  * steps completed with FWDIO_OK, the next ones up to `complete` with
  * `failed`; announced with the abort (abort.c), so that every rank reports
@@ -288,6 +262,8 @@ typedef struct fwdioi_session {
     struct fwdioi_reader *reader;
     /* a file this rank writes (write/writer.c) */
     struct fwdioi_writer *writer;
+    /* a stream's steps and appends (stream/steps.c) */
+    struct fwdioi_stream *stream;
 
     /* what the writer and the reader of a file share with the session:
      * the descriptor, receives and storage jobs in flight (the session
@@ -302,50 +278,6 @@ typedef struct fwdioi_session {
     fwdioi_session_stats_t stats;
     int sends_pending;        /* this rank's data messages not yet sent */
     int final_ready, final_started;
-
-    /* streams (steps.c) */
-    uint64_t step_fill;  /* the step this rank's messages belong to now */
-    uint64_t *step_sent; /* [nwriters] its bytes per writer in step_fill */
-    STAILQ_HEAD(, fwdioi_step) steps; /* ended here, not yet complete, in order */
-    int step_busy;       /* the first step's drain, status and commit are under way */
-    /* A step's scan and counts may run while the step before it finishes:
-     * the step being counted, the next step to count, and whether every
-     * collective of the step before it has been started (then the next
-     * scan may start: every rank starts the file's collectives in the same
-     * order) */
-    fwdioi_step_t *step_counting;
-    /* two steps' scan and counts buffers (at most two steps agree at once):
-     * [2][2 (nwriters + FWDIOI_CLOSE_EXTRA) + 2], with the file's lifetime */
-    uint64_t *step_slots;
-    uint64_t scan_next;
-    int seq_ready;
-    /* The head's status (or commit) agreement has started here: every rank
-     * will start it, so it completes. An MPI failure of the next step's scan
-     * or counts meanwhile waits for it (abort_deferred, deferred_why) before
-     * the abort is announced, so the head's outcome is the same on every
-     * rank. */
-    int head_agreeing;
-    int abort_deferred;
-    fwdioi_errinfo_t deferred_why;
-    uint64_t append_base;   /* where the next step to count appends */
-    uint64_t append_prefix; /* the close's scan: lower ranks' appends after their last step */
-    uint64_t append_mine;   /* this rank's appended bytes after its last step */
-    fwdioi_append_list_t close_appends; /* appended after the last step end */
-    int close_scanning;     /* their scan is under way */
-    int step_committers, step_committer;
-    fwdioi_errinfo_t step_agreed, step_commit_local, step_commit_agreed;
-    fwdioi_commit_set_t step_commit; /* the blocks the step's commit job writes */
-    /* A step failed (agreed on every rank): later steps fail alike, without
-     * agreements, and the stream with them; steps_failed_at is its index. */
-    fwdioi_errinfo_t steps_failed;
-    uint64_t steps_failed_at;
-    /* An abort another rank announced, with how its steps ended there: the
-     * steps it completed keep their status here too (steps.c). */
-    int abort_heard;
-    fwdioi_step_outcome_t abort_steps;
-    /* steps complete here (callbacks delivered); the writer keeps the
-     * messages of later steps until then (write/writer.c) */
-    uint64_t steps_complete;
 } fwdioi_session_t;
 
 /* An abort announced by another rank for a file this rank has not opened yet. */

@@ -3,12 +3,11 @@
 
 #include "log.h"
 #include "plan/plan.h"
-#include "read/requester.h"
+#include "read/read_wire.h"
 #include "session/session.h"
 #include "storage/storage.h"
 #include "trace.h"
 #include "write/budget.h"
-#include "write/writer.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -199,6 +198,7 @@ static void unit_settle(fwdio_file_t *f, unit_t *u)
 /* ---- answers ---- */
 
 static void schedule(fwdio_file_t *f);
+static void close_aborted(fwdio_file_t *f);
 
 static void on_answer_sent(void *arg, const MPI_Status *st)
 {
@@ -214,7 +214,7 @@ static void on_answer_sent(void *arg, const MPI_Status *st)
     if (st->MPI_ERROR != MPI_SUCCESS)
         fwdioi_session_mpi_failed(f, FWDIOI_MPI_READ_ISEND, st->MPI_ERROR);
     schedule(f); /* the unit's memory may be what the next one waits for */
-    fwdioi_requester_check_done(f);
+    fwdioi_session_read_check_done(f);
 }
 
 /* Post one send of an answer; 0, or -1 (the file is aborted). */
@@ -317,13 +317,13 @@ static void on_unit_read(fwdioi_storage_job_t *job)
     if (s->aborted) {
         if (rd->close_deferred && rd->reading == 0) {
             rd->close_deferred = 0;
-            fwdioi_writer_close_aborted(f); /* no pread uses the descriptor now */
+            close_aborted(f); /* no pread uses the descriptor now */
         }
         fwdioi_session_finish_if_aborted(f);
         return;
     }
     schedule(f);
-    fwdioi_requester_check_done(f);
+    fwdioi_session_read_check_done(f);
 }
 
 /* Read the queued units, oldest first, while writer_buffer has room (an
@@ -474,7 +474,7 @@ static void on_request_received(void *arg, const MPI_Status *st)
         schedule(f);
     }
     free(rr);
-    fwdioi_requester_check_done(f);
+    fwdioi_session_read_check_done(f);
 }
 
 int fwdioi_reader_probe(fwdio_file_t *f)
@@ -558,7 +558,7 @@ static void on_open_done(fwdioi_storage_job_t *job)
     s->io_pending--;
     fwdioi_storage_job_free(job);
     if (s->aborted) {
-        fwdioi_writer_close_aborted(f);
+        close_aborted(f);
         fwdioi_session_finish_if_aborted(f);
         return;
     }
@@ -590,7 +590,7 @@ static void on_closed(fwdioi_storage_job_t *job)
     f->s.fd = -1;
     rd->closed = 1;
     fwdioi_storage_job_free(job); /* a read-only close has nothing to lose */
-    fwdioi_requester_check_done(f);
+    fwdioi_session_read_check_done(f);
 }
 
 int fwdioi_reader_done(fwdio_file_t *f)
@@ -628,14 +628,45 @@ int fwdioi_reader_done(fwdio_file_t *f)
     return 0;
 }
 
-int fwdioi_reader_may_close(fwdio_file_t *f)
+static void on_closed_aborted(fwdioi_storage_job_t *job)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    fwdio_file_t *f = job->owner;
+    f->s.io_pending--;
+    f->s.fd = -1;
+    f->s.stats.sync_seconds += job->seconds;
+    fwdioi_storage_job_free(job);
+    fwdioi_session_finish_if_aborted(f);
+}
+
+/* Close the descriptor of an aborted file, without a sync (nothing was
+ * written), once (progress thread). */
+static void close_aborted(fwdio_file_t *f)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    fwdioi_session_t *s = &f->s;
+    if (s->fd < 0 || s->finishing)
+        return;
+    fwdioi_storage_job_t *job =
+        fwdioi_storage_job_new(FWDIOI_STORAGE_FINISH, f, on_closed_aborted);
+    if (!job)
+        return; /* the descriptor leaks rather than the file hangs */
+    s->finishing = 1;
+    job->fd = s->fd;
+    job->durable = 0;
+    s->io_pending++;
+    fwdioi_rt_io_submit(f->rt, &job->io);
+}
+
+void fwdioi_reader_close_aborted(fwdio_file_t *f)
 {
     FWDIOI_ASSERT_PROGRESS();
     struct fwdioi_reader *rd = reader_of(f);
-    if (!rd || rd->reading == 0)
-        return 1;
-    rd->close_deferred = 1; /* preads on other threads still use the descriptor */
-    return 0;
+    if (rd && rd->reading > 0) {
+        rd->close_deferred = 1; /* preads on other threads still use the descriptor */
+        return;
+    }
+    close_aborted(f);
 }
 
 void fwdioi_reader_abort(fwdio_file_t *f)

@@ -4,7 +4,8 @@
  * plan, for a file opened with fwdio_open_read, takes the requests of every
  * rank, cuts them at its units, reads each unit whole from its I/O thread
  * (pread, in the order the units were first wanted) and answers every piece
- * from the unit's buffer (requester.h has the messages). A unit stays in memory
+ * from the unit's buffer (read_wire.h has the messages, requester.h the
+ * exchange). A unit stays in memory
  * while pieces wait for it or are being sent, and after that while
  * writer_buffer has room, so a unit wanted by several ranks is read once;
  * a unit needed when the budget is full waits, and idle units of any read
@@ -32,10 +33,9 @@ int fwdioi_reader_busy(const fwdio_file_t *f);
  *  and the file is closed, starting the close when it is due
  *  (progress thread). */
 int fwdioi_reader_done(fwdio_file_t *f);
-/** The file aborted: whether its descriptor may be closed now; else no, and
- *  it is closed once the preads in flight on the I/O pool are done
- *  (progress thread). */
-int fwdioi_reader_may_close(fwdio_file_t *f);
+/** The file aborted: close its descriptor (no sync), now, or once the
+ *  preads in flight on the I/O pool are done (progress thread). */
+void fwdioi_reader_close_aborted(fwdio_file_t *f);
 /** The file aborted: forget the waiting pieces, free what is idle
  *  (progress thread). */
 void fwdioi_reader_abort(fwdio_file_t *f);

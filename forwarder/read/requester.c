@@ -126,7 +126,7 @@ static void on_request_sent(void *arg, const MPI_Status *st)
     f->s.sends_pending--;
     if (st->MPI_ERROR != MPI_SUCCESS)
         fwdioi_session_mpi_failed(f, FWDIOI_MPI_READ_ISEND, st->MPI_ERROR);
-    fwdioi_requester_check_done(f);
+    fwdioi_session_read_check_done(f);
 }
 
 /* Ask writer w's rank for the read's bytes it owns. 0, or -1 (the file is
@@ -332,7 +332,7 @@ static void on_piece_received(void *arg, const MPI_Status *st)
     f->s.stats.writer_bytes += len;
     f->s.stats.messages_received++;
     account(f, r, len);
-    fwdioi_requester_check_done(f);
+    fwdioi_session_read_check_done(f);
 }
 
 /*
@@ -408,7 +408,7 @@ static void take_header(fwdio_file_t *f, const fwdioi_read_header_t *h, int sour
     if (r->status == FWDIO_OK)
         r->status = (int)h->status;
     account(f, r, h->len);
-    fwdioi_requester_check_done(f);
+    fwdioi_session_read_check_done(f);
 }
 
 int fwdioi_requester_probe(fwdio_file_t *f)
@@ -475,23 +475,6 @@ void fwdioi_requester_abort(fwdio_file_t *f)
     }
     if (f->my_writer >= 0)
         fwdioi_reader_abort(f);
-}
-
-void fwdioi_requester_check_done(fwdio_file_t *f)
-{
-    FWDIOI_ASSERT_PROGRESS();
-    fwdioi_session_t *s = &f->s;
-    if (s->aborted) {
-        fwdioi_session_finish_if_aborted(f);
-        return;
-    }
-    if (!s->close_agreed || s->final_ready || fwdioi_requester_pending(f))
-        return;
-    if (f->my_writer >= 0 && !fwdioi_reader_done(f))
-        return;
-    if (s->sends_pending > 0 || s->recvs_pending > 0 || s->io_pending > 0)
-        return;
-    fwdioi_session_data_done(f);
 }
 
 void fwdioi_requester_report(FILE *out, const fwdio_file_t *f)

@@ -10,9 +10,10 @@
  * header that says which piece they are (FWDIOI_TAG_READ_HDR). The requester
  * receives the header, checks it against its own plan and what it asked
  * for, and only then receives the bytes straight into the caller's buffer:
- * no copy. Both tags keep MPI's order between two ranks, so the bytes a
- * header announces are the next bytes from its reader; a reader sends them
- * before the header, so a header always has its bytes behind it.
+ * no copy (read_wire.h has the messages). Both tags keep MPI's order
+ * between two ranks, so the bytes a header announces are the next bytes
+ * from its reader; a reader sends them before the header, so a header
+ * always has its bytes behind it.
  *
  * A read ends when every byte of it is accounted for (received, or failed
  * at its reader); its callback runs then, and the file completes only after
@@ -21,24 +22,8 @@
 #ifndef FWDIOI_REQUESTER_H
 #define FWDIOI_REQUESTER_H
 
+#include "read/read_wire.h"
 #include "state.h"
-
-/* A read request as it travels: the read's number on its rank, and the bytes. */
-typedef struct fwdioi_read_request {
-    uint64_t id;
-    uint64_t offset;
-    uint64_t len;
-} fwdioi_read_request_t;
-
-/* What a reader says after the bytes of one piece (status OK), or instead
- * of them (its pread failed: no bytes follow). A request the reader cannot
- * take aborts the file instead (reader.c). */
-typedef struct fwdioi_read_header {
-    uint64_t id;
-    uint64_t offset;
-    uint64_t len;
-    int64_t status;
-} fwdioi_read_header_t;
 
 /** The requester's state of a file opened for reading (and the reader's,
  *  on a reader): at fwdio_open_read. 0, or -1 without memory. */
@@ -59,10 +44,6 @@ int fwdioi_requester_pending(const fwdio_file_t *f);
 /** The file aborted: reads end with its status as soon as nothing of theirs
  *  is in flight (progress thread). */
 void fwdioi_requester_abort(fwdio_file_t *f);
-/** After the close is agreed, and whenever a read or the reader's work
- *  ends: once this rank's reads and its reader are done, the session's data
- *  is done: fwdioi_session_data_done (progress thread). */
-void fwdioi_requester_check_done(fwdio_file_t *f);
 /** What the watchdog says of this rank's reads, into `out` (an
  *  open_memstream) (progress thread). */
 void fwdioi_requester_report(FILE *out, const fwdio_file_t *f);

@@ -122,12 +122,8 @@ static void on_abort_received(void *arg, const MPI_Status *st)
                                        a->msg[2 + FWDIOI_ERRINFO_INTS], FWDIOI_ERRINFO_OK};
         memcpy(&steps.failed, &a->msg[3 + FWDIOI_ERRINFO_INTS], sizeof steps.failed);
         fwdio_file_t *f = active_file(o, seq);
-        if (f && !f->s.aborted && !f->s.abort_heard) {
-            f->s.abort_heard = 1;
-            f->s.abort_steps = steps;
-        }
         if (f)
-            fwdioi_session_abort(f, &why, 0);
+            fwdioi_session_abort_heard(f, &why, &steps);
         else if (seq >= o->opened_seq)
             keep_pending(o, seq, &why);
         /* else: complete here already; the sender's collective found us */

@@ -4,6 +4,7 @@
 #include "session/file_life.h"
 
 #include "local/local_tier.h"
+#include "stream/stream.h"
 #include "write/combine.h"
 
 #include <stdio.h>
@@ -24,9 +25,7 @@ void fwdioi_file_release(fwdio_file_t *f)
     free(f->writer_bytes_agreed);
     free(f->s.sent_bytes);
     free(f->s.expected_bytes);
-    free(f->s.step_sent);
-    free(f->s.step_slots);
-    fwdioi_commit_set_free(&f->s.step_commit);
+    fwdioi_stream_free(f);
     fwdioi_commit_set_free(&f->commit);
     free(f->write_path);
     free(f->path_key);

@@ -36,7 +36,6 @@
 #include "session/session.h"
 
 #include "session/abort.h"
-#include "stream/appends.h"
 #include "session/file_life.h"
 #include "local/local_tier.h"
 #include "log.h"
@@ -77,17 +76,8 @@ void fwdioi_session_mpi_failed(fwdio_file_t *f, int call, int mpi_rc)
     fwdioi_errinfo_set_mpi(&why, f->rank, call, mpi_rc);
     fwdioi_log(FWDIOI_LOG_WARN, "rank %d: %s failed for %s (MPI error %d)", f->rank,
                fwdioi_mpi_call_name(call), f->path, mpi_rc);
-    fwdioi_session_t *s = &f->s;
-    if ((call == FWDIOI_MPI_SCAN_APPEND || call == FWDIOI_MPI_AGREE_STEP) && s->head_agreeing &&
-        !s->aborted) {
-        /* The step before is being agreed on, and every rank will take part:
-         * its outcome first (steps.c, fwdioi_steps_pump announces the abort). */
-        if (!s->abort_deferred) {
-            s->abort_deferred = 1;
-            s->deferred_why = why;
-        }
-        return;
-    }
+    if (fwdioi_steps_defer_abort(f, call, &why))
+        return; /* the step before is being agreed on: its outcome first */
     fwdioi_session_abort(f, &why, 1);
 }
 
@@ -428,14 +418,7 @@ static void finish_session(fwdio_file_t *f, const fwdioi_errinfo_t *result)
     fwdioi_rt_unlock(f->rt);
     fwdioi_log(FWDIOI_LOG_INFO, "rank %d: %s complete: %s", f->rank, f->path,
                fwdio_strerror((int)final.status));
-    fwdioi_steps_fail_all(f, &final); /* their callbacks come before complete */
-    fwdioi_rt_lock(f->rt);
-    fwdioi_append_list_t left = f->appends; /* appended after the last step end, unsent */
-    fwdioi_append_list_init(&f->appends);
-    fwdioi_rt_unlock(f->rt);
-    if (left.head)
-        fwdioi_appends_drop(f, &left);
-    fwdioi_appends_drop(f, &s->close_appends); /* an abort during their scan */
+    fwdioi_steps_end(f, &final); /* their callbacks come before complete */
     if (!draining)
         start_waiting_opens(f->owner, f);
     fwdioi_rt_deliver(f->rt, &f->complete_call); /* last: it may free f */
@@ -616,7 +599,7 @@ static void on_close_agreed(void *arg, const MPI_Status *st)
     fwdioi_rt_unlock(f->rt);
     if (f->reading) { /* the requests each reader takes before it is done */
         s->close_agreed = 1;
-        fwdioi_requester_check_done(f);
+        fwdioi_session_read_check_done(f);
         return;
     }
     if (f->my_writer < 0) {
@@ -642,26 +625,10 @@ static void start_close_agreement(fwdio_file_t *f)
     s->sent_bytes[nw + FWDIOI_SUM_COMMITS] = (uint64_t)has_commit;
     s->sent_bytes[nw + FWDIOI_SUM_COMMITTER] = has_commit ? (uint64_t)f->rank : 0;
     fwdioi_steps_set_tag(s->sent_bytes, nw, FWDIOI_CLOSE_TAG);
-    s->sent_bytes[nw + FWDIOI_SUM_APPENDED] = s->append_mine; /* appended after the last step end */
+    /* appended after the last step end */
+    s->sent_bytes[nw + FWDIOI_SUM_APPENDED] = fwdioi_steps_close_appended(f);
     fwdioi_session_agree(f, FWDIOI_MPI_AGREE_CLOSE, s->sent_bytes, s->expected_bytes,
                     nw + FWDIOI_CLOSE_EXTRA, MPI_UINT64_T, MPI_SUM, on_close_agreed);
-}
-
-static void on_close_scan(void *arg, const MPI_Status *st)
-{
-    FWDIOI_ASSERT_PROGRESS();
-    fwdio_file_t *f = arg;
-    fwdioi_session_t *s = &f->s;
-    if (!fwdioi_session_agreement_ok(f, FWDIOI_MPI_SCAN_APPEND, st))
-        return;
-    if (s->open_agreed.status != FWDIO_OK || s->steps_failed.status != FWDIO_OK)
-        fwdioi_appends_drop(f, &s->close_appends); /* the stream failed: nothing is sent */
-    else
-        fwdioi_appends_route(f, &s->close_appends,
-                             s->append_base + (f->rank == 0 ? 0 : s->append_prefix),
-                             s->step_fill, NULL);
-    if (!s->aborted)
-        start_close_agreement(f);
 }
 
 static void close_task(fwdioi_task_t *task)
@@ -684,21 +651,13 @@ void fwdioi_session_try_close(fwdio_file_t *f)
     FWDIOI_ASSERT_PROGRESS();
     fwdioi_session_t *s = &f->s;
     if (!s->close_requested || s->aborted || s->phase != FWDIOI_PHASE_OPEN ||
-        fwdioi_steps_pending(f) || s->close_scanning)
+        fwdioi_steps_pending(f))
         return;
-    /* Nothing to place when no rank can have appended (offsets_only). */
-    if (!f->stream || s->check_failed || f->opts.offsets_only) {
-        start_close_agreement(f);
-        return;
-    }
     /* A stream's bytes appended after its last step end get their offsets
-     * first (every rank scans, appended or not). */
-    fwdioi_rt_lock(f->rt);
-    fwdioi_append_list_move(&s->close_appends, &f->appends);
-    fwdioi_rt_unlock(f->rt);
-    s->append_mine = s->close_appends.bytes;
-    s->close_scanning = 1;
-    fwdioi_session_scan_appends(f, &s->append_mine, &s->append_prefix, on_close_scan);
+     * first (steps.c; it calls here again once they have). */
+    if (!s->check_failed && !fwdioi_steps_close_scanned(f))
+        return;
+    start_close_agreement(f);
 }
 
 /* ---- opening ---- */
@@ -1055,10 +1014,8 @@ void fwdioi_session_abort(fwdio_file_t *f, const fwdioi_errinfo_t *why, int noti
      * to match theirs, and completes the file when it is done (comm_taken) */
     if (notify) {
         /* with how this rank's steps ended, which the others then report too */
-        fwdioi_step_outcome_t steps = {(int64_t)s->steps_complete, (int64_t)s->steps_complete,
-                                       s->steps_failed};
-        if (s->steps_failed.status != FWDIO_OK)
-            steps.ok = (int64_t)s->steps_failed_at;
+        fwdioi_step_outcome_t steps;
+        fwdioi_steps_outcome(f, &steps);
         fwdioi_abort_announce(f->owner, f->seq, why, &steps);
     }
     fwdioi_session_publish_error(f, why);
@@ -1071,10 +1028,22 @@ void fwdioi_session_abort(fwdio_file_t *f, const fwdioi_errinfo_t *why, int noti
     deliver_ready(f);
     if (f->reading)
         fwdioi_requester_abort(f); /* their callbacks after ready */
-    if (f->my_writer >= 0 && s->phase >= FWDIOI_PHASE_OPENING &&
-        (!f->reading || fwdioi_reader_may_close(f)))
-        fwdioi_writer_close_aborted(f);
+    if (f->my_writer >= 0 && s->phase >= FWDIOI_PHASE_OPENING) {
+        if (f->reading)
+            fwdioi_reader_close_aborted(f);
+        else
+            fwdioi_writer_close_aborted(f);
+    }
     fwdioi_session_finish_if_aborted(f);
+}
+
+void fwdioi_session_abort_heard(fwdio_file_t *f, const fwdioi_errinfo_t *why,
+                                const fwdioi_step_outcome_t *steps)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    if (!f->s.aborted)
+        fwdioi_steps_abort_heard(f, steps); /* the first one heard counts */
+    fwdioi_session_abort(f, why, 0);
 }
 
 /* ---- setup, teardown, polling ---- */
@@ -1089,12 +1058,6 @@ void fwdioi_session_init(fwdio_file_t *f)
     s->commit_local = s->commit_agreed = s->abort_info = FWDIOI_ERRINFO_OK;
     s->committer = -1;
     STAILQ_INIT(&s->held);
-    STAILQ_INIT(&s->steps);
-    fwdioi_append_list_init(&s->close_appends);
-    s->step_committer = -1;
-    s->seq_ready = 1;
-    s->step_agreed = s->step_commit_local = s->step_commit_agreed = FWDIOI_ERRINFO_OK;
-    s->steps_failed = FWDIOI_ERRINFO_OK;
     f->open_task.run = open_task;
     f->close_task.run = close_task;
     f->finish_task.run = finish_task;
@@ -1149,6 +1112,23 @@ static int poll_reads(fwdio_file_t *f, int *probing)
         *probing = 1;
     }
     return events;
+}
+
+void fwdioi_session_read_check_done(fwdio_file_t *f)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    fwdioi_session_t *s = &f->s;
+    if (s->aborted) {
+        fwdioi_session_finish_if_aborted(f);
+        return;
+    }
+    if (!s->close_agreed || s->final_ready || fwdioi_requester_pending(f))
+        return;
+    if (f->my_writer >= 0 && !fwdioi_reader_done(f))
+        return;
+    if (s->sends_pending > 0 || s->recvs_pending > 0 || s->io_pending > 0)
+        return;
+    fwdioi_session_data_done(f);
 }
 
 /* How often the tick runs the watchdog's pass over the active files (s). */

@@ -17,6 +17,11 @@ int fwdioi_session_poll(void *runtime, int *active);
  *  own, so tell the other ranks) and complete it with `why` once its own
  *  traffic is done (progress thread). */
 void fwdioi_session_abort(fwdio_file_t *f, const fwdioi_errinfo_t *why, int notify);
+/** Another rank announced it aborted the file with `why`, its steps ended as
+ *  `steps`: abort here too, the steps it completed keeping their status
+ *  (progress thread). */
+void fwdioi_session_abort_heard(fwdio_file_t *f, const fwdioi_errinfo_t *why,
+                                const fwdioi_step_outcome_t *steps);
 /** The active file of sequence number `seq` (its open task ran, its session
  *  has not ended), or NULL; O(1) (progress thread). */
 fwdio_file_t *fwdioi_session_active_file(struct fwdio_runtime *o, uint64_t seq);
@@ -32,6 +37,10 @@ void fwdioi_session_mpi_failed(fwdio_file_t *f, int call, int mpi_rc);
 void fwdioi_session_data_done(fwdio_file_t *f);
 /** An aborted file completes once nothing of its own is in flight (progress thread). */
 void fwdioi_session_finish_if_aborted(fwdio_file_t *f);
+/** A read file, after the close is agreed and whenever one of its reads or
+ *  its reader's work ends: once this rank's reads and its reader are done,
+ *  the file's data is done (fwdioi_session_data_done) (progress thread). */
+void fwdioi_session_read_check_done(fwdio_file_t *f);
 /** The writer's open job is done: agree on the open status (progress thread). */
 void fwdioi_session_opened(fwdio_file_t *f);
 /** Start one of the file's agreements: `count` elements of `type` of `in`

@@ -3,10 +3,9 @@
 #include "stream/appends.h"
 
 #include "log.h"
+#include "write/message.h"
 #include "write/route.h"
-#include "write/sender.h"
 #include "write/staging.h"
-#include "stream/steps.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -134,7 +133,7 @@ int fwdioi_append(fwdio_file_t *f, const void *buf, size_t len)
 }
 
 void fwdioi_appends_route(fwdio_file_t *f, fwdioi_append_list_t *list, uint64_t offset,
-                          uint64_t step, uint64_t *sums)
+                          uint64_t step, uint64_t *sums, fwdioi_task_list_t *msgs)
 {
     FWDIOI_ASSERT_PROGRESS();
     fwdioi_rt_lock(f->rt);
@@ -146,26 +145,24 @@ void fwdioi_appends_route(fwdio_file_t *f, fwdioi_append_list_t *list, uint64_t 
     while (a) {
         fwdioi_append_t *next = a->next;
         uint64_t len = a->lent.len;
-        fwdioi_task_list_t msgs;
-        if (f->s.aborted) { /* a send failed: the step is over (and `sums` with it) */
+        fwdioi_task_list_t routed;
+        if (f->s.aborted) { /* the step is over (and `sums` with it) */
             append_release(&a->lent);
         } else if (offset > f->size || len > f->size - offset) { /* past the largest stream */
             fwdioi_errinfo_set(&f->s.local_error, FWDIO_ERANGE, f->rank, 0, offset);
             append_release(&a->lent);
-        } else if (fwdioi_route_write(f, a->data, len, offset, &a->lent, &msgs) != FWDIO_OK) {
+        } else if (fwdioi_route_write(f, a->data, len, offset, &a->lent, &routed) != FWDIO_OK) {
             fwdioi_errinfo_set(&f->s.local_error, FWDIO_ENOMEM, f->rank, 0, offset);
             append_release(&a->lent);
         } else {
-            while (!STAILQ_EMPTY(&msgs)) {
-                fwdioi_msg_t *m = (fwdioi_msg_t *)STAILQ_FIRST(&msgs);
-                STAILQ_REMOVE_HEAD(&msgs, link);
-                if (f->s.aborted) {
-                    fwdioi_sender_drop(f, m, (int)f->s.abort_info.status);
-                    continue;
-                }
-                fwdioi_steps_tag_as(f, m, step, sums);
-                fwdioi_sender_send(f, m);
+            fwdioi_task_t *t;
+            STAILQ_FOREACH(t, &routed, link) {
+                fwdioi_msg_t *m = (fwdioi_msg_t *)t;
+                fwdioi_msg_set_step(m, step);
+                if (sums)
+                    sums[m->writer] += m->payload;
             }
+            STAILQ_CONCAT(msgs, &routed);
         }
         offset += len;
         a = next;

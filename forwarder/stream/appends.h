@@ -21,11 +21,13 @@ void fwdioi_append_list_move(fwdioi_append_list_t *to, fwdioi_append_list_t *fro
 int fwdioi_append(fwdio_file_t *f, const void *buf, size_t len);
 
 /** Route the appends of `list` to bytes from `offset` on (progress thread):
- *  their messages are tagged with `step` and counted in `sums` per writer
- *  (NULL: bytes after the last step end), then sent. The list is left
- *  empty. */
+ *  their messages, tagged with `step` and counted in `sums` per writer
+ *  (NULL: bytes after the last step end), are added to `msgs` in order, for
+ *  the caller to send. An append that cannot be routed (past the largest
+ *  stream, no memory: the session's local error says so) is given back.
+ *  The list is left empty. */
 void fwdioi_appends_route(fwdio_file_t *f, fwdioi_append_list_t *list, uint64_t offset,
-                          uint64_t step, uint64_t *sums);
+                          uint64_t step, uint64_t *sums, fwdioi_task_list_t *msgs);
 /** Drop the appends of `list` (the stream failed): their copies and staging
  *  are given back. Any thread; takes the runtime lock. */
 void fwdioi_appends_drop(fwdio_file_t *f, fwdioi_append_list_t *list);

@@ -6,7 +6,9 @@
 #include "stream/steps.h"
 
 #include "stream/appends.h"
+#include "stream/stream_state.h"
 #include "log.h"
+#include "write/message.h"
 #include "write/sender.h"
 #include "session/session.h"
 #include "storage/storage.h"
@@ -21,6 +23,61 @@
 #define STEP_TAG_SPAN ((uint64_t)1 << 20)
 
 static uint64_t step_tag(uint64_t index) { return index % STEP_TAG_SPAN + 1; }
+
+static struct fwdioi_stream *stream_of(const fwdio_file_t *f) { return f->s.stream; }
+
+uint64_t fwdioi_steps_complete(const fwdio_file_t *f)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    const struct fwdioi_stream *sm = stream_of(f);
+    return sm ? sm->steps_complete : 0;
+}
+
+int fwdioi_steps_head_commits(const fwdio_file_t *f)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    const struct fwdioi_stream *sm = stream_of(f);
+    return sm && sm->step_committers > 0;
+}
+
+void fwdioi_steps_outcome(const fwdio_file_t *f, fwdioi_step_outcome_t *out)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    const struct fwdioi_stream *sm = stream_of(f);
+    *out = (fwdioi_step_outcome_t){0, 0, FWDIOI_ERRINFO_OK};
+    if (!sm)
+        return;
+    out->complete = out->ok = (int64_t)sm->steps_complete;
+    out->failed = sm->steps_failed;
+    if (sm->steps_failed.status != FWDIO_OK)
+        out->ok = (int64_t)sm->steps_failed_at;
+}
+
+void fwdioi_steps_abort_heard(fwdio_file_t *f, const fwdioi_step_outcome_t *o)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    struct fwdioi_stream *sm = stream_of(f);
+    if (sm && !sm->abort_heard) {
+        sm->abort_heard = 1;
+        sm->abort_steps = *o;
+    }
+}
+
+int fwdioi_steps_defer_abort(fwdio_file_t *f, int call, const fwdioi_errinfo_t *why)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    struct fwdioi_stream *sm = stream_of(f);
+    if ((call != FWDIOI_MPI_SCAN_APPEND && call != FWDIOI_MPI_AGREE_STEP) || !sm ||
+        !sm->head_agreeing || f->s.aborted)
+        return 0;
+    /* The step before is being agreed on, and every rank will take part:
+     * its outcome first (fwdioi_steps_pump announces the abort). */
+    if (!sm->abort_deferred) {
+        sm->abort_deferred = 1;
+        sm->deferred_why = *why;
+    }
+    return 1;
+}
 
 void fwdioi_steps_set_tag(uint64_t *sums, int nwriters, uint64_t tag)
 {
@@ -81,34 +138,36 @@ void fwdioi_step_free(fwdioi_step_t *step)
 
 /* ---- tagging messages ---- */
 
-void fwdioi_steps_tag_as(fwdio_file_t *f, fwdioi_msg_t *m, uint64_t step, uint64_t *sums)
+/* Send the messages of appends routed at a scan, in order: once a send has
+ * aborted the file, the sender drops the rest (their copies go back). */
+static void send_appends(fwdio_file_t *f, fwdioi_task_list_t *msgs)
 {
-    FWDIOI_ASSERT_PROGRESS();
-    if (!f->stream)
-        return;
-    m->step = step;
-    fwdioi_wire_header_t h;
-    memcpy(&h, m->wire, sizeof h);
-    h.step = (uint32_t)step;
-    memcpy(m->wire, &h, sizeof h);
-    if (sums)
-        sums[m->writer] += m->payload;
+    while (!STAILQ_EMPTY(msgs)) {
+        fwdioi_msg_t *m = (fwdioi_msg_t *)STAILQ_FIRST(msgs);
+        STAILQ_REMOVE_HEAD(msgs, link);
+        fwdioi_sender_send(f, m);
+    }
 }
 
 void fwdioi_steps_tag(fwdio_file_t *f, fwdioi_msg_t *m)
 {
     FWDIOI_ASSERT_PROGRESS();
-    fwdioi_steps_tag_as(f, m, f->s.step_fill, f->s.step_sent);
+    struct fwdioi_stream *sm = stream_of(f);
+    if (!sm)
+        return;
+    fwdioi_msg_set_step(m, sm->step_fill);
+    sm->step_sent[m->writer] += m->payload;
 }
 
 int fwdioi_steps_untag(fwdio_file_t *f, const fwdioi_msg_t *m)
 {
     FWDIOI_ASSERT_PROGRESS();
-    if (!f->stream)
+    struct fwdioi_stream *sm = stream_of(f);
+    if (!sm)
         return 0;
-    if (m->step != f->s.step_fill)
+    if (m->step != sm->step_fill)
         return -1;
-    f->s.step_sent[m->writer] -= m->payload;
+    sm->step_sent[m->writer] -= m->payload;
     return 0;
 }
 
@@ -121,14 +180,15 @@ static void step_task(fwdioi_task_t *task)
     fwdioi_step_t *step = (fwdioi_step_t *)task;
     fwdio_file_t *f = step->file;
     fwdioi_session_t *s = &f->s;
+    struct fwdioi_stream *sm = stream_of(f);
     const int nw = f->plan.nwriters;
-    memcpy(step->sums, s->step_sent, (size_t)nw * sizeof *s->step_sent);
-    memset(s->step_sent, 0, (size_t)nw * sizeof *s->step_sent);
-    s->step_fill++;
+    memcpy(step->sums, sm->step_sent, (size_t)nw * sizeof *sm->step_sent);
+    memset(sm->step_sent, 0, (size_t)nw * sizeof *sm->step_sent);
+    sm->step_fill++;
     step->sums[nw + FWDIOI_SUM_COMMITS] = step->commit.n > 0;
     step->sums[nw + FWDIOI_SUM_COMMITTER] = step->commit.n > 0 ? (uint64_t)f->rank : 0;
     fwdioi_steps_set_tag(step->sums, nw, step_tag(step->index));
-    STAILQ_INSERT_TAIL(&s->steps, step, link);
+    STAILQ_INSERT_TAIL(&sm->steps, step, link);
     if (s->aborted)
         fwdioi_steps_fail_all(f, &s->abort_info);
     else
@@ -138,7 +198,8 @@ static void step_task(fwdioi_task_t *task)
 int fwdioi_steps_pending(const fwdio_file_t *f)
 {
     FWDIOI_ASSERT_PROGRESS();
-    return !STAILQ_EMPTY(&f->s.steps) || f->s.step_counting;
+    const struct fwdioi_stream *sm = stream_of(f);
+    return sm && (!STAILQ_EMPTY(&sm->steps) || sm->step_counting);
 }
 
 /* ---- completing steps in order ----
@@ -161,18 +222,19 @@ int fwdioi_steps_pending(const fwdio_file_t *f)
 static void complete_first(fwdio_file_t *f, const fwdioi_errinfo_t *result)
 {
     fwdioi_session_t *s = &f->s;
-    fwdioi_step_t *step = STAILQ_FIRST(&s->steps);
-    STAILQ_REMOVE_HEAD(&s->steps, link);
-    if (s->step_counting == step)
-        s->step_counting = NULL;
-    s->step_busy = 0;
-    s->head_agreeing = 0;
-    s->steps_complete = step->index + 1;
+    struct fwdioi_stream *sm = stream_of(f);
+    fwdioi_step_t *step = STAILQ_FIRST(&sm->steps);
+    STAILQ_REMOVE_HEAD(&sm->steps, link);
+    if (sm->step_counting == step)
+        sm->step_counting = NULL;
+    sm->step_busy = 0;
+    sm->head_agreeing = 0;
+    sm->steps_complete = step->index + 1;
     step->status = (int)result->status;
     fwdioi_appends_drop(f, &step->appends); /* not routed: the step failed */
-    if (result->status != FWDIO_OK && s->steps_failed.status == FWDIO_OK) {
-        s->steps_failed = *result;
-        s->steps_failed_at = step->index;
+    if (result->status != FWDIO_OK && sm->steps_failed.status == FWDIO_OK) {
+        sm->steps_failed = *result;
+        sm->steps_failed_at = step->index;
         fwdioi_session_publish_error(f, result); /* later writes are refused */
     }
     fwdioi_rt_deliver(f->rt, &step->call);
@@ -188,18 +250,20 @@ static void complete_first(fwdio_file_t *f, const fwdioi_errinfo_t *result)
 void fwdioi_steps_fail_all(fwdio_file_t *f, const fwdioi_errinfo_t *why)
 {
     FWDIOI_ASSERT_PROGRESS();
-    fwdioi_session_t *s = &f->s;
+    struct fwdioi_stream *sm = stream_of(f);
     static const fwdioi_errinfo_t ok = FWDIOI_ERRINFO_OK;
-    s->step_counting = NULL; /* its collectives are given up with the file's */
-    while (!STAILQ_EMPTY(&s->steps)) {
-        int64_t k = (int64_t)STAILQ_FIRST(&s->steps)->index;
+    if (!sm)
+        return;
+    sm->step_counting = NULL; /* its collectives are given up with the file's */
+    while (!STAILQ_EMPTY(&sm->steps)) {
+        int64_t k = (int64_t)STAILQ_FIRST(&sm->steps)->index;
         const fwdioi_errinfo_t *result = why;
-        if (s->steps_failed.status != FWDIO_OK)
-            result = &s->steps_failed;
-        else if (s->abort_heard && k < s->abort_steps.ok)
+        if (sm->steps_failed.status != FWDIO_OK)
+            result = &sm->steps_failed;
+        else if (sm->abort_heard && k < sm->abort_steps.ok)
             result = &ok; /* complete on the rank that aborted: it was OK there */
-        else if (s->abort_heard && k < s->abort_steps.complete)
-            result = &s->abort_steps.failed;
+        else if (sm->abort_heard && k < sm->abort_steps.complete)
+            result = &sm->abort_steps.failed;
         complete_first(f, result);
     }
 }
@@ -208,7 +272,7 @@ void fwdioi_steps_fail_all(fwdio_file_t *f, const fwdioi_errinfo_t *why)
  * may start. */
 static void sequence_free(fwdio_file_t *f)
 {
-    f->s.seq_ready = 1;
+    stream_of(f)->seq_ready = 1;
     fwdioi_steps_pump(f);
 }
 
@@ -218,15 +282,15 @@ static void on_step_commit_agreed(void *arg, const MPI_Status *st)
     fwdio_file_t *f = arg;
     if (!fwdioi_session_agreement_ok(f, FWDIOI_MPI_AGREE_STEP_COMMIT, st))
         return;
-    complete_first(f, &f->s.step_commit_agreed);
+    complete_first(f, &stream_of(f)->step_commit_agreed);
     fwdioi_steps_pump(f);
 }
 
 static void start_commit_agreement(fwdio_file_t *f)
 {
-    fwdioi_session_t *s = &f->s;
-    if (fwdioi_session_agree_status(f, FWDIOI_MPI_AGREE_STEP_COMMIT, &s->step_commit_local,
-                                    &s->step_commit_agreed, on_step_commit_agreed) == 0)
+    struct fwdioi_stream *sm = stream_of(f);
+    if (fwdioi_session_agree_status(f, FWDIOI_MPI_AGREE_STEP_COMMIT, &sm->step_commit_local,
+                                    &sm->step_commit_agreed, on_step_commit_agreed) == 0)
         sequence_free(f);
 }
 
@@ -235,12 +299,13 @@ static void on_step_commit_done(fwdioi_storage_job_t *job)
     FWDIOI_ASSERT_PROGRESS();
     fwdio_file_t *f = job->owner;
     fwdioi_session_t *s = &f->s;
+    struct fwdioi_stream *sm = stream_of(f);
     if (job->status != FWDIO_OK)
-        fwdioi_errinfo_set_call(&s->step_commit_local, job->status, f->rank, job->sys_errno,
+        fwdioi_errinfo_set_call(&sm->step_commit_local, job->status, f->rank, job->sys_errno,
                                 job->err_offset, job->err_call);
     s->io_pending--;
     fwdioi_storage_job_free(job);
-    fwdioi_commit_set_free(&s->step_commit);
+    fwdioi_commit_set_free(&sm->step_commit);
     if (s->aborted)
         fwdioi_session_finish_if_aborted(f);
     else
@@ -252,26 +317,27 @@ static void on_step_commit_done(fwdioi_storage_job_t *job)
 static void start_step_commit(fwdio_file_t *f, fwdioi_step_t *step)
 {
     fwdioi_session_t *s = &f->s;
-    s->step_commit_local = FWDIOI_ERRINFO_OK;
-    if (f->rank != s->step_committer) {
+    struct fwdioi_stream *sm = stream_of(f);
+    sm->step_commit_local = FWDIOI_ERRINFO_OK;
+    if (f->rank != sm->step_committer) {
         start_commit_agreement(f);
         return;
     }
     fwdioi_storage_job_t *job =
         fwdioi_storage_job_new(FWDIOI_STORAGE_COMMIT, f, on_step_commit_done);
     if (!job) {
-        fwdioi_errinfo_set(&s->step_commit_local, FWDIO_ENOMEM, f->rank, 0, 0);
+        fwdioi_errinfo_set(&sm->step_commit_local, FWDIO_ENOMEM, f->rank, 0, 0);
         start_commit_agreement(f);
         return;
     }
-    /* the session holds the blocks while the job runs: the step may fail
+    /* the stream holds the blocks while the job runs: the step may fail
      * (an abort) meanwhile */
-    fwdioi_commit_set_move(&s->step_commit, &step->commit);
+    fwdioi_commit_set_move(&sm->step_commit, &step->commit);
     job->path = f->write_path;
-    if (fwdioi_storage_job_add_blocks(job, &s->step_commit) != 0) {
+    if (fwdioi_storage_job_add_blocks(job, &sm->step_commit) != 0) {
         fwdioi_storage_job_free(job);
-        fwdioi_commit_set_free(&s->step_commit);
-        fwdioi_errinfo_set(&s->step_commit_local, FWDIO_ENOMEM, f->rank, 0, 0);
+        fwdioi_commit_set_free(&sm->step_commit);
+        fwdioi_errinfo_set(&sm->step_commit_local, FWDIO_ENOMEM, f->rank, 0, 0);
         start_commit_agreement(f);
         return;
     }
@@ -283,15 +349,15 @@ static void on_step_final(void *arg, const MPI_Status *st)
 {
     FWDIOI_ASSERT_PROGRESS();
     fwdio_file_t *f = arg;
-    fwdioi_session_t *s = &f->s;
+    struct fwdioi_stream *sm = stream_of(f);
     if (!fwdioi_session_agreement_ok(f, FWDIOI_MPI_AGREE_STEP_FINAL, st))
         return;
-    if (s->step_agreed.status == FWDIO_OK && s->step_committers == 1) {
-        start_step_commit(f, STAILQ_FIRST(&s->steps)); /* its agreement frees the sequence */
+    if (sm->step_agreed.status == FWDIO_OK && sm->step_committers == 1) {
+        start_step_commit(f, STAILQ_FIRST(&sm->steps)); /* its agreement frees the sequence */
         return;
     }
-    int waited = s->step_committers != 0; /* the sequence waited for this answer */
-    complete_first(f, &s->step_agreed);
+    int waited = sm->step_committers != 0; /* the sequence waited for this answer */
+    complete_first(f, &sm->step_agreed);
     if (waited)
         sequence_free(f);
     else
@@ -302,18 +368,19 @@ void fwdioi_steps_data_done(fwdio_file_t *f)
 {
     FWDIOI_ASSERT_PROGRESS();
     fwdioi_session_t *s = &f->s;
+    struct fwdioi_stream *sm = stream_of(f);
     if (s->aborted) {
         fwdioi_session_finish_if_aborted(f);
         return;
     }
     if (fwdioi_session_agree_status(f, FWDIOI_MPI_AGREE_STEP_FINAL, &s->local_error,
-                                    &s->step_agreed, on_step_final) != 0)
+                                    &sm->step_agreed, on_step_final) != 0)
         return;
-    s->head_agreeing = 1;
+    sm->head_agreeing = 1;
     /* Without a commit block nothing more of this step is agreed: the next
      * step's scan may start now. With one, whether the commit agreement
      * follows depends on this one's answer. */
-    if (s->step_committers == 0)
+    if (sm->step_committers == 0)
         sequence_free(f);
 }
 
@@ -321,9 +388,10 @@ void fwdioi_steps_data_done(fwdio_file_t *f)
 static void start_head(fwdio_file_t *f, fwdioi_step_t *step)
 {
     fwdioi_session_t *s = &f->s;
-    s->step_busy = 1;
-    s->step_committers = step->committers;
-    s->step_committer = step->committer;
+    struct fwdioi_stream *sm = stream_of(f);
+    sm->step_busy = 1;
+    sm->step_committers = step->committers;
+    sm->step_committer = step->committer;
     if (step->committers > 1 && step->commit.n > 0) {
         fwdioi_errinfo_t e = {FWDIO_EINVAL, f->rank, 0, (int64_t)step->commit.b[0].offset,
                               FWDIOI_REASON_COMMITTERS, -1, step->committers};
@@ -341,11 +409,11 @@ static void on_step_counts(void *arg, const MPI_Status *st)
 {
     FWDIOI_ASSERT_PROGRESS();
     fwdio_file_t *f = arg;
-    fwdioi_session_t *s = &f->s;
+    struct fwdioi_stream *sm = stream_of(f);
     if (!fwdioi_session_agreement_ok(f, FWDIOI_MPI_AGREE_STEP, st))
         return;
     const int nw = f->plan.nwriters;
-    fwdioi_step_t *step = s->step_counting;
+    fwdioi_step_t *step = sm->step_counting;
     if (!fwdioi_steps_tags_agree(step->out, nw, f->plan.nranks, step_tag(step->index))) {
         /* Another rank closed the file, or is at another step: every rank
          * sees the same sums and gives up the file's collectives alike. */
@@ -353,11 +421,11 @@ static void on_step_counts(void *arg, const MPI_Status *st)
         fwdioi_session_abort(f, &why, 0);
         return;
     }
-    s->append_base += step->out[nw + FWDIOI_SUM_APPENDED]; /* the next step appends after these */
+    sm->append_base += step->out[nw + FWDIOI_SUM_APPENDED]; /* the next step appends after these */
     step->committers = (int)step->out[nw + FWDIOI_SUM_COMMITS];
     step->committer = step->committers == 1 ? (int)step->out[nw + FWDIOI_SUM_COMMITTER] : -1;
     step->counted = 1;
-    s->step_counting = NULL;
+    sm->step_counting = NULL;
     fwdioi_steps_pump(f);
 }
 
@@ -367,14 +435,18 @@ static void on_step_counts(void *arg, const MPI_Status *st)
 static int step_scanned(fwdio_file_t *f)
 {
     fwdioi_session_t *s = &f->s;
-    fwdioi_step_t *step = s->step_counting;
+    struct fwdioi_stream *sm = stream_of(f);
+    fwdioi_step_t *step = sm->step_counting;
     const int nw = f->plan.nwriters;
     step->in[nw + FWDIOI_SUM_APPENDED] = step->appends.bytes;
-    if (s->steps_failed.status != FWDIO_OK) { /* counted all the same, nothing sent */
+    if (sm->steps_failed.status != FWDIO_OK) { /* counted all the same, nothing sent */
         fwdioi_appends_drop(f, &step->appends);
     } else {
-        uint64_t at = s->append_base + (f->rank == 0 ? 0 : *step->append_prefix);
-        fwdioi_appends_route(f, &step->appends, at, step->index, step->in);
+        uint64_t at = sm->append_base + (f->rank == 0 ? 0 : *step->append_prefix);
+        fwdioi_task_list_t msgs;
+        STAILQ_INIT(&msgs);
+        fwdioi_appends_route(f, &step->appends, at, step->index, step->in, &msgs);
+        send_appends(f, &msgs);
         if (s->aborted) /* sending failed */
             return -1;
     }
@@ -392,11 +464,11 @@ static void on_step_scan(void *arg, const MPI_Status *st)
 }
 
 /* The next step to count, if this rank has ended it. */
-static fwdioi_step_t *next_to_count(const fwdioi_session_t *s)
+static fwdioi_step_t *next_to_count(const struct fwdioi_stream *sm)
 {
     fwdioi_step_t *step;
-    STAILQ_FOREACH(step, &s->steps, link)
-        if (step->index == s->scan_next)
+    STAILQ_FOREACH(step, &sm->steps, link)
+        if (step->index == sm->scan_next)
             return step;
     return NULL;
 }
@@ -405,26 +477,31 @@ void fwdioi_steps_pump(fwdio_file_t *f)
 {
     FWDIOI_ASSERT_PROGRESS();
     fwdioi_session_t *s = &f->s;
+    struct fwdioi_stream *sm = stream_of(f);
     if (s->aborted || s->phase != FWDIOI_PHASE_OPEN)
         return;
-    if (s->abort_deferred && !s->head_agreeing) { /* the head is complete everywhere */
-        s->abort_deferred = 0;
-        fwdioi_session_abort(f, &s->deferred_why, 1);
+    if (!sm) { /* no steps: the close may start */
+        fwdioi_session_try_close(f);
+        return;
+    }
+    if (sm->abort_deferred && !sm->head_agreeing) { /* the head is complete everywhere */
+        sm->abort_deferred = 0;
+        fwdioi_session_abort(f, &sm->deferred_why, 1);
         return;
     }
     /* The open failed: every rank knows, and no step agrees on anything. */
-    while (s->open_agreed.status != FWDIO_OK && !STAILQ_EMPTY(&s->steps))
+    while (s->open_agreed.status != FWDIO_OK && !STAILQ_EMPTY(&sm->steps))
         complete_first(f, &s->open_agreed);
     for (;;) {
         /* the next step's scan, once the sequence allows it */
-        fwdioi_step_t *next = s->step_counting || !s->seq_ready ? NULL : next_to_count(s);
+        fwdioi_step_t *next = sm->step_counting || !sm->seq_ready ? NULL : next_to_count(sm);
         if (next) {
-            s->step_counting = next;
-            s->scan_next++;
-            s->seq_ready = 0;
+            sm->step_counting = next;
+            sm->scan_next++;
+            sm->seq_ready = 0;
             /* the slot of the step two before is free: that step is complete */
             const size_t n = (size_t)f->plan.nwriters + FWDIOI_CLOSE_EXTRA;
-            uint64_t *slot = s->step_slots + (next->index % 2) * (2 * n + 2);
+            uint64_t *slot = sm->step_slots + (next->index % 2) * (2 * n + 2);
             next->in = slot;
             next->out = slot + n;
             next->append_mine = slot + 2 * n;
@@ -441,17 +518,86 @@ void fwdioi_steps_pump(fwdio_file_t *f)
             }
         }
         /* the head, once counted */
-        fwdioi_step_t *head = STAILQ_FIRST(&s->steps);
-        if (!head || s->step_busy || !head->counted)
+        fwdioi_step_t *head = STAILQ_FIRST(&sm->steps);
+        if (!head || sm->step_busy || !head->counted)
             break;
-        if (s->steps_failed.status != FWDIO_OK) {
+        if (sm->steps_failed.status != FWDIO_OK) {
             /* every rank knows: nothing of it is agreed, the sequence goes on */
-            complete_first(f, &s->steps_failed);
-            s->seq_ready = 1;
+            complete_first(f, &sm->steps_failed);
+            sm->seq_ready = 1;
             continue;
         }
         start_head(f, head);
         break;
     }
     fwdioi_session_try_close(f);
+}
+
+/* ---- the close: bytes appended after the last step end ---- */
+
+static void on_close_scan(void *arg, const MPI_Status *st)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    fwdio_file_t *f = arg;
+    fwdioi_session_t *s = &f->s;
+    struct fwdioi_stream *sm = stream_of(f);
+    if (!fwdioi_session_agreement_ok(f, FWDIOI_MPI_SCAN_APPEND, st))
+        return;
+    if (s->open_agreed.status != FWDIO_OK || sm->steps_failed.status != FWDIO_OK)
+        fwdioi_appends_drop(f, &sm->close_appends); /* the stream failed: nothing is sent */
+    else {
+        fwdioi_task_list_t msgs;
+        STAILQ_INIT(&msgs);
+        fwdioi_appends_route(f, &sm->close_appends,
+                             sm->append_base + (f->rank == 0 ? 0 : sm->append_prefix),
+                             sm->step_fill, NULL, &msgs);
+        send_appends(f, &msgs);
+    }
+    sm->close_scan = CLOSE_SCAN_DONE;
+    if (!s->aborted)
+        fwdioi_session_try_close(f);
+}
+
+int fwdioi_steps_close_scanned(fwdio_file_t *f)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    struct fwdioi_stream *sm = stream_of(f);
+    if (!sm || sm->close_scan == CLOSE_SCAN_DONE)
+        return 1;
+    if (f->opts.offsets_only) { /* no rank can have appended: nothing to place */
+        sm->close_scan = CLOSE_SCAN_DONE;
+        return 1;
+    }
+    if (sm->close_scan == CLOSE_SCAN_RUNNING)
+        return 0;
+    /* Every rank scans, appended or not. */
+    fwdioi_rt_lock(f->rt);
+    fwdioi_append_list_move(&sm->close_appends, &f->appends);
+    fwdioi_rt_unlock(f->rt);
+    sm->append_mine = sm->close_appends.bytes;
+    sm->close_scan = CLOSE_SCAN_RUNNING;
+    fwdioi_session_scan_appends(f, &sm->append_mine, &sm->append_prefix, on_close_scan);
+    return 0;
+}
+
+uint64_t fwdioi_steps_close_appended(const fwdio_file_t *f)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    const struct fwdioi_stream *sm = stream_of(f);
+    return sm ? sm->append_mine : 0;
+}
+
+void fwdioi_steps_end(fwdio_file_t *f, const fwdioi_errinfo_t *final)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    struct fwdioi_stream *sm = stream_of(f);
+    fwdioi_steps_fail_all(f, final); /* their callbacks come before complete */
+    fwdioi_rt_lock(f->rt);
+    fwdioi_append_list_t left = f->appends; /* appended after the last step end, unsent */
+    fwdioi_append_list_init(&f->appends);
+    fwdioi_rt_unlock(f->rt);
+    if (left.head)
+        fwdioi_appends_drop(f, &left);
+    if (sm)
+        fwdioi_appends_drop(f, &sm->close_appends); /* an abort during their scan */
 }

@@ -43,6 +43,15 @@ fwdioi_msg_t *fwdioi_msg_new(fwdio_file_t *f, int writer, size_t wire_cap, int s
     return m;
 }
 
+void fwdioi_msg_set_step(fwdioi_msg_t *m, uint64_t step)
+{
+    m->step = step;
+    fwdioi_wire_header_t h;
+    memcpy(&h, m->wire, sizeof h);
+    h.step = (uint32_t)step;
+    memcpy(m->wire, &h, sizeof h);
+}
+
 const uint8_t *fwdioi_msg_piece_data(const fwdioi_msg_t *m, const fwdioi_piece_t *p,
                                      const uint8_t *packed)
 {

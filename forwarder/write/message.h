@@ -27,6 +27,9 @@ const uint8_t *fwdioi_msg_piece_data(const fwdioi_msg_t *m, const fwdioi_piece_t
 void fwdioi_wire_view(const uint8_t *wire, size_t len, fwdioi_pieces_view_t *v);
 /** The pieces of one of this rank's own messages (copied or lent). */
 void fwdioi_msg_view(const fwdioi_msg_t *m, fwdioi_pieces_view_t *v);
+/** Tag a message with the stream step its bytes belong to: the message's
+ *  `step` and its wire header's (mod 2^32). */
+void fwdioi_msg_set_step(fwdioi_msg_t *m, uint64_t step);
 /** Give one message's buffer back (and its staging, and a lent buffer's
  *  callback when its last message goes). */
 void fwdioi_msg_free(fwdioi_rt_t *rt, fwdioi_msg_t *m);

@@ -221,7 +221,7 @@ static int in_turn(const fwdio_file_t *f, const fwdioi_msg_t *m)
 {
     if (f->s.phase < FWDIOI_PHASE_OPEN)
         return 0;
-    return !f->opts.rewrites || m->step <= f->s.steps_complete;
+    return !f->opts.rewrites || m->step <= fwdioi_steps_complete(f);
 }
 
 void fwdioi_sender_send(fwdio_file_t *f, fwdioi_msg_t *m)

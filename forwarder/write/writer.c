@@ -360,7 +360,7 @@ static void check_step(fwdio_file_t *f)
     job->fd = s->fd;
     job->write_failed = &w->write_failed;
     /* a commit block follows durable data only */
-    job->durable = f->opts.durable || s->step_committers > 0;
+    job->durable = f->opts.durable || fwdioi_steps_head_commits(f);
     s->io_pending++;
     fwdioi_rt_io_submit(f->rt, &job->io);
 }
@@ -498,7 +498,7 @@ void fwdioi_writer_release_deferred(fwdio_file_t *f)
     size_t kept = 0;
     for (size_t i = 0; i < w->ndeferred; i++) {
         fwdioi_deferred_t d = w->deferred[i];
-        if (d.step > s->steps_complete && !s->aborted) {
+        if (d.step > fwdioi_steps_complete(f) && !s->aborted) {
             w->deferred[kept++] = d; /* its turn has not come */
             continue;
         }
@@ -543,7 +543,7 @@ void fwdioi_writer_accept(fwdio_file_t *f, const fwdioi_pieces_view_t *v, fwdioi
     /* A stream's file holds bytes of a step only once the steps before it
      * are complete: with its header's count committed last, the file never
      * reaches past its complete steps but by the step being written. */
-    if (f->stream && step > s->steps_complete && !s->aborted) {
+    if (f->stream && step > fwdioi_steps_complete(f) && !s->aborted) {
         if (defer_message(f, v, hold, source, step) == 0)
             return;
         if (f->opts.rewrites) {
@@ -769,7 +769,7 @@ void fwdioi_writer_close_aborted(fwdio_file_t *f)
         return; /* the descriptor leaks rather than the file hangs */
     s->finishing = 1;
     job->fd = s->fd;
-    /* a read file's descriptor (reader.c closes it here too) has no writes */
+    /* a rank without a writer side has no writes */
     job->write_failed = writer_of(f) ? &writer_of(f)->write_failed : NULL;
     job->durable = 0;
     s->io_pending++;

@@ -1,23 +1,27 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * A fake of the runtime seam (runtime/runtime.h) for unit tests of the
- * forwarder's roles, and of the few point-to-point MPI calls a writer makes
- * (MPI_Improbe, MPI_Get_count, MPI_Imrecv), so that a role runs in the
+ * forwarder's roles, and of the few point-to-point MPI calls a writer or a
+ * reader makes (MPI_Improbe, MPI_Get_count, MPI_Imrecv, MPI_Isend), so that a role runs in the
  * test's own thread, in milliseconds, without mpiexec. The test program
  * links MPI for its types and constants but never initializes it.
  *
  * - The calling thread is the progress thread, and holds the runtime lock
- *   (the checks of runtime.h pass; they are compiled in).
- * - Tasks run inline when submitted.
+ *   (the checks of runtime.h pass; they are compiled in): taking the lock
+ *   does nothing, and a sleep under it (which nothing could end) aborts.
+ * - Tasks run inline when submitted; so do callbacks delivered.
  * - Tracked requests wait until the test completes them
  *   (fake_rt_complete_requests).
  * - I/O jobs wait in a FIFO instead of going to the I/O thread: the test
  *   takes the oldest (fake_rt_io_take), looks at what it would do, sets its
  *   result, and runs its second half (fake_rt_io_done).
  * - Message buffers are malloc'd; the configuration is the test's.
+ * - fake_node.c beside it: a rank without the node-shared area.
  * - Data messages "on the wire" are queued by the test (fake_mpi_arrive);
- *   MPI_Improbe matches the oldest, MPI_Imrecv copies it into the writer's
+ *   MPI_Improbe matches the oldest, MPI_Imrecv copies it into the role's
  *   buffer and gives a request that completes with fake_rt_complete_requests.
+ *   MPI_Isend copies what the role sends into a queue the test takes
+ *   (fake_mpi_sent_take).
  */
 #ifndef FWDIO_FAKE_RUNTIME_H
 #define FWDIO_FAKE_RUNTIME_H
@@ -56,5 +60,12 @@ long fake_rt_bufs_out(void);
 void fake_mpi_arrive(int source, const void *bytes, size_t len);
 /** Messages that arrived and were not matched yet. */
 size_t fake_mpi_unmatched(void);
+
+/** Messages this rank sent (MPI_Isend, bytes copied at the call; its request
+ *  completes with fake_rt_complete_requests) and not taken yet. */
+size_t fake_mpi_sent(void);
+/** Take the oldest sent message: its destination, tag and length, and its
+ *  bytes into buf (at most cap). 0 when none is left. */
+int fake_mpi_sent_take(int *dest, int *tag, void *buf, size_t cap, size_t *len);
 
 #endif

@@ -597,18 +597,24 @@ void fwdioi_steps_data_done(fwdio_file_t *f)
     W->steps_done++;
 }
 
+/* The files here are no streams: no step is complete, none commits. */
+uint64_t fwdioi_steps_complete(const fwdio_file_t *f)
+{
+    (void)f;
+    return 0;
+}
+
+int fwdioi_steps_head_commits(const fwdio_file_t *f)
+{
+    (void)f;
+    return 0;
+}
+
 void fwdioi_shared_release(struct fwdio_runtime *o, fwdioi_hold_t *h)
 {
     (void)o;
     (void)h;
     CHECK(!"no message comes through the node-shared area here");
-}
-
-int fwdioi_area_local_index(const fwdioi_area_t *a, int rank)
-{
-    (void)a;
-    (void)rank;
-    return -1; /* no node-shared area */
 }
 
 void fwdioi_reader_make_room(struct fwdio_runtime *o, uint64_t need)
@@ -617,29 +623,7 @@ void fwdioi_reader_make_room(struct fwdio_runtime *o, uint64_t need)
     (void)need;
 }
 
-/* what message.c (the wire format) needs besides the writer */
-uint64_t fwdioi_area_own_offset(const fwdioi_area_t *a, const void *p, size_t len)
-{
-    (void)a;
-    (void)p;
-    (void)len;
-    return UINT64_MAX;
-}
-
-void *fwdioi_heap_alloc(fwdioi_heap_t *h, size_t len)
-{
-    (void)h;
-    (void)len;
-    return NULL;
-}
-
-void fwdioi_heap_free(fwdioi_heap_t *h, void *p, size_t len)
-{
-    (void)h;
-    (void)p;
-    (void)len;
-}
-
+/* what message.c (the wire format) needs besides the node area (fake_node.c) */
 void fwdioi_staging_release_msg(fwdio_file_t *f, const fwdioi_msg_t *m)
 {
     (void)f;
@@ -652,8 +636,3 @@ void fwdioi_msg_task(fwdioi_task_t *task)
     CHECK(!"the writer sends nothing");
 }
 
-void fwdioi_rt_deliver(fwdioi_rt_t *rt, fwdioi_call_t *call)
-{
-    (void)rt;
-    call->run(call);
-}
