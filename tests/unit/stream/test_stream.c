@@ -21,7 +21,8 @@
  * agreements; an abort heard with how the other rank's steps ended; the
  * next step's MPI failure kept until the step being agreed is done; a step's
  * commit block written by its rank after the step is durable; a file that is
- * no stream. Milliseconds, no mpiexec, MPI never initialized.
+ * no stream; a stream with offsets_only (no scan at a step's end or the
+ * close). Milliseconds, no mpiexec, MPI never initialized.
  */
 #include "fake_runtime.h"
 #include "unit_check.h"
@@ -674,6 +675,31 @@ static void test_not_a_stream(void)
     world_free(&w);
 }
 
+/* offsets_only: no rank appends, so a step's end agrees on its counts at
+ * once and the close places nothing (no MPI_Iexscan at all). */
+static void test_offsets_only(void)
+{
+    world_t w;
+    world_init(&w, 1 << 16, 4096, 2, 2, 1, 0, 1);
+    fwdio_file_t *f = &w.f;
+    f->opts.offsets_only = 1;
+    fwdioi_msg_t *a = message(0, 100);
+    CHECK(end_step(0, 0) == 0);
+    CHECK(w.nagrees == 1 && w.agrees[0].call == FWDIOI_MPI_AGREE_STEP);
+    const uint64_t *in = pending(FWDIOI_MPI_AGREE_STEP)->in;
+    CHECK(in[0] == 100 && in[1] == 0 && in[2 + FWDIOI_SUM_APPENDED] == 0);
+    answer_counts(NULL, 1);
+    writer_drained();
+    answer_status(FWDIOI_MPI_AGREE_STEP_FINAL, (fwdioi_errinfo_t)FWDIOI_ERRINFO_OK);
+    CHECK(w.ncb == 1 && w.cb_status[0] == FWDIO_OK && fwdioi_steps_complete(f) == 1);
+    int before = w.nagrees;
+    CHECK(fwdioi_steps_close_scanned(f) == 1 && w.nagrees == before);
+    for (int i = 0; i < w.nagrees; i++)
+        CHECK(w.agrees[i].call != FWDIOI_MPI_SCAN_APPEND);
+    fwdioi_msg_free(f->rt, a);
+    world_free(&w);
+}
+
 int main(void)
 {
     test_steps_in_order();
@@ -686,6 +712,7 @@ int main(void)
     test_deferred_abort();
     test_commit_step();
     test_not_a_stream();
+    test_offsets_only();
     return unit_result("unit_stream");
 }
 
