@@ -9,7 +9,7 @@
 #include "storage/fault.h"
 #include "state.h"
 #include "session/file_life.h"
-#include "local/local_tier.h"
+#include "local/local_life.h"
 #include "log.h"
 #include "plan/placement.h"
 #include "read/requester.h"

@@ -27,6 +27,7 @@
  * writes into the local store are not queued behind a drain; a file has one
  * drain job at a time, so its jobs keep their order.
  */
+#include "local/local_life.h"
 #include "local/local_state.h"
 
 #include "clock.h"

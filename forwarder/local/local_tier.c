@@ -20,66 +20,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#ifndef HOST_NAME_MAX
-#define HOST_NAME_MAX 255
-#endif
-
-int fwdioi_local_create(fwdio_file_t *f, const char *pattern, uint64_t bandwidth,
-                        fwdioi_origins_t *why)
-{
-    char host[HOST_NAME_MAX + 1] = "";
-    if (gethostname(host, sizeof host) != 0)
-        strcpy(host, "localhost");
-    host[sizeof host - 1] = '\0';
-    char dir[PATH_MAX], name[PATH_MAX];
-    if (fwdioi_local_expand(pattern, host, dir, sizeof dir) != 0)
-        return fwdioi_refuse(why, "local_dir \"%s\": not a directory name (\"%%h\" is the host "
-                                  "name, \"%%%%\" a '%%'; no other '%%' sequence; at most %d "
-                                  "bytes)",
-                             pattern, PATH_MAX - 1);
-    if (fwdioi_local_file_name(dir, f->path_key, f->my_writer, name, sizeof name) != 0)
-        return fwdioi_refuse(why, "local_dir \"%s\": the local file of %s would be longer than "
-                                  "%d bytes",
-                             pattern, f->path, PATH_MAX - 1);
-    struct fwdioi_local *l = calloc(1, sizeof *l);
-    if (!l)
-        return FWDIO_ENOMEM;
-    f->local = l;
-    l->file = f;
-    l->pattern = strdup(pattern);
-    l->dir = strdup(dir);
-    l->data_path = f->my_writer >= 0 ? strdup(name) : NULL;
-    l->bandwidth = bandwidth;
-    l->comm = MPI_COMM_NULL;
-    l->in_fd = l->out_fd = -1;
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    l->created_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-    if (!l->pattern || !l->dir || (f->my_writer >= 0 && !l->data_path))
-        return FWDIO_ENOMEM; /* the caller releases the file, and with it `local` */
-    return FWDIO_OK;
-}
-
-void fwdioi_local_free(fwdio_file_t *f)
-{
-    struct fwdioi_local *l = f->local;
-    if (!l)
-        return;
-    free(l->pattern);
-    free(l->dir);
-    free(l->data_path);
-    free(l->buf);
-    free(l);
-    f->local = NULL;
-}
-
-int64_t fwdioi_local_check_value(const fwdio_file_t *f)
-{
-    if (!f->local)
-        return 0;
-    return (int64_t)fwdioi_hash(FWDIOI_HASH_INIT, f->local->pattern, strlen(f->local->pattern));
-}
-
 const char *fwdioi_local_data_path(const fwdio_file_t *f)
 {
     return f->local ? f->local->data_path : NULL;
@@ -88,17 +28,6 @@ const char *fwdioi_local_data_path(const fwdio_file_t *f)
 int fwdioi_local_defers_commit(const fwdio_file_t *f)
 {
     return f->local != NULL;
-}
-
-const char *fwdioi_local_error_path(const fwdio_file_t *f, const fwdioi_errinfo_t *e, char *buf,
-                                    size_t len)
-{
-    if (!f->local)
-        return NULL;
-    int writer = e->rank >= 0 ? fwdioi_plan_writer_of_rank(&f->plan, (int)e->rank) : -1;
-    if (writer < 0 || fwdioi_local_file_name(f->local->pattern, f->path_key, writer, buf, len) != 0)
-        snprintf(buf, len, "the local copy in %s", f->local->pattern);
-    return buf;
 }
 
 /* ---- sealing: the index after the data ---- */

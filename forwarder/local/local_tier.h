@@ -14,21 +14,6 @@
 
 #include "state.h"
 
-/**
- * fwdio_open of a file with a size and `pattern` (options.local_dir) set:
- * give `f` its tier state: the directory for this host ("%h" expanded), and
- * this rank's local file if it writes. `bandwidth`: the drain's cap in
- * bytes/s per writer (0: none). Application thread, before the file is
- * handed to the progress thread. FWDIO_OK, FWDIO_EINVAL (a bad pattern,
- * said on stderr through `why`) or FWDIO_ENOMEM.
- */
-int fwdioi_local_create(fwdio_file_t *f, const char *pattern, uint64_t bandwidth,
-                        fwdioi_origins_t *why);
-/** Free the tier state of `f` (fwdioi_file_release; any thread). */
-void fwdioi_local_free(fwdio_file_t *f);
-/** What the open check compares: a hash of local_dir as given, 0 without. */
-int64_t fwdioi_local_check_value(const fwdio_file_t *f);
-
 /** The writer's file in the local store, which it opens instead of the
  *  target; NULL for a file without the tier. */
 const char *fwdioi_local_data_path(const fwdio_file_t *f);
@@ -54,12 +39,4 @@ int fwdioi_local_defers_commit(const fwdio_file_t *f);
  */
 int fwdioi_local_session_done(fwdio_file_t *f, const fwdioi_errinfo_t *final, MPI_Comm *comm,
                               void (*path_free)(fwdio_file_t *f));
-/**
- * The path an error of the file's local phase is about, for its text: the
- * failing writer's local file named with local_dir as given (the same text
- * on every rank), in `buf`; NULL for a file without the tier.
- */
-const char *fwdioi_local_error_path(const fwdio_file_t *f, const fwdioi_errinfo_t *e, char *buf,
-                                    size_t len);
-
 #endif

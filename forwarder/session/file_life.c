@@ -3,7 +3,7 @@
  * agree on for it, and its release. */
 #include "session/file_life.h"
 
-#include "local/local_tier.h"
+#include "local/local_life.h"
 #include "stream/stream.h"
 #include "write/combine.h"
 

@@ -37,6 +37,7 @@
 
 #include "session/abort.h"
 #include "session/file_life.h"
+#include "local/local_life.h"
 #include "local/local_tier.h"
 #include "log.h"
 #include "read/reader.h"
