@@ -2,7 +2,7 @@
 """What bench/mdlj_compare and bench/lammps_compare share: the test bed
 (bench/testbed: a parallel file system emulator mount and simulated hosts),
 settling the page cache before each measured run, the CPU seconds of a job,
-and the CPU-per-output-GiB summary (BENCHMARKS.md, "The figures").
+and the CPU-per-output-GiB summary (docs/benchmarks.md, "The columns").
 
 CPU of the whole job. getrusage(RUSAGE_CHILDREN) in this script, around one
 mpirun, counts mpirun and every descendant that was waited for. On one host

@@ -5,7 +5,7 @@
  * bytes as the floor and a compute-only run as the reference of time to
  * solution.
  *
- * The rules are those of /BENCHMARKS.md: every configuration runs on the same
+ * The rules (docs/benchmarks.md, "fwdio-bench"): every configuration runs on the same
  * data and ranks, runs are interleaved (rep by rep, every configuration in
  * order), every file is verified after its run (not timed) and then removed,
  * and the report gives median, min and max over reps plus ratios paired rep by

@@ -3,7 +3,7 @@
  * The per-rank runtime engine: a progress thread running a libevent loop, the
  * MPI requests it polls, an I/O thread for blocking storage calls, and the
  * delivery of user callbacks. It knows nothing about files: the forwarder
- * drives it through the functions below (the seam of DESIGN.md).
+ * drives it through the functions below (the seam of docs/ARCHITECTURE.md).
  *
  * Threads: "(app)" functions may be called from any application thread,
  * "(progress thread)" functions only from the progress thread (tasks, request

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The node-local tier (local_dir; AHPIOS, papers/002): a file written with a
+ * The node-local tier (local_dir; after AHPIOS's ad-hoc striped
+ * file system on the compute nodes' own storage): a file written with a
  * size and options.local_dir set is written by its writers into files of
  * their nodes' local stores (local_index.h: the units at their target
  * offsets, then an index), complete once every byte is durable there, and
