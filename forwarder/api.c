@@ -820,7 +820,19 @@ static int file_completed(void *arg)
     return ((fwdio_file_t *)arg)->complete_delivered;
 }
 
-int fwdio_wait(fwdio_file_t *f)
+static int file_drained(void *arg)
+{
+    return ((fwdio_file_t *)arg)->drained_delivered;
+}
+
+/* The agreed status of a file's completion, and of its drain (runtime lock). */
+static int completion_status(const fwdio_file_t *f) { return (int)f->known_error.status; }
+static int drain_status(const fwdio_file_t *f) { return f->drain_status; }
+
+/* fwdio_wait and fwdio_drain_wait: the checks, the combined bytes of every
+ * file sent, the wait until done(f), then status(f). */
+static int wait_for(fwdio_file_t *f, int (*done)(void *), int (*status)(const fwdio_file_t *),
+                    const char *trace_name)
 {
     if (!f)
         return FWDIO_EINVAL;
@@ -833,13 +845,19 @@ int fwdio_wait(fwdio_file_t *f)
     if (!closed)
         return FWDIO_ENOTCLOSED;
     uint64_t t_trace = fwdioi_trace_begin();
-    int64_t seq = (int64_t)f->seq;
-    fwdioi_rt_wait(f->rt, file_completed, f);
+    fwdioi_rt_wait(f->rt, done, f);
     fwdioi_rt_lock(f->rt);
-    int status = (int)f->known_error.status;
+    int rc = status(f);
     fwdioi_rt_unlock(f->rt);
-    fwdioi_trace_end_file(t_trace, "wait", seq);
-    return status;
+    fwdioi_trace_end_file(t_trace, trace_name, (int64_t)f->seq);
+    return rc;
+}
+
+int fwdio_wait(fwdio_file_t *f) { return wait_for(f, file_completed, completion_status, "wait"); }
+
+int fwdio_drain_wait(fwdio_file_t *f)
+{
+    return wait_for(f, file_drained, drain_status, "drain wait");
 }
 
 static int file_ready_returned(void *arg)
@@ -862,9 +880,12 @@ int fwdio_wait_ready(fwdio_file_t *f)
     return status;
 }
 
-int fwdio_test(fwdio_file_t *f, int *done)
+/* fwdio_test and fwdio_drain_test: the combined bytes of every file sent,
+ * calls due on this thread run, then whether done(f), and status(f) if so. */
+static int test_for(fwdio_file_t *f, int *done_out, int (*done)(void *),
+                    int (*status)(const fwdio_file_t *))
 {
-    if (!f || !done)
+    if (!f || !done_out)
         return FWDIO_EINVAL;
     fwdioi_rt_lock(f->rt);
     fwdioi_combine_flush_all_locked(f->owner);
@@ -872,10 +893,20 @@ int fwdio_test(fwdio_file_t *f, int *done)
     if (!fwdioi_rt_on_progress_thread())
         fwdioi_rt_run_calls(f->rt);
     fwdioi_rt_lock(f->rt);
-    *done = f->complete_delivered;
-    int status = *done ? (int)f->known_error.status : FWDIO_OK;
+    *done_out = done(f);
+    int rc = *done_out ? status(f) : FWDIO_OK;
     fwdioi_rt_unlock(f->rt);
-    return status;
+    return rc;
+}
+
+int fwdio_test(fwdio_file_t *f, int *done)
+{
+    return test_for(f, done, file_completed, completion_status);
+}
+
+int fwdio_drain_test(fwdio_file_t *f, int *done)
+{
+    return test_for(f, done, file_drained, drain_status);
 }
 
 void fwdio_file_free(fwdio_file_t *f)
