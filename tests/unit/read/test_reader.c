@@ -16,6 +16,7 @@
  * in flight, the descriptor closed after them. Milliseconds, no mpiexec,
  * MPI never initialized.
  */
+#include "fake_file.h"
 #include "fake_runtime.h"
 #include "unit_check.h"
 
@@ -61,33 +62,11 @@ static void world_init(world_t *w, uint64_t size, uint64_t unit, uint64_t stripe
     w->o.rt = fake_rt_create(reader, nranks, &w->cfg);
     LIST_INIT(&w->o.active);
     fwdioi_wbudget_init(&w->o.wbuf, budget);
-    fwdio_options_t in = {.write_size = unit, .stripe_size = stripe, .writers = nreaders,
-                          .first_writer = 0, .writer_stride = 1, .layout = FWDIO_LAYOUT_CYCLIC,
-                          .placement = FWDIO_PLACEMENT_STRIDE};
     fwdio_file_t *f = &w->f;
-    if (fwdioi_options_resolve(&in, nranks, 1, &f->opts, NULL) != FWDIO_OK)
-        abort();
-    for (int i = 0; i < nreaders; i++)
-        w->writer_ranks[i] = i;
-    f->owner = &w->o;
-    f->rt = w->o.rt;
-    f->path = "unit-reader";
-    f->write_path = f->path;
-    f->size = size;
+    fake_file_shape_t shape = {size, unit, stripe, nranks, nreaders, reader, FWDIO_LAYOUT_CYCLIC};
+    fake_file_init(f, &w->o, "unit-reader", &shape, w->writer_ranks);
     f->reading = 1;
-    f->rank = reader;
-    f->writer_ranks = w->writer_ranks;
-    fwdioi_plan_init(&f->plan, size, &f->opts, nranks, w->writer_ranks, nreaders);
-    f->my_writer = fwdioi_plan_writer_of_rank(&f->plan, reader);
-    fwdioi_session_t *s = &f->s;
-    s->phase = FWDIOI_PHASE_CHECKING;
-    s->comm = MPI_COMM_SELF; /* any communicator: the fake wire ignores it */
-    s->fd = -1;
-    s->open_local = s->open_agreed = s->local_error = s->final_agreed = FWDIOI_ERRINFO_OK;
-    s->abort_info = FWDIOI_ERRINFO_OK;
-    s->expected_bytes = calloc((size_t)nreaders + FWDIOI_CLOSE_EXTRA, sizeof *s->expected_bytes);
-    LIST_INSERT_HEAD(&w->o.active, f, s.active_link);
-    if (!s->expected_bytes || fwdioi_reader_create(f) != 0)
+    if (fwdioi_reader_create(f) != 0)
         abort();
 }
 

@@ -24,6 +24,7 @@
  * no stream; a stream with offsets_only (no scan at a step's end or the
  * close). Milliseconds, no mpiexec, MPI never initialized.
  */
+#include "fake_file.h"
 #include "fake_runtime.h"
 #include "unit_check.h"
 
@@ -124,31 +125,14 @@ static void world_init(world_t *w, uint64_t size, uint64_t stripe, int nranks, i
     w->cfg.staging_buffer = 1u << 20;
     w->cfg.max_message_size = 1u << 20;
     w->o.rt = fake_rt_create(rank, nranks, &w->cfg);
-    fwdio_options_t in = {.write_size = stripe, .stripe_size = stripe, .writers = nwriters,
-                          .first_writer = 0, .writer_stride = 1, .layout = FWDIO_LAYOUT_CYCLIC,
-                          .placement = FWDIO_PLACEMENT_STRIDE};
+    LIST_INIT(&w->o.active);
     fwdio_file_t *f = &w->f;
-    if (fwdioi_options_resolve(&in, nranks, 1, &f->opts, NULL) != FWDIO_OK)
-        abort();
-    for (int i = 0; i < nwriters; i++)
-        w->writer_ranks[i] = i;
-    f->owner = &w->o;
-    f->rt = w->o.rt;
-    f->path = "unit-stream";
-    f->write_path = f->path;
-    f->size = size;
+    fake_file_shape_t shape = {size, stripe, stripe, nranks, nwriters, rank, FWDIO_LAYOUT_CYCLIC};
+    fake_file_init(f, &w->o, "unit-stream", &shape, w->writer_ranks);
     f->stream = stream;
-    f->rank = rank;
-    f->writer_ranks = w->writer_ranks;
     f->cbs.step = on_step;
-    fwdioi_plan_init(&f->plan, size, &f->opts, nranks, w->writer_ranks, nwriters);
-    f->my_writer = fwdioi_plan_writer_of_rank(&f->plan, rank);
     fwdioi_append_list_init(&f->appends);
-    fwdioi_session_t *s = &f->s;
-    s->phase = FWDIOI_PHASE_OPEN;
-    s->comm = MPI_COMM_SELF;
-    s->open_local = s->open_agreed = s->local_error = s->final_agreed = FWDIOI_ERRINFO_OK;
-    s->abort_info = FWDIOI_ERRINFO_OK;
+    f->s.phase = FWDIOI_PHASE_OPEN; /* checked and opened */
     w->image = calloc(size, 1);
     w->written = calloc(size, 1);
     if (!w->image || !w->written || (stream && fwdioi_stream_create(f, append_start) != 0))
@@ -158,6 +142,7 @@ static void world_init(world_t *w, uint64_t size, uint64_t stripe, int nranks, i
 static void world_free(world_t *w)
 {
     fwdioi_stream_free(&w->f);
+    free(w->f.s.expected_bytes);
     fake_rt_destroy(w->o.rt);
     free(w->image);
     free(w->written);
