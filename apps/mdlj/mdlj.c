@@ -208,6 +208,7 @@ static double set_up(struct sim *s, const md_options_t *opt, fwdio_runtime_t *rt
 struct run_report {
     double time_max;      /* time to solution: first step to output complete, slowest rank */
     double blocked_max, blocked_mean, final_wait_max;
+    double ckpt_local_max, ckpt_copy_max; /* local-copy: seconds over all checkpoints, slowest rank */
     uint64_t frame_calls_max, frame_calls_total, ckpt_calls_max, ckpt_calls_total;
     uint64_t frame_msgs_max, frame_msgs_total, ckpt_msgs_max, ckpt_msgs_total;
     double cpu_sum; /* CPU seconds of every rank's process so far (all its threads), summed */
@@ -218,12 +219,15 @@ static struct run_report summarise(MPI_Comm comm, double elapsed, const md_outpu
     int nranks;
     MPI_Comm_size(comm, &nranks);
     struct run_report r;
-    double dmax[3] = {elapsed, rep->blocked, rep->final_wait}, dmax_out[3];
-    MPI_Allreduce(dmax, dmax_out, 3, MPI_DOUBLE, MPI_MAX, comm);
+    double dmax[5] = {elapsed, rep->blocked, rep->final_wait, rep->ckpt_local, rep->ckpt_copy};
+    double dmax_out[5];
+    MPI_Allreduce(dmax, dmax_out, 5, MPI_DOUBLE, MPI_MAX, comm);
     MPI_Allreduce(&rep->blocked, &r.blocked_mean, 1, MPI_DOUBLE, MPI_SUM, comm);
     r.time_max = dmax_out[0];
     r.blocked_max = dmax_out[1];
     r.final_wait_max = dmax_out[2];
+    r.ckpt_local_max = dmax_out[3];
+    r.ckpt_copy_max = dmax_out[4];
     r.blocked_mean /= nranks;
     uint64_t counts[4] = {rep->frame_extents, rep->ckpt_extents, rep->frame_messages,
                           rep->ckpt_messages};
@@ -262,7 +266,12 @@ static void print_report(const md_options_t *opt, int nranks, int64_t natoms, in
            "%.3f s at most, %.3f s on average (%.1f%% of the time), final wait %.3f s\n",
            r->time_max, steps, r->blocked_max, r->blocked_mean,
            r->time_max > 0 ? 100.0 * r->blocked_mean / r->time_max : 0.0, r->final_wait_max);
-    if (opt->output == MD_OUT_FWDIO || opt->output == MD_OUT_MPIIO)
+    if (opt->output == MD_OUT_LOCAL_COPY)
+        printf("mdlj: checkpoint parts written locally in %.3f s, copied to the files in %.3f s "
+               "(all checkpoints, slowest rank)\n",
+               r->ckpt_local_max, r->ckpt_copy_max);
+    if (opt->output == MD_OUT_FWDIO || opt->output == MD_OUT_MPIIO ||
+        opt->output == MD_OUT_MPIIO_ASYNC)
         printf("mdlj: %s per trajectory frame: %.1f on the busiest rank, %.1f over all ranks; "
                "per checkpoint: %.1f and %.1f\n",
                opt->output == MD_OUT_FWDIO ? "fwdio_write calls" : "file-view blocks",
@@ -277,10 +286,10 @@ static void print_report(const md_options_t *opt, int nranks, int64_t natoms, in
     printf("mdlj: summary mode=%s ranks=%d atoms=%" PRId64 " steps=%" PRId64 " frames=%" PRId64
            " checkpoints=%" PRId64 " checkpoints_ok=%" PRId64 " time=%.6f blocked_max=%.6f "
            "blocked_mean=%.6f final_wait_max=%.6f failures=%d verify_failures=%d "
-           "cpu_ranks=%.6f\n",
+           "cpu_ranks=%.6f ckpt_local=%.6f ckpt_copy=%.6f\n",
            md_output_mode_name(opt->output), nranks, natoms, steps, rep->frames, rep->checkpoints,
            rep->checkpoints_ok, r->time_max, r->blocked_max, r->blocked_mean, r->final_wait_max,
-           rep->failures, rep->verify_failures, r->cpu_sum);
+           rep->failures, rep->verify_failures, r->cpu_sum, r->ckpt_local_max, r->ckpt_copy_max);
 }
 
 int main(int argc, char **argv)
@@ -399,6 +408,7 @@ int main(int argc, char **argv)
                  .seed = opt.restart ? ck->seed : opt.seed, .nranks = (uint32_t)nranks},
         .resumed_from = opt.restart ? start : -1,
         .writers = opt.writers,
+        .local_dir = opt.local_dir,
         .verify = opt.verify,
         .crash_at = opt.crash_at,
     };

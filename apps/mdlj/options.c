@@ -9,7 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const mode_names[] = {"fwdio", "mpiio", "serial", "none"};
+static const char *const mode_names[] = {"fwdio", "mpiio", "serial", "mpiio-async",
+                                            "local-copy", "none"};
 
 const char *md_output_mode_name(md_output_mode_t mode)
 {
@@ -24,7 +25,13 @@ static void print_usage(FILE *out)
             "  --steps S              run until step S; a restart continues up to S (default 100)\n"
             "  --every K              a DCD frame every K steps, 0 for none (default 10)\n"
             "  --checkpoint-every C   a checkpoint every C steps, 0 for none (default: K)\n"
-            "  --output MODE          fwdio | mpiio | serial | none (default fwdio)\n"
+            "  --output MODE          fwdio | mpiio | serial | mpiio-async | local-copy | none\n"
+            "                         (default fwdio): mpiio-async hands each output to\n"
+            "                         MPI_File_iwrite_at_all and waits at the next one;\n"
+            "                         local-copy writes each rank's part of a checkpoint to\n"
+            "                         --local-dir and a thread copies it to the file (as SCR)\n"
+            "  --local-dir DIR        node-local directory of --output local-copy (\"%%h\": the\n"
+            "                         host name, \"%%%%\": '%%')\n"
             "  --dcd PATH             trajectory file (default mdlj.dcd)\n"
             "  --checkpoint PATH      checkpoints are PATH.<step> (default mdlj.ckpt)\n"
             "  --restart              continue from the newest valid checkpoint PATH.<step>,\n"
@@ -65,7 +72,7 @@ static int parse_positive(cli_t *c, double *out)
 enum {
     OPT_ATOMS = 256, OPT_STEPS, OPT_EVERY, OPT_CHECKPOINT_EVERY, OPT_OUTPUT, OPT_DCD,
     OPT_CHECKPOINT, OPT_RESTART, OPT_SEED, OPT_TEMPERATURE, OPT_DENSITY, OPT_DT, OPT_THERMO,
-    OPT_VERIFY, OPT_WRITERS, OPT_CRASH_AT, OPT_DUMP_LOADED
+    OPT_VERIFY, OPT_WRITERS, OPT_CRASH_AT, OPT_DUMP_LOADED, OPT_LOCAL_DIR
 };
 
 static const struct option options[] = {
@@ -86,6 +93,7 @@ static const struct option options[] = {
     {"writers", required_argument, NULL, OPT_WRITERS},
     {"crash-at", required_argument, NULL, OPT_CRASH_AT},
     {"dump-loaded", required_argument, NULL, OPT_DUMP_LOADED},
+    {"local-dir", required_argument, NULL, OPT_LOCAL_DIR},
     CLI_HELP_OPTION,
     {0}};
 
@@ -108,6 +116,9 @@ static int parse_option(cli_t *c, int key, void *ctx)
     case OPT_DUMP_LOADED:
         opt->dump_loaded = c->arg;
         return c->arg[0] ? 0 : cli_bad_value(c, "a path");
+    case OPT_LOCAL_DIR:
+        opt->local_dir = c->arg;
+        return c->arg[0] ? 0 : cli_bad_value(c, "a directory");
     case OPT_SEED: return cli_u64(c, 0, UINT64_MAX, &opt->seed);
     case OPT_TEMPERATURE: return parse_positive(c, &opt->temperature);
     case OPT_DENSITY: return parse_positive(c, &opt->density);

@@ -12,6 +12,8 @@ typedef enum md_output_mode {
     MD_OUT_FWDIO = 0, /* fwdio: nonblocking, forwarded to a few writer ranks */
     MD_OUT_MPIIO,     /* MPI_File_write_at_all with a file view per rank */
     MD_OUT_SERIAL,    /* gather to rank 0, which writes */
+    MD_OUT_MPIIO_ASYNC, /* MPI_File_iwrite_at_all, waited for at the next output */
+    MD_OUT_LOCAL_COPY,  /* checkpoints to a node-local file, copied by a thread (SCR's way) */
     MD_OUT_NONE       /* no output at all (the reference for output cost) */
 } md_output_mode_t;
 
@@ -34,6 +36,7 @@ typedef struct md_options {
     int64_t thermo;           /* print energies every so many steps; 0: first and last only */
     int verify;               /* gather every output on rank 0 and compare the files */
     int writers;              /* fwdio writer ranks (0: fwdio's default) */
+    const char *local_dir;    /* --output local-copy: the node-local directory ("%h": host) */
     int64_t crash_at;         /* abort after the data of this checkpoint, before its commit; -1: never */
 } md_options_t;
 

@@ -16,6 +16,8 @@ static const md_backend_t *backend_of(md_output_mode_t mode)
     case MD_OUT_FWDIO: return &md_backend_fwdio;
     case MD_OUT_MPIIO: return &md_backend_mpiio;
     case MD_OUT_SERIAL: return &md_backend_serial;
+    case MD_OUT_MPIIO_ASYNC: return &md_backend_mpiio_async;
+    case MD_OUT_LOCAL_COPY: return &md_backend_local_copy;
     case MD_OUT_NONE: break;
     }
     return NULL;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Inside mdlj's output: what the output paths (out_fwdio.c, out_mpiio.c,
- * out_serial.c) share with output.c.
+ * out_mpiio_async.c, out_serial.c, out_local_copy.c) share with output.c.
  */
 #ifndef MDLJ_OUTPUT_IMPL_H
 #define MDLJ_OUTPUT_IMPL_H
@@ -31,6 +31,8 @@ typedef struct md_backend {
 extern const md_backend_t md_backend_fwdio;
 extern const md_backend_t md_backend_mpiio;
 extern const md_backend_t md_backend_serial;
+extern const md_backend_t md_backend_mpiio_async;
+extern const md_backend_t md_backend_local_copy;
 
 struct md_output {
     md_output_params_t p;

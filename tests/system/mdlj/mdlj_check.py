@@ -29,9 +29,11 @@ code):
             commit record; the restart must use the newest checkpoint that is
             valid by the reader here (an older one) and reproduce an
             uninterrupted run's frames after it.
-  modes     the same run through fwdio, MPI-IO and serial output (each with
-            --verify) gives identical DCD and checkpoint files; --output none
-            writes nothing.
+  modes     the same run through fwdio, MPI-IO, serial, MPI-IO nonblocking
+            (mpiio-async) and write-locally-then-copy (local-copy) output
+            (each with --verify) gives identical DCD and checkpoint files;
+            local-copy leaves no local part behind; --output none writes
+            nothing.
   mdanalysis  MDAnalysis (when the interpreter has it) opens the trajectory
             and reads the atom count, frame count, box and every coordinate
             as the reader here does.
@@ -60,6 +62,7 @@ directory is kept (and named) when a check fails.
 """
 import argparse
 import array
+import glob
 import os
 import random
 import shutil
@@ -833,9 +836,12 @@ def scenario_killed(r, args):
 
 def scenario_modes(r, args):
     steps, every, ckpt = args.steps, args.every, args.checkpoint_every
-    for mode in ("fwdio", "mpiio", "serial", "none"):
+    for mode in ("fwdio", "mpiio", "serial", "mpiio-async", "local-copy", "none"):
         os.mkdir(os.path.join(r.workdir, mode))
         extra = ["--output", mode] + (["--verify"] if mode != "none" else [])
+        if mode == "local-copy":
+            local = os.path.join(r.workdir, "node-local-%h")
+            extra += ["--local-dir", local]
         r.mdlj(mode, common(args, steps, every, ckpt, mode + "/run.dcd", mode + "/run.ckpt")
                + extra)
     if os.listdir(os.path.join(r.workdir, "none")):
@@ -843,7 +849,7 @@ def scenario_modes(r, args):
     check_dcd(os.path.join(r.workdir, "fwdio/run.dcd"), args.atoms, every, every,
               steps // every, 0.005)
     names = sorted(os.listdir(os.path.join(r.workdir, "fwdio")))
-    for mode in ("mpiio", "serial"):
+    for mode in ("mpiio", "serial", "mpiio-async", "local-copy"):
         other = sorted(os.listdir(os.path.join(r.workdir, mode)))
         if other != names:
             fail("%s wrote %s, fwdio wrote %s" % (mode, other, names))
@@ -853,6 +859,11 @@ def scenario_modes(r, args):
                              os.path.join(r.workdir, mode, name)):
                 fail("%s/%s differs from fwdio/%s" % (mode, name, name))
         note("%s: %s identical to fwdio's" % (mode, ", ".join(names)))
+    # local-copy removes each rank's local part once it is in the file
+    left = [os.path.join(d, f) for d in glob.glob(os.path.join(r.workdir, "node-local-*"))
+            for f in os.listdir(d)]
+    if left:
+        fail("local-copy left its local parts behind: %s" % left)
 
 
 def scenario_mdanalysis(r, args):
