@@ -376,7 +376,9 @@ typedef struct fwdio_config {
      *  fwdio_init on. Local rank 0's value is the node's. 0: the environment
      *  variable FWDIO_NODE_BUFFER (where 0 or "off" turn the area off), else
      *  FWDIO_DEFAULT_NODE_BUFFER_CAP or 1/64 of the node's memory, whichever
-     *  is smaller; 1 turns the area off. At least 1 MiB: a smaller value is
+     *  is smaller (the node's memory: its physical memory, or the memory
+     *  limit of the process's control group when lower, as a batch system's
+     *  job or a container has); 1 turns the area off. At least 1 MiB: a smaller value is
      *  raised. */
     size_t node_buffer;
     /** The most files of this runtime that hold their own MPI communicator

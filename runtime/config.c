@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include "log.h"
+#include "node_memory.h"
 #include "runtime.h"
 
 #include <string.h>
@@ -144,12 +145,6 @@ void fwdioi_config_report_clamps(const fwdio_config_t *in, const fwdio_config_t 
         fwdioi_report("node_buffer %zu raised to %zu: the node-shared area holds at least a "
                       "few combined messages",
                       in->node_buffer, resolved->node_buffer);
-}
-
-uint64_t fwdioi_node_memory(void)
-{
-    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-    return pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : 0;
 }
 
 size_t fwdioi_default_node_buffer(uint64_t node_memory)

@@ -61,8 +61,6 @@ void fwdioi_config_report_clamps(const fwdio_config_t *in, const fwdio_config_t 
  *  else 1 (off); `configured` otherwise (pure). */
 unsigned fwdioi_spin_choice(unsigned configured, int ranks_on_node, int node_cpus);
 
-/** Bytes of memory of this node (0: unknown). */
-uint64_t fwdioi_node_memory(void);
 /** node_buffer by default on a node of `node_memory` bytes (0: unknown):
  *  1/64 of it, at most FWDIO_DEFAULT_NODE_BUFFER_CAP, at least
  *  FWDIOI_MIN_NODE_BUFFER (pure). */
