@@ -185,9 +185,12 @@ int mpiio_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info, MP
      * no rank waits in a collective of the layer that others never reach;
      * and every rank agrees before it makes a runtime or opens a stream, so
      * that fwdio_open sees the same arguments everywhere. */
-    int all = 0;
-    if (PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS)
-        all = 0;
+    /* With it, whether every rank has the runtime for comm already (made by
+     * an earlier open): then none makes one, and none can fail to. */
+    int mine[2] = {ok, ok && mpiio_runtime_exists(comm)}, every[2] = {0, 0};
+    if (PMPI_Allreduce(mine, every, 2, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS)
+        every[0] = every[1] = 0;
+    int all = every[0];
     if (rc != MPI_SUCCESS) {
         if (f)
             free_file(f);
@@ -206,7 +209,8 @@ int mpiio_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info, MP
     }
     fwdio_runtime_t *rt = mpiio_runtime_for(comm, why, sizeof(why));
     ok = rt != NULL;
-    PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, comm);
+    if (!every[1]) /* some rank made its runtime now: did every rank manage? */
+        PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, comm);
     if (all && release_same_group(rt, path)) {
         /* Every rank found the same handles (the same ranks opened them). */
         snprintf(why, sizeof(why), "the same ranks have it open through another handle, "

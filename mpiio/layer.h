@@ -118,6 +118,7 @@ int mpiio_wanted(void);             /* FWDIO_MPIIO set (asked for before MPI_Ini
 void mpiio_set_thread_level(int provided);
 const char *mpiio_match(const char *path); /* the pattern that takes path, or NULL */
 fwdio_runtime_t *mpiio_runtime_for(MPI_Comm comm, char *why, size_t why_len);
+int mpiio_runtime_exists(MPI_Comm comm); /* 1: mpiio_runtime_for finds one, no collective */
 void mpiio_add_file(mpiio_file_t *f);
 mpiio_file_t *mpiio_find(MPI_File fh);
 void mpiio_remove_file(mpiio_file_t *f);

@@ -96,17 +96,35 @@ fwdio_runtime_t *mpiio_runtime_for(MPI_Comm comm, char *why, size_t why_len)
     return rt;
 }
 
-static fwdio_runtime_t *runtime_for_locked(MPI_Comm comm, char *why, size_t why_len)
+/* The runtime made for comm or a communicator congruent to it, or NULL. */
+static fwdio_runtime_t *runtime_found_locked(MPI_Comm comm)
 {
     FWDIOI_ASSERT_HELD(&runtimes_lock);
-    /* Every rank of comm walks the same list (runtimes are made collectively,
-     * in the same order), so all find the same entry or all make one. */
     for (runtime_entry_t *e = runtimes; e; e = e->next) {
         int same;
         if (PMPI_Comm_compare(e->comm, comm, &same) == MPI_SUCCESS &&
             (same == MPI_IDENT || same == MPI_CONGRUENT))
             return e->rt;
     }
+    return NULL;
+}
+
+int mpiio_runtime_exists(MPI_Comm comm)
+{
+    fwdioi_mutex_lock(&runtimes_lock);
+    int found = runtime_found_locked(comm) != NULL;
+    fwdioi_mutex_unlock(&runtimes_lock);
+    return found;
+}
+
+static fwdio_runtime_t *runtime_for_locked(MPI_Comm comm, char *why, size_t why_len)
+{
+    FWDIOI_ASSERT_HELD(&runtimes_lock);
+    /* Every rank of comm walks the same list (runtimes are made collectively,
+     * in the same order), so all find the same entry or all make one. */
+    fwdio_runtime_t *found = runtime_found_locked(comm);
+    if (found)
+        return found;
     runtime_entry_t *e = calloc(1, sizeof(*e));
     if (!e) {
         snprintf(why, why_len, "out of memory");
