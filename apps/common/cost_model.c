@@ -22,10 +22,20 @@ void cost_model_defaults(cost_input_t *in)
     }
     if (!in->combine_size)
         in->combine_size = (uint64_t)256 << 10;
-    if (!in->staging)
-        in->staging = (uint64_t)64 << 20;
     if (in->nodes < 1)
         in->nodes = 1;
+    if (!in->staging) {
+        /* fwdio.h: the node's staging (512 MiB on a node of 16 GiB or more)
+         * shared by the node's ranks, at most 64 MiB, at least 1 MiB each */
+        uint64_t per_node = in->ranks > 0 ? ((uint64_t)in->ranks + (uint64_t)in->nodes - 1) /
+                                                (uint64_t)in->nodes
+                                          : 1;
+        in->staging = ((uint64_t)512 << 20) / per_node;
+        if (in->staging > ((uint64_t)64 << 20))
+            in->staging = (uint64_t)64 << 20;
+        if (in->staging < ((uint64_t)1 << 20))
+            in->staging = (uint64_t)1 << 20;
+    }
     if (in->writers < 1)
         in->writers = 1;
 }

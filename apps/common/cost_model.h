@@ -94,8 +94,9 @@ typedef struct cost_rank {
 void cost_model_rank(const cost_input_t *in, int r, cost_rank_t *out);
 
 /** Fill the fwdio defaults (stripe 16 MiB, write unit 4 MiB, max message
- *  8 MiB, combine 256 KiB, staging and writer buffer 64 MiB) into the zero
- *  fields of `in`. */
+ *  8 MiB, combine 256 KiB, writer buffer 64 MiB, staging 512 MiB shared by
+ *  the ranks of a node, between 1 and 64 MiB each) into the zero fields of
+ *  `in`. */
 void cost_model_defaults(cost_input_t *in);
 
 /** Writer index of rank r under the stride placement, or -1. */
