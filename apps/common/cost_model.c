@@ -285,8 +285,15 @@ void cost_model_rank(const cost_input_t *in_, int r, cost_rank_t *out)
         out->mem_file += 8 * W                                    /* step_sent */
                          + 2 * (2 * (W + COST_CLOSE_EXTRA) + 2) * 8 /* step_slots */
                          + (W + COST_CLOSE_EXTRA) * 8;            /* a step record's sums */
-    if (out->is_writer)
-        out->mem_writer = 8 * P; /* received_from, for the watchdog's report */
+    if (out->is_writer && out->senders > 0) {
+        /* writer.c `senders`, for the watchdog's report: a u64map of the
+         * ranks that sent data, 16 bytes a slot, at least 16 slots, doubled
+         * while more than half full (runtime/util/u64map.c) */
+        uint64_t slots = 16;
+        while ((uint64_t)out->senders > slots / 2)
+            slots *= 2;
+        out->mem_writer = 16 * slots;
+    }
     out->mem_runtime = 5 * 4 * P;                  /* topology: fwdioi_rank_place_t per rank */
     /* spread placement: the ranks by node (4 P), taken (P), per node start,
      * fill, cap and count (16 N; placement.c:80-92,323-325) */

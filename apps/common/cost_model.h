@@ -85,7 +85,7 @@ typedef struct cost_rank {
     cost_coll_t idup, iallreduce, iexscan;
     /* memory: bytes fwdio keeps for the file on this rank */
     uint64_t mem_file;      /* every rank: O(W) arrays */
-    uint64_t mem_writer;    /* a writer on top: arrays O(P), write-unit buffers */
+    uint64_t mem_writer;    /* a writer on top: its map of the ranks that sent (O(senders)) */
     uint64_t mem_runtime;   /* per rank, per runtime: the topology (O(P)) */
     uint64_t mem_open_temp; /* per fwdio_open, freed before it returns: placement (O(P)) */
 } cost_rank_t;
