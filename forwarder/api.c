@@ -147,6 +147,7 @@ int fwdio_init(MPI_Comm comm, const fwdio_config_t *cfg, fwdio_runtime_t **out)
     if (!rt)
         return FWDIO_ENOMEM;
     rt->broken = FWDIOI_ERRINFO_OK;
+    fwdioi_placement_cache_init(&rt->placed);
     LIST_INIT(&rt->live);
     LIST_INIT(&rt->active);
     LIST_INIT(&rt->polled);
@@ -214,6 +215,7 @@ fail_rt:
     fwdioi_u64map_free(&rt->open_paths);
 fail:
     fwdioi_trace_stop(0);
+    fwdioi_placement_cache_free(&rt->placed);
     fwdioi_topology_free(&rt->topo);
     fwdioi_settings_free(&rt->settings);
     free(rt);
@@ -288,6 +290,7 @@ int fwdio_finalize(fwdio_runtime_t *rt)
     fwdioi_abort_free(rt);
     fwdioi_trace_end_file(t_trace, "finalize", FWDIOI_TRACE_NONE);
     fwdioi_trace_stop(1); /* the threads are joined: every buffer is still */
+    fwdioi_placement_cache_free(&rt->placed);
     fwdioi_topology_free(&rt->topo);
     fwdioi_settings_free(&rt->settings);
     free(rt);
@@ -410,7 +413,8 @@ static int open_file(fwdio_runtime_t *rt, const char *path, uint64_t size,
         free(f);
         return FWDIO_ENOMEM;
     }
-    rc = fwdioi_place_writers(&rt->topo, &resolved, f->writer_ranks, &nwriters);
+    rc = fwdioi_place_writers_cached(&rt->placed, &rt->topo, &resolved, f->writer_ranks,
+                                     &nwriters);
     free(env_list);
     if (rc != FWDIO_OK || nwriters < 1) {
         char from[FWDIOI_ORIGIN_LEN];

@@ -296,6 +296,9 @@ void cost_model_rank(const cost_input_t *in_, int r, cost_rank_t *out)
     }
     out->mem_runtime = 5 * 4 * P;                  /* topology: fwdioi_rank_place_t per rank */
     /* spread placement: the ranks by node (4 P), taken (P), per node start,
-     * fill, cap and count (16 N; placement.c:80-92,323-325) */
-    out->mem_open_temp = 4 * P + P + 16 * (uint64_t)in.nodes;
+     * fill, cap and count (16 N; placement.c group_by_node, spread_alloc),
+     * only when the runtime places: its first file, or options unlike the
+     * last spread placement's (placement_cache.c); a later file copies the
+     * kept writer ranks */
+    out->mem_open_temp = in.first_file ? 4 * P + P + 16 * (uint64_t)in.nodes : 0;
 }

@@ -87,7 +87,8 @@ typedef struct cost_rank {
     uint64_t mem_file;      /* every rank: O(W) arrays */
     uint64_t mem_writer;    /* a writer on top: its map of the ranks that sent (O(senders)) */
     uint64_t mem_runtime;   /* per rank, per runtime: the topology (O(P)) */
-    uint64_t mem_open_temp; /* per fwdio_open, freed before it returns: placement (O(P)) */
+    uint64_t mem_open_temp; /* placing, freed before fwdio_open returns: O(P), on the
+                               runtime's first file only (later ones reuse it) */
 } cost_rank_t;
 
 /** The model's numbers for rank `r` (0 <= r < P) of the file `in` describes. */
