@@ -602,8 +602,34 @@ static void test_placement_cache(void)
     fwdioi_topology_free(&t);
 }
 
+/* The first repeat of a writer list, in list order, against a quadratic
+ * oracle over random lists. */
+static void test_list_repeat(void)
+{
+    snprintf(where, sizeof where, "list repeats");
+    unsigned seed = 7;
+    for (int round = 0; round < 2000; round++) {
+        int list[40], n = 1 + round % 40, range = 1 + round % 60;
+        for (int i = 0; i < n; i++) {
+            seed = seed * 1103515245u + 12345u;
+            list[i] = (int)((seed >> 8) % (unsigned)range) - (round % 7 == 0);
+        }
+        int want = -1;
+        for (int i = 1; i < n && want < 0; i++)
+            for (int j = 0; j < i; j++)
+                if (list[j] == list[i]) {
+                    want = i;
+                    break;
+                }
+        int at = -2;
+        CHECK(fwdioi_list_first_repeat(list, n, &at) == 0, "round %d: no memory", round);
+        CHECK(at == want, "round %d: first repeat at %d, want %d", round, at, want);
+    }
+}
+
 int main(void)
 {
+    test_list_repeat();
     test_placement_cache();
     test_synthetic();
     test_bad_arguments();
