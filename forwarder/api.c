@@ -147,6 +147,7 @@ int fwdio_init(MPI_Comm comm, const fwdio_config_t *cfg, fwdio_runtime_t **out)
     if (!rt)
         return FWDIO_ENOMEM;
     rt->broken = FWDIOI_ERRINFO_OK;
+    fwdioi_placement_cache_init(&rt->placed);
     LIST_INIT(&rt->live);
     LIST_INIT(&rt->active);
     LIST_INIT(&rt->polled);
@@ -173,8 +174,18 @@ int fwdio_init(MPI_Comm comm, const fwdio_config_t *cfg, fwdio_runtime_t **out)
     rc = fwdioi_settings_agree(&rt->settings, comm, rc);
     if (rc != FWDIO_OK)
         goto fail;
+    /* Where the ranks are, before the configuration is resolved: the
+     * default staging budget is a share of the node's, so it depends on
+     * the ranks of the node (and combine_size and shared_buffer on it).
+     * The same ranks as the runtime's communicator, a duplicate of comm. */
+    if (fwdioi_topology_discover(comm, &rt->topo) != 0) {
+        rc = FWDIO_EMPI;
+        goto fail;
+    }
+    const int me = world_rank;
     fwdioi_client_t client = {fwdioi_session_poll, rt};
-    rc = fwdioi_rt_create(comm, &conf, &client, &rt->rt);
+    rc = fwdioi_rt_create(comm, &conf, fwdioi_topology_node_ranks(&rt->topo, me), &client,
+                          &rt->rt);
     if (rc != FWDIO_OK)
         goto fail;
     fwdioi_wbudget_init(&rt->wbuf, fwdioi_rt_config(rt->rt)->writer_buffer);
@@ -182,13 +193,8 @@ int fwdio_init(MPI_Comm comm, const fwdio_config_t *cfg, fwdio_runtime_t **out)
         fwdioi_config_report_clamps(&conf, fwdioi_rt_config(rt->rt));
     if (world_rank == 0 && fwdioi_log_level() >= FWDIOI_LOG_WARN)
         fwdioi_settings_print_config(fwdioi_rt_config(rt->rt), stderr);
-    if (fwdioi_topology_discover(fwdioi_rt_comm(rt->rt), &rt->topo) != 0) {
-        rc = FWDIO_EMPI;
-        goto fail_rt;
-    }
     /* Spinning while the application waits, where the node has a CPU for
      * every rank (fwdio_config_t.poll_spin_us 0). */
-    const int me = fwdioi_rt_rank(rt->rt);
     unsigned spin = fwdioi_rt_choose_spin(rt->rt, fwdioi_topology_node_ranks(&rt->topo, me),
                                           rt->topo.ranks[me].cpus);
     if (fwdioi_rt_config(rt->rt)->poll_spin_us == 0)
@@ -209,6 +215,8 @@ fail_rt:
     fwdioi_u64map_free(&rt->open_paths);
 fail:
     fwdioi_trace_stop(0);
+    fwdioi_placement_cache_free(&rt->placed);
+    fwdioi_topology_free(&rt->topo);
     fwdioi_settings_free(&rt->settings);
     free(rt);
     return rc;
@@ -282,6 +290,7 @@ int fwdio_finalize(fwdio_runtime_t *rt)
     fwdioi_abort_free(rt);
     fwdioi_trace_end_file(t_trace, "finalize", FWDIOI_TRACE_NONE);
     fwdioi_trace_stop(1); /* the threads are joined: every buffer is still */
+    fwdioi_placement_cache_free(&rt->placed);
     fwdioi_topology_free(&rt->topo);
     fwdioi_settings_free(&rt->settings);
     free(rt);
@@ -404,7 +413,8 @@ static int open_file(fwdio_runtime_t *rt, const char *path, uint64_t size,
         free(f);
         return FWDIO_ENOMEM;
     }
-    rc = fwdioi_place_writers(&rt->topo, &resolved, f->writer_ranks, &nwriters);
+    rc = fwdioi_place_writers_cached(&rt->placed, &rt->topo, &resolved, f->writer_ranks,
+                                     &nwriters);
     free(env_list);
     if (rc != FWDIO_OK || nwriters < 1) {
         char from[FWDIOI_ORIGIN_LEN];

@@ -22,6 +22,7 @@
 #include "runtime.h"
 #include "settings/settings.h"
 #include "plan/topology.h"
+#include "plan/placement_cache.h"
 #include "u64map.h"
 
 /* Tags of fwdio's point-to-point messages: data, and a read file's
@@ -296,6 +297,7 @@ typedef struct fwdioi_zombie {
 struct fwdio_runtime {
     fwdioi_rt_t *rt;
     fwdioi_topology_t topo; /* where every rank runs (fixed after init) */
+    fwdioi_placement_cache_t placed; /* the last spread placement (its own lock) */
     fwdioi_settings_file_t settings; /* FWDIO_CONFIG, read at init */
     /* locked */
     uint64_t next_seq;

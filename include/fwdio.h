@@ -270,15 +270,26 @@ typedef struct fwdio_config {
      *  At most budget + one message (and a segment of 24 bytes for each of its
      *  pieces) is ever held, unless the writes leave so many gaps open at once
      *  that their record alone passes the budget: the writer then goes on, one
-     *  message at a time, and says so on stderr. */
+     *  message at a time, and says so on stderr. Per rank, not per node:
+     *  only the ranks that are writers (or readers) of some file hold any of
+     *  it, so a node holds at most this times its ranks that are writers (2
+     *  with the default placement, fwdio_options_t.writers_per_node),
+     *  whatever its ranks. */
     size_t writer_buffer;
     /** Bytes of copied writes a rank may hold before they are sent (its staging
      *  memory). fwdio_write waits for room beyond it; fwdio_try_write returns
-     *  FWDIO_EAGAIN instead. 0: FWDIO_STAGING_BUFFER, else
-     *  FWDIO_DEFAULT_STAGING_BUFFER. At least 64 KiB: a write is cut into
-     *  messages no larger than this budget, and smaller messages cost more to
-     *  send than their bytes, so a smaller value is raised, with a message on
-     *  stderr. */
+     *  FWDIO_EAGAIN instead. A value set here or in FWDIO_STAGING_BUFFER is
+     *  this rank's, whatever the ranks per node. 0 and no FWDIO_STAGING_BUFFER:
+     *  a share of the node's staging, so that the node's ranks together hold
+     *  no more whatever their number: the node's staging (1/32 of the node's
+     *  memory, at most FWDIO_DEFAULT_NODE_STAGING_CAP) divided by the ranks of
+     *  this runtime on the node, at most FWDIO_DEFAULT_STAGING_BUFFER and at
+     *  least FWDIO_MIN_DEFAULT_STAGING_BUFFER (64 MiB up to 8 ranks per node,
+     *  8 MiB at 64, 4 MiB at 128 on a node of 16 GiB or more). At least
+     *  64 KiB: a write is cut into messages no larger than this budget, and
+     *  smaller messages cost more to send than their bytes, so a smaller
+     *  value is raised, with a message on stderr. combine_size and
+     *  shared_buffer by default follow the value in force. */
     size_t staging_buffer;
     /** Non-zero: writers call pwrite/fdatasync on the progress thread instead of
      *  a separate I/O thread (receiving then waits for the disk). For measuring
@@ -454,9 +465,20 @@ typedef struct fwdio_config {
  *  a writer to receive the next units while the I/O thread writes the last
  *  ones (see docs/results/writer-pipeline.md). */
 #define FWDIO_DEFAULT_WRITER_BUFFER ((size_t)64 << 20)
-/** Default staging_buffer: 64 MiB; a rank's output step up to this size is
- *  copied without waiting. */
+/** The most staging_buffer is by default: 64 MiB; a rank's output step up to
+ *  this size is copied without waiting. By default a rank gets its share of
+ *  the node's staging (FWDIO_DEFAULT_NODE_STAGING_CAP), at most this. */
 #define FWDIO_DEFAULT_STAGING_BUFFER ((size_t)64 << 20)
+/** The node's staging by default: 1/32 of the node's memory, at most this,
+ *  512 MiB, shared out among the node's ranks (each rank's default
+ *  staging_buffer is it divided by the ranks of the node), so that the
+ *  staging memory of a node does not grow with its ranks: 64 MiB each up to
+ *  8 ranks per node, 4 MiB each at 128. */
+#define FWDIO_DEFAULT_NODE_STAGING_CAP ((size_t)512 << 20)
+/** The least staging_buffer is by default, 1 MiB (four combined messages of
+ *  the default size), whatever the ranks per node: past 512 ranks per node
+ *  the node's staging grows again, by 1 MiB per rank. */
+#define FWDIO_MIN_DEFAULT_STAGING_BUFFER ((size_t)1 << 20)
 /** Default node_buffer: 1/64 of the node's memory, at most this, 256 MiB (32
  *  messages of the default size in flight to the node's writers, whatever the
  *  ranks per node; docs/results/node-memory.md). */

@@ -47,7 +47,7 @@ int fwdioi_config_check(const fwdio_config_t *c, fwdioi_origins_t *why)
     return FWDIO_OK;
 }
 
-int fwdioi_config_resolve(const fwdio_config_t *in, fwdio_config_t *out)
+int fwdioi_config_resolve(const fwdio_config_t *in, int ranks_on_node, fwdio_config_t *out)
 {
     if (in)
         *out = *in;
@@ -73,8 +73,11 @@ int fwdioi_config_resolve(const fwdio_config_t *in, fwdio_config_t *out)
     /* The environment and the config file were applied by the caller. */
     if (out->writer_buffer == 0)
         out->writer_buffer = FWDIO_DEFAULT_WRITER_BUFFER;
+    /* By default a share of the node's staging, so that a node's staging
+     * does not grow with its ranks; combine_size and shared_buffer below
+     * follow it, which is why the topology comes first. */
     if (out->staging_buffer == 0)
-        out->staging_buffer = FWDIO_DEFAULT_STAGING_BUFFER;
+        out->staging_buffer = fwdioi_default_staging_buffer(fwdioi_node_memory(), ranks_on_node);
     /* Budgets too small to work with are raised (reported by
      * fwdioi_config_report_clamps). */
     if (out->writer_buffer < FWDIOI_MIN_WRITER_BUFFER)
@@ -154,6 +157,19 @@ size_t fwdioi_default_node_buffer(uint64_t node_memory)
         share = FWDIO_DEFAULT_NODE_BUFFER_CAP;
     if (share < FWDIOI_MIN_NODE_BUFFER)
         share = FWDIOI_MIN_NODE_BUFFER;
+    return (size_t)share;
+}
+
+size_t fwdioi_default_staging_buffer(uint64_t node_memory, int ranks_on_node)
+{
+    uint64_t node = node_memory / 32;
+    if (node_memory == 0 || node > FWDIO_DEFAULT_NODE_STAGING_CAP)
+        node = FWDIO_DEFAULT_NODE_STAGING_CAP;
+    uint64_t share = ranks_on_node > 0 ? node / (uint64_t)ranks_on_node : node;
+    if (share > FWDIO_DEFAULT_STAGING_BUFFER)
+        share = FWDIO_DEFAULT_STAGING_BUFFER;
+    if (share < FWDIO_MIN_DEFAULT_STAGING_BUFFER)
+        share = FWDIO_MIN_DEFAULT_STAGING_BUFFER;
     return (size_t)share;
 }
 

@@ -47,8 +47,11 @@
 int fwdioi_config_check(const fwdio_config_t *cfg, fwdioi_origins_t *why);
 
 /** Fill in defaults and check (fwdioi_config_check, origins unknown), and
- *  raise the budgets too small to work with; FWDIO_OK or FWDIO_EINVAL. */
-int fwdioi_config_resolve(const fwdio_config_t *in, fwdio_config_t *out);
+ *  raise the budgets too small to work with; FWDIO_OK or FWDIO_EINVAL.
+ *  `ranks_on_node`: the ranks of the runtime on this rank's node (0:
+ *  unknown, taken as one), which the default staging_buffer, and the
+ *  combine_size and shared_buffer that follow it, depend on. */
+int fwdioi_config_resolve(const fwdio_config_t *in, int ranks_on_node, fwdio_config_t *out);
 
 /** Say on stderr which values given in `in` (code, environment or file)
  *  fwdioi_config_resolve raised or lowered so the budgets can hold them, and
@@ -61,6 +64,12 @@ void fwdioi_config_report_clamps(const fwdio_config_t *in, const fwdio_config_t 
  *  else 1 (off); `configured` otherwise (pure). */
 unsigned fwdioi_spin_choice(unsigned configured, int ranks_on_node, int node_cpus);
 
+/** staging_buffer by default for one of `ranks_on_node` ranks (0: unknown,
+ *  taken as one) on a node of `node_memory` bytes (0: unknown): the node's
+ *  staging, 1/32 of its memory at most FWDIO_DEFAULT_NODE_STAGING_CAP, shared
+ *  out, at most FWDIO_DEFAULT_STAGING_BUFFER, at least
+ *  FWDIO_MIN_DEFAULT_STAGING_BUFFER (pure). */
+size_t fwdioi_default_staging_buffer(uint64_t node_memory, int ranks_on_node);
 /** node_buffer by default on a node of `node_memory` bytes (0: unknown):
  *  1/64 of it, at most FWDIO_DEFAULT_NODE_BUFFER_CAP, at least
  *  FWDIOI_MIN_NODE_BUFFER (pure). */

@@ -20,11 +20,11 @@ static void destroy_sync(fwdioi_rt_t *rt)
     pthread_mutex_destroy(&rt->lock);
 }
 
-int fwdioi_rt_create(MPI_Comm comm, const fwdio_config_t *cfg, const fwdioi_client_t *client,
-                     fwdioi_rt_t **out)
+int fwdioi_rt_create(MPI_Comm comm, const fwdio_config_t *cfg, int ranks_on_node,
+                     const fwdioi_client_t *client, fwdioi_rt_t **out)
 {
     fwdio_config_t conf;
-    int rc = fwdioi_config_resolve(cfg, &conf);
+    int rc = fwdioi_config_resolve(cfg, ranks_on_node, &conf);
     if (rc != FWDIO_OK)
         return rc;
 

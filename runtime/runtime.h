@@ -83,9 +83,11 @@ typedef struct fwdioi_client {
     void *arg;
 } fwdioi_client_t;
 
-/** Start the runtime on `comm` (collective; app). Duplicates comm. */
-int fwdioi_rt_create(MPI_Comm comm, const fwdio_config_t *cfg, const fwdioi_client_t *client,
-                     fwdioi_rt_t **out);
+/** Start the runtime on `comm` (collective; app). Duplicates comm. Its
+ *  configuration is `cfg` resolved for `ranks_on_node` ranks on this rank's
+ *  node (fwdioi_config_resolve). */
+int fwdioi_rt_create(MPI_Comm comm, const fwdio_config_t *cfg, int ranks_on_node,
+                     const fwdioi_client_t *client, fwdioi_rt_t **out);
 /** Stop the threads and free everything (app; no task may be pending). */
 void fwdioi_rt_destroy(fwdioi_rt_t *rt);
 

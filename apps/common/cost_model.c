@@ -22,10 +22,20 @@ void cost_model_defaults(cost_input_t *in)
     }
     if (!in->combine_size)
         in->combine_size = (uint64_t)256 << 10;
-    if (!in->staging)
-        in->staging = (uint64_t)64 << 20;
     if (in->nodes < 1)
         in->nodes = 1;
+    if (!in->staging) {
+        /* fwdio.h: the node's staging (512 MiB on a node of 16 GiB or more)
+         * shared by the node's ranks, at most 64 MiB, at least 1 MiB each */
+        uint64_t per_node = in->ranks > 0 ? ((uint64_t)in->ranks + (uint64_t)in->nodes - 1) /
+                                                (uint64_t)in->nodes
+                                          : 1;
+        in->staging = ((uint64_t)512 << 20) / per_node;
+        if (in->staging > ((uint64_t)64 << 20))
+            in->staging = (uint64_t)64 << 20;
+        if (in->staging < ((uint64_t)1 << 20))
+            in->staging = (uint64_t)1 << 20;
+    }
     if (in->writers < 1)
         in->writers = 1;
 }
@@ -275,10 +285,20 @@ void cost_model_rank(const cost_input_t *in_, int r, cost_rank_t *out)
         out->mem_file += 8 * W                                    /* step_sent */
                          + 2 * (2 * (W + COST_CLOSE_EXTRA) + 2) * 8 /* step_slots */
                          + (W + COST_CLOSE_EXTRA) * 8;            /* a step record's sums */
-    if (out->is_writer)
-        out->mem_writer = 8 * P; /* received_from, for the watchdog's report */
+    if (out->is_writer && out->senders > 0) {
+        /* writer.c `senders`, for the watchdog's report: a u64map of the
+         * ranks that sent data, 16 bytes a slot, at least 16 slots, doubled
+         * while more than half full (runtime/util/u64map.c) */
+        uint64_t slots = 16;
+        while ((uint64_t)out->senders > slots / 2)
+            slots *= 2;
+        out->mem_writer = 16 * slots;
+    }
     out->mem_runtime = 5 * 4 * P;                  /* topology: fwdioi_rank_place_t per rank */
     /* spread placement: the ranks by node (4 P), taken (P), per node start,
-     * fill, cap and count (16 N; placement.c:80-92,323-325) */
-    out->mem_open_temp = 4 * P + P + 16 * (uint64_t)in.nodes;
+     * fill, cap and count (16 N; placement.c group_by_node, spread_alloc),
+     * only when the runtime places: its first file, or options unlike the
+     * last spread placement's (placement_cache.c); a later file copies the
+     * kept writer ranks */
+    out->mem_open_temp = in.first_file ? 4 * P + P + 16 * (uint64_t)in.nodes : 0;
 }

@@ -85,17 +85,19 @@ typedef struct cost_rank {
     cost_coll_t idup, iallreduce, iexscan;
     /* memory: bytes fwdio keeps for the file on this rank */
     uint64_t mem_file;      /* every rank: O(W) arrays */
-    uint64_t mem_writer;    /* a writer on top: arrays O(P), write-unit buffers */
+    uint64_t mem_writer;    /* a writer on top: its map of the ranks that sent (O(senders)) */
     uint64_t mem_runtime;   /* per rank, per runtime: the topology (O(P)) */
-    uint64_t mem_open_temp; /* per fwdio_open, freed before it returns: placement (O(P)) */
+    uint64_t mem_open_temp; /* placing, freed before fwdio_open returns: O(P), on the
+                               runtime's first file only (later ones reuse it) */
 } cost_rank_t;
 
 /** The model's numbers for rank `r` (0 <= r < P) of the file `in` describes. */
 void cost_model_rank(const cost_input_t *in, int r, cost_rank_t *out);
 
 /** Fill the fwdio defaults (stripe 16 MiB, write unit 4 MiB, max message
- *  8 MiB, combine 256 KiB, staging and writer buffer 64 MiB) into the zero
- *  fields of `in`. */
+ *  8 MiB, combine 256 KiB, writer buffer 64 MiB, staging 512 MiB shared by
+ *  the ranks of a node, between 1 and 64 MiB each) into the zero fields of
+ *  `in`. */
 void cost_model_defaults(cost_input_t *in);
 
 /** Writer index of rank r under the stride placement, or -1. */

@@ -49,6 +49,39 @@ static int place_ranks_stride(const fwdioi_topology_t *topo, const fwdio_options
     return FWDIO_OK;
 }
 
+/* An entry of a list and where it stands, sorted by value, then place. */
+typedef struct list_entry {
+    int value, index;
+} list_entry_t;
+
+static int by_value_then_index(const void *pa, const void *pb)
+{
+    const list_entry_t *a = pa, *b = pb;
+    if (a->value != b->value)
+        return (a->value > b->value) - (a->value < b->value);
+    return (a->index > b->index) - (a->index < b->index);
+}
+
+int fwdioi_list_first_repeat(const int *list, int n, int *at)
+{
+    *at = -1;
+    if (n < 2)
+        return 0;
+    list_entry_t *e = malloc((size_t)n * sizeof *e);
+    if (!e)
+        return -1;
+    for (int i = 0; i < n; i++)
+        e[i] = (list_entry_t){list[i], i};
+    qsort(e, (size_t)n, sizeof *e, by_value_then_index);
+    /* within a run of equal values the second is the first repeat of it */
+    for (int i = 1; i < n; i++)
+        if (e[i].value == e[i - 1].value && (i < 2 || e[i - 2].value != e[i].value) &&
+            (*at < 0 || e[i].index < *at))
+            *at = e[i].index;
+    free(e);
+    return 0;
+}
+
 /** LIST: the given ranks, each in range and none twice. */
 static int place_ranks_list(const fwdioi_topology_t *topo, const fwdio_options_t *opts,
                             int *ranks, int *nwriters)
@@ -56,22 +89,19 @@ static int place_ranks_list(const fwdioi_topology_t *topo, const fwdio_options_t
     int n = opts->writer_list_len;
     if (!opts->writer_list || n < 1 || n > opts->writers)
         return FWDIO_EINVAL;
-    unsigned char *taken = calloc((size_t)topo->nranks, 1);
-    if (!taken)
-        return FWDIO_ENOMEM;
-    int rc = FWDIO_OK;
-    for (int i = 0; i < n && rc == FWDIO_OK; i++) {
+    for (int i = 0; i < n; i++) {
         int r = opts->writer_list[i];
-        if (r < 0 || r >= topo->nranks || taken[r])
-            rc = FWDIO_EINVAL;
-        else
-            taken[r] = 1;
+        if (r < 0 || r >= topo->nranks)
+            return FWDIO_EINVAL;
         ranks[i] = r;
     }
-    free(taken);
-    if (rc == FWDIO_OK)
-        *nwriters = n;
-    return rc;
+    int repeat;
+    if (fwdioi_list_first_repeat(ranks, n, &repeat) != 0)
+        return FWDIO_ENOMEM;
+    if (repeat >= 0)
+        return FWDIO_EINVAL;
+    *nwriters = n;
+    return FWDIO_OK;
 }
 
 /** Group the ranks by node (counting sort, stable in rank order). */

@@ -39,4 +39,12 @@
 int fwdioi_place_writers(const fwdioi_topology_t *topo, const fwdio_options_t *opts, int *ranks,
                          int *nwriters);
 
+/**
+ * The first entry of `list` (n entries) that repeats an earlier one, in list
+ * order: its index in *at, or -1 when every entry differs. O(n log n) time
+ * and O(n) memory, whatever the ranks of the communicator (a list is checked
+ * at every fwdio_open that gives one). 0, or -1 without memory.
+ */
+int fwdioi_list_first_repeat(const int *list, int n, int *at);
+
 #endif

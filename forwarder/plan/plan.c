@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include "plan/plan.h"
+#include "plan/placement.h"
 
 #include "log.h"
 
@@ -87,25 +88,25 @@ static int check_list(const fwdio_options_t *o, int nranks, fwdioi_origins_t *wh
                              "writer_list_len %d%s is more than the %d ranks of the communicator",
                              o->writer_list_len, fwdioi_origin(why, "writer_list", a, sizeof a),
                              nranks);
-    unsigned char *taken = calloc((size_t)nranks, 1);
-    if (!taken)
+    /* the first bad entry in list order: outside, or a repeat (found by
+     * sorting a copy: O(W log W), not a table of every rank) */
+    int repeat;
+    if (fwdioi_list_first_repeat(o->writer_list, o->writer_list_len, &repeat) != 0)
         return FWDIO_ENOMEM;
-    int rc = FWDIO_OK;
-    for (int i = 0; i < o->writer_list_len && rc == FWDIO_OK; i++) {
+    int end = repeat >= 0 ? repeat : o->writer_list_len;
+    for (int i = 0; i < end; i++) {
         int r = o->writer_list[i];
         if (r < 0 || r >= nranks)
-            rc = fwdioi_refuse(why,
-                               "writer_list[%d] = %d%s is outside the communicator: a rank from 0 "
-                               "to %d",
-                               i, r, fwdioi_origin(why, "writer_list", a, sizeof a), nranks - 1);
-        else if (taken[r])
-            rc = fwdioi_refuse(why, "writer_list[%d] = %d%s is listed twice: each writer once", i,
-                               r, fwdioi_origin(why, "writer_list", a, sizeof a));
-        else
-            taken[r] = 1;
+            return fwdioi_refuse(why,
+                                 "writer_list[%d] = %d%s is outside the communicator: a rank from "
+                                 "0 to %d",
+                                 i, r, fwdioi_origin(why, "writer_list", a, sizeof a), nranks - 1);
     }
-    free(taken);
-    return rc;
+    if (repeat >= 0)
+        return fwdioi_refuse(why, "writer_list[%d] = %d%s is listed twice: each writer once",
+                             repeat, o->writer_list[repeat],
+                             fwdioi_origin(why, "writer_list", a, sizeof a));
+    return FWDIO_OK;
 }
 
 /* The smallest multiple of `unit` at or above `min` that divides `stripe`

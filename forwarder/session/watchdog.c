@@ -51,27 +51,39 @@ static const char *phase_name(fwdioi_phase_t p)
     return "?";
 }
 
-/* Ranks r with (bytes[r] != 0) == nonzero, as "0-3,7" (at most MAX_LISTED
- * runs, then the count of the rest). */
-static void print_ranks(FILE *out, const uint64_t *bytes, int n, int nonzero)
+/* Runs of ranks as "0-3,7" (at most MAX_LISTED runs, then the count of the
+ * rest): the `n` ascending `ranks`, or with `others` the ranks of [0, nranks)
+ * not among them. */
+static void print_ranks(FILE *out, const int *ranks, int n, int nranks, int others)
 {
     int runs = 0, rest = 0, first = 1;
-    for (int r = 0; r < n; r++) {
-        if ((bytes[r] != 0) != nonzero)
-            continue;
-        int end = r;
-        while (end + 1 < n && (bytes[end + 1] != 0) == nonzero)
-            end++;
+    /* run starts and ends, from the sorted list or from its gaps */
+    for (int i = 0, next = 0; others ? next < nranks : i < n;) {
+        int lo, hi;
+        if (others) {
+            while (i < n && ranks[i] == next) { /* skip a run of listed ranks */
+                next++;
+                i++;
+            }
+            if (next >= nranks)
+                break;
+            lo = next;
+            hi = i < n ? ranks[i] - 1 : nranks - 1;
+            next = hi + 1;
+        } else {
+            lo = hi = ranks[i++];
+            while (i < n && ranks[i] == hi + 1)
+                hi = ranks[i++];
+        }
         if (runs < MAX_LISTED) {
-            fprintf(out, first ? "%d" : ",%d", r);
-            if (end > r)
-                fprintf(out, "-%d", end);
+            fprintf(out, first ? "%d" : ",%d", lo);
+            if (hi > lo)
+                fprintf(out, "-%d", hi);
             first = 0;
         } else {
-            rest += end - r + 1;
+            rest += hi - lo + 1;
         }
         runs++;
-        r = end;
     }
     if (first)
         fprintf(out, "none");
@@ -84,24 +96,23 @@ static void report_writer(FILE *out, const fwdio_file_t *f)
     const fwdioi_session_t *s = &f->s;
     uint64_t expected = s->expected_bytes[f->my_writer];
     uint64_t received = fwdioi_writer_received(f);
-    const uint64_t *received_from = fwdioi_writer_received_from(f);
     fprintf(out, "  writer %d: received %llu of %llu bytes announced", f->my_writer,
             (unsigned long long)received, (unsigned long long)expected);
     if (received < expected)
         fprintf(out, ", waiting for %llu more", (unsigned long long)(expected - received));
     fprintf(out, "\n");
-    if (received_from && received < expected) {
-        int silent = 0;
-        for (int r = 0; r < f->plan.nranks; r++)
-            silent += received_from[r] == 0;
+    int *senders = NULL;
+    int nsenders = received < expected ? fwdioi_writer_senders(f, &senders) : -1;
+    if (nsenders >= 0) {
         fprintf(out, "    bytes came from ranks ");
-        print_ranks(out, received_from, f->plan.nranks, 1);
-        if (silent > 0) {
+        print_ranks(out, senders, nsenders, f->plan.nranks, 0);
+        if (nsenders < f->plan.nranks) {
             fprintf(out, "; none yet from ranks ");
-            print_ranks(out, received_from, f->plan.nranks, 0);
+            print_ranks(out, senders, nsenders, f->plan.nranks, 1);
         }
         fprintf(out, "\n");
     }
+    free(senders);
     int waiting_len = fwdioi_writer_waiting_len(f);
     if (waiting_len >= 0)
         fprintf(out, "    a %d-byte message waits for writer memory (%llu of %llu bytes held)\n",

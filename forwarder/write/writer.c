@@ -19,6 +19,7 @@
 #include "stream/steps.h"
 #include "storage/storage.h"
 #include "trace.h"
+#include "u64map.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -36,8 +37,14 @@ enum { RECVS_PER_POLL = 16 };
 struct fwdioi_writer {
     /* receiving */
     uint64_t received;       /* data bytes taken, from every sender */
-    uint64_t *received_from; /* [ranks] bytes per sending rank (the watchdog's
-                                report only: NULL when it could not be had) */
+    /* The ranks that sent data, rank -> bytes (as a pointer, never 0): for
+     * the watchdog's report only, which names the ranks heard from and the
+     * silent ones. A map of the senders, not an array of every rank: O(the
+     * senders of this writer), ~P / W + 1 in a block layout, not 8 P bytes
+     * per writer per file (docs/scaling.md). `senders_lost`: a sender could
+     * not be recorded (no memory), so the report says less. */
+    fwdioi_u64map_t senders;
+    int senders_lost;
     /* Messages ranks of this node announced they send over MPI rather than
      * through the node-shared area, less those received: while above 0 (or
      * while ranks of other nodes may send) the writer probes MPI. */
@@ -526,8 +533,12 @@ void fwdioi_writer_accept(fwdio_file_t *f, const fwdioi_pieces_view_t *v, fwdioi
         return;
     }
     w->received += v->payload;
-    if (w->received_from && source >= 0 && source < f->plan.nranks)
-        w->received_from[source] += v->payload;
+    if (v->payload > 0 && !w->senders_lost && source >= 0 && source < f->plan.nranks) {
+        uintptr_t had = (uintptr_t)fwdioi_u64map_get(&w->senders, (uint64_t)source);
+        if (fwdioi_u64map_put(&w->senders, (uint64_t)source,
+                              (void *)(had + (uintptr_t)v->payload)) != 0)
+            w->senders_lost = 1;
+    }
     uint64_t step;
     if (count_step(f, v->step, v->payload, &step) != 0) {
         /* Its step's count cannot be trusted any more, so no step can be
@@ -807,8 +818,6 @@ void fwdioi_writer_open(fwdio_file_t *f)
                                      .arg = f};
     fwdioi_assembly_init(&w->assembly, &f->plan, f->my_writer, &hooks);
     w->assembly.overlaps = f->opts.overlaps;
-    /* for the watchdog's report only: without it, the report says less */
-    w->received_from = calloc((size_t)f->plan.nranks, sizeof(uint64_t));
     fwdioi_storage_job_t *job = fwdioi_storage_job_new(FWDIOI_STORAGE_OPEN, f, on_open_done);
     if (!job) {
         fwdioi_errinfo_set(&f->s.open_local, FWDIO_ENOMEM, f->rank, 0, 0);
@@ -844,11 +853,41 @@ uint64_t fwdioi_writer_received(const fwdio_file_t *f)
     return w ? w->received : 0;
 }
 
-const uint64_t *fwdioi_writer_received_from(const fwdio_file_t *f)
+uint64_t fwdioi_writer_received_from(const fwdio_file_t *f, int rank)
 {
     FWDIOI_ASSERT_PROGRESS();
     const struct fwdioi_writer *w = writer_of(f);
-    return w ? w->received_from : NULL;
+    return w ? (uint64_t)(uintptr_t)fwdioi_u64map_get(&w->senders, (uint64_t)rank) : 0;
+}
+
+static int by_rank(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
+}
+
+int fwdioi_writer_senders(const fwdio_file_t *f, int **ranks)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    *ranks = NULL;
+    const struct fwdioi_writer *w = writer_of(f);
+    if (!w)
+        return 0;
+    if (w->senders_lost)
+        return -1;
+    if (w->senders.n == 0)
+        return 0;
+    int *out = malloc(w->senders.n * sizeof *out);
+    if (!out)
+        return -1;
+    size_t pos = 0, n = 0;
+    uint64_t key;
+    void *value;
+    while (fwdioi_u64map_next(&w->senders, &pos, &key, &value))
+        out[n++] = (int)key;
+    qsort(out, n, sizeof *out, by_rank);
+    *ranks = out;
+    return (int)n;
 }
 
 int fwdioi_writer_waiting_len(const fwdio_file_t *f)
@@ -884,7 +923,7 @@ void fwdioi_writer_end(fwdio_file_t *f)
     f->s.stats.writer_copied = w->assembly.copied;
     free(w->step_recv);
     free(w->deferred); /* empty: released before the session ends */
-    free(w->received_from);
+    fwdioi_u64map_free(&w->senders);
     free(w);
     f->s.writer = NULL;
 }

@@ -22,8 +22,13 @@ int fwdioi_writer_create(fwdio_file_t *f);
 void fwdioi_writer_end(fwdio_file_t *f);
 /** Data bytes the writer has taken, from every sender (progress thread). */
 uint64_t fwdioi_writer_received(const fwdio_file_t *f);
-/** [ranks] bytes taken per sending rank, or NULL (progress thread). */
-const uint64_t *fwdioi_writer_received_from(const fwdio_file_t *f);
+/** Data bytes the writer has taken from `rank` (progress thread). */
+uint64_t fwdioi_writer_received_from(const fwdio_file_t *f, int rank);
+/** The ranks the writer has taken data bytes from, ascending, into *ranks
+ *  (malloc'd, the caller frees; NULL when none): their number, or -1 when
+ *  they are not known (a sender could not be recorded, or no memory). No
+ *  writer side: 0 (progress thread). */
+int fwdioi_writer_senders(const fwdio_file_t *f, int **ranks);
 /** The size of the matched message that waits for writer memory, or -1
  *  when none waits (progress thread). */
 int fwdioi_writer_waiting_len(const fwdio_file_t *f);

@@ -113,6 +113,20 @@ void *fwdioi_u64map_remove(fwdioi_u64map_t *m, uint64_t key)
     return value;
 }
 
+int fwdioi_u64map_next(const fwdioi_u64map_t *m, size_t *pos, uint64_t *key, void **value)
+{
+    for (; *pos < m->cap; (*pos)++)
+        if (m->slots[*pos].value) {
+            *key = m->slots[*pos].key;
+            *value = m->slots[*pos].value;
+            (*pos)++;
+            return 1;
+        }
+    return 0;
+}
+
+size_t fwdioi_u64map_bytes(const fwdioi_u64map_t *m) { return m->cap * sizeof *m->slots; }
+
 void fwdioi_u64map_free(fwdioi_u64map_t *m)
 {
     free(m->slots);

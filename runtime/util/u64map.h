@@ -35,6 +35,14 @@ int fwdioi_u64map_reserve(fwdioi_u64map_t *m, size_t n);
 /* Remove `key`; its value, or NULL when it was absent. */
 void *fwdioi_u64map_remove(fwdioi_u64map_t *m, uint64_t key);
 
+/* Visit the entries in no particular order: start with *pos 0; each call
+ * gives the next key and value and returns 1, or returns 0 after the last.
+ * The map must not change between the calls. */
+int fwdioi_u64map_next(const fwdioi_u64map_t *m, size_t *pos, uint64_t *key, void **value);
+
+/* Bytes the map's table takes (16 per slot; 0 while empty). */
+size_t fwdioi_u64map_bytes(const fwdioi_u64map_t *m);
+
 /* Free the table (not the values); the map is empty again. */
 void fwdioi_u64map_free(fwdioi_u64map_t *m);
 

@@ -21,6 +21,14 @@
  *          given back (segments at the rings again: after "large" while an
  *          idle file is still open, after "many" with none open), and every
  *          byte of every file is checked;
+ * The staging budget is the node's too: by default each rank's is its share
+ * of the node's staging (1/32 of the node's memory, at most 512 MiB, divided
+ * by the ranks of the node, between 1 and 64 MiB), checked against the value
+ * in force, the node's sum against the node's staging, each rank's peak of
+ * staged bytes against its budget and its resident set against the budgets
+ * in force; --staging SIZE sets it in code (--staging-env SIZE: set in the
+ * environment, for the checks only), and it must then be that, per rank,
+ * whatever the ranks per node.
  * (--off-on-rank R: rank R alone sets FWDIO_NODE_BUFFER=off, which must turn
  * the area off on every rank, not hang fwdio_init;
  * --no-rss: the resident sets are reported, not checked, as in the sanitizer
@@ -54,6 +62,8 @@ static MPI_Comm g_node;
 static int g_local, g_nlocal;
 static uint64_t g_node_budget; /* as given (0: the default, which rank 0 prints) */
 static uint64_t g_bound; /* --budget: the budget set elsewhere (environment), for the checks */
+static uint64_t g_staging;     /* --staging: set in code (0: the default) */
+static uint64_t g_staging_env; /* --staging-env: set in the environment */
 static uint64_t g_size = 64 << 20;
 static int g_files = 16;
 static uint64_t g_init_rss = 4 << 20;
@@ -225,6 +235,56 @@ static void check_given_back(const char *what, uint64_t budget)
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
+/* ---- the staging budget ---- */
+
+/* The staging budget each rank must have: as set, else its share of the
+ * node's staging (include/fwdio.h, fwdio_config_t.staging_buffer). */
+static uint64_t staging_expected(void)
+{
+    if (g_staging || g_staging_env)
+        return g_staging ? g_staging : g_staging_env;
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    uint64_t mem = pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : 0;
+    uint64_t node = mem / 32;
+    if (mem == 0 || node > FWDIO_DEFAULT_NODE_STAGING_CAP)
+        node = FWDIO_DEFAULT_NODE_STAGING_CAP;
+    uint64_t share = node / (uint64_t)g_nlocal;
+    if (share > FWDIO_DEFAULT_STAGING_BUFFER)
+        share = FWDIO_DEFAULT_STAGING_BUFFER;
+    if (share < FWDIO_MIN_DEFAULT_STAGING_BUFFER)
+        share = FWDIO_MIN_DEFAULT_STAGING_BUFFER;
+    return share;
+}
+
+/* After the files: the budget in force is the one expected, the node's ranks
+ * together hold no more than the node's staging (by default), and no rank
+ * staged more than its budget. */
+static void check_staging(void)
+{
+    fwdio_runtime_stats_t rs = stats();
+    uint64_t want = staging_expected();
+    TC_CHECK(rs.staging_budget == want, "staging budget %" PRIu64 " in force, want %" PRIu64
+             " (%s, %d ranks on the node)", rs.staging_budget, want,
+             g_staging ? "set in code" : g_staging_env ? "set in the environment" : "default",
+             g_nlocal);
+    TC_CHECK(rs.staging_peak <= rs.staging_budget, "%" PRIu64 " bytes staged at once, over "
+             "the staging budget %" PRIu64, rs.staging_peak, rs.staging_budget);
+    long budget_node = 0, peak_node = 0, peak_max = 0, me = (long)rs.staging_peak;
+    MPI_Allreduce(&(long){(long)rs.staging_budget}, &budget_node, 1, MPI_LONG, MPI_SUM, g_node);
+    MPI_Allreduce(&me, &peak_node, 1, MPI_LONG, MPI_SUM, g_node);
+    MPI_Allreduce(&me, &peak_max, 1, MPI_LONG, MPI_MAX, MPI_COMM_WORLD);
+    if (!g_staging && !g_staging_env && want > FWDIO_MIN_DEFAULT_STAGING_BUFFER)
+        TC_CHECK((uint64_t)budget_node <= FWDIO_DEFAULT_NODE_STAGING_CAP,
+                 "the node's ranks hold %ld bytes of staging together, over the node's %zu",
+                 budget_node, FWDIO_DEFAULT_NODE_STAGING_CAP);
+    if (tc_rank == 0)
+        tc_note("staging: %.2f MiB per rank (%s), %.1f MiB for the node's %d ranks; staged at "
+                "most %.2f MiB on a rank, %.1f MiB summed over the node's ranks' peaks",
+                rs.staging_budget / 1048576.0,
+                g_staging ? "set in code" : g_staging_env ? "set in the environment" : "default",
+                budget_node / 1048576.0, g_nlocal, peak_max / 1048576.0, peak_node / 1048576.0);
+}
+
 /* ---- the phases ---- */
 
 static void check_peak(const char *what, int64_t seg_peak, uint64_t budget)
@@ -383,6 +443,10 @@ int main(int argc, char **argv)
             g_node_budget = tc_parse_size(argv[++i]);
         else if (!strcmp(argv[i], "--budget") && i + 1 < argc)
             g_bound = tc_parse_size(argv[++i]);
+        else if (!strcmp(argv[i], "--staging") && i + 1 < argc)
+            g_staging = tc_parse_size(argv[++i]);
+        else if (!strcmp(argv[i], "--staging-env") && i + 1 < argc)
+            g_staging_env = tc_parse_size(argv[++i]);
         else if (!strcmp(argv[i], "--size") && i + 1 < argc)
             g_size = tc_parse_size(argv[++i]);
         else if (!strcmp(argv[i], "--files") && i + 1 < argc)
@@ -401,7 +465,7 @@ int main(int argc, char **argv)
             g_fill_leave = argv[++i];
         else {
             fprintf(stderr,
-                    "usage: %s [--node-buffer SIZE | --budget SIZE] [--size SIZE] [--files N] [--init-rss SIZE] "
+                    "usage: %s [--node-buffer SIZE | --budget SIZE] [--staging SIZE | --staging-env SIZE] [--size SIZE] [--files N] [--init-rss SIZE] "
                     "[--no-rss] [--off-on-rank R] [--expect-shared | --expect-no-shared] [--fill-shm LEAVE] "
                     "[--callback-mode poll|progress] [--timeout SEC]\n",
                     argv[0]);
@@ -426,6 +490,7 @@ int main(int argc, char **argv)
     fwdio_config_init(&cfg);
     cfg.callback_mode = mode;
     cfg.node_buffer = (size_t)g_node_budget;
+    cfg.staging_buffer = (size_t)g_staging;
     g_rt = tc_start_runtime_with(MPI_COMM_WORLD, &cfg);
     MPI_Barrier(MPI_COMM_WORLD);
     uint64_t anon1 = proc_kib("/proc/self/status", "RssAnon");
@@ -465,6 +530,7 @@ int main(int argc, char **argv)
 
     phase_large(budget);
     phase_many(budget);
+    check_staging();
 
     uint64_t hwm = proc_kib("/proc/self/status", "VmHWM");
     long hwm_max = 0, hwm_me = (long)(hwm > rss0 ? hwm - rss0 : 0);

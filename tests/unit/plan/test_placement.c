@@ -2,9 +2,11 @@
 /*
  * Writer placement over many synthetic topologies and rank layouts (no MPI
  * launch needed): spread, stride and list placements, and the synthetic
- * topology builder they are tested on.
+ * topology builder they are tested on; the runtime's cache of the last
+ * spread placement gives what placing again gives.
  */
 #include "plan/placement.h"
+#include "plan/placement_cache.h"
 #include "plan/topology.h"
 
 #include <stdio.h>
@@ -554,8 +556,81 @@ static void test_many_topologies(void)
     printf("%d topologies\n", cases);
 }
 
+/* The cache of the last spread placement: the same ranks as placing again,
+ * taken from it only for the same options; stride and list never kept. */
+static void test_placement_cache(void)
+{
+    snprintf(where, sizeof where, "placement cache");
+    fwdioi_topology_t t;
+    char err[256];
+    CHECK(fwdioi_topology_synthetic("package:2 numa:2 core:8 pu:1", 256, 32, &t, err,
+                                    sizeof err) == 0, "%s", err);
+    fwdioi_placement_cache_t c;
+    fwdioi_placement_cache_init(&c);
+    struct {
+        int placement, writers, per_node, hit;
+    } steps[] = {
+        {FWDIO_PLACEMENT_SPREAD, 16, 0, 0}, {FWDIO_PLACEMENT_SPREAD, 16, 0, 1},
+        {FWDIO_PLACEMENT_SPREAD, 16, 0, 1}, {FWDIO_PLACEMENT_SPREAD, 8, 0, 0},
+        {FWDIO_PLACEMENT_SPREAD, 16, 2, 0}, {FWDIO_PLACEMENT_SPREAD, 16, 2, 1},
+        {FWDIO_PLACEMENT_STRIDE, 16, 0, 0}, {FWDIO_PLACEMENT_SPREAD, 16, 2, 1},
+        {FWDIO_PLACEMENT_LIST, 3, 0, 0},    {FWDIO_PLACEMENT_SPREAD, 16, 0, 0},
+    };
+    static const int list[3] = {5, 77, 200};
+    for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++) {
+        fwdio_options_t o;
+        memset(&o, 0, sizeof o);
+        o.placement = steps[i].placement;
+        o.writers = steps[i].writers;
+        o.writers_per_node = steps[i].per_node;
+        if (o.placement == FWDIO_PLACEMENT_LIST) {
+            o.writer_list = list;
+            o.writer_list_len = 3;
+        }
+        int want[64], got[64], nwant = 0, ngot = 0;
+        unsigned long hits = c.hits;
+        CHECK(fwdioi_place_writers(&t, &o, want, &nwant) == FWDIO_OK, "step %zu: placed", i);
+        CHECK(fwdioi_place_writers_cached(&c, &t, &o, got, &ngot) == FWDIO_OK,
+              "step %zu: placed through the cache", i);
+        CHECK(ngot == nwant && !memcmp(got, want, (size_t)nwant * sizeof *want),
+              "step %zu: the cache's writers differ from placing again", i);
+        CHECK((int)(c.hits - hits) == steps[i].hit, "step %zu: %s the cache", i,
+              steps[i].hit ? "should come from" : "should not come from");
+    }
+    CHECK(c.hits == 4 && c.misses == 4, "%lu hits, %lu misses", c.hits, c.misses);
+    fwdioi_placement_cache_free(&c);
+    fwdioi_topology_free(&t);
+}
+
+/* The first repeat of a writer list, in list order, against a quadratic
+ * oracle over random lists. */
+static void test_list_repeat(void)
+{
+    snprintf(where, sizeof where, "list repeats");
+    unsigned seed = 7;
+    for (int round = 0; round < 2000; round++) {
+        int list[40], n = 1 + round % 40, range = 1 + round % 60;
+        for (int i = 0; i < n; i++) {
+            seed = seed * 1103515245u + 12345u;
+            list[i] = (int)((seed >> 8) % (unsigned)range) - (round % 7 == 0);
+        }
+        int want = -1;
+        for (int i = 1; i < n && want < 0; i++)
+            for (int j = 0; j < i; j++)
+                if (list[j] == list[i]) {
+                    want = i;
+                    break;
+                }
+        int at = -2;
+        CHECK(fwdioi_list_first_repeat(list, n, &at) == 0, "round %d: no memory", round);
+        CHECK(at == want, "round %d: first repeat at %d, want %d", round, at, want);
+    }
+}
+
 int main(void)
 {
+    test_list_repeat();
+    test_placement_cache();
     test_synthetic();
     test_bad_arguments();
     test_paper_example();

@@ -3,7 +3,8 @@
  * The u64 -> pointer map against an array oracle: random puts, replacements
  * and removals over a small key space (long probe runs, removals in their
  * middle), then consecutive keys as the sessions use them (sequence numbers
- * opened and finished in a sliding window), checked after every change.
+ * opened and finished in a sliding window), checked after every change; a
+ * visit of the entries sees each once.
  */
 #include "u64map.h"
 
@@ -24,6 +25,33 @@ static int check_all(const fwdioi_u64map_t *m, void *const *oracle, const uint64
     }
     if (m->n != n) {
         fprintf(stderr, "count %zu, expected %zu\n", m->n, n);
+        return 1;
+    }
+    return 0;
+}
+
+/* A visit of every entry: each present key once, with its value. */
+static int check_visit(const fwdioi_u64map_t *m, void *const *oracle, const uint64_t *keys)
+{
+    size_t n = 0;
+    for (int k = 0; k < KEYS; k++)
+        n += oracle[k] != NULL;
+    size_t pos = 0, seen = 0;
+    uint64_t key;
+    void *value;
+    while (fwdioi_u64map_next(m, &pos, &key, &value)) {
+        int k = 0;
+        while (k < KEYS && keys[k] != key)
+            k++;
+        if (k == KEYS || oracle[k] != value) {
+            fprintf(stderr, "visit: key %llu not in the map, or its value wrong\n",
+                    (unsigned long long)key);
+            return 1;
+        }
+        seen++;
+    }
+    if (seen != n || fwdioi_u64map_bytes(m) != m->cap * 16) {
+        fprintf(stderr, "visited %zu of %zu keys\n", seen, n);
         return 1;
     }
     return 0;
@@ -61,8 +89,10 @@ int main(void)
         }
         if (r % 97 == 0 && check_all(&m, oracle, keys))
             return 1;
+        if (r % 20011 == 0 && check_visit(&m, oracle, keys))
+            return 1;
     }
-    if (check_all(&m, oracle, keys))
+    if (check_all(&m, oracle, keys) || check_visit(&m, oracle, keys))
         return 1;
     fwdioi_u64map_free(&m);
 

@@ -272,9 +272,14 @@ static void test_random_order(void)
         total += p[i].len;
     CHECK(total == 32 * 1024);
     CHECK(fwdioi_writer_received(&w.f) == total);
-    const uint64_t *from = fwdioi_writer_received_from(&w.f);
-    for (int r = 0; r < 4; r++)
-        CHECK(from && from[r] == per_source[r]);
+    int *senders = NULL, nsenders = fwdioi_writer_senders(&w.f, &senders), heard = 0;
+    for (int r = 0; r < 4; r++) {
+        CHECK(fwdioi_writer_received_from(&w.f, r) == per_source[r]);
+        if (per_source[r] > 0) /* the senders, ascending */
+            CHECK(heard < nsenders && senders[heard++] == r);
+    }
+    CHECK(nsenders == heard);
+    free(senders);
     close_file(total);
     CHECK(w.data_done == 1 && w.finish_jobs == 1 && !w.durable_finish);
     CHECK(w.f.s.local_error.status == FWDIO_OK);
@@ -488,7 +493,9 @@ static void test_no_writer(void)
     fwdioi_writer_release_deferred(&w.f);
     fwdioi_writer_check_drained(&w.f);
     CHECK(fwdioi_writer_received(&w.f) == 0 && fwdioi_writer_waiting_len(&w.f) == -1);
-    CHECK(!fwdioi_writer_expects_mpi(&w.f) && fwdioi_writer_received_from(&w.f) == NULL);
+    int *none = NULL;
+    CHECK(!fwdioi_writer_expects_mpi(&w.f) && fwdioi_writer_received_from(&w.f, 0) == 0 &&
+          fwdioi_writer_senders(&w.f, &none) == 0 && none == NULL);
     w.f.s.fd = 42;
     fwdioi_writer_close_aborted(&w.f);
     fwdioi_io_job_t *io = fake_rt_io_take();
