@@ -146,6 +146,7 @@ int fwdio_init(MPI_Comm comm, const fwdio_config_t *cfg, fwdio_runtime_t **out)
     fwdio_runtime_t *rt = calloc(1, sizeof *rt);
     if (!rt)
         return FWDIO_ENOMEM;
+    rt->session_ops = &fwdioi_session_ops;
     rt->broken = FWDIOI_ERRINFO_OK;
     LIST_INIT(&rt->live);
     LIST_INIT(&rt->active);

@@ -295,6 +295,9 @@ typedef struct fwdioi_zombie {
 
 struct fwdio_runtime {
     fwdioi_rt_t *rt;
+    /* what the session does with the roles' reports (session/outcome.h;
+     * fixed after init) */
+    const struct fwdioi_session_ops *session_ops;
     fwdioi_topology_t topo; /* where every rank runs (fixed after init) */
     fwdioi_settings_file_t settings; /* FWDIO_CONFIG, read at init */
     /* locked */

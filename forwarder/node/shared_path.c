@@ -5,7 +5,7 @@
 #include "log.h"
 #include "write/message.h"
 #include "write/sender.h"
-#include "session/session.h"
+#include "session/outcome.h"
 #include "trace.h"
 #include "write/writer.h"
 
@@ -98,7 +98,7 @@ void fwdioi_shared_release(struct fwdio_runtime *o, fwdioi_hold_t *h)
 
 static fwdio_file_t *active_file(struct fwdio_runtime *o, uint64_t seq)
 {
-    return fwdioi_session_active_file(o, seq); /* indexed: O(1) per entry */
+    return fwdioi_outcome_active_file(o, seq); /* indexed: O(1) per entry */
 }
 
 /* The pieces of a peer's message, its table copied into a new op. NULL
@@ -149,8 +149,8 @@ static int take_data(struct fwdio_runtime *o, int from, const fwdioi_area_entry_
     if (!f && e->seq >= o->opened_seq)
         return 0;
     int receiving = f && f->my_writer >= 0 && !f->s.aborted && !f->s.finishing &&
-                    f->s.phase >= FWDIOI_PHASE_OPEN && f->s.open_agreed.status == FWDIO_OK;
-    if (f && !receiving && !f->s.aborted && f->s.phase < FWDIOI_PHASE_OPEN)
+                    fwdioi_file_open_ok(f);
+    if (f && !receiving && !f->s.aborted && fwdioi_file_before_open(f))
         return 0;
     int source = a->rank_of_local[from];
     if (!receiving) { /* a file that failed, ended, or is not this rank's to write: drop */
@@ -165,7 +165,7 @@ static int take_data(struct fwdio_runtime *o, int from, const fwdioi_area_entry_
     fwdioi_pieces_view_t v;
     shared_op_t *op = view_of(a, from, e, &v);
     if (!op) {
-        fwdioi_session_abort_nomem(f, 0);
+        fwdioi_outcome_nomem(f, 0);
         give_back(o, from, e->token);
         return 1;
     }
@@ -187,7 +187,7 @@ static int take_note(struct fwdio_runtime *o, const fwdioi_area_entry_t *e)
     fwdio_file_t *f = active_file(o, e->seq);
     if (!f)
         return e->seq < o->opened_seq; /* gone: its data is dropped as it comes */
-    if (!f->s.aborted && f->s.phase < FWDIOI_PHASE_OPEN)
+    if (!f->s.aborted && fwdioi_file_before_open(f))
         return 0;
     if (f->my_writer >= 0)
         fwdioi_writer_note_mpi(f);

@@ -10,7 +10,8 @@
 #include "log.h"
 #include "write/message.h"
 #include "write/sender.h"
-#include "session/session.h"
+#include "session/agreements.h"
+#include "session/outcome.h"
 #include "storage/storage.h"
 #include "write/writer.h"
 
@@ -235,7 +236,7 @@ static void complete_first(fwdio_file_t *f, const fwdioi_errinfo_t *result)
     if (result->status != FWDIO_OK && sm->steps_failed.status == FWDIO_OK) {
         sm->steps_failed = *result;
         sm->steps_failed_at = step->index;
-        fwdioi_session_publish_error(f, result); /* later writes are refused */
+        fwdioi_outcome_publish_error(f, result); /* later writes are refused */
     }
     fwdioi_rt_deliver(f->rt, &step->call);
     if (f->my_writer >= 0) { /* the next step's bytes may go to the file now */
@@ -307,7 +308,7 @@ static void on_step_commit_done(fwdioi_storage_job_t *job)
     fwdioi_storage_job_free(job);
     fwdioi_commit_set_free(&sm->step_commit);
     if (s->aborted)
-        fwdioi_session_finish_if_aborted(f);
+        fwdioi_outcome_finish_if_aborted(f);
     else
         start_commit_agreement(f);
 }
@@ -370,7 +371,7 @@ void fwdioi_steps_data_done(fwdio_file_t *f)
     fwdioi_session_t *s = &f->s;
     struct fwdioi_stream *sm = stream_of(f);
     if (s->aborted) {
-        fwdioi_session_finish_if_aborted(f);
+        fwdioi_outcome_finish_if_aborted(f);
         return;
     }
     if (fwdioi_session_agree_status(f, FWDIOI_MPI_AGREE_STEP_FINAL, &s->local_error,
@@ -418,7 +419,7 @@ static void on_step_counts(void *arg, const MPI_Status *st)
         /* Another rank closed the file, or is at another step: every rank
          * sees the same sums and gives up the file's collectives alike. */
         fwdioi_errinfo_t why = {FWDIO_EINVAL, -1, 0, 0, FWDIOI_REASON_STEPS, -1, 0};
-        fwdioi_session_abort(f, &why, 0);
+        fwdioi_outcome_abort(f, &why, 0);
         return;
     }
     sm->append_base += step->out[nw + FWDIOI_SUM_APPENDED]; /* the next step appends after these */
@@ -478,15 +479,15 @@ void fwdioi_steps_pump(fwdio_file_t *f)
     FWDIOI_ASSERT_PROGRESS();
     fwdioi_session_t *s = &f->s;
     struct fwdioi_stream *sm = stream_of(f);
-    if (s->aborted || s->phase != FWDIOI_PHASE_OPEN)
+    if (s->aborted || !fwdioi_file_in_open_phase(f))
         return;
     if (!sm) { /* no steps: the close may start */
-        fwdioi_session_try_close(f);
+        fwdioi_outcome_try_close(f);
         return;
     }
     if (sm->abort_deferred && !sm->head_agreeing) { /* the head is complete everywhere */
         sm->abort_deferred = 0;
-        fwdioi_session_abort(f, &sm->deferred_why, 1);
+        fwdioi_outcome_abort(f, &sm->deferred_why, 1);
         return;
     }
     /* The open failed: every rank knows, and no step agrees on anything. */
@@ -530,7 +531,7 @@ void fwdioi_steps_pump(fwdio_file_t *f)
         start_head(f, head);
         break;
     }
-    fwdioi_session_try_close(f);
+    fwdioi_outcome_try_close(f);
 }
 
 /* ---- the close: bytes appended after the last step end ---- */
@@ -555,7 +556,7 @@ static void on_close_scan(void *arg, const MPI_Status *st)
     }
     sm->close_scan = CLOSE_SCAN_DONE;
     if (!s->aborted)
-        fwdioi_session_try_close(f);
+        fwdioi_outcome_try_close(f);
 }
 
 int fwdioi_steps_close_scanned(fwdio_file_t *f)

@@ -106,7 +106,7 @@ int fwdioi_steps_defer_abort(fwdio_file_t *f, int call, const fwdioi_errinfo_t *
 
 /** Before the close agreement: a stream's bytes appended after its last
  *  step end get their offsets (an exclusive scan every rank runs), then
- *  are sent, and fwdioi_session_try_close is called again. 1 when the close
+ *  are sent, and fwdioi_outcome_try_close is called again. 1 when the close
  *  may be agreed (the scan is done, or the file is no stream), 0 while the
  *  scan runs (it is started by the first call) (progress thread). */
 int fwdioi_steps_close_scanned(fwdio_file_t *f);

@@ -9,7 +9,7 @@
 
 #include "log.h"
 #include "write/message.h"
-#include "session/session.h"
+#include "session/outcome.h"
 #include "node/shared_path.h"
 #include "write/staging.h"
 #include "stream/steps.h"
@@ -32,11 +32,11 @@ void fwdioi_sender_done(fwdioi_msg_t *m, int mpi_error)
     /* Whether the writer got the bytes is unknown: the counts cannot be
      * trusted, so the file is aborted. */
     if (mpi_error != MPI_SUCCESS)
-        fwdioi_session_mpi_failed(f, FWDIOI_MPI_ISEND, mpi_error);
+        fwdioi_outcome_mpi_failed(f, FWDIOI_MPI_ISEND, mpi_error);
     if (f->s.aborted)
-        fwdioi_session_finish_if_aborted(f);
+        fwdioi_outcome_finish_if_aborted(f);
     else if (f->s.sends_pending == 0 && f->s.final_ready)
-        fwdioi_session_data_done(f);
+        fwdioi_outcome_data_done(f);
 }
 
 static void on_send_done(void *arg, const MPI_Status *st)
@@ -118,14 +118,14 @@ static void send_mpi(fwdio_file_t *f, fwdioi_msg_t *m)
                    fwdioi_mpi_call_name(call), f->path, rc);
         fwdioi_errinfo_set_mpi(&f->s.local_error, f->rank, call, rc);
         /* (the close agreement, once started, reads sent_bytes) */
-        int counted = f->s.phase >= FWDIOI_PHASE_CLOSING || fwdioi_steps_untag(f, m) != 0;
-        if (f->s.phase < FWDIOI_PHASE_CLOSING)
+        int counted = fwdioi_file_closing(f) || fwdioi_steps_untag(f, m) != 0;
+        if (!fwdioi_file_closing(f))
             f->s.sent_bytes[m->writer] -= m->payload;
         fwdioi_sender_drop(f, m, FWDIO_EMPI);
         /* Its bytes were agreed on already (a message that waited for room in
          * the area): its writer would wait for them for ever. */
         if (counted)
-            fwdioi_session_mpi_failed(f, call, rc);
+            fwdioi_outcome_mpi_failed(f, call, rc);
         return;
     }
     if (m->staged)
@@ -194,7 +194,7 @@ int fwdioi_sender_retry_blocked(struct fwdio_runtime *o)
         if (f->s.aborted) {
             f->s.sends_pending--;
             fwdioi_sender_drop(f, m, (int)f->s.abort_info.status);
-            fwdioi_session_finish_if_aborted(f);
+            fwdioi_outcome_finish_if_aborted(f);
             continue;
         }
         int to = fwdioi_area_local_index(&o->area, fwdioi_plan_writer_rank(&f->plan, m->writer));
@@ -219,7 +219,7 @@ int fwdioi_sender_retry_blocked(struct fwdio_runtime *o)
  */
 static int in_turn(const fwdio_file_t *f, const fwdioi_msg_t *m)
 {
-    if (f->s.phase < FWDIOI_PHASE_OPEN)
+    if (fwdioi_file_before_open(f))
         return 0;
     return !f->opts.rewrites || m->step <= fwdioi_steps_complete(f);
 }
@@ -230,7 +230,7 @@ void fwdioi_sender_send(fwdio_file_t *f, fwdioi_msg_t *m)
     fwdioi_session_t *s = &f->s;
     if (s->aborted) {
         fwdioi_sender_drop(f, m, (int)s->abort_info.status);
-    } else if (s->phase >= FWDIOI_PHASE_OPEN && s->open_agreed.status != FWDIO_OK) {
+    } else if (fwdioi_file_open_failed(f)) {
         fwdioi_sender_drop(f, m, (int)s->open_agreed.status); /* the file failed to open */
     } else if (!in_turn(f, m)) {
         /* Held messages are all out of turn (released as soon as their turn

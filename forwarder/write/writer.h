@@ -34,7 +34,7 @@ int fwdioi_writer_expects_mpi(const fwdio_file_t *f);
 /** A rank of this node announced a message over MPI (progress thread). */
 void fwdioi_writer_note_mpi(fwdio_file_t *f);
 
-/** Open the file on the I/O thread, then fwdioi_session_opened
+/** Open the file on the I/O thread, then fwdioi_outcome_opened
  *  (progress thread). */
 void fwdioi_writer_open(fwdio_file_t *f);
 /** Take the pieces of one message, checked against the plan, then drop the

@@ -25,7 +25,7 @@
 #include "node/area_heap.h"
 #include "node/shared_path.h"
 #include "read/reader.h"
-#include "session/session.h"
+#include "session/outcome.h"
 #include "state.h"
 #include "storage/storage.h"
 #include "stream/steps.h"
@@ -518,19 +518,19 @@ int main(void)
 /* ---- the modules around the writer, faked: what it tells them is
  * recorded in the world, and the cases check it ---- */
 
-void fwdioi_session_opened(fwdio_file_t *f)
+void fwdioi_outcome_opened(fwdio_file_t *f)
 {
     (void)f;
     W->opened++;
 }
 
-void fwdioi_session_data_done(fwdio_file_t *f)
+void fwdioi_outcome_data_done(fwdio_file_t *f)
 {
     (void)f;
     W->data_done++;
 }
 
-void fwdioi_session_abort(fwdio_file_t *f, const fwdioi_errinfo_t *why, int notify)
+void fwdioi_outcome_abort(fwdio_file_t *f, const fwdioi_errinfo_t *why, int notify)
 {
     (void)notify;
     W->aborts++;
@@ -539,14 +539,14 @@ void fwdioi_session_abort(fwdio_file_t *f, const fwdioi_errinfo_t *why, int noti
     f->s.abort_info = *why;
 }
 
-void fwdioi_session_abort_nomem(fwdio_file_t *f, uint64_t offset)
+void fwdioi_outcome_nomem(fwdio_file_t *f, uint64_t offset)
 {
     fwdioi_errinfo_t why = FWDIOI_ERRINFO_OK;
     fwdioi_errinfo_set(&why, FWDIO_ENOMEM, f->rank, 0, offset);
-    fwdioi_session_abort(f, &why, 1);
+    fwdioi_outcome_abort(f, &why, 1);
 }
 
-void fwdioi_session_mpi_failed(fwdio_file_t *f, int call, int mpi_rc)
+void fwdioi_outcome_mpi_failed(fwdio_file_t *f, int call, int mpi_rc)
 {
     (void)f;
     (void)call;
@@ -554,7 +554,7 @@ void fwdioi_session_mpi_failed(fwdio_file_t *f, int call, int mpi_rc)
     W->mpi_failures++;
 }
 
-void fwdioi_session_finish_if_aborted(fwdio_file_t *f) { (void)f; }
+void fwdioi_outcome_finish_if_aborted(fwdio_file_t *f) { (void)f; }
 
 /* The node-local tier (local/local_tier.h): these files have none. */
 const char *fwdioi_local_data_path(const fwdio_file_t *f)
