@@ -12,6 +12,7 @@
 #include "local/local_life.h"
 #include "log.h"
 #include "plan/placement.h"
+#include "read/reader.h"
 #include "read/requester.h"
 #include "write/route.h"
 #include "write/message.h"
@@ -147,6 +148,7 @@ int fwdio_init(MPI_Comm comm, const fwdio_config_t *cfg, fwdio_runtime_t **out)
     if (!rt)
         return FWDIO_ENOMEM;
     rt->session_ops = &fwdioi_session_ops;
+    rt->flush_combined_locked = fwdioi_combine_flush_all_locked;
     rt->broken = FWDIOI_ERRINFO_OK;
     LIST_INIT(&rt->live);
     LIST_INIT(&rt->active);
@@ -424,6 +426,7 @@ static int open_file(fwdio_runtime_t *rt, const char *path, uint64_t size,
     f->size = size;
     f->stream = stream;
     f->reading = reading;
+    f->role = reading ? &fwdioi_reader_role : &fwdioi_writer_role;
     f->step_fail_from = UINT64_MAX;
     fwdioi_append_list_init(&f->appends);
     f->opts = resolved;

@@ -81,6 +81,9 @@ typedef struct fwdioi_hold {
     void *block; /* given back (per kind) when refs drops to 0 */
     size_t size;
     int releasing; /* only I/O jobs hold it now */
+    /* FWDIOI_HOLD_SHARED: how the block goes back to its sender (set by
+     * shared_path.c, which the writer does not call by name) */
+    void (*give_back)(struct fwdio_runtime *o, struct fwdioi_hold *h);
 } fwdioi_hold_t;
 
 /* What a writer takes from one message: its piece table and where the pieces'
@@ -352,6 +355,10 @@ struct fwdio_runtime {
      * order they become old enough to send */
     int combining_files;
     TAILQ_HEAD(, fwdio_file) combining;
+    /* how staging sends every open combined message to make room (combine.c's
+     * fwdioi_combine_flush_all_locked, set by fwdio_init: staging, below
+     * combining, does not name it) */
+    void (*flush_combined_locked)(struct fwdio_runtime *o);
     /* The node-shared area (fixed after init; its heap has its own lock) and,
      * progress, the entries from it that wait: data for files not open here
      * yet, and releases whose ring was full (shared_path.c). */
@@ -380,6 +387,8 @@ struct fwdio_file {
                       once size_known */
     int stream;    /* opened with FWDIO_SIZE_GROWS */
     int reading;   /* opened with fwdio_open_read: "writers" are its readers */
+    /* this rank's data role: the writer or the reader (session/role.h) */
+    const struct fwdioi_role_ops *role;
     uint64_t seq;
     fwdio_options_t opts;
     fwdio_callbacks_t cbs;

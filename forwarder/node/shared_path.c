@@ -4,7 +4,7 @@
 
 #include "log.h"
 #include "write/message.h"
-#include "write/sender.h"
+#include "write/send_done.h"
 #include "session/outcome.h"
 #include "trace.h"
 #include "write/writer.h"
@@ -169,7 +169,7 @@ static int take_data(struct fwdio_runtime *o, int from, const fwdioi_area_entry_
         give_back(o, from, e->token);
         return 1;
     }
-    op->hold = (fwdioi_hold_t){1, FWDIOI_HOLD_SHARED, op, 0, 0};
+    op->hold = (fwdioi_hold_t){1, FWDIOI_HOLD_SHARED, op, 0, 0, fwdioi_shared_release};
     op->from = from;
     op->token = e->token;
     uint64_t payload = v.payload;
@@ -209,7 +209,7 @@ static void take_release(struct fwdio_runtime *o, int from, const fwdioi_area_en
         return;
     }
     m->area_out = 0;
-    fwdioi_sender_done(m, MPI_SUCCESS);
+    fwdioi_send_done(m, MPI_SUCCESS);
 }
 
 /* Retry what waited; keep what still cannot go, in order. */
@@ -234,11 +234,10 @@ static int retry_waiting(struct fwdio_runtime *o)
     return handled;
 }
 
-int fwdioi_shared_poll(struct fwdio_runtime *o, int *waiting)
+int fwdioi_shared_poll(struct fwdio_runtime *o)
 {
     FWDIOI_ASSERT_PROGRESS();
     fwdioi_area_t *a = &o->area;
-    *waiting = 0;
     if (!a->enabled)
         return 0;
     fwdioi_area_drain_bell(a); /* before the rings: a later push rings again */
@@ -261,10 +260,14 @@ int fwdioi_shared_poll(struct fwdio_runtime *o, int *waiting)
                               fwdioi_rt_rank(o->rt), a->rank_of_local[p]);
         }
     }
-    /* rings emptied just now: blocked messages may fit */
-    if (!STAILQ_EMPTY(&o->area_blocked))
-        handled += fwdioi_sender_retry_blocked(o);
-    *waiting = o->narea_waiting > 0 || !STAILQ_EMPTY(&o->area_blocked);
-    o->area_idle_held = fwdioi_area_idle(a);
     return handled;
+}
+
+int fwdioi_shared_settle(struct fwdio_runtime *o)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    if (!o->area.enabled)
+        return 0;
+    o->area_idle_held = fwdioi_area_idle(&o->area);
+    return o->narea_waiting > 0 || !STAILQ_EMPTY(&o->area_blocked);
 }

@@ -737,3 +737,11 @@ void fwdioi_reader_free(fwdio_file_t *f)
     free(rd);
     f->s.reader = NULL;
 }
+
+const fwdioi_role_ops_t fwdioi_reader_role = {
+    .open = fwdioi_reader_open,
+    .may_receive = fwdioi_reader_busy,
+    .probe = fwdioi_reader_probe,
+    .done = fwdioi_reader_done,
+    .close_aborted = fwdioi_reader_close_aborted,
+};

@@ -77,6 +77,12 @@ void fwdioi_outcome_data_done(fwdio_file_t *f)
     ops_of(f)->data_done(f);
 }
 
+void fwdioi_outcome_step_data_done(fwdio_file_t *f)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    ops_of(f)->step_data_done(f);
+}
+
 void fwdioi_outcome_read_check_done(fwdio_file_t *f)
 {
     FWDIOI_ASSERT_PROGRESS();

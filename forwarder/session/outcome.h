@@ -35,6 +35,8 @@ typedef struct fwdioi_session_ops {
     void (*opened)(fwdio_file_t *f);
     /** This rank is done with the file's data. */
     void (*data_done)(fwdio_file_t *f);
+    /** This rank is done with a stream's first step's data. */
+    void (*step_data_done)(fwdio_file_t *f);
     /** A read file's read or reader work ended: done once all of it is. */
     void (*read_check_done)(fwdio_file_t *f);
     /** A step ended or was agreed: start the close agreement if it waits. */
@@ -66,6 +68,9 @@ void fwdioi_outcome_opened(fwdio_file_t *f);
 /** This rank is done with the file's data (as a writer: all of it written
  *  and synced) (progress thread). */
 void fwdioi_outcome_data_done(fwdio_file_t *f);
+/** This rank is done with a stream's first step's data (as a writer:
+ *  drained, flushed and synced): its status is agreed (progress thread). */
+void fwdioi_outcome_step_data_done(fwdio_file_t *f);
 /** A read file: one of this rank's reads or its reader's work ended
  *  (progress thread). */
 void fwdioi_outcome_read_check_done(fwdio_file_t *f);

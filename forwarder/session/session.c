@@ -42,7 +42,6 @@
 #include "local/local_life.h"
 #include "local/local_tier.h"
 #include "log.h"
-#include "read/reader.h"
 #include "read/requester.h"
 #include "write/sender.h"
 #include "node/shared_path.h"
@@ -50,7 +49,7 @@
 #include "storage/storage.h"
 #include "trace.h"
 #include "session/watchdog.h"
-#include "write/writer.h"
+#include "session/role.h"
 #include "write/combine.h"
 
 #include <assert.h>
@@ -331,7 +330,7 @@ static int may_finish_aborted(const fwdio_file_t *f)
     const fwdioi_session_t *s = &f->s;
     return s->aborted && s->phase != FWDIOI_PHASE_DONE && s->phase != FWDIOI_PHASE_DUP &&
            s->close_requested && s->sends_pending == 0 && s->recvs_pending == 0 &&
-           s->io_pending == 0 && fwdioi_writer_waiting_len(f) < 0;
+           s->io_pending == 0 && (!f->role->waiting_len || f->role->waiting_len(f) < 0);
 }
 
 static void finish_task(fwdioi_task_t *task)
@@ -486,7 +485,7 @@ static void on_close_agreed(void *arg, const MPI_Status *st)
         return;
     }
     f->s.close_agreed = 1;
-    fwdioi_writer_check_drained(f);
+    f->role->close_agreed(f);
 }
 
 static void start_close_agreement(fwdio_file_t *f)
@@ -653,10 +652,8 @@ static void start_open(fwdio_file_t *f)
     poll_from_now(f);
     if (f->my_writer < 0)
         start_open_agreement(f);
-    else if (f->reading)
-        fwdioi_reader_open(f);
     else
-        fwdioi_writer_open(f);
+        f->role->open(f);
 }
 
 static void on_check_agreed(void *arg, const MPI_Status *st)
@@ -898,19 +895,15 @@ static void on_aborted(fwdio_file_t *f, const fwdioi_errinfo_t *why, int notify)
     fwdioi_outcome_publish_error(f, why);
     drop_held(f, (int)why->status);
     fwdioi_steps_fail_all(f, why);
-    if (f->my_writer >= 0)
-        fwdioi_writer_release_deferred(f); /* dropped: the file failed */
+    if (f->my_writer >= 0 && f->role->drop_deferred)
+        f->role->drop_deferred(f); /* dropped: the file failed */
     if (s->phase < FWDIOI_PHASE_OPEN)
         s->open_agreed = *why; /* what ready reports */
     deliver_ready(f);
     if (f->reading)
         fwdioi_requester_abort(f); /* their callbacks after ready */
-    if (f->my_writer >= 0 && s->phase >= FWDIOI_PHASE_OPENING) {
-        if (f->reading)
-            fwdioi_reader_close_aborted(f);
-        else
-            fwdioi_writer_close_aborted(f);
-    }
+    if (f->my_writer >= 0 && s->phase >= FWDIOI_PHASE_OPENING)
+        f->role->close_aborted(f);
     finish_if_aborted(f);
 }
 
@@ -945,7 +938,8 @@ void fwdioi_session_free(fwdio_file_t *f)
 {
     FWDIOI_ASSERT_PROGRESS();
     fwdioi_requester_free(f);
-    fwdioi_writer_end(f);
+    if (f->role->end)
+        f->role->end(f);
 }
 
 /* Client poll hook: aborts from other ranks; writers look for data of every
@@ -954,11 +948,11 @@ void fwdioi_session_free(fwdio_file_t *f)
 /* Whether data for writer `f` can arrive over MPI unannounced: from ranks of
  * another node (or of this one without the node-shared area), from ranks of
  * this node that announced it, one matched and waiting for room (both the
- * writer's: fwdioi_writer_expects_mpi);
+ * writer's: its role's may_receive);
  * and once the close is under way or the file aborted, probe regardless. */
 static int mpi_may_bring_data(const struct fwdio_runtime *o, const fwdio_file_t *f)
 {
-    return o->mpi_senders || fwdioi_writer_expects_mpi(f) || f->s.aborted ||
+    return o->mpi_senders || f->role->may_receive(f) || f->s.aborted ||
            f->s.phase >= FWDIOI_PHASE_CLOSING;
 }
 
@@ -983,8 +977,8 @@ static int poll_reads(fwdio_file_t *f, int *probing)
         events += fwdioi_requester_probe(f);
         *probing = 1;
     }
-    if (f->my_writer >= 0 && fwdioi_reader_busy(f)) {
-        events += fwdioi_reader_probe(f);
+    if (f->my_writer >= 0 && f->role->may_receive(f)) {
+        events += f->role->probe(f);
         *probing = 1;
     }
     return events;
@@ -1003,7 +997,7 @@ static void read_check_done(fwdio_file_t *f)
     }
     if (!s->close_agreed || s->final_ready || fwdioi_requester_pending(f))
         return;
-    if (f->my_writer >= 0 && !fwdioi_reader_done(f))
+    if (f->my_writer >= 0 && !f->role->done(f))
         return;
     if (s->sends_pending > 0 || s->recvs_pending > 0 || s->io_pending > 0)
         return;
@@ -1023,8 +1017,11 @@ int fwdioi_session_poll(void *runtime, int *active)
     *active = 0;
     /* The area's traffic wakes the thread by itself (its doorbell): it needs
      * no polls, so it does not count as movement here. */
-    int area_waiting = 0;
-    fwdioi_shared_poll(owner, &area_waiting);
+    fwdioi_shared_poll(owner);
+    /* rings emptied just now: messages blocked by a full one may fit */
+    if (!STAILQ_EMPTY(&owner->area_blocked))
+        fwdioi_sender_retry_blocked(owner);
+    int area_waiting = fwdioi_shared_settle(owner);
     if (!LIST_EMPTY(&owner->active))
         events += fwdioi_abort_receive(owner);
     if (owner->nzombies)
@@ -1058,7 +1055,7 @@ int fwdioi_session_poll(void *runtime, int *active)
                                      : f->s.phase >= FWDIOI_PHASE_OPEN && !f->s.finishing &&
                                            f->s.open_agreed.status == FWDIO_OK;
         if (f->my_writer >= 0 && receiving && mpi_may_bring_data(owner, f)) {
-            events += fwdioi_writer_probe(f);
+            events += f->role->probe(f);
             probing = 1;
         }
     }
@@ -1085,6 +1082,7 @@ const fwdioi_session_ops_t fwdioi_session_ops = {
     .finish_if_aborted = finish_if_aborted,
     .opened = opened,
     .data_done = data_done,
+    .step_data_done = fwdioi_steps_data_done,
     .read_check_done = read_check_done,
     .try_close = try_close,
 };

@@ -6,6 +6,7 @@
 #include "stream/steps.h"
 
 #include "stream/appends.h"
+#include "stream/stream.h"
 #include "stream/stream_state.h"
 #include "log.h"
 #include "write/message.h"
@@ -26,20 +27,6 @@
 static uint64_t step_tag(uint64_t index) { return index % STEP_TAG_SPAN + 1; }
 
 static struct fwdioi_stream *stream_of(const fwdio_file_t *f) { return f->s.stream; }
-
-uint64_t fwdioi_steps_complete(const fwdio_file_t *f)
-{
-    FWDIOI_ASSERT_PROGRESS();
-    const struct fwdioi_stream *sm = stream_of(f);
-    return sm ? sm->steps_complete : 0;
-}
-
-int fwdioi_steps_head_commits(const fwdio_file_t *f)
-{
-    FWDIOI_ASSERT_PROGRESS();
-    const struct fwdioi_stream *sm = stream_of(f);
-    return sm && sm->step_committers > 0;
-}
 
 void fwdioi_steps_outcome(const fwdio_file_t *f, fwdioi_step_outcome_t *out)
 {
@@ -148,28 +135,6 @@ static void send_appends(fwdio_file_t *f, fwdioi_task_list_t *msgs)
         STAILQ_REMOVE_HEAD(msgs, link);
         fwdioi_sender_send(f, m);
     }
-}
-
-void fwdioi_steps_tag(fwdio_file_t *f, fwdioi_msg_t *m)
-{
-    FWDIOI_ASSERT_PROGRESS();
-    struct fwdioi_stream *sm = stream_of(f);
-    if (!sm)
-        return;
-    fwdioi_msg_set_step(m, sm->step_fill);
-    sm->step_sent[m->writer] += m->payload;
-}
-
-int fwdioi_steps_untag(fwdio_file_t *f, const fwdioi_msg_t *m)
-{
-    FWDIOI_ASSERT_PROGRESS();
-    struct fwdioi_stream *sm = stream_of(f);
-    if (!sm)
-        return 0;
-    if (m->step != sm->step_fill)
-        return -1;
-    sm->step_sent[m->writer] -= m->payload;
-    return 0;
 }
 
 /* fwdio_step_end's record reaches the progress thread: every message of the

@@ -7,42 +7,24 @@
  */
 #include "write/sender.h"
 
+#include "write/send_done.h"
+
 #include "log.h"
 #include "write/message.h"
 #include "session/outcome.h"
 #include "node/shared_path.h"
 #include "write/staging.h"
-#include "stream/steps.h"
+#include "stream/stream.h"
 #include "trace.h"
 #include "write/writer.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-void fwdioi_sender_done(fwdioi_msg_t *m, int mpi_error)
-{
-    FWDIOI_ASSERT_PROGRESS();
-    fwdio_file_t *f = m->file;
-    fwdioi_trace_end(m->trace_t0, "send", (int64_t)f->seq, (int64_t)m->payload,
-                     FWDIOI_TRACE_NONE, fwdioi_plan_writer_rank(&f->plan, m->writer));
-    if (mpi_error != MPI_SUCCESS && m->lent && m->lent->status == FWDIO_OK)
-        m->lent->status = FWDIO_EMPI;
-    fwdioi_msg_free(f->rt, m);
-    f->s.sends_pending--;
-    /* Whether the writer got the bytes is unknown: the counts cannot be
-     * trusted, so the file is aborted. */
-    if (mpi_error != MPI_SUCCESS)
-        fwdioi_outcome_mpi_failed(f, FWDIOI_MPI_ISEND, mpi_error);
-    if (f->s.aborted)
-        fwdioi_outcome_finish_if_aborted(f);
-    else if (f->s.sends_pending == 0 && f->s.final_ready)
-        fwdioi_outcome_data_done(f);
-}
-
 static void on_send_done(void *arg, const MPI_Status *st)
 {
     FWDIOI_ASSERT_PROGRESS();
-    fwdioi_sender_done(arg, st->MPI_ERROR);
+    fwdioi_send_done(arg, st->MPI_ERROR);
 }
 
 /* Drop a message that will never be sent (the file failed). */
@@ -165,7 +147,7 @@ void fwdioi_sender_dispatch(fwdio_file_t *f, fwdioi_msg_t *m)
     if (m->writer == f->my_writer) { /* to ourselves: no MPI */
         if (m->staged)
             fwdioi_staging_sent(f, m);
-        m->hold = (fwdioi_hold_t){1, FWDIOI_HOLD_OWN, m, m->alloc_len, 0};
+        m->hold = (fwdioi_hold_t){1, FWDIOI_HOLD_OWN, m, m->alloc_len, 0, NULL};
         fwdioi_pieces_view_t v;
         fwdioi_msg_view(m, &v);
         fwdioi_writer_accept(f, &v, &m->hold, f->rank);

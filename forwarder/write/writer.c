@@ -15,8 +15,7 @@
 #include "write/message.h"
 #include "read/reader.h"
 #include "session/outcome.h"
-#include "node/shared_path.h"
-#include "stream/steps.h"
+#include "stream/stream.h"
 #include "storage/storage.h"
 #include "trace.h"
 
@@ -140,7 +139,7 @@ static void hold_release(fwdio_file_t *f, fwdioi_hold_t *h)
         return;
     }
     if (h->kind == FWDIOI_HOLD_SHARED) { /* its sender may reuse the memory */
-        fwdioi_shared_release(f->owner, h);
+        h->give_back(f->owner, h);
         return;
     }
     if (h->releasing)
@@ -325,11 +324,11 @@ static void on_step_synced(fwdioi_storage_job_t *job)
         fwdioi_outcome_finish_if_aborted(f);
         return;
     }
-    fwdioi_steps_data_done(f);
+    fwdioi_outcome_step_data_done(f);
 }
 
 /* Once the first step's bytes have all arrived: flush its partial units,
- * write and sync them, then fwdioi_steps_data_done (progress thread). */
+ * write and sync them, then fwdioi_outcome_step_data_done (progress thread). */
 static void check_step(fwdio_file_t *f)
 {
     FWDIOI_ASSERT_PROGRESS();
@@ -354,7 +353,7 @@ static void check_step(fwdio_file_t *f)
     if (!job) {
         fwdioi_errinfo_set(&s->local_error, FWDIO_ENOMEM, f->rank, 0, 0);
         step_window_advance(writer_of(f)); /* the stream fails at this step */
-        fwdioi_steps_data_done(f);
+        fwdioi_outcome_step_data_done(f);
         return;
     }
     job->fd = s->fd;
@@ -685,7 +684,7 @@ static void start_receive(fwdio_file_t *f, MPI_Message *msg, int len, int source
             fwdioi_rt_track(f->rt, req, on_dropped, NULL);
         return;
     }
-    r->hold = (fwdioi_hold_t){1, FWDIOI_HOLD_RECEIVED, r, sizeof *r + (size_t)len, 0};
+    r->hold = (fwdioi_hold_t){1, FWDIOI_HOLD_RECEIVED, r, sizeof *r + (size_t)len, 0, NULL};
     r->file = f;
     r->len = len;
     r->source = source;
@@ -897,3 +896,14 @@ void fwdioi_writer_drain_step(fwdio_file_t *f, uint64_t expected)
     w->step_draining = 1;
     check_step(f);
 }
+
+const fwdioi_role_ops_t fwdioi_writer_role = {
+    .open = fwdioi_writer_open,
+    .may_receive = fwdioi_writer_expects_mpi,
+    .probe = fwdioi_writer_probe,
+    .close_agreed = fwdioi_writer_check_drained,
+    .close_aborted = fwdioi_writer_close_aborted,
+    .drop_deferred = fwdioi_writer_release_deferred,
+    .waiting_len = fwdioi_writer_waiting_len,
+    .end = fwdioi_writer_end,
+};

@@ -570,7 +570,7 @@ int fwdioi_local_seal(fwdio_file_t *f, void (*then)(fwdio_file_t *f))
     return -1;
 }
 
-void fwdioi_steps_data_done(fwdio_file_t *f)
+void fwdioi_outcome_step_data_done(fwdio_file_t *f)
 {
     (void)f;
     W->steps_done++;
@@ -587,13 +587,6 @@ int fwdioi_steps_head_commits(const fwdio_file_t *f)
 {
     (void)f;
     return 0;
-}
-
-void fwdioi_shared_release(struct fwdio_runtime *o, fwdioi_hold_t *h)
-{
-    (void)o;
-    (void)h;
-    CHECK(!"no message comes through the node-shared area here");
 }
 
 void fwdioi_reader_make_room(struct fwdio_runtime *o, uint64_t need)
