@@ -190,6 +190,9 @@ typedef struct fwdioi_session_stats {
     /* a writer's data bytes taken (a read file's: the answers this rank
      * received), and the bytes the writer copied into unit buffers */
     uint64_t writer_bytes, writer_copied;
+    /* when this rank's first failed file-system call for the file returned
+     * (fwdioi_now; 0: none): a storage job's fail_time (outcome.h) */
+    double first_failure;
 } fwdioi_session_stats_t;
 
 typedef enum fwdioi_phase {

@@ -298,6 +298,7 @@ static void on_unit_read(fwdioi_storage_job_t *job)
     s->stats.pwrite_calls++;
     s->stats.pwrite_seconds += job->seconds;
     s->stats.bytes_from_storage += job->bytes_written;
+    fwdioi_outcome_storage_failed(f, job->fail_time); /* fwdio_file_stats_t */
     if (job->status != FWDIO_OK) {
         fwdioi_errinfo_set_call(&u->err, job->status, f->rank, job->sys_errno, job->err_offset,
                                 job->err_call);
@@ -546,6 +547,7 @@ static void on_open_done(fwdioi_storage_job_t *job)
     fwdio_file_t *f = job->owner;
     fwdioi_session_t *s = &f->s;
     s->fd = job->fd;
+    fwdioi_outcome_storage_failed(f, job->fail_time); /* fwdio_file_stats_t */
     if (job->status != FWDIO_OK) {
         fwdioi_errinfo_set_call(&s->open_local, job->status, f->rank, job->sys_errno,
                                 job->err_offset, job->err_call);

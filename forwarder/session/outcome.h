@@ -84,6 +84,17 @@ void fwdioi_outcome_publish_error_locked(fwdio_file_t *f, const fwdioi_errinfo_t
 /** fwdioi_outcome_publish_error_locked, taking the lock (progress thread). */
 void fwdioi_outcome_publish_error(fwdio_file_t *f, const fwdioi_errinfo_t *e);
 
+/** A storage job of the file ended with its failing call returning at
+ *  `when` (the job's fail_time; 0: it did not fail): the earliest is kept
+ *  for fwdio_file_stats_t.time_to_failure (progress thread). */
+static inline void fwdioi_outcome_storage_failed(fwdio_file_t *f, double when)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    double *first = &f->s.stats.first_failure;
+    if (when > 0 && (*first == 0 || when < *first))
+        *first = when;
+}
+
 /** The active file of sequence number `seq` (its open task ran, its session
  *  has not ended), or NULL; O(1) (progress thread). */
 fwdio_file_t *fwdioi_outcome_active_file(struct fwdio_runtime *o, uint64_t seq);

@@ -85,6 +85,7 @@ static void publish_stats_locked(fwdio_file_t *f, double t)
     st->bytes_shared = ss->bytes_shared;
     st->bytes_from_storage = ss->bytes_from_storage;
     st->time_to_complete = t - f->t_open;
+    st->time_to_failure = ss->first_failure > 0 ? ss->first_failure - f->t_open : 0;
 }
 
 /* ---- callbacks ---- */
@@ -360,6 +361,7 @@ static void on_commit_done(fwdioi_storage_job_t *job)
 {
     FWDIOI_ASSERT_PROGRESS();
     fwdio_file_t *f = job->owner;
+    fwdioi_outcome_storage_failed(f, job->fail_time); /* fwdio_file_stats_t */
     if (job->status != FWDIO_OK)
         fwdioi_errinfo_set_call(&f->s.commit_local, job->status, f->rank, job->sys_errno,
                                 job->err_offset, job->err_call);

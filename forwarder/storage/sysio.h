@@ -36,8 +36,10 @@ int fwdioi_sys_fsync_dir(const char *dir);
 /**
  * When the first of these calls failed in this process (returned -1 other
  * than EINTR, or a pwrite that wrote nothing), as CLOCK_MONOTONIC seconds;
- * 0 if none failed since fwdioi_sys_failure_reset(). Lets bench/fault_report
- * time a fault, real or injected, to its report.
+ * 0 if none failed since fwdioi_sys_failure_reset(). What counts as a
+ * failure, process-wide (test_fault checks it); a file's own first failure
+ * reaches the application as fwdio_file_stats_t.time_to_failure (a storage
+ * job's fail_time).
  */
 double fwdioi_sys_first_failure(void);
 void fwdioi_sys_failure_reset(void);

@@ -266,6 +266,7 @@ static void on_step_commit_done(fwdioi_storage_job_t *job)
     fwdio_file_t *f = job->owner;
     fwdioi_session_t *s = &f->s;
     struct fwdioi_stream *sm = stream_of(f);
+    fwdioi_outcome_storage_failed(f, job->fail_time); /* fwdio_file_stats_t */
     if (job->status != FWDIO_OK)
         fwdioi_errinfo_set_call(&sm->step_commit_local, job->status, f->rank, job->sys_errno,
                                 job->err_offset, job->err_call);

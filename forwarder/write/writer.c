@@ -78,6 +78,7 @@ static void on_finish_done(fwdioi_storage_job_t *job);
 
 static void record_job_error(fwdio_file_t *f, const fwdioi_storage_job_t *job)
 {
+    fwdioi_outcome_storage_failed(f, job->fail_time); /* fwdio_file_stats_t */
     if (job->status != FWDIO_OK)
         fwdioi_errinfo_set_call(&f->s.local_error, job->status, f->rank, job->sys_errno,
                                 job->err_offset, job->err_call);
@@ -780,6 +781,7 @@ static void on_open_done(fwdioi_storage_job_t *job)
     FWDIOI_ASSERT_PROGRESS();
     fwdio_file_t *f = job->owner;
     f->s.fd = job->fd;
+    fwdioi_outcome_storage_failed(f, job->fail_time); /* fwdio_file_stats_t */
     if (job->status != FWDIO_OK)
         fwdioi_errinfo_set_call(&f->s.open_local, job->status, f->rank, job->sys_errno,
                                 job->err_offset, job->err_call);

@@ -111,6 +111,7 @@ static void drain_io(void)
                 job->status = FWDIO_EWRITE;
                 job->sys_errno = ENOSPC;
                 job->err_offset = job->nsegs ? job->segs[0].offset : job->base;
+                job->fail_time = 12.5; /* as storage.c's fail(): when the call failed */
                 *job->write_failed = 1;
                 break;
             }
@@ -383,8 +384,8 @@ static void test_message_larger_than_budget(void)
 }
 
 /* The first pwrite fails (ENOSPC): the file's error names the call's
- * errno and offset, later writes are skipped, and the close still runs
- * (no sync: the file is not durable). */
+ * errno and offset and its time is kept, later writes are skipped, and the
+ * close still runs (no sync: the file is not durable). */
 static void test_pwrite_failure(void)
 {
     world_t w;
@@ -396,6 +397,7 @@ static void test_pwrite_failure(void)
     tick();
     const fwdioi_errinfo_t *e = &w.f.s.local_error;
     CHECK(e->status == FWDIO_EWRITE && e->sys_errno == ENOSPC && e->offset == 4096);
+    CHECK(w.f.s.stats.first_failure == 12.5); /* fwdio_file_stats_t.time_to_failure */
     send_pieces(0, &b, 1);
     tick(); /* dropped: the file failed */
     close_file(8192);
