@@ -13,9 +13,9 @@
  * from it to the last rank's fwdio_close and to the complete callback on the
  * slowest rank, and from the last close to that complete (fwdio's own tail).
  *
- * The time of the faulting call comes from the library's sysio layer
- * (fwdioi_sys_first_failure: the first failed file-system call of the
- * process), so this program links libfwdio statically. All times are
+ * The time of the faulting call is the file's time_to_failure
+ * (fwdio_file_stats: from fwdio_open to the first failed file-system call
+ * of the rank that reported it), after this rank's fwdio_open. All times are
  * CLOCK_MONOTONIC, comparable between ranks of one node only; the program
  * says so when the ranks span several nodes. See docs/results/storage-faults.md ("Storage
  * faults".
@@ -27,7 +27,6 @@
 #include "fwdio.h"
 #include "pattern.h"
 #include "scratch_mounts.h"
-#include "storage/sysio.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -178,7 +177,6 @@ static int run_once(const fault_case_t *c, const opts_t *o, const char *victim_d
         expand(c->fault, o->size, spec, sizeof spec);
         setenv("FWDIO_FAULT", spec, 1);
     }
-    fwdioi_sys_failure_reset();
     fwdio_runtime_t *rt = NULL;
     int rc = fwdio_init(MPI_COMM_WORLD, NULL, &rt);
     unsetenv("FWDIO_FAULT");
@@ -248,7 +246,10 @@ static int run_once(const fault_case_t *c, const opts_t *o, const char *victim_d
     if (g_rank == 0)
         snprintf(text, text_cap, "%s", fwdio_file_error(f));
     /* The writer that reported it says when its call failed. */
-    double t_fault = fwdioi_sys_first_failure();
+    fwdio_file_stats_t st;
+    double t_fault = 0;
+    if (fwdio_file_stats(f, &st) == FWDIO_OK && st.time_to_failure > 0)
+        t_fault = out->t_open + st.time_to_failure;
     int from = info.status != FWDIO_OK && info.rank >= 0 ? info.rank : 0;
     MPI_Bcast(&t_fault, 1, MPI_DOUBLE, from, MPI_COMM_WORLD);
     out->t_fault = info.status != FWDIO_OK ? t_fault : 0.0;

@@ -12,6 +12,7 @@
 #include "local/local_life.h"
 #include "log.h"
 #include "plan/placement.h"
+#include "read/reader.h"
 #include "read/requester.h"
 #include "write/route.h"
 #include "write/message.h"
@@ -146,6 +147,8 @@ int fwdio_init(MPI_Comm comm, const fwdio_config_t *cfg, fwdio_runtime_t **out)
     fwdio_runtime_t *rt = calloc(1, sizeof *rt);
     if (!rt)
         return FWDIO_ENOMEM;
+    rt->session_ops = &fwdioi_session_ops;
+    rt->flush_combined_locked = fwdioi_combine_flush_all_locked;
     rt->broken = FWDIOI_ERRINFO_OK;
     fwdioi_placement_cache_init(&rt->placed);
     LIST_INIT(&rt->live);
@@ -433,6 +436,7 @@ static int open_file(fwdio_runtime_t *rt, const char *path, uint64_t size,
     f->size = size;
     f->stream = stream;
     f->reading = reading;
+    f->role = reading ? &fwdioi_reader_role : &fwdioi_writer_role;
     f->step_fail_from = UINT64_MAX;
     fwdioi_append_list_init(&f->appends);
     f->opts = resolved;

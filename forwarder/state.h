@@ -82,6 +82,9 @@ typedef struct fwdioi_hold {
     void *block; /* given back (per kind) when refs drops to 0 */
     size_t size;
     int releasing; /* only I/O jobs hold it now */
+    /* FWDIOI_HOLD_SHARED: how the block goes back to its sender (set by
+     * shared_path.c, which the writer does not call by name) */
+    void (*give_back)(struct fwdio_runtime *o, struct fwdioi_hold *h);
 } fwdioi_hold_t;
 
 /* What a writer takes from one message: its piece table and where the pieces'
@@ -188,6 +191,9 @@ typedef struct fwdioi_session_stats {
     /* a writer's data bytes taken (a read file's: the answers this rank
      * received), and the bytes the writer copied into unit buffers */
     uint64_t writer_bytes, writer_copied;
+    /* when this rank's first failed file-system call for the file returned
+     * (fwdioi_now; 0: none): a storage job's fail_time (outcome.h) */
+    double first_failure;
 } fwdioi_session_stats_t;
 
 typedef enum fwdioi_phase {
@@ -296,6 +302,9 @@ typedef struct fwdioi_zombie {
 
 struct fwdio_runtime {
     fwdioi_rt_t *rt;
+    /* what the session does with the roles' reports (session/outcome.h;
+     * fixed after init) */
+    const struct fwdioi_session_ops *session_ops;
     fwdioi_topology_t topo; /* where every rank runs (fixed after init) */
     fwdioi_placement_cache_t placed; /* the last spread placement (its own lock) */
     fwdioi_settings_file_t settings; /* FWDIO_CONFIG, read at init */
@@ -351,6 +360,10 @@ struct fwdio_runtime {
      * order they become old enough to send */
     int combining_files;
     TAILQ_HEAD(, fwdio_file) combining;
+    /* how staging sends every open combined message to make room (combine.c's
+     * fwdioi_combine_flush_all_locked, set by fwdio_init: staging, below
+     * combining, does not name it) */
+    void (*flush_combined_locked)(struct fwdio_runtime *o);
     /* The node-shared area (fixed after init; its heap has its own lock) and,
      * progress, the entries from it that wait: data for files not open here
      * yet, and releases whose ring was full (shared_path.c). */
@@ -379,6 +392,8 @@ struct fwdio_file {
                       once size_known */
     int stream;    /* opened with FWDIO_SIZE_GROWS */
     int reading;   /* opened with fwdio_open_read: "writers" are its readers */
+    /* this rank's data role: the writer or the reader (session/role.h) */
+    const struct fwdioi_role_ops *role;
     uint64_t seq;
     fwdio_options_t opts;
     fwdio_callbacks_t cbs;

@@ -1293,7 +1293,13 @@ typedef struct fwdio_file_stats {
     uint64_t read_calls;        /**< fwdio_read calls that were accepted */
     uint64_t bytes_from_storage; /**< bytes this reader pread (whole units; each
                                       unit once while it stays in memory) */
-    uint64_t reserved[1];       /**< zeros; room for fields of later versions */
+    /* Taken from the reserved tail in 0.1: the struct has no room left; a
+     * later field needs a versioned call. */
+    double time_to_failure;     /**< from fwdio_open to the return of this rank's
+                                     first failed file-system call for the file
+                                     (open, pwrite, fdatasync, close, rename,
+                                     pread, ... of its storage jobs, real or
+                                     injected by FWDIO_FAULT); 0 if none failed */
 } fwdio_file_stats_t;
 
 /** Fill `stats` for `file` on this rank; FWDIO_OK or FWDIO_EINVAL. */

@@ -4,8 +4,8 @@
 
 #include "log.h"
 #include "write/message.h"
-#include "write/sender.h"
-#include "session/session.h"
+#include "write/send_done.h"
+#include "session/outcome.h"
 #include "trace.h"
 #include "write/writer.h"
 
@@ -98,7 +98,7 @@ void fwdioi_shared_release(struct fwdio_runtime *o, fwdioi_hold_t *h)
 
 static fwdio_file_t *active_file(struct fwdio_runtime *o, uint64_t seq)
 {
-    return fwdioi_session_active_file(o, seq); /* indexed: O(1) per entry */
+    return fwdioi_outcome_active_file(o, seq); /* indexed: O(1) per entry */
 }
 
 /* The pieces of a peer's message, its table copied into a new op. NULL
@@ -149,8 +149,8 @@ static int take_data(struct fwdio_runtime *o, int from, const fwdioi_area_entry_
     if (!f && e->seq >= o->opened_seq)
         return 0;
     int receiving = f && f->my_writer >= 0 && !f->s.aborted && !f->s.finishing &&
-                    f->s.phase >= FWDIOI_PHASE_OPEN && f->s.open_agreed.status == FWDIO_OK;
-    if (f && !receiving && !f->s.aborted && f->s.phase < FWDIOI_PHASE_OPEN)
+                    fwdioi_file_open_ok(f);
+    if (f && !receiving && !f->s.aborted && fwdioi_file_before_open(f))
         return 0;
     int source = a->rank_of_local[from];
     if (!receiving) { /* a file that failed, ended, or is not this rank's to write: drop */
@@ -165,11 +165,11 @@ static int take_data(struct fwdio_runtime *o, int from, const fwdioi_area_entry_
     fwdioi_pieces_view_t v;
     shared_op_t *op = view_of(a, from, e, &v);
     if (!op) {
-        fwdioi_session_abort_nomem(f, 0);
+        fwdioi_outcome_nomem(f, 0);
         give_back(o, from, e->token);
         return 1;
     }
-    op->hold = (fwdioi_hold_t){1, FWDIOI_HOLD_SHARED, op, 0, 0};
+    op->hold = (fwdioi_hold_t){1, FWDIOI_HOLD_SHARED, op, 0, 0, fwdioi_shared_release};
     op->from = from;
     op->token = e->token;
     uint64_t payload = v.payload;
@@ -187,7 +187,7 @@ static int take_note(struct fwdio_runtime *o, const fwdioi_area_entry_t *e)
     fwdio_file_t *f = active_file(o, e->seq);
     if (!f)
         return e->seq < o->opened_seq; /* gone: its data is dropped as it comes */
-    if (!f->s.aborted && f->s.phase < FWDIOI_PHASE_OPEN)
+    if (!f->s.aborted && fwdioi_file_before_open(f))
         return 0;
     if (f->my_writer >= 0)
         fwdioi_writer_note_mpi(f);
@@ -209,7 +209,7 @@ static void take_release(struct fwdio_runtime *o, int from, const fwdioi_area_en
         return;
     }
     m->area_out = 0;
-    fwdioi_sender_done(m, MPI_SUCCESS);
+    fwdioi_send_done(m, MPI_SUCCESS);
 }
 
 /* Retry what waited; keep what still cannot go, in order. */
@@ -234,11 +234,10 @@ static int retry_waiting(struct fwdio_runtime *o)
     return handled;
 }
 
-int fwdioi_shared_poll(struct fwdio_runtime *o, int *waiting)
+int fwdioi_shared_poll(struct fwdio_runtime *o)
 {
     FWDIOI_ASSERT_PROGRESS();
     fwdioi_area_t *a = &o->area;
-    *waiting = 0;
     if (!a->enabled)
         return 0;
     fwdioi_area_drain_bell(a); /* before the rings: a later push rings again */
@@ -261,10 +260,14 @@ int fwdioi_shared_poll(struct fwdio_runtime *o, int *waiting)
                               fwdioi_rt_rank(o->rt), a->rank_of_local[p]);
         }
     }
-    /* rings emptied just now: blocked messages may fit */
-    if (!STAILQ_EMPTY(&o->area_blocked))
-        handled += fwdioi_sender_retry_blocked(o);
-    *waiting = o->narea_waiting > 0 || !STAILQ_EMPTY(&o->area_blocked);
-    o->area_idle_held = fwdioi_area_idle(a);
     return handled;
+}
+
+int fwdioi_shared_settle(struct fwdio_runtime *o)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    if (!o->area.enabled)
+        return 0;
+    o->area_idle_held = fwdioi_area_idle(&o->area);
+    return o->narea_waiting > 0 || !STAILQ_EMPTY(&o->area_blocked);
 }

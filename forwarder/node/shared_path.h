@@ -23,11 +23,16 @@ int fwdioi_shared_send(fwdio_file_t *f, fwdioi_msg_t *m);
  *  area (progress thread): 0, or -1 when the writer's ring is full. */
 int fwdioi_shared_note(fwdio_file_t *f, const fwdioi_msg_t *m, int to);
 
-/** Take what this node's other ranks pushed to this rank: messages for its
- *  writers, and its own messages given back; then what waited, and the
- *  messages blocked by a full ring (progress thread). Returns how many
- *  entries it handled; *waiting: some still wait (poll again). */
-int fwdioi_shared_poll(struct fwdio_runtime *o, int *waiting);
+/** Take what this node's other ranks pushed to this rank: what waited, then
+ *  messages for its writers, and its own messages given back (progress
+ *  thread). Returns how many entries it handled. The messages blocked by a
+ *  full ring are the sender's to retry then (fwdioi_sender_retry_blocked),
+ *  before fwdioi_shared_settle. */
+int fwdioi_shared_poll(struct fwdio_runtime *o);
+/** After a poll and the sender's retry: whether entries or messages still
+ *  wait (poll again); notes whether the area keeps idle chunks (progress
+ *  thread). */
+int fwdioi_shared_settle(struct fwdio_runtime *o);
 
 /** A peer's message held by `h` is done with (its last write finished, or
  *  the file dropped it): give it back to its sender (progress thread). */

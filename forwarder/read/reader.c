@@ -4,7 +4,7 @@
 #include "log.h"
 #include "plan/plan.h"
 #include "read/read_wire.h"
-#include "session/session.h"
+#include "session/outcome.h"
 #include "storage/storage.h"
 #include "trace.h"
 #include "write/budget.h"
@@ -212,9 +212,9 @@ static void on_answer_sent(void *arg, const MPI_Status *st)
     }
     free(a);
     if (st->MPI_ERROR != MPI_SUCCESS)
-        fwdioi_session_mpi_failed(f, FWDIOI_MPI_READ_ISEND, st->MPI_ERROR);
+        fwdioi_outcome_mpi_failed(f, FWDIOI_MPI_READ_ISEND, st->MPI_ERROR);
     schedule(f); /* the unit's memory may be what the next one waits for */
-    fwdioi_session_read_check_done(f);
+    fwdioi_outcome_read_check_done(f);
 }
 
 /* Post one send of an answer; 0, or -1 (the file is aborted). */
@@ -226,7 +226,7 @@ static int post(fwdio_file_t *f, answer_send_t *a, const void *buf, uint64_t len
                  : MPI_Isend(buf, (int)len, MPI_BYTE, dest, tag, f->s.comm, &req);
     if (rc != MPI_SUCCESS) {
         free(a);
-        fwdioi_session_mpi_failed(f, FWDIOI_MPI_READ_ISEND, rc);
+        fwdioi_outcome_mpi_failed(f, FWDIOI_MPI_READ_ISEND, rc);
         return -1;
     }
     f->s.sends_pending++;
@@ -247,7 +247,7 @@ static void answer(fwdio_file_t *f, unit_t *u, const waiter_t *w, int status)
     if (!head || (status == FWDIO_OK && !data)) {
         free(head);
         free(data);
-        fwdioi_session_abort_nomem(f, w->offset);
+        fwdioi_outcome_nomem(f, w->offset);
         return;
     }
     if (data) {
@@ -298,6 +298,7 @@ static void on_unit_read(fwdioi_storage_job_t *job)
     s->stats.pwrite_calls++;
     s->stats.pwrite_seconds += job->seconds;
     s->stats.bytes_from_storage += job->bytes_written;
+    fwdioi_outcome_storage_failed(f, job->fail_time); /* fwdio_file_stats_t */
     if (job->status != FWDIO_OK) {
         fwdioi_errinfo_set_call(&u->err, job->status, f->rank, job->sys_errno, job->err_offset,
                                 job->err_call);
@@ -319,11 +320,11 @@ static void on_unit_read(fwdioi_storage_job_t *job)
             rd->close_deferred = 0;
             close_aborted(f); /* no pread uses the descriptor now */
         }
-        fwdioi_session_finish_if_aborted(f);
+        fwdioi_outcome_finish_if_aborted(f);
         return;
     }
     schedule(f);
-    fwdioi_session_read_check_done(f);
+    fwdioi_outcome_read_check_done(f);
 }
 
 /* Read the queued units, oldest first, while writer_buffer has room (an
@@ -348,7 +349,7 @@ static void schedule(fwdio_file_t *f)
         if (!u->buf) {
             if (job)
                 fwdioi_storage_job_free(job);
-            fwdioi_session_abort_nomem(f, u->base);
+            fwdioi_outcome_nomem(f, u->base);
             return;
         }
         TAILQ_REMOVE(&rd->queued, u, link);
@@ -390,7 +391,7 @@ static int want(fwdio_file_t *f, uint64_t index, int source, uint64_t id, uint64
         u = unit_new(f, index);
     waiter_t *w = u ? malloc(sizeof *w) : NULL;
     if (!w) {
-        fwdioi_session_abort_nomem(f, offset);
+        fwdioi_outcome_nomem(f, offset);
         return -1;
     }
     *w = (waiter_t){NULL, source, id, offset, len};
@@ -449,7 +450,7 @@ static void take_request(fwdio_file_t *f, int source, const fwdioi_read_request_
     if (!found) {
         fwdioi_errinfo_t why = {FWDIO_EPROTO, f->rank, 0, (int64_t)q->offset,
                                 FWDIOI_REASON_BAD_READ, source, (int64_t)q->len};
-        fwdioi_session_abort(f, &why, 1);
+        fwdioi_outcome_abort(f, &why, 1);
     }
 }
 
@@ -462,7 +463,7 @@ static void on_request_received(void *arg, const MPI_Status *st)
     rd->recvs--;
     f->s.recvs_pending--;
     if (st->MPI_ERROR != MPI_SUCCESS)
-        fwdioi_session_mpi_failed(f, FWDIOI_MPI_IMRECV, st->MPI_ERROR);
+        fwdioi_outcome_mpi_failed(f, FWDIOI_MPI_IMRECV, st->MPI_ERROR);
     if (!f->s.aborted) {
         f->s.stats.messages_received++;
         size_t n = (size_t)rr->len / sizeof(fwdioi_read_request_t);
@@ -474,7 +475,7 @@ static void on_request_received(void *arg, const MPI_Status *st)
         schedule(f);
     }
     free(rr);
-    fwdioi_session_read_check_done(f);
+    fwdioi_outcome_read_check_done(f);
 }
 
 int fwdioi_reader_probe(fwdio_file_t *f)
@@ -494,7 +495,7 @@ int fwdioi_reader_probe(fwdio_file_t *f)
         MPI_Status st;
         int rc = MPI_Improbe(MPI_ANY_SOURCE, FWDIOI_TAG_READ_REQ, f->s.comm, &flag, &msg, &st);
         if (rc != MPI_SUCCESS) {
-            fwdioi_session_mpi_failed(f, FWDIOI_MPI_IMPROBE, rc);
+            fwdioi_outcome_mpi_failed(f, FWDIOI_MPI_IMPROBE, rc);
             break;
         }
         if (!flag)
@@ -512,14 +513,14 @@ int fwdioi_reader_probe(fwdio_file_t *f)
                                     st.MPI_SOURCE, len};
             if (MPI_Imrecv(NULL, 0, MPI_BYTE, &msg, &req) == MPI_SUCCESS)
                 fwdioi_rt_track(f->rt, req, on_discarded, NULL);
-            fwdioi_session_abort(f, &why, 1);
+            fwdioi_outcome_abort(f, &why, 1);
             break;
         }
         *rr = (request_recv_t){f, st.MPI_SOURCE, len};
         rc = MPI_Imrecv(rr->buf, len, MPI_BYTE, &msg, &req);
         if (rc != MPI_SUCCESS) {
             free(rr);
-            fwdioi_session_mpi_failed(f, FWDIOI_MPI_IMRECV, rc);
+            fwdioi_outcome_mpi_failed(f, FWDIOI_MPI_IMRECV, rc);
             break;
         }
         rd->requests++;
@@ -546,6 +547,7 @@ static void on_open_done(fwdioi_storage_job_t *job)
     fwdio_file_t *f = job->owner;
     fwdioi_session_t *s = &f->s;
     s->fd = job->fd;
+    fwdioi_outcome_storage_failed(f, job->fail_time); /* fwdio_file_stats_t */
     if (job->status != FWDIO_OK) {
         fwdioi_errinfo_set_call(&s->open_local, job->status, f->rank, job->sys_errno,
                                 job->err_offset, job->err_call);
@@ -559,10 +561,10 @@ static void on_open_done(fwdioi_storage_job_t *job)
     fwdioi_storage_job_free(job);
     if (s->aborted) {
         close_aborted(f);
-        fwdioi_session_finish_if_aborted(f);
+        fwdioi_outcome_finish_if_aborted(f);
         return;
     }
-    fwdioi_session_opened(f);
+    fwdioi_outcome_opened(f);
 }
 
 void fwdioi_reader_open(fwdio_file_t *f)
@@ -572,7 +574,7 @@ void fwdioi_reader_open(fwdio_file_t *f)
     fwdioi_storage_job_t *job = fwdioi_storage_job_new(FWDIOI_STORAGE_OPEN, f, on_open_done);
     if (!job) {
         fwdioi_errinfo_set(&f->s.open_local, FWDIO_ENOMEM, f->rank, 0, 0);
-        fwdioi_session_opened(f);
+        fwdioi_outcome_opened(f);
         return;
     }
     job->path = f->path;
@@ -590,7 +592,7 @@ static void on_closed(fwdioi_storage_job_t *job)
     f->s.fd = -1;
     rd->closed = 1;
     fwdioi_storage_job_free(job); /* a read-only close has nothing to lose */
-    fwdioi_session_read_check_done(f);
+    fwdioi_outcome_read_check_done(f);
 }
 
 int fwdioi_reader_done(fwdio_file_t *f)
@@ -636,7 +638,7 @@ static void on_closed_aborted(fwdioi_storage_job_t *job)
     f->s.fd = -1;
     f->s.stats.sync_seconds += job->seconds;
     fwdioi_storage_job_free(job);
-    fwdioi_session_finish_if_aborted(f);
+    fwdioi_outcome_finish_if_aborted(f);
 }
 
 /* Close the descriptor of an aborted file, without a sync (nothing was
@@ -737,3 +739,11 @@ void fwdioi_reader_free(fwdio_file_t *f)
     free(rd);
     f->s.reader = NULL;
 }
+
+const fwdioi_role_ops_t fwdioi_reader_role = {
+    .open = fwdioi_reader_open,
+    .may_receive = fwdioi_reader_busy,
+    .probe = fwdioi_reader_probe,
+    .done = fwdioi_reader_done,
+    .close_aborted = fwdioi_reader_close_aborted,
+};

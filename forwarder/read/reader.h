@@ -14,14 +14,17 @@
 #ifndef FWDIOI_READER_H
 #define FWDIOI_READER_H
 
+#include "session/role.h"
 #include "state.h"
 
 #include <stdio.h>
 
 /** The reader's state (at fwdio_open_read). 0, or -1 without memory. */
 int fwdioi_reader_create(fwdio_file_t *f);
+/** The reader as the session drives it (role.h). */
+extern const fwdioi_role_ops_t fwdioi_reader_role;
 /** Open the file on the I/O thread: its size goes into the open's status
- *  then fwdioi_session_opened (progress thread). */
+ *  then fwdioi_outcome_opened (progress thread). */
 void fwdioi_reader_open(fwdio_file_t *f);
 /** Take the requests that arrived (while the number of pieces waiting stays
  *  bounded) (progress thread); returns the receives started. */

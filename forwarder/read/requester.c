@@ -5,7 +5,7 @@
 #include "plan/plan.h"
 #include "ranges.h"
 #include "read/reader.h"
-#include "session/session.h"
+#include "session/outcome.h"
 #include "trace.h"
 
 #include <stdlib.h>
@@ -125,8 +125,8 @@ static void on_request_sent(void *arg, const MPI_Status *st)
     free(rs);
     f->s.sends_pending--;
     if (st->MPI_ERROR != MPI_SUCCESS)
-        fwdioi_session_mpi_failed(f, FWDIOI_MPI_READ_ISEND, st->MPI_ERROR);
-    fwdioi_session_read_check_done(f);
+        fwdioi_outcome_mpi_failed(f, FWDIOI_MPI_READ_ISEND, st->MPI_ERROR);
+    fwdioi_outcome_read_check_done(f);
 }
 
 /* Ask writer w's rank for the read's bytes it owns. 0, or -1 (the file is
@@ -135,7 +135,7 @@ static int send_request(fwdio_file_t *f, fwdioi_read_t *r, int w)
 {
     request_send_t *rs = malloc(sizeof *rs);
     if (!rs) {
-        fwdioi_session_abort_nomem(f, r->offset);
+        fwdioi_outcome_nomem(f, r->offset);
         return -1;
     }
     rs->file = f;
@@ -148,7 +148,7 @@ static int send_request(fwdio_file_t *f, fwdioi_read_t *r, int w)
                              &req);
     if (rc != MPI_SUCCESS) {
         free(rs);
-        fwdioi_session_mpi_failed(f, FWDIOI_MPI_READ_ISEND, rc);
+        fwdioi_outcome_mpi_failed(f, FWDIOI_MPI_READ_ISEND, rc);
         return -1;
     }
     f->s.sends_pending++;
@@ -225,7 +225,7 @@ static void route(fwdio_file_t *f, fwdioi_read_t *r)
         return;
     }
     if (make_parts(f, r) != 0 || table_reserve(q) != 0) {
-        fwdioi_session_abort_nomem(f, r->offset);
+        fwdioi_outcome_nomem(f, r->offset);
         end_read(f, r, FWDIO_ENOMEM);
         return;
     }
@@ -246,7 +246,7 @@ static void read_task(fwdioi_task_t *task)
     FWDIOI_ASSERT_PROGRESS();
     fwdioi_read_t *r = (fwdioi_read_t *)task;
     fwdio_file_t *f = r->file;
-    if (f->s.phase < FWDIOI_PHASE_OPEN && !f->s.aborted) {
+    if (fwdioi_file_before_open(f) && !f->s.aborted) {
         STAILQ_INSERT_TAIL(&requests_of(f)->held, &r->task, link);
         return;
     }
@@ -316,23 +316,23 @@ static void on_piece_received(void *arg, const MPI_Status *st)
     r->recvs--;
     int count = 0;
     if (st->MPI_ERROR != MPI_SUCCESS) {
-        fwdioi_session_mpi_failed(f, FWDIOI_MPI_READ_IRECV, st->MPI_ERROR);
+        fwdioi_outcome_mpi_failed(f, FWDIOI_MPI_READ_IRECV, st->MPI_ERROR);
     } else if (MPI_Get_count(st, MPI_BYTE, &count) != MPI_SUCCESS || (uint64_t)count != len) {
         /* fewer bytes than its header announced */
         fwdioi_errinfo_t why = {FWDIO_EPROTO, f->rank, 0, 0, FWDIOI_REASON_BAD_READ,
                                 st->MPI_SOURCE, (int64_t)len};
-        fwdioi_session_abort(f, &why, 1);
+        fwdioi_outcome_abort(f, &why, 1);
     }
     if (f->s.aborted) {
         if (r->recvs == 0)
             end_read(f, r, failed_status(f));
-        fwdioi_session_finish_if_aborted(f);
+        fwdioi_outcome_finish_if_aborted(f);
         return;
     }
     f->s.stats.writer_bytes += len;
     f->s.stats.messages_received++;
     account(f, r, len);
-    fwdioi_session_read_check_done(f);
+    fwdioi_outcome_read_check_done(f);
 }
 
 /*
@@ -377,7 +377,7 @@ static void receive_piece(fwdio_file_t *f, fwdioi_read_t *r, const fwdioi_read_h
                              FWDIOI_TAG_READ_DATA, f->s.comm, &req);
     if (rc != MPI_SUCCESS) { /* its bytes are dropped with the aborted file's (session.c) */
         free(pr);
-        fwdioi_session_mpi_failed(f, FWDIOI_MPI_READ_IRECV, rc);
+        fwdioi_outcome_mpi_failed(f, FWDIOI_MPI_READ_IRECV, rc);
         return;
     }
     *pr = (piece_recv_t){f, r, h->len, fwdioi_trace_begin()};
@@ -395,7 +395,7 @@ static void take_header(fwdio_file_t *f, const fwdioi_read_header_t *h, int sour
     if (!p) {
         fwdioi_errinfo_t why = {FWDIO_EPROTO, f->rank, 0, (int64_t)h->offset,
                                 FWDIOI_REASON_BAD_READ, source, (int64_t)h->len};
-        fwdioi_session_abort(f, &why, 1);
+        fwdioi_outcome_abort(f, &why, 1);
         return;
     }
     p->accounted += h->len;
@@ -408,7 +408,7 @@ static void take_header(fwdio_file_t *f, const fwdioi_read_header_t *h, int sour
     if (r->status == FWDIO_OK)
         r->status = (int)h->status;
     account(f, r, h->len);
-    fwdioi_session_read_check_done(f);
+    fwdioi_outcome_read_check_done(f);
 }
 
 int fwdioi_requester_probe(fwdio_file_t *f)
@@ -423,7 +423,7 @@ int fwdioi_requester_probe(fwdio_file_t *f)
         MPI_Status st;
         int rc = MPI_Improbe(MPI_ANY_SOURCE, FWDIOI_TAG_READ_HDR, f->s.comm, &flag, &msg, &st);
         if (rc != MPI_SUCCESS) {
-            fwdioi_session_mpi_failed(f, FWDIOI_MPI_IMPROBE, rc);
+            fwdioi_outcome_mpi_failed(f, FWDIOI_MPI_IMPROBE, rc);
             break;
         }
         if (!flag)
@@ -437,13 +437,13 @@ int fwdioi_requester_probe(fwdio_file_t *f)
         n++;
         if (rc != MPI_SUCCESS || rc2 != MPI_SUCCESS || count != (int)sizeof h) {
             if (rc2 != MPI_SUCCESS || rc != MPI_SUCCESS) {
-                fwdioi_session_mpi_failed(f, rc2 != MPI_SUCCESS ? FWDIOI_MPI_READ_MRECV
+                fwdioi_outcome_mpi_failed(f, rc2 != MPI_SUCCESS ? FWDIOI_MPI_READ_MRECV
                                                                 : FWDIOI_MPI_GET_COUNT,
                                           rc2 != MPI_SUCCESS ? rc2 : rc);
             } else {
                 fwdioi_errinfo_t why = {FWDIO_EPROTO, f->rank, 0, 0, FWDIOI_REASON_BAD_READ,
                                         st.MPI_SOURCE, count};
-                fwdioi_session_abort(f, &why, 1);
+                fwdioi_outcome_abort(f, &why, 1);
             }
             break;
         }

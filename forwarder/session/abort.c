@@ -4,7 +4,7 @@
  * ranks may be left waiting in a collective that rank will never join. The
  * failing rank therefore tells every other rank, with a small message on the
  * runtime's communicator, and each of them gives up that file's collectives
- * and completes it with the same error (session.c, fwdioi_session_abort). An
+ * and completes it with the same error (outcome.c, fwdioi_outcome_abort; session.c). An
  * abort can arrive before the receiver has opened the file: it is kept until
  * it does.
  *
@@ -16,7 +16,7 @@
  */
 #include "session/abort.h"
 
-#include "session/session.h"
+#include "session/outcome.h"
 #include "log.h"
 
 #include <stdlib.h>
@@ -82,7 +82,7 @@ void fwdioi_abort_announce(struct fwdio_runtime *o, uint64_t seq, const fwdioi_e
 
 static fwdio_file_t *active_file(struct fwdio_runtime *o, uint64_t seq)
 {
-    return fwdioi_session_active_file(o, seq); /* indexed: O(1) per abort heard */
+    return fwdioi_outcome_active_file(o, seq); /* indexed: O(1) per abort heard */
 }
 
 static void keep_pending(struct fwdio_runtime *o, uint64_t seq, const fwdioi_errinfo_t *why)
@@ -123,7 +123,7 @@ static void on_abort_received(void *arg, const MPI_Status *st)
         memcpy(&steps.failed, &a->msg[3 + FWDIOI_ERRINFO_INTS], sizeof steps.failed);
         fwdio_file_t *f = active_file(o, seq);
         if (f)
-            fwdioi_session_abort_heard(f, &why, &steps);
+            fwdioi_outcome_abort_heard(f, &why, &steps);
         else if (seq >= o->opened_seq)
             keep_pending(o, seq, &why);
         /* else: complete here already; the sender's collective found us */

@@ -2,7 +2,7 @@
 #include "session/agree.h"
 
 #include "log.h"
-#include "session/open_check.h"
+#include "session/open_fields.h"
 
 #include <limits.h>
 #include <stdio.h>

@@ -11,37 +11,12 @@
 #define FWDIOI_OPEN_CHECK_H
 
 #include "session/agree.h"
-
-typedef enum fwdioi_open_field {
-    FWDIOI_FIELD_PATH,         /* hash of the path as given */
-    FWDIOI_FIELD_ACCESS,       /* 0: fwdio_open, 1: fwdio_open_read */
-    FWDIOI_FIELD_SIZE,
-    FWDIOI_FIELD_WRITE_SIZE,
-    FWDIOI_FIELD_STRIPE_SIZE,
-    FWDIOI_FIELD_WRITERS,      /* number of writers placed */
-    FWDIOI_FIELD_WRITER_RANKS, /* hash of the writer ranks in order */
-    FWDIOI_FIELD_LAYOUT,
-    FWDIOI_FIELD_TARGETS,
-    FWDIOI_FIELD_ATOMIC_REPLACE, /* before durable, which it implies */
-    FWDIOI_FIELD_DURABLE,
-    FWDIOI_FIELD_APPEND_START,
-    FWDIOI_FIELD_REWRITES,
-    FWDIOI_FIELD_OVERLAPS,
-    FWDIOI_FIELD_KEEP_CONTENTS,
-    FWDIOI_FIELD_OFFSETS_ONLY,
-    FWDIOI_FIELD_LOCAL_DIR,    /* hash of local_dir as given (0: none) */
-    FWDIOI_OPEN_FIELDS
-} fwdioi_open_field_t;
+#include "session/open_fields.h"
 
 /* Pairs reduced with MPI_MINLOC (agree.h): an errinfo, then per field
  * (value, rank) and (~value, rank), whose minima are the smallest and the
  * largest value with the lowest rank that passed each. */
 #define FWDIOI_OPEN_CHECK_PAIRS (FWDIOI_ERRINFO_PAIRS + 2 * FWDIOI_OPEN_FIELDS)
-
-/** "size", "write_size", ... */
-const char *fwdioi_open_field_name(int field);
-/** Whether the field is compared as a hash (its values mean nothing to a user). */
-int fwdioi_open_field_hashed(int field);
 
 /** 64-bit FNV-1a of `len` bytes, continuing from `h` (start: FWDIOI_HASH_INIT). */
 #define FWDIOI_HASH_INIT 0xcbf29ce484222325ull

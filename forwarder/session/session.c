@@ -29,18 +29,19 @@
  * collective ever waits for it forever.
  *
  * Every MPI call is checked. One that fails aborts the file on this rank
- * (fwdioi_session_abort): it tells the other ranks (abort.c), gives up the
+ * (fwdioi_outcome_abort): it tells the other ranks (abort.c), gives up the
  * file's collectives and completes with FWDIO_EMPI naming the call, once its
  * own sends, receives and storage jobs are done.
  */
 #include "session/session.h"
 
 #include "session/abort.h"
+#include "session/agreements.h"
+#include "session/outcome.h"
 #include "session/file_life.h"
 #include "local/local_life.h"
 #include "local/local_tier.h"
 #include "log.h"
-#include "read/reader.h"
 #include "read/requester.h"
 #include "write/sender.h"
 #include "node/shared_path.h"
@@ -48,139 +49,20 @@
 #include "storage/storage.h"
 #include "trace.h"
 #include "session/watchdog.h"
-#include "write/writer.h"
+#include "session/role.h"
 #include "write/combine.h"
 
 #include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
-
-
 static void finish_session(fwdio_file_t *f, const fwdioi_errinfo_t *result);
+static void finish_if_aborted(fwdio_file_t *f);
+static void data_done(fwdio_file_t *f);
+static void read_check_done(fwdio_file_t *f);
+static void try_close(fwdio_file_t *f);
 
 static void feed_dups(struct fwdio_runtime *owner);
-
-void fwdioi_session_abort_nomem(fwdio_file_t *f, uint64_t offset)
-{
-    FWDIOI_ASSERT_PROGRESS();
-    fwdioi_errinfo_t why = FWDIOI_ERRINFO_OK;
-    fwdioi_errinfo_set(&why, FWDIO_ENOMEM, f->rank, 0, offset);
-    fwdioi_session_abort(f, &why, 1);
-}
-
-/* An MPI call of this rank failed: the file is aborted (see the top). */
-void fwdioi_session_mpi_failed(fwdio_file_t *f, int call, int mpi_rc)
-{
-    FWDIOI_ASSERT_PROGRESS();
-    fwdioi_errinfo_t why = FWDIOI_ERRINFO_OK;
-    fwdioi_errinfo_set_mpi(&why, f->rank, call, mpi_rc);
-    fwdioi_log(FWDIOI_LOG_WARN, "rank %d: %s failed for %s (MPI error %d)", f->rank,
-               fwdioi_mpi_call_name(call), f->path, mpi_rc);
-    if (fwdioi_steps_defer_abort(f, call, &why))
-        return; /* the step before is being agreed on: its outcome first */
-    fwdioi_session_abort(f, &why, 1);
-}
-
-/*
- * Start one of the file's agreements: `count` int64s of `in` reduced with
- * `op` into `out` on the file's communicator; `done` runs on completion.
- * Returns 0, or -1 when it could not start (the file is aborted then).
- */
-int fwdioi_session_agree(fwdio_file_t *f, int call, const void *in, void *out, int count,
-                         MPI_Datatype type, MPI_Op op, fwdioi_req_cb_t done)
-{
-    FWDIOI_ASSERT_PROGRESS();
-    f->s.trace_t0 = fwdioi_trace_begin();
-    MPI_Request req;
-    int rc = fwdioi_rt_track_reserve(f->rt) != 0
-                 ? MPI_ERR_NO_MEM
-                 : MPI_Iallreduce(in, out, count, type, op, f->s.comm, &req);
-    if (rc != MPI_SUCCESS) {
-        fwdioi_session_mpi_failed(f, call, rc);
-        return -1;
-    }
-    fwdioi_rt_track(f->rt, req, done, f);
-    return 0;
-}
-
-/* A status agreement completed: its errinfo is unpacked for `done`. */
-static void on_status_agreed(void *arg, const MPI_Status *st)
-{
-    FWDIOI_ASSERT_PROGRESS();
-    fwdio_file_t *f = arg;
-    fwdioi_session_t *s = &f->s;
-    s->status_busy = 0;
-    if (st->MPI_ERROR == MPI_SUCCESS)
-        fwdioi_errinfo_unpack(s->status_out, s->status_agreed);
-    s->status_done(f, st);
-}
-
-int fwdioi_session_agree_status(fwdio_file_t *f, int call, const fwdioi_errinfo_t *in,
-                                fwdioi_errinfo_t *out, fwdioi_req_cb_t done)
-{
-    FWDIOI_ASSERT_PROGRESS();
-    fwdioi_session_t *s = &f->s;
-    assert(!s->status_busy);
-    fwdioi_errinfo_pack(in, f->rank, s->status_in);
-    s->status_agreed = out;
-    s->status_done = done;
-    if (fwdioi_session_agree(f, call, s->status_in, s->status_out, FWDIOI_ERRINFO_PAIRS,
-                             MPI_LONG_INT, MPI_MINLOC, on_status_agreed) != 0)
-        return -1;
-    s->status_busy = 1;
-    return 0;
-}
-
-int fwdioi_session_scan_appends(fwdio_file_t *f, const uint64_t *mine, uint64_t *prefix,
-                                fwdioi_req_cb_t done)
-{
-    FWDIOI_ASSERT_PROGRESS();
-    f->s.trace_t0 = fwdioi_trace_begin();
-    MPI_Request req;
-    int rc = fwdioi_rt_track_reserve(f->rt) != 0
-                 ? MPI_ERR_NO_MEM
-                 : MPI_Iexscan(mine, prefix, 1, MPI_UINT64_T, MPI_SUM, f->s.comm, &req);
-    if (rc != MPI_SUCCESS) {
-        fwdioi_session_mpi_failed(f, FWDIOI_MPI_SCAN_APPEND, rc);
-        return -1;
-    }
-    fwdioi_rt_track(f->rt, req, done, f);
-    return 0;
-}
-
-/* An agreement completed: whether it succeeded (else the file is aborted). */
-int fwdioi_session_agreement_ok(fwdio_file_t *f, int call, const MPI_Status *st)
-{
-    FWDIOI_ASSERT_PROGRESS();
-    if (st->MPI_ERROR == MPI_SUCCESS)
-        return 1;
-    fwdioi_session_mpi_failed(f, call, st->MPI_ERROR);
-    return 0;
-}
-
-/* Make a failure visible to the application (writes refused, error text). */
-static void publish_error_locked(fwdio_file_t *f, const fwdioi_errinfo_t *e)
-{
-    FWDIOI_ASSERT_LOCKED(f->rt);
-    if (e->status != FWDIO_OK && !f->failed_known) {
-        f->failed_known = 1;
-        f->known_error = *e;
-        fwdioi_rt_broadcast(f->rt); /* writes waiting for staging room give up */
-        char local[4096]; /* the node-local tier: the writers wrote local files */
-        const char *written = fwdioi_local_error_path(f, e, local, sizeof local);
-        fwdioi_errinfo_format(e, f->path, written ? written : f->write_path, f->error_text,
-                              sizeof f->error_text);
-    }
-}
-
-void fwdioi_session_publish_error(fwdio_file_t *f, const fwdioi_errinfo_t *e)
-{
-    FWDIOI_ASSERT_PROGRESS();
-    fwdioi_rt_lock(f->rt);
-    publish_error_locked(f, e);
-    fwdioi_rt_unlock(f->rt);
-}
 
 /* Hand the progress thread's counters to fwdio_file_stats (at completion, `t`;
  * runtime lock held). */
@@ -203,6 +85,7 @@ static void publish_stats_locked(fwdio_file_t *f, double t)
     st->bytes_shared = ss->bytes_shared;
     st->bytes_from_storage = ss->bytes_from_storage;
     st->time_to_complete = t - f->t_open;
+    st->time_to_failure = ss->first_failure > 0 ? ss->first_failure - f->t_open : 0;
 }
 
 /* ---- callbacks ---- */
@@ -329,12 +212,6 @@ static void unindex_path(fwdio_file_t *f)
     f->s.path_prev = f->s.path_next = NULL;
 }
 
-fwdio_file_t *fwdioi_session_active_file(struct fwdio_runtime *o, uint64_t seq)
-{
-    FWDIOI_ASSERT_PROGRESS();
-    return fwdioi_u64map_get(&o->active_by_seq, seq);
-}
-
 /* The first active file of `key`'s path, or NULL (progress thread). */
 static fwdio_file_t *first_of_path(struct fwdio_runtime *o, const char *key, uint64_t h)
 {
@@ -414,7 +291,7 @@ static void finish_session(fwdio_file_t *f, const fwdioi_errinfo_t *result)
     double t = fwdioi_now();
     fwdioi_rt_lock(f->rt); /* stats, error and final status become visible together */
     publish_stats_locked(f, t);
-    publish_error_locked(f, &final);
+    fwdioi_outcome_publish_error_locked(f, &final);
     f->known_error = final;
     fwdioi_rt_unlock(f->rt);
     fwdioi_log(FWDIOI_LOG_INFO, "rank %d: %s complete: %s", f->rank, f->path,
@@ -454,7 +331,7 @@ static int may_finish_aborted(const fwdio_file_t *f)
     const fwdioi_session_t *s = &f->s;
     return s->aborted && s->phase != FWDIOI_PHASE_DONE && s->phase != FWDIOI_PHASE_DUP &&
            s->close_requested && s->sends_pending == 0 && s->recvs_pending == 0 &&
-           s->io_pending == 0 && fwdioi_writer_waiting_len(f) < 0;
+           s->io_pending == 0 && (!f->role->waiting_len || f->role->waiting_len(f) < 0);
 }
 
 static void finish_task(fwdioi_task_t *task)
@@ -470,8 +347,8 @@ static void finish_task(fwdioi_task_t *task)
  * task, since the abort may have come from deep inside a callback (a send
  * failing among held messages released by a step's completion) whose
  * callers still use the file, which its completion lets the application
- * free. */
-void fwdioi_session_finish_if_aborted(fwdio_file_t *f)
+ * free (progress thread). */
+static void finish_if_aborted(fwdio_file_t *f)
 {
     FWDIOI_ASSERT_PROGRESS();
     if (may_finish_aborted(f) && !f->s.finish_queued) {
@@ -484,13 +361,14 @@ static void on_commit_done(fwdioi_storage_job_t *job)
 {
     FWDIOI_ASSERT_PROGRESS();
     fwdio_file_t *f = job->owner;
+    fwdioi_outcome_storage_failed(f, job->fail_time); /* fwdio_file_stats_t */
     if (job->status != FWDIO_OK)
         fwdioi_errinfo_set_call(&f->s.commit_local, job->status, f->rank, job->sys_errno,
                                 job->err_offset, job->err_call);
     f->s.io_pending--;
     fwdioi_storage_job_free(job);
     if (f->s.aborted)
-        fwdioi_session_finish_if_aborted(f);
+        finish_if_aborted(f);
     else
         start_commit_agreement(f);
 }
@@ -542,14 +420,15 @@ static void on_final_agreed(void *arg, const MPI_Status *st)
 /*
  * This rank is done with the file (closing agreed; as a writer, everything
  * written and synced). Its final status goes in once its own sends are done
- * too, so that every lent buffer is handed back before complete fires.
+ * too, so that every lent buffer is handed back before complete fires
+ * (progress thread).
  */
-void fwdioi_session_data_done(fwdio_file_t *f)
+static void data_done(fwdio_file_t *f)
 {
     FWDIOI_ASSERT_PROGRESS();
     fwdioi_session_t *s = &f->s;
     if (s->aborted) {
-        fwdioi_session_finish_if_aborted(f);
+        finish_if_aborted(f);
         return;
     }
     s->final_ready = 1;
@@ -576,7 +455,7 @@ static void on_close_agreed(void *arg, const MPI_Status *st)
         /* Another rank agreed on a step here: every rank sees the same sums
          * and gives up the file's collectives alike. */
         fwdioi_errinfo_t why = {FWDIO_EINVAL, -1, 0, 0, FWDIOI_REASON_STEPS, -1, 0};
-        fwdioi_session_abort(f, &why, 0);
+        fwdioi_outcome_abort(f, &why, 0);
         return;
     }
     s->committers = (int)s->expected_bytes[nw + FWDIOI_SUM_COMMITS];
@@ -600,15 +479,15 @@ static void on_close_agreed(void *arg, const MPI_Status *st)
     fwdioi_rt_unlock(f->rt);
     if (f->reading) { /* the requests each reader takes before it is done */
         s->close_agreed = 1;
-        fwdioi_session_read_check_done(f);
+        read_check_done(f);
         return;
     }
     if (f->my_writer < 0) {
-        fwdioi_session_data_done(f);
+        data_done(f);
         return;
     }
     f->s.close_agreed = 1;
-    fwdioi_writer_check_drained(f);
+    f->role->close_agreed(f);
 }
 
 static void start_close_agreement(fwdio_file_t *f)
@@ -639,15 +518,15 @@ static void close_task(fwdioi_task_t *task)
     f->s.close_requested = 1;
     f->s.t_close_called = fwdioi_now();
     if (f->s.aborted)
-        fwdioi_session_finish_if_aborted(f);
+        finish_if_aborted(f);
     else
-        fwdioi_session_try_close(f);
+        try_close(f);
 }
 
 /* The close agreement waits for the file to be open (writes held until then
  * are counted) and for every step ended here (the agreements of a file run
- * in the same order on every rank). */
-void fwdioi_session_try_close(fwdio_file_t *f)
+ * in the same order on every rank) (progress thread). */
+static void try_close(fwdio_file_t *f)
 {
     FWDIOI_ASSERT_PROGRESS();
     fwdioi_session_t *s = &f->s;
@@ -700,7 +579,7 @@ static void read_size_decided(fwdio_file_t *f)
     if (size != smallest) {
         s->open_agreed = (fwdioi_errinfo_t){FWDIO_EOPEN, -1, 0, (int64_t)size,
                                             FWDIOI_REASON_READ_SIZES, -1, (int64_t)smallest};
-        fwdioi_session_publish_error(f, &s->open_agreed);
+        fwdioi_outcome_publish_error(f, &s->open_agreed);
         return;
     }
     fwdioi_rt_lock(f->rt);
@@ -717,7 +596,7 @@ static void open_decided(fwdio_file_t *f)
     fwdioi_session_t *s = &f->s;
     s->phase = FWDIOI_PHASE_OPEN;
     if (s->open_agreed.status != FWDIO_OK) {
-        fwdioi_session_publish_error(f, &s->open_agreed);
+        fwdioi_outcome_publish_error(f, &s->open_agreed);
         drop_held(f, (int)s->open_agreed.status);
     }
     fwdioi_sender_release_held(f);
@@ -747,7 +626,9 @@ static void start_open_agreement(fwdio_file_t *f)
                                 on_open_agreed);
 }
 
-void fwdioi_session_opened(fwdio_file_t *f)
+/* The writer's (reader's) open job is done: agree on the open status
+ * (progress thread). */
+static void opened(fwdio_file_t *f)
 {
     FWDIOI_ASSERT_PROGRESS();
     start_open_agreement(f);
@@ -773,10 +654,8 @@ static void start_open(fwdio_file_t *f)
     poll_from_now(f);
     if (f->my_writer < 0)
         start_open_agreement(f);
-    else if (f->reading)
-        fwdioi_reader_open(f);
     else
-        fwdioi_writer_open(f);
+        f->role->open(f);
 }
 
 static void on_check_agreed(void *arg, const MPI_Status *st)
@@ -865,13 +744,13 @@ static void comm_taken(fwdio_file_t *f)
     if (f->s.aborted) { /* another rank failed after its duplication */
         fwdioi_log_mpi_failure(MPI_Comm_free(&f->s.comm), "MPI_Comm_free (file)");
         f->s.phase = FWDIOI_PHASE_CHECKING;
-        fwdioi_session_finish_if_aborted(f);
+        finish_if_aborted(f);
         return;
     }
     int rc = MPI_Comm_set_errhandler(f->s.comm, MPI_ERRORS_RETURN);
     if (rc != MPI_SUCCESS) {
         /* The others go on into the check: tell them. */
-        fwdioi_session_mpi_failed(f, FWDIOI_MPI_COMM_IDUP, rc);
+        fwdioi_outcome_mpi_failed(f, FWDIOI_MPI_COMM_IDUP, rc);
         return;
     }
     start_check_agreement(f);
@@ -888,7 +767,7 @@ static void feed_dups(struct fwdio_runtime *owner)
             int rc = owner->spare_rc;
             owner->spare_rc = 0;
             f->s.comm = MPI_COMM_NULL;
-            fwdioi_session_mpi_failed(f, FWDIOI_MPI_COMM_IDUP, rc); /* breaks the runtime */
+            fwdioi_outcome_mpi_failed(f, FWDIOI_MPI_COMM_IDUP, rc); /* breaks the runtime */
             return;
         }
         f->s.comm = owner->spare;
@@ -931,17 +810,17 @@ static void open_task(fwdioi_task_t *task)
     owner->opened_seq = f->seq + 1;
     fwdioi_errinfo_t why;
     if (index_file(f) != 0) {
-        fwdioi_session_abort_nomem(f, 0);
+        fwdioi_outcome_nomem(f, 0);
         return;
     }
     if (owner->broken.status != FWDIO_OK) {
         why = owner->broken;
         why.call = FWDIOI_REASON_BROKEN;
-        fwdioi_session_abort(f, &why, 0);
+        fwdioi_outcome_abort(f, &why, 0);
         return;
     }
     if (fwdioi_abort_take_pending(owner, f->seq, &why)) {
-        fwdioi_session_abort(f, &why, 0);
+        fwdioi_outcome_abort(f, &why, 0);
         return;
     }
     STAILQ_INSERT_TAIL(&owner->dups, f, s.dup_link);
@@ -982,21 +861,17 @@ static void break_runtime(fwdio_file_t *f, const fwdioi_errinfo_t *why)
         fwdio_file_t *g = STAILQ_FIRST(&queued);
         STAILQ_REMOVE_HEAD(&queued, s.dup_link);
         if (g != f)
-            fwdioi_session_abort(g, &later, 0);
+            fwdioi_outcome_abort(g, &later, 0);
     }
 }
 
-void fwdioi_session_abort(fwdio_file_t *f, const fwdioi_errinfo_t *why, int notify)
+/* The file was aborted with `why`, recorded as its outcome already
+ * (outcome.c: the first error wins) (progress thread). */
+static void on_aborted(fwdio_file_t *f, const fwdioi_errinfo_t *why, int notify)
 {
     FWDIOI_ASSERT_PROGRESS();
     fwdioi_session_t *s = &f->s;
-    if (s->phase == FWDIOI_PHASE_DONE || s->aborted)
-        return;
-    s->aborted = 1;
     poll_from_now(f);
-    s->abort_info = *why;
-    if (s->local_error.status == FWDIO_OK)
-        s->local_error = *why;
     /* Collectives of the file that can no longer complete are given up: the
      * rank that failed never calls another collective on the file's
      * communicator (nor, after a failed duplication, on the runtime's), so
@@ -1019,32 +894,27 @@ void fwdioi_session_abort(fwdio_file_t *f, const fwdioi_errinfo_t *why, int noti
         fwdioi_steps_outcome(f, &steps);
         fwdioi_abort_announce(f->owner, f->seq, why, &steps);
     }
-    fwdioi_session_publish_error(f, why);
+    fwdioi_outcome_publish_error(f, why);
     drop_held(f, (int)why->status);
     fwdioi_steps_fail_all(f, why);
-    if (f->my_writer >= 0)
-        fwdioi_writer_release_deferred(f); /* dropped: the file failed */
+    if (f->my_writer >= 0 && f->role->drop_deferred)
+        f->role->drop_deferred(f); /* dropped: the file failed */
     if (s->phase < FWDIOI_PHASE_OPEN)
         s->open_agreed = *why; /* what ready reports */
     deliver_ready(f);
     if (f->reading)
         fwdioi_requester_abort(f); /* their callbacks after ready */
-    if (f->my_writer >= 0 && s->phase >= FWDIOI_PHASE_OPENING) {
-        if (f->reading)
-            fwdioi_reader_close_aborted(f);
-        else
-            fwdioi_writer_close_aborted(f);
-    }
-    fwdioi_session_finish_if_aborted(f);
+    if (f->my_writer >= 0 && s->phase >= FWDIOI_PHASE_OPENING)
+        f->role->close_aborted(f);
+    finish_if_aborted(f);
 }
 
-void fwdioi_session_abort_heard(fwdio_file_t *f, const fwdioi_errinfo_t *why,
-                                const fwdioi_step_outcome_t *steps)
+/* Another rank's abort is heard before this rank aborted: its steps'
+ * outcome counts (progress thread). */
+static void on_abort_heard(fwdio_file_t *f, const fwdioi_step_outcome_t *steps)
 {
     FWDIOI_ASSERT_PROGRESS();
-    if (!f->s.aborted)
-        fwdioi_steps_abort_heard(f, steps); /* the first one heard counts */
-    fwdioi_session_abort(f, why, 0);
+    fwdioi_steps_abort_heard(f, steps);
 }
 
 /* ---- setup, teardown, polling ---- */
@@ -1070,7 +940,8 @@ void fwdioi_session_free(fwdio_file_t *f)
 {
     FWDIOI_ASSERT_PROGRESS();
     fwdioi_requester_free(f);
-    fwdioi_writer_end(f);
+    if (f->role->end)
+        f->role->end(f);
 }
 
 /* Client poll hook: aborts from other ranks; writers look for data of every
@@ -1079,11 +950,11 @@ void fwdioi_session_free(fwdio_file_t *f)
 /* Whether data for writer `f` can arrive over MPI unannounced: from ranks of
  * another node (or of this one without the node-shared area), from ranks of
  * this node that announced it, one matched and waiting for room (both the
- * writer's: fwdioi_writer_expects_mpi);
+ * writer's: its role's may_receive);
  * and once the close is under way or the file aborted, probe regardless. */
 static int mpi_may_bring_data(const struct fwdio_runtime *o, const fwdio_file_t *f)
 {
-    return o->mpi_senders || fwdioi_writer_expects_mpi(f) || f->s.aborted ||
+    return o->mpi_senders || f->role->may_receive(f) || f->s.aborted ||
            f->s.phase >= FWDIOI_PHASE_CLOSING;
 }
 
@@ -1108,28 +979,31 @@ static int poll_reads(fwdio_file_t *f, int *probing)
         events += fwdioi_requester_probe(f);
         *probing = 1;
     }
-    if (f->my_writer >= 0 && fwdioi_reader_busy(f)) {
-        events += fwdioi_reader_probe(f);
+    if (f->my_writer >= 0 && f->role->may_receive(f)) {
+        events += f->role->probe(f);
         *probing = 1;
     }
     return events;
 }
 
-void fwdioi_session_read_check_done(fwdio_file_t *f)
+/* A read file, after the close is agreed and whenever one of its reads or
+ * its reader's work ends: once this rank's reads and its reader are done,
+ * the file's data is done (data_done) (progress thread). */
+static void read_check_done(fwdio_file_t *f)
 {
     FWDIOI_ASSERT_PROGRESS();
     fwdioi_session_t *s = &f->s;
     if (s->aborted) {
-        fwdioi_session_finish_if_aborted(f);
+        finish_if_aborted(f);
         return;
     }
     if (!s->close_agreed || s->final_ready || fwdioi_requester_pending(f))
         return;
-    if (f->my_writer >= 0 && !fwdioi_reader_done(f))
+    if (f->my_writer >= 0 && !f->role->done(f))
         return;
     if (s->sends_pending > 0 || s->recvs_pending > 0 || s->io_pending > 0)
         return;
-    fwdioi_session_data_done(f);
+    data_done(f);
 }
 
 /* How often the tick runs the watchdog's pass over the active files (s). */
@@ -1145,8 +1019,11 @@ int fwdioi_session_poll(void *runtime, int *active)
     *active = 0;
     /* The area's traffic wakes the thread by itself (its doorbell): it needs
      * no polls, so it does not count as movement here. */
-    int area_waiting = 0;
-    fwdioi_shared_poll(owner, &area_waiting);
+    fwdioi_shared_poll(owner);
+    /* rings emptied just now: messages blocked by a full one may fit */
+    if (!STAILQ_EMPTY(&owner->area_blocked))
+        fwdioi_sender_retry_blocked(owner);
+    int area_waiting = fwdioi_shared_settle(owner);
     if (!LIST_EMPTY(&owner->active))
         events += fwdioi_abort_receive(owner);
     if (owner->nzombies)
@@ -1180,7 +1057,7 @@ int fwdioi_session_poll(void *runtime, int *active)
                                      : f->s.phase >= FWDIOI_PHASE_OPEN && !f->s.finishing &&
                                            f->s.open_agreed.status == FWDIO_OK;
         if (f->my_writer >= 0 && receiving && mpi_may_bring_data(owner, f)) {
-            events += fwdioi_writer_probe(f);
+            events += f->role->probe(f);
             probing = 1;
         }
     }
@@ -1199,3 +1076,15 @@ int fwdioi_session_poll(void *runtime, int *active)
         *active = FWDIOI_POLL_SLOW; /* the area's idle chunks go back soon */
     return events;
 }
+
+const fwdioi_session_ops_t fwdioi_session_ops = {
+    .aborted = on_aborted,
+    .defer_abort = fwdioi_steps_defer_abort,
+    .abort_heard = on_abort_heard,
+    .finish_if_aborted = finish_if_aborted,
+    .opened = opened,
+    .data_done = data_done,
+    .step_data_done = fwdioi_steps_data_done,
+    .read_check_done = read_check_done,
+    .try_close = try_close,
+};

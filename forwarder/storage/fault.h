@@ -20,7 +20,7 @@
 #ifndef FWDIOI_FAULT_H
 #define FWDIOI_FAULT_H
 
-#include "storage/sysio.h"
+#include "storage/syscall.h"
 
 #include <stdatomic.h>
 #include <stddef.h>

@@ -76,6 +76,7 @@ static void fail(fwdioi_storage_job_t *job, int status, fwdioi_syscall_t call, u
     job->sys_errno = errno;
     job->err_offset = offset;
     job->err_call = call;
+    job->fail_time = fwdioi_now();
 }
 
 /* A reader's open: the file must exist and not be a directory; its size is

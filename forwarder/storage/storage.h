@@ -93,6 +93,7 @@ typedef struct fwdioi_storage_job {
     int sys_errno;
     uint64_t err_offset;
     int err_call; /* the failing call (fwdioi_syscall_t, sysio.h) */
+    double fail_time; /* when the failing call returned (fwdioi_now), 0 if none */
 } fwdioi_storage_job_t;
 
 /** Allocate a job of `kind` that calls on_done(job) on the progress thread. */

@@ -9,32 +9,11 @@
 #ifndef FWDIOI_SYSIO_H
 #define FWDIOI_SYSIO_H
 
+#include "storage/syscall.h"
+
 #include <stddef.h>
 #include <sys/stat.h>
 #include <sys/types.h>
-
-/** The calls, as error reports and FWDIO_FAULT rules name them. */
-typedef enum fwdioi_syscall {
-    FWDIOI_CALL_NONE = 0, /* no system call (overlap, out of memory, ...) */
-    FWDIOI_CALL_OPEN,
-    FWDIOI_CALL_FTRUNCATE,
-    FWDIOI_CALL_PWRITE,
-    FWDIOI_CALL_FDATASYNC,
-    FWDIOI_CALL_CLOSE,
-    FWDIOI_CALL_RENAME,
-    FWDIOI_CALL_UNLINK,
-    FWDIOI_CALL_FSYNC_DIR,
-    FWDIOI_CALL_PREAD,
-    FWDIOI_CALL_FSTAT,
-    FWDIOI_CALL_SHM_COMMIT, /* the node-shared area commits memory (node_area.c) */
-    FWDIOI_CALL_MKDIR,      /* the node-local tier makes its directory */
-    FWDIOI_CALL_COUNT
-} fwdioi_syscall_t;
-
-/** "pwrite", "fsync_dir", ...; "" for FWDIOI_CALL_NONE or a bad value. */
-const char *fwdioi_syscall_name(int call);
-/** The call named `name` (as fwdioi_syscall_name spells it), or FWDIOI_CALL_NONE. */
-fwdioi_syscall_t fwdioi_syscall_from_name(const char *name);
 
 int fwdioi_sys_open(const char *path, int flags, mode_t mode);
 int fwdioi_sys_ftruncate(int fd, off_t length);
@@ -57,8 +36,10 @@ int fwdioi_sys_fsync_dir(const char *dir);
 /**
  * When the first of these calls failed in this process (returned -1 other
  * than EINTR, or a pwrite that wrote nothing), as CLOCK_MONOTONIC seconds;
- * 0 if none failed since fwdioi_sys_failure_reset(). Lets bench/fault_report
- * time a fault, real or injected, to its report.
+ * 0 if none failed since fwdioi_sys_failure_reset(). What counts as a
+ * failure, process-wide (test_fault checks it); a file's own first failure
+ * reaches the application as fwdio_file_stats_t.time_to_failure (a storage
+ * job's fail_time).
  */
 double fwdioi_sys_first_failure(void);
 void fwdioi_sys_failure_reset(void);

@@ -6,11 +6,13 @@
 #include "stream/steps.h"
 
 #include "stream/appends.h"
+#include "stream/stream.h"
 #include "stream/stream_state.h"
 #include "log.h"
 #include "write/message.h"
 #include "write/sender.h"
-#include "session/session.h"
+#include "session/agreements.h"
+#include "session/outcome.h"
 #include "storage/storage.h"
 #include "write/writer.h"
 
@@ -25,20 +27,6 @@
 static uint64_t step_tag(uint64_t index) { return index % STEP_TAG_SPAN + 1; }
 
 static struct fwdioi_stream *stream_of(const fwdio_file_t *f) { return f->s.stream; }
-
-uint64_t fwdioi_steps_complete(const fwdio_file_t *f)
-{
-    FWDIOI_ASSERT_PROGRESS();
-    const struct fwdioi_stream *sm = stream_of(f);
-    return sm ? sm->steps_complete : 0;
-}
-
-int fwdioi_steps_head_commits(const fwdio_file_t *f)
-{
-    FWDIOI_ASSERT_PROGRESS();
-    const struct fwdioi_stream *sm = stream_of(f);
-    return sm && sm->step_committers > 0;
-}
 
 void fwdioi_steps_outcome(const fwdio_file_t *f, fwdioi_step_outcome_t *out)
 {
@@ -149,28 +137,6 @@ static void send_appends(fwdio_file_t *f, fwdioi_task_list_t *msgs)
     }
 }
 
-void fwdioi_steps_tag(fwdio_file_t *f, fwdioi_msg_t *m)
-{
-    FWDIOI_ASSERT_PROGRESS();
-    struct fwdioi_stream *sm = stream_of(f);
-    if (!sm)
-        return;
-    fwdioi_msg_set_step(m, sm->step_fill);
-    sm->step_sent[m->writer] += m->payload;
-}
-
-int fwdioi_steps_untag(fwdio_file_t *f, const fwdioi_msg_t *m)
-{
-    FWDIOI_ASSERT_PROGRESS();
-    struct fwdioi_stream *sm = stream_of(f);
-    if (!sm)
-        return 0;
-    if (m->step != sm->step_fill)
-        return -1;
-    sm->step_sent[m->writer] -= m->payload;
-    return 0;
-}
-
 /* fwdio_step_end's record reaches the progress thread: every message of the
  * step was tagged before it (tasks run in order), the next ones belong to
  * the next step. */
@@ -235,7 +201,7 @@ static void complete_first(fwdio_file_t *f, const fwdioi_errinfo_t *result)
     if (result->status != FWDIO_OK && sm->steps_failed.status == FWDIO_OK) {
         sm->steps_failed = *result;
         sm->steps_failed_at = step->index;
-        fwdioi_session_publish_error(f, result); /* later writes are refused */
+        fwdioi_outcome_publish_error(f, result); /* later writes are refused */
     }
     fwdioi_rt_deliver(f->rt, &step->call);
     if (f->my_writer >= 0) { /* the next step's bytes may go to the file now */
@@ -300,6 +266,7 @@ static void on_step_commit_done(fwdioi_storage_job_t *job)
     fwdio_file_t *f = job->owner;
     fwdioi_session_t *s = &f->s;
     struct fwdioi_stream *sm = stream_of(f);
+    fwdioi_outcome_storage_failed(f, job->fail_time); /* fwdio_file_stats_t */
     if (job->status != FWDIO_OK)
         fwdioi_errinfo_set_call(&sm->step_commit_local, job->status, f->rank, job->sys_errno,
                                 job->err_offset, job->err_call);
@@ -307,7 +274,7 @@ static void on_step_commit_done(fwdioi_storage_job_t *job)
     fwdioi_storage_job_free(job);
     fwdioi_commit_set_free(&sm->step_commit);
     if (s->aborted)
-        fwdioi_session_finish_if_aborted(f);
+        fwdioi_outcome_finish_if_aborted(f);
     else
         start_commit_agreement(f);
 }
@@ -370,7 +337,7 @@ void fwdioi_steps_data_done(fwdio_file_t *f)
     fwdioi_session_t *s = &f->s;
     struct fwdioi_stream *sm = stream_of(f);
     if (s->aborted) {
-        fwdioi_session_finish_if_aborted(f);
+        fwdioi_outcome_finish_if_aborted(f);
         return;
     }
     if (fwdioi_session_agree_status(f, FWDIOI_MPI_AGREE_STEP_FINAL, &s->local_error,
@@ -418,7 +385,7 @@ static void on_step_counts(void *arg, const MPI_Status *st)
         /* Another rank closed the file, or is at another step: every rank
          * sees the same sums and gives up the file's collectives alike. */
         fwdioi_errinfo_t why = {FWDIO_EINVAL, -1, 0, 0, FWDIOI_REASON_STEPS, -1, 0};
-        fwdioi_session_abort(f, &why, 0);
+        fwdioi_outcome_abort(f, &why, 0);
         return;
     }
     sm->append_base += step->out[nw + FWDIOI_SUM_APPENDED]; /* the next step appends after these */
@@ -478,15 +445,15 @@ void fwdioi_steps_pump(fwdio_file_t *f)
     FWDIOI_ASSERT_PROGRESS();
     fwdioi_session_t *s = &f->s;
     struct fwdioi_stream *sm = stream_of(f);
-    if (s->aborted || s->phase != FWDIOI_PHASE_OPEN)
+    if (s->aborted || !fwdioi_file_in_open_phase(f))
         return;
     if (!sm) { /* no steps: the close may start */
-        fwdioi_session_try_close(f);
+        fwdioi_outcome_try_close(f);
         return;
     }
     if (sm->abort_deferred && !sm->head_agreeing) { /* the head is complete everywhere */
         sm->abort_deferred = 0;
-        fwdioi_session_abort(f, &sm->deferred_why, 1);
+        fwdioi_outcome_abort(f, &sm->deferred_why, 1);
         return;
     }
     /* The open failed: every rank knows, and no step agrees on anything. */
@@ -530,7 +497,7 @@ void fwdioi_steps_pump(fwdio_file_t *f)
         start_head(f, head);
         break;
     }
-    fwdioi_session_try_close(f);
+    fwdioi_outcome_try_close(f);
 }
 
 /* ---- the close: bytes appended after the last step end ---- */
@@ -555,7 +522,7 @@ static void on_close_scan(void *arg, const MPI_Status *st)
     }
     sm->close_scan = CLOSE_SCAN_DONE;
     if (!s->aborted)
-        fwdioi_session_try_close(f);
+        fwdioi_outcome_try_close(f);
 }
 
 int fwdioi_steps_close_scanned(fwdio_file_t *f)

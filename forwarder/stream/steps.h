@@ -63,25 +63,12 @@ fwdioi_step_t *fwdioi_step_new(fwdio_file_t *f);
 /** Free a step that was never queued. */
 void fwdioi_step_free(fwdioi_step_t *step);
 
-/** Tag one of this rank's messages with the step it belongs to, and count
- *  its bytes for that step, as its task runs (progress thread). */
-void fwdioi_steps_tag(fwdio_file_t *f, fwdioi_msg_t *m);
-/** A message of this rank could not be sent: take its bytes off its step's
- *  count (progress thread). 0, or -1 when that count was agreed already (the
- *  file must be aborted: a writer waits for the bytes). */
-int fwdioi_steps_untag(fwdio_file_t *f, const fwdioi_msg_t *m);
 /** Start the next step's agreements when the file is open and none is under
  *  way; fail steps at once after a failure; start the close once no step is
  *  left (progress thread). */
 void fwdioi_steps_pump(fwdio_file_t *f);
 /** Whether steps ended here are not complete yet (progress thread). */
 int fwdioi_steps_pending(const fwdio_file_t *f);
-/** Steps complete here (their callbacks delivered) (progress thread). */
-uint64_t fwdioi_steps_complete(const fwdio_file_t *f);
-/** Whether ranks set commit blocks in the first step, which is being
- *  drained: its bytes must be durable before they are written (progress
- *  thread). */
-int fwdioi_steps_head_commits(const fwdio_file_t *f);
 /** This rank is done with the first step's data (as a writer: drained,
  *  flushed and synced): agree on its status (progress thread). */
 void fwdioi_steps_data_done(fwdio_file_t *f);
@@ -106,7 +93,7 @@ int fwdioi_steps_defer_abort(fwdio_file_t *f, int call, const fwdioi_errinfo_t *
 
 /** Before the close agreement: a stream's bytes appended after its last
  *  step end get their offsets (an exclusive scan every rank runs), then
- *  are sent, and fwdioi_session_try_close is called again. 1 when the close
+ *  are sent, and fwdioi_outcome_try_close is called again. 1 when the close
  *  may be agreed (the scan is done, or the file is no stream), 0 while the
  *  scan runs (it is started by the first call) (progress thread). */
 int fwdioi_steps_close_scanned(fwdio_file_t *f);

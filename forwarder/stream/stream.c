@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* A stream's state made and freed (stream.h). It calls nothing of the
- * stream's work, so the file's release can free it from below. */
+/* A stream's state made and freed, and what the writer and the sender ask
+ * of it: its steps complete, a message's step (stream.h). It calls nothing
+ * of the stream's work (steps.c), so the file's release can free it, and
+ * the write roles ask it, from below. */
 #include "stream/stream.h"
 
 #include "stream/stream_state.h"
+#include "write/message.h"
 
 #include <stdlib.h>
 
@@ -44,3 +47,40 @@ void fwdioi_stream_free(fwdio_file_t *f)
     f->s.stream = NULL;
 }
 
+static struct fwdioi_stream *stream_of(const fwdio_file_t *f) { return f->s.stream; }
+
+uint64_t fwdioi_steps_complete(const fwdio_file_t *f)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    const struct fwdioi_stream *sm = stream_of(f);
+    return sm ? sm->steps_complete : 0;
+}
+
+int fwdioi_steps_head_commits(const fwdio_file_t *f)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    const struct fwdioi_stream *sm = stream_of(f);
+    return sm && sm->step_committers > 0;
+}
+
+void fwdioi_steps_tag(fwdio_file_t *f, fwdioi_msg_t *m)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    struct fwdioi_stream *sm = stream_of(f);
+    if (!sm)
+        return;
+    fwdioi_msg_set_step(m, sm->step_fill);
+    sm->step_sent[m->writer] += m->payload;
+}
+
+int fwdioi_steps_untag(fwdio_file_t *f, const fwdioi_msg_t *m)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    struct fwdioi_stream *sm = stream_of(f);
+    if (!sm)
+        return 0;
+    if (m->step != sm->step_fill)
+        return -1;
+    sm->step_sent[m->writer] -= m->payload;
+    return 0;
+}

@@ -19,4 +19,21 @@ int fwdioi_stream_create(fwdio_file_t *f, uint64_t append_start);
  *  into them after their step is gone. */
 void fwdioi_stream_free(fwdio_file_t *f);
 
+/* What the writer and the sender ask of a stream's state: its steps
+ * complete, the step its messages belong to (a file that is no stream has
+ * none). */
+/** Tag one of this rank's messages with the step it belongs to, and count
+ *  its bytes for that step, as its task runs (progress thread). */
+void fwdioi_steps_tag(fwdio_file_t *f, fwdioi_msg_t *m);
+/** A message of this rank could not be sent: take its bytes off its step's
+ *  count (progress thread). 0, or -1 when that count was agreed already (the
+ *  file must be aborted: a writer waits for the bytes). */
+int fwdioi_steps_untag(fwdio_file_t *f, const fwdioi_msg_t *m);
+/** Steps complete here (their callbacks delivered) (progress thread). */
+uint64_t fwdioi_steps_complete(const fwdio_file_t *f);
+/** Whether ranks set commit blocks in the first step, which is being
+ *  drained: its bytes must be durable before they are written (progress
+ *  thread). */
+int fwdioi_steps_head_commits(const fwdio_file_t *f);
+
 #endif

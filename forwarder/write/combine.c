@@ -86,6 +86,7 @@ static int open_message(fwdio_file_t *f, int writer, fwdioi_combine_t *c, size_t
     fwdioi_msg_t *m = fwdioi_msg_new(f, writer, cap, 1, NULL, 0);
     if (!m)
         return -1;
+    m->task.run = fwdioi_msg_task; /* the progress thread sends it */
     c->open = m;
     if (atomic_load_explicit(&f->combine_since, memory_order_relaxed) == 0) {
         /* under the lock, so the queue is in the order of these times */

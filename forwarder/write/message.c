@@ -2,7 +2,6 @@
 /* Data messages: made by routing and combining, freed by the session. */
 #include "write/message.h"
 
-#include "write/sender.h"
 #include "write/staging.h"
 
 #include <string.h>
@@ -33,7 +32,6 @@ fwdioi_msg_t *fwdioi_msg_new(fwdio_file_t *f, int writer, size_t wire_cap, int s
     if (!m)
         return NULL;
     memset(m, 0, sizeof *m);
-    m->task.run = fwdioi_msg_task;
     m->file = f;
     m->writer = writer;
     m->staged = staged;

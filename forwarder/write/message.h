@@ -11,11 +11,13 @@
 
 /**
  * A message for `writer` of `f` with room for `wire_cap` wire bytes, its
- * fields zero but the file, writer and task; `staged`: a copy that counts
- * against the staging budget. When the writer is another rank of this node,
- * the buffer comes from the node-shared area if it has room (and, for a lent
- * write, only if the lent bytes [lent_buf, lent_buf + lent_len) lie in the
- * area too), so the writer can take it from there. NULL without memory.
+ * fields zero but the file and writer (the caller sets its task's run: the
+ * sender's fwdioi_msg_task, which message.c does not name); `staged`: a
+ * copy that counts against the staging budget. When the writer is another
+ * rank of this node, the buffer comes from the node-shared area if it has
+ * room (and, for a lent write, only if the lent bytes [lent_buf, lent_buf +
+ * lent_len) lie in the area too), so the writer can take it from there.
+ * NULL without memory.
  */
 fwdioi_msg_t *fwdioi_msg_new(fwdio_file_t *f, int writer, size_t wire_cap, int staged,
                              const void *lent_buf, uint64_t lent_len);

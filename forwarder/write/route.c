@@ -8,6 +8,7 @@
 #include "write/route.h"
 
 #include "write/message.h"
+#include "write/sender.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -62,6 +63,7 @@ static fwdioi_msg_t *emit(fwdio_file_t *f, int writer, piece_list_t *l, const ui
                                      lent ? lent->len : 0);
     if (!m)
         return NULL;
+    m->task.run = fwdioi_msg_task; /* the progress thread sends it */
     m->lent = lent;
     m->lent_base = base;
     m->lent_offset = base_offset;

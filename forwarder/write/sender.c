@@ -7,42 +7,24 @@
  */
 #include "write/sender.h"
 
+#include "write/send_done.h"
+
 #include "log.h"
 #include "write/message.h"
-#include "session/session.h"
+#include "session/outcome.h"
 #include "node/shared_path.h"
 #include "write/staging.h"
-#include "stream/steps.h"
+#include "stream/stream.h"
 #include "trace.h"
 #include "write/writer.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-void fwdioi_sender_done(fwdioi_msg_t *m, int mpi_error)
-{
-    FWDIOI_ASSERT_PROGRESS();
-    fwdio_file_t *f = m->file;
-    fwdioi_trace_end(m->trace_t0, "send", (int64_t)f->seq, (int64_t)m->payload,
-                     FWDIOI_TRACE_NONE, fwdioi_plan_writer_rank(&f->plan, m->writer));
-    if (mpi_error != MPI_SUCCESS && m->lent && m->lent->status == FWDIO_OK)
-        m->lent->status = FWDIO_EMPI;
-    fwdioi_msg_free(f->rt, m);
-    f->s.sends_pending--;
-    /* Whether the writer got the bytes is unknown: the counts cannot be
-     * trusted, so the file is aborted. */
-    if (mpi_error != MPI_SUCCESS)
-        fwdioi_session_mpi_failed(f, FWDIOI_MPI_ISEND, mpi_error);
-    if (f->s.aborted)
-        fwdioi_session_finish_if_aborted(f);
-    else if (f->s.sends_pending == 0 && f->s.final_ready)
-        fwdioi_session_data_done(f);
-}
-
 static void on_send_done(void *arg, const MPI_Status *st)
 {
     FWDIOI_ASSERT_PROGRESS();
-    fwdioi_sender_done(arg, st->MPI_ERROR);
+    fwdioi_send_done(arg, st->MPI_ERROR);
 }
 
 /* Drop a message that will never be sent (the file failed). */
@@ -118,14 +100,14 @@ static void send_mpi(fwdio_file_t *f, fwdioi_msg_t *m)
                    fwdioi_mpi_call_name(call), f->path, rc);
         fwdioi_errinfo_set_mpi(&f->s.local_error, f->rank, call, rc);
         /* (the close agreement, once started, reads sent_bytes) */
-        int counted = f->s.phase >= FWDIOI_PHASE_CLOSING || fwdioi_steps_untag(f, m) != 0;
-        if (f->s.phase < FWDIOI_PHASE_CLOSING)
+        int counted = fwdioi_file_closing(f) || fwdioi_steps_untag(f, m) != 0;
+        if (!fwdioi_file_closing(f))
             f->s.sent_bytes[m->writer] -= m->payload;
         fwdioi_sender_drop(f, m, FWDIO_EMPI);
         /* Its bytes were agreed on already (a message that waited for room in
          * the area): its writer would wait for them for ever. */
         if (counted)
-            fwdioi_session_mpi_failed(f, call, rc);
+            fwdioi_outcome_mpi_failed(f, call, rc);
         return;
     }
     if (m->staged)
@@ -165,7 +147,7 @@ void fwdioi_sender_dispatch(fwdio_file_t *f, fwdioi_msg_t *m)
     if (m->writer == f->my_writer) { /* to ourselves: no MPI */
         if (m->staged)
             fwdioi_staging_sent(f, m);
-        m->hold = (fwdioi_hold_t){1, FWDIOI_HOLD_OWN, m, m->alloc_len, 0};
+        m->hold = (fwdioi_hold_t){1, FWDIOI_HOLD_OWN, m, m->alloc_len, 0, NULL};
         fwdioi_pieces_view_t v;
         fwdioi_msg_view(m, &v);
         fwdioi_writer_accept(f, &v, &m->hold, f->rank);
@@ -194,7 +176,7 @@ int fwdioi_sender_retry_blocked(struct fwdio_runtime *o)
         if (f->s.aborted) {
             f->s.sends_pending--;
             fwdioi_sender_drop(f, m, (int)f->s.abort_info.status);
-            fwdioi_session_finish_if_aborted(f);
+            fwdioi_outcome_finish_if_aborted(f);
             continue;
         }
         int to = fwdioi_area_local_index(&o->area, fwdioi_plan_writer_rank(&f->plan, m->writer));
@@ -219,7 +201,7 @@ int fwdioi_sender_retry_blocked(struct fwdio_runtime *o)
  */
 static int in_turn(const fwdio_file_t *f, const fwdioi_msg_t *m)
 {
-    if (f->s.phase < FWDIOI_PHASE_OPEN)
+    if (fwdioi_file_before_open(f))
         return 0;
     return !f->opts.rewrites || m->step <= fwdioi_steps_complete(f);
 }
@@ -230,7 +212,7 @@ void fwdioi_sender_send(fwdio_file_t *f, fwdioi_msg_t *m)
     fwdioi_session_t *s = &f->s;
     if (s->aborted) {
         fwdioi_sender_drop(f, m, (int)s->abort_info.status);
-    } else if (s->phase >= FWDIOI_PHASE_OPEN && s->open_agreed.status != FWDIO_OK) {
+    } else if (fwdioi_file_open_failed(f)) {
         fwdioi_sender_drop(f, m, (int)s->open_agreed.status); /* the file failed to open */
     } else if (!in_turn(f, m)) {
         /* Held messages are all out of turn (released as soon as their turn

@@ -26,9 +26,5 @@ void fwdioi_sender_drop(fwdio_file_t *f, fwdioi_msg_t *m, int status);
  *  room (and drop those of files that failed) (progress thread); returns
  *  how many went. */
 int fwdioi_sender_retry_blocked(struct fwdio_runtime *o);
-/** A sent message is done with (its MPI send completed with `mpi_error`, or
- *  its writer gave it back through the node-shared area: MPI_SUCCESS): free
- *  it and move the session on (progress thread). */
-void fwdioi_sender_done(fwdioi_msg_t *m, int mpi_error);
 
 #endif

@@ -7,8 +7,6 @@
  */
 #include "write/staging.h"
 
-#include "write/combine.h"
-
 int fwdioi_write_refusal_locked(const fwdio_file_t *f)
 {
     FWDIOI_ASSERT_LOCKED(f->rt);
@@ -39,7 +37,7 @@ int fwdioi_staging_reserve_locked(fwdio_file_t *f, uint64_t bytes, int may_wait)
          * every wait under backpressure, they would shrink to the room each
          * completed send frees: one small write each. */
         if (!may_wait || o->staged_sent + (budget - o->staged) < bytes)
-            fwdioi_combine_flush_all_locked(o);
+            o->flush_combined_locked(o);
         if (!may_wait)
             return FWDIO_EAGAIN;
         fwdioi_rt_sleep_locked(f->rt);

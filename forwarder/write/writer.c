@@ -14,9 +14,8 @@
 #include "write/budget.h"
 #include "write/message.h"
 #include "read/reader.h"
-#include "session/session.h"
-#include "node/shared_path.h"
-#include "stream/steps.h"
+#include "session/outcome.h"
+#include "stream/stream.h"
 #include "storage/storage.h"
 #include "trace.h"
 #include "u64map.h"
@@ -86,6 +85,7 @@ static void on_finish_done(fwdioi_storage_job_t *job);
 
 static void record_job_error(fwdio_file_t *f, const fwdioi_storage_job_t *job)
 {
+    fwdioi_outcome_storage_failed(f, job->fail_time); /* fwdio_file_stats_t */
     if (job->status != FWDIO_OK)
         fwdioi_errinfo_set_call(&f->s.local_error, job->status, f->rank, job->sys_errno,
                                 job->err_offset, job->err_call);
@@ -147,7 +147,7 @@ static void hold_release(fwdio_file_t *f, fwdioi_hold_t *h)
         return;
     }
     if (h->kind == FWDIOI_HOLD_SHARED) { /* its sender may reuse the memory */
-        fwdioi_shared_release(f->owner, h);
+        h->give_back(f->owner, h);
         return;
     }
     if (h->releasing)
@@ -171,7 +171,7 @@ static void on_write_done(fwdioi_storage_job_t *job)
     if (job->buf_size)
         fwdioi_wbudget_released(&f->owner->wbuf, &f->s.wbuf, job->buf_size);
     fwdioi_storage_job_free(job);
-    fwdioi_session_finish_if_aborted(f);
+    fwdioi_outcome_finish_if_aborted(f);
 }
 
 static void on_finish_done(fwdioi_storage_job_t *job)
@@ -186,8 +186,8 @@ static void on_finish_done(fwdioi_storage_job_t *job)
     fwdioi_storage_job_free(job);
     /* The I/O thread runs jobs in order: every write of the file is done.
      * A file of the node-local tier writes its local file's index first. */
-    if (!ok || fwdioi_local_seal(f, fwdioi_session_data_done) != 0)
-        fwdioi_session_data_done(f);
+    if (!ok || fwdioi_local_seal(f, fwdioi_outcome_data_done) != 0)
+        fwdioi_outcome_data_done(f);
 }
 
 /* Assembly hands over a unit buffer: write its extents, unless the file
@@ -329,14 +329,14 @@ static void on_step_synced(fwdioi_storage_job_t *job)
     fwdioi_storage_job_free(job);
     step_window_advance(writer_of(f)); /* the step is written */
     if (s->aborted) {
-        fwdioi_session_finish_if_aborted(f);
+        fwdioi_outcome_finish_if_aborted(f);
         return;
     }
-    fwdioi_steps_data_done(f);
+    fwdioi_outcome_step_data_done(f);
 }
 
 /* Once the first step's bytes have all arrived: flush its partial units,
- * write and sync them, then fwdioi_steps_data_done (progress thread). */
+ * write and sync them, then fwdioi_outcome_step_data_done (progress thread). */
 static void check_step(fwdio_file_t *f)
 {
     FWDIOI_ASSERT_PROGRESS();
@@ -361,7 +361,7 @@ static void check_step(fwdio_file_t *f)
     if (!job) {
         fwdioi_errinfo_set(&s->local_error, FWDIO_ENOMEM, f->rank, 0, 0);
         step_window_advance(writer_of(f)); /* the stream fails at this step */
-        fwdioi_steps_data_done(f);
+        fwdioi_outcome_step_data_done(f);
         return;
     }
     job->fd = s->fd;
@@ -394,13 +394,13 @@ void fwdioi_writer_check_drained(fwdio_file_t *f)
     if (s->local_error.status == FWDIO_OK)
         fwdioi_assembly_flush_partial(&w->assembly);
     if (s->fd < 0) { /* open failed: nothing to sync or close */
-        fwdioi_session_data_done(f);
+        fwdioi_outcome_data_done(f);
         return;
     }
     fwdioi_storage_job_t *job = fwdioi_storage_job_new(FWDIOI_STORAGE_FINISH, f, on_finish_done);
     if (!job) {
         fwdioi_errinfo_set(&s->local_error, FWDIO_ENOMEM, f->rank, 0, 0);
-        fwdioi_session_data_done(f); /* the fd leaks rather than the job hangs */
+        fwdioi_outcome_data_done(f); /* the fd leaks rather than the job hangs */
         return;
     }
     job->fd = s->fd;
@@ -547,7 +547,7 @@ void fwdioi_writer_accept(fwdio_file_t *f, const fwdioi_pieces_view_t *v, fwdioi
                                 FWDIOI_REASON_BAD_STEP, source, (int64_t)v->step};
         fwdioi_log(FWDIOI_LOG_WARN, "rank %d: %s: a message from rank %d names step %u",
                    f->rank, f->path, source, v->step);
-        fwdioi_session_abort(f, &why, 1);
+        fwdioi_outcome_abort(f, &why, 1);
         hold_release(f, hold);
         return;
     }
@@ -630,8 +630,8 @@ static void on_recv_done(void *arg, const MPI_Status *st)
     if (st->MPI_ERROR != MPI_SUCCESS || f->s.aborted) {
         hold_release(f, &r->hold);
         if (st->MPI_ERROR != MPI_SUCCESS)
-            fwdioi_session_mpi_failed(f, FWDIOI_MPI_IMRECV, st->MPI_ERROR);
-        fwdioi_session_finish_if_aborted(f);
+            fwdioi_outcome_mpi_failed(f, FWDIOI_MPI_IMRECV, st->MPI_ERROR);
+        fwdioi_outcome_finish_if_aborted(f);
         return;
     }
     int source = r->source; /* r is released by fwdioi_writer_accept */
@@ -656,7 +656,7 @@ static void make_room(struct fwdio_runtime *o, uint64_t need)
         fwdio_file_t *best = NULL;
         uint64_t best_bytes = 0;
         for (fwdio_file_t *f = LIST_FIRST(&o->active); f; f = LIST_NEXT(f, s.active_link)) {
-            if (!writer_of(f) || f->s.phase < FWDIOI_PHASE_OPEN)
+            if (!writer_of(f) || fwdioi_file_before_open(f))
                 continue;
             uint64_t b = fwdioi_assembly_fullest_pending(&writer_of(f)->assembly);
             if (b > best_bytes) {
@@ -691,12 +691,12 @@ static void start_receive(fwdio_file_t *f, MPI_Message *msg, int len, int source
         /* Cannot buffer it: without its bytes the counts cannot add up, so the
          * file is aborted; the message is received into nothing (truncated),
          * so its sender is not blocked for ever. */
-        fwdioi_session_abort_nomem(f, 0);
+        fwdioi_outcome_nomem(f, 0);
         if (MPI_Imrecv(NULL, 0, MPI_BYTE, msg, &req) == MPI_SUCCESS)
             fwdioi_rt_track(f->rt, req, on_dropped, NULL);
         return;
     }
-    r->hold = (fwdioi_hold_t){1, FWDIOI_HOLD_RECEIVED, r, sizeof *r + (size_t)len, 0};
+    r->hold = (fwdioi_hold_t){1, FWDIOI_HOLD_RECEIVED, r, sizeof *r + (size_t)len, 0, NULL};
     r->file = f;
     r->len = len;
     r->source = source;
@@ -705,7 +705,7 @@ static void start_receive(fwdio_file_t *f, MPI_Message *msg, int len, int source
     int rc = MPI_Imrecv(r->buf, len, MPI_BYTE, msg, &req);
     if (rc != MPI_SUCCESS) {
         hold_release(f, &r->hold);
-        fwdioi_session_mpi_failed(f, FWDIOI_MPI_IMRECV, rc);
+        fwdioi_outcome_mpi_failed(f, FWDIOI_MPI_IMRECV, rc);
         /* The message is matched: unless it is received somehow, its sender
          * waits for ever. Into a scratch buffer, or nothing (truncated). */
         void *scratch = malloc(len > 0 ? (size_t)len : 1);
@@ -739,14 +739,14 @@ int fwdioi_writer_probe(fwdio_file_t *f)
             rc = MPI_Improbe(MPI_ANY_SOURCE, FWDIOI_TAG_DATA, s->comm, &flag, &w->waiting_msg,
                              &st);
             if (rc != MPI_SUCCESS) {
-                fwdioi_session_mpi_failed(f, FWDIOI_MPI_IMPROBE, rc);
+                fwdioi_outcome_mpi_failed(f, FWDIOI_MPI_IMPROBE, rc);
                 break;
             }
             if (!flag)
                 break;
             rc = MPI_Get_count(&st, MPI_BYTE, &w->waiting_len);
             if (rc != MPI_SUCCESS || w->waiting_len == MPI_UNDEFINED) {
-                fwdioi_session_mpi_failed(f, FWDIOI_MPI_GET_COUNT, rc != MPI_SUCCESS ? rc : MPI_ERR_COUNT);
+                fwdioi_outcome_mpi_failed(f, FWDIOI_MPI_GET_COUNT, rc != MPI_SUCCESS ? rc : MPI_ERR_COUNT);
                 w->waiting_len = 0; /* still received (into nothing) below */
             }
             w->waiting_source = st.MPI_SOURCE;
@@ -792,6 +792,7 @@ static void on_open_done(fwdioi_storage_job_t *job)
     FWDIOI_ASSERT_PROGRESS();
     fwdio_file_t *f = job->owner;
     f->s.fd = job->fd;
+    fwdioi_outcome_storage_failed(f, job->fail_time); /* fwdio_file_stats_t */
     if (job->status != FWDIO_OK)
         fwdioi_errinfo_set_call(&f->s.open_local, job->status, f->rank, job->sys_errno,
                                 job->err_offset, job->err_call);
@@ -799,10 +800,10 @@ static void on_open_done(fwdioi_storage_job_t *job)
     fwdioi_storage_job_free(job);
     if (f->s.aborted) {
         fwdioi_writer_close_aborted(f);
-        fwdioi_session_finish_if_aborted(f);
+        fwdioi_outcome_finish_if_aborted(f);
         return;
     }
-    fwdioi_session_opened(f);
+    fwdioi_outcome_opened(f);
 }
 
 void fwdioi_writer_open(fwdio_file_t *f)
@@ -821,7 +822,7 @@ void fwdioi_writer_open(fwdio_file_t *f)
     fwdioi_storage_job_t *job = fwdioi_storage_job_new(FWDIOI_STORAGE_OPEN, f, on_open_done);
     if (!job) {
         fwdioi_errinfo_set(&f->s.open_local, FWDIO_ENOMEM, f->rank, 0, 0);
-        fwdioi_session_opened(f);
+        fwdioi_outcome_opened(f);
         return;
     }
     job->path = f->write_path;
@@ -936,3 +937,14 @@ void fwdioi_writer_drain_step(fwdio_file_t *f, uint64_t expected)
     w->step_draining = 1;
     check_step(f);
 }
+
+const fwdioi_role_ops_t fwdioi_writer_role = {
+    .open = fwdioi_writer_open,
+    .may_receive = fwdioi_writer_expects_mpi,
+    .probe = fwdioi_writer_probe,
+    .close_agreed = fwdioi_writer_check_drained,
+    .close_aborted = fwdioi_writer_close_aborted,
+    .drop_deferred = fwdioi_writer_release_deferred,
+    .waiting_len = fwdioi_writer_waiting_len,
+    .end = fwdioi_writer_end,
+};

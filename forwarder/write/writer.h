@@ -3,7 +3,11 @@
 #ifndef FWDIOI_WRITER_H
 #define FWDIOI_WRITER_H
 
+#include "session/role.h"
 #include "state.h"
+
+/** The writer as the session drives it (role.h). */
+extern const fwdioi_role_ops_t fwdioi_writer_role;
 
 /*
  * The writer's own state is private to writer.c (struct fwdioi_writer, the
@@ -39,7 +43,7 @@ int fwdioi_writer_expects_mpi(const fwdio_file_t *f);
 /** A rank of this node announced a message over MPI (progress thread). */
 void fwdioi_writer_note_mpi(fwdio_file_t *f);
 
-/** Open the file on the I/O thread, then fwdioi_session_opened
+/** Open the file on the I/O thread, then fwdioi_outcome_opened
  *  (progress thread). */
 void fwdioi_writer_open(fwdio_file_t *f);
 /** Take the pieces of one message, checked against the plan, then drop the
@@ -54,7 +58,7 @@ void fwdioi_writer_check_drained(fwdio_file_t *f);
 int fwdioi_writer_probe(fwdio_file_t *f);
 /** A stream's first step is agreed, `expected` bytes of it announced to this
  *  writer: once they have all arrived, flush partial units, write (and
- *  sync) them, then fwdioi_steps_data_done (progress thread). */
+ *  sync) them, then fwdioi_outcome_step_data_done (progress thread). */
 void fwdioi_writer_drain_step(fwdio_file_t *f, uint64_t expected);
 /** A stream's step is complete (or the file aborted): take the messages
  *  kept for the steps now allowed, in arrival order (progress thread). */

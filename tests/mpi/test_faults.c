@@ -334,6 +334,14 @@ static void check_failed(const scenario_t *sc, tfile_t *t)
     if (tc_rank == 0)
         tc_note("%s: fwdio_file_error: %s", sc->name, text);
 
+    /* The rank that saw the failure says when its call failed. */
+    fwdio_file_stats_t fst;
+    TC_EXPECT(fwdio_file_stats(t->f, &fst), FWDIO_OK, "fwdio_file_stats");
+    if (info.rank == tc_rank)
+        TC_CHECK(fst.time_to_failure > 0 && fst.time_to_failure <= fst.time_to_complete,
+                 "%s: time_to_failure %g (complete after %g)", sc->name, fst.time_to_failure,
+                 fst.time_to_complete);
+
     /* A writer that failed after open still took in every byte sent to it. */
     if (sc->status != FWDIO_EOPEN) {
         int k = writer_region(tc_rank, t->size, &lo, &hi);

@@ -22,7 +22,7 @@
 
 #include "read/read_wire.h"
 #include "read/reader.h"
-#include "session/session.h"
+#include "session/outcome.h"
 #include "state.h"
 #include "storage/storage.h"
 
@@ -342,7 +342,7 @@ static void test_abort_with_preads(void)
     fwdioi_reader_probe(&w.f);
     fake_rt_complete_requests(MPI_SUCCESS);
     CHECK(fake_rt_io_queued() == 3);
-    w.f.s.aborted = 1; /* as fwdioi_session_abort: the reader's part */
+    w.f.s.aborted = 1; /* as fwdioi_outcome_abort: the reader's part */
     fwdioi_reader_abort(&w.f);
     fwdioi_reader_close_aborted(&w.f);
     CHECK(fake_rt_io_queued() == 3 && w.f.s.fd == 7); /* not while they read */
@@ -372,13 +372,13 @@ int main(void)
 /* ---- the session around the reader, faked: what the reader tells it is
  * recorded in the world, and the cases check it ---- */
 
-void fwdioi_session_opened(fwdio_file_t *f)
+void fwdioi_outcome_opened(fwdio_file_t *f)
 {
     (void)f;
     W->opened++;
 }
 
-void fwdioi_session_abort(fwdio_file_t *f, const fwdioi_errinfo_t *why, int notify)
+void fwdioi_outcome_abort(fwdio_file_t *f, const fwdioi_errinfo_t *why, int notify)
 {
     if (f->s.aborted)
         return;
@@ -389,14 +389,14 @@ void fwdioi_session_abort(fwdio_file_t *f, const fwdioi_errinfo_t *why, int noti
     f->s.abort_info = *why;
 }
 
-void fwdioi_session_abort_nomem(fwdio_file_t *f, uint64_t offset)
+void fwdioi_outcome_nomem(fwdio_file_t *f, uint64_t offset)
 {
     fwdioi_errinfo_t why = FWDIOI_ERRINFO_OK;
     fwdioi_errinfo_set(&why, FWDIO_ENOMEM, f->rank, 0, offset);
-    fwdioi_session_abort(f, &why, 1);
+    fwdioi_outcome_abort(f, &why, 1);
 }
 
-void fwdioi_session_mpi_failed(fwdio_file_t *f, int call, int mpi_rc)
+void fwdioi_outcome_mpi_failed(fwdio_file_t *f, int call, int mpi_rc)
 {
     (void)f;
     (void)call;
@@ -404,9 +404,9 @@ void fwdioi_session_mpi_failed(fwdio_file_t *f, int call, int mpi_rc)
     W->mpi_failures++;
 }
 
-void fwdioi_session_finish_if_aborted(fwdio_file_t *f) { (void)f; }
+void fwdioi_outcome_finish_if_aborted(fwdio_file_t *f) { (void)f; }
 
-void fwdioi_session_read_check_done(fwdio_file_t *f)
+void fwdioi_outcome_read_check_done(fwdio_file_t *f)
 {
     (void)f;
     W->check_done++;

@@ -7,6 +7,7 @@
  * descriptors).
  */
 #include "storage/fault.h"
+#include "storage/sysio.h"
 #include "fwdio.h"
 
 #include <errno.h>

@@ -30,7 +30,8 @@
 
 #include "node/area_heap.h"
 #include "node/node_area.h"
-#include "session/session.h"
+#include "session/agreements.h"
+#include "session/outcome.h"
 #include "state.h"
 #include "storage/storage.h"
 #include "stream/appends.h"
@@ -334,7 +335,7 @@ static void test_steps_in_order(void)
     /* the close: a scan of the appends after the last step, then the close
      * agreement; nothing was appended */
     f->s.close_requested = 1;
-    fwdioi_session_try_close(f);
+    fwdioi_outcome_try_close(f);
     CHECK(w.close_agreements == 0);
     answer_scan(0);
     CHECK(w.close_agreements == 1 && fwdioi_steps_close_appended(f) == 0);
@@ -397,7 +398,7 @@ static void test_append_bytes(void)
     const uint64_t at2 = 64 + 1900 + 10 + 20; /* the others appended nothing in step 1 */
     CHECK(append(at2, 33) == FWDIO_OK);
     f->s.close_requested = 1;
-    fwdioi_session_try_close(f);
+    fwdioi_outcome_try_close(f);
     CHECK(fwdioi_steps_close_appended(f) == 33 && w.close_agreements == 0);
     answer_scan(20);
     CHECK(w.close_agreements == 1);
@@ -553,7 +554,7 @@ static void test_abort_heard(void)
         fwdioi_steps_abort_heard(f, &cases[c]);
         fwdioi_step_outcome_t later = {0, 0, FWDIOI_ERRINFO_OK};
         fwdioi_steps_abort_heard(f, &later); /* the first one heard counts */
-        fwdioi_session_abort(f, &why, 0);
+        fwdioi_outcome_abort(f, &why, 0);
         CHECK(w.ncb == 3);
         for (int k = 0; k < 3; k++)
             CHECK(w.cb_index[k] == (uint64_t)k && w.cb_status[k] == want[c][k]);
@@ -743,26 +744,26 @@ int fwdioi_session_scan_appends(fwdio_file_t *f, const uint64_t *mine, uint64_t 
 
 /* As session.c: a failed MPI call aborts the file (notifying), unless the
  * stream keeps the abort for later. */
-void fwdioi_session_mpi_failed(fwdio_file_t *f, int call, int mpi_rc)
+void fwdioi_outcome_mpi_failed(fwdio_file_t *f, int call, int mpi_rc)
 {
     W->mpi_failures++;
     fwdioi_errinfo_t why = mpi_failure(f->rank, call, mpi_rc);
     if (fwdioi_steps_defer_abort(f, call, &why))
         return;
-    fwdioi_session_abort(f, &why, 1);
+    fwdioi_outcome_abort(f, &why, 1);
 }
 
 int fwdioi_session_agreement_ok(fwdio_file_t *f, int call, const MPI_Status *st)
 {
     if (st->MPI_ERROR == MPI_SUCCESS)
         return 1;
-    fwdioi_session_mpi_failed(f, call, st->MPI_ERROR);
+    fwdioi_outcome_mpi_failed(f, call, st->MPI_ERROR);
     return 0;
 }
 
 /* As session.c, the stream's part: the announced outcome, then its steps
  * complete with the abort. */
-void fwdioi_session_abort(fwdio_file_t *f, const fwdioi_errinfo_t *why, int notify)
+void fwdioi_outcome_abort(fwdio_file_t *f, const fwdioi_errinfo_t *why, int notify)
 {
     if (f->s.aborted)
         return;
@@ -776,7 +777,7 @@ void fwdioi_session_abort(fwdio_file_t *f, const fwdioi_errinfo_t *why, int noti
     fwdioi_steps_fail_all(f, why);
 }
 
-void fwdioi_session_publish_error(fwdio_file_t *f, const fwdioi_errinfo_t *e)
+void fwdioi_outcome_publish_error(fwdio_file_t *f, const fwdioi_errinfo_t *e)
 {
     (void)f;
     W->published++;
@@ -785,7 +786,7 @@ void fwdioi_session_publish_error(fwdio_file_t *f, const fwdioi_errinfo_t *e)
 
 /* As session.c: the close agreement waits for the steps and the close's
  * scan of appends. */
-void fwdioi_session_try_close(fwdio_file_t *f)
+void fwdioi_outcome_try_close(fwdio_file_t *f)
 {
     fwdioi_session_t *s = &f->s;
     if (!s->close_requested || s->aborted || s->phase != FWDIOI_PHASE_OPEN ||
@@ -797,7 +798,7 @@ void fwdioi_session_try_close(fwdio_file_t *f)
     s->phase = FWDIOI_PHASE_CLOSING;
 }
 
-void fwdioi_session_finish_if_aborted(fwdio_file_t *f) { (void)f; }
+void fwdioi_outcome_finish_if_aborted(fwdio_file_t *f) { (void)f; }
 
 void fwdioi_writer_drain_step(fwdio_file_t *f, uint64_t expected)
 {
@@ -834,7 +835,7 @@ void fwdioi_sender_send(fwdio_file_t *f, fwdioi_msg_t *m)
     }
     if (W->fail_send == W->nsent + 1) {
         W->fail_send = 0;
-        fwdioi_session_mpi_failed(f, FWDIOI_MPI_ISEND, MPI_ERR_OTHER);
+        fwdioi_outcome_mpi_failed(f, FWDIOI_MPI_ISEND, MPI_ERR_OTHER);
         fwdioi_sender_drop(f, m, (int)f->s.abort_info.status);
         return;
     }

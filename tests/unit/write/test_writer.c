@@ -25,7 +25,7 @@
 #include "node/area_heap.h"
 #include "node/shared_path.h"
 #include "read/reader.h"
-#include "session/session.h"
+#include "session/outcome.h"
 #include "state.h"
 #include "storage/storage.h"
 #include "stream/steps.h"
@@ -111,6 +111,7 @@ static void drain_io(void)
                 job->status = FWDIO_EWRITE;
                 job->sys_errno = ENOSPC;
                 job->err_offset = job->nsegs ? job->segs[0].offset : job->base;
+                job->fail_time = 12.5; /* as storage.c's fail(): when the call failed */
                 *job->write_failed = 1;
                 break;
             }
@@ -388,8 +389,8 @@ static void test_message_larger_than_budget(void)
 }
 
 /* The first pwrite fails (ENOSPC): the file's error names the call's
- * errno and offset, later writes are skipped, and the close still runs
- * (no sync: the file is not durable). */
+ * errno and offset and its time is kept, later writes are skipped, and the
+ * close still runs (no sync: the file is not durable). */
 static void test_pwrite_failure(void)
 {
     world_t w;
@@ -401,6 +402,7 @@ static void test_pwrite_failure(void)
     tick();
     const fwdioi_errinfo_t *e = &w.f.s.local_error;
     CHECK(e->status == FWDIO_EWRITE && e->sys_errno == ENOSPC && e->offset == 4096);
+    CHECK(w.f.s.stats.first_failure == 12.5); /* fwdio_file_stats_t.time_to_failure */
     send_pieces(0, &b, 1);
     tick(); /* dropped: the file failed */
     close_file(8192);
@@ -525,19 +527,19 @@ int main(void)
 /* ---- the modules around the writer, faked: what it tells them is
  * recorded in the world, and the cases check it ---- */
 
-void fwdioi_session_opened(fwdio_file_t *f)
+void fwdioi_outcome_opened(fwdio_file_t *f)
 {
     (void)f;
     W->opened++;
 }
 
-void fwdioi_session_data_done(fwdio_file_t *f)
+void fwdioi_outcome_data_done(fwdio_file_t *f)
 {
     (void)f;
     W->data_done++;
 }
 
-void fwdioi_session_abort(fwdio_file_t *f, const fwdioi_errinfo_t *why, int notify)
+void fwdioi_outcome_abort(fwdio_file_t *f, const fwdioi_errinfo_t *why, int notify)
 {
     (void)notify;
     W->aborts++;
@@ -546,14 +548,14 @@ void fwdioi_session_abort(fwdio_file_t *f, const fwdioi_errinfo_t *why, int noti
     f->s.abort_info = *why;
 }
 
-void fwdioi_session_abort_nomem(fwdio_file_t *f, uint64_t offset)
+void fwdioi_outcome_nomem(fwdio_file_t *f, uint64_t offset)
 {
     fwdioi_errinfo_t why = FWDIOI_ERRINFO_OK;
     fwdioi_errinfo_set(&why, FWDIO_ENOMEM, f->rank, 0, offset);
-    fwdioi_session_abort(f, &why, 1);
+    fwdioi_outcome_abort(f, &why, 1);
 }
 
-void fwdioi_session_mpi_failed(fwdio_file_t *f, int call, int mpi_rc)
+void fwdioi_outcome_mpi_failed(fwdio_file_t *f, int call, int mpi_rc)
 {
     (void)f;
     (void)call;
@@ -561,7 +563,7 @@ void fwdioi_session_mpi_failed(fwdio_file_t *f, int call, int mpi_rc)
     W->mpi_failures++;
 }
 
-void fwdioi_session_finish_if_aborted(fwdio_file_t *f) { (void)f; }
+void fwdioi_outcome_finish_if_aborted(fwdio_file_t *f) { (void)f; }
 
 /* The node-local tier (local/local_tier.h): these files have none. */
 const char *fwdioi_local_data_path(const fwdio_file_t *f)
@@ -577,7 +579,7 @@ int fwdioi_local_seal(fwdio_file_t *f, void (*then)(fwdio_file_t *f))
     return -1;
 }
 
-void fwdioi_steps_data_done(fwdio_file_t *f)
+void fwdioi_outcome_step_data_done(fwdio_file_t *f)
 {
     (void)f;
     W->steps_done++;
@@ -594,13 +596,6 @@ int fwdioi_steps_head_commits(const fwdio_file_t *f)
 {
     (void)f;
     return 0;
-}
-
-void fwdioi_shared_release(struct fwdio_runtime *o, fwdioi_hold_t *h)
-{
-    (void)o;
-    (void)h;
-    CHECK(!"no message comes through the node-shared area here");
 }
 
 void fwdioi_reader_make_room(struct fwdio_runtime *o, uint64_t need)
