@@ -1181,7 +1181,9 @@ FWDIO_API int fwdio_test(fwdio_file_t *file, int *done);
  * a failure on any writer (the target cannot be opened, a pwrite or
  * fdatasync fails, the local copy cannot be read) is every rank's status,
  * with fwdio_file_error() naming the call, rank, offset and errno, and never
- * FWDIO_OK over missing bytes. A file without the tier, or one whose local
+ * FWDIO_OK over missing bytes. An MPI failure of one of the drain's
+ * agreements on one rank ends the drain on every rank with FWDIO_EMPI
+ * naming it (no rank waits for ever). A file without the tier, or one whose local
  * phase failed, is drained as soon as it is complete, with complete's
  * status. Any thread, any callback mode; fwdio_file_free() does not stop a
  * drain (the runtime keeps what it needs), but the handle is then gone.

@@ -153,7 +153,8 @@ static void start_drain_task(fwdioi_task_t *task)
 }
 
 int fwdioi_local_session_done(fwdio_file_t *f, const fwdioi_errinfo_t *final, MPI_Comm *comm,
-                              void (*path_free)(fwdio_file_t *f))
+                              void (*path_free)(fwdio_file_t *f),
+                              void (*announce)(fwdio_file_t *f, const fwdioi_errinfo_t *why))
 {
     FWDIOI_ASSERT_PROGRESS();
     struct fwdioi_local *l = f->local;
@@ -162,6 +163,7 @@ int fwdioi_local_session_done(fwdio_file_t *f, const fwdioi_errinfo_t *final, MP
     l->comm = *comm;
     *comm = MPI_COMM_NULL;
     l->path_free = path_free;
+    l->announce = announce;
     l->committer = f->s.committer;
     l->committers = f->s.committers;
     fwdioi_rt_lock(f->rt);

@@ -36,8 +36,19 @@ int fwdioi_local_defers_commit(const fwdio_file_t *f);
  * (nobody opens it until the drain is over and calls path_free(f), the
  * session's, before drained is delivered); returns 1 then. 0: no drain (no
  * tier, or the file failed or aborted: the drained status is the complete
- * one) (progress thread).
+ * one). `announce`, the session's, tells the other ranks that an MPI call
+ * of this rank's drain failed, so theirs end too (fwdioi_local_abort_heard)
+ * (progress thread).
  */
 int fwdioi_local_session_done(fwdio_file_t *f, const fwdioi_errinfo_t *final, MPI_Comm *comm,
-                              void (*path_free)(fwdio_file_t *f));
+                              void (*path_free)(fwdio_file_t *f),
+                              void (*announce)(fwdio_file_t *f, const fwdioi_errinfo_t *why));
+/**
+ * Another rank's drain of `f` failed in MPI with `why` (it announced it):
+ * this rank's drain gives up its agreements, finishes the job in flight,
+ * closes its files and, on the committer with atomic_replace, removes the
+ * temporary, then is over with `why` (the same status and text on every
+ * rank). Nothing after the drain's end (progress thread).
+ */
+void fwdioi_local_abort_heard(fwdio_file_t *f, const fwdioi_errinfo_t *why);
 #endif

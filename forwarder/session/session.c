@@ -376,8 +376,34 @@ static void start_waiting_opens(struct fwdio_runtime *o, const fwdio_file_t *don
 static void path_freed_by_drain(fwdio_file_t *f)
 {
     FWDIOI_ASSERT_PROGRESS();
+    if (f->s.draining) {
+        LIST_REMOVE(f, s.drain_link);
+        f->s.draining = 0;
+    }
     unindex_path(f);
     start_waiting_opens(f->owner, f);
+}
+
+/* An MPI call of f's drain failed on this rank: the other ranks hear of it
+ * as of a session's abort, marked as the drain's (abort.c) (progress
+ * thread). */
+static void announce_drain_abort(fwdio_file_t *f, const fwdioi_errinfo_t *why)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    fwdioi_abort_announce_drain(f->owner, f->seq, why);
+}
+
+int fwdioi_session_drain_abort_heard(struct fwdio_runtime *o, uint64_t seq,
+                                     const fwdioi_errinfo_t *why)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    /* Drains in flight are few (each holds a communicator): a walk is fine. */
+    for (fwdio_file_t *f = LIST_FIRST(&o->draining); f; f = LIST_NEXT(f, s.drain_link))
+        if (f->seq == seq) {
+            fwdioi_local_abort_heard(f, why);
+            return 1;
+        }
+    return 0;
 }
 
 /* The session is over: publish the result and fire complete (progress thread). */
@@ -395,9 +421,17 @@ static void finish_session(fwdio_file_t *f, const fwdioi_errinfo_t *result)
     fwdioi_errinfo_t final = *result; /* result may point into the session */
     /* A file of the node-local tier drains now, on its communicator; its
      * path stays taken until the drain is over (path_freed_by_drain). */
-    int draining = fwdioi_local_session_done(f, &final, &s->comm, path_freed_by_drain);
+    int draining = fwdioi_local_session_done(f, &final, &s->comm, path_freed_by_drain,
+                                             announce_drain_abort);
     if (!draining)
         unindex_path(f);
+    else {
+        LIST_INSERT_HEAD(&f->owner->draining, f, s.drain_link);
+        s->draining = 1;
+        fwdioi_errinfo_t why;
+        if (fwdioi_abort_take_pending(f->owner, f->seq, 1, &why))
+            fwdioi_local_abort_heard(f, &why); /* another rank's drain failed first */
+    }
     if (s->comm != MPI_COMM_NULL) {
         if (s->aborted && (f->my_writer >= 0 || f->reading))
             fwdioi_zombie_add(f->owner, s->comm); /* late data (or answers) still arrive */
@@ -940,7 +974,7 @@ static void open_task(fwdioi_task_t *task)
         fwdioi_session_abort(f, &why, 0);
         return;
     }
-    if (fwdioi_abort_take_pending(owner, f->seq, &why)) {
+    if (fwdioi_abort_take_pending(owner, f->seq, 0, &why)) {
         fwdioi_session_abort(f, &why, 0);
         return;
     }
@@ -1147,7 +1181,7 @@ int fwdioi_session_poll(void *runtime, int *active)
      * no polls, so it does not count as movement here. */
     int area_waiting = 0;
     fwdioi_shared_poll(owner, &area_waiting);
-    if (!LIST_EMPTY(&owner->active))
+    if (!LIST_EMPTY(&owner->active) || !LIST_EMPTY(&owner->draining))
         events += fwdioi_abort_receive(owner);
     if (owner->nzombies)
         events += fwdioi_zombie_drain(owner, active);

@@ -25,6 +25,12 @@ void fwdioi_session_abort_heard(fwdio_file_t *f, const fwdioi_errinfo_t *why,
 /** The active file of sequence number `seq` (its open task ran, its session
  *  has not ended), or NULL; O(1) (progress thread). */
 fwdio_file_t *fwdioi_session_active_file(struct fwdio_runtime *o, uint64_t seq);
+/** Another rank announced that an MPI call of file `seq`'s drain (node-local
+ *  tier) failed with `why`: the drain here, if it runs, ends with it too
+ *  (1); 0 when this rank has no drain of `seq` in flight (not yet, or no
+ *  more) (progress thread). */
+int fwdioi_session_drain_abort_heard(struct fwdio_runtime *o, uint64_t seq,
+                                     const fwdioi_errinfo_t *why);
 /** Abort the file: this rank ran out of memory for it (at `offset`), and
  *  says so (progress thread). */
 void fwdioi_session_abort_nomem(fwdio_file_t *f, uint64_t offset);

@@ -22,6 +22,21 @@
  *              is OK, the drain's status is FWDIO_EWRITE with the same text
  *              on every rank, the target keeps the old version, the
  *              temporary is removed and the local files are kept;
+ *   localfail  (own runtime, FWDIO_FAULT: the last writer's pwrites to its
+ *              local file fail) with atomic_replace: complete and drained
+ *              are FWDIO_EWRITE with the same text on every rank, naming
+ *              the local file; the target keeps the old version;
+ *   agreefault (own runtime; only with --case, under MPI_FAULTS_RULE, which
+ *              fails one rank's MPI_Iallreduce of the drain's status or its
+ *              commit's, tests/util/mpi_faults.h) with atomic_replace:
+ *              complete is OK, fwdio_drain_wait and drained give FWDIO_EMPI
+ *              on every rank with the same text naming the drain's
+ *              agreement, nobody hangs (the watchdog); the target holds the
+ *              old version whole (--expect-target old) or one of the two
+ *              whole (either: the commit may have renamed); the local
+ *              files are kept; with --free-early the handles are freed
+ *              right after completion and fwdio_finalize returns after the
+ *              drained callback gave FWDIO_EMPI;
  *   finalize   (local_dir and the cap from FWDIO_LOCAL_DIR and
  *              FWDIO_DRAIN_BANDWIDTH) a slow drain of a file whose handle was freed right
  *              after completion: fwdio_finalize waits for it, the drained
@@ -41,6 +56,7 @@
 #include <unistd.h>
 
 #include "fwdio.h"
+#include "mpi_faults.h"
 #include "pattern.h"
 #include "test_common.h"
 
@@ -379,6 +395,153 @@ static int drain_fail_main(void)
     return 0;
 }
 
+/* The old version of `path` for the cases with atomic_replace: 1000 'o's. */
+static void write_old_version(const char *path)
+{
+    if (tc_rank == 0) {
+        FILE *p = fopen(path, "w");
+        for (int i = 0; p && i < 1000; i++)
+            fputc('o', p);
+        if (p)
+            fclose(p);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+/* Whether `path` is the old version (collective: rank 0 looks). */
+static int is_old_version(const char *path)
+{
+    int old = 0;
+    if (tc_rank == 0) {
+        char buf[1001];
+        FILE *p = fopen(path, "r");
+        size_t n = p ? fread(buf, 1, sizeof buf, p) : 0;
+        if (p)
+            fclose(p);
+        old = n == 1000;
+        for (size_t i = 0; old && i < n; i++)
+            old = buf[i] == 'o';
+    }
+    MPI_Bcast(&old, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    return old;
+}
+
+/* The file's error (its drain's, once drained) is `status` on every rank
+ * with one text holding `fragment`, and one rank in its detail. */
+static void expect_agreed_error(fwdio_file_t *f, int status, const char *fragment)
+{
+    char text[256], first[256];
+    snprintf(text, sizeof text, "%s", fwdio_file_error(f));
+    memcpy(first, text, sizeof text);
+    MPI_Bcast(first, sizeof first, MPI_CHAR, 0, MPI_COMM_WORLD);
+    TC_CHECK(!strcmp(first, text), "error texts differ: \"%s\" on rank 0, \"%s\" here", first,
+             text);
+    TC_CHECK(strstr(text, fragment) != NULL, "the error does not name %s: %s", fragment, text);
+    fwdio_error_info_t info;
+    TC_EXPECT(fwdio_file_error_info(f, &info), FWDIO_OK, "fwdio_file_error_info");
+    int rank0 = info.rank;
+    MPI_Bcast(&rank0, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    TC_CHECK(info.status == status && info.rank == rank0 && info.rank >= 0,
+             "error info: status %d (expected %d), rank %d (rank 0 has %d)", info.status, status,
+             info.rank, rank0);
+}
+
+/* ---- localfail: a writer's local pwrite fails ---- */
+
+static int local_fail_main(void)
+{
+    char dir[4096], path[4096];
+    tc_path(dir, sizeof dir, "local-lfail");
+    tc_path(path, sizeof path, "lfail.dat");
+    write_old_version(path);
+    char spec[256];
+    snprintf(spec, sizeof spec, "pwrite:eio:path=fwdio-local:rank=%d", tc_size - 1);
+    setenv("FWDIO_FAULT", spec, 1);
+    fwdio_runtime_t *rt = tc_start_runtime(MPI_COMM_WORLD, g_mode);
+    unsetenv("FWDIO_FAULT");
+    fwdio_options_t o;
+    tier_options(&o, dir);
+    o.atomic_replace = 1;
+    cbs_t c;
+    fwdio_callbacks_t cb = callbacks(&c);
+    fwdio_file_t *f = NULL;
+    tc_phase("localfail");
+    TC_EXPECT(fwdio_open(rt, path, FILE_SIZE, &o, &cb, &f), FWDIO_OK, "fwdio_open");
+    write_share_(f, 808, 1);
+    TC_EXPECT(fwdio_close(f), FWDIO_OK, "fwdio_close");
+    TC_EXPECT(fwdio_wait(f), FWDIO_EWRITE, "fwdio_wait: a local pwrite failed");
+    TC_EXPECT(fwdio_drain_wait(f), FWDIO_EWRITE, "fwdio_drain_wait: the same status");
+    TC_CHECK(atomic_load(&c.complete_status) == FWDIO_EWRITE &&
+                 atomic_load(&c.drained_status) == FWDIO_EWRITE && atomic_load(&c.drained_count) == 1,
+             "callbacks: complete %s, drained %s (%d times)",
+             fwdio_strerror(atomic_load(&c.complete_status)),
+             fwdio_strerror(atomic_load(&c.drained_status)), atomic_load(&c.drained_count));
+    expect_agreed_error(f, FWDIO_EWRITE, "fwdio-local");
+    MPI_Barrier(MPI_COMM_WORLD);
+    TC_CHECK(is_old_version(path), "%s: the old version is gone after a failed local write", path);
+    fwdio_file_free(f);
+    TC_EXPECT(fwdio_finalize(rt), FWDIO_OK, "fwdio_finalize");
+    return 0;
+}
+
+/* ---- agreefault: an MPI failure in the drain's agreements ---- */
+
+static const char *g_expect_target = "old";
+static const char *g_text = "MPI_Iallreduce (drain";
+static int g_free_early;
+
+static int agree_fault_main(void)
+{
+    char dir[4096], path[4096];
+    tc_path(dir, sizeof dir, "local-afault");
+    tc_path(path, sizeof path, "afault.dat");
+    write_old_version(path);
+    fwdio_runtime_t *rt = tc_start_runtime(MPI_COMM_WORLD, g_mode);
+    fwdio_options_t o;
+    tier_options(&o, dir);
+    o.atomic_replace = 1;
+    static cbs_t c; /* with --free-early, the callbacks run after the free */
+    fwdio_callbacks_t cb = callbacks(&c);
+    fwdio_file_t *f = NULL;
+    tc_phase("agreefault");
+    TC_EXPECT(fwdio_open(rt, path, FILE_SIZE, &o, &cb, &f), FWDIO_OK, "fwdio_open");
+    write_share(f, 707);
+    TC_EXPECT(fwdio_close(f), FWDIO_OK, "fwdio_close");
+    TC_EXPECT(fwdio_wait(f), FWDIO_OK, "fwdio_wait: complete in the local stores");
+    if (g_free_early) {
+        fwdio_file_free(f); /* the drain, and its failure, go on without the handle */
+        TC_EXPECT(fwdio_finalize(rt), FWDIO_OK, "fwdio_finalize");
+        TC_CHECK(atomic_load(&c.drained_count) == 1 &&
+                     atomic_load(&c.drained_status) == FWDIO_EMPI,
+                 "finalize returned with drained run %d times, %s", atomic_load(&c.drained_count),
+                 fwdio_strerror(atomic_load(&c.drained_status)));
+    } else {
+        TC_EXPECT(fwdio_drain_wait(f), FWDIO_EMPI, "fwdio_drain_wait");
+        TC_CHECK(atomic_load(&c.drained_count) == 1 &&
+                     atomic_load(&c.drained_status) == FWDIO_EMPI,
+                 "drained ran %d times, %s", atomic_load(&c.drained_count),
+                 fwdio_strerror(atomic_load(&c.drained_status)));
+        expect_agreed_error(f, FWDIO_EMPI, g_text);
+    }
+    TC_CHECK(tc_sum(MPI_COMM_WORLD, mpi_faults_fired()) == 1,
+             "MPI_FAULTS_RULE fired %ld times, expected once", tc_sum(MPI_COMM_WORLD, mpi_faults_fired()));
+    MPI_Barrier(MPI_COMM_WORLD);
+    int old = is_old_version(path);
+    if (!strcmp(g_expect_target, "old"))
+        TC_CHECK(old, "%s: the old version is gone after a failed drain", path);
+    else if (!old)
+        TC_CHECK(tc_verify_full(MPI_COMM_WORLD, path, FILE_SIZE, 707) == 0,
+                 "%s: neither the old version nor the new one whole", path);
+    TC_CHECK(tc_rank != 0 || local_files(dir, 1) == (tc_size > 1 ? 2 : 1),
+             "the local copies of a failed drain are gone (%d)", local_files(dir, 0));
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (!g_free_early) {
+        fwdio_file_free(f);
+        TC_EXPECT(fwdio_finalize(rt), FWDIO_OK, "fwdio_finalize");
+    }
+    return 0;
+}
+
 /* ---- finalize waits for a drain ---- */
 
 static void case_finalize(void)
@@ -425,9 +588,16 @@ int main(int argc, char **argv)
             continue;
         if (!strcmp(argv[i], "--case") && i + 1 < argc)
             only = argv[++i];
+        else if (!strcmp(argv[i], "--expect-target") && i + 1 < argc)
+            g_expect_target = argv[++i];
+        else if (!strcmp(argv[i], "--text") && i + 1 < argc)
+            g_text = argv[++i];
+        else if (!strcmp(argv[i], "--free-early"))
+            g_free_early = 1;
         else {
             fprintf(stderr, "usage: test_local_tier [--case NAME] [--timeout S] "
-                            "[--callback-mode poll|progress]\n");
+                            "[--callback-mode poll|progress] [--expect-target old|either] "
+                            "[--text TEXT] [--free-early]\n");
             return 2;
         }
     }
@@ -444,6 +614,10 @@ int main(int argc, char **argv)
     TC_EXPECT(fwdio_finalize(rt), FWDIO_OK, "fwdio_finalize");
     if (!only || !strcmp(only, "drainfail"))
         drain_fail_main();
+    if (!only || !strcmp(only, "localfail"))
+        local_fail_main();
+    if (only && !strcmp(only, "agreefault"))
+        agree_fault_main();
     if (!only || !strcmp(only, "finalize"))
         case_finalize();
     return tc_finish("test_local_tier");
