@@ -121,6 +121,7 @@ static void drain_job_done(fwdioi_io_job_t *io)
         drain_agree(f);
         return;
     case FWDIOI_DRAIN_REMOVE:
+        fwdioi_local_space_free(f); /* the local file is gone */
         drain_over(f);
         return;
     }
@@ -134,7 +135,10 @@ static void drain_finish(fwdio_file_t *f, const fwdioi_errinfo_t *result)
 {
     struct fwdioi_local *l = f->local;
     l->over = 1;
-    if (l->comm != MPI_COMM_NULL)
+    /* Not after a collective was given up: MPI still progresses it among
+     * the ranks that joined (Open MPI's libnbc then touched the freed
+     * communicator and crashed), so the communicator is left to MPI too. */
+    if (l->comm != MPI_COMM_NULL && !l->abandoned)
         fwdioi_log_mpi_failure(MPI_Comm_free(&l->comm), "MPI_Comm_free (drain)");
     l->comm = MPI_COMM_NULL;
     free(l->buf);
@@ -143,7 +147,7 @@ static void drain_finish(fwdio_file_t *f, const fwdioi_errinfo_t *result)
     double t = fwdioi_now() - l->t0;
     fwdioi_log(FWDIOI_LOG_INFO, "rank %d: %s drained: %s (%llu bytes in %.3f s)", f->rank,
                f->path, fwdio_strerror((int)result->status), (unsigned long long)l->moved, t);
-    if (result->status == FWDIO_OK && l->data_path)
+    if (result->status == FWDIO_OK && l->data_path && !l->direct)
         submit(f, FWDIOI_DRAIN_REMOVE);
     else
         drain_over(f);
@@ -207,9 +211,10 @@ static void drain_abort(fwdio_file_t *f, const fwdioi_errinfo_t *why, int announ
                f->path, fwdio_strerror((int)why->status), (long long)why->rank);
     if (announce && l->announce)
         l->announce(f, why);
-    if (l->agreeing) { /* one that cannot complete: left to MPI */
+    if (l->agreeing) { /* one that cannot complete: left to MPI, with its communicator */
         fwdioi_rt_forget(f->rt, f);
         l->agreeing = 0;
+        l->abandoned = 1;
     }
     abort_continue(f);
 }
@@ -370,7 +375,7 @@ void fwdioi_drain_start(fwdio_file_t *f)
         abort_continue(f);
         return;
     }
-    if (f->my_writer < 0) {
+    if (f->my_writer < 0 || l->direct) { /* nothing of its own in the local store */
         drain_agree(f);
         return;
     }

@@ -13,6 +13,12 @@ struct fwdioi_local {
     char *dir;       /* for this host */
     char *data_path; /* this rank's local file, if it writes; else NULL */
     uint64_t bandwidth; /* drain cap, bytes/s per writer; 0: none */
+    uint64_t capacity;  /* local_capacity, bytes per node; 0: none */
+    /* progress thread (reserved: also the file's release): this writer
+     * writes the file straight to the target (no room in the local store);
+     * the bytes it took from the node's count (local_tier.c) */
+    int direct;
+    uint64_t reserved;
     uint64_t created_ns; /* CLOCK_REALTIME at fwdio_open: the index's `created` */
     /* progress thread: the drain (drain.c), started from a task so that
      * nothing of it, even a failure to start, comes before complete */
@@ -35,6 +41,7 @@ struct fwdioi_local {
      * ran its commit (rename, commit block) or its discard */
     int started, busy, agreeing, over, committed;
     int aborted; /* an MPI call of the drain failed, here or on another rank */
+    int abandoned; /* an agreement was given up: the communicator is not freed */
     fwdioi_errinfo_t abort_info;
     /* the agreement in flight (one at a time): its pairs (agree.h), where
      * its result goes and what runs then */
@@ -46,5 +53,8 @@ struct fwdioi_local {
 /** Start the drain of `f` (local_tier.c hands over at the session's end)
  *  (progress thread). */
 void fwdioi_drain_start(fwdio_file_t *f);
+/** Give the writer's bytes back to the node's count of local space: its
+ *  local file is gone, or the file is released (any thread). */
+void fwdioi_local_space_free(fwdio_file_t *f);
 
 #endif

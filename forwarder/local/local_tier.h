@@ -15,9 +15,26 @@
 
 #include "state.h"
 
+struct fwdioi_storage_job; /* storage/storage.h */
+
 /** The writer's file in the local store, which it opens instead of the
- *  target; NULL for a file without the tier. */
+ *  target; NULL for a file without the tier, and for a writer that writes
+ *  the file straight to the target (no room in the local store). */
 const char *fwdioi_local_data_path(const fwdio_file_t *f);
+/**
+ * The writer is about to open the file with `job` (the target, as without
+ * the tier): for a file of the tier, take the writer's bytes (its units and
+ * its index) from the node's count (local_capacity, node/node_area.h) and
+ * point the job at the local file (emptied, its directories made), with a
+ * free-space check that falls back to the target (storage.h, need_free);
+ * bytes that do not fit the count leave the job on the target: the writer
+ * writes this file straight there (progress thread).
+ */
+void fwdioi_local_prepare_open(fwdio_file_t *f, struct fwdioi_storage_job *job);
+/** The writer's open job is done: one that fell back to the target gives
+ *  the bytes back, and the writer writes straight there (progress
+ *  thread). */
+void fwdioi_local_open_done(fwdio_file_t *f, const struct fwdioi_storage_job *job);
 /**
  * The writer's local file is written, durable and closed: write its index
  * and make it durable (an I/O job), then then(f). Returns 0 when it did so,

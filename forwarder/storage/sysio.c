@@ -20,7 +20,7 @@ static const char *const call_names[FWDIOI_CALL_COUNT] = {
     [FWDIOI_CALL_RENAME] = "rename",   [FWDIOI_CALL_UNLINK] = "unlink",
     [FWDIOI_CALL_FSYNC_DIR] = "fsync_dir", [FWDIOI_CALL_PREAD] = "pread",
     [FWDIOI_CALL_FSTAT] = "fstat",     [FWDIOI_CALL_SHM_COMMIT] = "shm_commit",
-    [FWDIOI_CALL_MKDIR] = "mkdir",
+    [FWDIOI_CALL_MKDIR] = "mkdir", [FWDIOI_CALL_STATVFS] = "statvfs",
 };
 
 const char *fwdioi_syscall_name(int call)
@@ -184,6 +184,15 @@ int fwdioi_sys_unlink(const char *path)
     if (f.kind == FWDIOI_FAULT_ERROR)
         return injected(f.err);
     return checked(unlink(path));
+}
+
+int fwdioi_sys_statvfs(const char *path, struct statvfs *st)
+{
+    fwdioi_fault_t f = fault_path(FWDIOI_CALL_STATVFS, path, NULL);
+    int rc = statvfs(path, st);
+    if (rc == 0 && f.kind == FWDIOI_FAULT_ERROR)
+        st->f_bavail = 0; /* a full store, as the rule asks */
+    return checked(rc);
 }
 
 int fwdioi_sys_mkdir(const char *path, mode_t mode)

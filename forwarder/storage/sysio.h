@@ -11,6 +11,7 @@
 
 #include <stddef.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/types.h>
 
 /** The calls, as error reports and FWDIO_FAULT rules name them. */
@@ -28,6 +29,7 @@ typedef enum fwdioi_syscall {
     FWDIOI_CALL_FSTAT,
     FWDIOI_CALL_SHM_COMMIT, /* the node-shared area commits memory (node_area.c) */
     FWDIOI_CALL_MKDIR,      /* the node-local tier makes its directory */
+    FWDIOI_CALL_STATVFS,    /* the node-local tier asks its store's free space */
     FWDIOI_CALL_COUNT
 } fwdioi_syscall_t;
 
@@ -51,6 +53,9 @@ int fwdioi_sys_close(int fd);
 int fwdioi_sys_rename(const char *from, const char *to);
 int fwdioi_sys_unlink(const char *path);
 int fwdioi_sys_mkdir(const char *path, mode_t mode);
+/** statvfs; a fault rule's error makes it report a full file system (no
+ *  free blocks) instead of failing, as a full local store looks. */
+int fwdioi_sys_statvfs(const char *path, struct statvfs *st);
 /** open(dir) + fsync + close: makes a rename in `dir` durable. */
 int fwdioi_sys_fsync_dir(const char *dir);
 

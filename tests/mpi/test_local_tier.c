@@ -37,6 +37,19 @@
  *              files are kept; with --free-early the handles are freed
  *              right after completion and fwdio_finalize returns after the
  *              drained callback gave FWDIO_EMPI;
+ *   capacity   local_capacity, the node's count: a capacity below one
+ *              file's writer share sends each writer straight to the
+ *              target (no local file at completion); with room for one
+ *              file, a second file opened while the first drains (capped)
+ *              goes straight to the target, and a third, after that drain,
+ *              is local again (its bytes given back); every file's bytes
+ *              right at the target; ranks that pass different capacities
+ *              fail with FWDIO_EINVAL naming local_capacity;
+ *   fullstore  (own runtime) a local store without room for the last
+ *              writer's file (FWDIO_FAULT statvfs, or with --store DIR a
+ *              small tmpfs mounted there, tests/mpi/local_tmpfs.sh): that
+ *              writer writes to the target, the other locally; complete and
+ *              drained OK, the bytes right, one local file at completion;
  *   finalize   (local_dir and the cap from FWDIO_LOCAL_DIR and
  *              FWDIO_DRAIN_BANDWIDTH) a slow drain of a file whose handle was freed right
  *              after completion: fwdio_finalize waits for it, the drained
@@ -542,6 +555,144 @@ static int agree_fault_main(void)
     return 0;
 }
 
+/* ---- capacity: local_capacity, counted per node ---- */
+
+/* Open, write, close and wait for one file of the tier; the number of
+ * local files in `dir` at its completion (rank 0's count, to all). */
+static fwdio_file_t *tier_file(fwdio_runtime_t *rt, const char *path, const char *dir,
+                               uint64_t capacity, uint64_t cap_bw, uint64_t seed, cbs_t *c,
+                               int *local_at_complete)
+{
+    fwdio_options_t o;
+    tier_options(&o, dir);
+    o.local_capacity = capacity;
+    o.drain_bandwidth = cap_bw;
+    fwdio_callbacks_t cb = callbacks(c);
+    fwdio_file_t *f = NULL;
+    TC_EXPECT(fwdio_open(rt, path, FILE_SIZE, &o, &cb, &f), FWDIO_OK, "fwdio_open");
+    write_share(f, seed);
+    TC_EXPECT(fwdio_close(f), FWDIO_OK, "fwdio_close");
+    TC_EXPECT(fwdio_wait(f), FWDIO_OK, "fwdio_wait");
+    int n = tc_rank == 0 ? local_files(dir, 1) : 0;
+    MPI_Bcast(&n, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    *local_at_complete = n;
+    return f;
+}
+
+static void case_capacity(fwdio_runtime_t *rt)
+{
+    char dir[4096], path[4096];
+    cbs_t c1, c2, c3;
+    int n = -1;
+    int writers = tc_size > 1 ? 2 : 1;
+    /* A capacity below one writer's share (~1.5 MiB): straight to the target. */
+    tc_phase("capacity: below one file");
+    tc_path(dir, sizeof dir, "local-cap-small");
+    tc_path(path, sizeof path, "cap-small.dat");
+    fwdio_file_t *f = tier_file(rt, path, dir, 64 << 10, 0, 111, &c1, &n);
+    TC_CHECK(n == 0, "%d local files with a capacity below one file", n);
+    TC_EXPECT(fwdio_drain_wait(f), FWDIO_OK, "fwdio_drain_wait");
+    MPI_Barrier(MPI_COMM_WORLD);
+    TC_CHECK(tc_verify_full(MPI_COMM_WORLD, path, FILE_SIZE, 111) == 0, "bytes written directly");
+    fwdio_file_free(f);
+
+    /* Room for one file (~3 MiB of writers' files) but not two. */
+    const uint64_t room = 4 << 20;
+    char dir2[4096], path2[4096], dir3[4096], path3[4096];
+    tc_path(dir, sizeof dir, "local-cap-1");
+    tc_path(dir2, sizeof dir2, "local-cap-2");
+    tc_path(dir3, sizeof dir3, "local-cap-3");
+    tc_path(path, sizeof path, "cap-1.dat");
+    tc_path(path2, sizeof path2, "cap-2.dat");
+    tc_path(path3, sizeof path3, "cap-3.dat");
+    tc_phase("capacity: one file fits");
+    f = tier_file(rt, path, dir, room, 2 << 20, 121, &c1, &n); /* drains ~0.75 s */
+    TC_CHECK(n == writers, "%d local files of the first file, expected %d", n, writers);
+    int done = -1;
+    TC_EXPECT(fwdio_drain_test(f, &done), FWDIO_OK, "fwdio_drain_test");
+    TC_CHECK(done == 0, "the capped drain was over at completion");
+    tc_phase("capacity: the second file while the first drains");
+    fwdio_file_t *f2 = tier_file(rt, path2, dir2, room, 0, 122, &c2, &n);
+    TC_CHECK(n == 0, "%d local files of a file that does not fit", n);
+    TC_EXPECT(fwdio_drain_wait(f), FWDIO_OK, "fwdio_drain_wait (first)");
+    TC_EXPECT(fwdio_drain_wait(f2), FWDIO_OK, "fwdio_drain_wait (second)");
+    MPI_Barrier(MPI_COMM_WORLD);
+    tc_phase("capacity: the third file after the drain");
+    fwdio_file_t *f3 = tier_file(rt, path3, dir3, room, 0, 123, &c3, &n);
+    TC_CHECK(n == writers, "%d local files of the third file, expected %d: the drained "
+             "file's bytes were not given back", n, writers);
+    TC_EXPECT(fwdio_drain_wait(f3), FWDIO_OK, "fwdio_drain_wait (third)");
+    MPI_Barrier(MPI_COMM_WORLD);
+    TC_CHECK(tc_verify_full(MPI_COMM_WORLD, path, FILE_SIZE, 121) == 0, "first file");
+    TC_CHECK(tc_verify_full(MPI_COMM_WORLD, path2, FILE_SIZE, 122) == 0, "second file");
+    TC_CHECK(tc_verify_full(MPI_COMM_WORLD, path3, FILE_SIZE, 123) == 0, "third file");
+    TC_CHECK(tc_rank != 0 || local_files(dir, 0) + local_files(dir3, 0) == 0,
+             "local files left after the drains");
+    MPI_Barrier(MPI_COMM_WORLD);
+    fwdio_file_free(f);
+    fwdio_file_free(f2);
+    fwdio_file_free(f3);
+
+    tc_phase("capacity: mismatch");
+    fwdio_options_t o;
+    tier_options(&o, dir);
+    o.local_capacity = tc_rank == 0 ? room : 2 * room;
+    tc_path(path, sizeof path, "cap-mismatch.dat");
+    tc_expect_disagreement(rt, path, FILE_SIZE, &o, "local_capacity");
+}
+
+/* ---- fullstore: a local store without room ---- */
+
+static const char *g_store;
+
+static int full_store_main(void)
+{
+    char dir[4096], path[4096];
+    if (g_store)
+        snprintf(dir, sizeof dir, "%s/local-%%h", g_store); /* the small tmpfs */
+    else
+        tc_path(dir, sizeof dir, "local-full-%h");
+    tc_path(path, sizeof path, "fullstore.dat");
+    char spec[256];
+    snprintf(spec, sizeof spec, "statvfs:enospc:rank=%d", tc_size - 1);
+    if (!g_store) /* no tmpfs: the last writer's store reports itself full */
+        setenv("FWDIO_FAULT", spec, 1);
+    fwdio_runtime_t *rt = tc_start_runtime(MPI_COMM_WORLD, g_mode);
+    unsetenv("FWDIO_FAULT");
+    cbs_t c;
+    int n = -1;
+    tc_phase("fullstore");
+    fwdio_options_t o;
+    tier_options(&o, dir);
+    o.atomic_replace = 1;
+    fwdio_callbacks_t cb = callbacks(&c);
+    fwdio_file_t *f = NULL;
+    TC_EXPECT(fwdio_open(rt, path, FILE_SIZE, &o, &cb, &f), FWDIO_OK, "fwdio_open");
+    write_share(f, 909);
+    TC_EXPECT(fwdio_close(f), FWDIO_OK, "fwdio_close");
+    TC_EXPECT(fwdio_wait(f), FWDIO_OK, "fwdio_wait: complete with a full local store");
+    char host[256] = "", expanded[4096 + 300];
+    gethostname(host, sizeof host - 1);
+    snprintf(expanded, sizeof expanded, "%.*s%s", (int)(strlen(dir) - 2), dir, host);
+    n = tc_rank == 0 ? local_files(expanded, 1) : 0;
+    MPI_Bcast(&n, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    if (!g_store)
+        TC_CHECK(n == (tc_size > 1 ? 1 : 0), "%d local files: the full store's writer should "
+                 "have written to the target", n);
+    else
+        TC_CHECK(n == 0, "%d local files in a store without room for any", n);
+    TC_EXPECT(fwdio_drain_wait(f), FWDIO_OK, "fwdio_drain_wait");
+    TC_CHECK(atomic_load(&c.drained_status) == FWDIO_OK, "drained: %s",
+             fwdio_strerror(atomic_load(&c.drained_status)));
+    MPI_Barrier(MPI_COMM_WORLD);
+    TC_CHECK(tc_verify_full(MPI_COMM_WORLD, path, FILE_SIZE, 909) == 0, "bytes at the target");
+    TC_CHECK(tc_rank != 0 || local_files(expanded, 0) == 0, "local files left after the drain");
+    MPI_Barrier(MPI_COMM_WORLD);
+    fwdio_file_free(f);
+    TC_EXPECT(fwdio_finalize(rt), FWDIO_OK, "fwdio_finalize");
+    return 0;
+}
+
 /* ---- finalize waits for a drain ---- */
 
 static void case_finalize(void)
@@ -590,6 +741,8 @@ int main(int argc, char **argv)
             only = argv[++i];
         else if (!strcmp(argv[i], "--expect-target") && i + 1 < argc)
             g_expect_target = argv[++i];
+        else if (!strcmp(argv[i], "--store") && i + 1 < argc)
+            g_store = argv[++i];
         else if (!strcmp(argv[i], "--text") && i + 1 < argc)
             g_text = argv[++i];
         else if (!strcmp(argv[i], "--free-early"))
@@ -597,7 +750,7 @@ int main(int argc, char **argv)
         else {
             fprintf(stderr, "usage: test_local_tier [--case NAME] [--timeout S] "
                             "[--callback-mode poll|progress] [--expect-target old|either] "
-                            "[--text TEXT] [--free-early]\n");
+                            "[--text TEXT] [--free-early] [--store DIR]\n");
             return 2;
         }
     }
@@ -611,6 +764,8 @@ int main(int argc, char **argv)
         case_mismatch(rt);
     if (!only || !strcmp(only, "baddir"))
         case_baddir(rt);
+    if (!only || !strcmp(only, "capacity"))
+        case_capacity(rt);
     TC_EXPECT(fwdio_finalize(rt), FWDIO_OK, "fwdio_finalize");
     if (!only || !strcmp(only, "drainfail"))
         drain_fail_main();
@@ -618,6 +773,8 @@ int main(int argc, char **argv)
         local_fail_main();
     if (only && !strcmp(only, "agreefault"))
         agree_fault_main();
+    if (!only || !strcmp(only, "fullstore"))
+        full_store_main();
     if (!only || !strcmp(only, "finalize"))
         case_finalize();
     return tc_finish("test_local_tier");

@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The node-local tier's count of local space (local_capacity) in the
+ * node-shared area (fwdioi_area_local_take / _give, node/node_area.c): with
+ * the area, one count in local rank 0's segment header that never passes the
+ * capacity, whichever rank takes (two "ranks" here: two areas mapping one
+ * header); without it, each rank's own count against its share. No MPI,
+ * no shared memory: the header is a buffer.
+ */
+#include "node/node_area.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int failures;
+#define CHECK(cond, ...)                                                                 \
+    do {                                                                                 \
+        if (!(cond)) {                                                                   \
+            failures++;                                                                  \
+            fprintf(stderr, "%s:%d: ", __FILE__, __LINE__);                              \
+            fprintf(stderr, __VA_ARGS__);                                                \
+            fputc('\n', stderr);                                                         \
+        }                                                                                \
+    } while (0)
+
+int main(void)
+{
+    enum { MIB = 1 << 20 };
+    _Alignas(64) static uint8_t header[4096];
+    uint8_t *segs[1] = {header};
+    fwdioi_area_t a, b;
+    memset(&a, 0, sizeof a);
+    a.enabled = 1;
+    a.seg = segs;
+    b = a; /* another rank of the node: the same count */
+    uint64_t used = 1, peak = 1;
+    fwdioi_area_local_usage(&a, &used, &peak);
+    CHECK(used == 0 && peak == 0, "a new count: %llu used, peak %llu", (unsigned long long)used,
+          (unsigned long long)peak);
+    /* capacity 4 MiB: 3 MiB fit, then 1.5 MiB more do not, 1 MiB does */
+    CHECK(fwdioi_area_local_take(&a, 4 * MIB, 0, 3 * MIB) == 0, "3 of 4 MiB refused");
+    CHECK(fwdioi_area_local_take(&b, 4 * MIB, 0, 3 * MIB / 2) != 0, "4.5 of 4 MiB taken");
+    CHECK(fwdioi_area_local_take(&b, 4 * MIB, 0, MIB) == 0, "4 of 4 MiB refused");
+    CHECK(fwdioi_area_local_take(&a, 4 * MIB, 0, 1) != 0, "a byte past the capacity taken");
+    fwdioi_area_local_usage(&b, &used, &peak);
+    CHECK(used == 4 * MIB && peak == 4 * MIB, "used %llu, peak %llu, expected 4 MiB each",
+          (unsigned long long)used, (unsigned long long)peak);
+    fwdioi_area_local_give(&a, 3 * MIB);
+    CHECK(fwdioi_area_local_take(&b, 4 * MIB, 0, 3 * MIB / 2) == 0,
+          "given back, 2.5 of 4 MiB refused");
+    fwdioi_area_local_usage(&a, &used, &peak);
+    CHECK(used == 5 * MIB / 2 && peak == 4 * MIB, "used %llu (2.5 MiB), peak %llu (4 MiB)",
+          (unsigned long long)used, (unsigned long long)peak);
+    CHECK(fwdioi_area_local_take(&a, 4 * MIB, 0, UINT64_MAX) != 0, "a huge take wrapped");
+    /* without the area: the rank's share, its own count */
+    fwdioi_area_t off;
+    memset(&off, 0, sizeof off);
+    CHECK(fwdioi_area_local_take(&off, 4 * MIB, MIB, MIB) == 0, "the whole share refused");
+    CHECK(fwdioi_area_local_take(&off, 4 * MIB, MIB, 1) != 0, "past the share taken");
+    fwdioi_area_local_give(&off, MIB);
+    CHECK(fwdioi_area_local_take(&off, 4 * MIB, MIB, MIB / 2) == 0, "given back, refused");
+    fwdioi_area_local_usage(&a, &used, &peak);
+    CHECK(used == 5 * MIB / 2, "the rank's own count touched the node's");
+    if (failures)
+        fprintf(stderr, "test_local_count: %d failure(s)\n", failures);
+    else
+        printf("test_local_count: ok\n");
+    return failures ? 1 : 0;
+}
