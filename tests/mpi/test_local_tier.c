@@ -341,6 +341,45 @@ static void case_baddir(fwdio_runtime_t *rt)
     fwdio_file_free(f);
 }
 
+/* The old version of `path` for the cases with atomic_replace: 1000 'o's. */
+static void write_old_version(const char *path)
+{
+    if (tc_rank == 0) {
+        FILE *p = fopen(path, "w");
+        for (int i = 0; p && i < 1000; i++)
+            fputc('o', p);
+        if (p)
+            fclose(p);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+/* A runtime of its own whose last rank breaks `call` as FWDIO_FAULT's rule
+ * `fmt` (with %d for that rank) says; NULL: no rule. */
+static fwdio_runtime_t *fault_runtime(const char *fmt)
+{
+    char spec[256];
+    if (fmt) {
+        snprintf(spec, sizeof spec, fmt, tc_size - 1);
+        setenv("FWDIO_FAULT", spec, 1);
+    }
+    fwdio_runtime_t *rt = tc_start_runtime(MPI_COMM_WORLD, g_mode);
+    unsetenv("FWDIO_FAULT");
+    return rt;
+}
+
+/* Open `path` in the tier (local_dir `dir`) with atomic_replace. */
+static fwdio_file_t *open_atomic(fwdio_runtime_t *rt, const char *path, const char *dir, cbs_t *c)
+{
+    fwdio_options_t o;
+    tier_options(&o, dir);
+    o.atomic_replace = 1;
+    fwdio_callbacks_t cb = callbacks(c);
+    fwdio_file_t *f = NULL;
+    TC_EXPECT(fwdio_open(rt, path, FILE_SIZE, &o, &cb, &f), FWDIO_OK, "fwdio_open");
+    return f;
+}
+
 /* ---- drainfail: an agreed drain failure; the old version stays ---- */
 
 static int drain_fail_main(void)
@@ -349,28 +388,12 @@ static int drain_fail_main(void)
     tc_path(dir, sizeof dir, "local-fail");
     tc_path(path, sizeof path, "kept.dat");
     snprintf(tmp, sizeof tmp, "%.*s.kept.dat.fwdio-tmp", (int)(strlen(path) - 8), path);
-    if (tc_rank == 0) { /* the old version: 1000 bytes of 'o' */
-        FILE *p = fopen(path, "w");
-        for (int i = 0; p && i < 1000; i++)
-            fputc('o', p);
-        if (p)
-            fclose(p);
-    }
-    MPI_Barrier(MPI_COMM_WORLD);
+    write_old_version(path);
     /* The last writer's pwrites to the target's temporary fail. */
-    char spec[256];
-    snprintf(spec, sizeof spec, "pwrite:eio:path=fwdio-tmp:rank=%d", tc_size - 1);
-    setenv("FWDIO_FAULT", spec, 1);
-    fwdio_runtime_t *rt = tc_start_runtime(MPI_COMM_WORLD, g_mode);
-    unsetenv("FWDIO_FAULT");
-    fwdio_options_t o;
-    tier_options(&o, dir);
-    o.atomic_replace = 1;
+    fwdio_runtime_t *rt = fault_runtime("pwrite:eio:path=fwdio-tmp:rank=%d");
     cbs_t c;
-    fwdio_callbacks_t cb = callbacks(&c);
-    fwdio_file_t *f = NULL;
     tc_phase("drainfail");
-    TC_EXPECT(fwdio_open(rt, path, FILE_SIZE, &o, &cb, &f), FWDIO_OK, "fwdio_open");
+    fwdio_file_t *f = open_atomic(rt, path, dir, &c);
     int ranks[2] = {-1, -1};
     int nw = fwdio_file_writers(f, ranks, 2);
     TC_CHECK(nw == (tc_size > 1 ? 2 : 1) && ranks[nw - 1] == tc_size - 1,
@@ -406,19 +429,6 @@ static int drain_fail_main(void)
     fwdio_file_free(f);
     TC_EXPECT(fwdio_finalize(rt), FWDIO_OK, "fwdio_finalize");
     return 0;
-}
-
-/* The old version of `path` for the cases with atomic_replace: 1000 'o's. */
-static void write_old_version(const char *path)
-{
-    if (tc_rank == 0) {
-        FILE *p = fopen(path, "w");
-        for (int i = 0; p && i < 1000; i++)
-            fputc('o', p);
-        if (p)
-            fclose(p);
-    }
-    MPI_Barrier(MPI_COMM_WORLD);
 }
 
 /* Whether `path` is the old version (collective: rank 0 looks). */
@@ -467,19 +477,10 @@ static int local_fail_main(void)
     tc_path(dir, sizeof dir, "local-lfail");
     tc_path(path, sizeof path, "lfail.dat");
     write_old_version(path);
-    char spec[256];
-    snprintf(spec, sizeof spec, "pwrite:eio:path=fwdio-local:rank=%d", tc_size - 1);
-    setenv("FWDIO_FAULT", spec, 1);
-    fwdio_runtime_t *rt = tc_start_runtime(MPI_COMM_WORLD, g_mode);
-    unsetenv("FWDIO_FAULT");
-    fwdio_options_t o;
-    tier_options(&o, dir);
-    o.atomic_replace = 1;
+    fwdio_runtime_t *rt = fault_runtime("pwrite:eio:path=fwdio-local:rank=%d");
     cbs_t c;
-    fwdio_callbacks_t cb = callbacks(&c);
-    fwdio_file_t *f = NULL;
     tc_phase("localfail");
-    TC_EXPECT(fwdio_open(rt, path, FILE_SIZE, &o, &cb, &f), FWDIO_OK, "fwdio_open");
+    fwdio_file_t *f = open_atomic(rt, path, dir, &c);
     write_share_(f, 808, 1);
     TC_EXPECT(fwdio_close(f), FWDIO_OK, "fwdio_close");
     TC_EXPECT(fwdio_wait(f), FWDIO_EWRITE, "fwdio_wait: a local pwrite failed");
@@ -509,15 +510,10 @@ static int agree_fault_main(void)
     tc_path(dir, sizeof dir, "local-afault");
     tc_path(path, sizeof path, "afault.dat");
     write_old_version(path);
-    fwdio_runtime_t *rt = tc_start_runtime(MPI_COMM_WORLD, g_mode);
-    fwdio_options_t o;
-    tier_options(&o, dir);
-    o.atomic_replace = 1;
+    fwdio_runtime_t *rt = fault_runtime(NULL);
     static cbs_t c; /* with --free-early, the callbacks run after the free */
-    fwdio_callbacks_t cb = callbacks(&c);
-    fwdio_file_t *f = NULL;
     tc_phase("agreefault");
-    TC_EXPECT(fwdio_open(rt, path, FILE_SIZE, &o, &cb, &f), FWDIO_OK, "fwdio_open");
+    fwdio_file_t *f = open_atomic(rt, path, dir, &c);
     write_share(f, 707);
     TC_EXPECT(fwdio_close(f), FWDIO_OK, "fwdio_close");
     TC_EXPECT(fwdio_wait(f), FWDIO_OK, "fwdio_wait: complete in the local stores");
@@ -653,21 +649,12 @@ static int full_store_main(void)
     else
         tc_path(dir, sizeof dir, "local-full-%h");
     tc_path(path, sizeof path, "fullstore.dat");
-    char spec[256];
-    snprintf(spec, sizeof spec, "statvfs:enospc:rank=%d", tc_size - 1);
-    if (!g_store) /* no tmpfs: the last writer's store reports itself full */
-        setenv("FWDIO_FAULT", spec, 1);
-    fwdio_runtime_t *rt = tc_start_runtime(MPI_COMM_WORLD, g_mode);
-    unsetenv("FWDIO_FAULT");
+    /* without the tmpfs, the last writer's store reports itself full */
+    fwdio_runtime_t *rt = fault_runtime(g_store ? NULL : "statvfs:enospc:rank=%d");
     cbs_t c;
     int n = -1;
     tc_phase("fullstore");
-    fwdio_options_t o;
-    tier_options(&o, dir);
-    o.atomic_replace = 1;
-    fwdio_callbacks_t cb = callbacks(&c);
-    fwdio_file_t *f = NULL;
-    TC_EXPECT(fwdio_open(rt, path, FILE_SIZE, &o, &cb, &f), FWDIO_OK, "fwdio_open");
+    fwdio_file_t *f = open_atomic(rt, path, dir, &c);
     write_share(f, 909);
     TC_EXPECT(fwdio_close(f), FWDIO_OK, "fwdio_close");
     TC_EXPECT(fwdio_wait(f), FWDIO_OK, "fwdio_wait: complete with a full local store");

@@ -8,21 +8,9 @@
  * no shared memory: the header is a buffer.
  */
 #include "node/node_area.h"
+#include "unit_check.h"
 
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-
-static int failures;
-#define CHECK(cond, ...)                                                                 \
-    do {                                                                                 \
-        if (!(cond)) {                                                                   \
-            failures++;                                                                  \
-            fprintf(stderr, "%s:%d: ", __FILE__, __LINE__);                              \
-            fprintf(stderr, __VA_ARGS__);                                                \
-            fputc('\n', stderr);                                                         \
-        }                                                                                \
-    } while (0)
 
 int main(void)
 {
@@ -36,35 +24,27 @@ int main(void)
     b = a; /* another rank of the node: the same count */
     uint64_t used = 1, peak = 1;
     fwdioi_area_local_usage(&a, &used, &peak);
-    CHECK(used == 0 && peak == 0, "a new count: %llu used, peak %llu", (unsigned long long)used,
-          (unsigned long long)peak);
+    CHECK(used == 0 && peak == 0);
     /* capacity 4 MiB: 3 MiB fit, then 1.5 MiB more do not, 1 MiB does */
-    CHECK(fwdioi_area_local_take(&a, 4 * MIB, 0, 3 * MIB) == 0, "3 of 4 MiB refused");
-    CHECK(fwdioi_area_local_take(&b, 4 * MIB, 0, 3 * MIB / 2) != 0, "4.5 of 4 MiB taken");
-    CHECK(fwdioi_area_local_take(&b, 4 * MIB, 0, MIB) == 0, "4 of 4 MiB refused");
-    CHECK(fwdioi_area_local_take(&a, 4 * MIB, 0, 1) != 0, "a byte past the capacity taken");
+    CHECK(fwdioi_area_local_take(&a, 4 * MIB, 0, 3 * MIB) == 0);
+    CHECK(fwdioi_area_local_take(&b, 4 * MIB, 0, 3 * MIB / 2) != 0);
+    CHECK(fwdioi_area_local_take(&b, 4 * MIB, 0, MIB) == 0);
+    CHECK(fwdioi_area_local_take(&a, 4 * MIB, 0, 1) != 0);
     fwdioi_area_local_usage(&b, &used, &peak);
-    CHECK(used == 4 * MIB && peak == 4 * MIB, "used %llu, peak %llu, expected 4 MiB each",
-          (unsigned long long)used, (unsigned long long)peak);
+    CHECK(used == 4 * MIB && peak == 4 * MIB);
     fwdioi_area_local_give(&a, 3 * MIB);
-    CHECK(fwdioi_area_local_take(&b, 4 * MIB, 0, 3 * MIB / 2) == 0,
-          "given back, 2.5 of 4 MiB refused");
+    CHECK(fwdioi_area_local_take(&b, 4 * MIB, 0, 3 * MIB / 2) == 0);
     fwdioi_area_local_usage(&a, &used, &peak);
-    CHECK(used == 5 * MIB / 2 && peak == 4 * MIB, "used %llu (2.5 MiB), peak %llu (4 MiB)",
-          (unsigned long long)used, (unsigned long long)peak);
-    CHECK(fwdioi_area_local_take(&a, 4 * MIB, 0, UINT64_MAX) != 0, "a huge take wrapped");
+    CHECK(used == 5 * MIB / 2 && peak == 4 * MIB);
+    CHECK(fwdioi_area_local_take(&a, 4 * MIB, 0, UINT64_MAX) != 0);
     /* without the area: the rank's share, its own count */
     fwdioi_area_t off;
     memset(&off, 0, sizeof off);
-    CHECK(fwdioi_area_local_take(&off, 4 * MIB, MIB, MIB) == 0, "the whole share refused");
-    CHECK(fwdioi_area_local_take(&off, 4 * MIB, MIB, 1) != 0, "past the share taken");
+    CHECK(fwdioi_area_local_take(&off, 4 * MIB, MIB, MIB) == 0);
+    CHECK(fwdioi_area_local_take(&off, 4 * MIB, MIB, 1) != 0);
     fwdioi_area_local_give(&off, MIB);
-    CHECK(fwdioi_area_local_take(&off, 4 * MIB, MIB, MIB / 2) == 0, "given back, refused");
+    CHECK(fwdioi_area_local_take(&off, 4 * MIB, MIB, MIB / 2) == 0);
     fwdioi_area_local_usage(&a, &used, &peak);
-    CHECK(used == 5 * MIB / 2, "the rank's own count touched the node's");
-    if (failures)
-        fprintf(stderr, "test_local_count: %d failure(s)\n", failures);
-    else
-        printf("test_local_count: ok\n");
-    return failures ? 1 : 0;
+    CHECK(used == 5 * MIB / 2);
+    return unit_result("test_local_count");
 }
