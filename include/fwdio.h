@@ -626,7 +626,9 @@ typedef struct fwdio_options {
      * drained callback report the drain's status, agreed on every rank; a
      * successful drain removes the local files, a failed one keeps them
      * (the only whole copy) and with atomic_replace leaves `path` as it
-     * was; a file whose local phase failed (a full local store) leaves
+     * was; a file whose local phase failed (a local write that failed; a
+     * store without room at the open is written around, see
+     * local_capacity) leaves
      * what its writers wrote there, named by fwdio_file_error, until the
      * next version of the path overwrites it (removing it is the later
      * eviction stage's). One file of a path at a time: a later fwdio_open of the path
