@@ -8,6 +8,7 @@
 
 #include "local/local_name.h"
 #include "local/local_state.h"
+#include "node/node_area.h"
 #include "plan/plan.h"
 
 #include <limits.h>
@@ -77,6 +78,16 @@ int64_t fwdioi_local_check_value(const fwdio_file_t *f)
     if (!f->local)
         return 0;
     return (int64_t)fwdioi_hash(FWDIOI_HASH_INIT, f->local->pattern, strlen(f->local->pattern));
+}
+
+void fwdioi_local_space_free(fwdio_file_t *f)
+{
+    struct fwdioi_local *l = f->local;
+    if (!l)
+        return;
+    if (l->reserved > 0)
+        fwdioi_area_local_give(&f->owner->area, l->reserved);
+    l->reserved = 0;
 }
 
 uint64_t fwdioi_local_capacity(const fwdio_file_t *f)

@@ -22,6 +22,10 @@ int fwdioi_local_create(fwdio_file_t *f, const char *pattern, uint64_t bandwidth
 void fwdioi_local_free(fwdio_file_t *f);
 /** What the open check compares: a hash of local_dir as given, 0 without. */
 int64_t fwdioi_local_check_value(const fwdio_file_t *f);
+/** Give the writer's bytes back to the node's count of local space
+ *  (local_capacity): its local file is gone (the drain removed it), it
+ *  writes to the target after all, or the file is released (any thread). */
+void fwdioi_local_space_free(fwdio_file_t *f);
 /** The file's local_capacity (bytes per node; 0: none, or no tier). */
 uint64_t fwdioi_local_capacity(const fwdio_file_t *f);
 

@@ -53,8 +53,5 @@ struct fwdioi_local {
 /** Start the drain of `f` (local_tier.c hands over at the session's end)
  *  (progress thread). */
 void fwdioi_drain_start(fwdio_file_t *f);
-/** Give the writer's bytes back to the node's count of local space: its
- *  local file is gone, or the file is released (any thread). */
-void fwdioi_local_space_free(fwdio_file_t *f);
 
 #endif

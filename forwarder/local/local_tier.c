@@ -6,6 +6,7 @@
 #include "local/local_state.h"
 
 #include "local/local_index.h"
+#include "local/local_life.h"
 #include "local/local_name.h"
 #include "log.h"
 #include "node/node_area.h"
@@ -84,16 +85,6 @@ void fwdioi_local_prepare_open(fwdio_file_t *f, fwdioi_storage_job_t *job)
     job->make_dirs = 1;
 }
 
-/* Give the writer's bytes back to the node's count (any thread: the file's
- * release, or the progress thread). */
-static void give_back(fwdio_file_t *f)
-{
-    struct fwdioi_local *l = f->local;
-    if (l->reserved > 0)
-        fwdioi_area_local_give(&f->owner->area, l->reserved);
-    l->reserved = 0;
-}
-
 void fwdioi_local_open_done(fwdio_file_t *f, const fwdioi_storage_job_t *job)
 {
     FWDIOI_ASSERT_PROGRESS();
@@ -103,14 +94,8 @@ void fwdioi_local_open_done(fwdio_file_t *f, const fwdioi_storage_job_t *job)
     fwdioi_log(FWDIOI_LOG_INFO, "rank %d: %s: the local store %s has no room for %llu bytes: "
                "written straight to the target", f->rank, f->path, l->dir,
                (unsigned long long)job->need_free);
-    give_back(f);
+    fwdioi_local_space_free(f);
     l->direct = 1;
-}
-
-void fwdioi_local_space_free(fwdio_file_t *f)
-{
-    if (f->local)
-        give_back(f);
 }
 
 int fwdioi_local_defers_commit(const fwdio_file_t *f)
