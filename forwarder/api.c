@@ -154,6 +154,7 @@ int fwdio_init(MPI_Comm comm, const fwdio_config_t *cfg, fwdio_runtime_t **out)
     LIST_INIT(&rt->live);
     LIST_INIT(&rt->active);
     LIST_INIT(&rt->polled);
+    LIST_INIT(&rt->draining);
     TAILQ_INIT(&rt->combining);
     STAILQ_INIT(&rt->dups);
     rt->dup_next = rt->spare = MPI_COMM_NULL;
@@ -461,7 +462,8 @@ static int open_file(fwdio_runtime_t *rt, const char *path, uint64_t size,
     }
     /* the node-local tier: files written with a size only (local_tier.h) */
     if (!reading && !stream && resolved.local_dir && *resolved.local_dir) {
-        rc = fwdioi_local_create(f, resolved.local_dir, resolved.drain_bandwidth, &why.base);
+        rc = fwdioi_local_create(f, resolved.local_dir, resolved.drain_bandwidth,
+                                 resolved.local_capacity, &why.base);
         if (rc != FWDIO_OK) {
             fwdioi_file_release(f);
             return rc;

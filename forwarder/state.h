@@ -256,6 +256,8 @@ typedef struct fwdioi_session {
     fwdioi_errinfo_t final_agreed;
     LIST_ENTRY(fwdio_file) active_link; /* in the runtime's `active` */
     LIST_ENTRY(fwdio_file) poll_link;   /* in the runtime's `polled`, if polled */
+    LIST_ENTRY(fwdio_file) drain_link;  /* in the runtime's `draining`, if draining */
+    int draining;                       /* in `draining` */
     int polled;
     int holds_comm; /* counted in the runtime's comms_held (session.c) */
     /* the files whose path_key has this file's hash, in open order: a ring,
@@ -291,6 +293,7 @@ typedef struct fwdioi_session {
 typedef struct fwdioi_pending_abort {
     uint64_t seq;
     fwdioi_errinfo_t info;
+    int drain; /* the abort of the file's drain (node-local tier) */
 } fwdioi_pending_abort_t;
 
 /* The communicator of an aborted file whose writer still receives (and drops)
@@ -316,6 +319,9 @@ struct fwdio_runtime {
     fwdioi_u64map_t open_paths;
     /* progress */
     LIST_HEAD(, fwdio_file) active; /* files whose session has not ended */
+    /* progress: files whose drain (node-local tier) is not over, which an
+     * abort of their drain may concern (session.c) */
+    LIST_HEAD(, fwdio_file) draining;
     /* progress: the active files by sequence number, and by the hash of
      * their path_key, each hash's value the first of its files in open
      * order (a ring through s.path_next; session.c, "one file per path") */

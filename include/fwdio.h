@@ -57,7 +57,9 @@
  *   CALL:EFFECT[:CONDITION]...
  * CALL is open, ftruncate, pwrite, pread, fdatasync, close, rename, unlink
  * or fsync_dir (the directory sync after a rename), mkdir (the node-local
- * tier makes its directory: options.local_dir), or shm_commit (the
+ * tier makes its directory: options.local_dir), statvfs (the tier asks its
+ * local store's free space at a writer's open: an error there reports the
+ * store full, and the writer writes to the target), or shm_commit (the
  * node-shared area commits memory in /dev/shm: an error there is a full
  * /dev/shm, and the message goes over MPI). EFFECT is one of
  *   eio, enospc, efbig, erofs, edquot, errno=N  fail with that errno without
@@ -444,6 +446,7 @@ typedef struct fwdio_config {
 #define FWDIO_PIN_APPEND_START ((uint64_t)1 << 44)     /**< fwdio_options_t.append_start */
 #define FWDIO_PIN_LOCAL_DIR ((uint64_t)1 << 45)        /**< fwdio_options_t.local_dir */
 #define FWDIO_PIN_DRAIN_BANDWIDTH ((uint64_t)1 << 46)  /**< fwdio_options_t.drain_bandwidth */
+#define FWDIO_PIN_LOCAL_CAPACITY ((uint64_t)1 << 47)   /**< fwdio_options_t.local_capacity */
 /** Every key of both structs: the code decides everything; the environment
  *  and the config file are not read for this struct. */
 #define FWDIO_PIN_ALL (~(uint64_t)0)
@@ -647,7 +650,9 @@ typedef struct fwdio_options {
      * drained callback report the drain's status, agreed on every rank; a
      * successful drain removes the local files, a failed one keeps them
      * (the only whole copy) and with atomic_replace leaves `path` as it
-     * was; a file whose local phase failed (a full local store) leaves
+     * was; a file whose local phase failed (a local write that failed; a
+     * store without room at the open is written around, see
+     * local_capacity) leaves
      * what its writers wrote there, named by fwdio_file_error, until the
      * next version of the path overwrites it (removing it is the later
      * eviction stage's). One file of a path at a time: a later fwdio_open of the path
@@ -656,9 +661,10 @@ typedef struct fwdio_options {
      *
      * Not in this version (later stages of the tier, said here so nobody
      * counts on them): a partner copy on another node (local_copies), reads
-     * (fwdio_open_read) and restarts from the local copies, a bound on the
-     * local space used (local_capacity) and eviction, checkpoint sets, and
-     * the MPI-IO layer's use of the tier. Streams (FWDIO_SIZE_GROWS) and
+     * (fwdio_open_read) and restarts from the local copies, keeping drained
+     * copies and evicting them (local_capacity: a writer that does not fit
+     * writes to the target), checkpoint sets, and the MPI-IO layer's use of
+     * the tier. Streams (FWDIO_SIZE_GROWS) and
      * files opened for reading ignore local_dir: they use the target path
      * directly.
      */
@@ -669,9 +675,31 @@ typedef struct fwdio_options {
      *  size ("200M"); 0 or "off" (default): no cap. Not part of the open
      *  check (each rank paces its own writers). */
     uint64_t drain_bandwidth;
+    /**
+     * The node-local tier: the most bytes its files may hold in each node's
+     * local store at once (the writers' local files of every file of the
+     * runtime not yet drained, counted per node: the node's ranks share one
+     * count, in the node-shared area; where the area is off, each rank
+     * counts alone against its share, local_capacity divided by the node's
+     * ranks). A writer takes its file's bytes (its units and the index)
+     * from the count when it opens its local file, and gives them back when
+     * its drain removed the file, or when the file failed. A writer whose
+     * bytes do not fit, or whose local store has less free space than they
+     * need (statvfs at the open), writes that file straight to the target
+     * path instead (to its temporary with atomic_replace), made durable
+     * before complete: the file still completes and drains, that writer's
+     * part already at the target. Nothing waits for space and nothing is
+     * evicted in this version (a drained file's local copy is removed at
+     * once, so it holds no space). Key local_capacity, environment
+     * FWDIO_LOCAL_CAPACITY, hint fwdio_local_capacity, a size ("8G"); 0 or
+     * "off" (default): no bound (the free-space check still applies). Every
+     * rank must pass the same value (FWDIO_EINVAL naming "local_capacity"
+     * otherwise).
+     */
+    uint64_t local_capacity;
     /** Room for fields of later versions: leave it zero (see "Growing the
      *  structs"). */
-    uint64_t reserved[3];
+    uint64_t reserved[2];
 } fwdio_options_t;
 
 /** Default write_size, chosen by measurement (see docs/results/fwdio-bench.md). */
@@ -818,7 +846,7 @@ FWDIO_API int fwdio_options_set_info(fwdio_options_t *opts, MPI_Info info);
  *
  * The collective contract is checked, not assumed. Before anything touches
  * storage, every rank's path, size, write_size, stripe_size, writer count and
- * ranks, layout, targets, atomic_replace, durable and local_dir are compared; if ranks
+ * ranks, layout, targets, atomic_replace, durable, local_dir and local_capacity are compared; if ranks
  * disagree (or opened files in different orders) the file fails on every rank
  * with FWDIO_EINVAL, nothing is created or truncated, and fwdio_file_error()
  * names the first field that differs and two ranks that passed different
@@ -1205,7 +1233,9 @@ FWDIO_API int fwdio_test(fwdio_file_t *file, int *done);
  * a failure on any writer (the target cannot be opened, a pwrite or
  * fdatasync fails, the local copy cannot be read) is every rank's status,
  * with fwdio_file_error() naming the call, rank, offset and errno, and never
- * FWDIO_OK over missing bytes. A file without the tier, or one whose local
+ * FWDIO_OK over missing bytes. An MPI failure of one of the drain's
+ * agreements on one rank ends the drain on every rank with FWDIO_EMPI
+ * naming it (no rank waits for ever). A file without the tier, or one whose local
  * phase failed, is drained as soon as it is complete, with complete's
  * status. Any thread, any callback mode; fwdio_file_free() does not stop a
  * drain (the runtime keeps what it needs), but the handle is then gone.

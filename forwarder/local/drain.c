@@ -42,6 +42,8 @@
 
 static void drain_agree(fwdio_file_t *f);
 static void drain_over(fwdio_file_t *f);
+static void abort_continue(fwdio_file_t *f);
+static void on_commit_done(fwdioi_storage_job_t *job);
 
 /* ---- the progress side ---- */
 
@@ -57,6 +59,8 @@ static void submit(fwdio_file_t *f, fwdioi_drain_step_t step)
         l->in_fd = l->out_fd = -1;
         if (step == FWDIOI_DRAIN_REMOVE)
             drain_over(f);
+        else if (l->aborted)
+            abort_continue(f);
         else
             drain_agree(f);
         return;
@@ -81,6 +85,7 @@ static void submit(fwdio_file_t *f, fwdioi_drain_step_t step)
     j->bandwidth = l->bandwidth;
     j->t0 = l->t0;
     j->status = FWDIO_OK;
+    l->busy = 1;
     fwdioi_rt_io_submit_any(f->rt, &j->io);
 }
 
@@ -99,7 +104,12 @@ static void drain_job_done(fwdioi_io_job_t *io)
     l->next_stripe = j->next_stripe;
     l->next_off = j->next_off;
     l->moved += j->copied;
+    l->busy = 0;
     free(j);
+    if (l->aborted && step != FWDIOI_DRAIN_REMOVE) {
+        abort_continue(f);
+        return;
+    }
     switch (step) {
     case FWDIOI_DRAIN_OPEN:
     case FWDIOI_DRAIN_COPY: {
@@ -111,6 +121,7 @@ static void drain_job_done(fwdioi_io_job_t *io)
         drain_agree(f);
         return;
     case FWDIOI_DRAIN_REMOVE:
+        fwdioi_local_space_free(f); /* the local file is gone */
         drain_over(f);
         return;
     }
@@ -123,7 +134,11 @@ static void drain_job_done(fwdioi_io_job_t *io)
 static void drain_finish(fwdio_file_t *f, const fwdioi_errinfo_t *result)
 {
     struct fwdioi_local *l = f->local;
-    if (l->comm != MPI_COMM_NULL)
+    l->over = 1;
+    /* Not after a collective was given up: MPI still progresses it among
+     * the ranks that joined (Open MPI's libnbc then touched the freed
+     * communicator and crashed), so the communicator is left to MPI too. */
+    if (l->comm != MPI_COMM_NULL && !l->abandoned)
         fwdioi_log_mpi_failure(MPI_Comm_free(&l->comm), "MPI_Comm_free (drain)");
     l->comm = MPI_COMM_NULL;
     free(l->buf);
@@ -132,22 +147,94 @@ static void drain_finish(fwdio_file_t *f, const fwdioi_errinfo_t *result)
     double t = fwdioi_now() - l->t0;
     fwdioi_log(FWDIOI_LOG_INFO, "rank %d: %s drained: %s (%llu bytes in %.3f s)", f->rank,
                f->path, fwdio_strerror((int)result->status), (unsigned long long)l->moved, t);
-    if (result->status == FWDIO_OK && l->data_path)
+    if (result->status == FWDIO_OK && l->data_path && !l->direct)
         submit(f, FWDIOI_DRAIN_REMOVE);
     else
         drain_over(f);
 }
 
-/* An agreement of the drain failed in MPI: this rank reports it; the
- * drain's later collectives are not started (a later stage aborts the
- * other ranks as a session abort does). */
+/* ---- aborts ----
+ *
+ * An MPI call of the drain that fails on one rank (an agreement that cannot
+ * start or completes with an error) would leave the other ranks waiting in
+ * that collective for ever, and a rank that gave up alone would report
+ * another status than theirs. So the failing rank tells every other rank
+ * (the session's announce, abort.c, marked as the drain's), and each rank,
+ * the failing one and those that hear of it, gives up the drain's
+ * collectives and ends its drain with that one error (the same status and
+ * text everywhere): the job in flight finishes, its files are closed
+ * without a sync, the committer removes the temporary of atomic_replace
+ * unless it renamed it already, and the local files are kept (a failed
+ * drain's rule). As with the session's aborts, a collective that failed on
+ * one rank only after it completed on the others cannot be taken back
+ * there: MPI reports a failed collective where it did not complete. */
+
+/* Go on with an aborted drain once nothing of it is in flight. */
+static void abort_continue(fwdio_file_t *f)
+{
+    struct fwdioi_local *l = f->local;
+    if (l->over || l->busy || l->agreeing || !l->started)
+        return; /* the job in flight, or the start task, calls again */
+    if (l->in_fd >= 0 || l->out_fd >= 0) {
+        submit(f, FWDIOI_DRAIN_CLOSE); /* no sync: drain_local failed */
+        return;
+    }
+    if (f->rank == l->committer && f->opts.atomic_replace && !l->committed) {
+        l->committed = 1;
+        fwdioi_storage_job_t *job =
+            fwdioi_storage_job_new(FWDIOI_STORAGE_COMMIT, f, on_commit_done);
+        if (job) {
+            job->path = f->write_path;
+            job->target = f->path;
+            job->discard = 1;
+            l->busy = 1;
+            fwdioi_rt_io_submit(f->rt, &job->io);
+            return;
+        }
+        /* no memory: the temporary stays, as after a killed job */
+    }
+    drain_finish(f, &l->abort_info);
+}
+
+/* The drain fails with `why` (an MPI failure), here first (`announce`: tell
+ * the others) or on another rank. */
+static void drain_abort(fwdio_file_t *f, const fwdioi_errinfo_t *why, int announce)
+{
+    struct fwdioi_local *l = f->local;
+    if (l->over || l->aborted)
+        return;
+    l->aborted = 1;
+    l->abort_info = *why;
+    if (l->drain_local.status == FWDIO_OK)
+        l->drain_local = *why;
+    fwdioi_log(FWDIOI_LOG_WARN, "rank %d: the drain of %s is aborted (%s on rank %lld)", f->rank,
+               f->path, fwdio_strerror((int)why->status), (long long)why->rank);
+    if (announce && l->announce)
+        l->announce(f, why);
+    if (l->agreeing) { /* one that cannot complete: left to MPI, with its communicator */
+        fwdioi_rt_forget(f->rt, f);
+        l->agreeing = 0;
+        l->abandoned = 1;
+    }
+    abort_continue(f);
+}
+
+void fwdioi_local_abort_heard(fwdio_file_t *f, const fwdioi_errinfo_t *why)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    if (f->local)
+        drain_abort(f, why, 0);
+}
+
+/* An agreement of the drain completed: whether it succeeded (else the drain
+ * is aborted on every rank). */
 static int agreement_ok(fwdio_file_t *f, int call, const MPI_Status *st)
 {
     if (st->MPI_ERROR == MPI_SUCCESS)
         return 1;
     fwdioi_errinfo_t e = FWDIOI_ERRINFO_OK;
     fwdioi_errinfo_set_mpi(&e, f->rank, call, st->MPI_ERROR);
-    drain_finish(f, &e);
+    drain_abort(f, &e, 1);
     return 0;
 }
 
@@ -157,7 +244,7 @@ static void on_commit_agreed(void *arg, const MPI_Status *st)
     FWDIOI_ASSERT_PROGRESS();
     fwdio_file_t *f = arg;
     struct fwdioi_local *l = f->local;
-    if (!agreement_ok(f, FWDIOI_MPI_AGREE_COMMIT, st))
+    if (!agreement_ok(f, FWDIOI_MPI_AGREE_DRAIN_COMMIT, st))
         return;
     drain_finish(f, l->drain_agreed.status != FWDIO_OK ? &l->drain_agreed : &l->commit_agreed);
 }
@@ -168,6 +255,7 @@ static void on_agreed(void *arg, const MPI_Status *st)
     FWDIOI_ASSERT_PROGRESS();
     fwdio_file_t *f = arg;
     struct fwdioi_local *l = f->local;
+    l->agreeing = 0;
     if (st->MPI_ERROR == MPI_SUCCESS)
         fwdioi_errinfo_unpack(l->agree_out, l->agree_result);
     l->agree_done(f, st);
@@ -190,9 +278,10 @@ static int start(fwdio_file_t *f, int call, const fwdioi_errinfo_t *in, fwdioi_e
     if (rc != MPI_SUCCESS) {
         fwdioi_errinfo_t e = FWDIOI_ERRINFO_OK;
         fwdioi_errinfo_set_mpi(&e, f->rank, call, rc);
-        drain_finish(f, &e);
+        drain_abort(f, &e, 1);
         return -1;
     }
+    l->agreeing = 1;
     fwdioi_rt_track(f->rt, req, on_agreed, f);
     return 0;
 }
@@ -200,17 +289,25 @@ static int start(fwdio_file_t *f, int call, const fwdioi_errinfo_t *in, fwdioi_e
 static void commit_agree(fwdio_file_t *f)
 {
     struct fwdioi_local *l = f->local;
-    start(f, FWDIOI_MPI_AGREE_COMMIT, &l->commit_local, &l->commit_agreed, on_commit_agreed);
+    start(f, FWDIOI_MPI_AGREE_DRAIN_COMMIT, &l->commit_local, &l->commit_agreed,
+          on_commit_agreed);
 }
 
 static void on_commit_done(fwdioi_storage_job_t *job)
 {
     FWDIOI_ASSERT_PROGRESS();
     fwdio_file_t *f = job->owner;
+    struct fwdioi_local *l = f->local;
     if (job->status != FWDIO_OK)
-        fwdioi_errinfo_set_call(&f->local->commit_local, job->status, f->rank, job->sys_errno,
+        fwdioi_errinfo_set_call(&l->commit_local, job->status, f->rank, job->sys_errno,
                                 job->err_offset, job->err_call);
     fwdioi_storage_job_free(job);
+    l->busy = 0;
+    l->committed = 1;
+    if (l->aborted) {
+        abort_continue(f);
+        return;
+    }
     commit_agree(f);
 }
 
@@ -240,6 +337,7 @@ static void commit(fwdio_file_t *f)
         commit_agree(f);
         return;
     }
+    l->busy = 1;
     fwdioi_rt_io_submit(f->rt, &job->io);
 }
 
@@ -249,7 +347,7 @@ static void on_drain_agreed(void *arg, const MPI_Status *st)
     FWDIOI_ASSERT_PROGRESS();
     fwdio_file_t *f = arg;
     struct fwdioi_local *l = f->local;
-    if (!agreement_ok(f, FWDIOI_MPI_AGREE_FINAL, st))
+    if (!agreement_ok(f, FWDIOI_MPI_AGREE_DRAIN, st))
         return;
     if (l->committer >= 0)
         commit(f);
@@ -261,7 +359,7 @@ static void on_drain_agreed(void *arg, const MPI_Status *st)
 static void drain_agree(fwdio_file_t *f)
 {
     struct fwdioi_local *l = f->local;
-    start(f, FWDIOI_MPI_AGREE_FINAL, &l->drain_local, &l->drain_agreed, on_drain_agreed);
+    start(f, FWDIOI_MPI_AGREE_DRAIN, &l->drain_local, &l->drain_agreed, on_drain_agreed);
 }
 
 void fwdioi_drain_start(fwdio_file_t *f)
@@ -272,7 +370,12 @@ void fwdioi_drain_start(fwdio_file_t *f)
     l->t0 = fwdioi_now();
     l->moved = 0;
     l->next_stripe = l->next_off = 0;
-    if (f->my_writer < 0) {
+    l->started = 1;
+    if (l->aborted) { /* another rank's drain failed before this one began */
+        abort_continue(f);
+        return;
+    }
+    if (f->my_writer < 0 || l->direct) { /* nothing of its own in the local store */
         drain_agree(f);
         return;
     }

@@ -8,6 +8,7 @@
 
 #include "local/local_name.h"
 #include "local/local_state.h"
+#include "node/node_area.h"
 #include "plan/plan.h"
 
 #include <limits.h>
@@ -22,7 +23,7 @@
 #endif
 
 int fwdioi_local_create(fwdio_file_t *f, const char *pattern, uint64_t bandwidth,
-                        fwdioi_origins_t *why)
+                        uint64_t capacity, fwdioi_origins_t *why)
 {
     char host[HOST_NAME_MAX + 1] = "";
     if (gethostname(host, sizeof host) != 0)
@@ -47,6 +48,7 @@ int fwdioi_local_create(fwdio_file_t *f, const char *pattern, uint64_t bandwidth
     l->dir = strdup(dir);
     l->data_path = f->my_writer >= 0 ? strdup(name) : NULL;
     l->bandwidth = bandwidth;
+    l->capacity = capacity;
     l->comm = MPI_COMM_NULL;
     l->in_fd = l->out_fd = -1;
     struct timespec ts;
@@ -62,6 +64,7 @@ void fwdioi_local_free(fwdio_file_t *f)
     struct fwdioi_local *l = f->local;
     if (!l)
         return;
+    fwdioi_local_space_free(f); /* a failed file's, or a failed drain's, kept copy */
     free(l->pattern);
     free(l->dir);
     free(l->data_path);
@@ -75,6 +78,21 @@ int64_t fwdioi_local_check_value(const fwdio_file_t *f)
     if (!f->local)
         return 0;
     return (int64_t)fwdioi_hash(FWDIOI_HASH_INIT, f->local->pattern, strlen(f->local->pattern));
+}
+
+void fwdioi_local_space_free(fwdio_file_t *f)
+{
+    struct fwdioi_local *l = f->local;
+    if (!l)
+        return;
+    if (l->reserved > 0)
+        fwdioi_area_local_give(&f->owner->area, l->reserved);
+    l->reserved = 0;
+}
+
+uint64_t fwdioi_local_capacity(const fwdio_file_t *f)
+{
+    return f->local ? f->local->capacity : 0;
 }
 
 const char *fwdioi_local_error_path(const fwdio_file_t *f, const fwdioi_errinfo_t *e, char *buf,

@@ -13,11 +13,19 @@ struct fwdioi_local {
     char *dir;       /* for this host */
     char *data_path; /* this rank's local file, if it writes; else NULL */
     uint64_t bandwidth; /* drain cap, bytes/s per writer; 0: none */
+    uint64_t capacity;  /* local_capacity, bytes per node; 0: none */
+    /* progress thread (reserved: also the file's release): this writer
+     * writes the file straight to the target (no room in the local store);
+     * the bytes it took from the node's count (local_tier.c) */
+    int direct;
+    uint64_t reserved;
     uint64_t created_ns; /* CLOCK_REALTIME at fwdio_open: the index's `created` */
     /* progress thread: the drain (drain.c), started from a task so that
      * nothing of it, even a failure to start, comes before complete */
     fwdioi_task_t start_task;
     void (*path_free)(fwdio_file_t *f); /* the session's: the path is free */
+    /* the session's: tell the other ranks this rank's drain failed in MPI */
+    void (*announce)(fwdio_file_t *f, const fwdioi_errinfo_t *why);
     MPI_Comm comm; /* the file's, kept for the drain's agreements */
     int committer, committers; /* as the close agreed them */
     int in_fd, out_fd;
@@ -27,6 +35,14 @@ struct fwdioi_local {
     uint64_t moved; /* bytes drained so far */
     double t0;      /* when the drain started */
     fwdioi_errinfo_t drain_local, drain_agreed, commit_local, commit_agreed;
+    /* what is in flight, so an abort (drain.c, "aborts") waits for it or
+     * gives it up: the start task has run; a job (drain or commit); an
+     * agreement; the drain is over here (drain_finish ran); the committer
+     * ran its commit (rename, commit block) or its discard */
+    int started, busy, agreeing, over, committed;
+    int aborted; /* an MPI call of the drain failed, here or on another rank */
+    int abandoned; /* an agreement was given up: the communicator is not freed */
+    fwdioi_errinfo_t abort_info;
     /* the agreement in flight (one at a time): its pairs (agree.h), where
      * its result goes and what runs then */
     fwdioi_agree_pair_t agree_in[FWDIOI_ERRINFO_PAIRS], agree_out[FWDIOI_ERRINFO_PAIRS];

@@ -6,7 +6,11 @@
 #include "local/local_state.h"
 
 #include "local/local_index.h"
+#include "local/local_life.h"
 #include "local/local_name.h"
+#include "log.h"
+#include "node/node_area.h"
+#include "plan/topology.h"
 #include "session/open_check.h"
 #include "storage/storage.h"
 #include "storage/sysio.h"
@@ -22,7 +26,76 @@
 
 const char *fwdioi_local_data_path(const fwdio_file_t *f)
 {
-    return f->local ? f->local->data_path : NULL;
+    return f->local && !f->local->direct ? f->local->data_path : NULL;
+}
+
+/* ---- local space: local_capacity, the free-space check ---- */
+
+static fwdioi_local_run_t *writer_runs(const fwdioi_plan_t *p, int w, size_t *n);
+
+/* Bytes writer `w`'s local file takes: its units, and its index rounded up
+ * to a block (0 without memory: then nothing is counted). */
+static uint64_t local_file_bytes(const fwdio_file_t *f)
+{
+    size_t n = 0;
+    fwdioi_local_run_t *runs = writer_runs(&f->plan, f->my_writer, &n);
+    if (!runs)
+        return 0;
+    fwdioi_local_index_t ix = {.path = f->path_key, .nruns = n, .runs = runs};
+    uint64_t bytes = ((uint64_t)fwdioi_local_index_len(&ix) + 4095) & ~(uint64_t)4095;
+    for (size_t i = 0; i < n; i++)
+        bytes += runs[i].len;
+    free(runs);
+    return bytes;
+}
+
+void fwdioi_local_prepare_open(fwdio_file_t *f, fwdioi_storage_job_t *job)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    struct fwdioi_local *l = f->local;
+    if (!l || !l->data_path || l->direct)
+        return;
+    uint64_t bytes = local_file_bytes(f);
+    if (l->capacity > 0) {
+        fwdioi_area_t *a = &f->owner->area;
+        int node_ranks = fwdioi_topology_node_ranks(&f->owner->topo, f->rank);
+        uint64_t share = l->capacity / (uint64_t)(node_ranks > 0 ? node_ranks : 1);
+        if (fwdioi_area_local_take(a, l->capacity, share, bytes) != 0) {
+            uint64_t used = 0, peak = 0;
+            fwdioi_area_local_usage(a, &used, &peak);
+            fwdioi_log(FWDIOI_LOG_INFO,
+                       "rank %d: %s: %llu bytes do not fit local_capacity (%llu used of %llu on "
+                       "the node%s): written straight to the target",
+                       f->rank, f->path, (unsigned long long)bytes, (unsigned long long)used,
+                       (unsigned long long)(a->enabled ? l->capacity : share),
+                       a->enabled ? "" : ", this rank's share");
+            l->direct = 1;
+            return;
+        }
+        l->reserved = bytes;
+    }
+    job->fallback_path = job->path; /* the target, as the writer would open it */
+    job->fallback_size = job->size;
+    job->fallback_sets_length = job->sets_length;
+    job->need_free = bytes;
+    job->path = l->data_path;
+    job->size = 0;
+    job->sets_length = 1;
+    job->keeps_prefix = 0;
+    job->make_dirs = 1;
+}
+
+void fwdioi_local_open_done(fwdio_file_t *f, const fwdioi_storage_job_t *job)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    struct fwdioi_local *l = f->local;
+    if (!l || !job->fell_back)
+        return;
+    fwdioi_log(FWDIOI_LOG_INFO, "rank %d: %s: the local store %s has no room for %llu bytes: "
+               "written straight to the target", f->rank, f->path, l->dir,
+               (unsigned long long)job->need_free);
+    fwdioi_local_space_free(f);
+    l->direct = 1;
 }
 
 int fwdioi_local_defers_commit(const fwdio_file_t *f)
@@ -107,7 +180,7 @@ int fwdioi_local_seal(fwdio_file_t *f, void (*then)(fwdio_file_t *f))
 {
     FWDIOI_ASSERT_PROGRESS();
     struct fwdioi_local *l = f->local;
-    if (!l || !l->data_path)
+    if (!l || !l->data_path || l->direct)
         return -1;
     seal_job_t *j = calloc(1, sizeof *j);
     fwdioi_local_index_t ix = {.size = f->size,
@@ -153,7 +226,8 @@ static void start_drain_task(fwdioi_task_t *task)
 }
 
 int fwdioi_local_session_done(fwdio_file_t *f, const fwdioi_errinfo_t *final, MPI_Comm *comm,
-                              void (*path_free)(fwdio_file_t *f))
+                              void (*path_free)(fwdio_file_t *f),
+                              void (*announce)(fwdio_file_t *f, const fwdioi_errinfo_t *why))
 {
     FWDIOI_ASSERT_PROGRESS();
     struct fwdioi_local *l = f->local;
@@ -162,6 +236,7 @@ int fwdioi_local_session_done(fwdio_file_t *f, const fwdioi_errinfo_t *final, MP
     l->comm = *comm;
     *comm = MPI_COMM_NULL;
     l->path_free = path_free;
+    l->announce = announce;
     l->committer = f->s.committer;
     l->committers = f->s.committers;
     fwdioi_rt_lock(f->rt);
@@ -170,4 +245,17 @@ int fwdioi_local_session_done(fwdio_file_t *f, const fwdioi_errinfo_t *final, MP
     l->start_task.run = start_drain_task;
     fwdioi_rt_submit(f->rt, &l->start_task);
     return 1;
+}
+
+int fwdioi_local_drain_abort_heard(struct fwdio_runtime *o, uint64_t seq,
+                                   const fwdioi_errinfo_t *why)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    /* Drains in flight are few (each holds a communicator): a walk is fine. */
+    for (fwdio_file_t *f = LIST_FIRST(&o->draining); f; f = LIST_NEXT(f, s.drain_link))
+        if (f->seq == seq) {
+            fwdioi_local_abort_heard(f, why);
+            return 1;
+        }
+    return 0;
 }

@@ -15,9 +15,26 @@
 
 #include "state.h"
 
+struct fwdioi_storage_job; /* storage/storage.h */
+
 /** The writer's file in the local store, which it opens instead of the
- *  target; NULL for a file without the tier. */
+ *  target; NULL for a file without the tier, and for a writer that writes
+ *  the file straight to the target (no room in the local store). */
 const char *fwdioi_local_data_path(const fwdio_file_t *f);
+/**
+ * The writer is about to open the file with `job` (the target, as without
+ * the tier): for a file of the tier, take the writer's bytes (its units and
+ * its index) from the node's count (local_capacity, node/node_area.h) and
+ * point the job at the local file (emptied, its directories made), with a
+ * free-space check that falls back to the target (storage.h, need_free);
+ * bytes that do not fit the count leave the job on the target: the writer
+ * writes this file straight there (progress thread).
+ */
+void fwdioi_local_prepare_open(fwdio_file_t *f, struct fwdioi_storage_job *job);
+/** The writer's open job is done: one that fell back to the target gives
+ *  the bytes back, and the writer writes straight there (progress
+ *  thread). */
+void fwdioi_local_open_done(fwdio_file_t *f, const struct fwdioi_storage_job *job);
 /**
  * The writer's local file is written, durable and closed: write its index
  * and make it durable (an I/O job), then then(f). Returns 0 when it did so,
@@ -36,8 +53,28 @@ int fwdioi_local_defers_commit(const fwdio_file_t *f);
  * (nobody opens it until the drain is over and calls path_free(f), the
  * session's, before drained is delivered); returns 1 then. 0: no drain (no
  * tier, or the file failed or aborted: the drained status is the complete
- * one) (progress thread).
+ * one). `announce`, the session's, tells the other ranks that an MPI call
+ * of this rank's drain failed, so theirs end too (fwdioi_local_abort_heard)
+ * (progress thread).
  */
 int fwdioi_local_session_done(fwdio_file_t *f, const fwdioi_errinfo_t *final, MPI_Comm *comm,
-                              void (*path_free)(fwdio_file_t *f));
+                              void (*path_free)(fwdio_file_t *f),
+                              void (*announce)(fwdio_file_t *f, const fwdioi_errinfo_t *why));
+/**
+ * Another rank's drain of `f` failed in MPI with `why` (it announced it):
+ * this rank's drain gives up its agreements, finishes the job in flight,
+ * closes its files and, on the committer with atomic_replace, removes the
+ * temporary, then is over with `why` (the same status and text on every
+ * rank). Nothing after the drain's end (progress thread).
+ */
+void fwdioi_local_abort_heard(fwdio_file_t *f, const fwdioi_errinfo_t *why);
+/**
+ * Another rank announced that an MPI call of file `seq`'s drain failed with
+ * `why`: this rank's drain of it, if one runs (in the runtime's `draining`
+ * list), ends with it too (fwdioi_local_abort_heard) and 1 is returned; 0
+ * when this rank has no drain of `seq` in flight (not yet, or no more)
+ * (progress thread).
+ */
+int fwdioi_local_drain_abort_heard(struct fwdio_runtime *o, uint64_t seq,
+                                   const fwdioi_errinfo_t *why);
 #endif

@@ -27,14 +27,18 @@
 enum { RING_CAP_MAX = 256, RING_CAP_MIN = 16, RING_BYTES = 512 << 10 };
 #define AREA_MAGIC 0x6677646961726562ull /* "fwdiareb" */
 
-/* The first 64 bytes of a segment. The counters are used in local rank 0's
- * segment only: the heap bytes committed on the node, and their peak. */
+/* The first SEG_HEADER bytes of a segment. The counters are used in local
+ * rank 0's segment only: the heap bytes committed on the node, and their
+ * peak; the bytes the node-local tier's files hold in the node's local
+ * store (local_capacity), and their peak. */
+enum { SEG_HEADER = 128 };
 typedef struct seg_header {
     uint64_t magic, nlocal, ring_cap, heap_off, heap_size, node_budget;
     _Atomic uint64_t node_committed, node_peak;
+    _Atomic uint64_t local_used, local_peak;
 } seg_header_t;
 
-_Static_assert(sizeof(seg_header_t) == 64, "the rings start at byte 64");
+_Static_assert(sizeof(seg_header_t) <= SEG_HEADER, "the rings start at byte SEG_HEADER");
 
 /* The ring for one producer in a segment: head and tail on lines of their own,
  * then ring_cap entries. */
@@ -53,7 +57,7 @@ static uint64_t ring_bytes(uint64_t cap)
 
 static ring_t *ring_at(const fwdioi_area_t *a, uint8_t *seg, int producer)
 {
-    return (ring_t *)(seg + 64 + (size_t)producer * ring_bytes(a->ring_cap));
+    return (ring_t *)(seg + SEG_HEADER + (size_t)producer * ring_bytes(a->ring_cap));
 }
 
 static seg_header_t *node_header(const fwdioi_area_t *a)
@@ -165,6 +169,8 @@ static int create_own(fwdioi_area_t *a, const char *prefix)
     h->node_budget = a->node_budget;
     atomic_init(&h->node_committed, 0);
     atomic_init(&h->node_peak, 0);
+    atomic_init(&h->local_used, 0);
+    atomic_init(&h->local_peak, 0);
     return 0;
 }
 
@@ -339,7 +345,7 @@ int fwdioi_area_setup(fwdioi_area_t *a, MPI_Comm comm, uint64_t heap_size, uint6
     a->ring_cap = RING_CAP_MAX;
     while (a->ring_cap > RING_CAP_MIN && (uint64_t)a->nlocal * ring_bytes(a->ring_cap) > RING_BYTES)
         a->ring_cap /= 2;
-    a->heap_off = (64 + (uint64_t)a->nlocal * ring_bytes(a->ring_cap) + 4095) & ~(uint64_t)4095;
+    a->heap_off = (SEG_HEADER + (uint64_t)a->nlocal * ring_bytes(a->ring_cap) + 4095) & ~(uint64_t)4095;
     a->node_budget = node_budget < FWDIOI_AREA_CHUNK ? FWDIOI_AREA_CHUNK : node_budget;
     /* a rank's heap: its cap, but never more than the node's whole budget */
     if (heap_size > a->node_budget)
@@ -492,4 +498,47 @@ int fwdioi_area_idle(fwdioi_area_t *a)
     fwdioi_heap_trim(&a->heap);
     a->empty_since_ns = 0;
     return 0;
+}
+
+int fwdioi_area_local_take(fwdioi_area_t *a, uint64_t capacity, uint64_t share,
+                           uint64_t len)
+{
+    _Atomic uint64_t *used = &a->local_alone, *peak = NULL;
+    uint64_t limit = share;
+    if (a->enabled) {
+        seg_header_t *h = node_header(a);
+        used = &h->local_used;
+        peak = &h->local_peak;
+        limit = capacity;
+    }
+    uint64_t cur = atomic_load_explicit(used, memory_order_relaxed);
+    do {
+        if (len > limit || cur > limit - len)
+            return -1;
+    } while (!atomic_compare_exchange_weak_explicit(used, &cur, cur + len, memory_order_relaxed,
+                                                    memory_order_relaxed));
+    uint64_t p = peak ? atomic_load_explicit(peak, memory_order_relaxed) : 0;
+    while (peak && p < cur + len &&
+           !atomic_compare_exchange_weak_explicit(peak, &p, cur + len, memory_order_relaxed,
+                                                  memory_order_relaxed))
+        ;
+    return 0;
+}
+
+void fwdioi_area_local_give(fwdioi_area_t *a, uint64_t len)
+{
+    _Atomic uint64_t *used = a->enabled ? &node_header(a)->local_used : &a->local_alone;
+    atomic_fetch_sub_explicit(used, len, memory_order_relaxed);
+}
+
+void fwdioi_area_local_usage(fwdioi_area_t *a, uint64_t *used, uint64_t *peak)
+{
+    if (!a->enabled) {
+        *used = atomic_load_explicit(&a->local_alone, memory_order_relaxed);
+        *peak = 0;
+        return;
+    }
+    const seg_header_t *h = node_header(a);
+    *used = atomic_load_explicit(&h->local_used, memory_order_relaxed);
+    *peak = atomic_load_explicit(&h->local_peak, memory_order_relaxed);
 }

@@ -92,6 +92,9 @@ typedef struct fwdioi_area {
     uint64_t empty_since_ns; /* progress thread: when the heap was last seen busy */
     void *bell_addr;     /* [nlocal] struct sockaddr_un of every doorbell */
     char why_off[160];   /* why the area is off, for the log and fwdio-plan */
+    /* the node-local tier's bytes of this rank while the area is off
+     * (fwdioi_area_local_take) */
+    _Atomic uint64_t local_alone;
 } fwdioi_area_t;
 
 /**
@@ -130,6 +133,21 @@ int fwdioi_area_idle(fwdioi_area_t *a);
 /** Heap bytes committed on the node now and at most (0 without the area; any
  *  thread). */
 void fwdioi_area_node_memory(const fwdioi_area_t *a, uint64_t *committed, uint64_t *peak);
+
+/**
+ * The node-local tier's count of the bytes its files hold in the node's
+ * local store (local_capacity), kept like the heap's commitment: an atomic
+ * in local rank 0's segment header that a compare-and-swap never lets pass
+ * `capacity`. Take `len` bytes: 0, or -1 when they do not fit. Without the
+ * area (off on this node) the rank counts alone against `share` (its part
+ * of the capacity). Any thread.
+ */
+int fwdioi_area_local_take(fwdioi_area_t *a, uint64_t capacity, uint64_t share,
+                           uint64_t len);
+/** Give back `len` bytes taken with fwdioi_area_local_take. Any thread. */
+void fwdioi_area_local_give(fwdioi_area_t *a, uint64_t len);
+/** The tier's bytes on the node now and at most (peak 0 without the area). */
+void fwdioi_area_local_usage(fwdioi_area_t *a, uint64_t *used, uint64_t *peak);
 
 /** Offset within this rank's segment of p (inside its heap), or UINT64_MAX. */
 uint64_t fwdioi_area_own_offset(const fwdioi_area_t *a, const void *p, uint64_t len);

@@ -8,6 +8,11 @@
  * abort can arrive before the receiver has opened the file: it is kept until
  * it does.
  *
+ * A file of the node-local tier drains after its session, on its own
+ * communicator (local/drain.c): an MPI failure of the drain is announced the
+ * same way, marked as the drain's, and heard by the drain (or kept until
+ * this rank's drain starts), never by the session.
+ *
  * A writer of an aborted file may still be sent data that other ranks posted
  * before they heard of the abort; its communicator is kept as a "zombie" and
  * such data is received and dropped, so no sender waits for ever.
@@ -17,13 +22,15 @@
 #include "session/abort.h"
 
 #include "session/outcome.h"
+#include "local/local_tier.h"
 #include "log.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-/* seq, the errinfo, then how the announcer's steps ended (a stream's) */
-enum { ABORT_INTS = 1 + FWDIOI_ERRINFO_INTS + 2 + FWDIOI_ERRINFO_INTS };
+/* seq, the errinfo, how the announcer's steps ended (a stream's), then
+ * whether it is the file's drain (node-local tier) that is aborted */
+enum { ABORT_INTS = 1 + FWDIOI_ERRINFO_INTS + 2 + FWDIOI_ERRINFO_INTS + 1 };
 
 /* How long a zombie is drained after the last file completed, in seconds. */
 #define ZOMBIE_DRAIN_SECONDS 30.0
@@ -42,8 +49,10 @@ static void on_abort_sent(void *arg, const MPI_Status *st)
         free(a);
 }
 
-void fwdioi_abort_announce(struct fwdio_runtime *o, uint64_t seq, const fwdioi_errinfo_t *why,
-                           const fwdioi_step_outcome_t *steps)
+/* Send the abort of file `seq` (of its drain with `drain`) to every other
+ * rank (progress thread). */
+static void announce(struct fwdio_runtime *o, uint64_t seq, const fwdioi_errinfo_t *why,
+                     const fwdioi_step_outcome_t *steps, int drain)
 {
     FWDIOI_ASSERT_PROGRESS();
     fwdioi_rt_t *rt = o->rt;
@@ -62,6 +71,7 @@ void fwdioi_abort_announce(struct fwdio_runtime *o, uint64_t seq, const fwdioi_e
     a->msg[1 + FWDIOI_ERRINFO_INTS] = steps->complete;
     a->msg[2 + FWDIOI_ERRINFO_INTS] = steps->ok;
     memcpy(&a->msg[3 + FWDIOI_ERRINFO_INTS], &steps->failed, sizeof steps->failed);
+    a->msg[ABORT_INTS - 1] = drain;
     for (int r = 0; r < n; r++) {
         if (r == me)
             continue;
@@ -80,15 +90,31 @@ void fwdioi_abort_announce(struct fwdio_runtime *o, uint64_t seq, const fwdioi_e
     on_abort_sent(a, NULL);
 }
 
+void fwdioi_abort_announce(struct fwdio_runtime *o, uint64_t seq, const fwdioi_errinfo_t *why,
+                           const fwdioi_step_outcome_t *steps)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    announce(o, seq, why, steps, 0);
+}
+
+void fwdioi_abort_announce_drain(struct fwdio_runtime *o, uint64_t seq,
+                                 const fwdioi_errinfo_t *why)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    fwdioi_step_outcome_t none = {0, 0, FWDIOI_ERRINFO_OK};
+    announce(o, seq, why, &none, 1);
+}
+
 static fwdio_file_t *active_file(struct fwdio_runtime *o, uint64_t seq)
 {
     return fwdioi_outcome_active_file(o, seq); /* indexed: O(1) per abort heard */
 }
 
-static void keep_pending(struct fwdio_runtime *o, uint64_t seq, const fwdioi_errinfo_t *why)
+static void keep_pending(struct fwdio_runtime *o, uint64_t seq, const fwdioi_errinfo_t *why,
+                         int drain)
 {
     for (int i = 0; i < o->npending_aborts; i++)
-        if (o->pending_aborts[i].seq == seq)
+        if (o->pending_aborts[i].seq == seq && o->pending_aborts[i].drain == drain)
             return; /* the first one told is enough */
     if (o->npending_aborts == o->pending_aborts_cap) {
         int cap = o->pending_aborts_cap ? 2 * o->pending_aborts_cap : 4;
@@ -101,7 +127,7 @@ static void keep_pending(struct fwdio_runtime *o, uint64_t seq, const fwdioi_err
         o->pending_aborts = p;
         o->pending_aborts_cap = cap;
     }
-    o->pending_aborts[o->npending_aborts++] = (fwdioi_pending_abort_t){seq, *why};
+    o->pending_aborts[o->npending_aborts++] = (fwdioi_pending_abort_t){seq, *why, drain};
 }
 
 typedef struct abort_recv {
@@ -122,10 +148,16 @@ static void on_abort_received(void *arg, const MPI_Status *st)
                                        a->msg[2 + FWDIOI_ERRINFO_INTS], FWDIOI_ERRINFO_OK};
         memcpy(&steps.failed, &a->msg[3 + FWDIOI_ERRINFO_INTS], sizeof steps.failed);
         fwdio_file_t *f = active_file(o, seq);
-        if (f)
+        if (a->msg[ABORT_INTS - 1]) {
+            /* a drain: the file's session may still be running here */
+            if (!fwdioi_local_drain_abort_heard(o, seq, &why) &&
+                (f || seq >= o->opened_seq))
+                keep_pending(o, seq, &why, 1);
+            /* else: its drain is over here already */
+        } else if (f)
             fwdioi_outcome_abort_heard(f, &why, &steps);
         else if (seq >= o->opened_seq)
-            keep_pending(o, seq, &why);
+            keep_pending(o, seq, &why, 0);
         /* else: complete here already; the sender's collective found us */
     }
     free(a);
@@ -161,11 +193,12 @@ int fwdioi_abort_receive(struct fwdio_runtime *o)
     }
 }
 
-int fwdioi_abort_take_pending(struct fwdio_runtime *o, uint64_t seq, fwdioi_errinfo_t *why)
+int fwdioi_abort_take_pending(struct fwdio_runtime *o, uint64_t seq, int drain,
+                              fwdioi_errinfo_t *why)
 {
     FWDIOI_ASSERT_PROGRESS();
     for (int i = 0; i < o->npending_aborts; i++) {
-        if (o->pending_aborts[i].seq != seq)
+        if (o->pending_aborts[i].seq != seq || o->pending_aborts[i].drain != drain)
             continue;
         *why = o->pending_aborts[i].info;
         o->pending_aborts[i] = o->pending_aborts[--o->npending_aborts];

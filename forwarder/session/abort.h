@@ -10,12 +10,18 @@
  *  (progress thread). */
 void fwdioi_abort_announce(struct fwdio_runtime *o, uint64_t seq, const fwdioi_errinfo_t *why,
                            const fwdioi_step_outcome_t *steps);
+/** Send the abort of file `seq`'s drain (node-local tier; the session was
+ *  over) to every other rank (progress thread). */
+void fwdioi_abort_announce_drain(struct fwdio_runtime *o, uint64_t seq,
+                                 const fwdioi_errinfo_t *why);
 /** Take the aborts other ranks announced (progress thread); returns how
  *  many arrived. */
 int fwdioi_abort_receive(struct fwdio_runtime *o);
-/** An abort announced for `seq` before this rank opened it, taken (1) or
- *  none (0) (progress thread). */
-int fwdioi_abort_take_pending(struct fwdio_runtime *o, uint64_t seq, fwdioi_errinfo_t *why);
+/** An abort announced for `seq` (for its drain with `drain`) before this
+ *  rank opened it (started its drain), taken (1) or none (0) (progress
+ *  thread). */
+int fwdioi_abort_take_pending(struct fwdio_runtime *o, uint64_t seq, int drain,
+                              fwdioi_errinfo_t *why);
 /** Keep receiving and dropping data on `comm` of an aborted file, freed at
  *  finalize (progress thread). */
 void fwdioi_zombie_add(struct fwdio_runtime *o, MPI_Comm comm);

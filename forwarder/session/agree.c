@@ -83,6 +83,8 @@ static const char *const mpi_call_names[FWDIOI_MPI_CALL_COUNT] = {
     [FWDIOI_MPI_READ_ISEND] = "MPI_Isend",
     [FWDIOI_MPI_READ_IRECV] = "MPI_Irecv",
     [FWDIOI_MPI_READ_MRECV] = "MPI_Mrecv",
+    [FWDIOI_MPI_AGREE_DRAIN] = "MPI_Iallreduce (drain status)",
+    [FWDIOI_MPI_AGREE_DRAIN_COMMIT] = "MPI_Iallreduce (drain's commit status)",
 };
 
 const char *fwdioi_mpi_call_name(int call)

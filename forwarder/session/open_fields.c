@@ -20,6 +20,7 @@ static const char *const field_names[FWDIOI_OPEN_FIELDS] = {
     [FWDIOI_FIELD_KEEP_CONTENTS] = "keep_contents",
     [FWDIOI_FIELD_OFFSETS_ONLY] = "offsets_only",
     [FWDIOI_FIELD_LOCAL_DIR] = "local_dir",
+    [FWDIOI_FIELD_LOCAL_CAPACITY] = "local_capacity",
 };
 
 const char *fwdioi_open_field_name(int field)

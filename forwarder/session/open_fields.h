@@ -23,6 +23,7 @@ typedef enum fwdioi_open_field {
     FWDIOI_FIELD_KEEP_CONTENTS,
     FWDIOI_FIELD_OFFSETS_ONLY,
     FWDIOI_FIELD_LOCAL_DIR,    /* hash of local_dir as given (0: none) */
+    FWDIOI_FIELD_LOCAL_CAPACITY, /* local_capacity (0 without the tier) */
     FWDIOI_OPEN_FIELDS
 } fwdioi_open_field_t;
 

@@ -253,8 +253,21 @@ static void start_waiting_opens(struct fwdio_runtime *o, const fwdio_file_t *don
 static void path_freed_by_drain(fwdio_file_t *f)
 {
     FWDIOI_ASSERT_PROGRESS();
+    if (f->s.draining) {
+        LIST_REMOVE(f, s.drain_link);
+        f->s.draining = 0;
+    }
     unindex_path(f);
     start_waiting_opens(f->owner, f);
+}
+
+/* An MPI call of f's drain failed on this rank: the other ranks hear of it
+ * as of a session's abort, marked as the drain's (abort.c) (progress
+ * thread). */
+static void announce_drain_abort(fwdio_file_t *f, const fwdioi_errinfo_t *why)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    fwdioi_abort_announce_drain(f->owner, f->seq, why);
 }
 
 /* The session is over: publish the result and fire complete (progress thread). */
@@ -272,9 +285,17 @@ static void finish_session(fwdio_file_t *f, const fwdioi_errinfo_t *result)
     fwdioi_errinfo_t final = *result; /* result may point into the session */
     /* A file of the node-local tier drains now, on its communicator; its
      * path stays taken until the drain is over (path_freed_by_drain). */
-    int draining = fwdioi_local_session_done(f, &final, &s->comm, path_freed_by_drain);
+    int draining = fwdioi_local_session_done(f, &final, &s->comm, path_freed_by_drain,
+                                             announce_drain_abort);
     if (!draining)
         unindex_path(f);
+    else {
+        LIST_INSERT_HEAD(&f->owner->draining, f, s.drain_link);
+        s->draining = 1;
+        fwdioi_errinfo_t why;
+        if (fwdioi_abort_take_pending(f->owner, f->seq, 1, &why))
+            fwdioi_local_abort_heard(f, &why); /* another rank's drain failed first */
+    }
     if (s->comm != MPI_COMM_NULL) {
         if (s->aborted && (f->my_writer >= 0 || f->reading))
             fwdioi_zombie_add(f->owner, s->comm); /* late data (or answers) still arrive */
@@ -819,7 +840,7 @@ static void open_task(fwdioi_task_t *task)
         fwdioi_outcome_abort(f, &why, 0);
         return;
     }
-    if (fwdioi_abort_take_pending(owner, f->seq, &why)) {
+    if (fwdioi_abort_take_pending(owner, f->seq, 0, &why)) {
         fwdioi_outcome_abort(f, &why, 0);
         return;
     }
@@ -1024,7 +1045,7 @@ int fwdioi_session_poll(void *runtime, int *active)
     if (!STAILQ_EMPTY(&owner->area_blocked))
         fwdioi_sender_retry_blocked(owner);
     int area_waiting = fwdioi_shared_settle(owner);
-    if (!LIST_EMPTY(&owner->active))
+    if (!LIST_EMPTY(&owner->active) || !LIST_EMPTY(&owner->draining))
         events += fwdioi_abort_receive(owner);
     if (owner->nzombies)
         events += fwdioi_zombie_drain(owner, active);

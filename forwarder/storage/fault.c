@@ -129,7 +129,7 @@ static int parse_rule(char *text, fwdioi_fault_rule_t *r, char *why, size_t why_
     if (r->call == FWDIOI_CALL_NONE) {
         snprintf(why, why_len,
                  "unknown call \"%.80s\" (expected open|ftruncate|pwrite|pread|fdatasync|close|"
-                 "rename|unlink|fsync_dir|mkdir|shm_commit)",
+                 "rename|unlink|fsync_dir|mkdir|statvfs|shm_commit)",
                  tokens[0]);
         return -1;
     }

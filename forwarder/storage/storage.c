@@ -143,6 +143,8 @@ static int make_parents(const char *path)
     }
 }
 
+static void dir_of(const char *path, char *buf, size_t len);
+
 static void run_open(fwdioi_storage_job_t *job)
 {
     if (job->make_dirs && make_parents(job->path) != 0) {
@@ -152,6 +154,18 @@ static void run_open(fwdioi_storage_job_t *job)
     if (job->read_only) {
         run_open_read(job);
         return;
+    }
+    if (job->need_free > 0 && job->fallback_path) {
+        char dir[4096];
+        dir_of(job->path, dir, sizeof dir);
+        struct statvfs vfs;
+        if (fwdioi_sys_statvfs(dir, &vfs) == 0 &&
+            (uint64_t)vfs.f_bavail * (uint64_t)vfs.f_frsize < job->need_free) {
+            job->fell_back = 1; /* no room in the local store: the target */
+            job->path = job->fallback_path;
+            job->size = job->fallback_size;
+            job->sets_length = job->fallback_sets_length;
+        }
     }
     /* the old contents go, unless the first `size` bytes are kept (a stream) */
     int flags = O_CREAT | O_WRONLY | O_CLOEXEC |

@@ -56,6 +56,14 @@ typedef struct fwdioi_storage_job {
                          less the umask), as mkdir -p */
     int read_only;    /* a reader's open: O_RDONLY, and `size` is set to the
                          file's (a directory fails with EISDIR) */
+    /* the node-local tier: when the file system of `path` has fewer than
+     * need_free bytes free (statvfs, after make_dirs), open fallback_path
+     * instead (O_CREAT, no make_dirs, its length set to fallback_size with
+     * fallback_sets_length) and set fell_back; need_free 0: no check */
+    uint64_t need_free;
+    const char *fallback_path;
+    uint64_t fallback_size;
+    int fallback_sets_length, fell_back;
     /* WRITE, buffered: buf (owned) holds file bytes from base; the extents,
      * relative to base, are written */
     uint8_t *buf;

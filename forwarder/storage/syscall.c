@@ -11,7 +11,7 @@ static const char *const call_names[FWDIOI_CALL_COUNT] = {
     [FWDIOI_CALL_RENAME] = "rename",   [FWDIOI_CALL_UNLINK] = "unlink",
     [FWDIOI_CALL_FSYNC_DIR] = "fsync_dir", [FWDIOI_CALL_PREAD] = "pread",
     [FWDIOI_CALL_FSTAT] = "fstat",     [FWDIOI_CALL_SHM_COMMIT] = "shm_commit",
-    [FWDIOI_CALL_MKDIR] = "mkdir",
+    [FWDIOI_CALL_MKDIR] = "mkdir", [FWDIOI_CALL_STATVFS] = "statvfs",
 };
 
 const char *fwdioi_syscall_name(int call)

@@ -22,6 +22,7 @@ typedef enum fwdioi_syscall {
     FWDIOI_CALL_FSTAT,
     FWDIOI_CALL_SHM_COMMIT, /* the node-shared area commits memory (node_area.c) */
     FWDIOI_CALL_MKDIR,      /* the node-local tier makes its directory */
+    FWDIOI_CALL_STATVFS,    /* the node-local tier asks its store's free space */
     FWDIOI_CALL_COUNT
 } fwdioi_syscall_t;
 

@@ -163,6 +163,15 @@ int fwdioi_sys_unlink(const char *path)
     return checked(unlink(path));
 }
 
+int fwdioi_sys_statvfs(const char *path, struct statvfs *st)
+{
+    fwdioi_fault_t f = fault_path(FWDIOI_CALL_STATVFS, path, NULL);
+    int rc = statvfs(path, st);
+    if (rc == 0 && f.kind == FWDIOI_FAULT_ERROR)
+        st->f_bavail = 0; /* a full store, as the rule asks */
+    return checked(rc);
+}
+
 int fwdioi_sys_mkdir(const char *path, mode_t mode)
 {
     fwdioi_fault_t f = fault_path(FWDIOI_CALL_MKDIR, path, NULL);

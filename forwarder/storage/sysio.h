@@ -13,6 +13,7 @@
 
 #include <stddef.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/types.h>
 
 int fwdioi_sys_open(const char *path, int flags, mode_t mode);
@@ -30,6 +31,9 @@ int fwdioi_sys_close(int fd);
 int fwdioi_sys_rename(const char *from, const char *to);
 int fwdioi_sys_unlink(const char *path);
 int fwdioi_sys_mkdir(const char *path, mode_t mode);
+/** statvfs; a fault rule's error makes it report a full file system (no
+ *  free blocks) instead of failing, as a full local store looks. */
+int fwdioi_sys_statvfs(const char *path, struct statvfs *st);
 /** open(dir) + fsync + close: makes a rename in `dir` durable. */
 int fwdioi_sys_fsync_dir(const char *dir);
 

@@ -406,7 +406,7 @@ void fwdioi_writer_check_drained(fwdio_file_t *f)
     job->fd = s->fd;
     job->write_failed = &w->write_failed;
     /* a commit follows durable data; the node-local tier's complete means durable */
-    job->durable = f->opts.durable || s->committers > 0 || fwdioi_local_data_path(f) != NULL;
+    job->durable = f->opts.durable || s->committers > 0 || fwdioi_local_defers_commit(f);
     s->io_pending++;
     fwdioi_rt_io_submit(f->rt, &job->io);
 }
@@ -793,6 +793,7 @@ static void on_open_done(fwdioi_storage_job_t *job)
     fwdio_file_t *f = job->owner;
     f->s.fd = job->fd;
     fwdioi_outcome_storage_failed(f, job->fail_time); /* fwdio_file_stats_t */
+    fwdioi_local_open_done(f, job);
     if (job->status != FWDIO_OK)
         fwdioi_errinfo_set_call(&f->s.open_local, job->status, f->rank, job->sys_errno,
                                 job->err_offset, job->err_call);
@@ -829,12 +830,7 @@ void fwdioi_writer_open(fwdio_file_t *f)
     job->size = f->stream ? f->opts.append_start : f->size; /* a stream grows from there */
     job->sets_length = f->my_writer == 0 && !f->opts.keep_contents;
     job->keeps_prefix = f->stream; /* its first append_start bytes stay */
-    if (fwdioi_local_data_path(f)) { /* the node-local tier: a file of its own, emptied */
-        job->path = fwdioi_local_data_path(f);
-        job->size = 0;
-        job->sets_length = 1;
-        job->make_dirs = 1;
-    }
+    fwdioi_local_prepare_open(f, job); /* the node-local tier: a file of its own */
     f->s.io_pending++;
     fwdioi_rt_io_submit(f->rt, &job->io);
 }

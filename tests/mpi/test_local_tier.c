@@ -22,6 +22,34 @@
  *              is OK, the drain's status is FWDIO_EWRITE with the same text
  *              on every rank, the target keeps the old version, the
  *              temporary is removed and the local files are kept;
+ *   localfail  (own runtime, FWDIO_FAULT: the last writer's pwrites to its
+ *              local file fail) with atomic_replace: complete and drained
+ *              are FWDIO_EWRITE with the same text on every rank, naming
+ *              the local file; the target keeps the old version;
+ *   agreefault (own runtime; only with --case, under MPI_FAULTS_RULE, which
+ *              fails one rank's MPI_Iallreduce of the drain's status or its
+ *              commit's, tests/util/mpi_faults.h) with atomic_replace:
+ *              complete is OK, fwdio_drain_wait and drained give FWDIO_EMPI
+ *              on every rank with the same text naming the drain's
+ *              agreement, nobody hangs (the watchdog); the target holds the
+ *              old version whole (--expect-target old) or one of the two
+ *              whole (either: the commit may have renamed); the local
+ *              files are kept; with --free-early the handles are freed
+ *              right after completion and fwdio_finalize returns after the
+ *              drained callback gave FWDIO_EMPI;
+ *   capacity   local_capacity, the node's count: a capacity below one
+ *              file's writer share sends each writer straight to the
+ *              target (no local file at completion); with room for one
+ *              file, a second file opened while the first drains (capped)
+ *              goes straight to the target, and a third, after that drain,
+ *              is local again (its bytes given back); every file's bytes
+ *              right at the target; ranks that pass different capacities
+ *              fail with FWDIO_EINVAL naming local_capacity;
+ *   fullstore  (own runtime) a local store without room for the last
+ *              writer's file (FWDIO_FAULT statvfs, or with --store DIR a
+ *              small tmpfs mounted there, tests/mpi/local_tmpfs.sh): that
+ *              writer writes to the target, the other locally; complete and
+ *              drained OK, the bytes right, one local file at completion;
  *   finalize   (local_dir and the cap from FWDIO_LOCAL_DIR and
  *              FWDIO_DRAIN_BANDWIDTH) a slow drain of a file whose handle was freed right
  *              after completion: fwdio_finalize waits for it, the drained
@@ -41,6 +69,7 @@
 #include <unistd.h>
 
 #include "fwdio.h"
+#include "mpi_faults.h"
 #include "pattern.h"
 #include "test_common.h"
 
@@ -312,6 +341,45 @@ static void case_baddir(fwdio_runtime_t *rt)
     fwdio_file_free(f);
 }
 
+/* The old version of `path` for the cases with atomic_replace: 1000 'o's. */
+static void write_old_version(const char *path)
+{
+    if (tc_rank == 0) {
+        FILE *p = fopen(path, "w");
+        for (int i = 0; p && i < 1000; i++)
+            fputc('o', p);
+        if (p)
+            fclose(p);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+/* A runtime of its own whose last rank breaks `call` as FWDIO_FAULT's rule
+ * `fmt` (with %d for that rank) says; NULL: no rule. */
+static fwdio_runtime_t *fault_runtime(const char *fmt)
+{
+    char spec[256];
+    if (fmt) {
+        snprintf(spec, sizeof spec, fmt, tc_size - 1);
+        setenv("FWDIO_FAULT", spec, 1);
+    }
+    fwdio_runtime_t *rt = tc_start_runtime(MPI_COMM_WORLD, g_mode);
+    unsetenv("FWDIO_FAULT");
+    return rt;
+}
+
+/* Open `path` in the tier (local_dir `dir`) with atomic_replace. */
+static fwdio_file_t *open_atomic(fwdio_runtime_t *rt, const char *path, const char *dir, cbs_t *c)
+{
+    fwdio_options_t o;
+    tier_options(&o, dir);
+    o.atomic_replace = 1;
+    fwdio_callbacks_t cb = callbacks(c);
+    fwdio_file_t *f = NULL;
+    TC_EXPECT(fwdio_open(rt, path, FILE_SIZE, &o, &cb, &f), FWDIO_OK, "fwdio_open");
+    return f;
+}
+
 /* ---- drainfail: an agreed drain failure; the old version stays ---- */
 
 static int drain_fail_main(void)
@@ -320,28 +388,12 @@ static int drain_fail_main(void)
     tc_path(dir, sizeof dir, "local-fail");
     tc_path(path, sizeof path, "kept.dat");
     snprintf(tmp, sizeof tmp, "%.*s.kept.dat.fwdio-tmp", (int)(strlen(path) - 8), path);
-    if (tc_rank == 0) { /* the old version: 1000 bytes of 'o' */
-        FILE *p = fopen(path, "w");
-        for (int i = 0; p && i < 1000; i++)
-            fputc('o', p);
-        if (p)
-            fclose(p);
-    }
-    MPI_Barrier(MPI_COMM_WORLD);
+    write_old_version(path);
     /* The last writer's pwrites to the target's temporary fail. */
-    char spec[256];
-    snprintf(spec, sizeof spec, "pwrite:eio:path=fwdio-tmp:rank=%d", tc_size - 1);
-    setenv("FWDIO_FAULT", spec, 1);
-    fwdio_runtime_t *rt = tc_start_runtime(MPI_COMM_WORLD, g_mode);
-    unsetenv("FWDIO_FAULT");
-    fwdio_options_t o;
-    tier_options(&o, dir);
-    o.atomic_replace = 1;
+    fwdio_runtime_t *rt = fault_runtime("pwrite:eio:path=fwdio-tmp:rank=%d");
     cbs_t c;
-    fwdio_callbacks_t cb = callbacks(&c);
-    fwdio_file_t *f = NULL;
     tc_phase("drainfail");
-    TC_EXPECT(fwdio_open(rt, path, FILE_SIZE, &o, &cb, &f), FWDIO_OK, "fwdio_open");
+    fwdio_file_t *f = open_atomic(rt, path, dir, &c);
     int ranks[2] = {-1, -1};
     int nw = fwdio_file_writers(f, ranks, 2);
     TC_CHECK(nw == (tc_size > 1 ? 2 : 1) && ranks[nw - 1] == tc_size - 1,
@@ -373,6 +425,255 @@ static int drain_fail_main(void)
         TC_CHECK(local_files(dir, 1) == nw, "the local copies of a failed drain are gone (%d)",
                  local_files(dir, 0));
     }
+    MPI_Barrier(MPI_COMM_WORLD);
+    fwdio_file_free(f);
+    TC_EXPECT(fwdio_finalize(rt), FWDIO_OK, "fwdio_finalize");
+    return 0;
+}
+
+/* Whether `path` is the old version (collective: rank 0 looks). */
+static int is_old_version(const char *path)
+{
+    int old = 0;
+    if (tc_rank == 0) {
+        char buf[1001];
+        FILE *p = fopen(path, "r");
+        size_t n = p ? fread(buf, 1, sizeof buf, p) : 0;
+        if (p)
+            fclose(p);
+        old = n == 1000;
+        for (size_t i = 0; old && i < n; i++)
+            old = buf[i] == 'o';
+    }
+    MPI_Bcast(&old, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    return old;
+}
+
+/* The file's error (its drain's, once drained) is `status` on every rank
+ * with one text holding `fragment`, and one rank in its detail. */
+static void expect_agreed_error(fwdio_file_t *f, int status, const char *fragment)
+{
+    char text[256], first[256];
+    snprintf(text, sizeof text, "%s", fwdio_file_error(f));
+    memcpy(first, text, sizeof text);
+    MPI_Bcast(first, sizeof first, MPI_CHAR, 0, MPI_COMM_WORLD);
+    TC_CHECK(!strcmp(first, text), "error texts differ: \"%s\" on rank 0, \"%s\" here", first,
+             text);
+    TC_CHECK(strstr(text, fragment) != NULL, "the error does not name %s: %s", fragment, text);
+    fwdio_error_info_t info;
+    TC_EXPECT(fwdio_file_error_info(f, &info), FWDIO_OK, "fwdio_file_error_info");
+    int rank0 = info.rank;
+    MPI_Bcast(&rank0, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    TC_CHECK(info.status == status && info.rank == rank0 && info.rank >= 0,
+             "error info: status %d (expected %d), rank %d (rank 0 has %d)", info.status, status,
+             info.rank, rank0);
+}
+
+/* ---- localfail: a writer's local pwrite fails ---- */
+
+static int local_fail_main(void)
+{
+    char dir[4096], path[4096];
+    tc_path(dir, sizeof dir, "local-lfail");
+    tc_path(path, sizeof path, "lfail.dat");
+    write_old_version(path);
+    fwdio_runtime_t *rt = fault_runtime("pwrite:eio:path=fwdio-local:rank=%d");
+    cbs_t c;
+    tc_phase("localfail");
+    fwdio_file_t *f = open_atomic(rt, path, dir, &c);
+    write_share_(f, 808, 1);
+    TC_EXPECT(fwdio_close(f), FWDIO_OK, "fwdio_close");
+    TC_EXPECT(fwdio_wait(f), FWDIO_EWRITE, "fwdio_wait: a local pwrite failed");
+    TC_EXPECT(fwdio_drain_wait(f), FWDIO_EWRITE, "fwdio_drain_wait: the same status");
+    TC_CHECK(atomic_load(&c.complete_status) == FWDIO_EWRITE &&
+                 atomic_load(&c.drained_status) == FWDIO_EWRITE && atomic_load(&c.drained_count) == 1,
+             "callbacks: complete %s, drained %s (%d times)",
+             fwdio_strerror(atomic_load(&c.complete_status)),
+             fwdio_strerror(atomic_load(&c.drained_status)), atomic_load(&c.drained_count));
+    expect_agreed_error(f, FWDIO_EWRITE, "fwdio-local");
+    MPI_Barrier(MPI_COMM_WORLD);
+    TC_CHECK(is_old_version(path), "%s: the old version is gone after a failed local write", path);
+    fwdio_file_free(f);
+    TC_EXPECT(fwdio_finalize(rt), FWDIO_OK, "fwdio_finalize");
+    return 0;
+}
+
+/* ---- agreefault: an MPI failure in the drain's agreements ---- */
+
+static const char *g_expect_target = "old";
+static const char *g_text = "MPI_Iallreduce (drain";
+static int g_free_early;
+
+static int agree_fault_main(void)
+{
+    char dir[4096], path[4096];
+    tc_path(dir, sizeof dir, "local-afault");
+    tc_path(path, sizeof path, "afault.dat");
+    write_old_version(path);
+    fwdio_runtime_t *rt = fault_runtime(NULL);
+    static cbs_t c; /* with --free-early, the callbacks run after the free */
+    tc_phase("agreefault");
+    fwdio_file_t *f = open_atomic(rt, path, dir, &c);
+    write_share(f, 707);
+    TC_EXPECT(fwdio_close(f), FWDIO_OK, "fwdio_close");
+    TC_EXPECT(fwdio_wait(f), FWDIO_OK, "fwdio_wait: complete in the local stores");
+    if (g_free_early) {
+        fwdio_file_free(f); /* the drain, and its failure, go on without the handle */
+        TC_EXPECT(fwdio_finalize(rt), FWDIO_OK, "fwdio_finalize");
+        TC_CHECK(atomic_load(&c.drained_count) == 1 &&
+                     atomic_load(&c.drained_status) == FWDIO_EMPI,
+                 "finalize returned with drained run %d times, %s", atomic_load(&c.drained_count),
+                 fwdio_strerror(atomic_load(&c.drained_status)));
+    } else {
+        TC_EXPECT(fwdio_drain_wait(f), FWDIO_EMPI, "fwdio_drain_wait");
+        TC_CHECK(atomic_load(&c.drained_count) == 1 &&
+                     atomic_load(&c.drained_status) == FWDIO_EMPI,
+                 "drained ran %d times, %s", atomic_load(&c.drained_count),
+                 fwdio_strerror(atomic_load(&c.drained_status)));
+        expect_agreed_error(f, FWDIO_EMPI, g_text);
+    }
+    TC_CHECK(tc_sum(MPI_COMM_WORLD, mpi_faults_fired()) == 1,
+             "MPI_FAULTS_RULE fired %ld times, expected once", tc_sum(MPI_COMM_WORLD, mpi_faults_fired()));
+    MPI_Barrier(MPI_COMM_WORLD);
+    int old = is_old_version(path);
+    if (!strcmp(g_expect_target, "old"))
+        TC_CHECK(old, "%s: the old version is gone after a failed drain", path);
+    else if (!old)
+        TC_CHECK(tc_verify_full(MPI_COMM_WORLD, path, FILE_SIZE, 707) == 0,
+                 "%s: neither the old version nor the new one whole", path);
+    TC_CHECK(tc_rank != 0 || local_files(dir, 1) == (tc_size > 1 ? 2 : 1),
+             "the local copies of a failed drain are gone (%d)", local_files(dir, 0));
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (!g_free_early) {
+        fwdio_file_free(f);
+        TC_EXPECT(fwdio_finalize(rt), FWDIO_OK, "fwdio_finalize");
+    }
+    return 0;
+}
+
+/* ---- capacity: local_capacity, counted per node ---- */
+
+/* Open, write, close and wait for one file of the tier; the number of
+ * local files in `dir` at its completion (rank 0's count, to all). */
+static fwdio_file_t *tier_file(fwdio_runtime_t *rt, const char *path, const char *dir,
+                               uint64_t capacity, uint64_t cap_bw, uint64_t seed, cbs_t *c,
+                               int *local_at_complete)
+{
+    fwdio_options_t o;
+    tier_options(&o, dir);
+    o.local_capacity = capacity;
+    o.drain_bandwidth = cap_bw;
+    fwdio_callbacks_t cb = callbacks(c);
+    fwdio_file_t *f = NULL;
+    TC_EXPECT(fwdio_open(rt, path, FILE_SIZE, &o, &cb, &f), FWDIO_OK, "fwdio_open");
+    write_share(f, seed);
+    TC_EXPECT(fwdio_close(f), FWDIO_OK, "fwdio_close");
+    TC_EXPECT(fwdio_wait(f), FWDIO_OK, "fwdio_wait");
+    int n = tc_rank == 0 ? local_files(dir, 1) : 0;
+    MPI_Bcast(&n, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    *local_at_complete = n;
+    return f;
+}
+
+static void case_capacity(fwdio_runtime_t *rt)
+{
+    char dir[4096], path[4096];
+    cbs_t c1, c2, c3;
+    int n = -1;
+    int writers = tc_size > 1 ? 2 : 1;
+    /* A capacity below one writer's share (~1.5 MiB): straight to the target. */
+    tc_phase("capacity: below one file");
+    tc_path(dir, sizeof dir, "local-cap-small");
+    tc_path(path, sizeof path, "cap-small.dat");
+    fwdio_file_t *f = tier_file(rt, path, dir, 64 << 10, 0, 111, &c1, &n);
+    TC_CHECK(n == 0, "%d local files with a capacity below one file", n);
+    TC_EXPECT(fwdio_drain_wait(f), FWDIO_OK, "fwdio_drain_wait");
+    MPI_Barrier(MPI_COMM_WORLD);
+    TC_CHECK(tc_verify_full(MPI_COMM_WORLD, path, FILE_SIZE, 111) == 0, "bytes written directly");
+    fwdio_file_free(f);
+
+    /* Room for one file (~3 MiB of writers' files) but not two. */
+    const uint64_t room = 4 << 20;
+    char dir2[4096], path2[4096], dir3[4096], path3[4096];
+    tc_path(dir, sizeof dir, "local-cap-1");
+    tc_path(dir2, sizeof dir2, "local-cap-2");
+    tc_path(dir3, sizeof dir3, "local-cap-3");
+    tc_path(path, sizeof path, "cap-1.dat");
+    tc_path(path2, sizeof path2, "cap-2.dat");
+    tc_path(path3, sizeof path3, "cap-3.dat");
+    tc_phase("capacity: one file fits");
+    f = tier_file(rt, path, dir, room, 2 << 20, 121, &c1, &n); /* drains ~0.75 s */
+    TC_CHECK(n == writers, "%d local files of the first file, expected %d", n, writers);
+    int done = -1;
+    TC_EXPECT(fwdio_drain_test(f, &done), FWDIO_OK, "fwdio_drain_test");
+    TC_CHECK(done == 0, "the capped drain was over at completion");
+    tc_phase("capacity: the second file while the first drains");
+    fwdio_file_t *f2 = tier_file(rt, path2, dir2, room, 0, 122, &c2, &n);
+    TC_CHECK(n == 0, "%d local files of a file that does not fit", n);
+    TC_EXPECT(fwdio_drain_wait(f), FWDIO_OK, "fwdio_drain_wait (first)");
+    TC_EXPECT(fwdio_drain_wait(f2), FWDIO_OK, "fwdio_drain_wait (second)");
+    MPI_Barrier(MPI_COMM_WORLD);
+    tc_phase("capacity: the third file after the drain");
+    fwdio_file_t *f3 = tier_file(rt, path3, dir3, room, 0, 123, &c3, &n);
+    TC_CHECK(n == writers, "%d local files of the third file, expected %d: the drained "
+             "file's bytes were not given back", n, writers);
+    TC_EXPECT(fwdio_drain_wait(f3), FWDIO_OK, "fwdio_drain_wait (third)");
+    MPI_Barrier(MPI_COMM_WORLD);
+    TC_CHECK(tc_verify_full(MPI_COMM_WORLD, path, FILE_SIZE, 121) == 0, "first file");
+    TC_CHECK(tc_verify_full(MPI_COMM_WORLD, path2, FILE_SIZE, 122) == 0, "second file");
+    TC_CHECK(tc_verify_full(MPI_COMM_WORLD, path3, FILE_SIZE, 123) == 0, "third file");
+    TC_CHECK(tc_rank != 0 || local_files(dir, 0) + local_files(dir3, 0) == 0,
+             "local files left after the drains");
+    MPI_Barrier(MPI_COMM_WORLD);
+    fwdio_file_free(f);
+    fwdio_file_free(f2);
+    fwdio_file_free(f3);
+
+    tc_phase("capacity: mismatch");
+    fwdio_options_t o;
+    tier_options(&o, dir);
+    o.local_capacity = tc_rank == 0 ? room : 2 * room;
+    tc_path(path, sizeof path, "cap-mismatch.dat");
+    tc_expect_disagreement(rt, path, FILE_SIZE, &o, "local_capacity");
+}
+
+/* ---- fullstore: a local store without room ---- */
+
+static const char *g_store;
+
+static int full_store_main(void)
+{
+    char dir[4096], path[4096];
+    if (g_store)
+        snprintf(dir, sizeof dir, "%s/local-%%h", g_store); /* the small tmpfs */
+    else
+        tc_path(dir, sizeof dir, "local-full-%h");
+    tc_path(path, sizeof path, "fullstore.dat");
+    /* without the tmpfs, the last writer's store reports itself full */
+    fwdio_runtime_t *rt = fault_runtime(g_store ? NULL : "statvfs:enospc:rank=%d");
+    cbs_t c;
+    int n = -1;
+    tc_phase("fullstore");
+    fwdio_file_t *f = open_atomic(rt, path, dir, &c);
+    write_share(f, 909);
+    TC_EXPECT(fwdio_close(f), FWDIO_OK, "fwdio_close");
+    TC_EXPECT(fwdio_wait(f), FWDIO_OK, "fwdio_wait: complete with a full local store");
+    char host[256] = "", expanded[4096 + 300];
+    gethostname(host, sizeof host - 1);
+    snprintf(expanded, sizeof expanded, "%.*s%s", (int)(strlen(dir) - 2), dir, host);
+    n = tc_rank == 0 ? local_files(expanded, 1) : 0;
+    MPI_Bcast(&n, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    if (!g_store)
+        TC_CHECK(n == (tc_size > 1 ? 1 : 0), "%d local files: the full store's writer should "
+                 "have written to the target", n);
+    else
+        TC_CHECK(n == 0, "%d local files in a store without room for any", n);
+    TC_EXPECT(fwdio_drain_wait(f), FWDIO_OK, "fwdio_drain_wait");
+    TC_CHECK(atomic_load(&c.drained_status) == FWDIO_OK, "drained: %s",
+             fwdio_strerror(atomic_load(&c.drained_status)));
+    MPI_Barrier(MPI_COMM_WORLD);
+    TC_CHECK(tc_verify_full(MPI_COMM_WORLD, path, FILE_SIZE, 909) == 0, "bytes at the target");
+    TC_CHECK(tc_rank != 0 || local_files(expanded, 0) == 0, "local files left after the drain");
     MPI_Barrier(MPI_COMM_WORLD);
     fwdio_file_free(f);
     TC_EXPECT(fwdio_finalize(rt), FWDIO_OK, "fwdio_finalize");
@@ -425,9 +726,18 @@ int main(int argc, char **argv)
             continue;
         if (!strcmp(argv[i], "--case") && i + 1 < argc)
             only = argv[++i];
+        else if (!strcmp(argv[i], "--expect-target") && i + 1 < argc)
+            g_expect_target = argv[++i];
+        else if (!strcmp(argv[i], "--store") && i + 1 < argc)
+            g_store = argv[++i];
+        else if (!strcmp(argv[i], "--text") && i + 1 < argc)
+            g_text = argv[++i];
+        else if (!strcmp(argv[i], "--free-early"))
+            g_free_early = 1;
         else {
             fprintf(stderr, "usage: test_local_tier [--case NAME] [--timeout S] "
-                            "[--callback-mode poll|progress]\n");
+                            "[--callback-mode poll|progress] [--expect-target old|either] "
+                            "[--text TEXT] [--free-early] [--store DIR]\n");
             return 2;
         }
     }
@@ -441,9 +751,17 @@ int main(int argc, char **argv)
         case_mismatch(rt);
     if (!only || !strcmp(only, "baddir"))
         case_baddir(rt);
+    if (!only || !strcmp(only, "capacity"))
+        case_capacity(rt);
     TC_EXPECT(fwdio_finalize(rt), FWDIO_OK, "fwdio_finalize");
     if (!only || !strcmp(only, "drainfail"))
         drain_fail_main();
+    if (!only || !strcmp(only, "localfail"))
+        local_fail_main();
+    if (only && !strcmp(only, "agreefault"))
+        agree_fault_main();
+    if (!only || !strcmp(only, "fullstore"))
+        full_store_main();
     if (!only || !strcmp(only, "finalize"))
         case_finalize();
     return tc_finish("test_local_tier");

@@ -579,6 +579,24 @@ int fwdioi_local_seal(fwdio_file_t *f, void (*then)(fwdio_file_t *f))
     return -1;
 }
 
+int fwdioi_local_defers_commit(const fwdio_file_t *f)
+{
+    (void)f;
+    return 0;
+}
+
+void fwdioi_local_prepare_open(fwdio_file_t *f, struct fwdioi_storage_job *job)
+{
+    (void)f;
+    (void)job;
+}
+
+void fwdioi_local_open_done(fwdio_file_t *f, const struct fwdioi_storage_job *job)
+{
+    (void)f;
+    (void)job;
+}
+
 void fwdioi_outcome_step_data_done(fwdio_file_t *f)
 {
     (void)f;
