@@ -295,6 +295,7 @@ typedef struct fwdioi_zombie {
 
 struct fwdio_runtime {
     fwdioi_rt_t *rt;
+    MPI_Comm user_comm; /* the communicator given to fwdio_init (not owned) */
     fwdioi_topology_t topo; /* where every rank runs (fixed after init) */
     fwdioi_settings_file_t settings; /* FWDIO_CONFIG, read at init */
     /* locked */
