@@ -635,8 +635,9 @@ typedef struct fwdio_options {
      * Not in this version (later stages of the tier, said here so nobody
      * counts on them): a partner copy on another node (local_copies), reads
      * (fwdio_open_read) and restarts from the local copies, a bound on the
-     * local space used (local_capacity) and eviction, checkpoint sets, and
-     * the MPI-IO layer's use of the tier. Streams (FWDIO_SIZE_GROWS) and
+     * local space used (local_capacity) and eviction, and the MPI-IO
+     * layer's use of the tier. (Checkpoint sets, fwdio_ckpt_*, use the
+     * tier: a version is complete once drained.) Streams (FWDIO_SIZE_GROWS) and
      * files opened for reading ignore local_dir: they use the target path
      * directly.
      */
@@ -1384,16 +1385,16 @@ FWDIO_API int fwdio_runtime_comm(const fwdio_runtime_t *rt, MPI_Comm *comm);
  *
  * Collectives. Every rank of the runtime calls fwdio_ckpt_open,
  * fwdio_ckpt_wait, fwdio_ckpt_latest, fwdio_ckpt_verify and
- * fwdio_ckpt_open_read in the same order, as MPI collectives; the blocking
- * ones (wait, latest, verify) make small MPI collectives on the fwdio_init
- * communicator (fwdio_runtime_comm) from the calling thread, so they are
- * called from the application thread, never from a callback, and in the
+ * fwdio_ckpt_open_read in the same order, as MPI collectives. Each makes
+ * small blocking MPI collectives on the fwdio_init communicator
+ * (fwdio_runtime_comm) from the calling thread (open and open_read one
+ * reduction before they open; wait, latest and verify a few more), so they
+ * are called from the application thread, never from a callback, and in the
  * same order as the application's own collectives on that communicator.
  * Ranks that disagree (name, version, size, dir, keep) get the same error on
- * every rank, FWDIO_EINVAL, no version is marked complete, and no rank hangs:
- * a different name, version or size makes different paths or sizes, which
- * fwdio_open's own contract check fails on every rank; the rest is compared
- * in one reduction at fwdio_ckpt_wait and fwdio_ckpt_latest.
+ * every rank, FWDIO_EINVAL, nothing is opened, no version is marked
+ * complete, and no rank hangs: the first reduction of each call compares a
+ * digest of those arguments and whether every rank accepted its own.
  *
  * Restart from the node-local tier's copies is not done yet: a version
  * whose data is only in the local stores has no manifest (it is written
@@ -1432,8 +1433,10 @@ typedef struct fwdio_ckpt_options {
 FWDIO_API void fwdio_ckpt_options_init(fwdio_ckpt_options_t *opts);
 
 /**
- * Start writing version `version` of set `name` (collective, nonblocking as
- * fwdio_open): opens <dir>/<name>.v<version>.ckpt of `size` bytes
+ * Start writing version `version` of set `name` (collective: one small
+ * blocking reduction that checks every rank passed the same name, version,
+ * size, dir and keep, then nonblocking as fwdio_open; from the application
+ * thread, never from a callback): opens <dir>/<name>.v<version>.ckpt of `size` bytes
  * (atomic_replace) and removes that version's manifest if one exists (rank
  * 0). Write it with fwdio_ckpt_write, close it with fwdio_ckpt_close, and
  * complete the version with fwdio_ckpt_wait. fwdio_ckpt_file gives the
@@ -1441,8 +1444,9 @@ FWDIO_API void fwdio_ckpt_options_init(fwdio_ckpt_options_t *opts);
  * fwdio_wait_ready, fwdio_file_stats, fwdio_file_error, ...).
  * @return FWDIO_OK with *ck set; FWDIO_EINVAL (NULL arguments, a bad name,
  *         a stream size, options.overlaps, a non-zero reserved tail, options
- *         fwdio_open refuses; the reason on stderr); FWDIO_ENOMEM;
- *         FWDIO_ECONTEXT (from a callback).
+ *         fwdio_open refuses; the reason on stderr), on every rank when a
+ *         rank refused its arguments or ranks disagree, *ck then NULL;
+ *         FWDIO_ENOMEM; FWDIO_EMPI.
  */
 FWDIO_API int fwdio_ckpt_open(fwdio_runtime_t *rt, const char *name, uint64_t version,
                               uint64_t size, const fwdio_ckpt_options_t *opts, fwdio_ckpt_t **ck);
@@ -1493,8 +1497,8 @@ FWDIO_API void fwdio_ckpt_free(fwdio_ckpt_t *ck);
  * tried. The answer is the same on every rank.
  * @return FWDIO_OK with *version set; FWDIO_ENOCKPT when no version is
  *         complete and intact (also when dir cannot be read); FWDIO_EINVAL
- *         (NULL arguments, a bad name, ranks passing different names, dir
- *         or file options); FWDIO_EMPI; FWDIO_ECONTEXT.
+ *         (NULL arguments, a bad name, ranks passing different names or
+ *         dir); FWDIO_EMPI.
  */
 FWDIO_API int fwdio_ckpt_latest(fwdio_runtime_t *rt, const char *name,
                                 const fwdio_ckpt_options_t *opts, uint64_t *version);
@@ -1507,7 +1511,7 @@ FWDIO_API int fwdio_ckpt_latest(fwdio_runtime_t *rt, const char *name,
  * @return the same on every rank: FWDIO_OK; FWDIO_ENOCKPT (no manifest, or
  *         a bad one, or no data file of its size); FWDIO_ECHECKSUM (the
  *         bytes differ); the read's agreed error (FWDIO_EOPEN, FWDIO_EREAD);
- *         FWDIO_EINVAL; FWDIO_EMPI; FWDIO_ECONTEXT.
+ *         FWDIO_EINVAL; FWDIO_EMPI.
  */
 FWDIO_API int fwdio_ckpt_verify(fwdio_runtime_t *rt, const char *name, uint64_t version,
                                 const fwdio_ckpt_options_t *opts);
