@@ -11,7 +11,8 @@ static int newest_first(const void *a, const void *b)
 
 size_t fwdioi_ckpt_keep_choose(uint64_t *versions, size_t *n, unsigned keep)
 {
-    qsort(versions, *n, sizeof *versions, newest_first);
+    if (*n > 1) /* an empty list may be NULL, which qsort may not get */
+        qsort(versions, *n, sizeof *versions, newest_first);
     size_t m = 0;
     for (size_t i = 0; i < *n; i++)
         if (m == 0 || versions[m - 1] != versions[i])

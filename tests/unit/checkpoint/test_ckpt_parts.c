@@ -185,7 +185,7 @@ static void retention(void)
     n = 2;
     CHECK(fwdioi_ckpt_keep_choose(w, &n, 5) == 2); /* fewer than keep: none goes */
     n = 0;
-    CHECK(fwdioi_ckpt_keep_choose(w, &n, 2) == 0);
+    CHECK(fwdioi_ckpt_keep_choose(NULL, &n, 2) == 0 && n == 0); /* an empty directory */
     uint64_t big[] = {UINT64_MAX, 0, UINT64_MAX - 1};
     n = 3;
     CHECK(fwdioi_ckpt_keep_choose(big, &n, 1) == 1 && big[0] == UINT64_MAX && big[2] == 0);
