@@ -148,6 +148,32 @@ int fwdio_ckpt_write(fwdio_ckpt_t *ck, const void *buf, size_t len, uint64_t off
     return rc;
 }
 
+int fwdio_ckpt_write_lent(fwdio_ckpt_t *ck, const void *buf, size_t len, uint64_t offset,
+                          fwdio_lent_cb_t done, void *arg)
+{
+    if (!ck)
+        return FWDIO_EINVAL;
+    /* The term first: once lent, the buffer may come back (done) and be
+     * reused before fwdio_write_lent returns. Out of range is refused below
+     * and its term dropped. */
+    int in_range = offset <= ck->size && len <= ck->size - offset;
+    uint32_t term = in_range && len ? fwdioi_ckpt_sum_bytes(buf, len, offset, ck->size) : 0;
+    int rc = fwdio_write_lent(ck->file, buf, len, offset, done, arg);
+    if (rc == FWDIO_OK)
+        atomic_fetch_xor(&ck->terms, term);
+    return rc;
+}
+
+int fwdio_ckpt_set_commit(fwdio_ckpt_t *ck, const void *buf, size_t len, uint64_t offset)
+{
+    if (!ck)
+        return FWDIO_EINVAL;
+    int rc = fwdio_set_commit(ck->file, buf, len, offset);
+    if (rc == FWDIO_OK && len) /* checked by fwdio_set_commit: in the file */
+        atomic_fetch_xor(&ck->terms, fwdioi_ckpt_sum_bytes(buf, len, offset, ck->size));
+    return rc;
+}
+
 int fwdio_ckpt_close(fwdio_ckpt_t *ck) { return ck ? fwdio_close(ck->file) : FWDIO_EINVAL; }
 
 /* Write the manifest of a version whose data is in place (collective): its

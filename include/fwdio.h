@@ -1457,11 +1457,32 @@ FWDIO_API fwdio_file_t *fwdio_ckpt_file(fwdio_ckpt_t *ck);
 /**
  * fwdio_write of `len` bytes at `offset`, and the bytes' part of the
  * version's checksum (a crc32 of them on the calling thread). Bytes written
- * to fwdio_ckpt_file(ck) with fwdio_write directly are not in the checksum:
- * the version then fails verification. Any thread.
+ * to fwdio_ckpt_file(ck) with fwdio_write, fwdio_write_lent or
+ * fwdio_set_commit directly are not in the checksum: the version then fails
+ * verification. Any thread.
  * @return what fwdio_write returns; the bytes count only when FWDIO_OK.
  */
 FWDIO_API int fwdio_ckpt_write(fwdio_ckpt_t *ck, const void *buf, size_t len, uint64_t offset);
+
+/**
+ * fwdio_write_lent of `len` bytes of `buf` at `offset` (the buffer is lent
+ * until `done`, as there), and the bytes' part of the checksum, taken from
+ * `buf` before it is lent. Any thread.
+ * @return what fwdio_write_lent returns; the bytes count only when FWDIO_OK.
+ */
+FWDIO_API int fwdio_ckpt_write_lent(fwdio_ckpt_t *ck, const void *buf, size_t len,
+                                    uint64_t offset, fwdio_lent_cb_t done, void *arg);
+
+/**
+ * fwdio_set_commit of the version's file (a commit record written last,
+ * once every other byte is durable; one rank), and its part of the
+ * checksum. Its bytes must not be written by any fwdio_ckpt_write too (the
+ * block would win in the file, and the checksum would count both: the
+ * version would then fail verification).
+ * @return what fwdio_set_commit returns; the block counts only when FWDIO_OK.
+ */
+FWDIO_API int fwdio_ckpt_set_commit(fwdio_ckpt_t *ck, const void *buf, size_t len,
+                                    uint64_t offset);
 
 /** fwdio_close of the version's file (nonblocking). @return as fwdio_close. */
 FWDIO_API int fwdio_ckpt_close(fwdio_ckpt_t *ck);

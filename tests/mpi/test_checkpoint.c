@@ -2,7 +2,8 @@
 /*
  * Checkpoint sets (include/fwdio.h, "Checkpoint sets") on real ranks, each
  * case checking the bytes in the files:
- *   keep      three versions with keep = 2: two remain, each byte right;
+ *   keep      three versions with keep = 2 (one of them with lent writes and
+ *             a commit record): two remain, each byte right;
  *   damaged   the newest version's data flipped, its manifest damaged or
  *             missing, an older one truncated: fwdio_ckpt_latest falls back
  *             (to nothing at last), the same on every rank;
@@ -31,10 +32,21 @@ static unsigned char byte_of(uint64_t version, uint64_t offset)
     return (unsigned char)((offset * 131u + version * 7u + (offset >> 9)) & 0xff);
 }
 
+static void lent_back(fwdio_file_t *file, const void *buf, int status, void *arg)
+{
+    (void)file;
+    (void)buf;
+    if (status != FWDIO_OK)
+        tc_fail("a lent write ended with %d", status);
+    (void)arg;
+}
+
 /* Rank r writes its share of the version in pieces of uneven sizes, the
- * last rank the rest; returns the wait's status. */
-static int write_version(fwdio_runtime_t *rt, const char *name, uint64_t version, uint64_t size,
-                         const fwdio_ckpt_options_t *o)
+ * last rank the rest; with `lent`, every other piece is lent
+ * (fwdio_ckpt_write_lent) and the file's last 16 bytes are rank 0's commit
+ * record (fwdio_ckpt_set_commit). Returns the wait's status. */
+static int write_version_with(fwdio_runtime_t *rt, const char *name, uint64_t version,
+                              uint64_t size, const fwdio_ckpt_options_t *o, int lent)
 {
     fwdio_ckpt_t *ck = NULL;
     int rc = fwdio_ckpt_open(rt, name, version, size, o, &ck);
@@ -43,20 +55,42 @@ static int write_version(fwdio_runtime_t *rt, const char *name, uint64_t version
     uint64_t share = size / (uint64_t)tc_size;
     uint64_t from = share * (uint64_t)tc_rank;
     uint64_t to = tc_rank == tc_size - 1 ? size : from + share;
+    const uint64_t commit = lent && size >= 16 ? 16 : 0;
+    if (to > size - commit)
+        to = size - commit > from ? size - commit : from;
     unsigned char *buf = malloc(to > from ? to - from : 1);
     for (uint64_t o2 = from; o2 < to; o2++)
         buf[o2 - from] = byte_of(version, o2);
-    for (uint64_t off = from, piece = 1000; off < to; piece = piece * 3 % 70001 + 17) {
+    int k = 0;
+    for (uint64_t off = from, piece = 1000; off < to; piece = piece * 3 % 70001 + 17, k++) {
         uint64_t len = to - off < piece ? to - off : piece;
-        TC_EXPECT(fwdio_ckpt_write(ck, buf + (off - from), (size_t)len, off), FWDIO_OK,
-                  "fwdio_ckpt_write");
+        if (lent && k % 2)
+            TC_EXPECT(fwdio_ckpt_write_lent(ck, buf + (off - from), (size_t)len, off, lent_back,
+                                            NULL),
+                      FWDIO_OK, "fwdio_ckpt_write_lent");
+        else
+            TC_EXPECT(fwdio_ckpt_write(ck, buf + (off - from), (size_t)len, off), FWDIO_OK,
+                      "fwdio_ckpt_write");
         off += len;
     }
-    free(buf);
+    if (commit && tc_rank == 0) {
+        unsigned char rec[16];
+        for (uint64_t i = 0; i < commit; i++)
+            rec[i] = byte_of(version, size - commit + i);
+        TC_EXPECT(fwdio_ckpt_set_commit(ck, rec, sizeof rec, size - commit), FWDIO_OK,
+                  "fwdio_ckpt_set_commit");
+    }
     TC_EXPECT(fwdio_ckpt_close(ck), FWDIO_OK, "fwdio_ckpt_close");
-    rc = fwdio_ckpt_wait(ck);
+    rc = fwdio_ckpt_wait(ck); /* the lent buffer is back once the file is complete */
     fwdio_ckpt_free(ck);
+    free(buf);
     return rc;
+}
+
+static int write_version(fwdio_runtime_t *rt, const char *name, uint64_t version, uint64_t size,
+                         const fwdio_ckpt_options_t *o)
+{
+    return write_version_with(rt, name, version, size, o, 0);
 }
 
 static int exists(const char *dir, const char *name, uint64_t version, const char *suffix)
@@ -155,8 +189,9 @@ static void case_keep_and_damage(fwdio_runtime_t *rt, const char *dir)
     o.keep = 2;
     const uint64_t size = 300007;
     tc_phase("keep: three versions");
-    for (uint64_t v = 1; v <= 3; v++)
-        TC_EXPECT(write_version(rt, "ck", v, size + v, &o), FWDIO_OK, "fwdio_ckpt_wait");
+    for (uint64_t v = 1; v <= 3; v++) /* version 2 lent, with a commit record */
+        TC_EXPECT(write_version_with(rt, "ck", v, size + v, &o, v == 2), FWDIO_OK,
+                  "fwdio_ckpt_wait");
     MPI_Barrier(MPI_COMM_WORLD);
     TC_CHECK(!exists(dir, "ck", 1, "ckpt") && !exists(dir, "ck", 1, "manifest"),
              "version 1 not removed with keep = 2");
