@@ -169,7 +169,9 @@ static long candidates(MPI_Comm comm, int rank, const char *dir, const char *nam
     return n;
 }
 
-/* The arguments' checks and agreement shared by the read calls. */
+/* The arguments' checks and agreement shared by the read calls: a valid
+ * name, and a path of its versions that fits (that of the longest version
+ * number when `version` is UINT64_MAX, as for fwdio_ckpt_latest). */
 static int start(fwdio_runtime_t *rt, const char *name, uint64_t version,
                  const fwdio_ckpt_options_t *opts, const char *call, MPI_Comm *comm, int *rank)
 {
@@ -179,6 +181,10 @@ static int start(fwdio_runtime_t *rt, const char *name, uint64_t version,
     if (rc != FWDIO_OK)
         return rc;
     const char *why = fwdioi_ckpt_name_check(name);
+    char path[4096];
+    if (!why && fwdioi_ckpt_path(path, sizeof path, opts ? opts->dir : NULL, name, UINT64_MAX,
+                                 FWDIOI_CKPT_MANIFEST))
+        why = "the path is too long";
     if (why)
         fprintf(stderr, "%s: rank %d: set \"%s\": %s\n", call, *rank, name ? name : "(null)", why);
     return fwdioi_ckpt_agree(*comm, !why,
@@ -198,7 +204,7 @@ int fwdio_ckpt_latest(fwdio_runtime_t *rt, const char *name, const fwdio_ckpt_op
     if (!version)
         return FWDIO_EINVAL;
     MPI_Comm comm;
-    int rank, rc = start(rt, name, 0, opts, "fwdio_ckpt_latest", &comm, &rank);
+    int rank, rc = start(rt, name, UINT64_MAX, opts, "fwdio_ckpt_latest", &comm, &rank);
     if (rc != FWDIO_OK)
         return rc;
     candidate_t *list = NULL;
@@ -255,19 +261,30 @@ static int one_candidate(MPI_Comm comm, int rank, const char *dir, const char *n
     return FWDIO_OK;
 }
 
+/* The start of verify and open_read: the arguments agreed, and version's
+ * manifest found by rank 0 (*c), on every rank; the data file's path. */
+static int find_version(fwdio_runtime_t *rt, const char *name, uint64_t version,
+                        const fwdio_ckpt_options_t *opts, const char *call, MPI_Comm *comm,
+                        candidate_t c, char *path, size_t cap)
+{
+    int rank, rc = start(rt, name, version, opts, call, comm, &rank);
+    if (rc == FWDIO_OK)
+        rc = one_candidate(*comm, rank, dir_of(opts), name, version, c);
+    if (rc == FWDIO_OK) /* fits: start checked the longest version's path */
+        fwdioi_ckpt_path(path, cap, dir_of(opts), name, version, FWDIOI_CKPT_DATA);
+    return rc;
+}
+
 int fwdio_ckpt_verify(fwdio_runtime_t *rt, const char *name, uint64_t version,
                       const fwdio_ckpt_options_t *opts)
 {
     MPI_Comm comm;
-    int rank, rc = start(rt, name, version, opts, "fwdio_ckpt_verify", &comm, &rank);
-    if (rc != FWDIO_OK)
-        return rc;
     candidate_t c;
-    rc = one_candidate(comm, rank, dir_of(opts), name, version, c);
+    char path[4096];
+    int rc = find_version(rt, name, version, opts, "fwdio_ckpt_verify", &comm, c, path,
+                          sizeof path);
     if (rc != FWDIO_OK)
         return rc;
-    char path[4096];
-    fwdioi_ckpt_path(path, sizeof path, dir_of(opts), name, version, FWDIOI_CKPT_DATA);
     return verify_bytes(rt, comm, path, c[1], (uint32_t)c[2], opts ? opts->file : NULL);
 }
 
@@ -278,14 +295,11 @@ int fwdio_ckpt_open_read(fwdio_runtime_t *rt, const char *name, uint64_t version
     if (!file)
         return FWDIO_EINVAL;
     MPI_Comm comm;
-    int rank, rc = start(rt, name, version, opts, "fwdio_ckpt_open_read", &comm, &rank);
-    if (rc != FWDIO_OK)
-        return rc;
     candidate_t c;
-    rc = one_candidate(comm, rank, dir_of(opts), name, version, c);
+    char path[4096];
+    int rc = find_version(rt, name, version, opts, "fwdio_ckpt_open_read", &comm, c, path,
+                          sizeof path);
     if (rc != FWDIO_OK)
         return rc;
-    char path[4096];
-    fwdioi_ckpt_path(path, sizeof path, dir_of(opts), name, version, FWDIOI_CKPT_DATA);
     return fwdio_open_read(rt, path, opts ? opts->file : NULL, cbs, file);
 }

@@ -263,6 +263,15 @@ static void case_disagree(fwdio_runtime_t *rt, const char *dir)
     uint64_t v;
     TC_EXPECT(latest(rt, tc_rank == 0 ? "dis" : "other", &o, &v), FWDIO_EINVAL,
               "latest of different names");
+    tc_phase("refused everywhere: a directory too long for a path");
+    static char longdir[5000];
+    memset(longdir, 'd', sizeof longdir - 1);
+    fwdio_ckpt_options_t o3 = o;
+    o3.dir = longdir;
+    TC_EXPECT(latest(rt, "dis", &o3, &v), FWDIO_EINVAL, "latest in a directory too long");
+    TC_EXPECT(fwdio_ckpt_verify(rt, "dis", 1, &o3), FWDIO_EINVAL, "verify in a directory too long");
+    TC_EXPECT(fwdio_ckpt_open(rt, "dis", 7, 4096, &o3, &ck), FWDIO_EINVAL,
+              "open in a directory too long");
     MPI_Barrier(MPI_COMM_WORLD);
     TC_CHECK(!exists(dir, "dis", 7, "ckpt") && !exists(dir, "dis", 8, "ckpt") &&
                  !exists(dir, "dis", 7, "manifest"),
