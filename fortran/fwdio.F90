@@ -48,6 +48,14 @@ module fwdio
         type(c_ptr) :: ptr = c_null_ptr
     end type fwdio_file
 
+    !> A version of a checkpoint set being written: one per fwdio_ckpt_open,
+    !> until fwdio_ckpt_free.
+    type, public, bind(c) :: fwdio_ckpt
+        type(c_ptr) :: ptr = c_null_ptr
+    end type fwdio_ckpt
+
+    public :: fwdio_ckpt_open, fwdio_ckpt_write, fwdio_ckpt_close, fwdio_ckpt_wait, &
+              fwdio_ckpt_free, fwdio_ckpt_latest, fwdio_ckpt_open_read
     public :: fwdio_init, fwdio_finalize, fwdio_open, fwdio_open_read, fwdio_write, &
               fwdio_append, fwdio_set_commit, fwdio_step_end, fwdio_step_test, &
               fwdio_step_wait, fwdio_read, fwdio_file_size, fwdio_close, fwdio_wait_ready, &
@@ -169,6 +177,50 @@ module fwdio
         type(c_ptr) function c_version() bind(c, name='fwdio_version')
             import :: c_ptr
         end function
+        integer(c_int) function c_ckpt_open(rt, name, dir, keep, version, size, info, ck) &
+                bind(c, name='fwdio_f_ckpt_open')
+            import :: c_int, c_ptr, c_char, c_int64_t
+            type(c_ptr), value :: rt
+            character(kind=c_char), dimension(*) :: name, dir
+            integer(c_int), value :: keep, info
+            integer(c_int64_t), value :: version, size
+            type(c_ptr) :: ck
+        end function
+        integer(c_int) function c_ckpt_write(ck, buf, len, offset) bind(c, name='fwdio_f_ckpt_write')
+            import :: c_int, c_ptr, c_int64_t
+            type(c_ptr), value :: ck
+            type(*), dimension(..), intent(in) :: buf
+            integer(c_int64_t), value :: len, offset
+        end function
+        integer(c_int) function c_ckpt_close(ck) bind(c, name='fwdio_ckpt_close')
+            import :: c_int, c_ptr
+            type(c_ptr), value :: ck
+        end function
+        integer(c_int) function c_ckpt_wait(ck) bind(c, name='fwdio_ckpt_wait')
+            import :: c_int, c_ptr
+            type(c_ptr), value :: ck
+        end function
+        subroutine c_ckpt_free(ck) bind(c, name='fwdio_ckpt_free')
+            import :: c_ptr
+            type(c_ptr), value :: ck
+        end subroutine
+        integer(c_int) function c_ckpt_latest(rt, name, dir, info, version) &
+                bind(c, name='fwdio_f_ckpt_latest')
+            import :: c_int, c_ptr, c_char, c_int64_t
+            type(c_ptr), value :: rt
+            character(kind=c_char), dimension(*) :: name, dir
+            integer(c_int), value :: info
+            integer(c_int64_t) :: version
+        end function
+        integer(c_int) function c_ckpt_open_read(rt, name, version, dir, info, f) &
+                bind(c, name='fwdio_f_ckpt_open_read')
+            import :: c_int, c_ptr, c_char, c_int64_t
+            type(c_ptr), value :: rt
+            character(kind=c_char), dimension(*) :: name, dir
+            integer(c_int64_t), value :: version
+            integer(c_int), value :: info
+            type(c_ptr) :: f
+        end function
         integer(c_size_t) function c_strlen(s) bind(c, name='strlen')
             import :: c_size_t, c_ptr
             type(c_ptr), value :: s
@@ -274,6 +326,95 @@ contains
         call done(c_open_read(rt%ptr, to_c(path), info_or_null(info), file%ptr), &
                   'fwdio_open_read', ierr)
     end subroutine fwdio_open_read
+
+    !> The directory argument of the checkpoint calls ('' when absent: ".").
+    function dir_or_default(dir) result(c)
+        character(len=*), intent(in), optional :: dir
+        character(kind=c_char), allocatable :: c(:)
+        if (present(dir)) then
+            c = to_c(dir)
+        else
+            c = to_c('')
+        end if
+    end function dir_or_default
+
+    !> Start writing version `version` (>= 0) of checkpoint set `name`
+    !> (collective), as fwdio_ckpt_open of fwdio.h: `dir` the set's
+    !> directory (default '.'), `keep` the complete versions kept (default
+    !> 2), `info` the data file's options as hints.
+    subroutine fwdio_ckpt_open(rt, name, version, size, ck, ierr, dir, keep, info)
+        type(fwdio_runtime), intent(in) :: rt
+        character(len=*), intent(in) :: name
+        integer(c_int64_t), intent(in) :: version, size
+        type(fwdio_ckpt), intent(out) :: ck
+        integer, intent(out), optional :: ierr
+        character(len=*), intent(in), optional :: dir
+        integer, intent(in), optional :: keep, info
+        integer(c_int) :: k
+        k = 0
+        if (present(keep)) k = int(keep, c_int)
+        call done(c_ckpt_open(rt%ptr, to_c(name), dir_or_default(dir), k, version, size, &
+                              info_or_null(info), ck%ptr), 'fwdio_ckpt_open', ierr)
+    end subroutine fwdio_ckpt_open
+
+    !> Write `len` bytes of `buf` at `offset` into the version, with their
+    !> part of its checksum (copied; returns at once).
+    subroutine fwdio_ckpt_write(ck, buf, len, offset, ierr)
+        type(fwdio_ckpt), intent(in) :: ck
+        type(*), dimension(..), intent(in) :: buf
+        integer(c_int64_t), intent(in) :: len, offset
+        integer, intent(out), optional :: ierr
+        call done(c_ckpt_write(ck%ptr, buf, len, offset), 'fwdio_ckpt_write', ierr)
+    end subroutine fwdio_ckpt_write
+
+    !> This rank has written all of the version (returns at once).
+    subroutine fwdio_ckpt_close(ck, ierr)
+        type(fwdio_ckpt), intent(in) :: ck
+        integer, intent(out), optional :: ierr
+        call done(c_ckpt_close(ck%ptr), 'fwdio_ckpt_close', ierr)
+    end subroutine fwdio_ckpt_close
+
+    !> Complete the version (collective, blocking); ierr its status, the
+    !> same on every rank (FWDIO_OK: complete, its manifest in place).
+    subroutine fwdio_ckpt_wait(ck, ierr)
+        type(fwdio_ckpt), intent(in) :: ck
+        integer, intent(out), optional :: ierr
+        call done(c_ckpt_wait(ck%ptr), 'fwdio_ckpt_wait', ierr)
+    end subroutine fwdio_ckpt_wait
+
+    !> Release the version's handle.
+    subroutine fwdio_ckpt_free(ck)
+        type(fwdio_ckpt), intent(inout) :: ck
+        call c_ckpt_free(ck%ptr)
+        ck%ptr = c_null_ptr
+    end subroutine fwdio_ckpt_free
+
+    !> The newest intact version of set `name` (collective, blocking);
+    !> FWDIO_ENOCKPT in ierr when there is none.
+    subroutine fwdio_ckpt_latest(rt, name, version, ierr, dir, info)
+        type(fwdio_runtime), intent(in) :: rt
+        character(len=*), intent(in) :: name
+        integer(c_int64_t), intent(out) :: version
+        integer, intent(out), optional :: ierr
+        character(len=*), intent(in), optional :: dir
+        integer, intent(in), optional :: info
+        call done(c_ckpt_latest(rt%ptr, to_c(name), dir_or_default(dir), info_or_null(info), &
+                                version), 'fwdio_ckpt_latest', ierr)
+    end subroutine fwdio_ckpt_latest
+
+    !> Open version `version` of set `name` for reading (collective), a
+    !> file read with fwdio_read and closed, waited and freed as any.
+    subroutine fwdio_ckpt_open_read(rt, name, version, file, ierr, dir, info)
+        type(fwdio_runtime), intent(in) :: rt
+        character(len=*), intent(in) :: name
+        integer(c_int64_t), intent(in) :: version
+        type(fwdio_file), intent(out) :: file
+        integer, intent(out), optional :: ierr
+        character(len=*), intent(in), optional :: dir
+        integer, intent(in), optional :: info
+        call done(c_ckpt_open_read(rt%ptr, to_c(name), version, dir_or_default(dir), &
+                                   info_or_null(info), file%ptr), 'fwdio_ckpt_open_read', ierr)
+    end subroutine fwdio_ckpt_open_read
 
     !> MPI_INFO_NULL's Fortran handle when no info is given.
     integer(c_int) function info_or_null(info)

@@ -114,3 +114,70 @@ int fwdio_f_read(fwdio_file_t *file, CFI_cdesc_t *buf, int64_t len, int64_t offs
 
 /* MPI_INFO_NULL as a Fortran handle (its value is the MPI library's). */
 MPI_Fint fwdio_f_info_null(void) { return MPI_Info_c2f(MPI_INFO_NULL); }
+
+/* Checkpoint sets' options: the set's directory ("" for the default), its
+ * keep (0: the default) and the data file's options from the info's hints. */
+static int ckpt_options_from(const char *dir, int keep, MPI_Fint info, fwdio_options_t *fo,
+                             fwdio_ckpt_options_t *co)
+{
+    fwdio_ckpt_options_init(co);
+    if (keep < 0)
+        return FWDIO_EINVAL;
+    co->dir = dir;
+    co->keep = (unsigned)keep;
+    co->file = fo;
+    return options_from(info, fo);
+}
+
+int fwdio_f_ckpt_open(fwdio_runtime_t *rt, const char *name, const char *dir, int keep,
+                      int64_t version, int64_t size, MPI_Fint info, fwdio_ckpt_t **ck)
+{
+    *ck = NULL;
+    fwdio_options_t fo;
+    fwdio_ckpt_options_t co;
+    int rc = ckpt_options_from(dir, keep, info, &fo, &co);
+    /* A negative version or size is refused on this rank; the open's own
+     * agreement gives the other ranks FWDIO_EINVAL too. */
+    if (rc == FWDIO_OK && (version < 0 || size < 0))
+        name = "";
+    return rc != FWDIO_OK ? rc
+                          : fwdio_ckpt_open(rt, name, (uint64_t)version, (uint64_t)size, &co, ck);
+}
+
+int fwdio_f_ckpt_write(fwdio_ckpt_t *ck, const CFI_cdesc_t *buf, int64_t len, int64_t offset)
+{
+    void *p;
+    if (usable(buf, len, "fwdio_ckpt_write", &p) != 0 || offset < 0)
+        return FWDIO_EINVAL;
+    return fwdio_ckpt_write(ck, p, (size_t)len, (uint64_t)offset);
+}
+
+int fwdio_f_ckpt_latest(fwdio_runtime_t *rt, const char *name, const char *dir, MPI_Fint info,
+                        int64_t *version)
+{
+    fwdio_options_t fo;
+    fwdio_ckpt_options_t co;
+    uint64_t v = 0;
+    *version = -1;
+    int rc = ckpt_options_from(dir, 0, info, &fo, &co);
+    if (rc == FWDIO_OK)
+        rc = fwdio_ckpt_latest(rt, name, &co, &v);
+    /* Fortran has no unsigned integers: versions past INT64_MAX are refused. */
+    if (rc == FWDIO_OK && v > (uint64_t)INT64_MAX)
+        return FWDIO_ERANGE;
+    if (rc == FWDIO_OK)
+        *version = (int64_t)v;
+    return rc;
+}
+
+int fwdio_f_ckpt_open_read(fwdio_runtime_t *rt, const char *name, int64_t version,
+                           const char *dir, MPI_Fint info, fwdio_file_t **file)
+{
+    *file = NULL;
+    fwdio_options_t fo;
+    fwdio_ckpt_options_t co;
+    int rc = ckpt_options_from(dir, 0, info, &fo, &co);
+    if (rc == FWDIO_OK && version < 0)
+        name = "";
+    return rc != FWDIO_OK ? rc : fwdio_ckpt_open_read(rt, name, (uint64_t)version, &co, NULL, file);
+}

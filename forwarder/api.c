@@ -158,6 +158,7 @@ int fwdio_init(MPI_Comm comm, const fwdio_config_t *cfg, fwdio_runtime_t **out)
     TAILQ_INIT(&rt->combining);
     STAILQ_INIT(&rt->dups);
     rt->dup_next = rt->spare = MPI_COMM_NULL;
+    rt->user_comm = comm;
     STAILQ_INIT(&rt->area_blocked);
     fwdioi_trace_start(world_rank); /* before the runtime's threads start */
     /* The settings from the environment and the config file (which rank 0
@@ -1002,6 +1003,14 @@ int fwdio_file_writer_bytes(const fwdio_file_t *f, uint64_t *bytes, int max)
         bytes[w] = f->writer_bytes_agreed[w];
     fwdioi_rt_unlock(f->rt);
     return f->plan.nwriters;
+}
+
+int fwdio_runtime_comm(const fwdio_runtime_t *rt, MPI_Comm *comm)
+{
+    if (!rt || !comm)
+        return FWDIO_EINVAL;
+    *comm = rt->user_comm;
+    return FWDIO_OK;
 }
 
 int fwdio_runtime_stats(fwdio_runtime_t *rt, fwdio_runtime_stats_t *stats)

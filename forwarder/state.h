@@ -308,6 +308,7 @@ struct fwdio_runtime {
     /* what the session does with the roles' reports (session/outcome.h;
      * fixed after init) */
     const struct fwdioi_session_ops *session_ops;
+    MPI_Comm user_comm; /* the communicator given to fwdio_init (not owned) */
     fwdioi_topology_t topo; /* where every rank runs (fixed after init) */
     fwdioi_placement_cache_t placed; /* the last spread placement (its own lock) */
     fwdioi_settings_file_t settings; /* FWDIO_CONFIG, read at init */

@@ -161,7 +161,9 @@ extern "C" {
     FWDIO_X(FWDIO_ECOMMIT, -17, "writing the commit block or renaming the file into place failed") \
     FWDIO_X(FWDIO_EPROTO, -18, "a writer received data that does not match the file's plan") \
     FWDIO_X(FWDIO_EBUSY, -19, "the buffer is still lent to a write that has not completed") \
-    FWDIO_X(FWDIO_EREAD, -20, "a reader's pread failed or the file ended early")
+    FWDIO_X(FWDIO_EREAD, -20, "a reader's pread failed or the file ended early")         \
+    FWDIO_X(FWDIO_ENOCKPT, -21, "no complete, intact version of the checkpoint set")       \
+    FWDIO_X(FWDIO_ECHECKSUM, -22, "the checkpoint's bytes do not match its manifest's checksum")
 
 /** Status codes: FWDIO_OK is 0, every error is negative. */
 typedef enum fwdio_status {
@@ -663,8 +665,9 @@ typedef struct fwdio_options {
      * counts on them): a partner copy on another node (local_copies), reads
      * (fwdio_open_read) and restarts from the local copies, keeping drained
      * copies and evicting them (local_capacity: a writer that does not fit
-     * writes to the target), checkpoint sets, and the MPI-IO layer's use of
-     * the tier. Streams (FWDIO_SIZE_GROWS) and
+     * writes to the target), and the MPI-IO layer's use of the tier.
+     * (Checkpoint sets, fwdio_ckpt_*, use the tier: a version is complete
+     * once drained.) Streams (FWDIO_SIZE_GROWS) and
      * files opened for reading ignore local_dir: they use the target path
      * directly.
      */
@@ -1396,6 +1399,225 @@ FWDIO_API int fwdio_plan_describe(fwdio_runtime_t *rt, uint64_t size, const fwdi
  * for the count only. @return the number of writers, or FWDIO_EINVAL.
  */
 FWDIO_API int fwdio_file_writers(const fwdio_file_t *file, int *ranks, int max_ranks);
+
+/**
+ * The communicator given to fwdio_init (the caller's own handle, not a
+ * duplicate: valid while the caller keeps it). The checkpoint sets below
+ * make their few blocking collectives on it.
+ * @return FWDIO_OK with *comm set; FWDIO_EINVAL for NULL arguments. Any thread.
+ */
+FWDIO_API int fwdio_runtime_comm(const fwdio_runtime_t *rt, MPI_Comm *comm);
+
+/*
+ * Checkpoint sets (checkpoint/, a layer on the calls above, as SCR and
+ * VeloC offer): versions of a named checkpoint, a checksum per version that
+ * a restart verifies, a count of complete versions kept, and the newest
+ * intact version found for a restart, so codes do not hand-roll them.
+ *
+ * Names and paths. A set is a name in a directory (fwdio_ckpt_options_t.dir,
+ * which must exist). Version v of set N is two files:
+ *   <dir>/N.v<v>.ckpt      the data, an ordinary fwdio file (atomic_replace);
+ *   <dir>/N.v<v>.manifest  "fwdio-ckpt 1", the name, version, size and CRC-32
+ *                          of the data, and a CRC-32 of the manifest itself.
+ * A name is 1 to FWDIO_CKPT_NAME_MAX characters of A-Z a-z 0-9 . _ -, not
+ * starting with '.'; others are refused at the call (FWDIO_EINVAL, the reason
+ * on stderr). Versions are any uint64, chosen by the code (a step number).
+ *
+ * Completeness. A version is complete when its manifest is in place. The
+ * manifest is written only after the data file's agreed FWDIO_OK (with the
+ * node-local tier, after its drain: a version is complete at the target),
+ * through fwdio with atomic_replace (durable, renamed into place, directory
+ * synced), so a job killed at any moment, or a version that failed, never
+ * leaves a complete-looking version: at worst a data file without manifest,
+ * which fwdio_ckpt_latest ignores and the next write of that version
+ * replaces. Rewriting a complete version removes its manifest first.
+ *
+ * Checksum. The CRC-32 of zlib (the gzip polynomial) of the whole data file,
+ * holes as zeros. No pass over the file is made to compute it: each
+ * fwdio_ckpt_write takes the crc32 of the bytes it is given (one read of
+ * them, on the calling thread, beside the copy fwdio_write makes) and, as
+ * CRC-32 is affine, turns it into a term that depends on the piece's offset
+ * and the file's size; the terms of every write of every rank XOR into the
+ * file's CRC in any order, with one 4-byte MPI_BXOR reduction at
+ * fwdio_ckpt_wait. Verifying reads the file once (fwdio_ckpt_verify). A
+ * 32-bit check finds damage (torn, truncated, flipped or zeroed bytes), not
+ * an adversary; the manifest also records the size.
+ *
+ * Collectives. Every rank of the runtime calls fwdio_ckpt_open,
+ * fwdio_ckpt_wait, fwdio_ckpt_latest, fwdio_ckpt_verify and
+ * fwdio_ckpt_open_read in the same order, as MPI collectives. Each makes
+ * small blocking MPI collectives on the fwdio_init communicator
+ * (fwdio_runtime_comm) from the calling thread (open and open_read one
+ * reduction before they open; wait, latest and verify a few more), so they
+ * are called from the application thread, never from a callback, and in the
+ * same order as the application's own collectives on that communicator.
+ * Ranks that disagree (name, version, size, dir, keep) get the same error on
+ * every rank, FWDIO_EINVAL, nothing is opened, no version is marked
+ * complete, and no rank hangs: the first reduction of each call compares a
+ * digest of those arguments and whether every rank accepted its own.
+ *
+ * Restart from the node-local tier's copies is not done yet: a version
+ * whose data is only in the local stores has no manifest (it is written
+ * after the drain), so fwdio_ckpt_latest never reports it (the hook is
+ * checkpoint/ckpt_read.c, candidates()).
+ */
+
+/** A version of a checkpoint set being written (fwdio_ckpt_open). */
+typedef struct fwdio_ckpt fwdio_ckpt_t;
+
+/** Longest set name. */
+#define FWDIO_CKPT_NAME_MAX 128
+/** Default fwdio_ckpt_options_t.keep. */
+#define FWDIO_CKPT_DEFAULT_KEEP 2
+
+/** Options of a checkpoint set: initialise with fwdio_ckpt_options_init or
+ *  zeros. Every rank passes the same values. */
+typedef struct fwdio_ckpt_options {
+    /** The set's directory (must exist). NULL or "" (default): ".". */
+    const char *dir;
+    /** Complete versions kept per name: once a version is complete, older
+     *  complete versions beyond the `keep` newest are removed (manifest
+     *  first, then data), by rank 0. The newest complete version is never
+     *  removed; versions without a manifest (in flight, or left by a killed
+     *  job) are never touched. 0 (default): FWDIO_CKPT_DEFAULT_KEEP. */
+    unsigned keep;
+    /** Options of the data file and of its reads (NULL: defaults), as for
+     *  fwdio_open; atomic_replace is forced on, overlaps refused
+     *  (FWDIO_EINVAL: the checksum needs every byte written once). */
+    const fwdio_options_t *file;
+    /** Room for fields of later versions: leave it zero. */
+    uint64_t reserved[4];
+} fwdio_ckpt_options_t;
+
+/** Fill `opts` with the defaults (zeros). */
+FWDIO_API void fwdio_ckpt_options_init(fwdio_ckpt_options_t *opts);
+
+/**
+ * Start writing version `version` of set `name` (collective: one small
+ * blocking reduction that checks every rank passed the same name, version,
+ * size, dir and keep, then nonblocking as fwdio_open; from the application
+ * thread, never from a callback): opens <dir>/<name>.v<version>.ckpt of `size` bytes
+ * (atomic_replace) and removes that version's manifest if one exists (rank
+ * 0). Write it with fwdio_ckpt_write, close it with fwdio_ckpt_close, and
+ * complete the version with fwdio_ckpt_wait. fwdio_ckpt_file gives the
+ * ordinary fwdio file for the calls that do not write (fwdio_test,
+ * fwdio_wait_ready, fwdio_file_stats, fwdio_file_error, ...).
+ * @return FWDIO_OK with *ck set; FWDIO_EINVAL (NULL arguments, a bad name,
+ *         a stream size, options.overlaps, a non-zero reserved tail, options
+ *         fwdio_open refuses; the reason on stderr), on every rank when a
+ *         rank refused its arguments or ranks disagree, *ck then NULL;
+ *         FWDIO_ENOMEM; FWDIO_EMPI.
+ */
+FWDIO_API int fwdio_ckpt_open(fwdio_runtime_t *rt, const char *name, uint64_t version,
+                              uint64_t size, const fwdio_ckpt_options_t *opts, fwdio_ckpt_t **ck);
+
+/** The fwdio file of a checkpoint version (owned by `ck`; NULL for NULL). */
+FWDIO_API fwdio_file_t *fwdio_ckpt_file(fwdio_ckpt_t *ck);
+
+/**
+ * fwdio_write of `len` bytes at `offset`, and the bytes' part of the
+ * version's checksum (a crc32 of them on the calling thread). Bytes written
+ * to fwdio_ckpt_file(ck) with fwdio_write, fwdio_write_lent or
+ * fwdio_set_commit directly are not in the checksum: the version then fails
+ * verification. Any thread.
+ * @return what fwdio_write returns; the bytes count only when FWDIO_OK.
+ */
+FWDIO_API int fwdio_ckpt_write(fwdio_ckpt_t *ck, const void *buf, size_t len, uint64_t offset);
+
+/**
+ * fwdio_write_lent of `len` bytes of `buf` at `offset` (the buffer is lent
+ * until `done`, as there), and the bytes' part of the checksum, taken from
+ * `buf` before it is lent. Any thread.
+ * @return what fwdio_write_lent returns; the bytes count only when FWDIO_OK.
+ */
+FWDIO_API int fwdio_ckpt_write_lent(fwdio_ckpt_t *ck, const void *buf, size_t len,
+                                    uint64_t offset, fwdio_lent_cb_t done, void *arg);
+
+/**
+ * fwdio_set_commit of the version's file (a commit record written last,
+ * once every other byte is durable; one rank), and its part of the
+ * checksum. Its bytes must not be written by any fwdio_ckpt_write too (the
+ * block would win in the file, and the checksum would count both: the
+ * version would then fail verification).
+ * @return what fwdio_set_commit returns; the block counts only when FWDIO_OK.
+ */
+FWDIO_API int fwdio_ckpt_set_commit(fwdio_ckpt_t *ck, const void *buf, size_t len,
+                                    uint64_t offset);
+
+/** fwdio_close of the version's file (nonblocking). @return as fwdio_close. */
+FWDIO_API int fwdio_ckpt_close(fwdio_ckpt_t *ck);
+
+/**
+ * Complete the version (collective, blocking; after fwdio_ckpt_close):
+ * waits for the data file (its drain, with the node-local tier), combines
+ * the ranks' checksum terms, compares what the ranks passed, writes the
+ * manifest (through fwdio, atomic_replace) and applies `keep`.
+ * @return the same on every rank: FWDIO_OK (the version is complete: the
+ *         data and its manifest are durable in place); the data file's
+ *         agreed error (FWDIO_EWRITE, FWDIO_EINVAL for ranks that disagree
+ *         on name, version or size, ...); FWDIO_EINVAL when ranks disagree
+ *         on dir or keep; the manifest file's agreed error; FWDIO_EMPI. No
+ *         manifest exists after an error. A failed removal of an old
+ *         version is not an error (rank 0 says it on stderr; the next
+ *         completion tries again). FWDIO_ENOTCLOSED (this rank has not
+ *         closed the file), FWDIO_EINVAL (NULL), FWDIO_ECONTEXT (from a
+ *         callback): this rank only, at once.
+ */
+FWDIO_API int fwdio_ckpt_wait(fwdio_ckpt_t *ck);
+
+/** Release a checkpoint version and its file (fwdio_file_free); before
+ *  fwdio_ckpt_wait, the version stays incomplete. */
+FWDIO_API void fwdio_ckpt_free(fwdio_ckpt_t *ck);
+
+/**
+ * The newest intact version of set `name` (collective, blocking): rank 0
+ * lists the manifests in dir, newest version first, skips those that do not
+ * parse, whose data file is missing or of another size, and every rank
+ * verifies the first candidate left (fwdio_ckpt_verify: reads it once);
+ * a damaged one is skipped (rank 0 says why on stderr) and the next older is
+ * tried. The answer is the same on every rank.
+ * @return FWDIO_OK with *version set; FWDIO_ENOCKPT when no version is
+ *         complete and intact (also when dir cannot be read); FWDIO_EINVAL
+ *         (NULL arguments, a bad name, ranks passing different names or
+ *         dir); FWDIO_EMPI.
+ */
+FWDIO_API int fwdio_ckpt_latest(fwdio_runtime_t *rt, const char *name,
+                                const fwdio_ckpt_options_t *opts, uint64_t *version);
+
+/**
+ * Check version `version` of set `name` against its manifest (collective,
+ * blocking): its manifest parses and matches, its data file has the size,
+ * and the CRC-32 of its bytes, read once through fwdio_open_read (each rank
+ * a share, in pieces of up to 8 MiB), is the manifest's.
+ * @return the same on every rank: FWDIO_OK; FWDIO_ENOCKPT (no manifest, or
+ *         a bad one, or no data file of its size); FWDIO_ECHECKSUM (the
+ *         bytes differ); the read's agreed error (FWDIO_EOPEN, FWDIO_EREAD);
+ *         FWDIO_EINVAL; FWDIO_EMPI.
+ */
+FWDIO_API int fwdio_ckpt_verify(fwdio_runtime_t *rt, const char *name, uint64_t version,
+                                const fwdio_ckpt_options_t *opts);
+
+/**
+ * fwdio_open_read of version `version` of set `name` (collective,
+ * nonblocking as fwdio_open_read), with opts->file and `cbs`, once rank 0
+ * found its manifest (a small agreement first: blocking). It does not
+ * verify the bytes again: a version from fwdio_ckpt_latest is verified;
+ * call fwdio_ckpt_verify for another.
+ * @return FWDIO_OK with *file set (free it with fwdio_file_free);
+ *         FWDIO_ENOCKPT (no complete version of that number) on every rank;
+ *         what fwdio_open_read returns; FWDIO_EINVAL; FWDIO_EMPI.
+ */
+FWDIO_API int fwdio_ckpt_open_read(fwdio_runtime_t *rt, const char *name, uint64_t version,
+                                   const fwdio_ckpt_options_t *opts, const fwdio_callbacks_t *cbs,
+                                   fwdio_file_t **file);
+
+/**
+ * The path of a version's data file, "<dir>/<name>.v<version>.ckpt", into
+ * buf (for tools and for reading it by other means). No I/O.
+ * @return FWDIO_OK; FWDIO_EINVAL (a bad name, NULL buf, or cap too small).
+ */
+FWDIO_API int fwdio_ckpt_path(const char *name, uint64_t version, const fwdio_ckpt_options_t *opts,
+                              char *buf, size_t cap);
 
 #ifdef __cplusplus
 }

@@ -24,6 +24,8 @@ program test_fortran
     character(len=256) :: dir, path, spath
     integer :: info, i32
     logical :: flag
+    type(fwdio_ckpt) :: ck
+    integer(int64) :: version
 
     failures = 0
     checks = 0
@@ -159,6 +161,46 @@ program test_fortran
     call expect(ierr, FWDIO_OK, 'fwdio_wait of the hinted file')
     call fwdio_file_free(f)
     call mpi_info_free(info, ierr)
+
+    ! --- a checkpoint set: two versions with keep 1, the newest read back
+    do version = 1, 2
+        call fwdio_ckpt_open(rt, 'fset', version, 8_int64 * n * nranks, ck, ierr, dir=dir, keep=1)
+        call expect(ierr, FWDIO_OK, 'fwdio_ckpt_open')
+        call fwdio_ckpt_write(ck, ints + version, 8_int64 * n, 8_int64 * n * rank, ierr)
+        call expect(ierr, FWDIO_OK, 'fwdio_ckpt_write')
+        call fwdio_ckpt_close(ck, ierr)
+        call expect(ierr, FWDIO_OK, 'fwdio_ckpt_close')
+        call fwdio_ckpt_wait(ck, ierr)
+        call expect(ierr, FWDIO_OK, 'fwdio_ckpt_wait')
+        call fwdio_ckpt_free(ck)
+    end do
+    call mpi_barrier(MPI_COMM_WORLD, ierr)
+    inquire (file=trim(dir)//'/fset.v1.manifest', exist=flag)
+    if (flag) call fail('version 1 kept with keep 1')
+    checks = checks + 1
+    call fwdio_ckpt_latest(rt, 'fset', version, ierr, dir=dir)
+    call expect(ierr, FWDIO_OK, 'fwdio_ckpt_latest')
+    call expect(int(version), 2, 'the newest version')
+    call fwdio_ckpt_open_read(rt, 'fset', version, f, ierr, dir=dir)
+    call expect(ierr, FWDIO_OK, 'fwdio_ckpt_open_read')
+    back = 0
+    call fwdio_read(f, back, 8_int64 * n, 8_int64 * n * rank, ierr)
+    call fwdio_close(f, ierr)
+    call fwdio_wait(f, ierr)
+    call expect(ierr, FWDIO_OK, 'fwdio_wait of the checkpoint read')
+    call fwdio_file_free(f)
+    if (any(back /= ints + 2)) call fail('the checkpoint read back')
+    checks = checks + 1
+    call fwdio_ckpt_latest(rt, 'no-such-set', version, ierr, dir=dir)
+    call expect(ierr, FWDIO_ENOCKPT, 'fwdio_ckpt_latest of an empty set')
+    call fwdio_ckpt_open(rt, 'bad/name', 1_int64, 8_int64, ck, ierr, dir=dir)
+    call expect(ierr, FWDIO_EINVAL, 'a bad set name')
+    if (rank == 0) then
+        open (newunit=i32, file=trim(dir)//'/fset.v2.ckpt')
+        close (i32, status='delete')
+        open (newunit=i32, file=trim(dir)//'/fset.v2.manifest')
+        close (i32, status='delete')
+    end if
 
     call fwdio_finalize(rt, ierr)
     call expect(ierr, FWDIO_OK, 'fwdio_finalize')

@@ -101,7 +101,7 @@ check(project_version in declared["versions"],
 check(set(declared["variants"]) == {"mpiio", "fortran", "shared"},
       f"variants mpiio, fortran, shared (has {sorted(declared['variants'])})")
 deps = {d[0] for d in declared["depends"]}
-for dep in ("mpi", "libevent", "hwloc", "cmake@3.18:", "pkgconfig"):
+for dep in ("mpi", "libevent", "hwloc", "zlib-api", "cmake@3.18:", "pkgconfig"):
     check(dep in deps, f"depends on {dep}")
 
 # Every combination of the variants configures

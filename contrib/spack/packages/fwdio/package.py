@@ -31,6 +31,7 @@ class Fwdio(CMakePackage):
     depends_on("mpi")
     depends_on("libevent")
     depends_on("hwloc")
+    depends_on("zlib-api")  # the CRC-32 of checkpoint sets
 
     def cmake_args(self):
         return [
