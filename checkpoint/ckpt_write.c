@@ -210,11 +210,16 @@ static int write_manifest(fwdio_ckpt_t *ck, uint32_t crc)
     int st = fwdio_drain_wait(mf);
     fwdio_file_free(mf);
     /* Rank 0's write can only fail out of memory; the manifest then holds
-     * zeros, which do not parse: the version is not complete, and rank 0
-     * says so, though the other ranks see the file's OK. */
+     * zeros, which do not parse: the version is not complete. Every rank
+     * says so: the outcome is agreed (the file's own status already is). */
     if (st == FWDIO_OK && rc != FWDIO_OK)
         st = rc;
-    return st != FWDIO_OK ? st : rc_close;
+    if (st == FWDIO_OK && rc_close != FWDIO_OK)
+        st = rc_close;
+    int agreed = st; /* fwdio's codes are negative: the min is a failure if any */
+    if (MPI_Allreduce(&st, &agreed, 1, MPI_INT, MPI_MIN, ck->comm) != MPI_SUCCESS)
+        return FWDIO_EMPI;
+    return agreed;
 }
 
 /* Rank 0, after a version completed: remove the complete versions beyond
