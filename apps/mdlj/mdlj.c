@@ -266,10 +266,11 @@ static void print_report(const md_options_t *opt, int nranks, int64_t natoms, in
            "%.3f s at most, %.3f s on average (%.1f%% of the time), final wait %.3f s\n",
            r->time_max, steps, r->blocked_max, r->blocked_mean,
            r->time_max > 0 ? 100.0 * r->blocked_mean / r->time_max : 0.0, r->final_wait_max);
-    if (opt->output == MD_OUT_LOCAL_COPY)
-        printf("mdlj: checkpoint parts written locally in %.3f s, copied to the files in %.3f s "
-               "(all checkpoints, slowest rank)\n",
-               r->ckpt_local_max, r->ckpt_copy_max);
+    if (opt->output == MD_OUT_LOCAL_COPY || (opt->output == MD_OUT_FWDIO && opt->local_dir))
+        printf("mdlj: checkpoints complete in the node-local directory after %.3f s, at their "
+               "paths %.3f s later (%s; all checkpoints, slowest rank)\n",
+               r->ckpt_local_max, r->ckpt_copy_max,
+               opt->output == MD_OUT_FWDIO ? "fwdio's drain" : "copied by a thread");
     if (opt->output == MD_OUT_FWDIO || opt->output == MD_OUT_MPIIO ||
         opt->output == MD_OUT_MPIIO_ASYNC)
         printf("mdlj: %s per trajectory frame: %.1f on the busiest rank, %.1f over all ranks; "

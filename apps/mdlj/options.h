@@ -36,7 +36,7 @@ typedef struct md_options {
     int64_t thermo;           /* print energies every so many steps; 0: first and last only */
     int verify;               /* gather every output on rank 0 and compare the files */
     int writers;              /* fwdio writer ranks (0: fwdio's default) */
-    const char *local_dir;    /* --output local-copy: the node-local directory ("%h": host) */
+    const char *local_dir;    /* node-local directory ("%h": host) of local-copy and fwdio's tier */
     int64_t crash_at;         /* abort after the data of this checkpoint, before its commit; -1: never */
 } md_options_t;
 

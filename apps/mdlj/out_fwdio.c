@@ -30,8 +30,9 @@
 struct fw_ckpt {
     fwdio_file_t *file;
     int64_t step;
-    int done;   /* set by the complete callback */
+    int done;   /* set by the drained callback: the bytes are at the path */
     int status;
+    double t_open, t_complete, t_drained; /* when handed over, complete, drained */
     int uncommitted; /* some rank could not write its part: no commit record */
     struct fw_ckpt *next;
     char path[];
@@ -47,10 +48,30 @@ struct fw_state {
     app_lent_pool_t bufs;    /* what frames and checkpoints are packed into */
 };
 
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Complete: durable where the writers wrote it (with --local-dir, the
+ * node-local stores); drained follows, at once without the tier. */
 static void ckpt_complete(fwdio_file_t *file, int status, void *user)
 {
     (void)file;
+    (void)status; /* the drained callback carries it on */
     struct fw_ckpt *c = user;
+    c->t_complete = now_s();
+}
+
+/* Drained: the checkpoint is at its path (or never will be): only then does
+ * it count, and older ones may go. */
+static void ckpt_drained(fwdio_file_t *file, int status, void *user)
+{
+    (void)file;
+    struct fw_ckpt *c = user;
+    c->t_drained = now_s();
     c->status = status;
     c->done = 1;
 }
@@ -111,6 +132,8 @@ static fwdio_options_t file_options(const md_output_t *o, int durable)
     fwdio_options_init(&opts);
     opts.writers = o->p.writers;
     opts.durable = durable;
+    if (durable && o->p.local_dir) /* checkpoints through the node-local tier */
+        opts.local_dir = o->p.local_dir;
     return opts;
 }
 
@@ -247,7 +270,9 @@ static void fw_checkpoint(md_output_t *o, const md_snapshot_t *snap, const ckpt_
     int rc = b ? FWDIO_OK : FWDIO_ENOMEM;
     /* Every rank opens the file, whatever happened here: fwdio_open is collective. */
     fwdio_options_t opts = file_options(o, 1);
-    fwdio_callbacks_t cbs = {.complete = ckpt_complete, .user = c};
+    fwdio_callbacks_t cbs = {.complete = ckpt_complete, .drained = ckpt_drained, .user = c};
+    if (c)
+        c->t_open = now_s();
     fwdio_file_t *file = NULL;
     int open_rc = fwdio_open(o->p.rt, path, ckpt_file_bytes(info->natoms), &opts,
                              c ? &cbs : NULL, &file);
@@ -320,6 +345,10 @@ static void reap(md_output_t *o)
         fwdio_file_stats_t st;
         if (fwdio_file_stats(c->file, &st) == FWDIO_OK)
             o->rep.ckpt_messages += st.messages_sent;
+        if (o->p.local_dir && c->t_complete > 0) {
+            o->rep.ckpt_local += c->t_complete - c->t_open;
+            o->rep.ckpt_copy += c->t_drained - c->t_complete;
+        }
         if (c->status != FWDIO_OK)
             report(o, c->path, c->file, c->status);
         else if (c->uncommitted && o->rank == 0)
@@ -355,7 +384,7 @@ static void fw_finish(md_output_t *o)
         s->traj = NULL;
     }
     for (struct fw_ckpt *c = s->pending; c; c = c->next)
-        fwdio_wait(c->file); /* the status arrives through the callback */
+        fwdio_drain_wait(c->file); /* the status arrives through the callback */
     reap(o);
 }
 

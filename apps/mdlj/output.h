@@ -28,7 +28,8 @@ typedef struct md_output_params {
     const char *ckpt_base;  /* NULL: no checkpoints */
     ckpt_info_t ckpt;       /* everything but the step */
     int64_t resumed_from;   /* step of the checkpoint a restart read, or -1 */
-    const char *local_dir;  /* MD_OUT_LOCAL_COPY: node-local directory ("%h": host name) */
+    const char *local_dir;  /* node-local directory ("%h": host name) of MD_OUT_LOCAL_COPY, and
+                             * of MD_OUT_FWDIO's checkpoints (fwdio's local_dir); NULL: none */
     int writers;            /* writer / aggregator ranks (fwdio writers, MPI-IO cb_nodes); 0: default */
     int verify;
     int64_t crash_at;       /* -1: never */
@@ -38,8 +39,9 @@ typedef struct md_output_report {
     double blocked;          /* this rank: seconds inside output calls, final wait included */
     double final_wait;       /* this rank: seconds in output_finish */
     double verify_time;      /* this rank: seconds verifying (not in `blocked`) */
-    double ckpt_local;       /* local-copy: seconds writing checkpoint parts locally, this rank */
-    double ckpt_copy;        /* local-copy: seconds its thread copied them to the files */
+    double ckpt_local;       /* with a node-local directory (local-copy, fwdio --local-dir): seconds
+                              * from handing a checkpoint over to its local completion, summed */
+    double ckpt_copy;        /* ... and from there to its bytes at its path (copy, drain), summed */
     uint64_t frame_extents;  /* write calls (fwdio) / file-view blocks (MPI-IO) for frames, this rank */
     uint64_t ckpt_extents;   /* the same for checkpoints */
     uint64_t frame_messages; /* fwdio: data messages this rank sent for the trajectory */

@@ -6,6 +6,7 @@
 # MPI_File_write_at_all (mpiio), MPI_File_iwrite_at_all waited at the next
 # output (mpiio-async), and writing each rank's part to node-local storage
 # then copying it with a thread (local-copy, the way SCR and VeloC flush),
+# and fwdio with its node-local tier for the checkpoints (fwdio-tier),
 # beside no output (none): time to solution, blocked time and CPU, paired
 # by repetition, the order rotating (bench/mdlj_compare).
 # Steps:
@@ -21,7 +22,7 @@ mkdir -p "$R"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 REPS=${REPS:-3}
 PFS4="--targets 4 --stripe 1M --bw 50M --latency 1 --start-target 0"
-MODES=${MODES:-fwdio,mpiio,mpiio-async,local-copy,none}
+MODES=${MODES:-fwdio,fwdio-tier,mpiio,mpiio-async,local-copy,none}
 # 100,000 atoms: a 4.8 MB checkpoint every 10 steps, no trajectory, so that
 # the checkpoints are what the storage waits for.
 ARGS="--atoms 100000 --steps 60 --every 0 --checkpoint-every 10 --reps $REPS --modes $MODES"

@@ -30,10 +30,11 @@ code):
             valid by the reader here (an older one) and reproduce an
             uninterrupted run's frames after it.
   modes     the same run through fwdio, MPI-IO, serial, MPI-IO nonblocking
-            (mpiio-async) and write-locally-then-copy (local-copy) output
-            (each with --verify) gives identical DCD and checkpoint files;
-            local-copy leaves no local part behind; --output none writes
-            nothing.
+            (mpiio-async), write-locally-then-copy (local-copy) output and
+            fwdio with its node-local tier for the checkpoints (fwdio-tier;
+            each with --verify) gives identical DCD and checkpoint files;
+            local-copy and the tier leave nothing behind locally; --output
+            none writes nothing.
   mdanalysis  MDAnalysis (when the interpreter has it) opens the trajectory
             and reads the atom count, frame count, box and every coordinate
             as the reader here does.
@@ -836,10 +837,11 @@ def scenario_killed(r, args):
 
 def scenario_modes(r, args):
     steps, every, ckpt = args.steps, args.every, args.checkpoint_every
-    for mode in ("fwdio", "mpiio", "serial", "mpiio-async", "local-copy", "none"):
+    for mode in ("fwdio", "mpiio", "serial", "mpiio-async", "local-copy", "fwdio-tier", "none"):
         os.mkdir(os.path.join(r.workdir, mode))
-        extra = ["--output", mode] + (["--verify"] if mode != "none" else [])
-        if mode == "local-copy":
+        output = "fwdio" if mode == "fwdio-tier" else mode
+        extra = ["--output", output] + (["--verify"] if mode != "none" else [])
+        if mode in ("local-copy", "fwdio-tier"):
             local = os.path.join(r.workdir, "node-local-%h")
             extra += ["--local-dir", local]
         r.mdlj(mode, common(args, steps, every, ckpt, mode + "/run.dcd", mode + "/run.ckpt")
@@ -849,7 +851,7 @@ def scenario_modes(r, args):
     check_dcd(os.path.join(r.workdir, "fwdio/run.dcd"), args.atoms, every, every,
               steps // every, 0.005)
     names = sorted(os.listdir(os.path.join(r.workdir, "fwdio")))
-    for mode in ("mpiio", "serial", "mpiio-async", "local-copy"):
+    for mode in ("mpiio", "serial", "mpiio-async", "local-copy", "fwdio-tier"):
         other = sorted(os.listdir(os.path.join(r.workdir, mode)))
         if other != names:
             fail("%s wrote %s, fwdio wrote %s" % (mode, other, names))
@@ -859,7 +861,8 @@ def scenario_modes(r, args):
                              os.path.join(r.workdir, mode, name)):
                 fail("%s/%s differs from fwdio/%s" % (mode, name, name))
         note("%s: %s identical to fwdio's" % (mode, ", ".join(names)))
-    # local-copy removes each rank's local part once it is in the file
+    # local-copy removes each rank's local part once it is in the file, and
+    # fwdio's tier each local file once drained
     left = [os.path.join(d, f) for d in glob.glob(os.path.join(r.workdir, "node-local-*"))
             for f in os.listdir(d)]
     if left:
