@@ -158,7 +158,7 @@ int fwdio_init(MPI_Comm comm, const fwdio_config_t *cfg, fwdio_runtime_t **out)
     TAILQ_INIT(&rt->combining);
     STAILQ_INIT(&rt->dups);
     rt->dup_next = rt->spare = MPI_COMM_NULL;
-    rt->user_comm = comm;
+    rt->app_comm = MPI_COMM_NULL;
     STAILQ_INIT(&rt->area_blocked);
     fwdioi_trace_start(world_rank); /* before the runtime's threads start */
     /* The settings from the environment and the config file (which rank 0
@@ -176,6 +176,15 @@ int fwdio_init(MPI_Comm comm, const fwdio_config_t *cfg, fwdio_runtime_t **out)
         rc = fwdioi_fault_configure(getenv("FWDIO_FAULT"), world_rank);
     if (rc == FWDIO_OK)
         rc = fwdioi_settings_apply_config(&rt->settings, &conf, world_rank);
+    /* The collectives that layers above fwdio (checkpoint sets) make from
+     * application threads go on a duplicate of their own: never on the
+     * caller's communicator, whose collectives and error handler are the
+     * application's, nor on the runtime's, the progress thread's. Agreed
+     * with the settings, so that every rank fails alike. */
+    if (rc == FWDIO_OK && (MPI_Comm_dup(comm, &rt->app_comm) != MPI_SUCCESS ||
+                           MPI_Comm_set_errhandler(rt->app_comm, MPI_ERRORS_RETURN) !=
+                               MPI_SUCCESS))
+        rc = FWDIO_EMPI;
     rc = fwdioi_settings_agree(&rt->settings, comm, rc);
     if (rc != FWDIO_OK)
         goto fail;
@@ -219,6 +228,8 @@ fail_rt:
     fwdioi_u64map_free(&rt->active_by_path);
     fwdioi_u64map_free(&rt->open_paths);
 fail:
+    if (rt->app_comm != MPI_COMM_NULL)
+        fwdioi_log_mpi_failure(MPI_Comm_free(&rt->app_comm), "MPI_Comm_free (application's)");
     fwdioi_trace_stop(0);
     fwdioi_placement_cache_free(&rt->placed);
     fwdioi_topology_free(&rt->topo);
@@ -285,6 +296,7 @@ int fwdio_finalize(fwdio_runtime_t *rt)
     fwdioi_rt_destroy(rt->rt);
     if (rt->spare != MPI_COMM_NULL) /* the progress thread is gone: ours now */
         fwdioi_log_mpi_failure(MPI_Comm_free(&rt->spare), "MPI_Comm_free (spare)");
+    fwdioi_log_mpi_failure(MPI_Comm_free(&rt->app_comm), "MPI_Comm_free (application's)");
     /* every rank of the node passed the barrier: nobody touches the area */
     fwdioi_buffers_destroy(rt);
     fwdioi_area_teardown(&rt->area);
@@ -1009,7 +1021,7 @@ int fwdio_runtime_comm(const fwdio_runtime_t *rt, MPI_Comm *comm)
 {
     if (!rt || !comm)
         return FWDIO_EINVAL;
-    *comm = rt->user_comm;
+    *comm = rt->app_comm;
     return FWDIO_OK;
 }
 

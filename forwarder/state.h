@@ -308,7 +308,8 @@ struct fwdio_runtime {
     /* what the session does with the roles' reports (session/outcome.h;
      * fixed after init) */
     const struct fwdioi_session_ops *session_ops;
-    MPI_Comm user_comm; /* the communicator given to fwdio_init (not owned) */
+    MPI_Comm app_comm; /* a duplicate of fwdio_init's communicator for the collectives of
+                        * layers above (fwdio_runtime_comm), made from application threads */
     fwdioi_topology_t topo; /* where every rank runs (fixed after init) */
     fwdioi_placement_cache_t placed; /* the last spread placement (its own lock) */
     fwdioi_settings_file_t settings; /* FWDIO_CONFIG, read at init */

@@ -1401,9 +1401,12 @@ FWDIO_API int fwdio_plan_describe(fwdio_runtime_t *rt, uint64_t size, const fwdi
 FWDIO_API int fwdio_file_writers(const fwdio_file_t *file, int *ranks, int max_ranks);
 
 /**
- * The communicator given to fwdio_init (the caller's own handle, not a
- * duplicate: valid while the caller keeps it). The checkpoint sets below
- * make their few blocking collectives on it.
+ * A duplicate of the communicator given to fwdio_init, made by fwdio_init
+ * (same ranks, same order; errors return, MPI_ERRORS_RETURN) and freed by
+ * fwdio_finalize, for the collectives that layers above fwdio make from
+ * application threads: the checkpoint sets below make their few blocking
+ * collectives on it, never on the caller's communicator (whose collectives
+ * and error handler are the application's) nor on fwdio's own.
  * @return FWDIO_OK with *comm set; FWDIO_EINVAL for NULL arguments. Any thread.
  */
 FWDIO_API int fwdio_runtime_comm(const fwdio_runtime_t *rt, MPI_Comm *comm);
@@ -1446,11 +1449,11 @@ FWDIO_API int fwdio_runtime_comm(const fwdio_runtime_t *rt, MPI_Comm *comm);
  * Collectives. Every rank of the runtime calls fwdio_ckpt_open,
  * fwdio_ckpt_wait, fwdio_ckpt_latest, fwdio_ckpt_verify and
  * fwdio_ckpt_open_read in the same order, as MPI collectives. Each makes
- * small blocking MPI collectives on the fwdio_init communicator
+ * small blocking MPI collectives on the runtime's duplicate of its communicator
  * (fwdio_runtime_comm) from the calling thread (open and open_read one
  * reduction before they open; wait, latest and verify a few more), so they
- * are called from the application thread, never from a callback, and in the
- * same order as the application's own collectives on that communicator.
+ * are called from the application thread, never from a callback, and by
+ * every rank in the same order.
  * Ranks that disagree (name, version, size, dir, keep) get the same error on
  * every rank, FWDIO_EINVAL, nothing is opened, no version is marked
  * complete, and no rank hangs: the first reduction of each call compares a
