@@ -271,6 +271,9 @@ static void print_report(const md_options_t *opt, int nranks, int64_t natoms, in
                "paths %.3f s later (%s; all checkpoints, slowest rank)\n",
                r->ckpt_local_max, r->ckpt_copy_max,
                opt->output == MD_OUT_FWDIO ? "fwdio's drain" : "copied by a thread");
+    else if (opt->output == MD_OUT_FWDIO && rep->checkpoints > 0)
+        printf("mdlj: checkpoints complete at their paths after %.3f s (all checkpoints, "
+               "slowest rank)\n", r->ckpt_local_max);
     if (opt->output == MD_OUT_FWDIO || opt->output == MD_OUT_MPIIO ||
         opt->output == MD_OUT_MPIIO_ASYNC)
         printf("mdlj: %s per trajectory frame: %.1f on the busiest rank, %.1f over all ranks; "

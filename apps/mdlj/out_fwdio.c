@@ -345,7 +345,7 @@ static void reap(md_output_t *o)
         fwdio_file_stats_t st;
         if (fwdio_file_stats(c->file, &st) == FWDIO_OK)
             o->rep.ckpt_messages += st.messages_sent;
-        if (o->p.local_dir && c->t_complete > 0) {
+        if (c->t_complete > 0) { /* with the tier complete is local; without, at the path */
             o->rep.ckpt_local += c->t_complete - c->t_open;
             o->rep.ckpt_copy += c->t_drained - c->t_complete;
         }

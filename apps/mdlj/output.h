@@ -39,9 +39,10 @@ typedef struct md_output_report {
     double blocked;          /* this rank: seconds inside output calls, final wait included */
     double final_wait;       /* this rank: seconds in output_finish */
     double verify_time;      /* this rank: seconds verifying (not in `blocked`) */
-    double ckpt_local;       /* with a node-local directory (local-copy, fwdio --local-dir): seconds
-                              * from handing a checkpoint over to its local completion, summed */
-    double ckpt_copy;        /* ... and from there to its bytes at its path (copy, drain), summed */
+    double ckpt_local;       /* fwdio and local-copy: seconds from handing a checkpoint over to its
+                              * completion (in the node-local directory with one), summed */
+    double ckpt_copy;        /* ... and from there to its bytes at its path (copy, drain; 0
+                              * for fwdio without a tier), summed */
     uint64_t frame_extents;  /* write calls (fwdio) / file-view blocks (MPI-IO) for frames, this rank */
     uint64_t ckpt_extents;   /* the same for checkpoints */
     uint64_t frame_messages; /* fwdio: data messages this rank sent for the trajectory */
