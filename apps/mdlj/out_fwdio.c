@@ -347,7 +347,8 @@ static void reap(md_output_t *o)
             o->rep.ckpt_messages += st.messages_sent;
         if (c->t_complete > 0) { /* with the tier complete is local; without, at the path */
             o->rep.ckpt_local += c->t_complete - c->t_open;
-            o->rep.ckpt_copy += c->t_drained - c->t_complete;
+            if (o->p.local_dir) /* else drained follows complete at once */
+                o->rep.ckpt_copy += c->t_drained - c->t_complete;
         }
         if (c->status != FWDIO_OK)
             report(o, c->path, c->file, c->status);
