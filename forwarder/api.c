@@ -179,11 +179,15 @@ int fwdio_init(MPI_Comm comm, const fwdio_config_t *cfg, fwdio_runtime_t **out)
     /* The collectives that layers above fwdio (checkpoint sets) make from
      * application threads go on a duplicate of their own: never on the
      * caller's communicator, whose collectives and error handler are the
-     * application's, nor on the runtime's, the progress thread's. Agreed
-     * with the settings, so that every rank fails alike. */
-    if (rc == FWDIO_OK && (MPI_Comm_dup(comm, &rt->app_comm) != MPI_SUCCESS ||
-                           MPI_Comm_set_errhandler(rt->app_comm, MPI_ERRORS_RETURN) !=
-                               MPI_SUCCESS))
+     * application's, nor on the runtime's, the progress thread's. Made on
+     * every rank (a collective), whatever its settings said, and agreed
+     * with them, so that every rank fails alike. */
+    int dup_rc = MPI_Comm_dup(comm, &rt->app_comm);
+    if (dup_rc != MPI_SUCCESS)
+        rt->app_comm = MPI_COMM_NULL;
+    else
+        dup_rc = MPI_Comm_set_errhandler(rt->app_comm, MPI_ERRORS_RETURN);
+    if (rc == FWDIO_OK && dup_rc != MPI_SUCCESS)
         rc = FWDIO_EMPI;
     rc = fwdioi_settings_agree(&rt->settings, comm, rc);
     if (rc != FWDIO_OK)
