@@ -48,13 +48,6 @@ struct fw_state {
     app_lent_pool_t bufs;    /* what frames and checkpoints are packed into */
 };
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 /* Complete: durable where the writers wrote it (with --local-dir, the
  * node-local stores); drained follows, at once without the tier. */
 static void ckpt_complete(fwdio_file_t *file, int status, void *user)
@@ -62,7 +55,7 @@ static void ckpt_complete(fwdio_file_t *file, int status, void *user)
     (void)file;
     (void)status; /* the drained callback carries it on */
     struct fw_ckpt *c = user;
-    c->t_complete = now_s();
+    c->t_complete = output_now();
 }
 
 /* Drained: the checkpoint is at its path (or never will be): only then does
@@ -71,7 +64,7 @@ static void ckpt_drained(fwdio_file_t *file, int status, void *user)
 {
     (void)file;
     struct fw_ckpt *c = user;
-    c->t_drained = now_s();
+    c->t_drained = output_now();
     c->status = status;
     c->done = 1;
 }
@@ -272,7 +265,7 @@ static void fw_checkpoint(md_output_t *o, const md_snapshot_t *snap, const ckpt_
     fwdio_options_t opts = file_options(o, 1);
     fwdio_callbacks_t cbs = {.complete = ckpt_complete, .drained = ckpt_drained, .user = c};
     if (c)
-        c->t_open = now_s();
+        c->t_open = output_now();
     fwdio_file_t *file = NULL;
     int open_rc = fwdio_open(o->p.rt, path, ckpt_file_bytes(info->natoms), &opts,
                              c ? &cbs : NULL, &file);

@@ -85,18 +85,11 @@ static int expand_dir(char *out, size_t cap, const char *pattern)
     return 0;
 }
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 /* The thread: the local part into the shared file at its extents' offsets. */
 static void *copy_part(void *arg)
 {
     struct copy *c = arg;
-    double t0 = now();
+    double t0 = output_now();
     int in = open(c->local, O_RDONLY);
     int out = in < 0 ? -1 : open(c->target, O_WRONLY);
     size_t cap = 4u << 20;
@@ -126,7 +119,7 @@ static void *copy_part(void *arg)
         unlink(c->local);
     free(buf);
     c->copy_errno = err;
-    c->copy_s = now() - t0;
+    c->copy_s = output_now() - t0;
     return NULL;
 }
 

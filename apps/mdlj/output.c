@@ -198,6 +198,13 @@ void output_crash_point(md_output_t *o, int64_t step)
         nanosleep(&(struct timespec){.tv_sec = 1}, NULL);
 }
 
+double output_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
 int output_pwrite_all(int fd, const void *buf, size_t len, uint64_t offset)
 {
     const unsigned char *p = buf;

@@ -67,6 +67,9 @@ int output_commit_record(md_output_t *o, const md_snapshot_t *snap, const ckpt_i
 /* Where a crash between a checkpoint's data and its commit is simulated (--crash-at). */
 void output_crash_point(md_output_t *o, int64_t step);
 
+/* Seconds on a monotonic clock, from any thread (fwdio's callbacks, a copy thread). */
+double output_now(void);
+
 /* Write all `len` bytes at `offset` (retrying short writes and EINTR); 0 or -1 (errno). */
 int output_pwrite_all(int fd, const void *buf, size_t len, uint64_t offset);
 
