@@ -3,7 +3,9 @@
  * Aborts: when an MPI call of a file's session fails on one rank, the other
  * ranks may be left waiting in a collective that rank will never join. The
  * failing rank therefore tells every other rank, with a small message on the
- * runtime's communicator, and each of them gives up that file's collectives
+ * runtime's communicator passed on along a tree (relay_tree.h: O(log P)
+ * messages per rank and hops for any number of failing ranks), and each of
+ * them gives up that file's collectives
  * and completes it with the same error (outcome.c, fwdioi_outcome_abort; session.c). An
  * abort can arrive before the receiver has opened the file: it is kept until
  * it does.
@@ -22,6 +24,7 @@
 #include "session/abort.h"
 
 #include "session/outcome.h"
+#include "session/relay_tree.h"
 #include "local/local_tier.h"
 #include "log.h"
 
@@ -49,15 +52,16 @@ static void on_abort_sent(void *arg, const MPI_Status *st)
         free(a);
 }
 
-/* Send the abort of file `seq` (of its drain with `drain`) to every other
- * rank (progress thread). */
-static void announce(struct fwdio_runtime *o, uint64_t seq, const fwdioi_errinfo_t *why,
-                     const fwdioi_step_outcome_t *steps, int drain)
+/* Send `msg` to this rank's neighbours in the relay tree (relay_tree.h)
+ * but `except` (-1: to all of them) (progress thread). */
+static void relay(struct fwdio_runtime *o, const int64_t msg[ABORT_INTS], int except)
 {
     FWDIOI_ASSERT_PROGRESS();
     fwdioi_rt_t *rt = o->rt;
-    const int me = fwdioi_rt_rank(rt), n = fwdioi_rt_size(rt);
-    if (n < 2)
+    const int me = fwdioi_rt_rank(rt);
+    int to[FWDIOI_RELAY_MAX];
+    int n = fwdioi_relay_neighbours(me, fwdioi_rt_size(rt), to);
+    if (n == 0 || (n == 1 && to[0] == except))
         return;
     abort_send_t *a = malloc(sizeof *a);
     if (!a) {
@@ -66,28 +70,41 @@ static void announce(struct fwdio_runtime *o, uint64_t seq, const fwdioi_errinfo
         return;
     }
     a->refs = 1; /* ours, until every send is posted */
-    a->msg[0] = (int64_t)seq;
-    memcpy(&a->msg[1], why, sizeof *why);
-    a->msg[1 + FWDIOI_ERRINFO_INTS] = steps->complete;
-    a->msg[2 + FWDIOI_ERRINFO_INTS] = steps->ok;
-    memcpy(&a->msg[3 + FWDIOI_ERRINFO_INTS], &steps->failed, sizeof steps->failed);
-    a->msg[ABORT_INTS - 1] = drain;
-    for (int r = 0; r < n; r++) {
-        if (r == me)
+    memcpy(a->msg, msg, sizeof a->msg);
+    for (int i = 0; i < n; i++) {
+        if (to[i] == except)
             continue;
         MPI_Request req;
         int rc = fwdioi_rt_track_reserve(rt) != 0
                      ? MPI_ERR_NO_MEM
-                     : MPI_Isend(a->msg, ABORT_INTS, MPI_INT64_T, r, FWDIOI_TAG_ABORT,
+                     : MPI_Isend(a->msg, ABORT_INTS, MPI_INT64_T, to[i], FWDIOI_TAG_ABORT,
                                  fwdioi_rt_comm(rt), &req);
         if (rc != MPI_SUCCESS) {
-            fwdioi_log(FWDIOI_LOG_WARN, "rank %d: could not tell rank %d of an MPI failure", me, r);
+            fwdioi_log(FWDIOI_LOG_WARN, "rank %d: could not tell rank %d of an MPI failure", me,
+                       to[i]);
             continue;
         }
         a->refs++;
         fwdioi_rt_track(rt, req, on_abort_sent, a);
     }
     on_abort_sent(a, NULL);
+}
+
+/* Tell every other rank of the abort of file `seq` (of its drain with
+ * `drain`): sent along the relay tree, which the ranks that hear it first
+ * carry on (on_abort_received) (progress thread). */
+static void announce(struct fwdio_runtime *o, uint64_t seq, const fwdioi_errinfo_t *why,
+                     const fwdioi_step_outcome_t *steps, int drain)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    int64_t msg[ABORT_INTS];
+    msg[0] = (int64_t)seq;
+    memcpy(&msg[1], why, sizeof *why);
+    msg[1 + FWDIOI_ERRINFO_INTS] = steps->complete;
+    msg[2 + FWDIOI_ERRINFO_INTS] = steps->ok;
+    memcpy(&msg[3 + FWDIOI_ERRINFO_INTS], &steps->failed, sizeof steps->failed);
+    msg[ABORT_INTS - 1] = drain;
+    relay(o, msg, -1);
 }
 
 void fwdioi_abort_announce(struct fwdio_runtime *o, uint64_t seq, const fwdioi_errinfo_t *why,
@@ -110,24 +127,27 @@ static fwdio_file_t *active_file(struct fwdio_runtime *o, uint64_t seq)
     return fwdioi_outcome_active_file(o, seq); /* indexed: O(1) per abort heard */
 }
 
-static void keep_pending(struct fwdio_runtime *o, uint64_t seq, const fwdioi_errinfo_t *why,
-                         int drain)
+/* Keep an abort for a file (a drain) not started here yet; returns 0 if
+ * one was kept for it already (the first one told is enough), else 1. */
+static int keep_pending(struct fwdio_runtime *o, uint64_t seq, const fwdioi_errinfo_t *why,
+                        int drain)
 {
     for (int i = 0; i < o->npending_aborts; i++)
         if (o->pending_aborts[i].seq == seq && o->pending_aborts[i].drain == drain)
-            return; /* the first one told is enough */
+            return 0;
     if (o->npending_aborts == o->pending_aborts_cap) {
         int cap = o->pending_aborts_cap ? 2 * o->pending_aborts_cap : 4;
         fwdioi_pending_abort_t *p = realloc(o->pending_aborts, (size_t)cap * sizeof *p);
         if (!p) {
             fwdioi_log(FWDIOI_LOG_WARN, "rank %d: no memory to keep an abort of file %llu",
                        fwdioi_rt_rank(o->rt), (unsigned long long)seq);
-            return;
+            return 1; /* not kept, but new here: passed on all the same */
         }
         o->pending_aborts = p;
         o->pending_aborts_cap = cap;
     }
     o->pending_aborts[o->npending_aborts++] = (fwdioi_pending_abort_t){seq, *why, drain};
+    return 1;
 }
 
 typedef struct abort_recv {
@@ -135,6 +155,12 @@ typedef struct abort_recv {
     int64_t msg[ABORT_INTS];
 } abort_recv_t;
 
+/* An abort heard: the file (its drain) takes it, or it is kept until this
+ * rank starts it. The first one this rank hears of a file (a drain) goes on
+ * to its other neighbours in the relay tree: a rank that knew already, by
+ * its own failure or from another neighbour, told all of its neighbours
+ * then. A file complete here keeps no record of what it heard, so it passes
+ * on every one (a tree has no cycle: each crosses an edge once). */
 static void on_abort_received(void *arg, const MPI_Status *st)
 {
     FWDIOI_ASSERT_PROGRESS();
@@ -148,17 +174,21 @@ static void on_abort_received(void *arg, const MPI_Status *st)
                                        a->msg[2 + FWDIOI_ERRINFO_INTS], FWDIOI_ERRINFO_OK};
         memcpy(&steps.failed, &a->msg[3 + FWDIOI_ERRINFO_INTS], sizeof steps.failed);
         fwdio_file_t *f = active_file(o, seq);
+        int new_here = 1;
         if (a->msg[ABORT_INTS - 1]) {
             /* a drain: the file's session may still be running here */
             if (!fwdioi_local_drain_abort_heard(o, seq, &why) &&
                 (f || seq >= o->opened_seq))
-                keep_pending(o, seq, &why, 1);
-            /* else: its drain is over here already */
-        } else if (f)
+                new_here = keep_pending(o, seq, &why, 1);
+            /* else: its drain took it, or is over here already */
+        } else if (f) {
+            new_here = !f->s.aborted; /* aborted: told its neighbours then */
             fwdioi_outcome_abort_heard(f, &why, &steps);
-        else if (seq >= o->opened_seq)
-            keep_pending(o, seq, &why, 0);
+        } else if (seq >= o->opened_seq)
+            new_here = keep_pending(o, seq, &why, 0);
         /* else: complete here already; the sender's collective found us */
+        if (new_here)
+            relay(o, a->msg, st->MPI_SOURCE);
     }
     free(a);
 }
