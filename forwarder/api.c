@@ -214,10 +214,10 @@ int fwdio_init(MPI_Comm comm, const fwdio_config_t *cfg, fwdio_runtime_t **out)
     /* Spinning while the application waits, where the node has a CPU for
      * every rank (fwdio_config_t.poll_spin_us 0). */
     unsigned spin = fwdioi_rt_choose_spin(rt->rt, fwdioi_topology_node_ranks(&rt->topo, me),
-                                          rt->topo.ranks[me].cpus);
+                                          fwdioi_topology_node_cpus(&rt->topo, me));
     if (fwdioi_rt_config(rt->rt)->poll_spin_us == 0)
         fwdioi_log(FWDIOI_LOG_INFO, "rank %d: poll_spin_us automatic: %u (%d ranks on %d CPUs)", me,
-                   spin, fwdioi_topology_node_ranks(&rt->topo, me), rt->topo.ranks[me].cpus);
+                   spin, fwdioi_topology_node_ranks(&rt->topo, me), fwdioi_topology_node_cpus(&rt->topo, me));
     rc = start_area(rt);
     if (rc != FWDIO_OK)
         goto fail_rt;

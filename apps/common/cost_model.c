@@ -294,11 +294,19 @@ void cost_model_rank(const cost_input_t *in_, int r, cost_rank_t *out)
             slots *= 2;
         out->mem_writer = 16 * slots;
     }
-    out->mem_runtime = 5 * 4 * P;                  /* topology: fwdioi_rank_place_t per rank */
-    /* spread placement: the ranks by node (4 P), taken (P), per node start,
-     * fill, cap and count (16 N; placement.c group_by_node, spread_alloc),
+    /* topology (topology.h): per node its info (28 bytes), its runs of ranks
+     * (one per node when ranks are placed node by node: 12 + 4 bytes) and
+     * its first candidates (16 bytes each, when its ranks are bound) */
+    {
+        const uint64_t N = (uint64_t)(in.nodes > 0 ? in.nodes : 1);
+        const uint64_t per = (P + N - 1) / N;
+        const uint64_t cands = per < COST_TOPOLOGY_CANDIDATES ? per : COST_TOPOLOGY_CANDIDATES;
+        out->mem_runtime = N * (28 + 16 + 16 * cands);
+    }
+    /* spread placement: cap and count per node, the nodes waiting for an
+     * extra writer (8 N each; placement.c place_ranks_spread, give_extras),
      * only when the runtime places: its first file, or options unlike the
      * last spread placement's (placement_cache.c); a later file copies the
      * kept writer ranks */
-    out->mem_open_temp = in.first_file ? 4 * P + P + 16 * (uint64_t)in.nodes : 0;
+    out->mem_open_temp = in.first_file ? 16 * (uint64_t)in.nodes : 0;
 }

@@ -39,6 +39,8 @@
 /* forwarder/state.h: fwdioi_wire_header_t and fwdioi_piece_t */
 #define COST_WIRE_HEADER 8
 #define COST_WIRE_PIECE 16
+/* forwarder/plan/topology.h: writer candidates kept per node */
+#define COST_TOPOLOGY_CANDIDATES 16
 
 typedef struct cost_input {
     int ranks;              /* P */
@@ -86,8 +88,8 @@ typedef struct cost_rank {
     /* memory: bytes fwdio keeps for the file on this rank */
     uint64_t mem_file;      /* every rank: O(W) arrays */
     uint64_t mem_writer;    /* a writer on top: its map of the ranks that sent (O(senders)) */
-    uint64_t mem_runtime;   /* per rank, per runtime: the topology (O(P)) */
-    uint64_t mem_open_temp; /* placing, freed before fwdio_open returns: O(P), on the
+    uint64_t mem_runtime;   /* per rank, per runtime: the topology (O(N), bound ranks) */
+    uint64_t mem_open_temp; /* placing, freed before fwdio_open returns: O(N), on the
                                runtime's first file only (later ones reuse it) */
 } cost_rank_t;
 

@@ -118,7 +118,8 @@ static void print_table(FILE *out, const fwdioi_plan_t *p, const fwdio_options_t
     fprintf(out, "%6s %7s %5s %7s %5s %5s %15s %8s  %-24s %s\n", "writer", "rank", "node",
             "package", "numa", "core", "bytes", "stripes", "stripe ids", "targets");
     for (int w = 0; w < p->nwriters; w++) {
-        const fwdioi_rank_place_t *pl = &topo->ranks[p->writer_ranks[w]];
+        const fwdioi_rank_place_t place = fwdioi_topology_place(topo, p->writer_ranks[w]);
+        const fwdioi_rank_place_t *pl = &place;
         const writer_view_t *v = &views[w];
         fprintf(out, "%6d %7d %5d %7d %5d %5d %15llu %8llu  ", w, p->writer_ranks[w], pl->node,
                 pl->package, pl->numa, pl->core, (unsigned long long)v->bytes,
@@ -164,7 +165,8 @@ static void print_json(FILE *out, const fwdioi_plan_t *p, const fwdio_options_t 
             (unsigned long long)p->write_size, (unsigned long long)p->nstripes,
             (unsigned long long)p->ntargets);
     for (int w = 0; w < p->nwriters; w++) {
-        const fwdioi_rank_place_t *pl = &topo->ranks[p->writer_ranks[w]];
+        const fwdioi_rank_place_t place = fwdioi_topology_place(topo, p->writer_ranks[w]);
+        const fwdioi_rank_place_t *pl = &place;
         const writer_view_t *v = &views[w];
         fprintf(out,
                 "%s\n  {\"writer\": %d, \"rank\": %d, \"node\": %d, \"package\": %d, "

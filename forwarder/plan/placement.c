@@ -7,30 +7,15 @@
  * by water-filling: every node gets the same count, except that a node never
  * gets more writers than it has ranks (or than writers_per_node), and what it
  * cannot take goes to the others; the last few go to the nodes with the most
- * ranks. Then each node picks its writers greedily: the free rank whose
- * domains hold the fewest writers so far, comparing the finer of NUMA node and
- * package first, then the coarser, then the core, then the rank. Comparing the
- * finer level first is what keeps both guarantees when one level nests in the
- * other: no NUMA node gets a second writer while an unused one has ranks, and
- * likewise for packages (an unused package has only unused NUMA nodes).
+ * ranks. Then each node's k writers are the first k of its candidates, which
+ * its description keeps in the order of the greedy pick of topology_build.c
+ * (past the candidates, its other ranks in rank order); a node with a rank
+ * of unknown place takes the stride rule instead.
  */
 #include "plan/placement.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-/** The ranks of each node, in rank order: node j owns
- *  rank[start[j] .. start[j + 1]). */
-typedef struct node_ranks {
-    int *start; /* [nnodes + 1] */
-    int *rank;  /* [nranks] */
-} node_ranks_t;
-
-/** Per-domain writer counts of one node, indexed by package/NUMA/core. */
-typedef struct domain_counts {
-    int *package, *numa, *core;
-    int npackage, nnuma, ncore;
-} domain_counts_t;
 
 /** STRIDE: CkIO's basePE + i * skipPEs, while below nranks. */
 static int place_ranks_stride(const fwdioi_topology_t *topo, const fwdio_options_t *opts,
@@ -104,41 +89,10 @@ static int place_ranks_list(const fwdioi_topology_t *topo, const fwdio_options_t
     return FWDIO_OK;
 }
 
-/** Group the ranks by node (counting sort, stable in rank order). */
-static int group_by_node(const fwdioi_topology_t *topo, node_ranks_t *g)
-{
-    g->start = calloc((size_t)topo->nnodes + 1, sizeof *g->start);
-    g->rank = malloc((size_t)topo->nranks * sizeof *g->rank);
-    if (!g->start || !g->rank)
-        return FWDIO_ENOMEM;
-    for (int r = 0; r < topo->nranks; r++) {
-        int node = topo->ranks[r].node;
-        if (node < 0 || node >= topo->nnodes)
-            return FWDIO_EINVAL;
-        g->start[node + 1]++;
-    }
-    for (int j = 0; j < topo->nnodes; j++)
-        g->start[j + 1] += g->start[j];
-    int *fill = malloc((size_t)topo->nnodes * sizeof *fill);
-    if (!fill)
-        return FWDIO_ENOMEM;
-    memcpy(fill, g->start, (size_t)topo->nnodes * sizeof *fill);
-    for (int r = 0; r < topo->nranks; r++)
-        g->rank[fill[topo->ranks[r].node]++] = r;
-    free(fill);
-    return FWDIO_OK;
-}
-
-static void free_groups(node_ranks_t *g)
-{
-    free(g->start);
-    free(g->rank);
-}
-
 /** Ranks on node j. */
-static int node_size(const node_ranks_t *g, int j)
+static int node_size(const fwdioi_topology_t *topo, int j)
 {
-    return g->start[j + 1] - g->start[j];
+    return topo->nodes[j].nranks;
 }
 
 /** A node waiting for an extra writer: its size and index. */
@@ -160,15 +114,15 @@ static int compare_candidates(const void *pa, const void *pb)
  * (count < cap), most ranks first, ties to the lower node. extra is below the
  * number of such nodes. Returns FWDIO_OK or FWDIO_ENOMEM.
  */
-static int give_extras(const node_ranks_t *g, int nnodes, const int *cap, int *count, int extra)
+static int give_extras(const fwdioi_topology_t *topo, const int *cap, int *count, int extra)
 {
-    extra_candidate_t *c = malloc((size_t)nnodes * sizeof *c);
+    extra_candidate_t *c = malloc((size_t)topo->nnodes * sizeof *c);
     if (!c)
         return FWDIO_ENOMEM;
     int n = 0;
-    for (int j = 0; j < nnodes; j++)
+    for (int j = 0; j < topo->nnodes; j++)
         if (count[j] < cap[j])
-            c[n++] = (extra_candidate_t){.size = node_size(g, j), .node = j};
+            c[n++] = (extra_candidate_t){.size = node_size(topo, j), .node = j};
     qsort(c, (size_t)n, sizeof *c, compare_candidates);
     for (int i = 0; i < extra; i++)
         count[c[i].node]++;
@@ -181,8 +135,9 @@ static int give_extras(const node_ranks_t *g, int nnodes, const int *cap, int *c
  * of an equal share for every node with room, then single extras. total must
  * not exceed the sum of the caps. Returns FWDIO_OK or FWDIO_ENOMEM.
  */
-static int share_writers(const node_ranks_t *g, int nnodes, const int *cap, int total, int *count)
+static int share_writers(const fwdioi_topology_t *topo, const int *cap, int total, int *count)
 {
+    const int nnodes = topo->nnodes;
     memset(count, 0, (size_t)nnodes * sizeof *count);
     while (total > 0) {
         int open = 0;
@@ -190,7 +145,7 @@ static int share_writers(const node_ranks_t *g, int nnodes, const int *cap, int 
             open += count[j] < cap[j];
         int share = total / open;
         if (share == 0)
-            return give_extras(g, nnodes, cap, count, total);
+            return give_extras(topo, cap, count, total);
         for (int j = 0; j < nnodes; j++) {
             int add = cap[j] - count[j] < share ? cap[j] - count[j] : share;
             count[j] += add;
@@ -200,205 +155,72 @@ static int share_writers(const node_ranks_t *g, int nnodes, const int *cap, int 
     return FWDIO_OK;
 }
 
-/** Is every rank of node j placed (package and NUMA node known)? */
-static int node_is_placed(const fwdioi_topology_t *topo, const node_ranks_t *g, int j)
+static int ascending(const void *pa, const void *pb)
 {
-    for (int i = g->start[j]; i < g->start[j + 1]; i++) {
-        const fwdioi_rank_place_t *p = &topo->ranks[g->rank[i]];
-        if (p->package < 0 || p->numa < 0)
-            return 0;
-    }
-    return 1;
+    int a = *(const int *)pa, b = *(const int *)pb;
+    return (a > b) - (a < b);
 }
 
-/** The stride rule: k writers at local positions floor(i * n / k). */
-static void pick_by_stride(const int *local, int n, int k, int *out)
+/** Is `rank` among the first n of the node's candidates? */
+static int is_candidate(const fwdioi_candidate_t *cand, int n, int rank)
 {
-    for (int i = 0; i < k; i++)
-        out[i] = local[(long)i * n / k];
-}
-
-/** Number of distinct packages (numa 0) or NUMA nodes (numa 1) of the node's
- *  ranks; `seen` has room for every index of that level. */
-static int distinct(const fwdioi_topology_t *topo, const int *local, int n, int numa,
-                    unsigned char *seen, int seen_len)
-{
-    memset(seen, 0, (size_t)seen_len);
-    int d = 0;
-    for (int i = 0; i < n; i++) {
-        const fwdioi_rank_place_t *p = &topo->ranks[local[i]];
-        int v = numa ? p->numa : p->package;
-        d += !seen[v];
-        seen[v] = 1;
-    }
-    return d;
-}
-
-/** Writers already in rank r's core; an unknown core counts as a core of its own. */
-static int core_load(const domain_counts_t *c, const fwdioi_rank_place_t *p)
-{
-    return p->core >= 0 ? c->core[p->core] : 0;
-}
-
-/**
- * Is candidate a better next writer than best? Fewer writers in its finer
- * domain (NUMA node or package, see numa_first), then in the coarser one,
- * then on its core; ties to the lower rank (the candidates come in rank
- * order, so a tie keeps best).
- */
-static int better(const domain_counts_t *c, const fwdioi_rank_place_t *a,
-                  const fwdioi_rank_place_t *b, int numa_first)
-{
-    int an = c->numa[a->numa], bn = c->numa[b->numa];
-    int ap = c->package[a->package], bp = c->package[b->package];
-    int key_a[3] = {numa_first ? an : ap, numa_first ? ap : an, core_load(c, a)};
-    int key_b[3] = {numa_first ? bn : bp, numa_first ? bp : bn, core_load(c, b)};
-    for (int i = 0; i < 3; i++)
-        if (key_a[i] != key_b[i])
-            return key_a[i] < key_b[i];
+    for (int i = 0; i < n; i++)
+        if (cand[i].rank == rank)
+            return 1;
     return 0;
 }
 
-/** Pick k of the node's n ranks (local, in rank order) by domain counts. */
-static void pick_by_domains(const fwdioi_topology_t *topo, const int *local, int n, int k,
-                            domain_counts_t *c, unsigned char *taken, int numa_first, int *out)
-{
-    if (n <= 0 || k <= 0)
-        return;
-    memset(c->package, 0, (size_t)c->npackage * sizeof *c->package);
-    memset(c->numa, 0, (size_t)c->nnuma * sizeof *c->numa);
-    memset(c->core, 0, (size_t)c->ncore * sizeof *c->core);
-    memset(taken, 0, (size_t)n);
-    for (int w = 0; w < k; w++) {
-        int best = -1;
-        for (int i = 0; i < n; i++)
-            if (!taken[i] && (best < 0 || better(c, &topo->ranks[local[i]],
-                                                 &topo->ranks[local[best]], numa_first)))
-                best = i;
-        const fwdioi_rank_place_t *p = &topo->ranks[local[best]];
-        taken[best] = 1;
-        c->package[p->package]++;
-        c->numa[p->numa]++;
-        if (p->core >= 0)
-            c->core[p->core]++;
-    }
-    for (int i = 0, w = 0; i < n; i++) /* writer order: rank order */
-        if (taken[i])
-            out[w++] = local[i];
-}
-
-/** Allocate counts for the largest package/NUMA/core index in the topology,
- *  and `seen` scratch of *seen_len bytes for the largest of them. */
-static int alloc_counts(const fwdioi_topology_t *topo, domain_counts_t *c, unsigned char **seen,
-                        int *seen_len)
-{
-    memset(c, 0, sizeof *c);
-    for (int r = 0; r < topo->nranks; r++) {
-        const fwdioi_rank_place_t *p = &topo->ranks[r];
-        if (p->package >= c->npackage)
-            c->npackage = p->package + 1;
-        if (p->numa >= c->nnuma)
-            c->nnuma = p->numa + 1;
-        if (p->core >= c->ncore)
-            c->ncore = p->core + 1;
-    }
-    c->package = calloc((size_t)c->npackage + 1, sizeof *c->package);
-    c->numa = calloc((size_t)c->nnuma + 1, sizeof *c->numa);
-    c->core = calloc((size_t)c->ncore + 1, sizeof *c->core);
-    *seen_len = c->npackage > c->nnuma ? c->npackage : c->nnuma;
-    *seen = malloc((size_t)*seen_len + 1);
-    return c->package && c->numa && c->core && *seen ? FWDIO_OK : FWDIO_ENOMEM;
-}
-
-static void free_counts(domain_counts_t *c, unsigned char *seen)
-{
-    free(c->package);
-    free(c->numa);
-    free(c->core);
-    free(seen);
-}
-
-/** Writers per node for SPREAD into count[nnodes] and their total; FWDIO_OK or
- *  FWDIO_ENOMEM. */
-static int spread_counts(const fwdioi_topology_t *topo, const fwdio_options_t *opts,
-                         const node_ranks_t *g, int *cap, int *count, int *total)
-{
-    long room = 0;
-    for (int j = 0; j < topo->nnodes; j++) {
-        cap[j] = node_size(g, j);
-        if (opts->writers_per_node > 0 && opts->writers_per_node < cap[j])
-            cap[j] = opts->writers_per_node;
-        room += cap[j];
-    }
-    *total = opts->writers < room ? opts->writers : (int)room;
-    return share_writers(g, topo->nnodes, cap, *total, count);
-}
-
-/** Scratch of SPREAD. */
-typedef struct spread_work {
-    node_ranks_t groups;
-    domain_counts_t counts;
-    unsigned char *seen;
-    int seen_len;
-    int *cap, *count;
-    unsigned char *taken;
-} spread_work_t;
-
-static int spread_alloc(const fwdioi_topology_t *topo, spread_work_t *s)
-{
-    memset(s, 0, sizeof *s);
-    int rc = group_by_node(topo, &s->groups);
-    if (rc != FWDIO_OK)
-        return rc;
-    s->cap = malloc((size_t)topo->nnodes * sizeof *s->cap);
-    s->count = malloc((size_t)topo->nnodes * sizeof *s->count);
-    s->taken = malloc((size_t)topo->nranks);
-    if (!s->cap || !s->count || !s->taken)
-        return FWDIO_ENOMEM;
-    return alloc_counts(topo, &s->counts, &s->seen, &s->seen_len);
-}
-
-static void spread_free(spread_work_t *s)
-{
-    free_groups(&s->groups);
-    free_counts(&s->counts, s->seen);
-    free(s->cap);
-    free(s->count);
-    free(s->taken);
-}
-
 /** Pick node j's k writers into out[0 .. k), in rank order. */
-static void pick_on_node(const fwdioi_topology_t *topo, spread_work_t *s, int j, int k, int *out)
+static void pick_on_node(const fwdioi_topology_t *topo, int j, int k, int *out)
 {
-    const int *local = s->groups.rank + s->groups.start[j];
-    int n = node_size(&s->groups, j);
-    if (!node_is_placed(topo, &s->groups, j)) {
-        pick_by_stride(local, n, k, out);
+    const fwdioi_node_info_t *node = &topo->nodes[j];
+    const int n = node->nranks;
+    if (k <= 0)
+        return;
+    if (!node->placed) { /* the stride rule: local positions floor(i * n / k) */
+        for (int i = 0; i < k; i++)
+            out[i] = fwdioi_topology_member(topo, j, (int)((long)i * n / k));
         return;
     }
-    int npackages = distinct(topo, local, n, 0, s->seen, s->seen_len);
-    int nnuma = distinct(topo, local, n, 1, s->seen, s->seen_len);
-    pick_by_domains(topo, local, n, k, &s->counts, s->taken, nnuma >= npackages, out);
+    const fwdioi_candidate_t *cand = topo->cands + node->first_cand;
+    int from_cand = k < node->ncand ? k : node->ncand, w = 0;
+    for (; w < from_cand; w++)
+        out[w] = cand[w].rank;
+    for (int i = 0; i < n && w < k; i++) { /* past the candidates: rank order */
+        int r = fwdioi_topology_member(topo, j, i);
+        if (!is_candidate(cand, node->ncand, r))
+            out[w++] = r;
+    }
+    qsort(out, (size_t)k, sizeof *out, ascending); /* writer order: rank order */
 }
 
 /** SPREAD: writers per node, then each node's picks, node by node. */
 static int place_ranks_spread(const fwdioi_topology_t *topo, const fwdio_options_t *opts,
                               int *ranks, int *nwriters)
 {
-    spread_work_t s;
-    int total = 0;
-    int rc = spread_alloc(topo, &s);
+    int *cap = malloc((size_t)topo->nnodes * sizeof *cap);
+    int *count = malloc((size_t)topo->nnodes * sizeof *count);
+    int rc = cap && count ? FWDIO_OK : FWDIO_ENOMEM;
+    long room = 0;
+    for (int j = 0; rc == FWDIO_OK && j < topo->nnodes; j++) {
+        cap[j] = node_size(topo, j);
+        if (opts->writers_per_node > 0 && opts->writers_per_node < cap[j])
+            cap[j] = opts->writers_per_node;
+        room += cap[j];
+    }
+    int total = opts->writers < room ? opts->writers : (int)room;
     if (rc == FWDIO_OK)
-        rc = spread_counts(topo, opts, &s.groups, s.cap, s.count, &total);
+        rc = share_writers(topo, cap, total, count);
     if (rc == FWDIO_OK) {
         int w = 0;
         for (int j = 0; j < topo->nnodes; j++) {
-            pick_on_node(topo, &s, j, s.count[j], ranks + w);
-            w += s.count[j];
+            pick_on_node(topo, j, count[j], ranks + w);
+            w += count[j];
         }
         *nwriters = total;
     }
-    spread_free(&s);
+    free(cap);
+    free(count);
     return rc;
 }
 

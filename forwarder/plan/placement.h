@@ -26,14 +26,17 @@
  *   ties to the lower node). A node never gets more writers than it has ranks,
  *   nor more than writers_per_node when that is > 0; what it cannot take goes
  *   to the other nodes (so with writers_per_node the total may be below
- *   opts->writers). Then within a node greedily: the free rank whose NUMA
- *   domain and package hold the fewest writers so far (the finer of the two
- *   levels compared first), then whose core holds the fewest, then the lowest
- *   rank. So no two writers of a node share a package while the node's ranks
- *   occupy at least as many packages as it has writers, likewise NUMA domains.
- *   A node where some rank's package or NUMA domain is unknown gets the stride
- *   rule of aggregator placement: its k writers at local positions
- *   floor(i * n / k) of its n ranks in rank order.
+ *   opts->writers). Then within a node its first k writer candidates
+ *   (topology.h; picked greedily on the node: the free rank whose NUMA
+ *   domain and package hold the fewest writers so far, the finer of the two
+ *   levels compared first, then whose core holds the fewest, then the lowest
+ *   rank), and past its FWDIOI_TOPOLOGY_CANDIDATES candidates its other
+ *   ranks in rank order. So no two writers of a node share a package while
+ *   the node's ranks occupy at least as many packages as it has writers,
+ *   likewise NUMA domains (for up to FWDIOI_TOPOLOGY_CANDIDATES writers a
+ *   node). A node where some rank's package or NUMA domain is unknown gets
+ *   the stride rule of aggregator placement: its k writers at local
+ *   positions floor(i * n / k) of its n ranks in rank order.
  *   Writer order: node by node, and within a node in rank order.
  */
 int fwdioi_place_writers(const fwdioi_topology_t *topo, const fwdio_options_t *opts, int *ranks,

@@ -2,8 +2,9 @@
 /*
  * The writer ranks of the last SPREAD placement of a runtime, kept so that
  * files opened with the same placement options, the common case (one file
- * per frame), take them in O(W) instead of placing again in O(P) time and
- * memory (fwdioi_place_writers groups every rank by node). SPREAD depends
+ * per frame), take them in O(W) instead of placing again in O(N + W) time
+ * and memory over the N nodes (fwdioi_place_writers shares the writers out
+ * over every node). SPREAD depends
  * only on the topology, fixed for the runtime's life, the writer count and
  * writers_per_node; STRIDE is O(W) already and LIST is the caller's, so
  * they are placed each time. Its own lock: any application thread.

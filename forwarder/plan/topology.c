@@ -9,10 +9,12 @@
  * level gives -1 for that level.
  */
 #include "plan/topology.h"
+#include "plan/topology_build.h"
 
 #include <hwloc.h>
 
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -112,8 +114,8 @@ out:
     return rc;
 }
 
-int fwdioi_topology_synthetic(const char *desc, int nranks, int ranks_per_node,
-                              fwdioi_topology_t *out, char *err, size_t err_len)
+int fwdioi_places_synthetic(const char *desc, int nranks, int ranks_per_node,
+                            fwdioi_places_t *out, char *err, size_t err_len)
 {
     memset(out, 0, sizeof *out);
     if (nranks < 1 || ranks_per_node < 1) {
@@ -185,31 +187,26 @@ out:
     hwloc_topology_destroy(topo);
 }
 
-/**
- * Node ids from each rank's node leader (lowest rank of its node): leaders
- * numbered 0, 1, ... in rank order. `leader` and `node` have nranks entries.
- */
-static void number_nodes(const int *leader, int nranks, int *node, int *nnodes)
+void fwdioi_places_free(fwdioi_places_t *p)
 {
-    int count = 0;
-    for (int r = 0; r < nranks; r++)
-        if (leader[r] == r)
-            node[r] = count++;
-    for (int r = 0; r < nranks; r++)
-        node[r] = node[leader[r]];
-    *nnodes = count;
+    if (!p)
+        return;
+    free(p->ranks);
+    memset(p, 0, sizeof *p);
 }
 
-/** Lowest rank of `comm` on this rank's node (collective). Returns 0 or -1. */
-static int node_leader(MPI_Comm comm, int rank, int *leader)
+int fwdioi_topology_synthetic(const char *desc, int nranks, int ranks_per_node,
+                              fwdioi_topology_t *out, char *err, size_t err_len)
 {
-    MPI_Comm node_comm;
-    if (MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node_comm) !=
-        MPI_SUCCESS)
+    memset(out, 0, sizeof *out);
+    fwdioi_places_t places;
+    if (fwdioi_places_synthetic(desc, nranks, ranks_per_node, &places, err, err_len) != 0)
         return -1;
-    int rc = MPI_Allreduce(&rank, leader, 1, MPI_INT, MPI_MIN, node_comm);
-    int rc_free = MPI_Comm_free(&node_comm);
-    return rc == MPI_SUCCESS && rc_free == MPI_SUCCESS ? 0 : -1;
+    int rc = fwdioi_topology_from_places(&places, out);
+    fwdioi_places_free(&places);
+    if (rc != 0)
+        set_error(err, err_len, "out of memory");
+    return rc;
 }
 
 /** Do all ranks of `comm` report ok (collective)? 1, 0, or -1 if MPI fails. */
@@ -221,69 +218,206 @@ static int all_ok(MPI_Comm comm, int ok)
     return all;
 }
 
-#define GATHERED 5 /* ints per rank: leader, package, numa, core, cpus */
+#define GATHERED 5 /* ints per rank of a node: rank, package, numa, core, cpus */
 
-/** Fill `out` from the gathered (leader, package, numa, core, cpus) of every rank;
- *  `scratch` has room for 2 * nranks ints. */
-static void unpack_places(const int *gathered, int nranks, int *scratch, fwdioi_topology_t *out)
+/** On the node's lowest rank (`node` rank 0): its record from the places of
+ *  its `n` ranks, gathered on `node`; elsewhere nothing (collective on node). */
+static int describe_node(MPI_Comm node, int me, int n, const fwdioi_rank_place_t *self,
+                         int **rec, size_t *len)
 {
-    int *leader = scratch, *node = scratch + nranks;
-    for (int r = 0; r < nranks; r++)
-        leader[r] = gathered[GATHERED * r];
-    number_nodes(leader, nranks, node, &out->nnodes);
-    for (int r = 0; r < nranks; r++) {
-        const int *g = gathered + GATHERED * r;
-        out->ranks[r].node = node[r];
-        out->ranks[r].package = g[1];
-        out->ranks[r].numa = g[2];
-        out->ranks[r].core = g[3];
-        out->ranks[r].cpus = g[4];
+    *rec = NULL;
+    *len = 0;
+    int mine[GATHERED] = {me, self->package, self->numa, self->core, self->cpus};
+    int lead = 0;
+    MPI_Comm_rank(node, &lead);
+    lead = lead == 0;
+    int *got = lead ? malloc((size_t)n * GATHERED * sizeof *got) : NULL;
+    int ok = !lead || got;
+    /* a leader without memory still takes part; it reports failure below */
+    int rc = MPI_Gather(mine, GATHERED, MPI_INT, got, got ? GATHERED : 0, MPI_INT, 0, node);
+    if (rc != MPI_SUCCESS || !ok) {
+        free(got);
+        return -1;
     }
-    out->nranks = nranks;
+    if (!lead)
+        return 0;
+    int *ranks = malloc((size_t)n * sizeof *ranks);
+    fwdioi_rank_place_t *places = malloc((size_t)n * sizeof *places);
+    int out = -1;
+    if (ranks && places) {
+        /* node ranks come in the order of their rank in comm (the split's key) */
+        for (int i = 0; i < n; i++) {
+            const int *g = got + GATHERED * i;
+            ranks[i] = g[0];
+            places[i] = (fwdioi_rank_place_t){-1, g[1], g[2], g[3], g[4]};
+        }
+        out = fwdioi_node_record(places, ranks, n, rec, len);
+    }
+    free(got);
+    free(ranks);
+    free(places);
+    return out;
+}
+
+/** Gather the leaders' records (collective on `leaders`, the nodes' lowest
+ *  ranks in rank order): *all, *len ints, *nnodes. */
+static int gather_records(MPI_Comm leaders, const int *rec, size_t len, int **all, size_t *all_len,
+                          int *nnodes)
+{
+    *all = NULL;
+    int n = 0;
+    if (MPI_Comm_size(leaders, &n) != MPI_SUCCESS)
+        return -1;
+    int mine = len <= (size_t)INT32_MAX ? (int)len : -1;
+    int *counts = malloc((size_t)n * sizeof *counts), *displs = malloc((size_t)n * sizeof *displs);
+    int rc = -1;
+    if (!counts || !displs || MPI_Allgather(&mine, 1, MPI_INT, counts, 1, MPI_INT, leaders) !=
+                                  MPI_SUCCESS)
+        goto out;
+    long total = 0;
+    for (int i = 0; i < n; i++) {
+        if (counts[i] < 0 || total + counts[i] > INT32_MAX)
+            goto out; /* a leader failed (-1), or more than MPI counts */
+        displs[i] = (int)total;
+        total += counts[i];
+    }
+    *all = malloc((size_t)(total ? total : 1) * sizeof **all);
+    if (*all && MPI_Allgatherv(rec, mine, MPI_INT, *all, counts, displs, MPI_INT, leaders) ==
+                    MPI_SUCCESS) {
+        *all_len = (size_t)total;
+        *nnodes = n;
+        rc = 0;
+    }
+out:
+    free(counts);
+    free(displs);
+    return rc;
 }
 
 int fwdioi_topology_discover(MPI_Comm comm, fwdioi_topology_t *out)
 {
     memset(out, 0, sizeof *out);
-    int rank, nranks, leader;
+    int rank, nranks, nlocal = 0, lrank = 0;
     if (MPI_Comm_rank(comm, &rank) != MPI_SUCCESS || MPI_Comm_size(comm, &nranks) != MPI_SUCCESS)
         return -1;
-    if (node_leader(comm, rank, &leader) != 0)
+    MPI_Comm node = MPI_COMM_NULL, leaders = MPI_COMM_NULL;
+    if (MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node) !=
+        MPI_SUCCESS)
         return -1;
     fwdioi_rank_place_t self;
     discover_own_place(&self);
-    int mine[GATHERED] = {leader, self.package, self.numa, self.core, self.cpus};
-
-    int *gathered = malloc((size_t)nranks * GATHERED * sizeof *gathered);
-    int *scratch = malloc((size_t)nranks * 2 * sizeof *scratch);
-    out->ranks = malloc((size_t)nranks * sizeof *out->ranks);
-    int ok = all_ok(comm, gathered && scratch && out->ranks);
-    if (ok == 1 &&
-        MPI_Allgather(mine, GATHERED, MPI_INT, gathered, GATHERED, MPI_INT, comm) == MPI_SUCCESS)
-        unpack_places(gathered, nranks, scratch, out);
-    else
+    int *rec = NULL, *all = NULL;
+    size_t len = 0, all_len = 0;
+    int nnodes = 0, ok = MPI_Comm_size(node, &nlocal) == MPI_SUCCESS &&
+                         MPI_Comm_rank(node, &lrank) == MPI_SUCCESS;
+    ok = ok && describe_node(node, rank, nlocal, &self, &rec, &len) == 0;
+    /* every rank takes part in the split whatever happened before */
+    if (MPI_Comm_split(comm, lrank == 0 ? 0 : MPI_UNDEFINED, rank, &leaders) != MPI_SUCCESS)
         ok = 0;
-    free(gathered);
-    free(scratch);
-    if (!ok) {
+    if (lrank == 0 && leaders != MPI_COMM_NULL) {
+        /* a failed leader sends a count of -1, so every leader fails alike */
+        if (!ok)
+            len = (size_t)-1;
+        ok = gather_records(leaders, rec, len, &all, &all_len, &nnodes) == 0 && ok;
+    }
+    /* the node's leader passes the records on to its node */
+    long hdr[2] = {ok ? (long)all_len : -1, nnodes};
+    if (MPI_Bcast(hdr, 2, MPI_LONG, 0, node) != MPI_SUCCESS)
+        hdr[0] = -1;
+    if (hdr[0] >= 0 && lrank != 0) {
+        all_len = (size_t)hdr[0];
+        nnodes = (int)hdr[1];
+        all = malloc((all_len ? all_len : 1) * sizeof *all);
+        ok = all != NULL;
+    }
+    /* a rank without memory still receives (into nothing it keeps) */
+    int bcast_ok = hdr[0] < 0 ||
+                   MPI_Bcast(all, all ? (int)hdr[0] : 0, MPI_INT, 0, node) == MPI_SUCCESS;
+    ok = ok && hdr[0] >= 0 && bcast_ok &&
+         fwdioi_topology_decode(all, all_len, nnodes, nranks, out) == 0;
+    free(rec);
+    free(all);
+    if (leaders != MPI_COMM_NULL)
+        MPI_Comm_free(&leaders);
+    MPI_Comm_free(&node);
+    if (all_ok(comm, ok) != 1) {
         fwdioi_topology_free(out);
         return -1;
     }
     return 0;
 }
 
+int fwdioi_topology_node_of(const fwdioi_topology_t *t, int rank)
+{
+    if (!t || rank < 0 || rank >= t->nranks)
+        return -1;
+    int lo = 0, hi = t->nruns - 1; /* the last run starting at or before rank */
+    while (lo < hi) {
+        int mid = lo + (hi - lo + 1) / 2;
+        if (t->runs[t->runs_by_rank[mid]].first <= rank)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return t->runs[t->runs_by_rank[lo]].node;
+}
+
 int fwdioi_topology_node_ranks(const fwdioi_topology_t *t, int rank)
 {
-    int n = 0;
-    for (int r = 0; r < t->nranks; r++)
-        n += t->ranks[r].node == t->ranks[rank].node;
-    return n;
+    int j = fwdioi_topology_node_of(t, rank);
+    return j < 0 ? 0 : t->nodes[j].nranks;
+}
+
+int fwdioi_topology_node_cpus(const fwdioi_topology_t *t, int rank)
+{
+    int j = fwdioi_topology_node_of(t, rank);
+    return j < 0 ? -1 : t->nodes[j].cpus;
+}
+
+int fwdioi_topology_member(const fwdioi_topology_t *t, int node, int i)
+{
+    const fwdioi_node_info_t *n = &t->nodes[node];
+    for (int k = 0; k < n->nruns; k++) {
+        const fwdioi_rank_run_t *r = &t->runs[n->first_run + k];
+        if (i < r->count)
+            return r->first + i;
+        i -= r->count;
+    }
+    return -1;
+}
+
+fwdioi_rank_place_t fwdioi_topology_place(const fwdioi_topology_t *t, int rank)
+{
+    int j = fwdioi_topology_node_of(t, rank);
+    fwdioi_rank_place_t p = unknown_place(j);
+    if (j < 0)
+        return p;
+    const fwdioi_node_info_t *n = &t->nodes[j];
+    p.cpus = n->cpus;
+    for (int c = 0; c < n->ncand; c++) {
+        const fwdioi_candidate_t *k = &t->cands[n->first_cand + c];
+        if (k->rank == rank) {
+            p.package = k->package;
+            p.numa = k->numa;
+            p.core = k->core;
+        }
+    }
+    return p;
+}
+
+size_t fwdioi_topology_bytes(const fwdioi_topology_t *t)
+{
+    return (size_t)t->nnodes * sizeof *t->nodes + (size_t)t->nruns * sizeof *t->runs +
+           (size_t)t->nruns * sizeof *t->runs_by_rank + (size_t)t->ncands * sizeof *t->cands;
 }
 
 void fwdioi_topology_free(fwdioi_topology_t *t)
 {
     if (!t)
         return;
-    free(t->ranks);
+    free(t->nodes);
+    free(t->runs);
+    free(t->runs_by_rank);
+    free(t->cands);
     memset(t, 0, sizeof *t);
 }

@@ -8,6 +8,7 @@
 #include "plan/placement.h"
 #include "plan/placement_cache.h"
 #include "plan/topology.h"
+#include "plan/topology_build.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,15 +44,26 @@ typedef struct node_view {
     int npk;      /**< packages 0..npk-1 hold equal numbers of ranks; -1: they do not */
 } node_view_t;
 
+/** fwdioi_place_writers on the topology of `t` (what a runtime keeps). */
+static int place_writers(const fwdioi_places_t *t, const fwdio_options_t *o, int *w, int *nw)
+{
+    fwdioi_topology_t topo;
+    if (fwdioi_topology_from_places(t, &topo) != 0)
+        return -100; /* no check expects this */
+    int rc = fwdioi_place_writers(&topo, o, w, nw);
+    fwdioi_topology_free(&topo);
+    return rc;
+}
+
 /** Place of rank r: which of package (0), numa (1), core (2). */
-static int level(const fwdioi_topology_t *t, int r, int which)
+static int level(const fwdioi_places_t *t, int r, int which)
 {
     const fwdioi_rank_place_t *p = &t->ranks[r];
     return which == 0 ? p->package : which == 1 ? p->numa : p->core;
 }
 
 /** Number of distinct known values of a level over the given ranks. */
-static int count_distinct(const fwdioi_topology_t *t, const int *ranks, int n, int which)
+static int count_distinct(const fwdioi_places_t *t, const int *ranks, int n, int which)
 {
     int d = 0;
     for (int i = 0; i < n; i++) {
@@ -63,7 +75,7 @@ static int count_distinct(const fwdioi_topology_t *t, const int *ranks, int n, i
     return d;
 }
 
-static int node_known(const fwdioi_topology_t *t, const node_view_t *v)
+static int node_known(const fwdioi_places_t *t, const node_view_t *v)
 {
     for (int i = 0; i < v->n; i++)
         if (level(t, v->rank[i], 0) < 0 || level(t, v->rank[i], 1) < 0)
@@ -72,7 +84,7 @@ static int node_known(const fwdioi_topology_t *t, const node_view_t *v)
 }
 
 /** Writers of a node whose package is p. */
-static int in_package(const fwdioi_topology_t *t, const int *mine, int k, int p)
+static int in_package(const fwdioi_places_t *t, const int *mine, int k, int p)
 {
     int c = 0;
     for (int i = 0; i < k; i++)
@@ -82,7 +94,7 @@ static int in_package(const fwdioi_topology_t *t, const int *mine, int k, int p)
 
 /** The packages of a node (0 if none is known) if each holds the same number
  *  of its ranks, else -1. */
-static int symmetric_packages(const fwdioi_topology_t *t, const node_view_t *v)
+static int symmetric_packages(const fwdioi_places_t *t, const node_view_t *v)
 {
     int npk = 0, lo = -1;
     for (int i = 0; i < v->n; i++)
@@ -98,7 +110,7 @@ static int symmetric_packages(const fwdioi_topology_t *t, const node_view_t *v)
 }
 
 /** The views of every node of t (free with free_node_facts). */
-static node_view_t *node_facts(const fwdioi_topology_t *t)
+static node_view_t *node_facts(const fwdioi_places_t *t)
 {
     node_view_t *v = calloc((size_t)t->nnodes, sizeof *v);
     for (int j = 0; j < t->nnodes; j++)
@@ -117,7 +129,7 @@ static node_view_t *node_facts(const fwdioi_topology_t *t)
     return v;
 }
 
-static void free_node_facts(const fwdioi_topology_t *t, node_view_t *v)
+static void free_node_facts(const fwdioi_places_t *t, node_view_t *v)
 {
     for (int j = 0; j < t->nnodes; j++)
         free(v[j].rank);
@@ -125,7 +137,7 @@ static void free_node_facts(const fwdioi_topology_t *t, node_view_t *v)
 }
 
 /** Writers of one node (in the order returned) into mine; returns their count. */
-static int writers_on_node(const fwdioi_topology_t *t, const int *w, int nw, int node, int *mine)
+static int writers_on_node(const fwdioi_places_t *t, const int *w, int nw, int node, int *mine)
 {
     int k = 0;
     for (int i = 0; i < nw; i++)
@@ -136,7 +148,7 @@ static int writers_on_node(const fwdioi_topology_t *t, const int *w, int nw, int
 
 /** Spread within one node: domains distinct while possible, or the stride
  *  rule where places are unknown. */
-static void check_node_spread(const fwdioi_topology_t *t, int node, const node_view_t *v,
+static void check_node_spread(const fwdioi_places_t *t, int node, const node_view_t *v,
                               const int *mine, int k)
 {
     int known = v->known, n = v->n;
@@ -165,7 +177,7 @@ static void check_node_spread(const fwdioi_topology_t *t, int node, const node_v
 
 /** A node whose packages hold equal numbers of ranks gets writers balanced
  *  over them within one. */
-static void check_package_balance(const fwdioi_topology_t *t, int node, const node_view_t *v,
+static void check_package_balance(const fwdioi_places_t *t, int node, const node_view_t *v,
                                   const int *mine, int k)
 {
     int npk = v->npk, lo = k, hi = 0;
@@ -181,7 +193,7 @@ static void check_package_balance(const fwdioi_topology_t *t, int node, const no
 }
 
 /** Writers per node: as requested, each within its cap, water-filled. */
-static void check_node_counts(const fwdioi_topology_t *t, const int *count, const int *cap,
+static void check_node_counts(const fwdioi_places_t *t, const int *count, const int *cap,
                               const int *size)
 {
     for (int i = 0; i < t->nnodes; i++) {
@@ -201,7 +213,7 @@ static void check_node_counts(const fwdioi_topology_t *t, const int *count, cons
 }
 
 /** Distinct, in range, in node order; returns 0 if not. */
-static int check_basic(const fwdioi_topology_t *t, const int *w, int nw)
+static int check_basic(const fwdioi_places_t *t, const int *w, int nw)
 {
     unsigned char *seen = calloc((size_t)t->nranks, 1);
     int ok = 1;
@@ -218,7 +230,7 @@ static int check_basic(const fwdioi_topology_t *t, const int *w, int nw)
 
 /** Check SPREAD with `writers` wanted and `wpn` writers per node; `view`
  *  holds t's nodes (node_facts). */
-static void check_spread(const fwdioi_topology_t *t, const node_view_t *view, int writers, int wpn)
+static void check_spread(const fwdioi_places_t *t, const node_view_t *view, int writers, int wpn)
 {
     fwdio_options_t o = {.placement = FWDIO_PLACEMENT_SPREAD, .writers = writers,
                          .writers_per_node = wpn};
@@ -227,7 +239,7 @@ static void check_spread(const fwdioi_topology_t *t, const node_view_t *view, in
     int *cap = calloc((size_t)t->nnodes, sizeof *cap);
     int *size = calloc((size_t)t->nnodes, sizeof *size);
     int *mine = malloc((size_t)t->nranks * sizeof *mine);
-    int rc = fwdioi_place_writers(t, &o, w, &nw);
+    int rc = place_writers(t, &o, w, &nw);
     long room = 0;
     for (int r = 0; r < t->nranks; r++)
         size[t->ranks[r].node]++;
@@ -256,12 +268,12 @@ static void check_spread(const fwdioi_topology_t *t, const node_view_t *view, in
 }
 
 /** Check STRIDE: exactly CkIO's basePE + i * skipPEs while below nranks. */
-static void check_stride(const fwdioi_topology_t *t, int writers, int first, int stride)
+static void check_stride(const fwdioi_places_t *t, int writers, int first, int stride)
 {
     fwdio_options_t o = {.placement = FWDIO_PLACEMENT_STRIDE, .writers = writers,
                          .first_writer = first, .writer_stride = stride};
     int w[writers], nw = -1;
-    CHECK(fwdioi_place_writers(t, &o, w, &nw) == FWDIO_OK, "stride P=%d", t->nranks);
+    CHECK(place_writers(t, &o, w, &nw) == FWDIO_OK, "stride P=%d", t->nranks);
     int fit = (t->nranks - first - 1) / stride + 1;
     int expect = writers < fit ? writers : fit;
     CHECK(nw == expect, "stride P=%d W=%d first=%d stride=%d: %d writers, expected %d",
@@ -270,7 +282,7 @@ static void check_stride(const fwdioi_topology_t *t, int writers, int first, int
         CHECK(w[i] == first + i * stride, "stride writer %d is %d", i, w[i]);
 }
 
-static void check_stride_all(const fwdioi_topology_t *t)
+static void check_stride_all(const fwdioi_places_t *t)
 {
     int P = t->nranks;
     int firsts[] = {0, 1, P / 2, P - 1};
@@ -284,7 +296,7 @@ static void check_stride_all(const fwdioi_topology_t *t)
 }
 
 /** Check LIST on a shuffled valid list and on the lists it must refuse. */
-static void check_list(const fwdioi_topology_t *t)
+static void check_list(const fwdioi_places_t *t)
 {
     int P = t->nranks, n = P < 5 ? P : 5;
     int list[6], w[6], nw = -1;
@@ -292,35 +304,35 @@ static void check_list(const fwdioi_topology_t *t)
         list[i] = P - 1 - i; /* distinct, not in rank order */
     fwdio_options_t o = {.placement = FWDIO_PLACEMENT_LIST, .writers = n, .writer_list = list,
                          .writer_list_len = n};
-    CHECK(fwdioi_place_writers(t, &o, w, &nw) == FWDIO_OK, "list P=%d", P);
+    CHECK(place_writers(t, &o, w, &nw) == FWDIO_OK, "list P=%d", P);
     CHECK(nw == n && memcmp(w, list, (size_t)n * sizeof *w) == 0, "list P=%d not kept", P);
     int bad[][2] = {{0, P}, {-1, 0}, {P - 1, P - 1}};
     for (int b = 0; b < 3; b++) {
         o.writer_list = bad[b];
         o.writer_list_len = o.writers = 2;
-        CHECK(fwdioi_place_writers(t, &o, w, &nw) == FWDIO_EINVAL, "list P=%d bad %d", P, b);
+        CHECK(place_writers(t, &o, w, &nw) == FWDIO_EINVAL, "list P=%d bad %d", P, b);
     }
     o.writer_list = list, o.writer_list_len = 2, o.writers = 1;
-    CHECK(fwdioi_place_writers(t, &o, w, &nw) == FWDIO_EINVAL, "list longer than writers");
+    CHECK(place_writers(t, &o, w, &nw) == FWDIO_EINVAL, "list longer than writers");
 }
 
 /** A hand-made topology: node of each rank given, places unknown or known. */
-static fwdioi_topology_t make_topology(const int *node, int nranks, int nnodes)
+static fwdioi_places_t make_topology(const int *node, int nranks, int nnodes)
 {
-    fwdioi_topology_t t = {nranks, nnodes, malloc((size_t)nranks * sizeof(fwdioi_rank_place_t))};
+    fwdioi_places_t t = {nranks, nnodes, malloc((size_t)nranks * sizeof(fwdioi_rank_place_t))};
     for (int r = 0; r < nranks; r++)
         t.ranks[r] = (fwdioi_rank_place_t){.node = node[r], .package = -1, .numa = -1, .core = -1};
     return t;
 }
 
 /** Place writers by SPREAD and compare with the expected ranks. */
-static void expect_spread(const fwdioi_topology_t *t, int writers, int wpn, const int *expect,
+static void expect_spread(const fwdioi_places_t *t, int writers, int wpn, const int *expect,
                           int n, const char *what)
 {
     fwdio_options_t o = {.placement = FWDIO_PLACEMENT_SPREAD, .writers = writers,
                          .writers_per_node = wpn};
     int w[writers], nw = -1;
-    CHECK(fwdioi_place_writers(t, &o, w, &nw) == FWDIO_OK, "%s", what);
+    CHECK(place_writers(t, &o, w, &nw) == FWDIO_OK, "%s", what);
     CHECK(nw == n, "%s: %d writers, expected %d", what, nw, n);
     for (int i = 0; i < n; i++)
         CHECK(w[i] == expect[i], "%s: writer %d is rank %d, expected %d", what, i, w[i],
@@ -334,21 +346,21 @@ static void test_paper_example(void)
     int node[20];
     for (int r = 0; r < 20; r++)
         node[r] = r / 8;
-    fwdioi_topology_t t = make_topology(node, 20, 3);
+    fwdioi_places_t t = make_topology(node, 20, 3);
     int expect[] = {0, 4, 8, 12, 16, 18};
     expect_spread(&t, 6, 2, expect, 6, "paper example, writers_per_node 2");
     expect_spread(&t, 6, 0, expect, 6, "paper example, 6 writers");
-    fwdioi_topology_free(&t);
+    fwdioi_places_free(&t);
 }
 
 /** Ranks dealt round-robin to two nodes: writer order is node by node. */
 static void test_interleaved_nodes(void)
 {
     int node[8] = {0, 1, 0, 1, 0, 1, 0, 1};
-    fwdioi_topology_t t = make_topology(node, 8, 2);
+    fwdioi_places_t t = make_topology(node, 8, 2);
     int expect[] = {0, 4, 1, 5};
     expect_spread(&t, 4, 0, expect, 4, "interleaved nodes");
-    fwdioi_topology_free(&t);
+    fwdioi_places_free(&t);
 }
 
 /** Extras go to the nodes with the most ranks; short nodes pass theirs on. */
@@ -357,18 +369,18 @@ static void test_node_shares(void)
     int node[20];
     for (int r = 0; r < 20; r++)
         node[r] = r < 4 ? 0 : r < 12 ? 1 : 2;
-    fwdioi_topology_t t = make_topology(node, 20, 3);
+    fwdioi_places_t t = make_topology(node, 20, 3);
     int four[] = {0, 4, 8, 12}; /* 1 + 2 + 1: the extra to node 1 (8 ranks, lower) */
     expect_spread(&t, 4, 0, four, 4, "extras to the biggest node");
     int five[] = {0, 4, 8, 12, 16};
     expect_spread(&t, 5, 0, five, 5, "two extras");
-    fwdioi_topology_free(&t);
+    fwdioi_places_free(&t);
     for (int r = 0; r < 17; r++)
         node[r] = r < 1 ? 0 : r < 9 ? 1 : 2;
     t = make_topology(node, 17, 3);
     int nine[] = {0, 1, 3, 5, 7, 9, 11, 13, 15}; /* 1 + 4 + 4 */
     expect_spread(&t, 9, 0, nine, 9, "node of one rank");
-    fwdioi_topology_free(&t);
+    fwdioi_places_free(&t);
 }
 
 /** Known places on one node, unknown on the other; one rank of a node
@@ -376,8 +388,8 @@ static void test_node_shares(void)
 static void test_mixed_knowledge(void)
 {
     char err[128];
-    fwdioi_topology_t t;
-    CHECK(fwdioi_topology_synthetic("package:2 core:4 pu:1", 16, 8, &t, err, sizeof err) == 0,
+    fwdioi_places_t t;
+    CHECK(fwdioi_places_synthetic("package:2 core:4 pu:1", 16, 8, &t, err, sizeof err) == 0,
           "%s", err);
     int two_each[] = {0, 4, 8, 12};
     expect_spread(&t, 4, 0, two_each, 4, "known places, 2 packages");
@@ -389,33 +401,33 @@ static void test_mixed_knowledge(void)
     t.ranks[1].package = -1; /* now node 0 by the stride rule too: same ranks */
     int six[] = {0, 2, 5, 8, 10, 13}; /* floor(i * 8 / 3) on each node */
     expect_spread(&t, 6, 0, six, 6, "both nodes by the stride rule");
-    fwdioi_topology_free(&t);
+    fwdioi_places_free(&t);
 }
 
 /** Spread within a node over packages, then NUMA nodes. */
 static void test_domains_by_hand(void)
 {
     char err[128];
-    fwdioi_topology_t t;
-    CHECK(fwdioi_topology_synthetic("package:2 core:8 pu:1", 16, 16, &t, err, sizeof err) == 0,
+    fwdioi_places_t t;
+    CHECK(fwdioi_places_synthetic("package:2 core:8 pu:1", 16, 16, &t, err, sizeof err) == 0,
           "%s", err);
     int two[] = {0, 8};
     expect_spread(&t, 2, 0, two, 2, "one per package");
     int four[] = {0, 1, 8, 9};
     expect_spread(&t, 4, 0, four, 4, "two per package");
-    fwdioi_topology_free(&t);
-    CHECK(fwdioi_topology_synthetic("package:2 numa:2 core:8 pu:1", 32, 32, &t, err,
+    fwdioi_places_free(&t);
+    CHECK(fwdioi_places_synthetic("package:2 numa:2 core:8 pu:1", 32, 32, &t, err,
                                     sizeof err) == 0,
           "%s", err);
     int numa4[] = {0, 8, 16, 24};
     expect_spread(&t, 4, 0, numa4, 4, "one per NUMA node");
     int numa3[] = {0, 8, 16};
     expect_spread(&t, 3, 0, numa3, 3, "three NUMA nodes of four");
-    fwdioi_topology_free(&t);
+    fwdioi_places_free(&t);
 }
 
 /** Give rank r of a one-node topology its package, NUMA node and core. */
-static void set_place(fwdioi_topology_t *t, int r, int package, int numa, int core)
+static void set_place(fwdioi_places_t *t, int r, int package, int numa, int core)
 {
     t->ranks[r] = (fwdioi_rank_place_t){.node = 0, .package = package, .numa = numa, .core = core};
 }
@@ -424,7 +436,7 @@ static void set_place(fwdioi_topology_t *t, int r, int package, int numa, int co
 static void test_uneven_domains(void)
 {
     int node[8] = {0};
-    fwdioi_topology_t t = make_topology(node, 8, 1);
+    fwdioi_places_t t = make_topology(node, 8, 1);
     /* package 0 has NUMA nodes 0, 1, 2 and package 1 only NUMA node 3:
      * four writers take all four NUMA nodes */
     int numa_of[8] = {0, 0, 1, 1, 2, 2, 3, 3};
@@ -441,15 +453,15 @@ static void test_uneven_domains(void)
     for (int r = 0; r < 8; r++)
         set_place(&t, r, 0, 0, r / 2);
     expect_spread(&t, 4, 0, by_numa, 4, "two ranks per core");
-    fwdioi_topology_free(&t);
+    fwdioi_places_free(&t);
 }
 
 /** The synthetic builder: places, wrapping, nodes, errors. */
 static void test_synthetic(void)
 {
     char err[128] = "";
-    fwdioi_topology_t t;
-    CHECK(fwdioi_topology_synthetic("package:2 numa:2 core:4 pu:2", 40, 20, &t, err,
+    fwdioi_places_t t;
+    CHECK(fwdioi_places_synthetic("package:2 numa:2 core:4 pu:2", 40, 20, &t, err,
                                     sizeof err) == 0,
           "%s", err);
     CHECK(t.nranks == 40 && t.nnodes == 2, "%d ranks %d nodes", t.nranks, t.nnodes);
@@ -458,55 +470,55 @@ static void test_synthetic(void)
     CHECK(p[9].package == 1 && p[9].numa == 2 && p[9].core == 9, "rank 9");
     CHECK(p[17].core == 1 && p[17].package == 0, "rank 17 wraps to core 1");
     CHECK(p[21].node == 1 && p[21].core == 1 && p[21].numa == 0, "rank 21 on node 1");
-    fwdioi_topology_free(&t);
+    fwdioi_places_free(&t);
     CHECK(t.ranks == NULL && t.nranks == 0, "free clears");
 
-    CHECK(fwdioi_topology_synthetic("core:16 pu:1", 16, 16, &t, err, sizeof err) == 0, "%s", err);
+    CHECK(fwdioi_places_synthetic("core:16 pu:1", 16, 16, &t, err, sizeof err) == 0, "%s", err);
     CHECK(t.ranks[15].package == 0 && t.ranks[15].numa == 0 && t.ranks[15].core == 15,
           "no package level");
-    fwdioi_topology_free(&t);
-    CHECK(fwdioi_topology_synthetic("numa:4 core:4 pu:1", 16, 16, &t, err, sizeof err) == 0, "%s",
+    fwdioi_places_free(&t);
+    CHECK(fwdioi_places_synthetic("numa:4 core:4 pu:1", 16, 16, &t, err, sizeof err) == 0, "%s",
           err);
     CHECK(t.ranks[6].package == 0 && t.ranks[6].numa == 1 && t.ranks[6].core == 6, "NUMA only");
-    fwdioi_topology_free(&t);
-    CHECK(fwdioi_topology_synthetic("package:2 pu:3", 6, 6, &t, err, sizeof err) == 0, "%s", err);
+    fwdioi_places_free(&t);
+    CHECK(fwdioi_places_synthetic("package:2 pu:3", 6, 6, &t, err, sizeof err) == 0, "%s", err);
     CHECK(t.ranks[4].package == 1 && t.ranks[4].core == 4, "no core level: PUs are cores");
-    fwdioi_topology_free(&t);
-    CHECK(fwdioi_topology_synthetic(NULL, 10, 4, &t, err, sizeof err) == 0, "%s", err);
+    fwdioi_places_free(&t);
+    CHECK(fwdioi_places_synthetic(NULL, 10, 4, &t, err, sizeof err) == 0, "%s", err);
     CHECK(t.nnodes == 3 && t.ranks[9].node == 2 && t.ranks[9].package == -1 &&
               t.ranks[9].numa == -1 && t.ranks[9].core == -1,
           "unknown shape");
-    fwdioi_topology_free(&t);
+    fwdioi_places_free(&t);
 
     err[0] = 0;
-    CHECK(fwdioi_topology_synthetic("sockets:banana", 4, 4, &t, err, sizeof err) == -1, "bad");
+    CHECK(fwdioi_places_synthetic("sockets:banana", 4, 4, &t, err, sizeof err) == -1, "bad");
     CHECK(err[0] != 0 && t.ranks == NULL, "no reason given for a bad description");
-    CHECK(fwdioi_topology_synthetic("core:2", 0, 4, &t, err, sizeof err) == -1, "no ranks");
-    CHECK(fwdioi_topology_synthetic("core:2", 4, 0, &t, NULL, 0) == -1, "no ranks per node");
+    CHECK(fwdioi_places_synthetic("core:2", 0, 4, &t, err, sizeof err) == -1, "no ranks");
+    CHECK(fwdioi_places_synthetic("core:2", 4, 0, &t, NULL, 0) == -1, "no ranks per node");
 }
 
 /** Arguments refused by every placement. */
 static void test_bad_arguments(void)
 {
-    fwdioi_topology_t t;
-    CHECK(fwdioi_topology_synthetic(NULL, 8, 4, &t, NULL, 0) == 0, "unknown");
+    fwdioi_places_t t;
+    CHECK(fwdioi_places_synthetic(NULL, 8, 4, &t, NULL, 0) == 0, "unknown");
     int w[8], nw;
     fwdio_options_t o = {.writers = 0};
-    CHECK(fwdioi_place_writers(&t, &o, w, &nw) == FWDIO_EINVAL, "0 writers");
+    CHECK(place_writers(&t, &o, w, &nw) == FWDIO_EINVAL, "0 writers");
     o = (fwdio_options_t){.placement = FWDIO_PLACEMENT_STRIDE, .writers = 2, .first_writer = 8};
-    CHECK(fwdioi_place_writers(&t, &o, w, &nw) == FWDIO_EINVAL, "first_writer past the end");
+    CHECK(place_writers(&t, &o, w, &nw) == FWDIO_EINVAL, "first_writer past the end");
     o.first_writer = 2; /* writer_stride 0: the default spacing (8 - 2) / 2 = 3 */
-    CHECK(fwdioi_place_writers(&t, &o, w, &nw) == FWDIO_OK && nw == 2 && w[0] == 2 && w[1] == 5,
+    CHECK(place_writers(&t, &o, w, &nw) == FWDIO_OK && nw == 2 && w[0] == 2 && w[1] == 5,
           "default stride");
     o = (fwdio_options_t){.placement = FWDIO_PLACEMENT_LIST, .writers = 2};
-    CHECK(fwdioi_place_writers(&t, &o, w, &nw) == FWDIO_EINVAL, "no list");
+    CHECK(place_writers(&t, &o, w, &nw) == FWDIO_EINVAL, "no list");
     o = (fwdio_options_t){.placement = (fwdio_placement_t)7, .writers = 2};
-    CHECK(fwdioi_place_writers(&t, &o, w, &nw) == FWDIO_EINVAL, "unknown placement");
-    fwdioi_topology_free(&t);
+    CHECK(place_writers(&t, &o, w, &nw) == FWDIO_EINVAL, "unknown placement");
+    fwdioi_places_free(&t);
 }
 
 /** Every writer count and writers_per_node of interest on one topology. */
-static void check_topology(const fwdioi_topology_t *t)
+static void check_topology(const fwdioi_places_t *t)
 {
     int N = t->nnodes, P = t->nranks;
     int writers[] = {1, 2, 3, N, 2 * N, 3 * N + 1, P};
@@ -540,8 +552,8 @@ static void test_many_topologies(void)
                     int rpn = per_node[r], P = nodes[n] * rpn - shortened * (rpn / 2);
                     if (shortened && (nodes[n] == 1 || rpn < 2))
                         continue;
-                    fwdioi_topology_t t;
-                    int rc = fwdioi_topology_synthetic(shapes[s], P, rpn, &t, err, sizeof err);
+                    fwdioi_places_t t;
+                    int rc = fwdioi_places_synthetic(shapes[s], P, rpn, &t, err, sizeof err);
                     CHECK(rc == 0, "%s: %s", shapes[s] ? shapes[s] : "unknown", err);
                     snprintf(where, sizeof where, "\"%s\" %d ranks/node, %d ranks",
                              shapes[s] ? shapes[s] : "unknown", rpn, P);
@@ -550,7 +562,7 @@ static void test_many_topologies(void)
                         check_stride_all(&t);
                     if (s == 0 && r == 3)
                         check_list(&t);
-                    fwdioi_topology_free(&t);
+                    fwdioi_places_free(&t);
                     cases++;
                 }
     printf("%d topologies\n", cases);
@@ -561,10 +573,12 @@ static void test_many_topologies(void)
 static void test_placement_cache(void)
 {
     snprintf(where, sizeof where, "placement cache");
-    fwdioi_topology_t t;
+    fwdioi_places_t t;
     char err[256];
-    CHECK(fwdioi_topology_synthetic("package:2 numa:2 core:8 pu:1", 256, 32, &t, err,
+    CHECK(fwdioi_places_synthetic("package:2 numa:2 core:8 pu:1", 256, 32, &t, err,
                                     sizeof err) == 0, "%s", err);
+    fwdioi_topology_t topo;
+    CHECK(fwdioi_topology_from_places(&t, &topo) == 0, "topology of the places");
     fwdioi_placement_cache_t c;
     fwdioi_placement_cache_init(&c);
     struct {
@@ -589,8 +603,8 @@ static void test_placement_cache(void)
         }
         int want[64], got[64], nwant = 0, ngot = 0;
         unsigned long hits = c.hits;
-        CHECK(fwdioi_place_writers(&t, &o, want, &nwant) == FWDIO_OK, "step %zu: placed", i);
-        CHECK(fwdioi_place_writers_cached(&c, &t, &o, got, &ngot) == FWDIO_OK,
+        CHECK(place_writers(&t, &o, want, &nwant) == FWDIO_OK, "step %zu: placed", i);
+        CHECK(fwdioi_place_writers_cached(&c, &topo, &o, got, &ngot) == FWDIO_OK,
               "step %zu: placed through the cache", i);
         CHECK(ngot == nwant && !memcmp(got, want, (size_t)nwant * sizeof *want),
               "step %zu: the cache's writers differ from placing again", i);
@@ -599,7 +613,8 @@ static void test_placement_cache(void)
     }
     CHECK(c.hits == 4 && c.misses == 4, "%lu hits, %lu misses", c.hits, c.misses);
     fwdioi_placement_cache_free(&c);
-    fwdioi_topology_free(&t);
+    fwdioi_topology_free(&topo);
+    fwdioi_places_free(&t);
 }
 
 /* The first repeat of a writer list, in list order, against a quadratic
@@ -627,9 +642,113 @@ static void test_list_repeat(void)
     }
 }
 
+/* What a runtime keeps of the topology (topology.h): its size grows with
+ * the nodes, not the ranks; a rank's node, its node's ranks and size found
+ * for block and interleaved layouts; places kept for candidates only; a
+ * node past its candidates; records that do not describe every rank once
+ * are refused. */
+static void test_compact(void)
+{
+    snprintf(where, sizeof where, "compact topology");
+    char err[256];
+    fwdioi_topology_t t;
+    const int P = 131072, per = 128;
+    CHECK(fwdioi_topology_synthetic("package:2 numa:2 core:32 pu:1", P, per, &t, err,
+                                    sizeof err) == 0, "%s", err);
+    CHECK(t.nnodes == P / per && t.nruns == P / per &&
+              t.ncands == P / per * FWDIOI_TOPOLOGY_CANDIDATES,
+          "%d nodes, %d runs, %d candidates", t.nnodes, t.nruns, t.ncands);
+    /* was 20 bytes per rank (every rank's place) */
+    CHECK(fwdioi_topology_bytes(&t) * 8 < (size_t)20 * P, "%zu bytes for %d ranks",
+          fwdioi_topology_bytes(&t), P);
+    for (int r = 0; r < P; r += 997) {
+        CHECK(fwdioi_topology_node_of(&t, r) == r / per, "rank %d on node %d", r,
+              fwdioi_topology_node_of(&t, r));
+        CHECK(fwdioi_topology_node_ranks(&t, r) == per, "rank %d: node of %d", r,
+              fwdioi_topology_node_ranks(&t, r));
+        CHECK(fwdioi_topology_member(&t, r / per, r % per) == r, "member of rank %d", r);
+    }
+    CHECK(fwdioi_topology_node_of(&t, P) == -1 && fwdioi_topology_node_of(&t, -1) == -1,
+          "ranks outside");
+    fwdioi_topology_free(&t);
+
+    /* interleaved: node = rank % 4 */
+    enum { IP = 64, IN = 4 };
+    fwdioi_places_t pl = {IP, IN, malloc(IP * sizeof(fwdioi_rank_place_t))};
+    CHECK(pl.ranks != NULL, "memory");
+    for (int r = 0; r < IP; r++)
+        pl.ranks[r] = (fwdioi_rank_place_t){r % IN, -1, -1, -1, 8};
+    CHECK(fwdioi_topology_from_places(&pl, &t) == 0, "interleaved");
+    CHECK(t.nruns == IP && t.ncands == 0, "%d runs, %d candidates", t.nruns, t.ncands);
+    for (int r = 0; r < IP; r++) {
+        CHECK(fwdioi_topology_node_of(&t, r) == r % IN, "rank %d", r);
+        CHECK(fwdioi_topology_member(&t, r % IN, r / IN) == r, "member %d", r);
+        CHECK(fwdioi_topology_node_cpus(&t, r) == 8, "cpus of rank %d", r);
+    }
+    fwdioi_topology_free(&t);
+    fwdioi_places_free(&pl);
+
+    /* a node of 32 placed ranks asked for 24 writers: its 16 candidates, then
+     * the lowest other ranks */
+    CHECK(fwdioi_places_synthetic("package:2 core:16 pu:1", 32, 32, &pl, err, sizeof err) == 0,
+          "%s", err);
+    CHECK(fwdioi_topology_from_places(&pl, &t) == 0, "one node");
+    fwdio_options_t o;
+    memset(&o, 0, sizeof o);
+    o.placement = FWDIO_PLACEMENT_SPREAD;
+    o.writers = 24;
+    int w[32], nw = 0, is_cand[32] = {0}, is_writer[32] = {0};
+    CHECK(fwdioi_place_writers(&t, &o, w, &nw) == FWDIO_OK && nw == 24, "24 writers: %d", nw);
+    for (int c = 0; c < t.ncands; c++) {
+        is_cand[t.cands[c].rank] = 1;
+        fwdioi_rank_place_t p = fwdioi_topology_place(&t, t.cands[c].rank);
+        CHECK(p.package == pl.ranks[t.cands[c].rank].package &&
+                  p.core == pl.ranks[t.cands[c].rank].core,
+              "candidate %d's place", t.cands[c].rank);
+    }
+    for (int i = 0; i < nw; i++) {
+        CHECK(i == 0 || w[i] > w[i - 1], "writers in rank order");
+        is_writer[w[i]] = 1;
+    }
+    int others = 0;
+    for (int r = 0; r < 32; r++) {
+        if (is_cand[r])
+            CHECK(is_writer[r], "candidate %d not a writer", r);
+        else if (others++ < 24 - FWDIOI_TOPOLOGY_CANDIDATES)
+            CHECK(is_writer[r], "rank %d, among the lowest others, not a writer", r);
+        else
+            CHECK(!is_writer[r], "rank %d a writer", r);
+        if (!is_cand[r])
+            CHECK(fwdioi_topology_place(&t, r).package == -1, "a place kept for rank %d", r);
+    }
+    /* with no more than the candidates, a package each in turn */
+    o.writers = 2;
+    CHECK(fwdioi_place_writers(&t, &o, w, &nw) == FWDIO_OK && nw == 2 &&
+              pl.ranks[w[0]].package != pl.ranks[w[1]].package,
+          "2 writers share a package");
+    fwdioi_topology_free(&t);
+    fwdioi_places_free(&pl);
+
+    /* records that do not describe every rank once */
+    const int gap[] = {1, -1, 0, 1, 0, 0, 1, 1, -1, 0, 1, 0, 2, 1}, overlap[] = {2, -1, 0, 2, 0, 0, 1, 1, 2},
+              twice[] = {1, -1, 0, 1, 0, 0, 1, 1, -1, 0, 1, 0, 0, 1},
+              foreign[] = {1, -1, 1, 1, 1, 0, 1, 1, 0, 0, 0, 1, -1, 0, 1, 0, 1, 1};
+    CHECK(fwdioi_topology_decode(gap, 14, 2, 3, &t) == -1, "a gap taken");
+    CHECK(fwdioi_topology_decode(overlap, 9, 1, 2, &t) == -1, "an overlap taken");
+    CHECK(fwdioi_topology_decode(twice, 14, 2, 2, &t) == -1, "a rank twice taken");
+    CHECK(fwdioi_topology_decode(foreign, 18, 2, 2, &t) == -1, "another node's candidate taken");
+    CHECK(fwdioi_topology_decode(gap, 13, 2, 3, &t) == -1, "a cut record taken");
+    const int good[] = {1, -1, 1, 1, 1, 0, 1, 0, 0, 0, 0, 1, -1, 0, 1, 0, 1, 1};
+    CHECK(fwdioi_topology_decode(good, 18, 2, 2, &t) == 0 && t.nodes[0].placed &&
+              fwdioi_topology_node_of(&t, 1) == 1,
+          "two nodes of one rank refused");
+    fwdioi_topology_free(&t);
+}
+
 int main(void)
 {
     test_list_repeat();
+    test_compact();
     test_placement_cache();
     test_synthetic();
     test_bad_arguments();
