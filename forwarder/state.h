@@ -249,6 +249,11 @@ typedef struct fwdioi_session {
      * own sends, receives and storage jobs are done. */
     int aborted;
     fwdioi_errinfo_t abort_info;
+    /* An agreement of the file was in flight when it aborted: the other
+     * ranks' parts of it may still run (Open MPI's libnbc progresses what it
+     * can among the ranks that joined), reading the file's communicator and
+     * writing into its buffers, so neither is ever freed (file_life.c). */
+    int abandoned;
     int watch_wait;           /* what the watchdog saw the file wait for, */
     double watch_start;       /* since when */
     fwdioi_errinfo_t open_local, open_agreed;
@@ -301,6 +306,7 @@ typedef struct fwdioi_pending_abort {
 typedef struct fwdioi_zombie {
     MPI_Comm comm;
     double since;
+    int kept; /* an agreement on it was given up: never freed (abort.h) */
 } fwdioi_zombie_t;
 
 struct fwdio_runtime {

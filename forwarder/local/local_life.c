@@ -59,6 +59,11 @@ int fwdioi_local_create(fwdio_file_t *f, const char *pattern, uint64_t bandwidth
     return FWDIO_OK;
 }
 
+int fwdioi_local_abandoned(const fwdio_file_t *f)
+{
+    return f->local && f->local->abandoned;
+}
+
 void fwdioi_local_free(fwdio_file_t *f)
 {
     struct fwdioi_local *l = f->local;

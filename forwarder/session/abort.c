@@ -237,20 +237,21 @@ int fwdioi_abort_take_pending(struct fwdio_runtime *o, uint64_t seq, int drain,
     return 0;
 }
 
-void fwdioi_zombie_add(struct fwdio_runtime *o, MPI_Comm comm)
+void fwdioi_zombie_add(struct fwdio_runtime *o, MPI_Comm comm, int kept)
 {
     FWDIOI_ASSERT_PROGRESS();
     if (o->nzombies == o->zombies_cap) {
         int cap = o->zombies_cap ? 2 * o->zombies_cap : 4;
         fwdioi_zombie_t *z = realloc(o->zombies, (size_t)cap * sizeof *z);
         if (!z) { /* cannot keep it: free it; a late sender may then wait */
-            fwdioi_log_mpi_failure(MPI_Comm_free(&comm), "MPI_Comm_free");
+            if (!kept)
+                fwdioi_log_mpi_failure(MPI_Comm_free(&comm), "MPI_Comm_free");
             return;
         }
         o->zombies = z;
         o->zombies_cap = cap;
     }
-    o->zombies[o->nzombies++] = (fwdioi_zombie_t){comm, fwdioi_now()};
+    o->zombies[o->nzombies++] = (fwdioi_zombie_t){comm, fwdioi_now(), kept};
 }
 
 static void on_zombie_data(void *arg, const MPI_Status *st)
@@ -307,7 +308,9 @@ int fwdioi_zombie_drain(struct fwdio_runtime *o, int *active)
 void fwdioi_abort_free(struct fwdio_runtime *o)
 {
     for (int i = 0; i < o->nzombies; i++)
-        fwdioi_log_mpi_failure(MPI_Comm_free(&o->zombies[i].comm), "MPI_Comm_free (aborted file)");
+        if (!o->zombies[i].kept)
+            fwdioi_log_mpi_failure(MPI_Comm_free(&o->zombies[i].comm),
+                                   "MPI_Comm_free (aborted file)");
     free(o->zombies);
     free(o->pending_aborts);
     o->zombies = NULL;

@@ -23,8 +23,9 @@ int fwdioi_abort_receive(struct fwdio_runtime *o);
 int fwdioi_abort_take_pending(struct fwdio_runtime *o, uint64_t seq, int drain,
                               fwdioi_errinfo_t *why);
 /** Keep receiving and dropping data on `comm` of an aborted file, freed at
- *  finalize (progress thread). */
-void fwdioi_zombie_add(struct fwdio_runtime *o, MPI_Comm comm);
+ *  finalize unless `kept` (an agreement on it was given up, which MPI may
+ *  still progress: left to MPI) (progress thread). */
+void fwdioi_zombie_add(struct fwdio_runtime *o, MPI_Comm comm, int kept);
 /** Drain the kept communicators (progress thread); returns the receives
  *  started. */
 int fwdioi_zombie_drain(struct fwdio_runtime *o, int *active);

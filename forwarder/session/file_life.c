@@ -7,6 +7,7 @@
 #include "stream/stream.h"
 #include "write/combine.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,8 +18,40 @@ void fwdioi_file_unlink_locked(fwdio_file_t *f)
     LIST_REMOVE(f, live_link);
 }
 
+/* Files whose agreements were given up (s.abandoned; a drain's too): Open
+ * MPI may still progress the other ranks' parts and write into the
+ * agreements' buffers, which live in the file and its arrays, so such a file
+ * is kept, whole and reachable, for the process's life. Only MPI failures
+ * make them, one file each. */
+static pthread_mutex_t g_kept_lock = PTHREAD_MUTEX_INITIALIZER;
+static fwdio_file_t **g_kept;
+static size_t g_nkept, g_kept_cap;
+
+/* Keep `f`; 0, or -1 without memory for it (then it is freed after all). */
+static int keep_for_mpi(fwdio_file_t *f)
+{
+    pthread_mutex_lock(&g_kept_lock);
+    int rc = 0;
+    if (g_nkept == g_kept_cap) {
+        size_t cap = g_kept_cap ? 2 * g_kept_cap : 8;
+        fwdio_file_t **grown = realloc(g_kept, cap * sizeof *grown);
+        if (grown) {
+            g_kept = grown;
+            g_kept_cap = cap;
+        } else {
+            rc = -1;
+        }
+    }
+    if (rc == 0)
+        g_kept[g_nkept++] = f;
+    pthread_mutex_unlock(&g_kept_lock);
+    return rc;
+}
+
 void fwdioi_file_release(fwdio_file_t *f)
 {
+    if ((f->s.abandoned || fwdioi_local_abandoned(f)) && keep_for_mpi(f) == 0)
+        return;
     fwdioi_combine_free(f);
     fwdioi_local_free(f);
     free(f->writer_ranks);

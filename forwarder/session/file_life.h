@@ -14,7 +14,8 @@ char *fwdioi_path_key(const char *path);
 void fwdioi_file_fill_check(fwdio_file_t *f);
 /** Take a file off the runtime's list (runtime lock held). */
 void fwdioi_file_unlink_locked(fwdio_file_t *f);
-/** Free a file (any thread, once nothing else can reach it). */
+/** Free a file (any thread, once nothing else can reach it); one whose
+ *  agreements were given up is kept for MPI instead (file_life.c). */
 void fwdioi_file_release(fwdio_file_t *f);
 
 #endif

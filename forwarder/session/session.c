@@ -298,8 +298,8 @@ static void finish_session(fwdio_file_t *f, const fwdioi_errinfo_t *result)
     }
     if (s->comm != MPI_COMM_NULL) {
         if (s->aborted && (f->my_writer >= 0 || f->reading))
-            fwdioi_zombie_add(f->owner, s->comm); /* late data (or answers) still arrive */
-        else
+            fwdioi_zombie_add(f->owner, s->comm, s->abandoned); /* late data (or answers) */
+        else if (!s->abandoned) /* else left to MPI, as the agreement given up */
             fwdioi_log_mpi_failure(MPI_Comm_free(&s->comm), "MPI_Comm_free (file)");
         s->comm = MPI_COMM_NULL;
     }
@@ -905,7 +905,8 @@ static void on_aborted(fwdio_file_t *f, const fwdioi_errinfo_t *why, int notify)
         s->phase = FWDIOI_PHASE_CHECKING; /* no duplication to wait for */
         s->comm = MPI_COMM_NULL; /* a duplicate that was never finished: left to MPI */
     } else if (s->phase != FWDIOI_PHASE_DUP) {
-        fwdioi_rt_forget(f->rt, f);
+        if (fwdioi_rt_forget(f->rt, f) > 0)
+            s->abandoned = 1; /* its buffers and communicator stay MPI's */
     }
     /* else: another rank failed later on; this rank's duplication still has
      * to match theirs, and completes the file when it is done (comm_taken) */
