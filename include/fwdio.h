@@ -543,8 +543,9 @@ typedef struct fwdio_options {
      *  a message and a pwrite of its own. */
     uint64_t stripe_size;
     /** Number of writer ranks (CkIO's activePEs); clamped to what the placement
-     *  can give. 0 (default): FWDIO_DEFAULT_WRITERS_PER_NODE per node, at most 32
-     *  and at most the number of ranks. */
+     *  can give. 0 (default): FWDIO_DEFAULT_WRITERS_PER_NODE per node up to
+     *  FWDIO_DEFAULT_MAX_WRITERS (32) writers, one per node on more than 32
+     *  nodes, and at most the number of ranks. */
     int writers;
     /** Rank of the first writer (CkIO's basePE); default 0. */
     int first_writer;
@@ -711,7 +712,9 @@ typedef struct fwdio_options {
 #define FWDIO_DEFAULT_STRIPE_UNITS 4
 /** Default number of writers per node when options.writers is 0. */
 #define FWDIO_DEFAULT_WRITERS_PER_NODE 2
-/** Upper bound of the default writer count. */
+/** Where the default writer count stops taking FWDIO_DEFAULT_WRITERS_PER_NODE
+ *  per node: at most this many writers, and past this many nodes one writer
+ *  per node. */
 #define FWDIO_DEFAULT_MAX_WRITERS 32
 
 /**

@@ -220,7 +220,11 @@ static void model_row(const struct plan_args *a, int P)
     in.nodes = (P + per_node - 1) / per_node;
     in.writers = a->o.writers;
     if (in.writers <= 0) {
-        in.writers = 2 * in.nodes < 32 ? 2 * in.nodes : 32;
+        /* fwdio's default (fwdio.h: FWDIO_DEFAULT_MAX_WRITERS) */
+        long w = (long)in.nodes * FWDIO_DEFAULT_WRITERS_PER_NODE;
+        if (w > FWDIO_DEFAULT_MAX_WRITERS)
+            w = in.nodes > FWDIO_DEFAULT_MAX_WRITERS ? in.nodes : FWDIO_DEFAULT_MAX_WRITERS;
+        in.writers = (int)w;
         if (in.writers > P)
             in.writers = P;
     }

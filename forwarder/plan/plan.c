@@ -8,10 +8,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Two writers per node up to FWDIO_DEFAULT_MAX_WRITERS, past that many
+ * nodes one per node (ROMIO's default of an aggregator per node): a writer's
+ * share stays about one node's ranks as the job grows. */
 static int default_writers(int nnodes)
 {
-    long w = (long)(nnodes > 0 ? nnodes : 1) * FWDIO_DEFAULT_WRITERS_PER_NODE;
-    return (int)(w > FWDIO_DEFAULT_MAX_WRITERS ? FWDIO_DEFAULT_MAX_WRITERS : w);
+    long n = nnodes > 0 ? nnodes : 1, w = n * FWDIO_DEFAULT_WRITERS_PER_NODE;
+    if (w > FWDIO_DEFAULT_MAX_WRITERS)
+        w = n > FWDIO_DEFAULT_MAX_WRITERS ? n : FWDIO_DEFAULT_MAX_WRITERS;
+    return (int)w;
 }
 
 /* The checks of one field or pair of fields, each refusal with its reason. */

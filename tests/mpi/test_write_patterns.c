@@ -408,8 +408,8 @@ static void check_writers(const opts_t *o, const fwdio_file_t *f, int nprocs)
         w = nprocs;
     else {
         w = FWDIO_DEFAULT_WRITERS_PER_NODE * nodes;
-        if (w > FWDIO_DEFAULT_MAX_WRITERS)
-            w = FWDIO_DEFAULT_MAX_WRITERS;
+        if (w > FWDIO_DEFAULT_MAX_WRITERS) /* then one per node */
+            w = nodes > FWDIO_DEFAULT_MAX_WRITERS ? nodes : FWDIO_DEFAULT_MAX_WRITERS;
         if (w > nprocs)
             w = nprocs;
     }

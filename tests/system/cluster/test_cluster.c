@@ -490,7 +490,7 @@ static void expected_per_host(const cluster_t *c, int writers, int per_node, int
             : writers > 0 ? writers
                           : FWDIO_DEFAULT_WRITERS_PER_NODE * c->nhosts;
     if (per_node == 0 && writers == 0 && W > FWDIO_DEFAULT_MAX_WRITERS)
-        W = FWDIO_DEFAULT_MAX_WRITERS;
+        W = c->nhosts > FWDIO_DEFAULT_MAX_WRITERS ? c->nhosts : FWDIO_DEFAULT_MAX_WRITERS;
     if (W > tc_size)
         W = tc_size;
     int *cap = xcalloc((size_t)c->nhosts, sizeof *cap);

@@ -210,8 +210,16 @@ static void check_resolve_errors(void)
     CHECK(o.stripe_size == FWDIO_DEFAULT_STRIPE_UNITS * FWDIO_DEFAULT_WRITE_SIZE, "stripe");
     CHECK(o.writers == FWDIO_DEFAULT_WRITERS_PER_NODE, "writers on one node: %d", o.writers);
     CHECK(o.placement == FWDIO_PLACEMENT_SPREAD, "default placement");
-    CHECK(fwdioi_options_resolve(NULL, 4096, 64, &o, NULL) == FWDIO_OK, "defaults at scale");
-    CHECK(o.writers == FWDIO_DEFAULT_MAX_WRITERS, "writer cap: %d", o.writers);
+    CHECK(fwdioi_options_resolve(NULL, 4096, 16, &o, NULL) == FWDIO_OK &&
+              o.writers == FWDIO_DEFAULT_MAX_WRITERS,
+          "2 per node up to the cap: %d", o.writers);
+    CHECK(fwdioi_options_resolve(NULL, 4096, 24, &o, NULL) == FWDIO_OK &&
+              o.writers == FWDIO_DEFAULT_MAX_WRITERS,
+          "the cap below as many nodes: %d", o.writers);
+    CHECK(fwdioi_options_resolve(NULL, 4096, 64, &o, NULL) == FWDIO_OK && o.writers == 64,
+          "one per node past the cap's nodes: %d", o.writers);
+    CHECK(fwdioi_options_resolve(NULL, 40, 40, &o, NULL) == FWDIO_OK && o.writers == 40,
+          "one per node, a rank each: %d", o.writers);
     CHECK(fwdioi_options_resolve(NULL, 1, 1, &o, NULL) == FWDIO_OK && o.writers == 1, "one rank");
     /* stride clamps the writer count to the ranks that exist; asking for a
      * first writer or a stride selects the stride placement */
