@@ -97,6 +97,11 @@ typedef struct fwdioi_pieces_view {
     const uint8_t *spread_base;
     uint64_t spread_offset;
     const uint8_t *lo, *hi; /* spread from another process: every piece lies in [lo, hi) */
+    /* spread from another process: whether a piece's bytes [at, at + len) are
+     * its memory to read (node/shared_path.c: chunks its owner committed),
+     * with `readable_ctx`; NULL: all of [lo, hi) is */
+    int (*readable)(const void *ctx, const uint8_t *at, uint64_t len);
+    const void *readable_ctx;
     uint64_t payload;       /* data bytes, as the sender counted them */
     uint32_t step;          /* the header's step (wire format) */
 } fwdioi_pieces_view_t;

@@ -60,6 +60,46 @@ static ring_t *ring_at(const fwdioi_area_t *a, uint8_t *seg, int producer)
     return (ring_t *)(seg + SEG_HEADER + (size_t)producer * ring_bytes(a->ring_cap));
 }
 
+/* After the rings, one bit per heap chunk: set by the segment's owner once
+ * the chunk is memory, cleared before it is given back. A peer reads only
+ * what the marks say is memory (fwdioi_area_peer_committed). */
+static uint64_t marks_bytes(uint64_t heap_size)
+{
+    uint64_t chunks = (heap_size + FWDIOI_AREA_CHUNK - 1) / FWDIOI_AREA_CHUNK;
+    return (chunks + 63) / 64 * 8;
+}
+
+static _Atomic uint64_t *marks_of(const fwdioi_area_t *a, int local)
+{
+    return (_Atomic uint64_t *)(a->seg[local] + a->marks_off);
+}
+
+void fwdioi_area_mark_chunks(fwdioi_area_t *a, uint64_t off, uint64_t len, int committed)
+{
+    _Atomic uint64_t *m = marks_of(a, a->local);
+    for (uint64_t c = off / FWDIOI_AREA_CHUNK; len && c <= (off + len - 1) / FWDIOI_AREA_CHUNK;
+         c++) {
+        uint64_t bit = (uint64_t)1 << (c % 64);
+        if (committed)
+            atomic_fetch_or_explicit(&m[c / 64], bit, memory_order_release);
+        else
+            atomic_fetch_and_explicit(&m[c / 64], ~bit, memory_order_release);
+    }
+}
+
+int fwdioi_area_peer_committed(const fwdioi_area_t *a, int local, const uint8_t *p, uint64_t len)
+{
+    const uint8_t *heap = a->seg[local] + a->heap_off;
+    if (p < heap || (uint64_t)(p - heap) >= a->heap_size || len > a->heap_size - (uint64_t)(p - heap))
+        return 0;
+    uint64_t off = (uint64_t)(p - heap), last = len ? off + len - 1 : off;
+    const _Atomic uint64_t *m = marks_of(a, local);
+    for (uint64_t c = off / FWDIOI_AREA_CHUNK; c <= last / FWDIOI_AREA_CHUNK; c++)
+        if (!(atomic_load_explicit(&m[c / 64], memory_order_acquire) & ((uint64_t)1 << (c % 64))))
+            return 0;
+    return 1;
+}
+
 static seg_header_t *node_header(const fwdioi_area_t *a)
 {
     return (seg_header_t *)a->seg[0];
@@ -107,12 +147,14 @@ static int commit_range(void *ctx, uint64_t off, uint64_t len)
 #ifdef MADV_POPULATE_WRITE
     (void)madvise(a->seg[a->local] + a->heap_off + off, len, MADV_POPULATE_WRITE);
 #endif
+    fwdioi_area_mark_chunks(a, off, len, 1);
     return 0;
 }
 
 static void uncommit_range(void *ctx, uint64_t off, uint64_t len)
 {
     fwdioi_area_t *a = ctx;
+    fwdioi_area_mark_chunks(a, off, len, 0); /* before it goes: no peer reads it from now on */
     if (fallocate(a->own_fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
                   (off_t)(a->heap_off + off), (off_t)len) != 0)
         fwdioi_log(FWDIOI_LOG_WARN, "node-shared area: giving %llu bytes back failed: %s",
@@ -345,12 +387,13 @@ int fwdioi_area_setup(fwdioi_area_t *a, MPI_Comm comm, uint64_t heap_size, uint6
     a->ring_cap = RING_CAP_MAX;
     while (a->ring_cap > RING_CAP_MIN && (uint64_t)a->nlocal * ring_bytes(a->ring_cap) > RING_BYTES)
         a->ring_cap /= 2;
-    a->heap_off = (SEG_HEADER + (uint64_t)a->nlocal * ring_bytes(a->ring_cap) + 4095) & ~(uint64_t)4095;
     a->node_budget = node_budget < FWDIOI_AREA_CHUNK ? FWDIOI_AREA_CHUNK : node_budget;
     /* a rank's heap: its cap, but never more than the node's whole budget */
     if (heap_size > a->node_budget)
         heap_size = a->node_budget;
     a->heap_size = (heap_size + FWDIOI_HEAP_ALIGN - 1) & ~(uint64_t)(FWDIOI_HEAP_ALIGN - 1);
+    a->marks_off = SEG_HEADER + (uint64_t)a->nlocal * ring_bytes(a->ring_cap);
+    a->heap_off = (a->marks_off + marks_bytes(a->heap_size) + 4095) & ~(uint64_t)4095;
     a->seg_size = a->heap_off + a->heap_size;
 
     /* 1: each rank makes its segment and doorbell; 2: maps everyone's; 3:
@@ -455,7 +498,8 @@ void fwdioi_area_drain_bell(fwdioi_area_t *a)
 const uint8_t *fwdioi_area_peer_bytes(const fwdioi_area_t *a, int local, uint64_t off,
                                       uint64_t len)
 {
-    if (off < a->heap_off || off > a->seg_size || len > a->seg_size - off)
+    if (off < a->heap_off || off > a->seg_size || len > a->seg_size - off ||
+        !fwdioi_area_peer_committed(a, local, a->seg[local] + off, len))
         return NULL;
     return a->seg[local] + off;
 }

@@ -84,6 +84,7 @@ typedef struct fwdioi_area {
     int *local_of_rank;  /* [size of the runtime's communicator]: index, or -1 */
     uint8_t **seg;       /* [nlocal]: every segment of the node, mapped */
     uint64_t seg_size, heap_off, heap_size, ring_cap;
+    uint64_t marks_off;  /* the marks of the heap's committed chunks, one bit each */
     uint64_t node_budget; /* heap bytes the node's ranks may commit together */
     fwdioi_heap_t heap;  /* of this rank's own segment */
     int own_fd;          /* this rank's segment, for fallocate */
@@ -123,7 +124,18 @@ int fwdioi_area_pop(fwdioi_area_t *a, int from, fwdioi_area_entry_t *e);
 void fwdioi_area_drain_bell(fwdioi_area_t *a);
 
 /** Bytes [off, off + len) of the heap of local rank `local`'s segment, or NULL
- *  when the range is not inside that heap. */
+ *  when the range is not inside that heap or not all in chunks its owner has
+ *  committed (a peer's entry is never trusted: reading a chunk given back
+ *  would commit /dev/shm behind the node budget's back, or raise SIGBUS when
+ *  /dev/shm is full). */
+/** Mark the chunks holding bytes [off, off + len) of this rank's heap as
+ *  committed (1: after they became memory) or not (0: before they are given
+ *  back), for peers to read (the heap's backing calls it). */
+void fwdioi_area_mark_chunks(fwdioi_area_t *a, uint64_t off, uint64_t len, int committed);
+/** Whether [p, p + len) lies in chunks of local rank `local`'s heap that its
+ *  owner has committed (p inside its segment; len 0: the chunk holding p). */
+int fwdioi_area_peer_committed(const fwdioi_area_t *a, int local, const uint8_t *p,
+                               uint64_t len);
 const uint8_t *fwdioi_area_peer_bytes(const fwdioi_area_t *a, int local, uint64_t off,
                                       uint64_t len);
 /** Give this rank's idle chunks back when its heap has been empty for

@@ -24,6 +24,7 @@ typedef struct fwdioi_area_wait {
  * is not trusted to stay as it was checked). */
 typedef struct shared_op {
     fwdioi_hold_t hold;
+    const fwdioi_area_t *area;
     int from;
     uint64_t token;
     uint8_t table[];
@@ -104,6 +105,13 @@ static fwdio_file_t *active_file(struct fwdio_runtime *o, uint64_t seq)
 /* The pieces of a peer's message, its table copied into a new op. NULL
  * without memory; a malformed message gets an op with a view whose table is
  * NULL (the writer reports it). */
+/* A lent piece's bytes: only in chunks the lender committed. */
+static int lent_readable(const void *ctx, const uint8_t *at, uint64_t len)
+{
+    const shared_op_t *op = ctx;
+    return fwdioi_area_peer_committed(op->area, op->from, at, len);
+}
+
 static shared_op_t *view_of(const fwdioi_area_t *a, int from, const fwdioi_area_entry_t *e,
                             fwdioi_pieces_view_t *v)
 {
@@ -137,6 +145,10 @@ static shared_op_t *view_of(const fwdioi_area_t *a, int from, const fwdioi_area_
     v->spread_offset = e->data_file_offset;
     v->lo = a->seg[from] + a->heap_off;
     v->hi = a->seg[from] + a->seg_size;
+    op->area = a;
+    op->from = from;
+    v->readable = lent_readable;
+    v->readable_ctx = op;
     return op;
 }
 

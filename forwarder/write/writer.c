@@ -434,7 +434,8 @@ static int check_message(const fwdio_file_t *f, const fwdioi_pieces_view_t *v,
         if (!v->packed && v->lo) {
             const uint8_t *at = v->spread_base + (p.offset - v->spread_offset);
             outside = p.offset < v->spread_offset || at < v->lo || at > v->hi ||
-                      p.len > (uint64_t)(v->hi - at);
+                      p.len > (uint64_t)(v->hi - at) ||
+                      (v->readable && !v->readable(v->readable_ctx, at, p.len));
         }
         if (p.len > v->payload - sum || outside ||
             !fwdioi_plan_owns(&f->plan, f->my_writer, p.offset, p.len)) {
