@@ -8,7 +8,7 @@
  * gets more writers than it has ranks (or than writers_per_node), and what it
  * cannot take goes to the others; the last few go to the nodes with the most
  * ranks. Then each node's k writers are the first k of its candidates, which
- * its description keeps in the order of the greedy pick of topology_build.c
+ * its description keeps in the order of the greedy pick of nodes.c
  * (past the candidates, its other ranks in rank order); a node with a rank
  * of unknown place takes the stride rule instead.
  */

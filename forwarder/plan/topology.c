@@ -9,7 +9,6 @@
  * level gives -1 for that level.
  */
 #include "plan/topology.h"
-#include "plan/topology_build.h"
 
 #include <hwloc.h>
 
@@ -187,14 +186,6 @@ out:
     hwloc_topology_destroy(topo);
 }
 
-void fwdioi_places_free(fwdioi_places_t *p)
-{
-    if (!p)
-        return;
-    free(p->ranks);
-    memset(p, 0, sizeof *p);
-}
-
 int fwdioi_topology_synthetic(const char *desc, int nranks, int ranks_per_node,
                               fwdioi_topology_t *out, char *err, size_t err_len)
 {
@@ -345,79 +336,4 @@ int fwdioi_topology_discover(MPI_Comm comm, fwdioi_topology_t *out)
         return -1;
     }
     return 0;
-}
-
-int fwdioi_topology_node_of(const fwdioi_topology_t *t, int rank)
-{
-    if (!t || rank < 0 || rank >= t->nranks)
-        return -1;
-    int lo = 0, hi = t->nruns - 1; /* the last run starting at or before rank */
-    while (lo < hi) {
-        int mid = lo + (hi - lo + 1) / 2;
-        if (t->runs[t->runs_by_rank[mid]].first <= rank)
-            lo = mid;
-        else
-            hi = mid - 1;
-    }
-    return t->runs[t->runs_by_rank[lo]].node;
-}
-
-int fwdioi_topology_node_ranks(const fwdioi_topology_t *t, int rank)
-{
-    int j = fwdioi_topology_node_of(t, rank);
-    return j < 0 ? 0 : t->nodes[j].nranks;
-}
-
-int fwdioi_topology_node_cpus(const fwdioi_topology_t *t, int rank)
-{
-    int j = fwdioi_topology_node_of(t, rank);
-    return j < 0 ? -1 : t->nodes[j].cpus;
-}
-
-int fwdioi_topology_member(const fwdioi_topology_t *t, int node, int i)
-{
-    const fwdioi_node_info_t *n = &t->nodes[node];
-    for (int k = 0; k < n->nruns; k++) {
-        const fwdioi_rank_run_t *r = &t->runs[n->first_run + k];
-        if (i < r->count)
-            return r->first + i;
-        i -= r->count;
-    }
-    return -1;
-}
-
-fwdioi_rank_place_t fwdioi_topology_place(const fwdioi_topology_t *t, int rank)
-{
-    int j = fwdioi_topology_node_of(t, rank);
-    fwdioi_rank_place_t p = unknown_place(j);
-    if (j < 0)
-        return p;
-    const fwdioi_node_info_t *n = &t->nodes[j];
-    p.cpus = n->cpus;
-    for (int c = 0; c < n->ncand; c++) {
-        const fwdioi_candidate_t *k = &t->cands[n->first_cand + c];
-        if (k->rank == rank) {
-            p.package = k->package;
-            p.numa = k->numa;
-            p.core = k->core;
-        }
-    }
-    return p;
-}
-
-size_t fwdioi_topology_bytes(const fwdioi_topology_t *t)
-{
-    return (size_t)t->nnodes * sizeof *t->nodes + (size_t)t->nruns * sizeof *t->runs +
-           (size_t)t->nruns * sizeof *t->runs_by_rank + (size_t)t->ncands * sizeof *t->cands;
-}
-
-void fwdioi_topology_free(fwdioi_topology_t *t)
-{
-    if (!t)
-        return;
-    free(t->nodes);
-    free(t->runs);
-    free(t->runs_by_rank);
-    free(t->cands);
-    memset(t, 0, sizeof *t);
 }

@@ -8,7 +8,7 @@
 #include "plan/placement.h"
 #include "plan/placement_cache.h"
 #include "plan/topology.h"
-#include "plan/topology_build.h"
+#include "plan/nodes.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * A node's description (topology_build.h): its ranks as runs and, on a node
- * whose ranks are all placed, its writer candidates in the order spread
- * placement picks them: the free rank whose domains hold the fewest writers
+ * A node's description and the topology made of them (nodes.h): its ranks
+ * as runs and, on a node whose ranks are all placed, its writer candidates
+ * in the order spread placement picks them: the free rank whose domains hold the fewest writers
  * so far, comparing the finer of NUMA node and package first (the finer is
  * the level with more distinct domains among the node's ranks), then the
  * coarser, then the core, then the rank. Comparing the finer level first is
@@ -12,7 +12,7 @@
  * only on the picks before it, so the first k of this order are the node's
  * writers for any k.
  */
-#include "plan/topology_build.h"
+#include "plan/nodes.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -321,4 +321,87 @@ out:
     free(local);
     free(all);
     return rc;
+}
+
+void fwdioi_places_free(fwdioi_places_t *p)
+{
+    if (!p)
+        return;
+    free(p->ranks);
+    memset(p, 0, sizeof *p);
+}
+
+int fwdioi_topology_node_of(const fwdioi_topology_t *t, int rank)
+{
+    if (!t || rank < 0 || rank >= t->nranks)
+        return -1;
+    int lo = 0, hi = t->nruns - 1; /* the last run starting at or before rank */
+    while (lo < hi) {
+        int mid = lo + (hi - lo + 1) / 2;
+        if (t->runs[t->runs_by_rank[mid]].first <= rank)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return t->runs[t->runs_by_rank[lo]].node;
+}
+
+int fwdioi_topology_node_ranks(const fwdioi_topology_t *t, int rank)
+{
+    int j = fwdioi_topology_node_of(t, rank);
+    return j < 0 ? 0 : t->nodes[j].nranks;
+}
+
+int fwdioi_topology_node_cpus(const fwdioi_topology_t *t, int rank)
+{
+    int j = fwdioi_topology_node_of(t, rank);
+    return j < 0 ? -1 : t->nodes[j].cpus;
+}
+
+int fwdioi_topology_member(const fwdioi_topology_t *t, int node, int i)
+{
+    const fwdioi_node_info_t *n = &t->nodes[node];
+    for (int k = 0; k < n->nruns; k++) {
+        const fwdioi_rank_run_t *r = &t->runs[n->first_run + k];
+        if (i < r->count)
+            return r->first + i;
+        i -= r->count;
+    }
+    return -1;
+}
+
+fwdioi_rank_place_t fwdioi_topology_place(const fwdioi_topology_t *t, int rank)
+{
+    int j = fwdioi_topology_node_of(t, rank);
+    fwdioi_rank_place_t p = {.node = j, .package = -1, .numa = -1, .core = -1, .cpus = -1};
+    if (j < 0)
+        return p;
+    const fwdioi_node_info_t *n = &t->nodes[j];
+    p.cpus = n->cpus;
+    for (int c = 0; c < n->ncand; c++) {
+        const fwdioi_candidate_t *k = &t->cands[n->first_cand + c];
+        if (k->rank == rank) {
+            p.package = k->package;
+            p.numa = k->numa;
+            p.core = k->core;
+        }
+    }
+    return p;
+}
+
+size_t fwdioi_topology_bytes(const fwdioi_topology_t *t)
+{
+    return (size_t)t->nnodes * sizeof *t->nodes + (size_t)t->nruns * sizeof *t->runs +
+           (size_t)t->nruns * sizeof *t->runs_by_rank + (size_t)t->ncands * sizeof *t->cands;
+}
+
+void fwdioi_topology_free(fwdioi_topology_t *t)
+{
+    if (!t)
+        return;
+    free(t->nodes);
+    free(t->runs);
+    free(t->runs_by_rank);
+    free(t->cands);
+    memset(t, 0, sizeof *t);
 }
