@@ -11,6 +11,14 @@
  *
  * Drain bandwidth = size / (drained - complete); straight bandwidth = size /
  * (complete - open) of the direct write.
+ *
+ * --compare adds the AHPIOS paper's comparison (an ad-hoc parallel file
+ * system on the nodes' own storage against MPI-IO to the parallel file
+ * system): each repetition also writes the file with MPI_File_write_at_all
+ * (open to close), and after the tier's write reads it back three ways,
+ * each rank its share in 8 MiB reads, every byte checked: fwdio_open_read
+ * with local_dir (the restart from the local copies), fwdio_open_read of the
+ * target, and MPI_File_read_at_all of the target.
  */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime, pread */
 
@@ -32,13 +40,14 @@ struct opts {
     int reps, writers;
     uint64_t cap;
     const char *dir, *local;
+    int compare;
 };
 
 static void usage(FILE *out)
 {
     fprintf(out,
             "usage: fwdio-local-drain [--size BYTES] [--reps N] [--writers N] [--cap BYTES]\n"
-            "                         [--dir DIR] [--local DIR]\n"
+            "                         [--dir DIR] [--local DIR] [--compare]\n"
             "  Writes one file straight to DIR, then through the node-local tier (LOCAL),\n"
             "  in turn, N times; rank 0 prints the seconds and MiB/s of each and checks\n"
             "  every byte of the target.\n"
@@ -48,10 +57,12 @@ static void usage(FILE *out)
             "  --cap BYTES    drain_bandwidth per writer, bytes/s; 0: none (0)\n"
             "  --dir DIR      where the target goes, created if missing (/dev/shm/fwdio-drain)\n"
             "  --local DIR    local_dir, %%h the host name (/dev/shm/fwdio-local-%%h)\n"
+            "  --compare      also MPI_File_write_at_all, and reads of the tier's file: from\n"
+            "                 the local copies, from the target, with MPI_File_read_at_all\n"
             "  --help         this text\n" CLI_SIZE_GRAMMAR);
 }
 
-enum { OPT_SIZE = 256, OPT_REPS, OPT_WRITERS, OPT_CAP, OPT_DIR, OPT_LOCAL };
+enum { OPT_SIZE = 256, OPT_REPS, OPT_WRITERS, OPT_CAP, OPT_DIR, OPT_LOCAL, OPT_COMPARE };
 
 static const struct option options[] = {{"size", required_argument, NULL, OPT_SIZE},
                                         {"reps", required_argument, NULL, OPT_REPS},
@@ -59,6 +70,7 @@ static const struct option options[] = {{"size", required_argument, NULL, OPT_SI
                                         {"cap", required_argument, NULL, OPT_CAP},
                                         {"dir", required_argument, NULL, OPT_DIR},
                                         {"local", required_argument, NULL, OPT_LOCAL},
+                                        {"compare", no_argument, NULL, OPT_COMPARE},
                                         CLI_HELP_OPTION,
                                         {0}};
 
@@ -72,6 +84,7 @@ static int parse_option(cli_t *c, int key, void *ctx)
     case OPT_CAP: return cli_size(c, 0, (uint64_t)1 << 40, &o->cap);
     case OPT_DIR: o->dir = c->arg; return 0;
     case OPT_LOCAL: o->local = c->arg; return 0;
+    case OPT_COMPARE: o->compare = 1; return 0;
     default: return CLI_BAD;
     }
 }
@@ -95,8 +108,8 @@ static double max_over_ranks(double v)
     return m;
 }
 
-/* Rank 0: the target holds the pattern, every byte; then it goes. */
-static int check_and_remove(const char *path, uint64_t size)
+/* Rank 0: the target holds the pattern, every byte. */
+static int check_file(const char *path, uint64_t size)
 {
     int fd = open(path, O_RDONLY);
     struct stat st;
@@ -112,8 +125,134 @@ static int check_and_remove(const char *path, uint64_t size)
     free(buf);
     if (fd >= 0)
         close(fd);
-    unlink(path);
     return ok && buf;
+}
+
+/* Rank 0: check_file, then the target goes. */
+static int check_and_remove(const char *path, uint64_t size)
+{
+    int ok = check_file(path, size);
+    unlink(path);
+    return ok;
+}
+
+enum { CALL = 8 << 20 };
+
+/* This rank's share of the file: [*first, *last). */
+static void share_of(const struct opts *o, int rank, int nranks, uint64_t *first, uint64_t *last)
+{
+    uint64_t share = o->size / (uint64_t)nranks;
+    *first = share * (uint64_t)rank;
+    *last = rank == nranks - 1 ? o->size : *first + share;
+}
+
+/* The most CALL-sized pieces any rank's share takes (collective calls). */
+static int calls_per_rank(const struct opts *o, int nranks)
+{
+    uint64_t most = o->size - (o->size / (uint64_t)nranks) * (uint64_t)(nranks - 1);
+    return (int)((most + CALL - 1) / CALL);
+}
+
+/* The file written with MPI_File_write_at_all, open to close, from the
+ * barrier; MPI_SUCCESS or the first failing call's code. */
+static int write_mpiio(const struct opts *o, const char *path, int rank, int nranks, double *t)
+{
+    uint64_t first, last;
+    share_of(o, rank, nranks, &first, &last);
+    unsigned char *buf = malloc(CALL);
+    if (!buf)
+        return MPI_ERR_NO_MEM;
+    MPI_Barrier(MPI_COMM_WORLD);
+    double t0 = now();
+    MPI_File fh;
+    int rc = MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL,
+                           &fh);
+    if (rc != MPI_SUCCESS) {
+        free(buf);
+        return rc;
+    }
+    uint64_t at = first;
+    for (int i = 0; i < calls_per_rank(o, nranks); i++) {
+        size_t n = at < last ? (last - at < CALL ? (size_t)(last - at) : CALL) : 0;
+        for (size_t k = 0; k < n; k++)
+            buf[k] = pattern(at + k);
+        int w = MPI_File_write_at_all(fh, (MPI_Offset)at, buf, (int)n, MPI_BYTE, MPI_STATUS_IGNORE);
+        rc = rc == MPI_SUCCESS ? w : rc;
+        at += n;
+    }
+    int c = MPI_File_close(&fh);
+    *t = now() - t0;
+    free(buf);
+    return rc == MPI_SUCCESS ? c : rc;
+}
+
+/* Whether buf holds the pattern of [at, at + n). */
+static int holds_pattern(const unsigned char *buf, uint64_t at, size_t n)
+{
+    for (size_t k = 0; k < n; k++)
+        if (buf[k] != pattern(at + k))
+            return 0;
+    return 1;
+}
+
+/* A read of this rank's share with MPI_File_read_at_all, from the barrier;
+ * 1 when every byte is right. */
+static int read_mpiio(const struct opts *o, const char *path, int rank, int nranks, double *t)
+{
+    uint64_t first, last;
+    share_of(o, rank, nranks, &first, &last);
+    unsigned char *buf = malloc(CALL);
+    MPI_Barrier(MPI_COMM_WORLD);
+    double t0 = now();
+    MPI_File fh;
+    int ok = buf && MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh) ==
+                        MPI_SUCCESS;
+    uint64_t at = first;
+    for (int i = 0; ok && i < calls_per_rank(o, nranks); i++) {
+        size_t n = at < last ? (last - at < CALL ? (size_t)(last - at) : CALL) : 0;
+        ok = MPI_File_read_at_all(fh, (MPI_Offset)at, buf, (int)n, MPI_BYTE,
+                                  MPI_STATUS_IGNORE) == MPI_SUCCESS &&
+             holds_pattern(buf, at, n);
+        at += n;
+    }
+    if (buf && ok)
+        ok = MPI_File_close(&fh) == MPI_SUCCESS;
+    *t = now() - t0;
+    free(buf);
+    return ok;
+}
+
+/* A read of this rank's share with fwdio_open_read, from the local copies
+ * (`local` set) or the target, from the barrier; 1 when every byte is right. */
+static int read_fwdio(fwdio_runtime_t *rt, const struct opts *o, const char *path, const char *local,
+                      int rank, int nranks, double *t)
+{
+    uint64_t first, last;
+    share_of(o, rank, nranks, &first, &last);
+    unsigned char *buf = malloc(last - first ? (size_t)(last - first) : 1);
+    fwdio_options_t opts;
+    fwdio_options_init(&opts);
+    opts.writers = o->writers;
+    opts.pinned |= FWDIO_PIN_LOCAL_DIR;
+    opts.local_dir = local;
+    MPI_Barrier(MPI_COMM_WORLD);
+    double t0 = now();
+    fwdio_file_t *f = NULL;
+    int rc = buf ? fwdio_open_read(rt, path, &opts, NULL, &f) : FWDIO_ENOMEM;
+    for (uint64_t at = first; rc == FWDIO_OK && at < last; at += CALL) {
+        size_t n = last - at < CALL ? (size_t)(last - at) : CALL;
+        rc = fwdio_read(f, buf + (at - first), n, at, NULL, NULL);
+    }
+    if (f) {
+        int closed = fwdio_close(f);
+        int status = fwdio_wait(f);
+        rc = rc != FWDIO_OK ? rc : closed != FWDIO_OK ? closed : status;
+        fwdio_file_free(f);
+    }
+    *t = now() - t0;
+    int ok = rc == FWDIO_OK && holds_pattern(buf, first, (size_t)(last - first));
+    free(buf);
+    return ok;
 }
 
 /* One write of the file; *t_complete and *t_drained from the barrier. */
@@ -126,10 +265,8 @@ static int write_once(fwdio_runtime_t *rt, const struct opts *o, const char *pat
     opts.pinned |= FWDIO_PIN_LOCAL_DIR | FWDIO_PIN_DRAIN_BANDWIDTH; /* as given here */
     opts.local_dir = tier ? o->local : NULL;
     opts.drain_bandwidth = o->cap;
-    uint64_t share = o->size / (uint64_t)nranks;
-    uint64_t first = share * (uint64_t)rank;
-    uint64_t last = rank == nranks - 1 ? o->size : first + share;
-    enum { CALL = 8 << 20 };
+    uint64_t first, last;
+    share_of(o, rank, nranks, &first, &last);
     unsigned char *buf = malloc(CALL);
     if (!buf)
         return FWDIO_ENOMEM;
@@ -164,7 +301,7 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nranks);
     struct opts o = {(uint64_t)256 << 20, 3, 2, 0, "/dev/shm/fwdio-drain",
-                     "/dev/shm/fwdio-local-%h"};
+                     "/dev/shm/fwdio-local-%h", 0};
     cli_t c;
     cli_begin(&c, "fwdio-local-drain", argc, argv, options, rank != 0);
     int parsed = cli_parse(&c, parse_option, &o, usage, 0);
@@ -185,16 +322,29 @@ int main(int argc, char **argv)
     char path[4096];
     snprintf(path, sizeof path, "%s/drained.dat", o.dir);
     if (rank == 0)
-        printf("rep mode     complete_s drained_s MiB/s(straight|drain) ok\n");
+        printf("rep mode     complete_s drained_s MiB/s(size/time; tier: /drain) ok\n");
     int bad = 0;
     const double mib = (double)o.size / (1 << 20);
     for (int r = 0; r < o.reps; r++) {
+        if (o.compare) { /* MPI-IO's own write of the same bytes */
+            double t = 0;
+            int mrc = write_mpiio(&o, path, rank, nranks, &t);
+            t = max_over_ranks(t);
+            int ok = mrc == MPI_SUCCESS && (rank != 0 || check_and_remove(path, o.size));
+            MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+            bad += !ok;
+            if (rank == 0)
+                printf("%3d %-8s %10.3f %9s %10.1f %s\n", r, "mpiio", t, "-", mib / t,
+                       ok ? "yes" : "NO ");
+        }
         for (int tier = 0; tier <= 1; tier++) {
             double tc = 0, td = 0;
             rc = write_once(rt, &o, path, tier, rank, nranks, &tc, &td);
             tc = max_over_ranks(tc);
             td = max_over_ranks(td);
-            int ok = rc == FWDIO_OK && (rank != 0 || check_and_remove(path, o.size));
+            int keep = tier && o.compare; /* read back below */
+            int ok = rc == FWDIO_OK && (rank != 0 || (keep ? check_file(path, o.size)
+                                                            : check_and_remove(path, o.size)));
             MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
             bad += !ok;
             if (rank == 0)
@@ -202,6 +352,24 @@ int main(int argc, char **argv)
                        td, tier ? mib / (td - tc) : mib / tc, ok ? "yes" : "NO ",
                        rc != FWDIO_OK ? fwdio_strerror(rc) : "");
         }
+        if (!o.compare)
+            continue;
+        /* the restart: the tier's file read back three ways */
+        static const char *const how[3] = {"rd-local", "rd-fwdio", "rd-mpiio"};
+        for (int k = 0; k < 3; k++) {
+            double t = 0;
+            int ok = k == 2 ? read_mpiio(&o, path, rank, nranks, &t)
+                            : read_fwdio(rt, &o, path, k == 0 ? o.local : NULL, rank, nranks, &t);
+            t = max_over_ranks(t);
+            MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+            bad += !ok;
+            if (rank == 0)
+                printf("%3d %-8s %10.3f %9s %10.1f %s\n", r, how[k], t, "-", mib / t,
+                       ok ? "yes" : "NO ");
+        }
+        if (rank == 0)
+            unlink(path);
+        MPI_Barrier(MPI_COMM_WORLD);
     }
     fwdio_finalize(rt);
     MPI_Finalize();
