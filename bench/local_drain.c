@@ -41,13 +41,14 @@ struct opts {
     uint64_t cap;
     const char *dir, *local;
     int compare;
+    const char *csv;
 };
 
 static void usage(FILE *out)
 {
     fprintf(out,
             "usage: fwdio-local-drain [--size BYTES] [--reps N] [--writers N] [--cap BYTES]\n"
-            "                         [--dir DIR] [--local DIR] [--compare]\n"
+            "                         [--dir DIR] [--local DIR] [--compare] [--csv FILE]\n"
             "  Writes one file straight to DIR, then through the node-local tier (LOCAL),\n"
             "  in turn, N times; rank 0 prints the seconds and MiB/s of each and checks\n"
             "  every byte of the target.\n"
@@ -59,10 +60,11 @@ static void usage(FILE *out)
             "  --local DIR    local_dir, %%h the host name (/dev/shm/fwdio-local-%%h)\n"
             "  --compare      also MPI_File_write_at_all, and reads of the tier's file: from\n"
             "                 the local copies, from the target, with MPI_File_read_at_all\n"
+            "  --csv FILE     also one row per run (rank 0; bench/seeds' columns)\n"
             "  --help         this text\n" CLI_SIZE_GRAMMAR);
 }
 
-enum { OPT_SIZE = 256, OPT_REPS, OPT_WRITERS, OPT_CAP, OPT_DIR, OPT_LOCAL, OPT_COMPARE };
+enum { OPT_SIZE = 256, OPT_REPS, OPT_WRITERS, OPT_CAP, OPT_DIR, OPT_LOCAL, OPT_COMPARE, OPT_CSV };
 
 static const struct option options[] = {{"size", required_argument, NULL, OPT_SIZE},
                                         {"reps", required_argument, NULL, OPT_REPS},
@@ -71,6 +73,7 @@ static const struct option options[] = {{"size", required_argument, NULL, OPT_SI
                                         {"dir", required_argument, NULL, OPT_DIR},
                                         {"local", required_argument, NULL, OPT_LOCAL},
                                         {"compare", no_argument, NULL, OPT_COMPARE},
+                                        {"csv", required_argument, NULL, OPT_CSV},
                                         CLI_HELP_OPTION,
                                         {0}};
 
@@ -85,6 +88,7 @@ static int parse_option(cli_t *c, int key, void *ctx)
     case OPT_DIR: o->dir = c->arg; return 0;
     case OPT_LOCAL: o->local = c->arg; return 0;
     case OPT_COMPARE: o->compare = 1; return 0;
+    case OPT_CSV: o->csv = c->arg; return 0;
     default: return CLI_BAD;
     }
 }
@@ -255,6 +259,25 @@ static int read_fwdio(fwdio_runtime_t *rt, const struct opts *o, const char *pat
     return ok;
 }
 
+/* Rank 0: one run's line on stdout, and its row in the CSV (when asked):
+ * rep, config, mode, writers, ... as bench/seeds reads them. `t` is the
+ * run's time (the tier: to complete), `mib` the MiB/s printed (the tier:
+ * its drain's), `drained` the tier's time to drained (< 0: none). */
+static void report(FILE *csv, const struct opts *o, int rep, const char *mode, double t,
+                   double drained, double mib, int ok, const char *why)
+{
+    if (drained >= 0)
+        printf("%3d %-8s %10.3f %9.3f %10.1f %s%s\n", rep, mode, t, drained, mib,
+               ok ? "yes" : "NO ", why);
+    else
+        printf("%3d %-8s %10.3f %9s %10.1f %s%s\n", rep, mode, t, "-", mib, ok ? "yes" : "NO ",
+               why);
+    if (csv)
+        fprintf(csv, "%d,%s,%s,%d,,,,%.6f,%.6f,%.3f,%d,%d,0,%.6f\n", rep, mode, mode, o->writers,
+                t, t, (double)o->size / (1 << 20) / t, ok, ok ? 0 : 1,
+                drained >= 0 ? drained : 0.0); /* MiB/s: the size over `t`, as seeds' rows */
+}
+
 /* One write of the file; *t_complete and *t_drained from the barrier. */
 static int write_once(fwdio_runtime_t *rt, const struct opts *o, const char *path, int tier,
                       int rank, int nranks, double *t_complete, double *t_drained)
@@ -301,7 +324,7 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nranks);
     struct opts o = {(uint64_t)256 << 20, 3, 2, 0, "/dev/shm/fwdio-drain",
-                     "/dev/shm/fwdio-local-%h", 0};
+                     "/dev/shm/fwdio-local-%h", 0, NULL};
     cli_t c;
     cli_begin(&c, "fwdio-local-drain", argc, argv, options, rank != 0);
     int parsed = cli_parse(&c, parse_option, &o, usage, 0);
@@ -321,8 +344,15 @@ int main(int argc, char **argv)
     }
     char path[4096];
     snprintf(path, sizeof path, "%s/drained.dat", o.dir);
-    if (rank == 0)
+    FILE *csv = NULL;
+    if (rank == 0) {
         printf("rep mode     complete_s drained_s MiB/s(size/time; tier: /drain) ok\n");
+        if (o.csv && !(csv = fopen(o.csv, "w")))
+            fprintf(stderr, "fwdio-local-drain: %s: %s\n", o.csv, strerror(errno));
+        if (csv)
+            fprintf(csv, "rep,config,mode,writers,policy,layout,io_component,blocked_s,"
+                         "end_to_end_s,mib_per_s,verified,status,skipped,drained_s\n");
+    }
     int bad = 0;
     const double mib = (double)o.size / (1 << 20);
     for (int r = 0; r < o.reps; r++) {
@@ -334,8 +364,7 @@ int main(int argc, char **argv)
             MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
             bad += !ok;
             if (rank == 0)
-                printf("%3d %-8s %10.3f %9s %10.1f %s\n", r, "mpiio", t, "-", mib / t,
-                       ok ? "yes" : "NO ");
+                report(csv, &o, r, "mpiio", t, -1, mib / t, ok, "");
         }
         for (int tier = 0; tier <= 1; tier++) {
             double tc = 0, td = 0;
@@ -348,9 +377,8 @@ int main(int argc, char **argv)
             MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
             bad += !ok;
             if (rank == 0)
-                printf("%3d %-8s %10.3f %9.3f %10.1f %s%s\n", r, tier ? "tier" : "straight", tc,
-                       td, tier ? mib / (td - tc) : mib / tc, ok ? "yes" : "NO ",
-                       rc != FWDIO_OK ? fwdio_strerror(rc) : "");
+                report(csv, &o, r, tier ? "tier" : "straight", tc, td,
+                       tier ? mib / (td - tc) : mib / tc, ok, rc != FWDIO_OK ? fwdio_strerror(rc) : "");
         }
         if (!o.compare)
             continue;
@@ -364,13 +392,14 @@ int main(int argc, char **argv)
             MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
             bad += !ok;
             if (rank == 0)
-                printf("%3d %-8s %10.3f %9s %10.1f %s\n", r, how[k], t, "-", mib / t,
-                       ok ? "yes" : "NO ");
+                report(csv, &o, r, how[k], t, -1, mib / t, ok, "");
         }
         if (rank == 0)
             unlink(path);
         MPI_Barrier(MPI_COMM_WORLD);
     }
+    if (csv)
+        fclose(csv);
     fwdio_finalize(rt);
     MPI_Finalize();
     return bad ? 1 : 0;
