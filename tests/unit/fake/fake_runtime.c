@@ -93,6 +93,12 @@ int fwdioi_rt_on_progress_thread(void) { return 1; }
 int fwdioi_rt_in_callback(void) { return 0; }
 int fwdioi_rt_rank(const fwdioi_rt_t *rt) { return rt->rank; }
 int fwdioi_rt_size(const fwdioi_rt_t *rt) { return rt->size; }
+/* Never used for traffic: fake_comm.c's calls and the fake wire ignore it. */
+MPI_Comm fwdioi_rt_comm(const fwdioi_rt_t *rt)
+{
+    (void)rt;
+    return MPI_COMM_WORLD;
+}
 const fwdio_config_t *fwdioi_rt_config(const fwdioi_rt_t *rt) { return &rt->cfg; }
 
 /* One thread, which holds the lock already: taking it does nothing, and a
@@ -224,20 +230,35 @@ void fake_rt_io_done(fwdioi_io_job_t *job)
 
 size_t fake_rt_requests(void) { return nrequests; }
 
-size_t fake_rt_complete_requests(int error)
+size_t fake_rt_requests_of(const void *arg)
 {
     size_t n = 0;
     fake_req_t *r;
-    while ((r = STAILQ_FIRST(&requests)) != NULL) {
-        STAILQ_REMOVE_HEAD(&requests, link);
-        nrequests--;
-        MPI_Status st;
-        memset(&st, 0, sizeof st);
-        st.MPI_ERROR = error;
-        r->cb(r->arg, &st);
-        free(r);
+    STAILQ_FOREACH(r, &requests, link)
+        n += r->arg == arg;
+    return n;
+}
+
+int fake_rt_complete_oldest(int error)
+{
+    fake_req_t *r = STAILQ_FIRST(&requests);
+    if (!r)
+        return 0;
+    STAILQ_REMOVE_HEAD(&requests, link);
+    nrequests--;
+    MPI_Status st;
+    memset(&st, 0, sizeof st);
+    st.MPI_ERROR = error;
+    r->cb(r->arg, &st);
+    free(r);
+    return 1;
+}
+
+size_t fake_rt_complete_requests(int error)
+{
+    size_t n = 0;
+    while (fake_rt_complete_oldest(error))
         n++;
-    }
     return n;
 }
 

@@ -6,8 +6,8 @@
  * rank's abort is heard once; a failure is published once, and the error text is
  * the first failure's; every report of a role reaches the session's table.
  * The session is the test's table: it records what it is told. (An MPI
- * failure's report needs MPI_Error_class, so MPI initialized: the MPI tests
- * cover it.)
+ * failure's report, through the session's own table, is test_session's:
+ * it fakes MPI_Error_class, which refuses before MPI_Init.)
  */
 #include "fake_file.h"
 #include "fake_runtime.h"
