@@ -35,8 +35,8 @@
 
 /** A fake runtime of rank `rank` among `size` with configuration `cfg`
  *  (copied); one at a time. */
-fwdioi_rt_t *fake_rt_create(int rank, int size, const fwdio_config_t *cfg);
-void fake_rt_destroy(fwdioi_rt_t *rt);
+fwdioi_engine_t *fake_rt_create(int rank, int size, const fwdio_config_t *cfg);
+void fake_rt_destroy(fwdioi_engine_t *rt);
 
 /** I/O jobs submitted and not yet taken. */
 size_t fake_rt_io_queued(void);

@@ -80,7 +80,7 @@ static void world_init(world_t *w, int rank)
 {
     memset(w, 0, sizeof *w);
     W = w;
-    w->o.rt = fake_rt_create(rank, 4, &w->cfg);
+    w->o.engine = fake_rt_create(rank, 4, &w->cfg);
     w->o.session_ops = &test_ops;
     LIST_INIT(&w->o.active);
     fake_file_shape_t shape = {1 << 20, 1 << 16, 1 << 16, 4, 2, rank, FWDIO_LAYOUT_CYCLIC};
@@ -92,7 +92,7 @@ static void world_free(world_t *w)
 {
     free(w->f.s.expected_bytes);
     fwdioi_u64map_free(&w->o.active_by_seq);
-    fake_rt_destroy(w->o.rt);
+    fake_rt_destroy(w->o.engine);
     W = NULL;
 }
 

@@ -143,7 +143,7 @@ static void world_init(world_t *w)
     W = w;
     w->cfg.files_in_flight = 1; /* no duplicate made ahead: one in flight at a time */
     w->cfg.watchdog = FWDIO_WATCHDOG_OFF;
-    w->o.rt = fake_rt_create(ME, NRANKS, &w->cfg);
+    w->o.engine = fake_rt_create(ME, NRANKS, &w->cfg);
     w->o.session_ops = &fwdioi_session_ops;
     LIST_INIT(&w->o.active);
     LIST_INIT(&w->o.polled);
@@ -180,7 +180,7 @@ static void world_free(world_t *w)
         MPI_Comm_free(&w->o.spare);
     fwdioi_u64map_free(&w->o.active_by_seq);
     fwdioi_u64map_free(&w->o.active_by_path);
-    fake_rt_destroy(w->o.rt);
+    fake_rt_destroy(w->o.engine);
     W = NULL;
 }
 
@@ -272,12 +272,12 @@ static const fwdioi_errinfo_t OK = FWDIOI_ERRINFO_OK;
 
 static void open_file(world_t *w, fwdio_file_t *f)
 {
-    fwdioi_rt_submit(w->o.rt, &f->open_task);
+    fwdioi_rt_submit(w->o.engine, &f->open_task);
 }
 
 static void close_file(world_t *w, fwdio_file_t *f)
 {
-    fwdioi_rt_submit(w->o.rt, &f->close_task);
+    fwdioi_rt_submit(w->o.engine, &f->close_task);
 }
 
 /* The file through its duplication and check (rank 0 agreeing) to the role's
