@@ -7,6 +7,7 @@
  * role through the role table (its open, its data done). Covered: the
  * phases in order (duplication, check, open, close, final agreement); a
  * close asked for before the file is open; a rank whose check disagrees;
+ * a rank at a step where this one closed (the close's tags differ);
  * an MPI call failing at each agreement, refused at its start or failing
  * on completion; a failed duplication, which breaks the runtime for later
  * files; another rank's abort heard in the middle of a phase; and what
@@ -19,6 +20,7 @@
 #include "fake_comm.h"
 #include "fake_file.h"
 #include "fake_runtime.h"
+#include "minloc.h"
 #include "unit_check.h"
 
 #include "local/local_life.h"
@@ -53,6 +55,8 @@ typedef struct world {
     int ready, ready_status, complete, complete_status;
     int g_complete, g_complete_status;
     int announced, zombies, heard;
+    int tags_differ; /* another rank agreed on a step where this one closed */
+    uint64_t tag_set; /* the tag this rank's close put in its sums */
     fwdioi_errinfo_t announced_why;
     fwdioi_step_outcome_t heard_steps;
 } world_t;
@@ -191,17 +195,6 @@ static int same(const fwdioi_errinfo_t *a, const fwdioi_errinfo_t *b)
 
 /* ---- rank 0's side of the collectives ---- */
 
-/* MPI_MINLOC of `in` into `inout` (MPI 4.0, 6.9.4). */
-static void minloc(const fwdioi_agree_pair_t *in, fwdioi_agree_pair_t *inout, int n)
-{
-    for (int i = 0; i < n; i++) {
-        if (in[i].key < inout[i].key)
-            inout[i] = in[i];
-        else if (in[i].key == inout[i].key && in[i].val < inout[i].val)
-            inout[i].val = in[i].val;
-    }
-}
-
 /* The oldest collective started, which must be of kind `call`. */
 static fake_coll_t take(fake_comm_call_t call)
 {
@@ -259,7 +252,6 @@ static void answer_close(const uint64_t *mine_want, const uint64_t *other_bytes)
     CHECK(in[NWRITERS + FWDIOI_SUM_COMMITS] == 0 && in[NWRITERS + FWDIOI_SUM_COMMITTER] == 0);
     uint64_t other[NSUMS] = {0};
     memcpy(other, other_bytes, NWRITERS * sizeof *other);
-    fwdioi_steps_set_tag(other, NWRITERS, FWDIOI_CLOSE_TAG);
     for (int i = 0; i < NSUMS; i++)
         out[i] = in[i] + other[i];
     CHECK(fake_rt_requests() == 1);
@@ -391,6 +383,25 @@ static void test_check_disagrees(void)
     CHECK(fake_comm_count(FAKE_COMM_ALLREDUCE) == 1 && fake_rt_requests_of(f) == 0);
     CHECK(w.complete == 1 && w.complete_status == FWDIO_EINVAL && !strcmp(w.events, "ReC"));
     CHECK(w.announced == 0 && fake_comm_frees() == 1);
+    world_free(&w);
+}
+
+/* Rank 0 agreed on a step where this rank closed (the close's tags
+ * differ): every rank gives up the file alike with FWDIO_EINVAL, without
+ * telling the others (they saw the same sums). */
+static void test_close_tags_differ(void)
+{
+    world_t w;
+    world_init(&w);
+    fwdio_file_t *f = &w.f;
+    drive_to_closing(&w);
+    w.tags_differ = 1;
+    uint64_t mine[NWRITERS] = {300, 500}, other[NWRITERS] = {0, 0};
+    answer_close(mine, other);
+    fwdioi_errinfo_t want = {FWDIO_EINVAL, -1, 0, 0, FWDIOI_REASON_STEPS, -1, 0};
+    CHECK(f->s.aborted && same(&f->s.abort_info, &want) && w.announced == 0);
+    CHECK(w.complete == 1 && w.complete_status == FWDIO_EINVAL && !strcmp(w.events, "oRdxeC"));
+    CHECK(f->writer_bytes_agreed[0] == 0 && w.zombies == 1);
     world_free(&w);
 }
 
@@ -585,6 +596,7 @@ int main(void)
     test_phases_in_order();
     test_close_before_open();
     test_check_disagrees();
+    test_close_tags_differ();
     test_mpi_failure_at_each_agreement();
     test_dup_fails();
     test_abort_heard_while_closing();
@@ -736,16 +748,20 @@ int fwdioi_steps_defer_abort(fwdio_file_t *f, int call, const fwdioi_errinfo_t *
 int fwdioi_steps_close_scanned(fwdio_file_t *f) { (void)f; return 1; }
 uint64_t fwdioi_steps_close_appended(const fwdio_file_t *f) { (void)f; return 0; }
 
-/* The close's tag, as steps.c sets and checks it (every rank closing). */
+/* The close's tag (steps.c: whether every rank closed, or one is at a
+ * step): recorded, and agreed unless the test says otherwise. */
 void fwdioi_steps_set_tag(uint64_t *sums, int nwriters, uint64_t tag)
 {
-    sums[nwriters + FWDIOI_SUM_TAG] = tag;
-    sums[nwriters + FWDIOI_SUM_TAG2] = tag * tag;
+    (void)sums;
+    (void)nwriters;
+    W->tag_set = tag;
 }
 int fwdioi_steps_tags_agree(const uint64_t *sums, int nwriters, int nranks, uint64_t tag)
 {
-    return sums[nwriters + FWDIOI_SUM_TAG] == (uint64_t)nranks * tag &&
-           sums[nwriters + FWDIOI_SUM_TAG2] == (uint64_t)nranks * tag * tag;
+    (void)sums;
+    (void)nwriters;
+    CHECK(nranks == NRANKS && tag == FWDIOI_CLOSE_TAG && W->tag_set == FWDIOI_CLOSE_TAG);
+    return !W->tags_differ;
 }
 
 void fwdioi_watchdog_check(fwdio_file_t *f, double now)
