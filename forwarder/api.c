@@ -33,11 +33,11 @@
  * closed already. */
 static int close_locked(fwdio_file_t *f)
 {
-    FWDIOI_ASSERT_LOCKED(f->rt);
+    FWDIOI_ASSERT_LOCKED(f->engine);
     if (f->app_closed)
         return -1;
     while (f->combine_copies > 0) /* bytes of a write being copied in */
-        fwdioi_rt_sleep_locked(f->rt);
+        fwdioi_rt_sleep_locked(f->engine);
     if (f->app_closed) /* closed by another thread meanwhile */
         return -1;
     fwdioi_combine_flush_file_locked(f);
@@ -47,8 +47,8 @@ static int close_locked(fwdio_file_t *f)
         fwdioi_u64map_put(&f->owner->open_paths, f->path_hash, (void *)(open_now - 1));
     else
         fwdioi_u64map_remove(&f->owner->open_paths, f->path_hash);
-    fwdioi_rt_broadcast(f->rt); /* writes waiting for staging room give up */
-    fwdioi_rt_submit(f->rt, &f->close_task);
+    fwdioi_rt_broadcast(f->engine); /* writes waiting for staging room give up */
+    fwdioi_rt_submit(f->engine, &f->close_task);
     return 0;
 }
 
@@ -64,20 +64,20 @@ static int in_file(const fwdio_file_t *f, size_t len, uint64_t offset)
  * every rank of a node agrees whether its area is on). */
 static int start_area(fwdio_runtime_t *rt)
 {
-    const fwdio_config_t *cfg = fwdioi_rt_config(rt->rt);
+    const fwdio_config_t *cfg = fwdioi_rt_config(rt->engine);
     uint64_t bytes = cfg->shared_buffer > 1 ? cfg->shared_buffer : 0;
     uint64_t node = cfg->node_buffer > 1 ? cfg->node_buffer : 0;
-    int rc = fwdioi_area_setup(&rt->area, fwdioi_rt_comm(rt->rt), bytes, node);
+    int rc = fwdioi_area_setup(&rt->area, fwdioi_rt_comm(rt->engine), bytes, node);
     if (rc == FWDIO_OK && fwdioi_buffers_create(rt) != 0)
         rc = FWDIO_ENOMEM;
     if (rc == FWDIO_OK && rt->area.enabled &&
-        fwdioi_rt_watch_fd(rt->rt, rt->area.bell_fd) != 0)
+        fwdioi_rt_watch_fd(rt->engine, rt->area.bell_fd) != 0)
         rc = FWDIO_ESYSTEM; /* without its doorbell a writer would sleep through its data */
     /* Who may send a writer data over MPI without announcing it: any rank of
      * another node, and with the area off the ranks of this one too. */
-    rt->mpi_senders = fwdioi_rt_size(rt->rt) > 1 && (!rt->area.enabled || rt->topo.nnodes > 1);
+    rt->mpi_senders = fwdioi_rt_size(rt->engine) > 1 && (!rt->area.enabled || rt->topo.nnodes > 1);
     if (rc == FWDIO_OK)
-        fwdioi_log(FWDIOI_LOG_INFO, "rank %d: node-shared area %s%s%s", fwdioi_rt_rank(rt->rt),
+        fwdioi_log(FWDIOI_LOG_INFO, "rank %d: node-shared area %s%s%s", fwdioi_rt_rank(rt->engine),
                    rt->area.enabled ? "on" : "off", rt->area.enabled ? "" : ": ",
                    rt->area.why_off);
     return rc;
@@ -203,19 +203,19 @@ int fwdio_init(MPI_Comm comm, const fwdio_config_t *cfg, fwdio_runtime_t **out)
     const int me = world_rank;
     fwdioi_client_t client = {fwdioi_session_poll, rt};
     rc = fwdioi_rt_create(comm, &conf, fwdioi_topology_node_ranks(&rt->topo, me), &client,
-                          &rt->rt);
+                          &rt->engine);
     if (rc != FWDIO_OK)
         goto fail;
-    fwdioi_wbudget_init(&rt->wbuf, fwdioi_rt_config(rt->rt)->writer_buffer);
+    fwdioi_wbudget_init(&rt->wbuf, fwdioi_rt_config(rt->engine)->writer_buffer);
     if (world_rank == 0)
-        fwdioi_config_report_clamps(&conf, fwdioi_rt_config(rt->rt));
+        fwdioi_config_report_clamps(&conf, fwdioi_rt_config(rt->engine));
     if (world_rank == 0 && fwdioi_log_level() >= FWDIOI_LOG_WARN)
-        fwdioi_settings_print_config(fwdioi_rt_config(rt->rt), stderr);
+        fwdioi_settings_print_config(fwdioi_rt_config(rt->engine), stderr);
     /* Spinning while the application waits, where the node has a CPU for
      * every rank (fwdio_config_t.poll_spin_us 0). */
-    unsigned spin = fwdioi_rt_choose_spin(rt->rt, fwdioi_topology_node_ranks(&rt->topo, me),
+    unsigned spin = fwdioi_rt_choose_spin(rt->engine, fwdioi_topology_node_ranks(&rt->topo, me),
                                           fwdioi_topology_node_cpus(&rt->topo, me));
-    if (fwdioi_rt_config(rt->rt)->poll_spin_us == 0)
+    if (fwdioi_rt_config(rt->engine)->poll_spin_us == 0)
         fwdioi_log(FWDIOI_LOG_INFO, "rank %d: poll_spin_us automatic: %u (%d ranks on %d CPUs)", me,
                    spin, fwdioi_topology_node_ranks(&rt->topo, me), fwdioi_topology_node_cpus(&rt->topo, me));
     rc = start_area(rt);
@@ -224,7 +224,7 @@ int fwdio_init(MPI_Comm comm, const fwdio_config_t *cfg, fwdio_runtime_t **out)
     *out = rt;
     return FWDIO_OK;
 fail_rt:
-    fwdioi_rt_destroy(rt->rt);
+    fwdioi_rt_destroy(rt->engine);
     fwdioi_buffers_destroy(rt);
     fwdioi_area_teardown(&rt->area);
     free(rt->area_waiting);
@@ -264,40 +264,40 @@ int fwdio_finalize(fwdio_runtime_t *rt)
     if (fwdioi_rt_on_progress_thread() || fwdioi_rt_in_callback())
         return FWDIO_ECONTEXT;
     uint64_t t_trace = fwdioi_trace_begin();
-    fwdioi_rt_lock(rt->rt);
+    fwdioi_rt_lock(rt->engine);
     for (fwdio_file_t *f = LIST_FIRST(&rt->live); f; f = LIST_NEXT(f, live_link)) {
         close_locked(f);
     }
     int drains = 0;
     for (fwdio_file_t *f = LIST_FIRST(&rt->live); f; f = LIST_NEXT(f, live_link))
         drains += f->drain_pending && !f->drained_delivered;
-    fwdioi_rt_unlock(rt->rt);
+    fwdioi_rt_unlock(rt->engine);
     if (drains > 0) /* the node-local tier: the targets get their bytes first */
         fwdioi_log(FWDIOI_LOG_INFO, "rank %d: fwdio_finalize waits for %d drain(s) to the target",
-                   fwdioi_rt_rank(rt->rt), drains);
-    fwdioi_rt_wait(rt->rt, all_files_completed, rt);
+                   fwdioi_rt_rank(rt->engine), drains);
+    fwdioi_rt_wait(rt->engine, all_files_completed, rt);
     /* The communicator made ahead for a next file: every rank started it at
      * the same open, so it completes (unless an MPI failure broke the
      * runtime, which gives it up). */
-    fwdioi_rt_wait(rt->rt, no_dup_in_flight, rt);
-    fwdioi_rt_lock(rt->rt);
+    fwdioi_rt_wait(rt->engine, no_dup_in_flight, rt);
+    fwdioi_rt_lock(rt->engine);
     while (!LIST_EMPTY(&rt->live)) {
         fwdio_file_t *left = LIST_FIRST(&rt->live);
         LIST_REMOVE(left, live_link);
         fwdioi_file_release(left);
     }
-    fwdioi_rt_unlock(rt->rt);
+    fwdioi_rt_unlock(rt->engine);
     /* Every rank's files are complete, so no message of ours is in flight; the
      * barrier makes finalize collective as documented. Not after an MPI
      * failure put the runtime's communicator out of step: it could match a
      * collective another rank gave up on. */
-    fwdioi_rt_lock(rt->rt);
+    fwdioi_rt_lock(rt->engine);
     int broken = rt->broken_known;
-    fwdioi_rt_unlock(rt->rt);
+    fwdioi_rt_unlock(rt->engine);
     int rc = FWDIO_OK;
-    if (!broken && MPI_Barrier(fwdioi_rt_comm(rt->rt)) != MPI_SUCCESS)
+    if (!broken && MPI_Barrier(fwdioi_rt_comm(rt->engine)) != MPI_SUCCESS)
         rc = FWDIO_EMPI; /* everything is released all the same */
-    fwdioi_rt_destroy(rt->rt);
+    fwdioi_rt_destroy(rt->engine);
     if (rt->spare != MPI_COMM_NULL) /* the progress thread is gone: ours now */
         fwdioi_log_mpi_failure(MPI_Comm_free(&rt->spare), "MPI_Comm_free (spare)");
     fwdioi_log_mpi_failure(MPI_Comm_free(&rt->app_comm), "MPI_Comm_free (application's)");
@@ -325,10 +325,10 @@ int fwdio_poll(fwdio_runtime_t *rt)
     if (fwdioi_rt_on_progress_thread())
         return FWDIO_ECONTEXT;
     uint64_t t_trace = fwdioi_trace_begin();
-    fwdioi_rt_lock(rt->rt);
+    fwdioi_rt_lock(rt->engine);
     fwdioi_combine_flush_all_locked(rt);
-    fwdioi_rt_unlock(rt->rt);
-    int n = fwdioi_rt_run_calls(rt->rt);
+    fwdioi_rt_unlock(rt->engine);
+    int n = fwdioi_rt_run_calls(rt->engine);
     fwdioi_trace_end(t_trace, "poll", FWDIOI_TRACE_NONE, FWDIOI_TRACE_NONE, FWDIOI_TRACE_NONE,
                      FWDIOI_TRACE_NONE);
     return n;
@@ -359,10 +359,10 @@ static int open_file(fwdio_runtime_t *rt, const char *path, uint64_t size,
     /* Refusals name where each value came from; rank 0 alone reports those
      * every rank makes alike (fwdio.h, "Refusals"). */
     fwdioi_settings_origins_t why;
-    fwdioi_settings_origins_init(&why, &rt->settings, fwdioi_rt_rank(rt->rt), 1);
+    fwdioi_settings_origins_init(&why, &rt->settings, fwdioi_rt_rank(rt->engine), 1);
     int rc = fwdioi_settings_apply_options(&rt->settings, &given, &env_list, &why);
     if (rc == FWDIO_OK)
-        rc = fwdioi_options_resolve(&given, fwdioi_rt_size(rt->rt), rt->topo.nnodes, &resolved,
+        rc = fwdioi_options_resolve(&given, fwdioi_rt_size(rt->engine), rt->topo.nnodes, &resolved,
                                     &why.base);
     if (rc == FWDIO_OK)
         rc = fwdioi_settings_check_callbacks(cbs);
@@ -398,9 +398,9 @@ static int open_file(fwdio_runtime_t *rt, const char *path, uint64_t size,
                                           "each byte once",
                                path);
     }
-    if (rc == FWDIO_OK && fwdioi_rt_rank(rt->rt) == 0)
+    if (rc == FWDIO_OK && fwdioi_rt_rank(rt->engine) == 0)
         fwdioi_options_report_clamps(&given, &resolved, &why.base);
-    if (rc == FWDIO_OK && !reading && fwdioi_rt_rank(rt->rt) == 0 &&
+    if (rc == FWDIO_OK && !reading && fwdioi_rt_rank(rt->engine) == 0 &&
         fwdioi_log_level() >= FWDIOI_LOG_WARN) {
         /* A stream's plan covers its largest size, with the layout it uses. */
         fwdio_options_t shown = given;
@@ -450,7 +450,7 @@ static int open_file(fwdio_runtime_t *rt, const char *path, uint64_t size,
     resolved.writer_list = NULL; /* the caller's list is not kept */
     resolved.writers = nwriters;
     f->owner = rt;
-    f->rt = rt->rt;
+    f->engine = rt->engine;
     f->size = size;
     f->stream = stream;
     f->reading = reading;
@@ -460,8 +460,9 @@ static int open_file(fwdio_runtime_t *rt, const char *path, uint64_t size,
     f->opts = resolved;
     if (cbs)
         f->cbs = *cbs;
-    f->rank = fwdioi_rt_rank(rt->rt);
-    fwdioi_plan_init(&f->plan, size, &resolved, fwdioi_rt_size(rt->rt), f->writer_ranks, nwriters);
+    f->rank = fwdioi_rt_rank(rt->engine);
+    fwdioi_plan_init(&f->plan, size, &resolved, fwdioi_rt_size(rt->engine), f->writer_ranks,
+                     nwriters);
     f->my_writer = fwdioi_plan_writer_of_rank(&f->plan, f->rank);
     f->path = strdup(path);
     f->write_path = resolved.atomic_replace ? fwdioi_temporary_path(path) : strdup(path);
@@ -505,7 +506,7 @@ static int open_file(fwdio_runtime_t *rt, const char *path, uint64_t size,
         f->s.open_local.other_value = INT64_MIN;
     }
 
-    fwdioi_rt_lock(rt->rt);
+    fwdioi_rt_lock(rt->engine);
     /* An earlier file of the path still open here: the check fails the new
      * one on every rank (its writes could never be ordered after the
      * earlier file's). Closed but in flight: the new one waits for it. The
@@ -515,7 +516,7 @@ static int open_file(fwdio_runtime_t *rt, const char *path, uint64_t size,
     f->path_hash = fwdioi_hash(FWDIOI_HASH_INIT, f->path_key, strlen(f->path_key));
     uintptr_t open_now = (uintptr_t)fwdioi_u64map_get(&rt->open_paths, f->path_hash);
     if (fwdioi_u64map_put(&rt->open_paths, f->path_hash, (void *)(open_now + 1)) != 0) {
-        fwdioi_rt_unlock(rt->rt);
+        fwdioi_rt_unlock(rt->engine);
         fwdioi_file_release(f);
         return FWDIO_ENOMEM;
     }
@@ -525,9 +526,9 @@ static int open_file(fwdio_runtime_t *rt, const char *path, uint64_t size,
                                     FWDIOI_REASON_PATH_OPEN);
     f->seq = rt->next_seq++;
     LIST_INSERT_HEAD(&rt->live, f, live_link);
-    fwdioi_rt_submit(rt->rt, &f->open_task);
+    fwdioi_rt_submit(rt->engine, &f->open_task);
     f->stats.time_blocked = fwdioi_now() - t0;
-    fwdioi_rt_unlock(rt->rt);
+    fwdioi_rt_unlock(rt->engine);
     fwdioi_trace_end_text(t_trace, reading ? "open_read" : "open", (int64_t)f->seq, (int64_t)size,
                           path);
     fwdioi_log(FWDIOI_LOG_INFO,
@@ -558,7 +559,7 @@ int fwdio_read(fwdio_file_t *f, void *buf, size_t len, uint64_t offset, fwdio_re
         return FWDIO_EINVAL;
     uint64_t t_trace = fwdioi_trace_begin();
     double t0 = fwdioi_now();
-    fwdioi_rt_lock(f->rt);
+    fwdioi_rt_lock(f->engine);
     int rc = f->app_closed ? FWDIO_ECLOSED : f->failed_known ? FWDIO_EFAILED : FWDIO_OK;
     if (rc == FWDIO_OK && f->size_known && !in_file(f, len, offset))
         rc = FWDIO_ERANGE;
@@ -569,7 +570,7 @@ int fwdio_read(fwdio_file_t *f, void *buf, size_t len, uint64_t offset, fwdio_re
         f->stats.read_calls++;
     }
     f->stats.time_blocked += fwdioi_now() - t0;
-    fwdioi_rt_unlock(f->rt);
+    fwdioi_rt_unlock(f->engine);
     fwdioi_trace_end(t_trace, "read", (int64_t)f->seq, (int64_t)len, (int64_t)offset,
                      FWDIOI_TRACE_NONE);
     return rc;
@@ -583,13 +584,13 @@ int fwdio_file_size(const fwdio_file_t *f, uint64_t *size)
         *size = f->size;
         return FWDIO_OK;
     }
-    fwdioi_rt_lock(f->rt);
+    fwdioi_rt_lock(f->engine);
     int rc = f->size_known ? FWDIO_OK
              : f->failed_known ? (int)f->known_error.status
                                : FWDIO_EAGAIN;
     if (rc == FWDIO_OK)
         *size = f->size;
-    fwdioi_rt_unlock(f->rt);
+    fwdioi_rt_unlock(f->engine);
     return rc;
 }
 
@@ -600,15 +601,15 @@ int fwdio_file_size(const fwdio_file_t *f, uint64_t *size)
  * copied into the messages (fwdio_write), not lent. */
 static int submit_write(fwdio_file_t *f, fwdioi_task_list_t *msgs, uint64_t len, int copied)
 {
-    fwdioi_rt_lock(f->rt);
+    fwdioi_rt_lock(f->engine);
     int rc = fwdioi_write_refusal_locked(f);
     if (rc == FWDIO_OK) {
-        fwdioi_rt_submit_list(f->rt, msgs);
+        fwdioi_rt_submit_list(f->engine, msgs);
         f->stats.bytes_written += len;
         if (copied)
             f->stats.bytes_copied += len;
     }
-    fwdioi_rt_unlock(f->rt);
+    fwdioi_rt_unlock(f->engine);
     return rc;
 }
 
@@ -616,9 +617,9 @@ static int submit_write(fwdio_file_t *f, fwdioi_task_list_t *msgs, uint64_t len,
 static int write_chunk(fwdio_file_t *f, const uint8_t *buf, uint64_t len, uint64_t offset,
                        int may_wait)
 {
-    fwdioi_rt_lock(f->rt);
+    fwdioi_rt_lock(f->engine);
     int rc = fwdioi_staging_reserve_locked(f, len, may_wait);
-    fwdioi_rt_unlock(f->rt);
+    fwdioi_rt_unlock(f->engine);
     if (rc != FWDIO_OK)
         return rc;
     fwdioi_task_list_t msgs;
@@ -629,7 +630,7 @@ static int write_chunk(fwdio_file_t *f, const uint8_t *buf, uint64_t len, uint64
     }
     rc = submit_write(f, &msgs, len, 1);
     if (rc != FWDIO_OK)
-        fwdioi_msgs_free(f->rt, &msgs); /* gives the staging back */
+        fwdioi_msgs_free(f->engine, &msgs); /* gives the staging back */
     return rc;
 }
 
@@ -638,7 +639,7 @@ static int write_chunk(fwdio_file_t *f, const uint8_t *buf, uint64_t len, uint64
 static int write_combined(fwdio_file_t *f, const uint8_t *buf, uint64_t len, uint64_t offset,
                           int may_wait, double t0)
 {
-    fwdioi_rt_lock(f->rt);
+    fwdioi_rt_lock(f->engine);
     int rc = fwdioi_staging_reserve_locked(f, len, may_wait);
     const int staged = rc == FWDIO_OK;
     uint64_t done = 0;
@@ -650,9 +651,9 @@ static int write_combined(fwdio_file_t *f, const uint8_t *buf, uint64_t len, uin
         fwdioi_combine_batch_t batch;
         done += fwdioi_combine_reserve_locked(f, buf + done, len - done, offset + done, &batch,
                                               &rc);
-        fwdioi_rt_unlock(f->rt);
+        fwdioi_rt_unlock(f->engine);
         fwdioi_combine_copy(&batch); /* outside the lock: up to combine_size bytes */
-        fwdioi_rt_lock(f->rt);
+        fwdioi_rt_lock(f->engine);
         fwdioi_combine_finish_locked(f, &batch);
     }
     if (staged && done < len) /* what was not taken goes back */
@@ -663,7 +664,7 @@ static int write_combined(fwdio_file_t *f, const uint8_t *buf, uint64_t len, uin
         f->stats.write_calls++;
     }
     f->stats.time_blocked += fwdioi_now() - t0;
-    fwdioi_rt_unlock(f->rt);
+    fwdioi_rt_unlock(f->engine);
     return rc;
 }
 
@@ -677,14 +678,14 @@ static int write_copied(fwdio_file_t *f, const void *buf, size_t len, uint64_t o
         return FWDIO_EINVAL;
     if (!in_file(f, len, offset))
         return FWDIO_ERANGE;
-    const uint64_t budget = fwdioi_rt_config(f->rt)->staging_buffer;
+    const uint64_t budget = fwdioi_rt_config(f->engine)->staging_buffer;
     if (!may_wait && len > budget)
         return FWDIO_ETOOBIG;
     if (fwdioi_rt_on_progress_thread())
         may_wait = 0; /* waiting there would stop the sends that make room */
     double t0 = fwdioi_now();
     uint64_t t_trace = fwdioi_trace_begin();
-    const size_t combine = fwdioi_rt_config(f->rt)->combine_size;
+    const size_t combine = fwdioi_rt_config(f->engine)->combine_size;
     if (len > 0 && combine > 1 && len <= combine && len <= budget) {
         int rc = write_combined(f, buf, len, offset, may_wait, t0);
         fwdioi_trace_end(t_trace, may_wait ? "write" : "try_write", (int64_t)f->seq,
@@ -693,9 +694,9 @@ static int write_copied(fwdio_file_t *f, const void *buf, size_t len, uint64_t o
     }
     int rc = FWDIO_OK;
     if (len == 0) { /* nothing to reserve, which is where the refusal is checked */
-        fwdioi_rt_lock(f->rt);
+        fwdioi_rt_lock(f->engine);
         rc = fwdioi_write_refusal_locked(f);
-        fwdioi_rt_unlock(f->rt);
+        fwdioi_rt_unlock(f->engine);
     }
     /* A stream's appends may hold half the budget until their step ends. */
     const uint64_t chunk = f->stream ? budget / 2 : budget;
@@ -705,11 +706,11 @@ static int write_copied(fwdio_file_t *f, const void *buf, size_t len, uint64_t o
         done += n;
     }
     double t = fwdioi_now() - t0;
-    fwdioi_rt_lock(f->rt);
+    fwdioi_rt_lock(f->engine);
     f->stats.time_blocked += t;
     if (rc == FWDIO_OK && len > 0)
         f->stats.write_calls++;
-    fwdioi_rt_unlock(f->rt);
+    fwdioi_rt_unlock(f->engine);
     fwdioi_trace_end(t_trace, may_wait ? "write" : "try_write", (int64_t)f->seq, (int64_t)len,
                      (int64_t)offset, FWDIOI_TRACE_NONE);
     return rc;
@@ -746,9 +747,9 @@ int fwdio_write_lent(fwdio_file_t *f, const void *buf, size_t len, uint64_t offs
         return FWDIO_ERANGE;
     double t0 = fwdioi_now();
     uint64_t t_trace = fwdioi_trace_begin();
-    fwdioi_rt_lock(f->rt);
+    fwdioi_rt_lock(f->engine);
     int rc = fwdioi_write_refusal_locked(f);
-    fwdioi_rt_unlock(f->rt);
+    fwdioi_rt_unlock(f->engine);
     if (rc != FWDIO_OK)
         return rc;
     fwdioi_lent_t *lent = calloc(1, sizeof *lent);
@@ -767,7 +768,7 @@ int fwdio_write_lent(fwdio_file_t *f, const void *buf, size_t len, uint64_t offs
         return rc;
     }
     if (len == 0) { /* nothing to send: the buffer is free at once */
-        fwdioi_rt_deliver_later(f->rt, &lent->call);
+        fwdioi_rt_deliver_later(f->engine, &lent->call);
         return FWDIO_OK;
     }
     fwdioi_task_list_t msgs;
@@ -779,14 +780,14 @@ int fwdio_write_lent(fwdio_file_t *f, const void *buf, size_t len, uint64_t offs
         return rc;
     }
     rc = submit_write(f, &msgs, len, 0);
-    fwdioi_rt_lock(f->rt);
+    fwdioi_rt_lock(f->engine);
     if (rc == FWDIO_OK)
         f->stats.write_calls++;
     f->stats.time_blocked += fwdioi_now() - t0;
-    fwdioi_rt_unlock(f->rt);
+    fwdioi_rt_unlock(f->engine);
     if (rc != FWDIO_OK) {
         lent->refs = 0; /* the call fails: no callback */
-        fwdioi_msgs_free(f->rt, &msgs);
+        fwdioi_msgs_free(f->engine, &msgs);
         if (lent->alloc_start)
             fwdioi_buffers_unlend(f->owner, lent->alloc_start);
         free(lent);
@@ -803,11 +804,11 @@ int fwdio_close(fwdio_file_t *f)
     int rc = FWDIO_OK;
     double t0 = fwdioi_now();
     uint64_t t_trace = fwdioi_trace_begin();
-    fwdioi_rt_lock(f->rt);
+    fwdioi_rt_lock(f->engine);
     if (close_locked(f) != 0)
         rc = FWDIO_ECLOSED;
     f->stats.time_blocked += fwdioi_now() - t0;
-    fwdioi_rt_unlock(f->rt);
+    fwdioi_rt_unlock(f->engine);
     fwdioi_trace_end_file(t_trace, "close", (int64_t)f->seq);
     return rc;
 }
@@ -831,13 +832,13 @@ int fwdio_set_commit(fwdio_file_t *f, const void *buf, size_t len, uint64_t offs
     if (!copy)
         return FWDIO_ENOMEM;
     memcpy(copy, buf, len);
-    fwdioi_rt_lock(f->rt);
+    fwdioi_rt_lock(f->engine);
     /* one block for a file with a size; a stream's step may have several */
     int max = f->stream ? FWDIOI_MAX_COMMIT_BLOCKS : 1;
     int rc = f->app_closed ? FWDIO_ECLOSED : f->commit.n >= max ? FWDIO_EINVAL : FWDIO_OK;
     if (rc == FWDIO_OK) /* read by the progress thread after the close task or step end */
         f->commit.b[f->commit.n++] = (fwdioi_commit_block_t){copy, len, offset};
-    fwdioi_rt_unlock(f->rt);
+    fwdioi_rt_unlock(f->engine);
     if (rc != FWDIO_OK) {
         free(copy);
         fwdioi_log(FWDIOI_LOG_WARN, "fwdio_set_commit of %s: %s", f->path,
@@ -871,17 +872,17 @@ static int wait_for(fwdio_file_t *f, int (*done)(void *), int (*status)(const fw
         return FWDIO_EINVAL;
     if (fwdioi_rt_on_progress_thread() || fwdioi_rt_in_callback())
         return FWDIO_ECONTEXT;
-    fwdioi_rt_lock(f->rt);
+    fwdioi_rt_lock(f->engine);
     int closed = f->app_closed;
     fwdioi_combine_flush_all_locked(f->owner); /* other files' bytes go while we wait */
-    fwdioi_rt_unlock(f->rt);
+    fwdioi_rt_unlock(f->engine);
     if (!closed)
         return FWDIO_ENOTCLOSED;
     uint64_t t_trace = fwdioi_trace_begin();
-    fwdioi_rt_wait(f->rt, done, f);
-    fwdioi_rt_lock(f->rt);
+    fwdioi_rt_wait(f->engine, done, f);
+    fwdioi_rt_lock(f->engine);
     int rc = status(f);
-    fwdioi_rt_unlock(f->rt);
+    fwdioi_rt_unlock(f->engine);
     fwdioi_trace_end_file(t_trace, trace_name, (int64_t)f->seq);
     return rc;
 }
@@ -905,10 +906,10 @@ int fwdio_wait_ready(fwdio_file_t *f)
     if (fwdioi_rt_on_progress_thread() || fwdioi_rt_in_callback())
         return FWDIO_ECONTEXT;
     uint64_t t_trace = fwdioi_trace_begin();
-    fwdioi_rt_wait(f->rt, file_ready_returned, f);
-    fwdioi_rt_lock(f->rt);
+    fwdioi_rt_wait(f->engine, file_ready_returned, f);
+    fwdioi_rt_lock(f->engine);
     int status = (int)f->s.open_agreed.status;
-    fwdioi_rt_unlock(f->rt);
+    fwdioi_rt_unlock(f->engine);
     fwdioi_trace_end_file(t_trace, "wait ready", (int64_t)f->seq);
     return status;
 }
@@ -920,15 +921,15 @@ static int test_for(fwdio_file_t *f, int *done_out, int (*done)(void *),
 {
     if (!f || !done_out)
         return FWDIO_EINVAL;
-    fwdioi_rt_lock(f->rt);
+    fwdioi_rt_lock(f->engine);
     fwdioi_combine_flush_all_locked(f->owner);
-    fwdioi_rt_unlock(f->rt);
+    fwdioi_rt_unlock(f->engine);
     if (!fwdioi_rt_on_progress_thread())
-        fwdioi_rt_run_calls(f->rt);
-    fwdioi_rt_lock(f->rt);
+        fwdioi_rt_run_calls(f->engine);
+    fwdioi_rt_lock(f->engine);
     *done_out = done(f);
     int rc = *done_out ? status(f) : FWDIO_OK;
-    fwdioi_rt_unlock(f->rt);
+    fwdioi_rt_unlock(f->engine);
     return rc;
 }
 
@@ -946,7 +947,7 @@ void fwdio_file_free(fwdio_file_t *f)
 {
     if (!f)
         return;
-    fwdioi_rt_lock(f->rt);
+    fwdioi_rt_lock(f->engine);
     close_locked(f);
     f->app_freed = 1;
     /* Complete (and drained) already delivered: nobody else will touch the
@@ -954,7 +955,7 @@ void fwdio_file_free(fwdio_file_t *f)
     int release = f->complete_delivered && f->drained_delivered;
     if (release)
         fwdioi_file_unlink_locked(f);
-    fwdioi_rt_unlock(f->rt);
+    fwdioi_rt_unlock(f->engine);
     if (release)
         fwdioi_file_release(f);
 }
@@ -965,11 +966,11 @@ const char *fwdio_file_error(const fwdio_file_t *f)
         return fwdio_strerror(FWDIO_EINVAL);
     /* error_text is written once, under the lock, when failed_known is set, and
      * never again: once failed_known is seen, reading it needs no lock. */
-    fwdioi_rt_lock(f->rt);
+    fwdioi_rt_lock(f->engine);
     const char *text = f->failed_known ? f->error_text : fwdio_strerror(FWDIO_OK);
     if (!f->failed_known && f->drained_delivered && f->drain_status != FWDIO_OK)
         text = f->drain_text; /* set once, before drained was delivered */
-    fwdioi_rt_unlock(f->rt);
+    fwdioi_rt_unlock(f->engine);
     return text;
 }
 
@@ -977,7 +978,7 @@ int fwdio_file_error_info(const fwdio_file_t *f, fwdio_error_info_t *info)
 {
     if (!f || !info)
         return FWDIO_EINVAL;
-    fwdioi_rt_lock(f->rt);
+    fwdioi_rt_lock(f->engine);
     /* as fwdio_file_error: a drain's failure once the file itself did not fail */
     const fwdioi_errinfo_t *e = !f->failed_known && f->drained_delivered &&
                                         f->drain_status != FWDIO_OK
@@ -987,7 +988,7 @@ int fwdio_file_error_info(const fwdio_file_t *f, fwdio_error_info_t *info)
     info->rank = (int)e->rank;
     info->sys_errno = (int)e->sys_errno;
     info->offset = (uint64_t)e->offset;
-    fwdioi_rt_unlock(f->rt);
+    fwdioi_rt_unlock(f->engine);
     return FWDIO_OK;
 }
 
@@ -1004,9 +1005,9 @@ int fwdio_file_stats(const fwdio_file_t *f, fwdio_file_stats_t *stats)
 {
     if (!f || !stats)
         return FWDIO_EINVAL;
-    fwdioi_rt_lock(f->rt);
+    fwdioi_rt_lock(f->engine);
     *stats = f->stats;
-    fwdioi_rt_unlock(f->rt);
+    fwdioi_rt_unlock(f->engine);
     return FWDIO_OK;
 }
 
@@ -1014,10 +1015,10 @@ int fwdio_file_writer_bytes(const fwdio_file_t *f, uint64_t *bytes, int max)
 {
     if (!f || max < 0)
         return FWDIO_EINVAL;
-    fwdioi_rt_lock(f->rt);
+    fwdioi_rt_lock(f->engine);
     for (int w = 0; bytes && w < f->plan.nwriters && w < max; w++)
         bytes[w] = f->writer_bytes_agreed[w];
-    fwdioi_rt_unlock(f->rt);
+    fwdioi_rt_unlock(f->engine);
     return f->plan.nwriters;
 }
 
@@ -1033,14 +1034,14 @@ int fwdio_runtime_stats(fwdio_runtime_t *rt, fwdio_runtime_stats_t *stats)
 {
     if (!rt || !stats)
         return FWDIO_EINVAL;
-    const fwdio_config_t *cfg = fwdioi_rt_config(rt->rt);
+    const fwdio_config_t *cfg = fwdioi_rt_config(rt->engine);
     stats->writer_budget = cfg->writer_buffer;
     stats->staging_budget = cfg->staging_buffer;
     stats->max_message = cfg->max_message_size;
     stats->combine_size = cfg->combine_size;
     stats->writer_peak = fwdioi_wbudget_peak(&rt->wbuf);
     fwdioi_thread_costs_t costs;
-    fwdioi_rt_thread_costs(rt->rt, &costs);
+    fwdioi_rt_thread_costs(rt->engine, &costs);
     stats->progress_cpu_time = costs.progress_cpu;
     stats->io_cpu_time = costs.io_cpu;
     stats->progress_wakeups = costs.progress_wakeups;
@@ -1049,9 +1050,9 @@ int fwdio_runtime_stats(fwdio_runtime_t *rt, fwdio_runtime_stats_t *stats)
     uint64_t used;
     fwdioi_heap_usage(&rt->area.heap, &used, &stats->shared_peak);
     fwdioi_area_node_memory(&rt->area, &stats->node_committed, &stats->node_peak);
-    fwdioi_rt_lock(rt->rt);
+    fwdioi_rt_lock(rt->engine);
     stats->staging_peak = rt->staged_peak;
     stats->staged = rt->staged;
-    fwdioi_rt_unlock(rt->rt);
+    fwdioi_rt_unlock(rt->engine);
     return FWDIO_OK;
 }

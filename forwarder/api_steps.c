@@ -28,11 +28,11 @@ int fwdio_step_end(fwdio_file_t *f)
     fwdioi_step_t *step = fwdioi_step_new(f);
     if (!step)
         return FWDIO_ENOMEM;
-    fwdioi_rt_lock(f->rt);
+    fwdioi_rt_lock(f->engine);
     while (!f->app_closed && f->combine_copies > 0) /* bytes of a write being copied in */
-        fwdioi_rt_sleep_locked(f->rt);
+        fwdioi_rt_sleep_locked(f->engine);
     if (f->app_closed) {
-        fwdioi_rt_unlock(f->rt);
+        fwdioi_rt_unlock(f->engine);
         fwdioi_step_free(step);
         return FWDIO_ECLOSED;
     }
@@ -43,10 +43,10 @@ int fwdio_step_end(fwdio_file_t *f)
     fwdioi_commit_set_move(&step->commit, &f->commit); /* the step's commit blocks */
     fwdioi_append_list_move(&step->appends, &f->appends);
     int rc = f->failed_known ? FWDIO_EFAILED : FWDIO_OK;
-    fwdioi_rt_submit(f->rt, &step->task);
+    fwdioi_rt_submit(f->engine, &step->task);
     f->stats.time_blocked += fwdioi_now() - t0;
     uint64_t index = step->index;
-    fwdioi_rt_unlock(f->rt);
+    fwdioi_rt_unlock(f->engine);
     fwdioi_trace_end(t_trace, "step end", (int64_t)f->seq, (int64_t)index, FWDIOI_TRACE_NONE,
                      FWDIOI_TRACE_NONE);
     return rc;
@@ -65,9 +65,9 @@ int fwdio_append(fwdio_file_t *f, const void *buf, size_t len)
     double t0 = fwdioi_now();
     uint64_t t_trace = fwdioi_trace_begin();
     int rc = fwdioi_append(f, buf, len);
-    fwdioi_rt_lock(f->rt);
+    fwdioi_rt_lock(f->engine);
     f->stats.time_blocked += fwdioi_now() - t0;
-    fwdioi_rt_unlock(f->rt);
+    fwdioi_rt_unlock(f->engine);
     fwdioi_trace_end(t_trace, "append", (int64_t)f->seq, (int64_t)len, FWDIOI_TRACE_NONE,
                      FWDIOI_TRACE_NONE);
     return rc;
@@ -76,7 +76,7 @@ int fwdio_append(fwdio_file_t *f, const void *buf, size_t len)
 /* Whether step `k` is complete here, and its status (runtime lock held). */
 static int step_status_locked(const fwdio_file_t *f, uint64_t k, int *done)
 {
-    FWDIOI_ASSERT_LOCKED(f->rt);
+    FWDIOI_ASSERT_LOCKED(f->engine);
     *done = k < f->steps_done;
     return *done && k >= f->step_fail_from ? f->step_fail_status : FWDIO_OK;
 }
@@ -94,18 +94,18 @@ int fwdio_step_test(fwdio_file_t *f, uint64_t k, int *done)
         return FWDIO_EINVAL;
     if (!f->stream)
         return refuse_not_stream(f, "fwdio_step_test");
-    fwdioi_rt_lock(f->rt);
+    fwdioi_rt_lock(f->engine);
     uint64_t ended = f->steps_ended;
     if (k < ended)
         fwdioi_combine_flush_all_locked(f->owner);
-    fwdioi_rt_unlock(f->rt);
+    fwdioi_rt_unlock(f->engine);
     if (k >= ended)
         return refuse_step(f, "fwdio_step_test", k, ended);
     if (!fwdioi_rt_on_progress_thread())
-        fwdioi_rt_run_calls(f->rt);
-    fwdioi_rt_lock(f->rt);
+        fwdioi_rt_run_calls(f->engine);
+    fwdioi_rt_lock(f->engine);
     int status = step_status_locked(f, k, done);
-    fwdioi_rt_unlock(f->rt);
+    fwdioi_rt_unlock(f->engine);
     return status;
 }
 
@@ -128,20 +128,20 @@ int fwdio_step_wait(fwdio_file_t *f, uint64_t k)
         return refuse_not_stream(f, "fwdio_step_wait");
     if (fwdioi_rt_on_progress_thread() || fwdioi_rt_in_callback())
         return FWDIO_ECONTEXT;
-    fwdioi_rt_lock(f->rt);
+    fwdioi_rt_lock(f->engine);
     uint64_t ended = f->steps_ended;
     if (k < ended)
         fwdioi_combine_flush_all_locked(f->owner); /* other files' bytes go while we wait */
-    fwdioi_rt_unlock(f->rt);
+    fwdioi_rt_unlock(f->engine);
     if (k >= ended)
         return refuse_step(f, "fwdio_step_wait", k, ended);
     uint64_t t_trace = fwdioi_trace_begin();
     step_wait_t w = {f, k};
-    fwdioi_rt_wait(f->rt, step_completed, &w);
+    fwdioi_rt_wait(f->engine, step_completed, &w);
     int done;
-    fwdioi_rt_lock(f->rt);
+    fwdioi_rt_lock(f->engine);
     int status = step_status_locked(f, k, &done);
-    fwdioi_rt_unlock(f->rt);
+    fwdioi_rt_unlock(f->engine);
     fwdioi_trace_end(t_trace, "step wait", (int64_t)f->seq, (int64_t)k, FWDIOI_TRACE_NONE,
                      FWDIOI_TRACE_NONE);
     return status;

@@ -315,7 +315,9 @@ typedef struct fwdioi_zombie {
 } fwdioi_zombie_t;
 
 struct fwdio_runtime {
-    fwdioi_rt_t *rt;
+    /* the runtime layer's engine (runtime/runtime.h): progress and I/O
+     * threads, the lock, tasks, tracked requests, callback delivery */
+    fwdioi_engine_t *engine;
     /* what the session does with the roles' reports (session/outcome.h;
      * fixed after init) */
     const struct fwdioi_session_ops *session_ops;
@@ -405,7 +407,7 @@ struct fwdio_runtime {
 
 struct fwdio_file {
     struct fwdio_runtime *owner;
-    fwdioi_rt_t *rt;
+    fwdioi_engine_t *engine; /* owner->engine */
     char *path;
     uint64_t size; /* a stream's: the largest it may grow to; a read file's
                       once size_known */

@@ -15,9 +15,9 @@
 enum { FWDIOI_BUFCACHE_MAX = 8 };
 
 /* Requests below this go to malloc directly. */
-static size_t small_limit(const fwdioi_rt_t *rt) { return rt->cfg.max_message_size / 4; }
+static size_t small_limit(const fwdioi_engine_t *rt) { return rt->cfg.max_message_size / 4; }
 
-void *fwdioi_rt_buf_get(fwdioi_rt_t *rt, size_t len)
+void *fwdioi_rt_buf_get(fwdioi_engine_t *rt, size_t len)
 {
     if (len < small_limit(rt) || len > rt->buf_chunk)
         return malloc(len);
@@ -29,7 +29,7 @@ void *fwdioi_rt_buf_get(fwdioi_rt_t *rt, size_t len)
     return p ? p : malloc(rt->buf_chunk);
 }
 
-void fwdioi_rt_buf_put(fwdioi_rt_t *rt, void *p, size_t len)
+void fwdioi_rt_buf_put(fwdioi_engine_t *rt, void *p, size_t len)
 {
     if (!p)
         return;
@@ -44,7 +44,7 @@ void fwdioi_rt_buf_put(fwdioi_rt_t *rt, void *p, size_t len)
     free(p);
 }
 
-int fwdioi_bufcache_init(fwdioi_rt_t *rt, size_t chunk)
+int fwdioi_bufcache_init(fwdioi_engine_t *rt, size_t chunk)
 {
     rt->buf_chunk = chunk;
     rt->buf_nfree = 0;
@@ -55,7 +55,7 @@ int fwdioi_bufcache_init(fwdioi_rt_t *rt, size_t chunk)
     return FWDIO_OK;
 }
 
-void fwdioi_bufcache_free(fwdioi_rt_t *rt)
+void fwdioi_bufcache_free(fwdioi_engine_t *rt)
 {
     for (int i = 0; i < rt->buf_nfree; i++)
         free(rt->buf_free[i]);

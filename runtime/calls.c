@@ -23,7 +23,7 @@ static void run_call(fwdioi_call_t *call)
 }
 
 /* Queue a callback for the application's next fwdio_poll/test/wait. */
-static void enqueue_call(fwdioi_rt_t *rt, fwdioi_call_t *call)
+static void enqueue_call(fwdioi_engine_t *rt, fwdioi_call_t *call)
 {
     pthread_mutex_lock(&rt->calls_lock);
     STAILQ_INSERT_TAIL(&rt->calls, call, link);
@@ -36,7 +36,7 @@ static void enqueue_call(fwdioi_rt_t *rt, fwdioi_call_t *call)
     fwdioi_rt_unlock(rt);
 }
 
-static int calls_queued(fwdioi_rt_t *rt)
+static int calls_queued(fwdioi_engine_t *rt)
 {
     pthread_mutex_lock(&rt->calls_lock);
     int queued = !STAILQ_EMPTY(&rt->calls);
@@ -44,7 +44,7 @@ static int calls_queued(fwdioi_rt_t *rt)
     return queued;
 }
 
-void fwdioi_rt_deliver(fwdioi_rt_t *rt, fwdioi_call_t *call)
+void fwdioi_rt_deliver(fwdioi_engine_t *rt, fwdioi_call_t *call)
 {
     FWDIOI_ASSERT_PROGRESS();
     if (rt->cfg.callback_mode == FWDIO_CALLBACKS_ON_PROGRESS)
@@ -55,7 +55,7 @@ void fwdioi_rt_deliver(fwdioi_rt_t *rt, fwdioi_call_t *call)
 
 typedef struct deliver_task {
     fwdioi_task_t task; /* first */
-    fwdioi_rt_t *rt;
+    fwdioi_engine_t *rt;
     fwdioi_call_t *call;
 } deliver_task_t;
 
@@ -63,13 +63,13 @@ static void run_deliver_task(fwdioi_task_t *task)
 {
     FWDIOI_ASSERT_PROGRESS();
     deliver_task_t *d = (deliver_task_t *)task;
-    fwdioi_rt_t *rt = d->rt;
+    fwdioi_engine_t *rt = d->rt;
     fwdioi_call_t *call = d->call;
     free(d);
     fwdioi_rt_deliver(rt, call);
 }
 
-void fwdioi_rt_deliver_later(fwdioi_rt_t *rt, fwdioi_call_t *call)
+void fwdioi_rt_deliver_later(fwdioi_engine_t *rt, fwdioi_call_t *call)
 {
     deliver_task_t *d =
         rt->cfg.callback_mode == FWDIO_CALLBACKS_ON_PROGRESS ? malloc(sizeof *d) : NULL;
@@ -83,7 +83,7 @@ void fwdioi_rt_deliver_later(fwdioi_rt_t *rt, fwdioi_call_t *call)
     fwdioi_rt_submit(rt, &d->task);
 }
 
-int fwdioi_rt_run_calls(fwdioi_rt_t *rt)
+int fwdioi_rt_run_calls(fwdioi_engine_t *rt)
 {
     int n = 0;
     for (;;) {
@@ -100,7 +100,7 @@ int fwdioi_rt_run_calls(fwdioi_rt_t *rt)
     }
 }
 
-void fwdioi_rt_wait(fwdioi_rt_t *rt, int (*done)(void *arg), void *arg)
+void fwdioi_rt_wait(fwdioi_engine_t *rt, int (*done)(void *arg), void *arg)
 {
     for (;;) {
         fwdioi_rt_run_calls(rt);

@@ -15,14 +15,14 @@
 
 /* Queue a finished job for its `done` half on the progress thread (io_lock
  * held). */
-static void push_done_locked(fwdioi_rt_t *rt, fwdioi_io_job_t *job)
+static void push_done_locked(fwdioi_engine_t *rt, fwdioi_io_job_t *job)
 {
     FWDIOI_ASSERT_HELD(&rt->io_lock);
     STAILQ_INSERT_TAIL(&rt->io_done, job, link);
     event_active(rt->io_done_ev, EV_READ, 0);
 }
 
-static void push_done(fwdioi_rt_t *rt, fwdioi_io_job_t *job)
+static void push_done(fwdioi_engine_t *rt, fwdioi_io_job_t *job)
 {
     fwdioi_mutex_lock(&rt->io_lock);
     push_done_locked(rt, job);
@@ -32,7 +32,7 @@ static void push_done(fwdioi_rt_t *rt, fwdioi_io_job_t *job)
 /* A thread's life: run the jobs of `queue` as they come (waiting on
  * `cond`, counted in *idle meanwhile when idle is set) until the runtime
  * stops and the queue is drained. */
-static void run_jobs(fwdioi_rt_t *rt, struct fwdioi_io_queue *queue, pthread_cond_t *cond,
+static void run_jobs(fwdioi_engine_t *rt, struct fwdioi_io_queue *queue, pthread_cond_t *cond,
                      int *idle)
 {
     fwdioi_mutex_lock(&rt->io_lock);
@@ -62,7 +62,7 @@ static void run_jobs(fwdioi_rt_t *rt, struct fwdioi_io_queue *queue, pthread_con
 
 static void *io_main(void *arg)
 {
-    fwdioi_rt_t *rt = arg;
+    fwdioi_engine_t *rt = arg;
     fwdioi_trace_thread("io");
     run_jobs(rt, &rt->io_jobs, &rt->io_cond, NULL);
     return NULL;
@@ -70,13 +70,13 @@ static void *io_main(void *arg)
 
 static void *pool_main(void *arg)
 {
-    fwdioi_rt_t *rt = arg;
+    fwdioi_engine_t *rt = arg;
     fwdioi_trace_thread("io-pool");
     run_jobs(rt, &rt->io_pool_jobs, &rt->io_pool_cond, &rt->io_pool_idle);
     return NULL;
 }
 
-void fwdioi_rt_io_submit_any(fwdioi_rt_t *rt, fwdioi_io_job_t *job)
+void fwdioi_rt_io_submit_any(fwdioi_engine_t *rt, fwdioi_io_job_t *job)
 {
     FWDIOI_ASSERT_PROGRESS();
     if (rt->cfg.io_inline) {
@@ -103,7 +103,7 @@ void fwdioi_rt_io_submit_any(fwdioi_rt_t *rt, fwdioi_io_job_t *job)
     fwdioi_mutex_unlock(&rt->io_lock);
 }
 
-void fwdioi_rt_io_submit(fwdioi_rt_t *rt, fwdioi_io_job_t *job)
+void fwdioi_rt_io_submit(fwdioi_engine_t *rt, fwdioi_io_job_t *job)
 {
     FWDIOI_ASSERT_PROGRESS();
     if (rt->cfg.io_inline) {
@@ -130,7 +130,7 @@ void fwdioi_rt_io_submit(fwdioi_rt_t *rt, fwdioi_io_job_t *job)
     fwdioi_mutex_unlock(&rt->io_lock);
 }
 
-void fwdioi_io_run_done(fwdioi_rt_t *rt)
+void fwdioi_io_run_done(fwdioi_engine_t *rt)
 {
     FWDIOI_ASSERT_PROGRESS();
     STAILQ_HEAD(, fwdioi_io_job) done = STAILQ_HEAD_INITIALIZER(done);
@@ -145,7 +145,7 @@ void fwdioi_io_run_done(fwdioi_rt_t *rt)
 }
 
 /* After the progress thread has stopped: finish queued jobs and join. */
-void fwdioi_io_stop(fwdioi_rt_t *rt)
+void fwdioi_io_stop(fwdioi_engine_t *rt)
 {
     fwdioi_mutex_lock(&rt->io_lock);
     int started = rt->io_started, pool = rt->io_pool_started;

@@ -41,7 +41,7 @@ int fwdioi_rt_on_progress_thread(void) { return on_progress_thread; }
  * waiting ends in microseconds, where each timed poll costs tens (the
  * timer's slack). A blocking MPI call waits the same way.
  */
-static int spinning(fwdioi_rt_t *rt, int events, int waiting, int in_flight)
+static int spinning(fwdioi_engine_t *rt, int events, int waiting, int in_flight)
 {
     const unsigned spin_us = atomic_load_explicit(&rt->spin_us, memory_order_relaxed);
     if (!waiting || !in_flight || spin_us <= 1)
@@ -52,7 +52,7 @@ static int spinning(fwdioi_rt_t *rt, int events, int waiting, int in_flight)
     return now - rt->moved_ns < (uint64_t)spin_us * 1000;
 }
 
-static void schedule_next_poll(fwdioi_rt_t *rt, int events, int client_active)
+static void schedule_next_poll(fwdioi_engine_t *rt, int events, int client_active)
 {
     const int waiting = atomic_load(&rt->app_waiters) > 0;
     const unsigned floor_us = waiting ? rt->cfg.poll_min_us : rt->cfg.poll_background_us;
@@ -100,7 +100,7 @@ static void schedule_next_poll(fwdioi_rt_t *rt, int events, int client_active)
     rt->poll_armed = 1;
 }
 
-static void progress_tick(fwdioi_rt_t *rt)
+static void progress_tick(fwdioi_engine_t *rt)
 {
     int active = 0;
     int events = fwdioi_requests_test(rt);
@@ -115,7 +115,7 @@ static void on_poll_timer(evutil_socket_t fd, short what, void *arg)
     FWDIOI_ASSERT_PROGRESS();
     (void)fd;
     (void)what;
-    fwdioi_rt_t *rt = arg;
+    fwdioi_engine_t *rt = arg;
     atomic_fetch_add_explicit(&rt->progress_wakeups, 1, memory_order_relaxed);
     rt->poll_armed = 0;
     progress_tick(rt);
@@ -126,7 +126,7 @@ static void on_wake(evutil_socket_t fd, short what, void *arg)
     FWDIOI_ASSERT_PROGRESS();
     (void)fd;
     (void)what;
-    fwdioi_rt_t *rt = arg;
+    fwdioi_engine_t *rt = arg;
     atomic_fetch_add_explicit(&rt->progress_wakeups, 1, memory_order_relaxed);
     fwdioi_task_list_t tasks = STAILQ_HEAD_INITIALIZER(tasks);
     pthread_mutex_lock(&rt->tasks_lock);
@@ -147,7 +147,7 @@ static void on_io_done(evutil_socket_t fd, short what, void *arg)
     FWDIOI_ASSERT_PROGRESS();
     (void)fd;
     (void)what;
-    fwdioi_rt_t *rt = arg;
+    fwdioi_engine_t *rt = arg;
     atomic_fetch_add_explicit(&rt->progress_wakeups, 1, memory_order_relaxed);
     fwdioi_io_run_done(rt);
     rt->moved_ns = fwdioi_now_ns();
@@ -161,12 +161,12 @@ static void on_fd(evutil_socket_t fd, short what, void *arg)
     FWDIOI_ASSERT_PROGRESS();
     (void)fd;
     (void)what;
-    fwdioi_rt_t *rt = arg;
+    fwdioi_engine_t *rt = arg;
     atomic_fetch_add_explicit(&rt->progress_wakeups, 1, memory_order_relaxed);
     progress_tick(rt);
 }
 
-int fwdioi_rt_watch_fd(fwdioi_rt_t *rt, int fd)
+int fwdioi_rt_watch_fd(fwdioi_engine_t *rt, int fd)
 {
     if (rt->fd_ev)
         return -1;
@@ -185,13 +185,13 @@ static void on_stop(evutil_socket_t fd, short what, void *arg)
     FWDIOI_ASSERT_PROGRESS();
     (void)fd;
     (void)what;
-    fwdioi_rt_t *rt = arg;
+    fwdioi_engine_t *rt = arg;
     event_base_loopbreak(rt->base);
 }
 
 static void *progress_main(void *arg)
 {
-    fwdioi_rt_t *rt = arg;
+    fwdioi_engine_t *rt = arg;
     on_progress_thread = 1;
     fwdioi_trace_thread("progress");
     event_base_loop(rt->base, EVLOOP_NO_EXIT_ON_EMPTY);
@@ -213,7 +213,7 @@ static void libevent_setup(void)
     libevent_threads_rc = evthread_use_pthreads();
 }
 
-int fwdioi_progress_start(fwdioi_rt_t *rt)
+int fwdioi_progress_start(fwdioi_engine_t *rt)
 {
     pthread_once(&libevent_once, libevent_setup);
     if (libevent_threads_rc != 0)
@@ -249,7 +249,7 @@ static void free_event(struct event **ev)
 }
 
 /* Called with the thread running (join it) or after a failed start (just free). */
-void fwdioi_progress_stop(fwdioi_rt_t *rt)
+void fwdioi_progress_stop(fwdioi_engine_t *rt)
 {
     if (rt->progress_thread) {
         event_active(rt->stop_ev, EV_READ, 0);

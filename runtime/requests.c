@@ -46,14 +46,14 @@ static void compact(fwdioi_requests_t *r)
     r->count = keep;
 }
 
-int fwdioi_rt_track_reserve(fwdioi_rt_t *rt)
+int fwdioi_rt_track_reserve(fwdioi_engine_t *rt)
 {
     FWDIOI_ASSERT_PROGRESS();
     fwdioi_requests_t *r = &rt->requests;
     return r->count < r->capacity || grow(r) == 0 ? 0 : -1;
 }
 
-void fwdioi_rt_track(fwdioi_rt_t *rt, MPI_Request req, fwdioi_req_cb_t cb, void *arg)
+void fwdioi_rt_track(fwdioi_engine_t *rt, MPI_Request req, fwdioi_req_cb_t cb, void *arg)
 {
     FWDIOI_ASSERT_PROGRESS();
     fwdioi_requests_t *r = &rt->requests;
@@ -69,7 +69,7 @@ void fwdioi_rt_track(fwdioi_rt_t *rt, MPI_Request req, fwdioi_req_cb_t cb, void 
 /* Test all requests once; run the callbacks of the completed ones. Callbacks may
  * track new requests (and so grow the arrays), so completions are first copied
  * to the `done` scratch array, which only grows here, before testing. */
-int fwdioi_requests_test(fwdioi_rt_t *rt)
+int fwdioi_requests_test(fwdioi_engine_t *rt)
 {
     FWDIOI_ASSERT_PROGRESS();
     fwdioi_requests_t *r = &rt->requests;
@@ -125,7 +125,7 @@ int fwdioi_requests_test(fwdioi_rt_t *rt)
     return ndone;
 }
 
-int fwdioi_rt_forget(fwdioi_rt_t *rt, void *arg)
+int fwdioi_rt_forget(fwdioi_engine_t *rt, void *arg)
 {
     FWDIOI_ASSERT_PROGRESS();
     fwdioi_requests_t *r = &rt->requests;

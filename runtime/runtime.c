@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void destroy_sync(fwdioi_rt_t *rt)
+static void destroy_sync(fwdioi_engine_t *rt)
 {
     pthread_cond_destroy(&rt->io_cond);
     pthread_cond_destroy(&rt->io_pool_cond);
@@ -21,14 +21,14 @@ static void destroy_sync(fwdioi_rt_t *rt)
 }
 
 int fwdioi_rt_create(MPI_Comm comm, const fwdio_config_t *cfg, int ranks_on_node,
-                     const fwdioi_client_t *client, fwdioi_rt_t **out)
+                     const fwdioi_client_t *client, fwdioi_engine_t **out)
 {
     fwdio_config_t conf;
     int rc = fwdioi_config_resolve(cfg, ranks_on_node, &conf);
     if (rc != FWDIO_OK)
         return rc;
 
-    fwdioi_rt_t *rt = calloc(1, sizeof *rt);
+    fwdioi_engine_t *rt = calloc(1, sizeof *rt);
     if (!rt)
         return FWDIO_ENOMEM;
     rt->cfg = conf;
@@ -76,7 +76,7 @@ fail_free:
     return rc;
 }
 
-void fwdioi_rt_destroy(fwdioi_rt_t *rt)
+void fwdioi_rt_destroy(fwdioi_engine_t *rt)
 {
     fwdioi_progress_stop(rt);
     fwdioi_io_stop(rt);
@@ -87,29 +87,29 @@ void fwdioi_rt_destroy(fwdioi_rt_t *rt)
     free(rt);
 }
 
-MPI_Comm fwdioi_rt_comm(const fwdioi_rt_t *rt) { return rt->comm; }
-int fwdioi_rt_rank(const fwdioi_rt_t *rt) { return rt->rank; }
-int fwdioi_rt_size(const fwdioi_rt_t *rt) { return rt->size; }
-const fwdio_config_t *fwdioi_rt_config(const fwdioi_rt_t *rt) { return &rt->cfg; }
+MPI_Comm fwdioi_rt_comm(const fwdioi_engine_t *rt) { return rt->comm; }
+int fwdioi_rt_rank(const fwdioi_engine_t *rt) { return rt->rank; }
+int fwdioi_rt_size(const fwdioi_engine_t *rt) { return rt->size; }
+const fwdio_config_t *fwdioi_rt_config(const fwdioi_engine_t *rt) { return &rt->cfg; }
 
-unsigned fwdioi_rt_choose_spin(fwdioi_rt_t *rt, int ranks_on_node, int node_cpus)
+unsigned fwdioi_rt_choose_spin(fwdioi_engine_t *rt, int ranks_on_node, int node_cpus)
 {
     unsigned us = fwdioi_spin_choice(rt->cfg.poll_spin_us, ranks_on_node, node_cpus);
     atomic_store_explicit(&rt->spin_us, us, memory_order_relaxed);
     return us;
 }
 
-unsigned fwdioi_rt_spin_us(const fwdioi_rt_t *rt)
+unsigned fwdioi_rt_spin_us(const fwdioi_engine_t *rt)
 {
-    return atomic_load_explicit(&((fwdioi_rt_t *)rt)->spin_us, memory_order_relaxed);
+    return atomic_load_explicit(&((fwdioi_engine_t *)rt)->spin_us, memory_order_relaxed);
 }
 
 #ifdef FWDIOI_DEBUG_CHECKS
 /* The runtime whose lock this thread holds (one at a time: fwdio never
  * holds two runtimes' locks). */
-static _Thread_local const fwdioi_rt_t *lock_held;
+static _Thread_local const fwdioi_engine_t *lock_held;
 
-int fwdioi_rt_lock_held(const fwdioi_rt_t *rt) { return lock_held == rt; }
+int fwdioi_rt_lock_held(const fwdioi_engine_t *rt) { return lock_held == rt; }
 
 void fwdioi_check_failed(const char *what, const char *file, int line)
 {
@@ -121,21 +121,21 @@ void fwdioi_check_failed(const char *what, const char *file, int line)
 #define NOTE_LOCKED(rt) ((void)0)
 #endif
 
-void fwdioi_rt_lock(fwdioi_rt_t *rt)
+void fwdioi_rt_lock(fwdioi_engine_t *rt)
 {
     pthread_mutex_lock(&rt->lock);
     NOTE_LOCKED(rt);
 }
 
-void fwdioi_rt_unlock(fwdioi_rt_t *rt)
+void fwdioi_rt_unlock(fwdioi_engine_t *rt)
 {
     NOTE_LOCKED(NULL);
     pthread_mutex_unlock(&rt->lock);
 }
 
-void fwdioi_rt_broadcast(fwdioi_rt_t *rt) { pthread_cond_broadcast(&rt->cond); }
+void fwdioi_rt_broadcast(fwdioi_engine_t *rt) { pthread_cond_broadcast(&rt->cond); }
 
-void fwdioi_rt_sleep_locked(fwdioi_rt_t *rt)
+void fwdioi_rt_sleep_locked(fwdioi_engine_t *rt)
 {
     FWDIOI_ASSERT_LOCKED(rt);
     /* The progress thread polls fast while anyone sleeps here; one that is
@@ -149,7 +149,7 @@ void fwdioi_rt_sleep_locked(fwdioi_rt_t *rt)
     atomic_fetch_sub(&rt->app_waiters, 1);
 }
 
-void fwdioi_rt_submit_list(fwdioi_rt_t *rt, fwdioi_task_list_t *tasks)
+void fwdioi_rt_submit_list(fwdioi_engine_t *rt, fwdioi_task_list_t *tasks)
 {
     if (STAILQ_EMPTY(tasks))
         return;
@@ -159,12 +159,12 @@ void fwdioi_rt_submit_list(fwdioi_rt_t *rt, fwdioi_task_list_t *tasks)
     event_active(rt->wake_ev, EV_READ, 0);
 }
 
-void fwdioi_rt_kick(fwdioi_rt_t *rt)
+void fwdioi_rt_kick(fwdioi_engine_t *rt)
 {
     event_active(rt->wake_ev, EV_READ, 0);
 }
 
-void fwdioi_rt_submit(fwdioi_rt_t *rt, fwdioi_task_t *task)
+void fwdioi_rt_submit(fwdioi_engine_t *rt, fwdioi_task_t *task)
 {
     fwdioi_task_list_t one = STAILQ_HEAD_INITIALIZER(one);
     STAILQ_INSERT_TAIL(&one, task, link);

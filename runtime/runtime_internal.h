@@ -40,7 +40,7 @@ typedef struct fwdioi_requests {
 /* A queue of I/O jobs (io_thread.c). */
 STAILQ_HEAD(fwdioi_io_queue, fwdioi_io_job);
 
-struct fwdioi_rt {
+struct fwdioi_engine {
     MPI_Comm comm; /* private duplicate for collectives of the runtime */
     int rank, size;
     fwdio_config_t cfg;
@@ -109,22 +109,22 @@ struct fwdioi_rt {
 };
 
 /* progress.c */
-int fwdioi_progress_start(fwdioi_rt_t *rt);
-void fwdioi_progress_stop(fwdioi_rt_t *rt);
+int fwdioi_progress_start(fwdioi_engine_t *rt);
+void fwdioi_progress_stop(fwdioi_engine_t *rt);
 
 /* requests.c */
 /** Test the tracked requests once; run the callbacks of the completed ones
  *  (progress thread). */
-int fwdioi_requests_test(fwdioi_rt_t *rt);
+int fwdioi_requests_test(fwdioi_engine_t *rt);
 void fwdioi_requests_free(fwdioi_requests_t *r);
 
 /* bufcache.c */
-int fwdioi_bufcache_init(fwdioi_rt_t *rt, size_t chunk);
-void fwdioi_bufcache_free(fwdioi_rt_t *rt);
+int fwdioi_bufcache_init(fwdioi_engine_t *rt, size_t chunk);
+void fwdioi_bufcache_free(fwdioi_engine_t *rt);
 
 /* io_thread.c */
 /** Run the `done` half of every finished job (progress thread). */
-void fwdioi_io_run_done(fwdioi_rt_t *rt);
-void fwdioi_io_stop(fwdioi_rt_t *rt);
+void fwdioi_io_run_done(fwdioi_engine_t *rt);
+void fwdioi_io_stop(fwdioi_engine_t *rt);
 
 #endif

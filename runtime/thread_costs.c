@@ -14,7 +14,7 @@ static double thread_cpu(pthread_t thread)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-void fwdioi_rt_thread_costs(fwdioi_rt_t *rt, fwdioi_thread_costs_t *out)
+void fwdioi_rt_thread_costs(fwdioi_engine_t *rt, fwdioi_thread_costs_t *out)
 {
     /* The progress thread lives from create to destroy, the I/O thread from
      * its first job (io_started, under io_lock) to destroy. */

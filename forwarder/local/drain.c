@@ -86,7 +86,7 @@ static void submit(fwdio_file_t *f, fwdioi_drain_step_t step)
     j->t0 = l->t0;
     j->status = FWDIO_OK;
     l->busy = 1;
-    fwdioi_rt_io_submit_any(f->rt, &j->io);
+    fwdioi_rt_io_submit_any(f->engine, &j->io);
 }
 
 static void drain_job_done(fwdioi_io_job_t *io)
@@ -188,7 +188,7 @@ static void abort_continue(fwdio_file_t *f)
             job->target = f->path;
             job->discard = 1;
             l->busy = 1;
-            fwdioi_rt_io_submit(f->rt, &job->io);
+            fwdioi_rt_io_submit(f->engine, &job->io);
             return;
         }
         /* no memory: the temporary stays, as after a killed job */
@@ -212,7 +212,7 @@ static void drain_abort(fwdio_file_t *f, const fwdioi_errinfo_t *why, int announ
     if (announce && l->announce)
         l->announce(f, why);
     if (l->agreeing) { /* one that cannot complete: left to MPI, with its communicator */
-        fwdioi_rt_forget(f->rt, f);
+        fwdioi_rt_forget(f->engine, f);
         l->agreeing = 0;
         l->abandoned = 1;
     }
@@ -271,7 +271,7 @@ static int start(fwdio_file_t *f, int call, const fwdioi_errinfo_t *in, fwdioi_e
     l->agree_result = out;
     l->agree_done = done;
     MPI_Request req;
-    int rc = fwdioi_rt_track_reserve(f->rt) != 0
+    int rc = fwdioi_rt_track_reserve(f->engine) != 0
                  ? MPI_ERR_NO_MEM
                  : MPI_Iallreduce(l->agree_in, l->agree_out, FWDIOI_ERRINFO_PAIRS, MPI_LONG_INT,
                                   MPI_MINLOC, l->comm, &req);
@@ -282,7 +282,7 @@ static int start(fwdio_file_t *f, int call, const fwdioi_errinfo_t *in, fwdioi_e
         return -1;
     }
     l->agreeing = 1;
-    fwdioi_rt_track(f->rt, req, on_agreed, f);
+    fwdioi_rt_track(f->engine, req, on_agreed, f);
     return 0;
 }
 
@@ -338,7 +338,7 @@ static void commit(fwdio_file_t *f)
         return;
     }
     l->busy = 1;
-    fwdioi_rt_io_submit(f->rt, &job->io);
+    fwdioi_rt_io_submit(f->engine, &job->io);
 }
 
 /* The drain's status is agreed: commit, or be over (progress thread). */
@@ -394,19 +394,19 @@ void fwdioi_drain_start(fwdio_file_t *f)
 static void run_drained(fwdioi_call_t *call)
 {
     fwdio_file_t *f = (fwdio_file_t *)((char *)call - offsetof(fwdio_file_t, drained_call));
-    fwdioi_rt_lock(f->rt);
+    fwdioi_rt_lock(f->engine);
     int status = f->drain_status;
-    fwdioi_rt_unlock(f->rt);
+    fwdioi_rt_unlock(f->engine);
     if (f->cbs.drained)
         f->cbs.drained(f, status, f->cbs.user);
-    fwdioi_rt_lock(f->rt);
+    fwdioi_rt_lock(f->engine);
     f->drained_delivered = 1;
     /* Freed by the application already (complete came first): ours to release. */
     int release = f->app_freed && f->complete_delivered;
     if (release)
         fwdioi_file_unlink_locked(f);
-    fwdioi_rt_broadcast(f->rt);
-    fwdioi_rt_unlock(f->rt);
+    fwdioi_rt_broadcast(f->engine);
+    fwdioi_rt_unlock(f->engine);
     if (release)
         fwdioi_file_release(f);
 }
@@ -422,12 +422,12 @@ static void drain_over(fwdio_file_t *f)
     if (e->call == FWDIOI_CALL_PREAD || (e->call == FWDIOI_CALL_OPEN && e->status == FWDIO_EREAD))
         written = fwdioi_local_error_path(f, e, local, sizeof local);
     fwdioi_errinfo_format(e, f->path, written, text, sizeof text);
-    fwdioi_rt_lock(f->rt);
+    fwdioi_rt_lock(f->engine);
     f->drain_status = (int)e->status;
     f->drain_error = *e;
     memcpy(f->drain_text, text, sizeof text);
-    fwdioi_rt_unlock(f->rt);
+    fwdioi_rt_unlock(f->engine);
     l->path_free(f);
     f->drained_call.run = run_drained;
-    fwdioi_rt_deliver(f->rt, &f->drained_call);
+    fwdioi_rt_deliver(f->engine, &f->drained_call);
 }

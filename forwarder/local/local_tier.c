@@ -214,7 +214,7 @@ int fwdioi_local_seal(fwdio_file_t *f, void (*then)(fwdio_file_t *f))
     j->path = l->data_path;
     j->at = fwdioi_local_index_offset(f->size);
     f->s.io_pending++;
-    fwdioi_rt_io_submit(f->rt, &j->io);
+    fwdioi_rt_io_submit(f->engine, &j->io);
     return 0;
 }
 
@@ -239,11 +239,11 @@ int fwdioi_local_session_done(fwdio_file_t *f, const fwdioi_errinfo_t *final, MP
     l->announce = announce;
     l->committer = f->s.committer;
     l->committers = f->s.committers;
-    fwdioi_rt_lock(f->rt);
+    fwdioi_rt_lock(f->engine);
     f->drain_pending = 1;
-    fwdioi_rt_unlock(f->rt);
+    fwdioi_rt_unlock(f->engine);
     l->start_task.run = start_drain_task;
-    fwdioi_rt_submit(f->rt, &l->start_task);
+    fwdioi_rt_submit(f->engine, &l->start_task);
     return 1;
 }
 

@@ -86,7 +86,7 @@ static void give_back(struct fwdio_runtime *o, int to, uint64_t token)
     if (wait_add(o, &e, to) != 0) /* the sender's file would wait for ever */
         fwdioi_report("rank %d: out of memory to give a message back to rank %d: its file "
                       "cannot complete",
-                      fwdioi_rt_rank(o->rt), o->area.rank_of_local[to]);
+                      fwdioi_rt_rank(o->engine), o->area.rank_of_local[to]);
 }
 
 void fwdioi_shared_release(struct fwdio_runtime *o, fwdioi_hold_t *h)
@@ -168,7 +168,7 @@ static int take_data(struct fwdio_runtime *o, int from, const fwdioi_area_entry_
     if (!receiving) { /* a file that failed, ended, or is not this rank's to write: drop */
         if (!f || !f->s.aborted)
             fwdioi_log(FWDIOI_LOG_WARN, "rank %d: dropped a message from rank %d for file %llu%s",
-                       fwdioi_rt_rank(o->rt), source, (unsigned long long)e->seq,
+                       fwdioi_rt_rank(o->engine), source, (unsigned long long)e->seq,
                        f ? " (not a writer of it, or it is complete here)" : " (not active here)");
         give_back(o, from, e->token);
         return 1;
@@ -217,7 +217,7 @@ static void take_release(struct fwdio_runtime *o, int from, const fwdioi_area_en
     if (!m || m->area_magic != FWDIOI_MSG_AREA_MAGIC || !m->area_out) {
         fwdioi_log(FWDIOI_LOG_WARN, "rank %d: rank %d gave back a message this rank does not "
                    "have out (offset %llu); ignored",
-                   fwdioi_rt_rank(o->rt), a->rank_of_local[from], (unsigned long long)e->token);
+                   fwdioi_rt_rank(o->engine), a->rank_of_local[from], (unsigned long long)e->token);
         return;
     }
     m->area_out = 0;
@@ -263,13 +263,13 @@ int fwdioi_shared_poll(struct fwdio_runtime *o)
             else if (e.kind == FWDIOI_AREA_NOTE) {
                 if (!take_note(o, &e) && wait_add(o, &e, p) != 0)
                     fwdioi_report("rank %d: out of memory to keep a notice from rank %d",
-                                  fwdioi_rt_rank(o->rt), a->rank_of_local[p]);
+                                  fwdioi_rt_rank(o->engine), a->rank_of_local[p]);
             } else if (e.kind != FWDIOI_AREA_DATA)
                 fwdioi_log(FWDIOI_LOG_WARN, "rank %d: an entry of unknown kind %u from rank %d",
-                           fwdioi_rt_rank(o->rt), e.kind, a->rank_of_local[p]);
+                           fwdioi_rt_rank(o->engine), e.kind, a->rank_of_local[p]);
             else if (!take_data(o, p, &e) && wait_add(o, &e, p) != 0)
                 fwdioi_report("rank %d: out of memory to keep a message from rank %d",
-                              fwdioi_rt_rank(o->rt), a->rank_of_local[p]);
+                              fwdioi_rt_rank(o->engine), a->rank_of_local[p]);
         }
     }
     return handled;

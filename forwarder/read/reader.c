@@ -85,7 +85,10 @@ typedef struct answer_send {
 
 static struct fwdioi_reader *reader_of(const fwdio_file_t *f) { return f->s.reader; }
 
-static uint64_t budget_of(const fwdio_file_t *f) { return fwdioi_rt_config(f->rt)->writer_buffer; }
+static uint64_t budget_of(const fwdio_file_t *f)
+{
+    return fwdioi_rt_config(f->engine)->writer_buffer;
+}
 
 /* The end of a receive into nothing. */
 static void on_discarded(void *arg, const MPI_Status *st)
@@ -221,7 +224,7 @@ static void on_answer_sent(void *arg, const MPI_Status *st)
 static int post(fwdio_file_t *f, answer_send_t *a, const void *buf, uint64_t len, int dest, int tag)
 {
     MPI_Request req;
-    int rc = fwdioi_rt_track_reserve(f->rt) != 0
+    int rc = fwdioi_rt_track_reserve(f->engine) != 0
                  ? MPI_ERR_NO_MEM
                  : MPI_Isend(buf, (int)len, MPI_BYTE, dest, tag, f->s.comm, &req);
     if (rc != MPI_SUCCESS) {
@@ -233,7 +236,7 @@ static int post(fwdio_file_t *f, answer_send_t *a, const void *buf, uint64_t len
     f->s.stats.messages_sent++;
     if (a->unit)
         a->unit->sends++;
-    fwdioi_rt_track(f->rt, req, on_answer_sent, a);
+    fwdioi_rt_track(f->engine, req, on_answer_sent, a);
     return 0;
 }
 
@@ -362,7 +365,7 @@ static void schedule(fwdio_file_t *f)
         job->hold = u;
         f->s.io_pending++;
         rd->reading++;
-        fwdioi_rt_io_submit_any(f->rt, &job->io); /* several preads in flight */
+        fwdioi_rt_io_submit_any(f->engine, &job->io); /* several preads in flight */
     }
 }
 
@@ -488,7 +491,7 @@ int fwdioi_reader_probe(fwdio_file_t *f)
     int n = 0;
     while (n < REQUESTS_PER_POLL && rd->waiting < MAX_WAITING_PIECES &&
            f->s.comm != MPI_COMM_NULL) {
-        if (fwdioi_rt_track_reserve(f->rt) != 0)
+        if (fwdioi_rt_track_reserve(f->engine) != 0)
             break;
         int flag = 0, len = 0;
         MPI_Message msg;
@@ -512,7 +515,7 @@ int fwdioi_reader_probe(fwdio_file_t *f)
                                     good ? FWDIOI_CALL_NONE : FWDIOI_REASON_BAD_READ,
                                     st.MPI_SOURCE, len};
             if (MPI_Imrecv(NULL, 0, MPI_BYTE, &msg, &req) == MPI_SUCCESS)
-                fwdioi_rt_track(f->rt, req, on_discarded, NULL);
+                fwdioi_rt_track(f->engine, req, on_discarded, NULL);
             fwdioi_outcome_abort(f, &why, 1);
             break;
         }
@@ -526,7 +529,7 @@ int fwdioi_reader_probe(fwdio_file_t *f)
         rd->requests++;
         rd->recvs++;
         f->s.recvs_pending++;
-        fwdioi_rt_track(f->rt, req, on_request_received, rr);
+        fwdioi_rt_track(f->engine, req, on_request_received, rr);
         n++;
     }
     return n;
@@ -580,7 +583,7 @@ void fwdioi_reader_open(fwdio_file_t *f)
     job->path = f->path;
     job->read_only = 1;
     f->s.io_pending++;
-    fwdioi_rt_io_submit(f->rt, &job->io);
+    fwdioi_rt_io_submit(f->engine, &job->io);
 }
 
 static void on_closed(fwdioi_storage_job_t *job)
@@ -626,7 +629,7 @@ int fwdioi_reader_done(fwdio_file_t *f)
     }
     job->fd = s->fd;
     s->io_pending++;
-    fwdioi_rt_io_submit(f->rt, &job->io);
+    fwdioi_rt_io_submit(f->engine, &job->io);
     return 0;
 }
 
@@ -657,7 +660,7 @@ static void close_aborted(fwdio_file_t *f)
     job->fd = s->fd;
     job->durable = 0;
     s->io_pending++;
-    fwdioi_rt_io_submit(f->rt, &job->io);
+    fwdioi_rt_io_submit(f->engine, &job->io);
 }
 
 void fwdioi_reader_close_aborted(fwdio_file_t *f)

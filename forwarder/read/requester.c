@@ -103,7 +103,7 @@ static void end_read(fwdio_file_t *f, fwdioi_read_t *r, int status)
     fwdioi_ranges_free(&r->got);
     free(r->parts);
     r->parts = NULL;
-    fwdioi_rt_deliver(f->rt, &r->call);
+    fwdioi_rt_deliver(f->engine, &r->call);
 }
 
 /* The status reads end with once the file failed: its abort's, else its
@@ -141,7 +141,7 @@ static int send_request(fwdio_file_t *f, fwdioi_read_t *r, int w)
     rs->file = f;
     rs->req = (fwdioi_read_request_t){r->id, r->offset, r->len};
     MPI_Request req;
-    int rc = fwdioi_rt_track_reserve(f->rt) != 0
+    int rc = fwdioi_rt_track_reserve(f->engine) != 0
                  ? MPI_ERR_NO_MEM
                  : MPI_Isend(&rs->req, (int)sizeof rs->req, MPI_BYTE,
                              fwdioi_plan_writer_rank(&f->plan, w), FWDIOI_TAG_READ_REQ, f->s.comm,
@@ -154,7 +154,7 @@ static int send_request(fwdio_file_t *f, fwdioi_read_t *r, int w)
     f->s.sends_pending++;
     f->s.sent_bytes[w]++; /* requests per reader: what each reader waits for at the close */
     f->s.stats.messages_sent++;
-    fwdioi_rt_track(f->rt, req, on_request_sent, rs);
+    fwdioi_rt_track(f->engine, req, on_request_sent, rs);
     return 0;
 }
 
@@ -268,8 +268,8 @@ int fwdioi_requester_submit(fwdio_file_t *f, void *buf, uint64_t len, uint64_t o
     r->done = done;
     r->arg = arg;
     r->status = FWDIO_OK;
-    FWDIOI_ASSERT_LOCKED(f->rt);
-    fwdioi_rt_submit(f->rt, &r->task);
+    FWDIOI_ASSERT_LOCKED(f->engine);
+    fwdioi_rt_submit(f->engine, &r->task);
     return FWDIO_OK;
 }
 
@@ -371,7 +371,7 @@ static void receive_piece(fwdio_file_t *f, fwdioi_read_t *r, const fwdioi_read_h
     piece_recv_t *pr = malloc(sizeof *pr);
     MPI_Request req;
     int rc = !pr ? MPI_ERR_NO_MEM
-             : fwdioi_rt_track_reserve(f->rt) != 0
+             : fwdioi_rt_track_reserve(f->engine) != 0
                  ? MPI_ERR_NO_MEM
                  : MPI_Irecv(r->buf + (h->offset - r->offset), (int)h->len, MPI_BYTE, source,
                              FWDIOI_TAG_READ_DATA, f->s.comm, &req);
@@ -383,7 +383,7 @@ static void receive_piece(fwdio_file_t *f, fwdioi_read_t *r, const fwdioi_read_h
     *pr = (piece_recv_t){f, r, h->len, fwdioi_trace_begin()};
     r->recvs++;
     f->s.recvs_pending++;
-    fwdioi_rt_track(f->rt, req, on_piece_received, pr);
+    fwdioi_rt_track(f->engine, req, on_piece_received, pr);
 }
 
 static void take_header(fwdio_file_t *f, const fwdioi_read_header_t *h, int source)
@@ -416,7 +416,7 @@ int fwdioi_requester_probe(fwdio_file_t *f)
     FWDIOI_ASSERT_PROGRESS();
     int n = 0;
     while (n < HEADERS_PER_POLL && f->s.comm != MPI_COMM_NULL) {
-        if (fwdioi_rt_track_reserve(f->rt) != 0)
+        if (fwdioi_rt_track_reserve(f->engine) != 0)
             break;
         int flag = 0, count = 0;
         MPI_Message msg;

@@ -57,10 +57,10 @@ static void on_abort_sent(void *arg, const MPI_Status *st)
 static void relay(struct fwdio_runtime *o, const int64_t msg[ABORT_INTS], int except)
 {
     FWDIOI_ASSERT_PROGRESS();
-    fwdioi_rt_t *rt = o->rt;
-    const int me = fwdioi_rt_rank(rt);
+    fwdioi_engine_t *engine = o->engine;
+    const int me = fwdioi_rt_rank(engine);
     int to[FWDIOI_RELAY_MAX];
-    int n = fwdioi_relay_neighbours(me, fwdioi_rt_size(rt), to);
+    int n = fwdioi_relay_neighbours(me, fwdioi_rt_size(engine), to);
     if (n == 0 || (n == 1 && to[0] == except))
         return;
     abort_send_t *a = malloc(sizeof *a);
@@ -75,17 +75,17 @@ static void relay(struct fwdio_runtime *o, const int64_t msg[ABORT_INTS], int ex
         if (to[i] == except)
             continue;
         MPI_Request req;
-        int rc = fwdioi_rt_track_reserve(rt) != 0
+        int rc = fwdioi_rt_track_reserve(engine) != 0
                      ? MPI_ERR_NO_MEM
                      : MPI_Isend(a->msg, ABORT_INTS, MPI_INT64_T, to[i], FWDIOI_TAG_ABORT,
-                                 fwdioi_rt_comm(rt), &req);
+                                 fwdioi_rt_comm(engine), &req);
         if (rc != MPI_SUCCESS) {
             fwdioi_log(FWDIOI_LOG_WARN, "rank %d: could not tell rank %d of an MPI failure", me,
                        to[i]);
             continue;
         }
         a->refs++;
-        fwdioi_rt_track(rt, req, on_abort_sent, a);
+        fwdioi_rt_track(engine, req, on_abort_sent, a);
     }
     on_abort_sent(a, NULL);
 }
@@ -140,7 +140,7 @@ static int keep_pending(struct fwdio_runtime *o, uint64_t seq, const fwdioi_erri
         fwdioi_pending_abort_t *p = realloc(o->pending_aborts, (size_t)cap * sizeof *p);
         if (!p) {
             fwdioi_log(FWDIOI_LOG_WARN, "rank %d: no memory to keep an abort of file %llu",
-                       fwdioi_rt_rank(o->rt), (unsigned long long)seq);
+                       fwdioi_rt_rank(o->engine), (unsigned long long)seq);
             return 1; /* not kept, but new here: passed on all the same */
         }
         o->pending_aborts = p;
@@ -196,16 +196,16 @@ static void on_abort_received(void *arg, const MPI_Status *st)
 int fwdioi_abort_receive(struct fwdio_runtime *o)
 {
     FWDIOI_ASSERT_PROGRESS();
-    fwdioi_rt_t *rt = o->rt;
+    fwdioi_engine_t *engine = o->engine;
     int n = 0;
     for (;;) {
-        if (fwdioi_rt_track_reserve(rt) != 0)
+        if (fwdioi_rt_track_reserve(engine) != 0)
             return n;
         int flag = 0;
         MPI_Message msg;
         MPI_Status st;
-        if (MPI_Improbe(MPI_ANY_SOURCE, FWDIOI_TAG_ABORT, fwdioi_rt_comm(rt), &flag, &msg, &st) !=
-                MPI_SUCCESS ||
+        MPI_Comm comm = fwdioi_rt_comm(engine);
+        if (MPI_Improbe(MPI_ANY_SOURCE, FWDIOI_TAG_ABORT, comm, &flag, &msg, &st) != MPI_SUCCESS ||
             !flag)
             return n;
         abort_recv_t *a = malloc(sizeof *a);
@@ -213,12 +213,12 @@ int fwdioi_abort_receive(struct fwdio_runtime *o)
         if (!a || MPI_Imrecv(a ? a->msg : NULL, a ? ABORT_INTS : 0, MPI_INT64_T, &msg, &req) !=
                       MPI_SUCCESS) {
             fwdioi_log(FWDIOI_LOG_WARN, "rank %d: could not receive an abort from rank %d",
-                       fwdioi_rt_rank(rt), st.MPI_SOURCE);
+                       fwdioi_rt_rank(engine), st.MPI_SOURCE);
             free(a);
             return n;
         }
         a->owner = o;
-        fwdioi_rt_track(rt, req, on_abort_received, a);
+        fwdioi_rt_track(engine, req, on_abort_received, a);
         n++;
     }
 }
@@ -266,7 +266,7 @@ int fwdioi_abort_drain(struct fwdio_runtime *o, MPI_Comm comm)
     FWDIOI_ASSERT_PROGRESS();
     int n = 0;
     for (;;) {
-        if (fwdioi_rt_track_reserve(o->rt) != 0)
+        if (fwdioi_rt_track_reserve(o->engine) != 0)
             return n;
         int flag = 0, len = 0;
         MPI_Message msg;
@@ -283,7 +283,7 @@ int fwdioi_abort_drain(struct fwdio_runtime *o, MPI_Comm comm)
             free(buf);
             return n;
         }
-        fwdioi_rt_track(o->rt, req, on_zombie_data, buf);
+        fwdioi_rt_track(o->engine, req, on_zombie_data, buf);
         n++;
     }
 }

@@ -23,14 +23,14 @@ int fwdioi_session_agree(fwdio_file_t *f, int call, const void *in, void *out, i
     FWDIOI_ASSERT_PROGRESS();
     f->s.trace_t0 = fwdioi_trace_begin();
     MPI_Request req;
-    int rc = fwdioi_rt_track_reserve(f->rt) != 0
+    int rc = fwdioi_rt_track_reserve(f->engine) != 0
                  ? MPI_ERR_NO_MEM
                  : MPI_Iallreduce(in, out, count, type, op, f->s.comm, &req);
     if (rc != MPI_SUCCESS) {
         fwdioi_outcome_mpi_failed(f, call, rc);
         return -1;
     }
-    fwdioi_rt_track(f->rt, req, done, f);
+    fwdioi_rt_track(f->engine, req, done, f);
     return 0;
 }
 
@@ -68,14 +68,14 @@ int fwdioi_session_scan_appends(fwdio_file_t *f, const uint64_t *mine, uint64_t 
     FWDIOI_ASSERT_PROGRESS();
     f->s.trace_t0 = fwdioi_trace_begin();
     MPI_Request req;
-    int rc = fwdioi_rt_track_reserve(f->rt) != 0
+    int rc = fwdioi_rt_track_reserve(f->engine) != 0
                  ? MPI_ERR_NO_MEM
                  : MPI_Iexscan(mine, prefix, 1, MPI_UINT64_T, MPI_SUM, f->s.comm, &req);
     if (rc != MPI_SUCCESS) {
         fwdioi_outcome_mpi_failed(f, FWDIOI_MPI_SCAN_APPEND, rc);
         return -1;
     }
-    fwdioi_rt_track(f->rt, req, done, f);
+    fwdioi_rt_track(f->engine, req, done, f);
     return 0;
 }
 

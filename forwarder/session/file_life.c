@@ -14,7 +14,7 @@
 
 void fwdioi_file_unlink_locked(fwdio_file_t *f)
 {
-    FWDIOI_ASSERT_LOCKED(f->rt);
+    FWDIOI_ASSERT_LOCKED(f->engine);
     LIST_REMOVE(f, live_link);
 }
 

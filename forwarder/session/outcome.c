@@ -97,11 +97,11 @@ void fwdioi_outcome_try_close(fwdio_file_t *f)
 
 void fwdioi_outcome_publish_error_locked(fwdio_file_t *f, const fwdioi_errinfo_t *e)
 {
-    FWDIOI_ASSERT_LOCKED(f->rt);
+    FWDIOI_ASSERT_LOCKED(f->engine);
     if (e->status != FWDIO_OK && !f->failed_known) {
         f->failed_known = 1;
         f->known_error = *e;
-        fwdioi_rt_broadcast(f->rt); /* writes waiting for staging room give up */
+        fwdioi_rt_broadcast(f->engine); /* writes waiting for staging room give up */
         char local[4096]; /* the node-local tier: the writers wrote local files */
         const char *written = fwdioi_local_error_path(f, e, local, sizeof local);
         fwdioi_errinfo_format(e, f->path, written ? written : f->write_path, f->error_text,
@@ -112,9 +112,9 @@ void fwdioi_outcome_publish_error_locked(fwdio_file_t *f, const fwdioi_errinfo_t
 void fwdioi_outcome_publish_error(fwdio_file_t *f, const fwdioi_errinfo_t *e)
 {
     FWDIOI_ASSERT_PROGRESS();
-    fwdioi_rt_lock(f->rt);
+    fwdioi_rt_lock(f->engine);
     fwdioi_outcome_publish_error_locked(f, e);
-    fwdioi_rt_unlock(f->rt);
+    fwdioi_rt_unlock(f->engine);
 }
 
 fwdio_file_t *fwdioi_outcome_active_file(struct fwdio_runtime *o, uint64_t seq)

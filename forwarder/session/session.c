@@ -68,7 +68,7 @@ static void feed_dups(struct fwdio_runtime *owner);
  * runtime lock held). */
 static void publish_stats_locked(fwdio_file_t *f, double t)
 {
-    FWDIOI_ASSERT_LOCKED(f->rt);
+    FWDIOI_ASSERT_LOCKED(f->engine);
     const fwdioi_session_stats_t *ss = &f->s.stats;
     fwdio_file_stats_t *st = &f->stats;
     st->messages_sent = ss->messages_sent;
@@ -97,10 +97,10 @@ static void run_ready(fwdioi_call_t *call)
     if (f->cbs.ready)
         f->cbs.ready(f, (int)f->s.open_agreed.status, f->cbs.user);
     fwdioi_trace_end_file(t_trace, "ready callback", (int64_t)f->seq);
-    fwdioi_rt_lock(f->rt);
+    fwdioi_rt_lock(f->engine);
     f->ready_returned = 1;
-    fwdioi_rt_broadcast(f->rt);
-    fwdioi_rt_unlock(f->rt);
+    fwdioi_rt_broadcast(f->engine);
+    fwdioi_rt_unlock(f->engine);
 }
 
 static void run_complete(fwdioi_call_t *call)
@@ -110,17 +110,17 @@ static void run_complete(fwdioi_call_t *call)
     if (f->cbs.complete)
         f->cbs.complete(f, (int)f->known_error.status, f->cbs.user);
     fwdioi_trace_end_file(t_trace, "complete callback", (int64_t)f->seq);
-    fwdioi_rt_lock(f->rt);
+    fwdioi_rt_lock(f->engine);
     f->complete_delivered = 1;
     /* No drain follows (no node-local tier, or the file failed): the file is
      * as drained as it will be, with complete's status. */
     int drained_now = !f->drain_pending;
     if (drained_now)
         f->drain_status = (int)f->known_error.status;
-    fwdioi_rt_unlock(f->rt);
+    fwdioi_rt_unlock(f->engine);
     if (drained_now && f->cbs.drained)
         f->cbs.drained(f, f->drain_status, f->cbs.user);
-    fwdioi_rt_lock(f->rt);
+    fwdioi_rt_lock(f->engine);
     f->drained_delivered |= drained_now;
     /* Freed by the application already (and drained): the last reference is
      * ours. Unlinked in the same critical section, so fwdio_finalize never
@@ -128,8 +128,8 @@ static void run_complete(fwdioi_call_t *call)
     int release = f->app_freed && f->drained_delivered;
     if (release)
         fwdioi_file_unlink_locked(f);
-    fwdioi_rt_broadcast(f->rt);
-    fwdioi_rt_unlock(f->rt);
+    fwdioi_rt_broadcast(f->engine);
+    fwdioi_rt_unlock(f->engine);
     if (release)
         fwdioi_file_release(f);
 }
@@ -310,17 +310,17 @@ static void finish_session(fwdio_file_t *f, const fwdioi_errinfo_t *result)
     }
     fwdioi_session_free(f);
     double t = fwdioi_now();
-    fwdioi_rt_lock(f->rt); /* stats, error and final status become visible together */
+    fwdioi_rt_lock(f->engine); /* stats, error and final status become visible together */
     publish_stats_locked(f, t);
     fwdioi_outcome_publish_error_locked(f, &final);
     f->known_error = final;
-    fwdioi_rt_unlock(f->rt);
+    fwdioi_rt_unlock(f->engine);
     fwdioi_log(FWDIOI_LOG_INFO, "rank %d: %s complete: %s", f->rank, f->path,
                fwdio_strerror((int)final.status));
     fwdioi_steps_end(f, &final); /* their callbacks come before complete */
     if (!draining)
         start_waiting_opens(f->owner, f);
-    fwdioi_rt_deliver(f->rt, &f->complete_call); /* last: it may free f */
+    fwdioi_rt_deliver(f->engine, &f->complete_call); /* last: it may free f */
 }
 
 /* The status before the commit: the open's if it failed, else the final one. */
@@ -374,7 +374,7 @@ static void finish_if_aborted(fwdio_file_t *f)
     FWDIOI_ASSERT_PROGRESS();
     if (may_finish_aborted(f) && !f->s.finish_queued) {
         f->s.finish_queued = 1;
-        fwdioi_rt_submit(f->rt, &f->finish_task);
+        fwdioi_rt_submit(f->engine, &f->finish_task);
     }
 }
 
@@ -421,7 +421,7 @@ static void start_commit(fwdio_file_t *f)
         return;
     }
     s->io_pending++;
-    fwdioi_rt_io_submit(f->rt, &job->io);
+    fwdioi_rt_io_submit(f->engine, &job->io);
 }
 
 static void on_final_agreed(void *arg, const MPI_Status *st)
@@ -494,10 +494,10 @@ static void on_close_agreed(void *arg, const MPI_Status *st)
     }
     s->phase = FWDIOI_PHASE_SYNCING;
     s->t_closed = fwdioi_now();
-    fwdioi_rt_lock(f->rt);
+    fwdioi_rt_lock(f->engine);
     memcpy(f->writer_bytes_agreed, f->s.expected_bytes,
            (size_t)f->plan.nwriters * sizeof *f->writer_bytes_agreed);
-    fwdioi_rt_unlock(f->rt);
+    fwdioi_rt_unlock(f->engine);
     if (f->reading) { /* the requests each reader takes before it is done */
         s->close_agreed = 1;
         read_check_done(f);
@@ -569,10 +569,10 @@ static void deliver_ready(fwdio_file_t *f)
         return;
     f->s.ready_delivered = 1;
     double t = fwdioi_now();
-    fwdioi_rt_lock(f->rt);
+    fwdioi_rt_lock(f->engine);
     f->stats.time_to_ready = t - f->t_open;
-    fwdioi_rt_unlock(f->rt);
-    fwdioi_rt_deliver(f->rt, &f->ready_call);
+    fwdioi_rt_unlock(f->engine);
+    fwdioi_rt_deliver(f->engine, &f->ready_call);
 }
 
 /* Drop the writes held for the open, with `status` for lent buffers. */
@@ -603,11 +603,11 @@ static void read_size_decided(fwdio_file_t *f)
         fwdioi_outcome_publish_error(f, &s->open_agreed);
         return;
     }
-    fwdioi_rt_lock(f->rt);
+    fwdioi_rt_lock(f->engine);
     f->size = size;
     fwdioi_plan_set_size(&f->plan, size);
     f->size_known = 1;
-    fwdioi_rt_unlock(f->rt);
+    fwdioi_rt_unlock(f->engine);
 }
 
 /* The open status is known on every rank (open_agreed): data flows, or the
@@ -738,11 +738,11 @@ static struct fwdio_runtime *owner_of_dup(void *arg)
 static void set_dup_busy(struct fwdio_runtime *owner, int busy)
 {
     owner->dup_in_flight = busy;
-    fwdioi_rt_lock(owner->rt);
+    fwdioi_rt_lock(owner->engine);
     owner->dup_busy = busy;
-    fwdioi_rt_unlock(owner->rt);
+    fwdioi_rt_unlock(owner->engine);
     if (!busy)
-        fwdioi_rt_broadcast(owner->rt);
+        fwdioi_rt_broadcast(owner->engine);
 }
 
 static void on_dup_done(void *arg, const MPI_Status *st)
@@ -804,13 +804,13 @@ static void feed_dups(struct fwdio_runtime *owner)
      * waits for an earlier file to end (finish_session feeds again). The
      * k-th duplication still goes to the k-th file on every rank, whenever
      * each rank starts it. */
-    if (owner->comms_held >= fwdioi_rt_config(owner->rt)->files_in_flight)
+    if (owner->comms_held >= fwdioi_rt_config(owner->engine)->files_in_flight)
         return;
     MPI_Request req;
     owner->dup_t0 = fwdioi_trace_begin();
-    int rc = fwdioi_rt_track_reserve(owner->rt) != 0
+    int rc = fwdioi_rt_track_reserve(owner->engine) != 0
                  ? MPI_ERR_NO_MEM
-                 : MPI_Comm_idup(fwdioi_rt_comm(owner->rt), &owner->dup_next, &req);
+                 : MPI_Comm_idup(fwdioi_rt_comm(owner->engine), &owner->dup_next, &req);
     if (rc != MPI_SUCCESS) {
         owner->dup_next = MPI_COMM_NULL;
         owner->spare_rc = rc;
@@ -819,7 +819,7 @@ static void feed_dups(struct fwdio_runtime *owner)
         return;
     }
     set_dup_busy(owner, 1);
-    fwdioi_rt_track(owner->rt, req, on_dup_done, &owner->dup_next);
+    fwdioi_rt_track(owner->engine, req, on_dup_done, &owner->dup_next);
 }
 
 static void open_task(fwdioi_task_t *task)
@@ -857,15 +857,15 @@ static void break_runtime(fwdio_file_t *f, const fwdioi_errinfo_t *why)
     struct fwdio_runtime *o = f->owner;
     if (o->broken.status == FWDIO_OK) {
         o->broken = *why;
-        fwdioi_rt_lock(f->rt);
+        fwdioi_rt_lock(f->engine);
         o->broken_known = 1;
-        fwdioi_rt_unlock(f->rt);
+        fwdioi_rt_unlock(f->engine);
     }
     /* No duplication of the runtime's communicator can match between ranks
      * any more: the one in flight is given up (left to MPI), a finished one
      * no file will take is freed. */
     if (o->dup_in_flight) {
-        fwdioi_rt_forget(f->rt, &o->dup_next);
+        fwdioi_rt_forget(f->engine, &o->dup_next);
         o->dup_next = MPI_COMM_NULL;
         set_dup_busy(o, 0);
     }
@@ -900,12 +900,12 @@ static void on_aborted(fwdio_file_t *f, const fwdioi_errinfo_t *why, int notify)
     int dup_failed = why->call == FWDIOI_REASON_MPI + FWDIOI_MPI_COMM_IDUP ||
                      why->call == FWDIOI_REASON_BROKEN;
     if (s->phase == FWDIOI_PHASE_DUP && dup_failed) {
-        fwdioi_rt_forget(f->rt, f);
+        fwdioi_rt_forget(f->engine, f);
         break_runtime(f, why);
         s->phase = FWDIOI_PHASE_CHECKING; /* no duplication to wait for */
         s->comm = MPI_COMM_NULL; /* a duplicate that was never finished: left to MPI */
     } else if (s->phase != FWDIOI_PHASE_DUP) {
-        if (fwdioi_rt_forget(f->rt, f) > 0)
+        if (fwdioi_rt_forget(f->engine, f) > 0)
             s->abandoned = 1; /* its buffers and communicator stay MPI's */
     }
     /* else: another rank failed later on; this rank's duplication still has
@@ -1035,7 +1035,7 @@ int fwdioi_session_poll(void *runtime, int *active)
 {
     FWDIOI_ASSERT_PROGRESS();
     struct fwdio_runtime *owner = runtime;
-    const fwdio_config_t *cfg = fwdioi_rt_config(owner->rt);
+    const fwdio_config_t *cfg = fwdioi_rt_config(owner->engine);
     int events = 0;
     double now = 0;
     *active = 0;

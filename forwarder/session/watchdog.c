@@ -117,7 +117,7 @@ static void report_writer(FILE *out, const fwdio_file_t *f)
     if (waiting_len >= 0)
         fprintf(out, "    a %d-byte message waits for writer memory (%llu of %llu bytes held)\n",
                 waiting_len, (unsigned long long)f->owner->wbuf.held,
-                (unsigned long long)fwdioi_rt_config(f->rt)->writer_buffer);
+                (unsigned long long)fwdioi_rt_config(f->engine)->writer_buffer);
 }
 
 static void report_sender(FILE *out, const fwdio_file_t *f)
@@ -285,7 +285,7 @@ void fwdioi_watchdog_check(fwdio_file_t *f, double now)
          * still pending has waited for the others' close only from now on. */
         s->watch_wait = wait;
         s->watch_start = now;
-        s->next_report = now + (double)fwdioi_rt_config(f->rt)->watchdog;
+        s->next_report = now + (double)fwdioi_rt_config(f->engine)->watchdog;
     }
     if (now < s->next_report)
         return;

@@ -49,7 +49,7 @@ static void append_release(fwdioi_lent_t *lent)
 /* Bytes appended since the last step end, over the runtime's streams. */
 static uint64_t open_step_appends_locked(struct fwdio_runtime *o)
 {
-    FWDIOI_ASSERT_LOCKED(o->rt);
+    FWDIOI_ASSERT_LOCKED(o->engine);
     uint64_t n = 0;
     for (const fwdio_file_t *g = LIST_FIRST(&o->live); g; g = LIST_NEXT(g, live_link))
         n += g->appends.bytes;
@@ -59,9 +59,9 @@ static uint64_t open_step_appends_locked(struct fwdio_runtime *o)
 int fwdioi_append(fwdio_file_t *f, const void *buf, size_t len)
 {
     struct fwdio_runtime *o = f->owner;
-    const uint64_t budget = fwdioi_rt_config(f->rt)->staging_buffer;
+    const uint64_t budget = fwdioi_rt_config(f->engine)->staging_buffer;
     const int may_wait = !fwdioi_rt_on_progress_thread();
-    fwdioi_rt_lock(f->rt);
+    fwdioi_rt_lock(f->engine);
     int rc = fwdioi_write_refusal_locked(f);
     if (rc == FWDIO_OK && len > 0) {
         /* Held appends come back only at a step end: half the budget stays
@@ -82,7 +82,7 @@ int fwdioi_append(fwdio_file_t *f, const void *buf, size_t len)
                 rc = FWDIO_EAGAIN;
                 break;
             }
-            fwdioi_rt_sleep_locked(f->rt); /* fwdioi_appends_route broadcasts */
+            fwdioi_rt_sleep_locked(f->engine); /* fwdioi_appends_route broadcasts */
             rc = fwdioi_write_refusal_locked(f);
         }
         if (rc == FWDIO_OK) {
@@ -91,7 +91,7 @@ int fwdioi_append(fwdio_file_t *f, const void *buf, size_t len)
                 o->append_held += len;
         }
     }
-    fwdioi_rt_unlock(f->rt);
+    fwdioi_rt_unlock(f->engine);
     if (rc != FWDIO_OK || len == 0)
         return rc;
     fwdioi_append_t *a = calloc(1, sizeof *a);
@@ -103,7 +103,7 @@ int fwdioi_append(fwdio_file_t *f, const void *buf, size_t len)
         a->data = malloc(len);
     if (a && a->data)
         memcpy(a->data, buf, len);
-    fwdioi_rt_lock(f->rt);
+    fwdioi_rt_lock(f->engine);
     rc = !a || !a->data ? FWDIO_ENOMEM : fwdioi_write_refusal_locked(f);
     if (rc == FWDIO_OK) {
         a->lent.file = f;
@@ -121,7 +121,7 @@ int fwdioi_append(fwdio_file_t *f, const void *buf, size_t len)
         o->append_held -= len;
         fwdioi_staging_release_locked(f, len);
     }
-    fwdioi_rt_unlock(f->rt);
+    fwdioi_rt_unlock(f->engine);
     if (rc != FWDIO_OK && a) {
         a->lent.len = len;
         if (a->data)
@@ -136,10 +136,10 @@ void fwdioi_appends_route(fwdio_file_t *f, fwdioi_append_list_t *list, uint64_t 
                           uint64_t step, uint64_t *sums, fwdioi_task_list_t *msgs)
 {
     FWDIOI_ASSERT_PROGRESS();
-    fwdioi_rt_lock(f->rt);
+    fwdioi_rt_lock(f->engine);
     f->owner->append_held -= list->bytes; /* on their way now: a send frees them */
-    fwdioi_rt_broadcast(f->rt);            /* appends waiting for room */
-    fwdioi_rt_unlock(f->rt);
+    fwdioi_rt_broadcast(f->engine);            /* appends waiting for room */
+    fwdioi_rt_unlock(f->engine);
     fwdioi_append_t *a = list->head;
     fwdioi_append_list_init(list);
     while (a) {
@@ -173,11 +173,11 @@ void fwdioi_appends_drop(fwdio_file_t *f, fwdioi_append_list_t *list)
 {
     if (!list->head)
         return;
-    fwdioi_rt_lock(f->rt);
+    fwdioi_rt_lock(f->engine);
     f->owner->append_held -= list->bytes;
     fwdioi_staging_release_locked(f, list->bytes);
-    fwdioi_rt_broadcast(f->rt);
-    fwdioi_rt_unlock(f->rt);
+    fwdioi_rt_broadcast(f->engine);
+    fwdioi_rt_unlock(f->engine);
     for (fwdioi_append_t *a = list->head, *next; a; a = next) {
         next = a->next;
         append_free(f, a);

@@ -91,14 +91,14 @@ static void run_step(fwdioi_call_t *call)
     fwdio_file_t *f = step->file;
     if (f->cbs.step)
         f->cbs.step(f, step->index, step->status, f->cbs.user);
-    fwdioi_rt_lock(f->rt);
+    fwdioi_rt_lock(f->engine);
     f->steps_done = step->index + 1;
     if (step->status != FWDIO_OK && f->step_fail_from == UINT64_MAX) {
         f->step_fail_from = step->index;
         f->step_fail_status = step->status;
     }
-    fwdioi_rt_broadcast(f->rt); /* fwdio_step_wait */
-    fwdioi_rt_unlock(f->rt);
+    fwdioi_rt_broadcast(f->engine); /* fwdio_step_wait */
+    fwdioi_rt_unlock(f->engine);
     fwdioi_step_free(step);
 }
 
@@ -203,7 +203,7 @@ static void complete_first(fwdio_file_t *f, const fwdioi_errinfo_t *result)
         sm->steps_failed_at = step->index;
         fwdioi_outcome_publish_error(f, result); /* later writes are refused */
     }
-    fwdioi_rt_deliver(f->rt, &step->call);
+    fwdioi_rt_deliver(f->engine, &step->call);
     if (f->my_writer >= 0) { /* the next step's bytes may go to the file now */
         if (f->opts.rewrites && !s->aborted)
             fwdioi_writer_forget_step(f); /* and may write this one's again */
@@ -309,7 +309,7 @@ static void start_step_commit(fwdio_file_t *f, fwdioi_step_t *step)
         return;
     }
     s->io_pending++;
-    fwdioi_rt_io_submit(f->rt, &job->io);
+    fwdioi_rt_io_submit(f->engine, &job->io);
 }
 
 static void on_step_final(void *arg, const MPI_Status *st)
@@ -538,9 +538,9 @@ int fwdioi_steps_close_scanned(fwdio_file_t *f)
     if (sm->close_scan == CLOSE_SCAN_RUNNING)
         return 0;
     /* Every rank scans, appended or not. */
-    fwdioi_rt_lock(f->rt);
+    fwdioi_rt_lock(f->engine);
     fwdioi_append_list_move(&sm->close_appends, &f->appends);
-    fwdioi_rt_unlock(f->rt);
+    fwdioi_rt_unlock(f->engine);
     sm->append_mine = sm->close_appends.bytes;
     sm->close_scan = CLOSE_SCAN_RUNNING;
     fwdioi_session_scan_appends(f, &sm->append_mine, &sm->append_prefix, on_close_scan);
@@ -559,10 +559,10 @@ void fwdioi_steps_end(fwdio_file_t *f, const fwdioi_errinfo_t *final)
     FWDIOI_ASSERT_PROGRESS();
     struct fwdioi_stream *sm = stream_of(f);
     fwdioi_steps_fail_all(f, final); /* their callbacks come before complete */
-    fwdioi_rt_lock(f->rt);
+    fwdioi_rt_lock(f->engine);
     fwdioi_append_list_t left = f->appends; /* appended after the last step end, unsent */
     fwdioi_append_list_init(&f->appends);
-    fwdioi_rt_unlock(f->rt);
+    fwdioi_rt_unlock(f->engine);
     if (left.head)
         fwdioi_appends_drop(f, &left);
     if (sm)

@@ -40,7 +40,10 @@
 
 /* Hand `msgs` to the session: queued for the progress thread, in order with
  * the step records and close tasks queued under the same lock. */
-static void submit(fwdioi_rt_t *rt, fwdioi_task_list_t *msgs) { fwdioi_rt_submit_list(rt, msgs); }
+static void submit(fwdioi_engine_t *engine, fwdioi_task_list_t *msgs)
+{
+    fwdioi_rt_submit_list(engine, msgs);
+}
 
 /* Wire bytes of a message of `payload` data bytes in `npieces` pieces. */
 static size_t wire_size(uint64_t payload, size_t npieces)
@@ -70,7 +73,7 @@ static void seal(fwdioi_combine_t *c, fwdioi_task_list_t *out)
 /* Seal every open message of `f` into `out`. */
 static void seal_file_locked(fwdio_file_t *f, fwdioi_task_list_t *out)
 {
-    FWDIOI_ASSERT_LOCKED(f->rt);
+    FWDIOI_ASSERT_LOCKED(f->engine);
     if (atomic_load_explicit(&f->combine_since, memory_order_relaxed) == 0)
         return;
     for (int w = 0; w < f->plan.nwriters; w++)
@@ -95,7 +98,7 @@ static int open_message(fwdio_file_t *f, int writer, fwdioi_combine_t *c, size_t
         f->owner->combining_files++;
         /* the progress thread may be asleep: it must come back to send this
          * message once it is poll_max_us old */
-        fwdioi_rt_kick(f->rt);
+        fwdioi_rt_kick(f->engine);
     }
     return 0;
 }
@@ -119,7 +122,7 @@ static int reserve(fwdio_file_t *f, int writer, const uint8_t *src, uint64_t off
                    fwdioi_task_list_t *out, fwdioi_combine_batch_t *b, uint64_t *taken)
 {
     fwdioi_combine_t *c = &f->combine[writer];
-    const size_t cap = fwdioi_rt_config(f->rt)->combine_size;
+    const size_t cap = fwdioi_rt_config(f->engine)->combine_size;
     while (len > 0 && b->n < FWDIOI_COMBINE_BATCH) {
         if (!c->open && open_message(f, writer, c, cap) != 0)
             return FWDIO_ENOMEM;
@@ -156,7 +159,7 @@ static int reserve(fwdio_file_t *f, int writer, const uint8_t *src, uint64_t off
 uint64_t fwdioi_combine_reserve_locked(fwdio_file_t *f, const uint8_t *buf, uint64_t len,
                                        uint64_t offset, fwdioi_combine_batch_t *b, int *rc)
 {
-    FWDIOI_ASSERT_LOCKED(f->rt);
+    FWDIOI_ASSERT_LOCKED(f->engine);
     const fwdioi_plan_t *p = &f->plan;
     const uint64_t end = offset + len;
     fwdioi_task_list_t out = STAILQ_HEAD_INITIALIZER(out);
@@ -171,7 +174,7 @@ uint64_t fwdioi_combine_reserve_locked(fwdio_file_t *f, const uint8_t *buf, uint
                       &taken);
         a += taken - before;
     }
-    submit(f->rt, &out);
+    submit(f->engine, &out);
     return taken;
 }
 
@@ -183,7 +186,7 @@ void fwdioi_combine_copy(const fwdioi_combine_batch_t *b)
 
 void fwdioi_combine_finish_locked(fwdio_file_t *f, fwdioi_combine_batch_t *b)
 {
-    FWDIOI_ASSERT_LOCKED(f->rt);
+    FWDIOI_ASSERT_LOCKED(f->engine);
     fwdioi_task_list_t out = STAILQ_HEAD_INITIALIZER(out);
     for (int i = 0; i < b->n; i++) {
         fwdioi_msg_t *m = b->copy[i].msg;
@@ -194,28 +197,28 @@ void fwdioi_combine_finish_locked(fwdio_file_t *f, fwdioi_combine_batch_t *b)
         }
     }
     b->n = 0;
-    submit(f->rt, &out);
+    submit(f->engine, &out);
     if (f->combine_copies == 0)
-        fwdioi_rt_broadcast(f->rt); /* a close may wait for the copies */
+        fwdioi_rt_broadcast(f->engine); /* a close may wait for the copies */
 }
 
 void fwdioi_combine_flush_file_locked(fwdio_file_t *f)
 {
-    FWDIOI_ASSERT_LOCKED(f->rt);
+    FWDIOI_ASSERT_LOCKED(f->engine);
     fwdioi_task_list_t out = STAILQ_HEAD_INITIALIZER(out);
     seal_file_locked(f, &out);
-    submit(f->rt, &out);
+    submit(f->engine, &out);
 }
 
 void fwdioi_combine_flush_all_locked(struct fwdio_runtime *o)
 {
-    FWDIOI_ASSERT_LOCKED(o->rt);
+    FWDIOI_ASSERT_LOCKED(o->engine);
     if (o->combining_files == 0)
         return;
     fwdioi_task_list_t out = STAILQ_HEAD_INITIALIZER(out);
     while (!TAILQ_EMPTY(&o->combining))
         seal_file_locked(TAILQ_FIRST(&o->combining), &out);
-    submit(o->rt, &out);
+    submit(o->engine, &out);
 }
 
 int fwdioi_combine_flush_stale(struct fwdio_runtime *o, uint64_t age_ns, int *open_left)
@@ -231,7 +234,7 @@ int fwdioi_combine_flush_stale(struct fwdio_runtime *o, uint64_t age_ns, int *op
      * run straight in here could pass a step record still queued, and be
      * counted, and written, in the step before its own). */
     fwdioi_task_list_t sealed = STAILQ_HEAD_INITIALIZER(sealed);
-    fwdioi_rt_lock(o->rt);
+    fwdioi_rt_lock(o->engine);
     uint64_t now = TAILQ_EMPTY(&o->combining) ? 0 : fwdioi_now_ns();
     fwdio_file_t *f;
     while ((f = TAILQ_FIRST(&o->combining)) != NULL) {
@@ -243,8 +246,8 @@ int fwdioi_combine_flush_stale(struct fwdio_runtime *o, uint64_t age_ns, int *op
     *open_left = !TAILQ_EMPTY(&o->combining);
     for (fwdioi_task_t *t = STAILQ_FIRST(&sealed); t; t = STAILQ_NEXT(t, link))
         n++;
-    submit(o->rt, &sealed);
-    fwdioi_rt_unlock(o->rt);
+    submit(o->engine, &sealed);
+    fwdioi_rt_unlock(o->engine);
     return n;
 }
 

@@ -27,7 +27,7 @@ fwdioi_msg_t *fwdioi_msg_new(fwdio_file_t *f, int writer, size_t wire_cap, int s
         m = fwdioi_heap_alloc(&area->heap, len);
     if (!m) {
         to = -1;
-        m = fwdioi_rt_buf_get(f->rt, len);
+        m = fwdioi_rt_buf_get(f->engine, len);
     }
     if (!m)
         return NULL;
@@ -86,7 +86,7 @@ void fwdioi_msg_view(const fwdioi_msg_t *m, fwdioi_pieces_view_t *v)
     v->payload = m->payload;
 }
 
-void fwdioi_msg_free(fwdioi_rt_t *rt, fwdioi_msg_t *m)
+void fwdioi_msg_free(fwdioi_engine_t *engine, fwdioi_msg_t *m)
 {
     if (m->staged)
         fwdioi_staging_release_msg(m->file, m);
@@ -95,7 +95,7 @@ void fwdioi_msg_free(fwdioi_rt_t *rt, fwdioi_msg_t *m)
         m->area_magic = 0; /* a late or forged release finds no message here */
         fwdioi_heap_free(&m->file->owner->area.heap, m, m->alloc_len);
     } else {
-        fwdioi_rt_buf_put(rt, m, m->alloc_len);
+        fwdioi_rt_buf_put(engine, m, m->alloc_len);
     }
     /* The last message of a lent write gives the buffer back. refs is 0 when
      * the call itself failed before submitting: then there is no callback. */
@@ -103,15 +103,15 @@ void fwdioi_msg_free(fwdioi_rt_t *rt, fwdioi_msg_t *m)
         if (lent->release)
             lent->release(lent);
         else
-            fwdioi_rt_deliver(rt, &lent->call);
+            fwdioi_rt_deliver(engine, &lent->call);
     }
 }
 
-void fwdioi_msgs_free(fwdioi_rt_t *rt, fwdioi_task_list_t *msgs)
+void fwdioi_msgs_free(fwdioi_engine_t *engine, fwdioi_task_list_t *msgs)
 {
     while (!STAILQ_EMPTY(msgs)) {
         fwdioi_msg_t *m = (fwdioi_msg_t *)STAILQ_FIRST(msgs);
         STAILQ_REMOVE_HEAD(msgs, link);
-        fwdioi_msg_free(rt, m);
+        fwdioi_msg_free(engine, m);
     }
 }

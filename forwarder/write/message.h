@@ -34,8 +34,8 @@ void fwdioi_msg_view(const fwdioi_msg_t *m, fwdioi_pieces_view_t *v);
 void fwdioi_msg_set_step(fwdioi_msg_t *m, uint64_t step);
 /** Give one message's buffer back (and its staging, and a lent buffer's
  *  callback when its last message goes). */
-void fwdioi_msg_free(fwdioi_rt_t *rt, fwdioi_msg_t *m);
+void fwdioi_msg_free(fwdioi_engine_t *engine, fwdioi_msg_t *m);
 /** fwdioi_msg_free for every message of `msgs` (left empty). */
-void fwdioi_msgs_free(fwdioi_rt_t *rt, fwdioi_task_list_t *msgs);
+void fwdioi_msgs_free(fwdioi_engine_t *engine, fwdioi_task_list_t *msgs);
 
 #endif

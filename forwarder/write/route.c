@@ -88,7 +88,7 @@ int fwdioi_route_write(fwdio_file_t *f, const uint8_t *buf, uint64_t len, uint64
                        fwdioi_lent_t *lent, fwdioi_task_list_t *msgs)
 {
     const fwdioi_plan_t *p = &f->plan;
-    const uint64_t cap = fwdioi_rt_config(f->rt)->max_message_size;
+    const uint64_t cap = fwdioi_rt_config(f->engine)->max_message_size;
     const uint64_t end = offset + len;
     const uint64_t s0 = offset / p->stripe_size, s1 = (end - 1) / p->stripe_size;
     int w0, nw;
@@ -141,7 +141,7 @@ int fwdioi_route_write(fwdio_file_t *f, const uint8_t *buf, uint64_t len, uint64
         fwdioi_task_t *t;
         STAILQ_FOREACH(t, msgs, link)
             ((fwdioi_msg_t *)t)->staged = 0;
-        fwdioi_msgs_free(f->rt, msgs);
+        fwdioi_msgs_free(f->engine, msgs);
     }
     return rc;
 }

@@ -15,7 +15,7 @@ void fwdioi_send_done(fwdioi_msg_t *m, int mpi_error)
                      FWDIOI_TRACE_NONE, fwdioi_plan_writer_rank(&f->plan, m->writer));
     if (mpi_error != MPI_SUCCESS && m->lent && m->lent->status == FWDIO_OK)
         m->lent->status = FWDIO_EMPI;
-    fwdioi_msg_free(f->rt, m);
+    fwdioi_msg_free(f->engine, m);
     f->s.sends_pending--;
     /* Whether the writer got the bytes is unknown: the counts cannot be
      * trusted, so the file is aborted. */

@@ -33,7 +33,7 @@ void fwdioi_sender_drop(fwdio_file_t *f, fwdioi_msg_t *m, int status)
     FWDIOI_ASSERT_PROGRESS();
     if (m->lent && m->lent->status == FWDIO_OK)
         m->lent->status = status;
-    fwdioi_msg_free(f->rt, m);
+    fwdioi_msg_free(f->engine, m);
 }
 
 /* A lent message goes out as one MPI message all the same: a datatype of
@@ -89,7 +89,7 @@ static void send_mpi(fwdio_file_t *f, fwdioi_msg_t *m)
     MPI_Request req;
     int dest = fwdioi_plan_writer_rank(&f->plan, m->writer);
     int call = FWDIOI_MPI_ISEND;
-    int rc = fwdioi_rt_track_reserve(f->rt) != 0 ? MPI_ERR_NO_MEM
+    int rc = fwdioi_rt_track_reserve(f->engine) != 0 ? MPI_ERR_NO_MEM
              : m->lent ? isend_lent(f, m, dest, &req, &call)
                        : MPI_Issend(m->wire, (int)m->wire_len, MPI_BYTE, dest, FWDIOI_TAG_DATA,
                                     f->s.comm, &req);
@@ -114,7 +114,7 @@ static void send_mpi(fwdio_file_t *f, fwdioi_msg_t *m)
         fwdioi_staging_sent(f, m);
     f->s.stats.bytes_to_mpi += m->payload;
     f->s.sends_pending++;
-    fwdioi_rt_track(f->rt, req, on_send_done, m);
+    fwdioi_rt_track(f->engine, req, on_send_done, m);
 }
 
 /* To a writer on local rank `to` of this node: by reference through the

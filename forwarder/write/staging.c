@@ -9,7 +9,7 @@
 
 int fwdioi_write_refusal_locked(const fwdio_file_t *f)
 {
-    FWDIOI_ASSERT_LOCKED(f->rt);
+    FWDIOI_ASSERT_LOCKED(f->engine);
     if (f->app_closed)
         return FWDIO_ECLOSED;
     if (f->failed_known)
@@ -19,9 +19,9 @@ int fwdioi_write_refusal_locked(const fwdio_file_t *f)
 
 int fwdioi_staging_reserve_locked(fwdio_file_t *f, uint64_t bytes, int may_wait)
 {
-    FWDIOI_ASSERT_LOCKED(f->rt);
+    FWDIOI_ASSERT_LOCKED(f->engine);
     struct fwdio_runtime *o = f->owner;
-    const uint64_t budget = fwdioi_rt_config(f->rt)->staging_buffer;
+    const uint64_t budget = fwdioi_rt_config(f->engine)->staging_buffer;
     for (;;) {
         int rc = fwdioi_write_refusal_locked(f);
         if (rc != FWDIO_OK)
@@ -40,7 +40,7 @@ int fwdioi_staging_reserve_locked(fwdio_file_t *f, uint64_t bytes, int may_wait)
             o->flush_combined_locked(o);
         if (!may_wait)
             return FWDIO_EAGAIN;
-        fwdioi_rt_sleep_locked(f->rt);
+        fwdioi_rt_sleep_locked(f->engine);
     }
     o->staged += bytes;
     if (o->staged > o->staged_peak)
@@ -53,33 +53,33 @@ int fwdioi_staging_reserve_locked(fwdio_file_t *f, uint64_t bytes, int may_wait)
 
 void fwdioi_staging_release_locked(fwdio_file_t *f, uint64_t bytes)
 {
-    FWDIOI_ASSERT_LOCKED(f->rt);
+    FWDIOI_ASSERT_LOCKED(f->engine);
     f->owner->staged -= bytes;
     f->staged_file -= bytes;
-    fwdioi_rt_broadcast(f->rt);
+    fwdioi_rt_broadcast(f->engine);
 }
 
 void fwdioi_staging_sent(fwdio_file_t *f, fwdioi_msg_t *m)
 {
     FWDIOI_ASSERT_PROGRESS();
-    fwdioi_rt_lock(f->rt);
+    fwdioi_rt_lock(f->engine);
     f->owner->staged_sent += m->payload;
     m->sent = 1;
-    fwdioi_rt_unlock(f->rt);
+    fwdioi_rt_unlock(f->engine);
 }
 
 void fwdioi_staging_release_msg(fwdio_file_t *f, const fwdioi_msg_t *m)
 {
-    fwdioi_rt_lock(f->rt);
+    fwdioi_rt_lock(f->engine);
     if (m->sent)
         f->owner->staged_sent -= m->payload;
     fwdioi_staging_release_locked(f, m->payload);
-    fwdioi_rt_unlock(f->rt);
+    fwdioi_rt_unlock(f->engine);
 }
 
 void fwdioi_staging_release(fwdio_file_t *f, uint64_t bytes)
 {
-    fwdioi_rt_lock(f->rt);
+    fwdioi_rt_lock(f->engine);
     fwdioi_staging_release_locked(f, bytes);
-    fwdioi_rt_unlock(f->rt);
+    fwdioi_rt_unlock(f->engine);
 }

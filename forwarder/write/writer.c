@@ -143,7 +143,7 @@ static void hold_release(fwdio_file_t *f, fwdioi_hold_t *h)
     if (--h->refs > 0)
         return;
     if (h->kind == FWDIOI_HOLD_OWN) {
-        fwdioi_msg_free(f->rt, h->block);
+        fwdioi_msg_free(f->engine, h->block);
         return;
     }
     if (h->kind == FWDIOI_HOLD_SHARED) { /* its sender may reuse the memory */
@@ -154,7 +154,7 @@ static void hold_release(fwdio_file_t *f, fwdioi_hold_t *h)
         fwdioi_wbudget_released(&f->owner->wbuf, &f->s.wbuf, h->size);
     else
         wbuf_sub(f, h->size);
-    fwdioi_rt_buf_put(f->rt, h->block, h->size);
+    fwdioi_rt_buf_put(f->engine, h->block, h->size);
 }
 
 static void on_write_done(fwdioi_storage_job_t *job)
@@ -223,7 +223,7 @@ static void flush_unit(void *arg, uint8_t *buf, uint64_t size, uint64_t offset,
     job->nextents = nextents;
     fwdioi_wbudget_releasing(&f->owner->wbuf, job->buf_size);
     f->s.io_pending++;
-    fwdioi_rt_io_submit(f->rt, &job->io);
+    fwdioi_rt_io_submit(f->engine, &job->io);
 }
 
 /* Write bytes straight from the message being accepted, which stays alive
@@ -268,7 +268,7 @@ static void submit_direct(fwdio_file_t *f)
     wbuf_add(f, job->buf_size);
     fwdioi_wbudget_releasing(&f->owner->wbuf, job->buf_size);
     f->s.io_pending++;
-    fwdioi_rt_io_submit(f->rt, &job->io);
+    fwdioi_rt_io_submit(f->engine, &job->io);
 }
 
 /* ---- a stream's steps ---- */
@@ -369,7 +369,7 @@ static void check_step(fwdio_file_t *f)
     /* a commit block follows durable data only */
     job->durable = f->opts.durable || fwdioi_steps_head_commits(f);
     s->io_pending++;
-    fwdioi_rt_io_submit(f->rt, &job->io);
+    fwdioi_rt_io_submit(f->engine, &job->io);
 }
 
 /* Everything announced has arrived: flush what is left, sync, close. */
@@ -408,7 +408,7 @@ void fwdioi_writer_check_drained(fwdio_file_t *f)
     /* a commit follows durable data; the node-local tier's complete means durable */
     job->durable = f->opts.durable || s->committers > 0 || fwdioi_local_defers_commit(f);
     s->io_pending++;
-    fwdioi_rt_io_submit(f->rt, &job->io);
+    fwdioi_rt_io_submit(f->engine, &job->io);
 }
 
 /* ---- receiving data ---- */
@@ -686,7 +686,7 @@ static void on_dropped(void *arg, const MPI_Status *st)
 static void start_receive(fwdio_file_t *f, MPI_Message *msg, int len, int source)
 {
     fwdioi_session_t *s = &f->s;
-    recv_op_t *r = fwdioi_rt_buf_get(f->rt, sizeof *r + (size_t)len);
+    recv_op_t *r = fwdioi_rt_buf_get(f->engine, sizeof *r + (size_t)len);
     MPI_Request req;
     if (!r) {
         /* Cannot buffer it: without its bytes the counts cannot add up, so the
@@ -694,7 +694,7 @@ static void start_receive(fwdio_file_t *f, MPI_Message *msg, int len, int source
          * so its sender is not blocked for ever. */
         fwdioi_outcome_nomem(f, 0);
         if (MPI_Imrecv(NULL, 0, MPI_BYTE, msg, &req) == MPI_SUCCESS)
-            fwdioi_rt_track(f->rt, req, on_dropped, NULL);
+            fwdioi_rt_track(f->engine, req, on_dropped, NULL);
         return;
     }
     r->hold = (fwdioi_hold_t){1, FWDIOI_HOLD_RECEIVED, r, sizeof *r + (size_t)len, 0, NULL};
@@ -711,13 +711,13 @@ static void start_receive(fwdio_file_t *f, MPI_Message *msg, int len, int source
          * waits for ever. Into a scratch buffer, or nothing (truncated). */
         void *scratch = malloc(len > 0 ? (size_t)len : 1);
         if (MPI_Imrecv(scratch, scratch ? len : 0, MPI_BYTE, msg, &req) == MPI_SUCCESS)
-            fwdioi_rt_track(f->rt, req, on_dropped, scratch);
+            fwdioi_rt_track(f->engine, req, on_dropped, scratch);
         else
             free(scratch);
         return;
     }
     s->recvs_pending++;
-    fwdioi_rt_track(f->rt, req, on_recv_done, r);
+    fwdioi_rt_track(f->engine, req, on_recv_done, r);
 }
 
 /* Receive the messages that have arrived for this file while the writer has
@@ -732,7 +732,7 @@ int fwdioi_writer_probe(fwdio_file_t *f)
     int started = 0;
     /* an aborted file only drops what arrives */
     while (started < RECVS_PER_POLL && f->s.comm != MPI_COMM_NULL) {
-        if (fwdioi_rt_track_reserve(f->rt) != 0)
+        if (fwdioi_rt_track_reserve(f->engine) != 0)
             break; /* no memory to track a receive: try on the next tick */
         if (!w->has_waiting) {
             int flag = 0, rc;
@@ -785,7 +785,7 @@ void fwdioi_writer_close_aborted(fwdio_file_t *f)
     job->write_failed = writer_of(f) ? &writer_of(f)->write_failed : NULL;
     job->durable = 0;
     s->io_pending++;
-    fwdioi_rt_io_submit(f->rt, &job->io);
+    fwdioi_rt_io_submit(f->engine, &job->io);
 }
 
 static void on_open_done(fwdioi_storage_job_t *job)
@@ -833,7 +833,7 @@ void fwdioi_writer_open(fwdio_file_t *f)
     job->keeps_prefix = f->stream; /* its first append_start bytes stay */
     fwdioi_local_prepare_open(f, job); /* the node-local tier: a file of its own */
     f->s.io_pending++;
-    fwdioi_rt_io_submit(f->rt, &job->io);
+    fwdioi_rt_io_submit(f->engine, &job->io);
 }
 
 /* ---- the writer's state, and what other modules may ask of it ---- */

@@ -17,7 +17,7 @@ void fake_file_init(fwdio_file_t *f, struct fwdio_runtime *owner, char *path,
     for (int i = 0; i < shape->nwriters; i++)
         writer_ranks[i] = i;
     f->owner = owner;
-    f->rt = owner->rt;
+    f->engine = owner->engine;
     f->path = path;
     f->write_path = path;
     f->size = shape->size;

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct fwdioi_rt {
+struct fwdioi_engine {
     fwdio_config_t cfg;
     int rank, size;
 };
@@ -35,9 +35,9 @@ static fake_msg_t *matched; /* the message MPI_Improbe matched last */
 static int fail_reserve, fail_buf_get;
 static long bufs_out;
 
-fwdioi_rt_t *fake_rt_create(int rank, int size, const fwdio_config_t *cfg)
+fwdioi_engine_t *fake_rt_create(int rank, int size, const fwdio_config_t *cfg)
 {
-    fwdioi_rt_t *rt = calloc(1, sizeof *rt);
+    fwdioi_engine_t *rt = calloc(1, sizeof *rt);
     if (!rt)
         abort();
     rt->cfg = *cfg;
@@ -46,7 +46,7 @@ fwdioi_rt_t *fake_rt_create(int rank, int size, const fwdio_config_t *cfg)
     return rt;
 }
 
-void fake_rt_destroy(fwdioi_rt_t *rt)
+void fake_rt_destroy(fwdioi_engine_t *rt)
 {
     fake_msg_t *m;
     while ((m = STAILQ_FIRST(&wire)) != NULL) {
@@ -82,7 +82,7 @@ void fwdioi_check_failed(const char *what, const char *file, int line)
     abort();
 }
 
-int fwdioi_rt_lock_held(const fwdioi_rt_t *rt)
+int fwdioi_rt_lock_held(const fwdioi_engine_t *rt)
 {
     (void)rt;
     return 1;
@@ -91,36 +91,42 @@ int fwdioi_rt_lock_held(const fwdioi_rt_t *rt)
 
 int fwdioi_rt_on_progress_thread(void) { return 1; }
 int fwdioi_rt_in_callback(void) { return 0; }
-int fwdioi_rt_rank(const fwdioi_rt_t *rt) { return rt->rank; }
-int fwdioi_rt_size(const fwdioi_rt_t *rt) { return rt->size; }
-const fwdio_config_t *fwdioi_rt_config(const fwdioi_rt_t *rt) { return &rt->cfg; }
+int fwdioi_rt_rank(const fwdioi_engine_t *rt) { return rt->rank; }
+int fwdioi_rt_size(const fwdioi_engine_t *rt) { return rt->size; }
+/* Never used for traffic: fake_comm.c's calls and the fake wire ignore it. */
+MPI_Comm fwdioi_rt_comm(const fwdioi_engine_t *rt)
+{
+    (void)rt;
+    return MPI_COMM_WORLD;
+}
+const fwdio_config_t *fwdioi_rt_config(const fwdioi_engine_t *rt) { return &rt->cfg; }
 
 /* One thread, which holds the lock already: taking it does nothing, and a
  * sleep under it could never be woken. */
-void fwdioi_rt_lock(fwdioi_rt_t *rt) { (void)rt; }
-void fwdioi_rt_unlock(fwdioi_rt_t *rt) { (void)rt; }
-void fwdioi_rt_broadcast(fwdioi_rt_t *rt) { (void)rt; }
+void fwdioi_rt_lock(fwdioi_engine_t *rt) { (void)rt; }
+void fwdioi_rt_unlock(fwdioi_engine_t *rt) { (void)rt; }
+void fwdioi_rt_broadcast(fwdioi_engine_t *rt) { (void)rt; }
 
-void fwdioi_rt_deliver(fwdioi_rt_t *rt, fwdioi_call_t *call)
+void fwdioi_rt_deliver(fwdioi_engine_t *rt, fwdioi_call_t *call)
 {
     (void)rt;
     call->run(call); /* inline, as the tasks */
 }
 
-void fwdioi_rt_sleep_locked(fwdioi_rt_t *rt)
+void fwdioi_rt_sleep_locked(fwdioi_engine_t *rt)
 {
     (void)rt;
     fprintf(stderr, "fake runtime: a sleep under the runtime lock would never end\n");
     abort();
 }
 
-void fwdioi_rt_submit(fwdioi_rt_t *rt, fwdioi_task_t *task)
+void fwdioi_rt_submit(fwdioi_engine_t *rt, fwdioi_task_t *task)
 {
     (void)rt;
     task->run(task); /* inline */
 }
 
-void fwdioi_rt_submit_list(fwdioi_rt_t *rt, fwdioi_task_list_t *tasks)
+void fwdioi_rt_submit_list(fwdioi_engine_t *rt, fwdioi_task_list_t *tasks)
 {
     fwdioi_task_t *t;
     while ((t = STAILQ_FIRST(tasks)) != NULL) {
@@ -129,7 +135,7 @@ void fwdioi_rt_submit_list(fwdioi_rt_t *rt, fwdioi_task_list_t *tasks)
     }
 }
 
-int fwdioi_rt_track_reserve(fwdioi_rt_t *rt)
+int fwdioi_rt_track_reserve(fwdioi_engine_t *rt)
 {
     (void)rt;
     if (fail_reserve > 0) {
@@ -139,7 +145,7 @@ int fwdioi_rt_track_reserve(fwdioi_rt_t *rt)
     return 0;
 }
 
-void fwdioi_rt_track(fwdioi_rt_t *rt, MPI_Request req, fwdioi_req_cb_t cb, void *arg)
+void fwdioi_rt_track(fwdioi_engine_t *rt, MPI_Request req, fwdioi_req_cb_t cb, void *arg)
 {
     (void)rt;
     (void)req;
@@ -152,7 +158,7 @@ void fwdioi_rt_track(fwdioi_rt_t *rt, MPI_Request req, fwdioi_req_cb_t cb, void 
     nrequests++;
 }
 
-int fwdioi_rt_forget(fwdioi_rt_t *rt, void *arg)
+int fwdioi_rt_forget(fwdioi_engine_t *rt, void *arg)
 {
     (void)rt;
     int n = 0;
@@ -169,19 +175,19 @@ int fwdioi_rt_forget(fwdioi_rt_t *rt, void *arg)
     return n;
 }
 
-void fwdioi_rt_io_submit(fwdioi_rt_t *rt, fwdioi_io_job_t *job)
+void fwdioi_rt_io_submit(fwdioi_engine_t *rt, fwdioi_io_job_t *job)
 {
     (void)rt;
     STAILQ_INSERT_TAIL(&io_queue, job, link);
     nio++;
 }
 
-void fwdioi_rt_io_submit_any(fwdioi_rt_t *rt, fwdioi_io_job_t *job)
+void fwdioi_rt_io_submit_any(fwdioi_engine_t *rt, fwdioi_io_job_t *job)
 {
     fwdioi_rt_io_submit(rt, job);
 }
 
-void *fwdioi_rt_buf_get(fwdioi_rt_t *rt, size_t len)
+void *fwdioi_rt_buf_get(fwdioi_engine_t *rt, size_t len)
 {
     (void)rt;
     if (fail_buf_get > 0) {
@@ -194,7 +200,7 @@ void *fwdioi_rt_buf_get(fwdioi_rt_t *rt, size_t len)
     return p;
 }
 
-void fwdioi_rt_buf_put(fwdioi_rt_t *rt, void *buf, size_t len)
+void fwdioi_rt_buf_put(fwdioi_engine_t *rt, void *buf, size_t len)
 {
     (void)rt;
     (void)len;
@@ -224,20 +230,35 @@ void fake_rt_io_done(fwdioi_io_job_t *job)
 
 size_t fake_rt_requests(void) { return nrequests; }
 
-size_t fake_rt_complete_requests(int error)
+size_t fake_rt_requests_of(const void *arg)
 {
     size_t n = 0;
     fake_req_t *r;
-    while ((r = STAILQ_FIRST(&requests)) != NULL) {
-        STAILQ_REMOVE_HEAD(&requests, link);
-        nrequests--;
-        MPI_Status st;
-        memset(&st, 0, sizeof st);
-        st.MPI_ERROR = error;
-        r->cb(r->arg, &st);
-        free(r);
+    STAILQ_FOREACH(r, &requests, link)
+        n += r->arg == arg;
+    return n;
+}
+
+int fake_rt_complete_oldest(int error)
+{
+    fake_req_t *r = STAILQ_FIRST(&requests);
+    if (!r)
+        return 0;
+    STAILQ_REMOVE_HEAD(&requests, link);
+    nrequests--;
+    MPI_Status st;
+    memset(&st, 0, sizeof st);
+    st.MPI_ERROR = error;
+    r->cb(r->arg, &st);
+    free(r);
+    return 1;
+}
+
+size_t fake_rt_complete_requests(int error)
+{
+    size_t n = 0;
+    while (fake_rt_complete_oldest(error))
         n++;
-    }
     return n;
 }
 

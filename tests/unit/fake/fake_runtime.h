@@ -16,7 +16,9 @@
  *   takes the oldest (fake_rt_io_take), looks at what it would do, sets its
  *   result, and runs its second half (fake_rt_io_done).
  * - Message buffers are malloc'd; the configuration is the test's.
- * - fake_node.c beside it: a rank without the node-shared area.
+ * - fake_node.c beside it: a rank without the node-shared area; fake_comm.c:
+ *   the communicator calls of a file's session (its duplication and
+ *   agreements), for the session's test.
  * - Data messages "on the wire" are queued by the test (fake_mpi_arrive);
  *   MPI_Improbe matches the oldest, MPI_Imrecv copies it into the role's
  *   buffer and gives a request that completes with fake_rt_complete_requests.
@@ -33,8 +35,8 @@
 
 /** A fake runtime of rank `rank` among `size` with configuration `cfg`
  *  (copied); one at a time. */
-fwdioi_rt_t *fake_rt_create(int rank, int size, const fwdio_config_t *cfg);
-void fake_rt_destroy(fwdioi_rt_t *rt);
+fwdioi_engine_t *fake_rt_create(int rank, int size, const fwdio_config_t *cfg);
+void fake_rt_destroy(fwdioi_engine_t *rt);
 
 /** I/O jobs submitted and not yet taken. */
 size_t fake_rt_io_queued(void);
@@ -46,9 +48,14 @@ void fake_rt_io_done(fwdioi_io_job_t *job);
 
 /** Tracked requests not yet completed. */
 size_t fake_rt_requests(void);
+/** Tracked requests not yet completed whose callback argument is `arg`. */
+size_t fake_rt_requests_of(const void *arg);
 /** Complete every tracked request (in order, including those their
  *  callbacks track) with MPI_ERROR `error`; returns how many completed. */
 size_t fake_rt_complete_requests(int error);
+/** Complete the oldest tracked request only (those its callback tracks
+ *  wait); 0 when none was tracked. */
+int fake_rt_complete_oldest(int error);
 /** Make fwdioi_rt_track_reserve fail `n` times (no memory to track). */
 void fake_rt_fail_track_reserve(int n);
 /** Make the next `n` fwdioi_rt_buf_get calls fail (out of memory). */

@@ -59,7 +59,7 @@ static void world_init(world_t *w, uint64_t size, uint64_t unit, uint64_t stripe
     W = w;
     w->size = size;
     w->cfg.writer_buffer = budget;
-    w->o.rt = fake_rt_create(reader, nranks, &w->cfg);
+    w->o.engine = fake_rt_create(reader, nranks, &w->cfg);
     LIST_INIT(&w->o.active);
     fwdioi_wbudget_init(&w->o.wbuf, budget);
     fwdio_file_t *f = &w->f;
@@ -74,7 +74,7 @@ static void world_free(world_t *w)
 {
     fwdioi_reader_free(&w->f);
     free(w->f.s.expected_bytes);
-    fake_rt_destroy(w->o.rt);
+    fake_rt_destroy(w->o.engine);
     W = NULL;
 }
 

@@ -11,6 +11,7 @@
  */
 #include "session/agree.h"
 #include "session/open_check.h"
+#include "minloc.h"
 #include "unit_check.h"
 
 #include <limits.h>
@@ -18,17 +19,6 @@
 #include <string.h>
 
 enum { MAX_RANKS = 5, MAX_PAIRS = FWDIOI_OPEN_CHECK_PAIRS };
-
-/* MPI_MINLOC of `in` into `inout` (MPI 4.0, 6.9.4). */
-static void minloc(const fwdioi_agree_pair_t *in, fwdioi_agree_pair_t *inout, int n)
-{
-    for (int i = 0; i < n; i++) {
-        if (in[i].key < inout[i].key)
-            inout[i] = in[i];
-        else if (in[i].key == inout[i].key && in[i].val < inout[i].val)
-            inout[i].val = in[i].val;
-    }
-}
 
 /* Reduce nranks contributions of n pairs in the order `order` into out. */
 static void reduce(fwdioi_agree_pair_t pairs[][MAX_PAIRS], int nranks, int n, const int *order,

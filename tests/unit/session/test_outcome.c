@@ -6,8 +6,8 @@
  * rank's abort is heard once; a failure is published once, and the error text is
  * the first failure's; every report of a role reaches the session's table.
  * The session is the test's table: it records what it is told. (An MPI
- * failure's report needs MPI_Error_class, so MPI initialized: the MPI tests
- * cover it.)
+ * failure's report, through the session's own table, is test_session's:
+ * it fakes MPI_Error_class, which refuses before MPI_Init.)
  */
 #include "fake_file.h"
 #include "fake_runtime.h"
@@ -80,7 +80,7 @@ static void world_init(world_t *w, int rank)
 {
     memset(w, 0, sizeof *w);
     W = w;
-    w->o.rt = fake_rt_create(rank, 4, &w->cfg);
+    w->o.engine = fake_rt_create(rank, 4, &w->cfg);
     w->o.session_ops = &test_ops;
     LIST_INIT(&w->o.active);
     fake_file_shape_t shape = {1 << 20, 1 << 16, 1 << 16, 4, 2, rank, FWDIO_LAYOUT_CYCLIC};
@@ -92,7 +92,7 @@ static void world_free(world_t *w)
 {
     free(w->f.s.expected_bytes);
     fwdioi_u64map_free(&w->o.active_by_seq);
-    fake_rt_destroy(w->o.rt);
+    fake_rt_destroy(w->o.engine);
     W = NULL;
 }
 

@@ -125,7 +125,7 @@ static void world_init(world_t *w, uint64_t size, uint64_t stripe, int nranks, i
     w->size = size;
     w->cfg.staging_buffer = 1u << 20;
     w->cfg.max_message_size = 1u << 20;
-    w->o.rt = fake_rt_create(rank, nranks, &w->cfg);
+    w->o.engine = fake_rt_create(rank, nranks, &w->cfg);
     LIST_INIT(&w->o.active);
     fwdio_file_t *f = &w->f;
     fake_file_shape_t shape = {size, stripe, stripe, nranks, nwriters, rank, FWDIO_LAYOUT_CYCLIC};
@@ -144,7 +144,7 @@ static void world_free(world_t *w)
 {
     fwdioi_stream_free(&w->f);
     free(w->f.s.expected_bytes);
-    fake_rt_destroy(w->o.rt);
+    fake_rt_destroy(w->o.engine);
     free(w->image);
     free(w->written);
     W = NULL;
@@ -168,7 +168,7 @@ static uint64_t end_step(int blocks, uint64_t block_at)
     }
     fwdioi_append_list_move(&step->appends, &f->appends);
     uint64_t index = step->index;
-    fwdioi_rt_submit(f->rt, &step->task);
+    fwdioi_rt_submit(f->engine, &step->task);
     return index;
 }
 
@@ -340,10 +340,10 @@ static void test_steps_in_order(void)
     answer_scan(0);
     CHECK(w.close_agreements == 1 && fwdioi_steps_close_appended(f) == 0);
     CHECK(w.nagrees == w.next && w.aborts == 0);
-    fwdioi_msg_free(f->rt, a);
-    fwdioi_msg_free(f->rt, b);
-    fwdioi_msg_free(f->rt, c);
-    fwdioi_msg_free(f->rt, d);
+    fwdioi_msg_free(f->engine, a);
+    fwdioi_msg_free(f->engine, b);
+    fwdioi_msg_free(f->engine, c);
+    fwdioi_msg_free(f->engine, d);
     CHECK(fake_rt_bufs_out() == 0);
     world_free(&w);
 }
@@ -493,9 +493,9 @@ static void test_steps_out_of_order(void)
     end_step(0, 0);
     CHECK(w.ncb == 2 && w.cb_index[1] == 1 && w.cb_status[1] == FWDIO_EINVAL);
     CHECK(w.nagrees == w.next);
-    fwdioi_msg_free(f->rt, a);
-    fwdioi_msg_free(f->rt, b);
-    fwdioi_msg_free(f->rt, c);
+    fwdioi_msg_free(f->engine, a);
+    fwdioi_msg_free(f->engine, b);
+    fwdioi_msg_free(f->engine, c);
     world_free(&w);
 }
 
@@ -657,7 +657,7 @@ static void test_not_a_stream(void)
     CHECK(fwdioi_steps_defer_abort(f, FWDIOI_MPI_AGREE_STEP, &why) == 0);
     fwdioi_steps_end(f, &why);
     CHECK(w.ncb == 0);
-    fwdioi_msg_free(f->rt, m);
+    fwdioi_msg_free(f->engine, m);
     world_free(&w);
 }
 
@@ -682,7 +682,7 @@ static void test_offsets_only(void)
     CHECK(fwdioi_steps_close_scanned(f) == 1 && w.nagrees == before);
     for (int i = 0; i < w.nagrees; i++)
         CHECK(w.agrees[i].call != FWDIOI_MPI_SCAN_APPEND);
-    fwdioi_msg_free(f->rt, a);
+    fwdioi_msg_free(f->engine, a);
     world_free(&w);
 }
 
@@ -854,14 +854,14 @@ void fwdioi_sender_send(fwdio_file_t *f, fwdioi_msg_t *m)
             W->written[p.offset + b]++;
         }
     }
-    fwdioi_msg_free(f->rt, m);
+    fwdioi_msg_free(f->engine, m);
 }
 
 void fwdioi_sender_drop(fwdio_file_t *f, fwdioi_msg_t *m, int status)
 {
     (void)status;
     W->dropped++;
-    fwdioi_msg_free(f->rt, m);
+    fwdioi_msg_free(f->engine, m);
 }
 
 void fwdioi_msg_task(fwdioi_task_t *task)

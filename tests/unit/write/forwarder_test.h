@@ -89,9 +89,9 @@ static inline uint32_t ft_npieces(const fwdioi_msg_t *m)
 /** Runtime-wide staged bytes, read under the runtime lock. */
 static inline uint64_t ft_staged(fwdio_runtime_t *rt)
 {
-    fwdioi_rt_lock(rt->rt);
+    fwdioi_rt_lock(rt->engine);
     uint64_t n = rt->staged;
-    fwdioi_rt_unlock(rt->rt);
+    fwdioi_rt_unlock(rt->engine);
     return n;
 }
 
@@ -118,7 +118,7 @@ static inline void ft_on_progress(fwdio_runtime_t *rt, void (*fn)(void *arg), vo
     ft_progress_call_t c = {.fn = fn, .arg = arg};
     atomic_init(&c.done, 0);
     c.task.run = ft_progress_call_run;
-    fwdioi_rt_submit(rt->rt, &c.task);
+    fwdioi_rt_submit(rt->engine, &c.task);
     while (!atomic_load(&c.done)) {
         struct timespec ts = {0, 100000};
         nanosleep(&ts, NULL);

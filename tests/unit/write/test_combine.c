@@ -164,7 +164,7 @@ static void step_append(tfile_t *a)
 {
     tc_phase("append");
     const uint64_t base = stripe_at(a, 0); /* writer 0's stripe; writer 1's follows */
-    fwdioi_rt_lock(g_rt->rt);
+    fwdioi_rt_lock(g_rt->engine);
     const uint64_t staged0 = g_rt->staged, files0 = combining_files();
     TC_CHECK(atomic_load(&a->f->combine_since) == 0 && a->f->combine[0].open == NULL,
              "a new file has open messages");
@@ -199,7 +199,7 @@ static void step_append(tfile_t *a)
     TC_CHECK(g_rt->staged == staged0 + 75,
              "sealed messages are not staged until sent (%llu staged, %llu expected)",
              (unsigned long long)g_rt->staged, (unsigned long long)(staged0 + 75));
-    fwdioi_rt_unlock(g_rt->rt);
+    fwdioi_rt_unlock(g_rt->engine);
     a->messages += 2;
     /* queued for the progress thread: sent, and their staging given back */
     TC_CHECK(ft_wait_staged(g_rt, staged0, 60) == 0,
@@ -213,7 +213,7 @@ static void step_fill(tfile_t *a)
     const uint64_t data1 = COMBINE - HEADER - PIECE; /* 1000 bytes in a one-piece message */
     const uint64_t base = stripe_at(a, 2);           /* writer 0 */
     const uint64_t gaps = stripe_at(a, 3);           /* writer 1 */
-    fwdioi_rt_lock(g_rt->rt);
+    fwdioi_rt_lock(g_rt->engine);
     const uint64_t staged0 = g_rt->staged;
     /* 2500 contiguous bytes in writes of 300: messages of 1000, 1000, 500 */
     for (uint64_t off = 0; off < 2500; off += 300) {
@@ -237,7 +237,7 @@ static void step_fill(tfile_t *a)
     expect_open(a, 1, NULL, 0, "flush_all");
     TC_CHECK(combining_files() == 0 && atomic_load(&a->f->combine_since) == 0,
              "flush_all left %llu files combining", (unsigned long long)combining_files());
-    fwdioi_rt_unlock(g_rt->rt);
+    fwdioi_rt_unlock(g_rt->engine);
     a->messages += 3 + 2; /* writer 0: three full; writer 1: one full, one flushed */
     TC_CHECK(ft_wait_staged(g_rt, staged0, 60) == 0,
              "fill: the sealed messages were not sent: %llu bytes still staged",
@@ -247,7 +247,7 @@ static void step_fill(tfile_t *a)
 static void step_two_files(tfile_t *a, tfile_t *b)
 {
     tc_phase("flush one file, then all");
-    fwdioi_rt_lock(g_rt->rt);
+    fwdioi_rt_lock(g_rt->engine);
     const uint64_t staged0 = g_rt->staged;
     cwrite_locked(a, stripe_at(a, 4), 64);
     cwrite_locked(b, stripe_at(b, 1), 64);
@@ -268,7 +268,7 @@ static void step_two_files(tfile_t *a, tfile_t *b)
     fwdioi_combine_flush_all_locked(g_rt); /* nothing open: nothing happens */
     TC_CHECK(combining_files() == 0 && g_rt->staged == staged0 + 192,
              "flush_all with nothing open changed something");
-    fwdioi_rt_unlock(g_rt->rt);
+    fwdioi_rt_unlock(g_rt->engine);
     a->messages += 2;
     b->messages += 1;
     TC_CHECK(ft_wait_staged(g_rt, staged0, 60) == 0,
@@ -282,21 +282,21 @@ static void step_stale(tfile_t *a)
     /* a stripe of the other rank's writer: the message goes through MPI */
     const uint64_t off = stripe_at(a, tc_rank == 0 ? 5 : 6) + 100;
     const int w = (int)((off / STRIPE) % 2);
-    fwdioi_rt_lock(g_rt->rt);
+    fwdioi_rt_lock(g_rt->engine);
     const uint64_t staged0 = g_rt->staged;
     cwrite_locked(a, off, 50);
     const uint64_t since = atomic_load(&a->f->combine_since);
-    fwdioi_rt_unlock(g_rt->rt);
+    fwdioi_rt_unlock(g_rt->engine);
     a->messages += 1;
 
     /* No fwdio call from here on (fwdio_poll, _test and _wait flush): only
      * the progress thread can send the message. Not before its age... */
     struct timespec pause = {0, 100 * 1000 * 1000};
     nanosleep(&pause, NULL);
-    fwdioi_rt_lock(g_rt->rt);
+    fwdioi_rt_lock(g_rt->engine);
     int sealed = a->f->combine[w].open == NULL;
     uint64_t age_ns = fwdioi_now_ns() - since;
-    fwdioi_rt_unlock(g_rt->rt);
+    fwdioi_rt_unlock(g_rt->engine);
     TC_CHECK(!sealed || age_ns >= (uint64_t)POLL_MAX_US * 1000,
              "an open message was sent after %.3f s, before its age of %.3f s", age_ns * 1e-9,
              POLL_MAX_US * 1e-6);
@@ -304,25 +304,25 @@ static void step_stale(tfile_t *a)
     TC_CHECK(ft_wait_staged(g_rt, staged0, 60) == 0,
              "an open message was never sent by age: %llu bytes still staged",
              (unsigned long long)ft_staged(g_rt));
-    fwdioi_rt_lock(g_rt->rt);
+    fwdioi_rt_lock(g_rt->engine);
     expect_open(a, w, NULL, 0, "stale");
     TC_CHECK(atomic_load(&a->f->combine_since) == 0 && combining_files() == 0,
              "the file still counts as combining after its flush by age");
-    fwdioi_rt_unlock(g_rt->rt);
+    fwdioi_rt_unlock(g_rt->engine);
 }
 
 static void step_close(tfile_t *a)
 {
     tc_phase("close");
-    fwdioi_rt_lock(g_rt->rt);
+    fwdioi_rt_lock(g_rt->engine);
     cwrite_locked(a, stripe_at(a, 6) + STRIPE - 8, 16); /* writers 0 and 1 */
-    fwdioi_rt_unlock(g_rt->rt);
+    fwdioi_rt_unlock(g_rt->engine);
     a->messages += 2;
     TC_EXPECT(fwdio_close(a->f), FWDIO_OK, "fwdio_close");
-    fwdioi_rt_lock(g_rt->rt);
+    fwdioi_rt_lock(g_rt->engine);
     expect_open(a, 0, NULL, 0, "after fwdio_close");
     expect_open(a, 1, NULL, 0, "after fwdio_close");
-    fwdioi_rt_unlock(g_rt->rt);
+    fwdioi_rt_unlock(g_rt->engine);
 }
 
 /* Wait for the file and check this rank's half of it and its message count. */
@@ -337,10 +337,10 @@ static void finish_file(tfile_t *t, int do_close)
     TC_CHECK(st.messages_sent == t->messages,
              "%s: this rank sent %llu messages, the steps made %llu", t->path,
              (unsigned long long)st.messages_sent, (unsigned long long)t->messages);
-    fwdioi_rt_lock(g_rt->rt);
+    fwdioi_rt_lock(g_rt->engine);
     TC_CHECK(t->f->staged_file == 0, "%s: %llu bytes still staged for the completed file",
              t->path, (unsigned long long)t->f->staged_file);
-    fwdioi_rt_unlock(g_rt->rt);
+    fwdioi_rt_unlock(g_rt->engine);
     fwdio_file_free(t->f);
     /* every rank's half: the file is complete everywhere once wait returns */
     int fd = open(t->path, O_RDONLY);
@@ -388,8 +388,8 @@ int main(int argc, char **argv)
     cfg.poll_max_us = POLL_MAX_US;
     cfg.callback_mode = mode;
     g_rt = ft_runtime(&cfg);
-    TC_CHECK(fwdioi_rt_config(g_rt->rt)->combine_size == COMBINE, "combine_size %zu in force",
-             fwdioi_rt_config(g_rt->rt)->combine_size);
+    TC_CHECK(fwdioi_rt_config(g_rt->engine)->combine_size == COMBINE, "combine_size %zu in force",
+             fwdioi_rt_config(g_rt->engine)->combine_size);
 
     tfile_t a, b;
     tfile_open(&a, "combine-a", 11);

@@ -97,7 +97,7 @@ static void detached_init(detached_t *d, fwdio_runtime_t *rt, const route_case_t
     }
     fwdio_file_t *f = d->f;
     f->owner = rt;
-    f->rt = rt->rt;
+    f->engine = rt->engine;
     f->size = c->size;
     f->opts = ft_options(c->stripe, c->unit, c->nwriters, c->layout);
     f->opts.targets = c->targets;
@@ -143,7 +143,7 @@ static int check_messages(const fwdio_file_t *f, fwdioi_msg_t *first, fwdioi_msg
                           const fwdioi_lent_t *lent, const char *what)
 {
     const fwdioi_plan_t *p = &f->plan;
-    const uint64_t cap = fwdioi_rt_config(f->rt)->max_message_size;
+    const uint64_t cap = fwdioi_rt_config(f->engine)->max_message_size;
     const int nw = p->nwriters;
     uint8_t *seen = calloc(len, 1);
     uint64_t expect[MAX_WRITERS] = {0}, got[MAX_WRITERS] = {0};
@@ -285,10 +285,10 @@ static void route_copied(fwdio_file_t *f, uint64_t offset, uint64_t len, const u
     struct fwdio_runtime *o = f->owner;
     uint8_t *buf = malloc(len);
     memcpy(buf, image + offset, len);
-    fwdioi_rt_lock(f->rt);
+    fwdioi_rt_lock(f->engine);
     uint64_t staged0 = o->staged;
     int rc = fwdioi_staging_reserve_locked(f, len, 1);
-    fwdioi_rt_unlock(f->rt);
+    fwdioi_rt_unlock(f->engine);
     TC_EXPECT(rc, FWDIO_OK, "staging reserve");
     fwdioi_task_list_t list;
     rc = fwdioi_route_write(f, buf, len, offset, NULL, &list);
@@ -298,13 +298,13 @@ static void route_copied(fwdio_file_t *f, uint64_t offset, uint64_t len, const u
     memset(buf, 0x5a, len); /* the messages must hold their own copy */
     if (rc == FWDIO_OK)
         check_messages(f, first, last, offset, len, image, buf, NULL, what);
-    fwdioi_msgs_free(f->rt, &list);
-    fwdioi_rt_lock(f->rt);
+    fwdioi_msgs_free(f->engine, &list);
+    fwdioi_rt_lock(f->engine);
     TC_CHECK(o->staged == staged0 && f->staged_file == 0,
              "%s: after the messages were freed %llu bytes are staged (%llu before), %llu for the file",
              what, (unsigned long long)o->staged, (unsigned long long)staged0,
              (unsigned long long)f->staged_file);
-    fwdioi_rt_unlock(f->rt);
+    fwdioi_rt_unlock(f->engine);
     free(buf);
 }
 
@@ -313,7 +313,7 @@ static void route_copied(fwdio_file_t *f, uint64_t offset, uint64_t len, const u
 static void free_msg(void *arg)
 {
     fwdioi_msg_t *m = arg;
-    fwdioi_msg_free(m->file->rt, m);
+    fwdioi_msg_free(m->file->engine, m);
 }
 
 /* Route one write lent: check, then free the messages one by one; the lent
@@ -372,7 +372,7 @@ static uint64_t min_u64(uint64_t a, uint64_t b) { return a < b ? a : b; }
 
 static void run_case(fwdio_runtime_t *rt, const route_case_t *c, tc_rng_t *rng)
 {
-    const uint64_t cap = fwdioi_rt_config(rt->rt)->max_message_size;
+    const uint64_t cap = fwdioi_rt_config(rt->engine)->max_message_size;
     char shape[160];
     snprintf(shape, sizeof shape, "%s W=%d T=%d stripe %llu size %llu cap %llu",
              layout_name(c->layout), c->nwriters, c->targets, (unsigned long long)c->stripe,
@@ -463,9 +463,9 @@ int main(int argc, char **argv)
         cfg.max_message_size = caps[k];
         cfg.callback_mode = FWDIO_CALLBACKS_ON_POLL; /* the lent callback runs in fwdio_poll */
         fwdio_runtime_t *rt = ft_runtime(&cfg);
-        TC_CHECK(fwdioi_rt_config(rt->rt)->max_message_size == caps[k],
+        TC_CHECK(fwdioi_rt_config(rt->engine)->max_message_size == caps[k],
                  "max_message_size %zu in force, not %zu",
-                 fwdioi_rt_config(rt->rt)->max_message_size, caps[k]);
+                 fwdioi_rt_config(rt->engine)->max_message_size, caps[k]);
         for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
             run_case(rt, &cases[i], &rng);
         if (k == 0)

@@ -59,9 +59,9 @@ static fwdio_file_t *open_file(const char *name, const fwdio_callbacks_t *cbs)
 
 static int reserve(fwdio_file_t *f, uint64_t n, int may_wait)
 {
-    fwdioi_rt_lock(g_rt->rt);
+    fwdioi_rt_lock(g_rt->engine);
     int rc = fwdioi_staging_reserve_locked(f, n, may_wait);
-    fwdioi_rt_unlock(g_rt->rt);
+    fwdioi_rt_unlock(g_rt->engine);
     return rc;
 }
 
@@ -76,7 +76,7 @@ static void sleep_ms(long ms)
 static void step_accounting(fwdio_file_t *f)
 {
     tc_phase("accounting");
-    fwdioi_rt_lock(g_rt->rt);
+    fwdioi_rt_lock(g_rt->engine);
     TC_CHECK(g_rt->staged == 0 && f->staged_file == 0, "something is staged at the start");
     TC_EXPECT(fwdioi_staging_reserve_locked(f, 1000, 0), FWDIO_OK, "reserve 1000");
     TC_CHECK(g_rt->staged == 1000 && f->staged_file == 1000 && g_rt->staged_peak >= 1000 &&
@@ -90,7 +90,7 @@ static void step_accounting(fwdio_file_t *f)
              "after releasing 400: staged %llu, file %llu, peak %llu",
              (unsigned long long)g_rt->staged, (unsigned long long)f->staged_file,
              (unsigned long long)f->stats.peak_staged_bytes);
-    fwdioi_rt_unlock(g_rt->rt);
+    fwdioi_rt_unlock(g_rt->engine);
     fwdioi_staging_release(f, 600); /* takes the lock itself */
     fwdio_runtime_stats_t rs;
     TC_EXPECT(fwdio_runtime_stats(g_rt, &rs), FWDIO_OK, "fwdio_runtime_stats");
@@ -104,7 +104,7 @@ static void step_accounting(fwdio_file_t *f)
 static void step_full(fwdio_file_t *f)
 {
     tc_phase("full");
-    fwdioi_rt_lock(g_rt->rt);
+    fwdioi_rt_lock(g_rt->engine);
     TC_EXPECT(fwdioi_staging_reserve_locked(f, BUDGET - 10, 0), FWDIO_OK, "reserve budget - 10");
     TC_EXPECT(fwdioi_staging_reserve_locked(f, 10, 0), FWDIO_OK, "the last 10 bytes");
     TC_EXPECT(fwdioi_staging_reserve_locked(f, 1, 0), FWDIO_EAGAIN, "one byte over the budget");
@@ -117,7 +117,7 @@ static void step_full(fwdio_file_t *f)
     fwdioi_staging_release_locked(f, BUDGET);
     TC_CHECK(g_rt->staged == 0, "%llu bytes staged after releasing everything",
              (unsigned long long)g_rt->staged);
-    fwdioi_rt_unlock(g_rt->rt);
+    fwdioi_rt_unlock(g_rt->engine);
 }
 
 /* ---- waiting for room ---- */
@@ -148,11 +148,11 @@ static void step_wait(fwdio_file_t *f)
     atomic_init(&h.done, 0);
     pthread_t t;
     pthread_create(&t, NULL, helper_main, &h);
-    fwdioi_rt_lock(g_rt->rt);
+    fwdioi_rt_lock(g_rt->engine);
     int rc = fwdioi_staging_reserve_locked(f, 50, 1);
     int released = atomic_load(&h.done);
     uint64_t staged = g_rt->staged;
-    fwdioi_rt_unlock(g_rt->rt);
+    fwdioi_rt_unlock(g_rt->engine);
     pthread_join(t, NULL);
     TC_EXPECT(rc, FWDIO_OK, "a reservation that waited for room");
     TC_CHECK(released, "the reservation returned before any room was made");
@@ -175,20 +175,20 @@ static void step_closed(fwdio_file_t *f, fwdio_file_t *other)
     int rc = reserve(f, 10, 1);
     pthread_join(t, NULL);
     TC_EXPECT(rc, FWDIO_ECLOSED, "a waiting reservation whose file was closed");
-    fwdioi_rt_lock(g_rt->rt);
+    fwdioi_rt_lock(g_rt->engine);
     TC_CHECK(g_rt->staged == BUDGET - 1 && f->staged_file == 0,
              "the refused reservation was counted: %llu staged, %llu for the file",
              (unsigned long long)g_rt->staged, (unsigned long long)f->staged_file);
-    fwdioi_rt_unlock(g_rt->rt);
+    fwdioi_rt_unlock(g_rt->engine);
     fwdioi_staging_release(other, BUDGET - 1);
     /* closed: refused at once, room or not, waiting allowed or not */
-    fwdioi_rt_lock(g_rt->rt);
+    fwdioi_rt_lock(g_rt->engine);
     TC_EXPECT(fwdioi_write_refusal_locked(f), FWDIO_ECLOSED, "refusal of a closed file");
     TC_EXPECT(fwdioi_staging_reserve_locked(f, 1, 0), FWDIO_ECLOSED, "reserve on a closed file");
     TC_EXPECT(fwdioi_staging_reserve_locked(f, 1, 1), FWDIO_ECLOSED,
               "reserve on a closed file, may wait");
     TC_CHECK(g_rt->staged == 0, "a closed file's reservation was counted");
-    fwdioi_rt_unlock(g_rt->rt);
+    fwdioi_rt_unlock(g_rt->engine);
     uint8_t b[8] = {0};
     TC_EXPECT(fwdio_write(f, b, sizeof b, 0), FWDIO_ECLOSED, "fwdio_write after close");
     TC_EXPECT(fwdio_try_write(f, b, sizeof b, 0), FWDIO_ECLOSED, "fwdio_try_write after close");
@@ -206,7 +206,7 @@ static void step_failed(void)
     fwdio_file_t *f = open_file("no-such-directory/file", &cbs);
     tc_poll_until_count(g_rt, &cb.ready_count, 1); /* the open status is agreed */
     TC_EXPECT(atomic_load(&cb.ready_status), FWDIO_EOPEN, "ready of a file that cannot be opened");
-    fwdioi_rt_lock(g_rt->rt);
+    fwdioi_rt_lock(g_rt->engine);
     uint64_t staged0 = g_rt->staged;
     TC_EXPECT(fwdioi_write_refusal_locked(f), FWDIO_EFAILED, "refusal of a failed file");
     TC_EXPECT(fwdioi_staging_reserve_locked(f, 10, 0), FWDIO_EFAILED, "reserve on a failed file");
@@ -214,7 +214,7 @@ static void step_failed(void)
               "reserve on a failed file, may wait");
     TC_CHECK(g_rt->staged == staged0 && f->staged_file == 0,
              "a failed file's reservation was counted");
-    fwdioi_rt_unlock(g_rt->rt);
+    fwdioi_rt_unlock(g_rt->engine);
     uint8_t b[8] = {0};
     TC_EXPECT(fwdio_write(f, b, sizeof b, 0), FWDIO_EFAILED, "fwdio_write to a failed file");
     TC_EXPECT(fwdio_close(f), FWDIO_OK, "fwdio_close of a failed file");
@@ -238,7 +238,7 @@ static void step_own_bytes(fwdio_file_t *hold, fwdio_file_t *k)
     tc_phase("own bytes: may not wait");
     /* 64 KiB - 700 reserved for `hold`, 600 in k's open message: 100 left */
     TC_EXPECT(reserve(hold, BUDGET - 700, 0), FWDIO_OK, "reserve most of the budget");
-    fwdioi_rt_lock(g_rt->rt);
+    fwdioi_rt_lock(g_rt->engine);
     combined_locked(k, 0, 600);
     TC_CHECK(k->combine[0].open && k->combine[0].open->payload == 600,
              "the combined write is not in an open message");
@@ -247,19 +247,19 @@ static void step_own_bytes(fwdio_file_t *hold, fwdio_file_t *k)
              "a reservation that did not fit left the open message open");
     TC_CHECK(g_rt->staged == BUDGET - 100, "%llu bytes staged, not %llu",
              (unsigned long long)g_rt->staged, (unsigned long long)(BUDGET - 100));
-    fwdioi_rt_unlock(g_rt->rt);
+    fwdioi_rt_unlock(g_rt->engine);
     /* it was queued: once sent, its 600 bytes come back */
     TC_CHECK(ft_wait_staged(g_rt, BUDGET - 700, 60) == 0,
              "the sealed message was not sent: %llu bytes staged", (unsigned long long)ft_staged(g_rt));
 
     tc_phase("own bytes: may wait");
-    fwdioi_rt_lock(g_rt->rt);
+    fwdioi_rt_lock(g_rt->engine);
     combined_locked(k, 1000, 600);
     double t0 = MPI_Wtime();
     int rc = fwdioi_staging_reserve_locked(k, 200, 1);
     double waited = MPI_Wtime() - t0;
     uint64_t staged = g_rt->staged;
-    fwdioi_rt_unlock(g_rt->rt);
+    fwdioi_rt_unlock(g_rt->engine);
     TC_EXPECT(rc, FWDIO_OK, "200 bytes with 100 free, waiting");
     TC_CHECK(waited < 10, "the reservation waited %.1f s: its own open message was not sent", waited);
     TC_CHECK(staged == BUDGET - 700 + 200, "%llu bytes staged after the wait, not %llu",

@@ -67,7 +67,7 @@ static void world_init(world_t *w, uint64_t size, uint64_t unit, uint64_t stripe
     W = w;
     w->size = size;
     w->cfg.writer_buffer = budget;
-    w->o.rt = fake_rt_create(rank, nranks, &w->cfg);
+    w->o.engine = fake_rt_create(rank, nranks, &w->cfg);
     LIST_INIT(&w->o.active);
     fwdioi_wbudget_init(&w->o.wbuf, budget);
     /* the file and its session as session.c would have them once checked */
@@ -84,7 +84,7 @@ static void world_free(world_t *w)
 {
     fwdioi_writer_end(&w->f); /* if the case did not */
     free(w->f.s.expected_bytes);
-    fake_rt_destroy(w->o.rt);
+    fake_rt_destroy(w->o.engine);
     free(w->image);
     free(w->written);
     W = NULL;

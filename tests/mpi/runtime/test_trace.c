@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Timelines (FWDIO_TRACE): one small file written by every rank through two
- * writers, durable, verified byte for byte. tests/mpi/trace_check.py runs this
+ * writers, durable, verified byte for byte. tests/mpi/runtime/trace_check.py runs this
  * program with FWDIO_TRACE set and unset and checks the trace files it leaves
  * (or does not leave) behind; this program only makes sure the traced run does
  * real work: writes, sends to the other writer, receives, pwrite, fdatasync.

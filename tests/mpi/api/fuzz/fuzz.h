@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The fuzz test of tests/mpi/test_fuzz.c (which describes what it checks):
- * its state, and the parts in tests/mpi/fuzz/: shared plans (plans.c), bad
+ * The fuzz test of tests/mpi/api/test_fuzz.c (which describes what it checks):
+ * its state, and the parts in tests/mpi/api/fuzz/: shared plans (plans.c), bad
  * calls and refusals (bad_calls.c), and the checks at the end of a round
  * (checks.c).
  */

@@ -22,7 +22,7 @@
  * runtime.
  *
  * With --dir DIR the program plays one side of a killed job instead (driven by
- * tests/mpi/commit_kill.cmake): `--kill` puts "previous checkpoint" at DIR/ckpt,
+ * tests/mpi/session/commit_kill.cmake): `--kill` puts "previous checkpoint" at DIR/ckpt,
  * starts replacing it atomically, and every rank dies (_exit) after its
  * writes, before closing; `--after-kill` then checks that DIR/ckpt is the old
  * file, replaces it, verifies it, and checks that DIR holds nothing else.

@@ -47,7 +47,7 @@
  *              fail with FWDIO_EINVAL naming local_capacity;
  *   fullstore  (own runtime) a local store without room for the last
  *              writer's file (FWDIO_FAULT statvfs, or with --store DIR a
- *              small tmpfs mounted there, tests/mpi/local_tmpfs.sh): that
+ *              small tmpfs mounted there, tests/mpi/local/local_tmpfs.sh): that
  *              writer writes to the target, the other locally; complete and
  *              drained OK, the bytes right, one local file at completion;
  *   finalize   (local_dir and the cap from FWDIO_LOCAL_DIR and

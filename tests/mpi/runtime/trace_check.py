@@ -22,7 +22,7 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-MERGE = os.path.join(HERE, "..", "..", "bench", "trace_merge.py")
+MERGE = os.path.join(HERE, "..", "..", "..", "bench", "trace_merge.py")
 
 failures = []
 

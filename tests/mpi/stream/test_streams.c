@@ -51,7 +51,7 @@
  *   args         misuse is refused at the call.
  * With --kill DIR the program writes a stream with a header per step into
  * DIR and every rank dies (SIGKILL) at a moment drawn from --seed; with
- * --after-kill DIR it checks what the kill left (tests/mpi/stream_kill.cmake).
+ * --after-kill DIR it checks what the kill left (tests/mpi/stream/stream_kill.cmake).
  *
  * This file is the driver; streams/ holds the cases, a file per family, and
  * the helpers they share (streams/streams.h says which is where).

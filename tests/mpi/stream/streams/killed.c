@@ -2,7 +2,7 @@
 /*
  * test_streams: a job killed while it writes a stream with a header per step
  * (--kill DIR), and what the kill left (--after-kill DIR;
- * tests/mpi/stream_kill.cmake runs both).
+ * tests/mpi/stream/stream_kill.cmake runs both).
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
