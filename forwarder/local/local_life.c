@@ -8,6 +8,7 @@
 
 #include "local/local_name.h"
 #include "local/local_state.h"
+#include "local/partner.h"
 #include "node/node_area.h"
 #include "plan/plan.h"
 
@@ -22,8 +23,66 @@
 #define HOST_NAME_MAX 255
 #endif
 
+/* local_copies 2: this writer's partner, and the writers whose partner
+ * copies this rank keeps with their paths in `dir` (partner.h). */
+static int place_copies(fwdio_file_t *f, const char *dir, fwdioi_origins_t *why)
+{
+    struct fwdioi_local *l = f->local;
+    const fwdioi_topology_t *t = &f->owner->topo;
+    int nw = f->plan.nwriters;
+    int *node = malloc((size_t)t->nranks * sizeof *node);
+    int *partner = malloc((size_t)nw * sizeof *partner);
+    l->kept = malloc((size_t)nw * sizeof *l->kept);
+    l->kept_paths = calloc((size_t)nw, sizeof *l->kept_paths);
+    if (!node || !partner || !l->kept || !l->kept_paths) {
+        free(node);
+        free(partner);
+        return FWDIO_ENOMEM;
+    }
+    for (int r = 0; r < t->nranks; r++)
+        node[r] = t->ranks[r].node;
+    int missing = fwdioi_local_partners(f->writer_ranks, nw, node, t->nranks, partner);
+    free(node);
+    if (missing > 0) {
+        free(partner);
+        return fwdioi_refuse(why, "fwdio_open of %s: local_copies 2 keeps each writer's partner "
+                                  "copy on another node, and all %d ranks run on one node: set "
+                                  "local_copies 1 here (a copy on the same node does not survive "
+                                  "the node's loss)",
+                             f->path, t->nranks);
+    }
+    l->partner = f->my_writer >= 0 ? partner[f->my_writer] : -1;
+    for (int w = 0; w < nw; w++) {
+        if (partner[w] != f->rank)
+            continue;
+        /* the writer's name, ".partner" before ".fwdio-local" */
+        char name[PATH_MAX + sizeof ".partner"];
+        static const char suffix[] = ".fwdio-local";
+        size_t n;
+        if (fwdioi_local_file_name(dir, f->path_key, w, name, PATH_MAX) != 0 ||
+            (n = strlen(name)) < sizeof suffix - 1 ||
+            strcmp(name + n - (sizeof suffix - 1), suffix) != 0) {
+            free(partner);
+            return fwdioi_refuse(why, "local_dir \"%s\": the partner copy of %s cannot be named",
+                                 l->pattern, f->path);
+        }
+        strcpy(name + n - (sizeof suffix - 1), ".partner.fwdio-local");
+        if (n + sizeof ".partner" > PATH_MAX || !(l->kept_paths[l->nkept] = strdup(name))) {
+            free(partner);
+            return n + sizeof ".partner" > PATH_MAX ? fwdioi_refuse(why, "local_dir \"%s\": the "
+                                                                         "partner copy of %s "
+                                                                         "would be too long",
+                                                                    l->pattern, f->path)
+                                                    : FWDIO_ENOMEM;
+        }
+        l->kept[l->nkept++] = w;
+    }
+    free(partner);
+    return FWDIO_OK;
+}
+
 int fwdioi_local_create(fwdio_file_t *f, const char *pattern, uint64_t bandwidth,
-                        uint64_t capacity, fwdioi_origins_t *why)
+                        uint64_t capacity, int copies, fwdioi_origins_t *why)
 {
     char host[HOST_NAME_MAX + 1] = "";
     if (gethostname(host, sizeof host) != 0)
@@ -49,6 +108,8 @@ int fwdioi_local_create(fwdio_file_t *f, const char *pattern, uint64_t bandwidth
     l->data_path = f->my_writer >= 0 ? strdup(name) : NULL;
     l->bandwidth = bandwidth;
     l->capacity = capacity;
+    l->copies = copies > 1 ? 2 : 1;
+    l->partner = -1;
     l->comm = MPI_COMM_NULL;
     l->in_fd = l->out_fd = -1;
     struct timespec ts;
@@ -56,7 +117,7 @@ int fwdioi_local_create(fwdio_file_t *f, const char *pattern, uint64_t bandwidth
     l->created_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
     if (!l->pattern || !l->dir || (f->my_writer >= 0 && !l->data_path))
         return FWDIO_ENOMEM; /* the caller releases the file, and with it `local` */
-    return FWDIO_OK;
+    return l->copies > 1 ? place_copies(f, dir, why) : FWDIO_OK;
 }
 
 void fwdioi_local_free(fwdio_file_t *f)
@@ -69,6 +130,19 @@ void fwdioi_local_free(fwdio_file_t *f)
     free(l->dir);
     free(l->data_path);
     free(l->buf);
+    for (int i = 0; i < l->nkept; i++)
+        free(l->kept_paths[i]);
+    free(l->kept_paths);
+    free(l->kept);
+    free(l->avail);
+    free(l->avail_in);
+    free(l->drain_writers);
+    free(l->drain_paths);
+    free(l->check_paths);
+    free(l->check_writers);
+    free(l->check_intact);
+    free(l->check_errs);
+    fwdioi_replica_free(f);
     free(l);
     f->local = NULL;
 }
@@ -93,6 +167,11 @@ void fwdioi_local_space_free(fwdio_file_t *f)
 uint64_t fwdioi_local_capacity(const fwdio_file_t *f)
 {
     return f->local ? f->local->capacity : 0;
+}
+
+int fwdioi_local_copies(const fwdio_file_t *f)
+{
+    return f->local ? f->local->copies : 0;
 }
 
 const char *fwdioi_local_error_path(const fwdio_file_t *f, const fwdioi_errinfo_t *e, char *buf,
