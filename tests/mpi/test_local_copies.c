@@ -30,6 +30,15 @@
  *   lost1     as on one host, with the whole host's store lost;
  *   mismatch  rank 0 passes local_copies 1, the others 2: FWDIO_EINVAL on
  *             every rank naming local_copies.
+ *
+ * With --dir DIR the program plays one side of a job killed during a drain
+ * (driven by tests/mpi/drain_kill.cmake): `--kill` puts an old version at
+ * DIR/ckpt, writes a new one through the tier (DIR/local) with
+ * atomic_replace and a slow drain, and once it is complete and its drain has
+ * begun writing the temporary, every rank dies; `--after-kill` then checks
+ * that DIR/ckpt is the old version, whole, that the writers' local files are
+ * still there with their indexes (what a restart reads), and that the next
+ * version drains over it, byte for byte, leaving no temporary.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -460,25 +469,116 @@ static void case_mismatch(fwdio_runtime_t *rt)
     tc_expect_disagreement(rt, path, FILE_SIZE, &o, "local_copies");
 }
 
+/* ---- a job killed during a drain ---- */
+
+/* Local files in dir ending in their index's footer. */
+static int sealed_files(const char *dir)
+{
+    DIR *d = opendir(dir);
+    int n = 0;
+    struct dirent *e;
+    while (d && (e = readdir(d)) != NULL) {
+        size_t len = strlen(e->d_name);
+        if (len < 12 || strcmp(e->d_name + len - 12, ".fwdio-local"))
+            continue;
+        char p[2 * PATH_MAX], tail[8] = "";
+        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+        int fd = open(p, O_RDONLY);
+        struct stat st;
+        n += fd >= 0 && fstat(fd, &st) == 0 && (uint64_t)st.st_size > FILE_SIZE &&
+             pread(fd, tail, 8, st.st_size - 8) == 8 && !memcmp(tail, "FWDIOLXE", 8);
+        if (fd >= 0)
+            close(fd);
+    }
+    if (d)
+        closedir(d);
+    return n;
+}
+
+static void killed_drain(fwdio_runtime_t *rt, const char *dir, int kill)
+{
+    char path[4096], local[4096], tmp[4096];
+    snprintf(path, sizeof path, "%s/ckpt", dir);
+    snprintf(local, sizeof local, "%s/local", dir);
+    snprintf(tmp, sizeof tmp, "%s/.ckpt.fwdio-tmp", dir);
+    if (kill)
+        write_old_version(path);
+    TC_CHECK(is_old_version(path), "%s: the old version is not whole%s", path,
+             kill ? "" : " after the killed drain");
+    if (!kill)
+        TC_CHECK(tc_rank != 0 || sealed_files(local) == nwriters(),
+                 "%d intact local files after the killed drain, expected %d",
+                 sealed_files(local), nwriters());
+    fwdio_options_t o;
+    tier_options(&o, local, 1);
+    o.atomic_replace = 1;
+    if (kill)
+        o.drain_bandwidth = 512 << 10; /* ~2 MiB per writer: ~4 s of drain */
+    cbs_t c;
+    fwdio_callbacks_t cb = callbacks(&c);
+    fwdio_file_t *f = NULL;
+    tc_phase(kill ? "kill: write" : "after the kill: write");
+    TC_EXPECT(fwdio_open(rt, path, FILE_SIZE, &o, &cb, &f), FWDIO_OK, "fwdio_open");
+    write_share(f, kill ? 1001 : 1002);
+    TC_EXPECT(fwdio_close(f), FWDIO_OK, "fwdio_close");
+    TC_EXPECT(fwdio_wait(f), FWDIO_OK, "fwdio_wait");
+    if (kill) {
+        /* the drain is writing the temporary, not done: die now */
+        struct stat st;
+        int begun = 0;
+        for (int i = 0; i < 200 && !begun; i++) {
+            begun = stat(tmp, &st) == 0 && st.st_size > 0;
+            if (!begun)
+                usleep(10000);
+        }
+        int done = -1;
+        TC_EXPECT(fwdio_drain_test(f, &done), FWDIO_OK, "fwdio_drain_test");
+        TC_CHECK(begun && done == 0, "the drain had not begun (%d) or was over (%d)", begun,
+                 done);
+        TC_CHECK(is_old_version(path), "%s replaced before the drain was over", path);
+        fflush(NULL);
+        MPI_Barrier(MPI_COMM_WORLD);
+        _exit(tc_failures() ? 1 : 3);
+    }
+    TC_EXPECT(fwdio_drain_wait(f), FWDIO_OK, "fwdio_drain_wait");
+    MPI_Barrier(MPI_COMM_WORLD);
+    TC_CHECK(tc_verify_full(MPI_COMM_WORLD, path, FILE_SIZE, 1002) == 0,
+             "the version after the killed drain");
+    struct stat st;
+    TC_CHECK(tc_rank != 0 || stat(tmp, &st) != 0, "%s left behind", tmp);
+    MPI_Barrier(MPI_COMM_WORLD);
+    fwdio_file_free(f);
+}
+
 int main(int argc, char **argv)
 {
     unsigned timeout = 60;
     tc_mpi_init(&argc, &argv, timeout);
-    const char *only = NULL;
+    const char *only = NULL, *dir = NULL;
+    int kill = 0;
     for (int i = 1; i < argc; i++) {
         if (tc_common_option(argc, argv, &i, &timeout, &g_mode))
             continue;
         if (!strcmp(argv[i], "--case") && i + 1 < argc) {
             only = argv[++i];
+        } else if (!strcmp(argv[i], "--dir") && i + 1 < argc) {
+            dir = argv[++i];
+        } else if (!strcmp(argv[i], "--kill") || !strcmp(argv[i], "--after-kill")) {
+            kill = !strcmp(argv[i], "--kill");
         } else {
             fprintf(stderr, "usage: test_local_copies [--case NAME] [--timeout S] "
-                            "[--callback-mode poll|progress]\n");
+                            "[--callback-mode poll|progress] [--dir DIR --kill|--after-kill]\n");
             return 2;
         }
     }
     tc_watchdog_start(timeout);
     int multi = g_multi = tc_node_count(MPI_COMM_WORLD) > 1;
     fwdio_runtime_t *rt = tc_start_runtime(MPI_COMM_WORLD, g_mode);
+    if (dir) {
+        killed_drain(rt, dir, kill);
+        TC_EXPECT(fwdio_finalize(rt), FWDIO_OK, "fwdio_finalize");
+        return tc_finish("test_local_copies (a job killed during a drain)");
+    }
     if (!multi && (!only || !strcmp(only, "onenode")))
         case_onenode(rt);
     if (multi && (!only || !strcmp(only, "copies")))
