@@ -874,7 +874,7 @@ FWDIO_API int fwdio_options_set_info(fwdio_options_t *opts, MPI_Info info);
  *
  * The collective contract is checked, not assumed. Before anything touches
  * storage, every rank's path, size, write_size, stripe_size, writer count and
- * ranks, layout, targets, atomic_replace, durable, local_dir and local_capacity are compared; if ranks
+ * ranks, layout, targets, atomic_replace, durable, local_dir, local_capacity and local_copies are compared; if ranks
  * disagree (or opened files in different orders) the file fails on every rank
  * with FWDIO_EINVAL, nothing is created or truncated, and fwdio_file_error()
  * names the first field that differs and two ranks that passed different
