@@ -431,7 +431,7 @@ static void case_copies(fwdio_runtime_t *rt)
     tc_path(path, sizeof path, "two.dat");
     fwdio_options_t o;
     tier_options(&o, dir, 2);
-    o.drain_bandwidth = 1 << 20; /* ~0.5 s per writer's units: the copies outlive the check */
+    o.drain_bandwidth = 256 << 10; /* ~2 s per writer's units: the copies outlive the check */
     cbs_t c;
     fwdio_callbacks_t cb = callbacks(&c);
     fwdio_file_t *f = NULL;
