@@ -120,6 +120,28 @@ int fwdioi_local_create(fwdio_file_t *f, const char *pattern, uint64_t bandwidth
     return l->copies > 1 ? place_copies(f, dir, why) : FWDIO_OK;
 }
 
+/* The partner copies' state (replicate.c), unless MPI may still write into
+ * its buffers: requests given up with the file's abort. */
+static void free_replica(struct fwdioi_local *l)
+{
+    struct fwdioi_replica *r = l->replica;
+    if (!r)
+        return;
+    l->replica = NULL;
+    if (r->out_fd >= 0)
+        close(r->out_fd);
+    if (r->in_fd >= 0)
+        close(r->in_fd);
+    if (r->requests > 0)
+        return; /* left to MPI */
+    free(r->out_buf);
+    free(r->out_index);
+    free(r->out_runs);
+    free(r->in_buf);
+    free(r->in_runs);
+    free(r);
+}
+
 void fwdioi_local_free(fwdio_file_t *f)
 {
     struct fwdioi_local *l = f->local;
@@ -142,7 +164,7 @@ void fwdioi_local_free(fwdio_file_t *f)
     free(l->check_writers);
     free(l->check_intact);
     free(l->check_errs);
-    fwdioi_replica_free(f);
+    free_replica(l);
     free(l);
     f->local = NULL;
 }

@@ -85,9 +85,27 @@ fwdioi_local_run_t *fwdioi_local_writer_runs(const fwdioi_plan_t *p, int w, size
 /** Writer `w`'s index (local_index.h) with `created_ns`, encoded into a
  *  malloc'ed buffer of *len bytes; NULL without memory (any thread). */
 uint8_t *fwdioi_local_index_of(const fwdio_file_t *f, int w, uint64_t created_ns, size_t *len);
-/** Free the copying's state (replicate.c), unless MPI may still write into
- *  its buffers (an aborted file whose requests were given up) (any
- *  thread). */
-void fwdioi_replica_free(fwdio_file_t *f);
+/* The copying's state (replicate.c; local_life.c frees it with the file). */
+struct fwdioi_replica {
+    void (*then)(fwdio_file_t *f, const fwdioi_errinfo_t *copies);
+    fwdioi_errinfo_t local, agreed;
+    int requests; /* MPI requests in flight */
+    int agreeing;
+    /* out: this writer's local file to its partner */
+    int out_fd, out_done;
+    uint64_t out_pos, out_total, out_len;
+    uint8_t *out_buf, *out_index;
+    size_t out_index_len;
+    fwdioi_local_run_t *out_runs;
+    size_t out_nruns;
+    /* in: the copies this rank keeps, one at a time (in_k) */
+    int in_k, in_fd, in_failed, in_done;
+    uint64_t in_pos, in_total, in_len;
+    uint8_t *in_buf;
+    size_t in_cap, in_index_len;
+    fwdioi_local_run_t *in_runs;
+    size_t in_nruns;
+};
+
 
 #endif

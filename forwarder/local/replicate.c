@@ -26,7 +26,7 @@
  * session's io_pending, so an abort of the file waits for them; the MPI
  * requests are tracked with the file as their argument, so the session's
  * abort gives them up (their buffers are then left to MPI, as a drain's
- * given-up communicator is: fwdioi_replica_free).
+ * given-up communicator is: local_life.c's fwdioi_local_free).
  */
 #include "local/local_state.h"
 
@@ -42,26 +42,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct fwdioi_replica {
-    void (*then)(fwdio_file_t *f, const fwdioi_errinfo_t *copies);
-    fwdioi_errinfo_t local, agreed;
-    int requests; /* MPI requests in flight */
-    int agreeing;
-    /* out: this writer's local file to its partner */
-    int out_fd, out_done;
-    uint64_t out_pos, out_total, out_len;
-    uint8_t *out_buf, *out_index;
-    size_t out_index_len;
-    fwdioi_local_run_t *out_runs;
-    size_t out_nruns;
-    /* in: the copies this rank keeps, one at a time (in_k) */
-    int in_k, in_fd, in_failed, in_done;
-    uint64_t in_pos, in_total, in_len;
-    uint8_t *in_buf;
-    size_t in_cap, in_index_len;
-    fwdioi_local_run_t *in_runs;
-    size_t in_nruns;
-};
 
 /* ---- the I/O jobs ---- */
 
@@ -474,24 +454,4 @@ int fwdioi_local_replicate(fwdio_file_t *f,
     }
     next_kept(f);
     return 0;
-}
-
-void fwdioi_replica_free(fwdio_file_t *f)
-{
-    struct fwdioi_replica *r = f->local ? f->local->replica : NULL;
-    if (!r)
-        return;
-    f->local->replica = NULL;
-    if (r->out_fd >= 0)
-        fwdioi_sys_close(r->out_fd);
-    if (r->in_fd >= 0)
-        fwdioi_sys_close(r->in_fd);
-    if (r->requests > 0)
-        return; /* given up with the file's abort: MPI may still use the buffers */
-    free(r->out_buf);
-    free(r->out_index);
-    free(r->out_runs);
-    free(r->in_buf);
-    free(r->in_runs);
-    free(r);
 }
