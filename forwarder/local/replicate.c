@@ -291,6 +291,8 @@ static void in_received(void *arg, const MPI_Status *st)
            r->in_len);
 }
 
+/* A job of the copying is done: the next step of its side (progress
+ * thread). */
 static void job_done(fwdioi_io_job_t *io)
 {
     FWDIOI_ASSERT_PROGRESS();
