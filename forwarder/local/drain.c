@@ -430,8 +430,13 @@ static void on_intact_agreed(void *arg, const MPI_Status *st)
         /* the reasons found here for the lost writers' copies */
         for (int i = 0; i <= l->nkept; i++) {
             int w = l->check_writers[i];
-            if (l->check_paths[i] && l->avail[w] == 0 && l->drain_local.status == FWDIO_OK)
+            if (l->check_paths[i] && l->avail[w] == 0 && l->drain_local.status == FWDIO_OK) {
                 l->drain_local = l->check_errs[i];
+                if (i > 0) { /* the text names the partner copy */
+                    l->drain_local.other_rank = w;
+                    l->drain_local.other_value = FWDIOI_LOCAL_PARTNER_COPY;
+                }
+            }
         }
         fwdioi_log(FWDIOI_LOG_WARN, "rank %d: %s: %d writer(s) have no intact local copy: the "
                    "drain fails", f->rank, f->path, lost);

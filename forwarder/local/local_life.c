@@ -23,6 +23,22 @@
 #define HOST_NAME_MAX 255
 #endif
 
+/* Writer w's partner copy in `dir`: the writer's own name with ".partner"
+ * before ".fwdio-local" (a local_dir on a shared file system must not make
+ * the two one file). 0, or -1 when it does not fit `len`. */
+static int partner_name(const char *dir, const char *path_key, int w, char *out, size_t len)
+{
+    static const char suffix[] = ".fwdio-local";
+    if (len < sizeof ".partner" || fwdioi_local_file_name(dir, path_key, w, out,
+                                                          len - (sizeof ".partner" - 1)) != 0)
+        return -1;
+    size_t n = strlen(out);
+    if (n < sizeof suffix - 1 || strcmp(out + n - (sizeof suffix - 1), suffix) != 0)
+        return -1;
+    strcpy(out + n - (sizeof suffix - 1), ".partner.fwdio-local");
+    return 0;
+}
+
 /* local_copies 2: this writer's partner, and the writers whose partner
  * copies this rank keeps with their paths in `dir` (partner.h). */
 static int place_copies(fwdio_file_t *f, const char *dir, fwdioi_origins_t *why)
@@ -55,25 +71,16 @@ static int place_copies(fwdio_file_t *f, const char *dir, fwdioi_origins_t *why)
     for (int w = 0; w < nw; w++) {
         if (partner[w] != f->rank)
             continue;
-        /* the writer's name, ".partner" before ".fwdio-local" */
-        char name[PATH_MAX + sizeof ".partner"];
-        static const char suffix[] = ".fwdio-local";
-        size_t n;
-        if (fwdioi_local_file_name(dir, f->path_key, w, name, PATH_MAX) != 0 ||
-            (n = strlen(name)) < sizeof suffix - 1 ||
-            strcmp(name + n - (sizeof suffix - 1), suffix) != 0) {
+        char name[PATH_MAX];
+        if (partner_name(dir, f->path_key, w, name, sizeof name) != 0) {
             free(partner);
-            return fwdioi_refuse(why, "local_dir \"%s\": the partner copy of %s cannot be named",
-                                 l->pattern, f->path);
+            return fwdioi_refuse(why, "local_dir \"%s\": the partner copy of %s would be "
+                                      "longer than %d bytes",
+                                 l->pattern, f->path, PATH_MAX - 1);
         }
-        strcpy(name + n - (sizeof suffix - 1), ".partner.fwdio-local");
-        if (n + sizeof ".partner" > PATH_MAX || !(l->kept_paths[l->nkept] = strdup(name))) {
+        if (!(l->kept_paths[l->nkept] = strdup(name))) {
             free(partner);
-            return n + sizeof ".partner" > PATH_MAX ? fwdioi_refuse(why, "local_dir \"%s\": the "
-                                                                         "partner copy of %s "
-                                                                         "would be too long",
-                                                                    l->pattern, f->path)
-                                                    : FWDIO_ENOMEM;
+            return FWDIO_ENOMEM;
         }
         l->kept[l->nkept++] = w;
     }
@@ -201,6 +208,10 @@ const char *fwdioi_local_error_path(const fwdio_file_t *f, const fwdioi_errinfo_
 {
     if (!f->local)
         return NULL;
+    if (e->other_value == FWDIOI_LOCAL_PARTNER_COPY && e->other_rank >= 0 &&
+        e->other_rank < f->plan.nwriters &&
+        partner_name(f->local->pattern, f->path_key, (int)e->other_rank, buf, len) == 0)
+        return buf;
     int writer = e->rank >= 0 ? fwdioi_plan_writer_of_rank(&f->plan, (int)e->rank) : -1;
     if (writer < 0 || fwdioi_local_file_name(f->local->pattern, f->path_key, writer, buf, len) != 0)
         snprintf(buf, len, "the local copy in %s", f->local->pattern);

@@ -34,10 +34,15 @@ uint64_t fwdioi_local_capacity(const fwdio_file_t *f);
 /** The file's local_copies (1 or 2; 0 without the tier): the open check's. */
 int fwdioi_local_copies(const fwdio_file_t *f);
 
+/** An error's `other_value` that marks it as about a partner copy
+ *  (local_copies 2): the copy of writer `other_rank`, kept by `rank`. */
+#define FWDIOI_LOCAL_PARTNER_COPY 1
+
 /**
  * The path an error of the file's local phase is about, for its text: the
- * failing writer's local file named with local_dir as given (the same text
- * on every rank), in `buf`; NULL for a file without the tier.
+ * failing writer's local file (or, marked FWDIOI_LOCAL_PARTNER_COPY, the
+ * partner copy) named with local_dir as given (the same text on every
+ * rank), in `buf`; NULL for a file without the tier.
  */
 const char *fwdioi_local_error_path(const fwdio_file_t *f, const fwdioi_errinfo_t *e, char *buf,
                                     size_t len);

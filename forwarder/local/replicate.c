@@ -30,6 +30,7 @@
  */
 #include "local/local_state.h"
 
+#include "local/local_life.h"
 #include "local/drain_io.h"
 #include "log.h"
 #include "session/agreements.h"
@@ -304,7 +305,12 @@ static void job_done(fwdioi_io_job_t *io)
     int fd = j->fd, status = j->status;
     uint64_t len = j->len;
     if (status != FWDIO_OK) {
+        int first = r->local.status == FWDIO_OK;
         fwdioi_errinfo_set_call(&r->local, status, f->rank, j->sys_errno, j->err_offset, j->call);
+        if (first && step != OUT_READ) { /* the text names the partner copy */
+            r->local.other_rank = l->kept[r->in_k];
+            r->local.other_value = FWDIOI_LOCAL_PARTNER_COPY;
+        }
         fwdioi_log(FWDIOI_LOG_WARN, "rank %d: %s: the partner copy of %s failed (%s, %s)",
                    f->rank, f->path, step == OUT_READ ? l->data_path : l->kept_paths[r->in_k],
                    fwdio_strerror(status), strerror(j->sys_errno));

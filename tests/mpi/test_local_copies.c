@@ -29,7 +29,16 @@
  *             from their partner copies);
  *   lost1     as on one host, with the whole host's store lost;
  *   mismatch  rank 0 passes local_copies 1, the others 2: FWDIO_EINVAL on
- *             every rank naming local_copies.
+ *             every rank naming local_copies;
+ *   direct    local_copies 2 with a local_capacity below every writer's
+ *             share: each writer writes straight to the target and tells
+ *             its partner so (nothing kept); complete and drained OK, the
+ *             bytes right, no local file left;
+ *   copyfail  (own runtime; FWDIO_FAULT: the pwrites of rank 4's partner
+ *             copy fail) local_copies 2: complete fails with FWDIO_EWRITE on
+ *             every rank with one text naming the partner copy, drained
+ *             gives the same, and the
+ *             target keeps its old version whole.
  *
  * With --dir DIR the program plays one side of a job killed during a drain
  * (driven by tests/mpi/drain_kill.cmake): `--kill` puts an old version at
@@ -550,6 +559,66 @@ static void killed_drain(fwdio_runtime_t *rt, const char *dir, int kill)
     fwdio_file_free(f);
 }
 
+/* ---- direct: writers without room tell their partners ---- */
+
+static void case_direct(fwdio_runtime_t *rt)
+{
+    char base[4096], dir[4096 + 8], path[4096];
+    tc_path(base, sizeof base, "copies-direct");
+    snprintf(dir, sizeof dir, "%s/%%h", base);
+    tc_path(path, sizeof path, "direct.dat");
+    fwdio_options_t o;
+    tier_options(&o, dir, 2);
+    o.local_capacity = 4096; /* below any writer's share */
+    cbs_t c;
+    fwdio_callbacks_t cb = callbacks(&c);
+    fwdio_file_t *f = NULL;
+    tc_phase("direct");
+    TC_EXPECT(fwdio_open(rt, path, FILE_SIZE, &o, &cb, &f), FWDIO_OK, "fwdio_open");
+    write_share(f, 951);
+    TC_EXPECT(fwdio_close(f), FWDIO_OK, "fwdio_close");
+    TC_EXPECT(fwdio_wait(f), FWDIO_OK, "fwdio_wait");
+    TC_CHECK(tc_rank != 0 || count_files(base, ".fwdio-local") == 0,
+             "%d local files of writers that wrote to the target",
+             count_files(base, ".fwdio-local"));
+    TC_EXPECT(fwdio_drain_wait(f), FWDIO_OK, "fwdio_drain_wait");
+    MPI_Barrier(MPI_COMM_WORLD);
+    TC_CHECK(tc_verify_full(MPI_COMM_WORLD, path, FILE_SIZE, 951) == 0, "direct bytes");
+    MPI_Barrier(MPI_COMM_WORLD);
+    fwdio_file_free(f);
+}
+
+/* ---- copyfail: a partner copy that cannot be written fails the file ---- */
+
+static void case_copy_fail(void)
+{
+    char base[4096], dir[4096 + 8], path[4096];
+    tc_path(base, sizeof base, "copies-fail");
+    snprintf(dir, sizeof dir, "%s/%%h", base);
+    tc_path(path, sizeof path, "copyfail.dat");
+    write_old_version(path);
+    setenv("FWDIO_FAULT", "pwrite:eio:path=.partner.fwdio-local:rank=4", 1);
+    fwdio_runtime_t *rt = tc_start_runtime(MPI_COMM_WORLD, g_mode);
+    unsetenv("FWDIO_FAULT");
+    fwdio_options_t o;
+    tier_options(&o, dir, 2);
+    o.atomic_replace = 1;
+    cbs_t c;
+    fwdio_callbacks_t cb = callbacks(&c);
+    fwdio_file_t *f = NULL;
+    tc_phase("copyfail");
+    TC_EXPECT(fwdio_open(rt, path, FILE_SIZE, &o, &cb, &f), FWDIO_OK, "fwdio_open");
+    write_share(f, 961);
+    TC_EXPECT(fwdio_close(f), FWDIO_OK, "fwdio_close");
+    TC_EXPECT(fwdio_wait(f), FWDIO_EWRITE, "fwdio_wait: a partner copy failed");
+    TC_EXPECT(fwdio_drain_wait(f), FWDIO_EWRITE, "fwdio_drain_wait: the same status");
+    expect_agreed_error(f, FWDIO_EWRITE, ".partner.fwdio-local");
+    TC_CHECK(is_old_version(path), "%s: the old version is not whole", path);
+    MPI_Barrier(MPI_COMM_WORLD);
+    fwdio_file_free(f);
+    TC_EXPECT(fwdio_finalize(rt), FWDIO_OK, "fwdio_finalize");
+}
+
 int main(int argc, char **argv)
 {
     unsigned timeout = 60;
@@ -585,7 +654,11 @@ int main(int argc, char **argv)
         case_copies(rt);
     if (multi && (!only || !strcmp(only, "mismatch")))
         case_mismatch(rt);
+    if (multi && (!only || !strcmp(only, "direct")))
+        case_direct(rt);
     TC_EXPECT(fwdio_finalize(rt), FWDIO_OK, "fwdio_finalize");
+    if (multi && tc_size > 4 && (!only || !strcmp(only, "copyfail")))
+        case_copy_fail();
     if (multi && (!only || !strcmp(only, "lost2")))
         case_lost(2);
     if (!only || !strcmp(only, "lost1"))
