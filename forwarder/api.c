@@ -481,7 +481,7 @@ static int open_file(fwdio_runtime_t *rt, const char *path, uint64_t size,
     /* the node-local tier: files written with a size only (local_tier.h) */
     if (!reading && !stream && resolved.local_dir && *resolved.local_dir) {
         rc = fwdioi_local_create(f, resolved.local_dir, resolved.drain_bandwidth,
-                                 resolved.local_capacity, &why.base);
+                                 resolved.local_capacity, resolved.local_copies, &why.base);
         if (rc != FWDIO_OK) {
             fwdioi_file_release(f);
             return rc;

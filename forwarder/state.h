@@ -33,7 +33,8 @@ enum {
     FWDIOI_TAG_ABORT = 2,
     FWDIOI_TAG_READ_REQ = 3,  /* requester -> reader: pieces wanted */
     FWDIOI_TAG_READ_HDR = 4,  /* reader -> requester: which piece comes next */
-    FWDIOI_TAG_READ_DATA = 5  /* reader -> requester: its bytes */
+    FWDIOI_TAG_READ_DATA = 5, /* reader -> requester: its bytes */
+    FWDIOI_TAG_COPY = 6       /* writer -> its partner: its local file (local_copies) */
 };
 
 /* Elements the close agreement and a stream's step agreements sum after the

@@ -449,6 +449,7 @@ typedef struct fwdio_config {
 #define FWDIO_PIN_LOCAL_DIR ((uint64_t)1 << 45)        /**< fwdio_options_t.local_dir */
 #define FWDIO_PIN_DRAIN_BANDWIDTH ((uint64_t)1 << 46)  /**< fwdio_options_t.drain_bandwidth */
 #define FWDIO_PIN_LOCAL_CAPACITY ((uint64_t)1 << 47)   /**< fwdio_options_t.local_capacity */
+#define FWDIO_PIN_LOCAL_COPIES ((uint64_t)1 << 48)     /**< fwdio_options_t.local_copies */
 /** Every key of both structs: the code decides everything; the environment
  *  and the config file are not read for this struct. */
 #define FWDIO_PIN_ALL (~(uint64_t)0)
@@ -663,7 +664,7 @@ typedef struct fwdio_options {
      * cannot be created, its disk is full) are the drain's.
      *
      * Not in this version (later stages of the tier, said here so nobody
-     * counts on them): a partner copy on another node (local_copies), reads
+     * counts on them): reads
      * (fwdio_open_read) and restarts from the local copies, keeping drained
      * copies and evicting them (local_capacity: a writer that does not fit
      * writes to the target), and the MPI-IO layer's use of the tier.
@@ -701,9 +702,33 @@ typedef struct fwdio_options {
      * otherwise).
      */
     uint64_t local_capacity;
+    /**
+     * The node-local tier: copies of each writer's local file, 1 or 2 (0,
+     * the default: 1). With 2, each writer forwards its local file, once it
+     * is durable, to its partner, a rank on another node (the next writer,
+     * in writer order, on another node; else the next rank on another
+     * node), which keeps it in its own local store under the same name and
+     * makes it durable; the file is complete (fwdio_wait, the complete
+     * callback) only when both copies are, and a partner copy that cannot
+     * be written fails the file on every rank. The drain then takes each
+     * writer's units from the writer's copy, or from the partner's when the
+     * writer's copy is missing or damaged (its index is read back first),
+     * so a node whose local store is lost after the local completion loses
+     * no checkpoint; with 1 copy the drain fails (FWDIO_EREAD naming the
+     * local file, on every rank) and with atomic_replace the target keeps
+     * its previous version. A successful drain removes both copies, a
+     * failed one keeps them. With every rank on one node there is no other
+     * node to hold a partner copy: local_copies 2 fails the file at
+     * fwdio_open with FWDIO_EINVAL (a partner on the same node would not
+     * survive the node's loss; set 1 there). Partner copies are not counted
+     * in local_capacity in this version. Key local_copies, environment
+     * FWDIO_LOCAL_COPIES, hint fwdio_local_copies. Every rank must pass the
+     * same value (FWDIO_EINVAL naming "local_copies" otherwise).
+     */
+    int local_copies;
     /** Room for fields of later versions: leave it zero (see "Growing the
      *  structs"). */
-    uint64_t reserved[2];
+    uint64_t reserved[1];
 } fwdio_options_t;
 
 /** Default write_size, chosen by measurement (see docs/results/fwdio-bench.md). */
@@ -852,7 +877,7 @@ FWDIO_API int fwdio_options_set_info(fwdio_options_t *opts, MPI_Info info);
  *
  * The collective contract is checked, not assumed. Before anything touches
  * storage, every rank's path, size, write_size, stripe_size, writer count and
- * ranks, layout, targets, atomic_replace, durable, local_dir and local_capacity are compared; if ranks
+ * ranks, layout, targets, atomic_replace, durable, local_dir, local_capacity and local_copies are compared; if ranks
  * disagree (or opened files in different orders) the file fails on every rank
  * with FWDIO_EINVAL, nothing is created or truncated, and fwdio_file_error()
  * names the first field that differs and two ranks that passed different

@@ -69,11 +69,17 @@ static void submit(fwdio_file_t *f, fwdioi_drain_step_t step)
     j->io.done = drain_job_done;
     j->file = f;
     j->step = step;
-    j->local_path = l->data_path;
+    if (step == FWDIOI_DRAIN_REMOVE) {
+        j->paths = l->drain_paths;
+        j->npaths = l->nremove;
+    } else if (l->drain_at < l->ndrain) {
+        j->writer = l->drain_writers[l->drain_at];
+        j->local_path = l->drain_paths[l->drain_at];
+    }
     j->target_path = f->write_path;
     j->in_fd = l->in_fd;
     j->out_fd = l->out_fd;
-    j->sets_length = f->my_writer == 0;
+    j->sets_length = j->writer == 0;
     /* durable as asked; always before a commit block or a rename; not after
      * a failure (the drain's status is settled) */
     j->sync = (f->opts.durable || l->committer >= 0) && l->drain_local.status == FWDIO_OK;
@@ -113,12 +119,21 @@ static void drain_job_done(fwdioi_io_job_t *io)
     switch (step) {
     case FWDIOI_DRAIN_OPEN:
     case FWDIOI_DRAIN_COPY: {
-        int more = l->next_stripe < fwdioi_plan_writer_stripes(&f->plan, f->my_writer);
+        int w = l->drain_writers[l->drain_at];
+        int more = l->next_stripe < fwdioi_plan_writer_stripes(&f->plan, w);
         submit(f, l->drain_local.status == FWDIO_OK && more ? FWDIOI_DRAIN_COPY : FWDIOI_DRAIN_CLOSE);
         return;
     }
     case FWDIOI_DRAIN_CLOSE:
+        if (l->drain_local.status == FWDIO_OK && l->drain_at + 1 < l->ndrain) {
+            l->drain_at++; /* the next writer's units this rank drains */
+            l->next_stripe = l->next_off = 0;
+            submit(f, FWDIOI_DRAIN_OPEN);
+            return;
+        }
         drain_agree(f);
+        return;
+    case FWDIOI_DRAIN_CHECK: /* its own done: check_done */
         return;
     case FWDIOI_DRAIN_REMOVE:
         fwdioi_local_space_free(f); /* the local file is gone */
@@ -147,7 +162,13 @@ static void drain_finish(fwdio_file_t *f, const fwdioi_errinfo_t *result)
     double t = fwdioi_now() - l->t0;
     fwdioi_log(FWDIOI_LOG_INFO, "rank %d: %s drained: %s (%llu bytes in %.3f s)", f->rank,
                f->path, fwdio_strerror((int)result->status), (unsigned long long)l->moved, t);
-    if (result->status == FWDIO_OK && l->data_path && !l->direct)
+    /* the local files this rank holds: its own, and the partner copies */
+    l->nremove = 0;
+    if (result->status == FWDIO_OK && l->drain_paths && l->data_path && !l->direct)
+        l->drain_paths[l->nremove++] = l->data_path;
+    for (int i = 0; result->status == FWDIO_OK && l->drain_paths && i < l->nkept; i++)
+        l->drain_paths[l->nremove++] = l->kept_paths[i];
+    if (l->nremove > 0)
         submit(f, FWDIOI_DRAIN_REMOVE);
     else
         drain_over(f);
@@ -362,6 +383,167 @@ static void drain_agree(fwdio_file_t *f)
     start(f, FWDIOI_MPI_AGREE_DRAIN, &l->drain_local, &l->drain_agreed, on_drain_agreed);
 }
 
+/* Copy the units of the writers in drain_writers (ndrain of them) to the
+ * target, one writer after the other, then agree. */
+static void copy_assigned(fwdio_file_t *f)
+{
+    struct fwdioi_local *l = f->local;
+    if (l->ndrain == 0) { /* nothing of its own in the local store */
+        drain_agree(f);
+        return;
+    }
+    l->buf = malloc(f->plan.write_size);
+    if (!l->buf) {
+        fwdioi_errinfo_set(&l->drain_local, FWDIO_ENOMEM, f->rank, 0, 0);
+        drain_agree(f);
+        return;
+    }
+    l->drain_at = 0;
+    submit(f, FWDIOI_DRAIN_OPEN);
+}
+
+/* ---- partner copies (local_copies 2): which copy each writer's units
+ * come from ----
+ *
+ * Before it copies, every rank reads back the index of each local file it
+ * holds (its own, the partner copies it keeps: CHECK), and all ranks OR
+ * what they found intact per writer (bit 1 the writer's copy, 2 the
+ * partner's, 4 the writer wrote straight to the target). Every rank then
+ * sees the same table: a writer's units come from its own copy, else from
+ * its partner's; a writer with neither fails the drain (each rank that held
+ * a copy of it gives the reason its check found, so the agreed error names
+ * one) and nobody copies anything. */
+
+static void on_intact_agreed(void *arg, const MPI_Status *st)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    fwdio_file_t *f = arg;
+    struct fwdioi_local *l = f->local;
+    l->agreeing = 0;
+    if (!agreement_ok(f, FWDIOI_MPI_AGREE_INTACT, st))
+        return;
+    int lost = 0;
+    for (int w = 0; w < f->plan.nwriters; w++)
+        lost += l->avail[w] == 0;
+    l->ndrain = 0;
+    if (lost > 0) {
+        /* the reasons found here for the lost writers' copies */
+        for (int i = 0; i <= l->nkept; i++) {
+            int w = l->check_writers[i];
+            if (l->check_paths[i] && l->avail[w] == 0 && l->drain_local.status == FWDIO_OK) {
+                l->drain_local = l->check_errs[i];
+                if (i > 0) { /* the text names the partner copy */
+                    l->drain_local.other_rank = w;
+                    l->drain_local.other_value = FWDIOI_LOCAL_PARTNER_COPY;
+                }
+            }
+        }
+        fwdioi_log(FWDIOI_LOG_WARN, "rank %d: %s: %d writer(s) have no intact local copy: the "
+                   "drain fails", f->rank, f->path, lost);
+        drain_agree(f);
+        return;
+    }
+    if (f->my_writer >= 0 && (l->avail[f->my_writer] & 1) && !l->direct) {
+        l->drain_writers[l->ndrain] = f->my_writer;
+        l->drain_paths[l->ndrain++] = l->data_path;
+    }
+    for (int i = 0; i < l->nkept; i++) {
+        int w = l->kept[i];
+        if (l->avail[w] != 2)
+            continue; /* the writer's own copy, or the target, has its units */
+        fwdioi_log(FWDIOI_LOG_INFO, "rank %d: %s: writer %d's units drained from its partner "
+                   "copy %s", f->rank, f->path, w, l->kept_paths[i]);
+        l->drain_writers[l->ndrain] = w;
+        l->drain_paths[l->ndrain++] = l->kept_paths[i];
+    }
+    copy_assigned(f);
+}
+
+static void check_done(fwdioi_io_job_t *io)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    fwdioi_drain_job_t *j = (fwdioi_drain_job_t *)io;
+    fwdio_file_t *f = j->file;
+    struct fwdioi_local *l = f->local;
+    int own = l->check_paths[0] != NULL;
+    const int *intact = j->intact;
+    free(j);
+    l->busy = 0;
+    if (l->aborted) {
+        abort_continue(f);
+        return;
+    }
+    int nw = f->plan.nwriters;
+    memset(l->avail_in, 0, (size_t)nw * sizeof *l->avail_in);
+    if (f->my_writer >= 0 && l->direct)
+        l->avail_in[f->my_writer] |= 4;
+    if (own && intact[0])
+        l->avail_in[f->my_writer] |= 1;
+    else if (own)
+        fwdioi_log(FWDIOI_LOG_WARN, "rank %d: %s: the local copy %s is lost (%s)", f->rank,
+                   f->path, l->data_path, strerror((int)l->check_errs[0].sys_errno));
+    for (int i = 0; i < l->nkept; i++)
+        if (intact[1 + i])
+            l->avail_in[l->kept[i]] |= 2;
+    MPI_Request req;
+    int rc = fwdioi_rt_track_reserve(f->engine) != 0
+                 ? MPI_ERR_NO_MEM
+                 : MPI_Iallreduce(l->avail_in, l->avail, nw, MPI_INT, MPI_BOR, l->comm, &req);
+    if (rc != MPI_SUCCESS) {
+        fwdioi_errinfo_t e = FWDIOI_ERRINFO_OK;
+        fwdioi_errinfo_set_mpi(&e, f->rank, FWDIOI_MPI_AGREE_INTACT, rc);
+        drain_abort(f, &e, 1);
+        return;
+    }
+    l->agreeing = 1;
+    fwdioi_rt_track(f->engine, req, on_intact_agreed, f);
+}
+
+/* Read back the index of every local file this rank holds (a pool job). */
+static void check_copies(fwdio_file_t *f)
+{
+    struct fwdioi_local *l = f->local;
+    int n = 1 + l->nkept, nw = f->plan.nwriters;
+    fwdioi_drain_job_t *j = calloc(1, sizeof *j);
+    l->avail = calloc((size_t)nw, sizeof *l->avail);
+    l->avail_in = calloc((size_t)nw, sizeof *l->avail_in);
+    l->check_paths = calloc((size_t)n, sizeof *l->check_paths);
+    l->check_writers = calloc((size_t)n, sizeof *l->check_writers);
+    l->check_intact = calloc((size_t)n, sizeof *l->check_intact);
+    l->check_errs = calloc((size_t)n, sizeof *l->check_errs);
+    if (!j || !l->avail || !l->avail_in || !l->check_paths || !l->check_writers ||
+        !l->check_intact || !l->check_errs) {
+        free(j);
+        /* the others are in the table's reduction: all give up alike */
+        fwdioi_errinfo_t e = FWDIOI_ERRINFO_OK;
+        fwdioi_errinfo_set(&e, FWDIO_ENOMEM, f->rank, 0, 0);
+        drain_abort(f, &e, 1);
+        return;
+    }
+    /* slot 0: this writer's own file (NULL: none) */
+    int own = f->my_writer >= 0 && l->data_path && !l->direct;
+    for (int i = 0; i < n; i++)
+        l->check_errs[i] = FWDIOI_ERRINFO_OK;
+    l->check_paths[0] = own ? l->data_path : NULL;
+    l->check_writers[0] = f->my_writer;
+    for (int i = 0; i < l->nkept; i++) {
+        l->check_paths[1 + i] = l->kept_paths[i];
+        l->check_writers[1 + i] = l->kept[i];
+    }
+    j->io.run = fwdioi_drain_job_run;
+    j->io.done = check_done;
+    j->file = f;
+    j->step = FWDIOI_DRAIN_CHECK;
+    j->paths = l->check_paths;
+    j->path_writers = l->check_writers;
+    j->npaths = n;
+    j->intact = l->check_intact;
+    j->errs = l->check_errs;
+    j->in_fd = j->out_fd = -1;
+    l->busy = 1;
+    fwdioi_rt_io_submit_any(f->engine, &j->io);
+}
+
 void fwdioi_drain_start(fwdio_file_t *f)
 {
     FWDIOI_ASSERT_PROGRESS();
@@ -375,17 +557,26 @@ void fwdioi_drain_start(fwdio_file_t *f)
         abort_continue(f);
         return;
     }
-    if (f->my_writer < 0 || l->direct) { /* nothing of its own in the local store */
-        drain_agree(f);
+    /* the writers this rank drains (at most its own and the copies it
+     * keeps), and the files its REMOVE takes */
+    l->drain_writers = calloc((size_t)(1 + l->nkept), sizeof *l->drain_writers);
+    l->drain_paths = calloc((size_t)(1 + l->nkept), sizeof *l->drain_paths);
+    if (!l->drain_writers || !l->drain_paths) {
+        fwdioi_errinfo_t e = FWDIOI_ERRINFO_OK;
+        fwdioi_errinfo_set(&e, FWDIO_ENOMEM, f->rank, 0, 0);
+        drain_abort(f, &e, 1); /* with copies, the others may be in another reduction */
         return;
     }
-    l->buf = malloc(f->plan.write_size);
-    if (!l->buf) {
-        fwdioi_errinfo_set(&l->drain_local, FWDIO_ENOMEM, f->rank, 0, 0);
-        drain_agree(f);
+    if (l->copies > 1) {
+        check_copies(f);
         return;
     }
-    submit(f, FWDIOI_DRAIN_OPEN);
+    l->ndrain = 0;
+    if (f->my_writer >= 0 && !l->direct) {
+        l->drain_writers[0] = f->my_writer;
+        l->drain_paths[l->ndrain++] = l->data_path;
+    }
+    copy_assigned(f);
 }
 
 /* ---- the report ---- */

@@ -3,6 +3,7 @@
 #include "local/drain_io.h"
 
 #include "clock.h"
+#include "local/local_index.h"
 #include "log.h"
 #include "storage/storage.h"
 #include "storage/sysio.h"
@@ -10,6 +11,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
+#include <sys/stat.h>
 #include <string.h>
 #include <time.h>
 
@@ -57,9 +60,9 @@ static void run_copy(fwdioi_drain_job_t *j)
 {
     const fwdio_file_t *f = j->file;
     const fwdioi_plan_t *p = &f->plan;
-    uint64_t nstripes = fwdioi_plan_writer_stripes(p, f->my_writer);
+    uint64_t nstripes = fwdioi_plan_writer_stripes(p, j->writer);
     while (j->next_stripe < nstripes && j->copied < FWDIOI_DRAIN_CHUNK) {
-        uint64_t s = fwdioi_plan_writer_stripe_at(p, f->my_writer, j->next_stripe);
+        uint64_t s = fwdioi_plan_writer_stripe_at(p, j->writer, j->next_stripe);
         uint64_t start = s * p->stripe_size;
         uint64_t end = start + p->stripe_size < p->size ? start + p->stripe_size : p->size;
         uint64_t at = start + j->next_off;
@@ -96,6 +99,47 @@ static void run_close(fwdioi_drain_job_t *j)
     j->in_fd = j->out_fd = -1;
 }
 
+/* Whether `path` ends in an intact index of writer w of this file (its
+ * size, geometry and version); else e says what failed. */
+static int copy_intact(const fwdioi_drain_job_t *j, const char *path, int w, fwdioi_errinfo_t *e)
+{
+    const fwdio_file_t *f = j->file;
+    int fd = fwdioi_sys_open(path, O_RDONLY | O_CLOEXEC, 0);
+    if (fd < 0) {
+        fwdioi_errinfo_set_call(e, FWDIO_EREAD, f->rank, errno, 0, FWDIOI_CALL_OPEN);
+        return 0;
+    }
+    struct stat st;
+    uint64_t at = fwdioi_local_index_offset(f->size), failed_at = at;
+    uint8_t *buf = NULL;
+    int ok = 0;
+    if (fwdioi_sys_fstat(fd, &st) != 0) {
+        fwdioi_errinfo_set_call(e, FWDIO_EREAD, f->rank, errno, 0, FWDIOI_CALL_FSTAT);
+    } else if ((uint64_t)st.st_size <= at || (uint64_t)st.st_size - at > (64u << 20) ||
+               !(buf = malloc((size_t)((uint64_t)st.st_size - at)))) {
+        errno = (uint64_t)st.st_size <= at ? ENODATA : EFBIG;
+        fwdioi_errinfo_set_call(e, FWDIO_EREAD, f->rank, errno, at, FWDIOI_CALL_PREAD);
+    } else if (fwdioi_pread_all(fd, buf, (uint64_t)st.st_size - at, at, &failed_at) != 0) {
+        fwdioi_errinfo_set_call(e, FWDIO_EREAD, f->rank, errno ? errno : ENODATA, failed_at,
+                                FWDIOI_CALL_PREAD);
+    } else {
+        fwdioi_local_index_t ix;
+        if (fwdioi_local_index_decode(buf, (size_t)((uint64_t)st.st_size - at), &ix) == 0) {
+            ok = ix.size == f->size && ix.writer == (uint32_t)w &&
+                 ix.nwriters == (uint32_t)f->plan.nwriters && ix.version == f->seq &&
+                 ix.stripe_size == f->plan.stripe_size && !strcmp(ix.path, f->path_key);
+            fwdioi_local_index_free(&ix);
+        }
+        if (!ok) {
+            errno = EBADMSG; /* not this file's copy, or damaged */
+            fwdioi_errinfo_set_call(e, FWDIO_EREAD, f->rank, errno, at, FWDIOI_CALL_PREAD);
+        }
+    }
+    free(buf);
+    fwdioi_sys_close(fd);
+    return ok;
+}
+
 void fwdioi_drain_job_run(fwdioi_io_job_t *io)
 {
     fwdioi_drain_job_t *j = (fwdioi_drain_job_t *)io;
@@ -113,9 +157,14 @@ void fwdioi_drain_job_run(fwdioi_io_job_t *io)
         run_close(j);
         break;
     case FWDIOI_DRAIN_REMOVE:
-        if (fwdioi_sys_unlink(j->local_path) != 0 && errno != ENOENT)
-            fwdioi_log(FWDIOI_LOG_WARN, "could not remove %s: %s", j->local_path,
-                       strerror(errno));
+        for (int i = 0; i < j->npaths; i++)
+            if (fwdioi_sys_unlink(j->paths[i]) != 0 && errno != ENOENT)
+                fwdioi_log(FWDIOI_LOG_WARN, "could not remove %s: %s", j->paths[i],
+                           strerror(errno));
+        break;
+    case FWDIOI_DRAIN_CHECK:
+        for (int i = 0; i < j->npaths; i++)
+            j->intact[i] = j->paths[i] && copy_intact(j, j->paths[i], j->path_writers[i], &j->errs[i]);
         break;
     }
 }

@@ -16,8 +16,16 @@ enum { FWDIOI_DRAIN_CHUNK = 8 << 20 };
 
 /* OPEN: the local file (read) and the target; COPY: whole units, up to
  * FWDIOI_DRAIN_CHUNK bytes, then a sleep for the cap; CLOSE: sync the target if
- * asked, close both; REMOVE: unlink the local file. */
-typedef enum { FWDIOI_DRAIN_OPEN, FWDIOI_DRAIN_COPY, FWDIOI_DRAIN_CLOSE, FWDIOI_DRAIN_REMOVE } fwdioi_drain_step_t;
+ * asked, close both; REMOVE: unlink the local files (`paths`); CHECK
+ * (local_copies 2): read the index at the end of each of `paths` back and
+ * say which are intact copies of this file (`intact`, `errs`). */
+typedef enum {
+    FWDIOI_DRAIN_OPEN,
+    FWDIOI_DRAIN_COPY,
+    FWDIOI_DRAIN_CLOSE,
+    FWDIOI_DRAIN_REMOVE,
+    FWDIOI_DRAIN_CHECK
+} fwdioi_drain_step_t;
 
 typedef struct fwdioi_drain_job {
     fwdioi_io_job_t io;
@@ -25,6 +33,14 @@ typedef struct fwdioi_drain_job {
     fwdioi_drain_step_t step;
     /* inputs, copied from the file's state (the job owns nothing of it) */
     const char *local_path, *target_path;
+    int writer; /* whose units the local file holds (OPEN, COPY) */
+    /* REMOVE, CHECK: the local files, and for CHECK the writer each holds,
+     * whether it is intact (out) and why not (out) */
+    const char *const *paths;
+    const int *path_writers;
+    int npaths;
+    int *intact;
+    fwdioi_errinfo_t *errs;
     int in_fd, out_fd;
     int sets_length, sync;
     uint64_t size;

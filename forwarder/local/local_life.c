@@ -8,6 +8,7 @@
 
 #include "local/local_name.h"
 #include "local/local_state.h"
+#include "local/partner.h"
 #include "node/node_area.h"
 #include "plan/plan.h"
 
@@ -22,8 +23,73 @@
 #define HOST_NAME_MAX 255
 #endif
 
+/* Writer w's partner copy in `dir`: the writer's own name with ".partner"
+ * before ".fwdio-local" (a local_dir on a shared file system must not make
+ * the two one file). 0, or -1 when it does not fit `len`. */
+static int partner_name(const char *dir, const char *path_key, int w, char *out, size_t len)
+{
+    static const char suffix[] = ".fwdio-local";
+    if (len < sizeof ".partner" || fwdioi_local_file_name(dir, path_key, w, out,
+                                                          len - (sizeof ".partner" - 1)) != 0)
+        return -1;
+    size_t n = strlen(out);
+    if (n < sizeof suffix - 1 || strcmp(out + n - (sizeof suffix - 1), suffix) != 0)
+        return -1;
+    strcpy(out + n - (sizeof suffix - 1), ".partner.fwdio-local");
+    return 0;
+}
+
+/* local_copies 2: this writer's partner, and the writers whose partner
+ * copies this rank keeps with their paths in `dir` (partner.h). */
+static int place_copies(fwdio_file_t *f, const char *dir, fwdioi_origins_t *why)
+{
+    struct fwdioi_local *l = f->local;
+    const fwdioi_topology_t *t = &f->owner->topo;
+    int nw = f->plan.nwriters;
+    int *node = malloc((size_t)t->nranks * sizeof *node);
+    int *partner = malloc((size_t)nw * sizeof *partner);
+    l->kept = malloc((size_t)nw * sizeof *l->kept);
+    l->kept_paths = calloc((size_t)nw, sizeof *l->kept_paths);
+    if (!node || !partner || !l->kept || !l->kept_paths) {
+        free(node);
+        free(partner);
+        return FWDIO_ENOMEM;
+    }
+    for (int r = 0; r < t->nranks; r++)
+        node[r] = fwdioi_topology_node_of(t, r);
+    int missing = fwdioi_local_partners(f->writer_ranks, nw, node, t->nranks, partner);
+    free(node);
+    if (missing > 0) {
+        free(partner);
+        return fwdioi_refuse(why, "fwdio_open of %s: local_copies 2 keeps each writer's partner "
+                                  "copy on another node, and all %d ranks run on one node: set "
+                                  "local_copies 1 here (a copy on the same node does not survive "
+                                  "the node's loss)",
+                             f->path, t->nranks);
+    }
+    l->partner = f->my_writer >= 0 ? partner[f->my_writer] : -1;
+    for (int w = 0; w < nw; w++) {
+        if (partner[w] != f->rank)
+            continue;
+        char name[PATH_MAX];
+        if (partner_name(dir, f->path_key, w, name, sizeof name) != 0) {
+            free(partner);
+            return fwdioi_refuse(why, "local_dir \"%s\": the partner copy of %s would be "
+                                      "longer than %d bytes",
+                                 l->pattern, f->path, PATH_MAX - 1);
+        }
+        if (!(l->kept_paths[l->nkept] = strdup(name))) {
+            free(partner);
+            return FWDIO_ENOMEM;
+        }
+        l->kept[l->nkept++] = w;
+    }
+    free(partner);
+    return FWDIO_OK;
+}
+
 int fwdioi_local_create(fwdio_file_t *f, const char *pattern, uint64_t bandwidth,
-                        uint64_t capacity, fwdioi_origins_t *why)
+                        uint64_t capacity, int copies, fwdioi_origins_t *why)
 {
     char host[HOST_NAME_MAX + 1] = "";
     if (gethostname(host, sizeof host) != 0)
@@ -49,6 +115,8 @@ int fwdioi_local_create(fwdio_file_t *f, const char *pattern, uint64_t bandwidth
     l->data_path = f->my_writer >= 0 ? strdup(name) : NULL;
     l->bandwidth = bandwidth;
     l->capacity = capacity;
+    l->copies = copies > 1 ? 2 : 1;
+    l->partner = -1;
     l->comm = MPI_COMM_NULL;
     l->in_fd = l->out_fd = -1;
     struct timespec ts;
@@ -56,7 +124,29 @@ int fwdioi_local_create(fwdio_file_t *f, const char *pattern, uint64_t bandwidth
     l->created_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
     if (!l->pattern || !l->dir || (f->my_writer >= 0 && !l->data_path))
         return FWDIO_ENOMEM; /* the caller releases the file, and with it `local` */
-    return FWDIO_OK;
+    return l->copies > 1 ? place_copies(f, dir, why) : FWDIO_OK;
+}
+
+/* The partner copies' state (replicate.c), unless MPI may still write into
+ * its buffers: requests given up with the file's abort. */
+static void free_replica(struct fwdioi_local *l)
+{
+    struct fwdioi_replica *r = l->replica;
+    if (!r)
+        return;
+    l->replica = NULL;
+    if (r->out_fd >= 0)
+        close(r->out_fd);
+    if (r->in_fd >= 0)
+        close(r->in_fd);
+    if (r->requests > 0)
+        return; /* left to MPI */
+    free(r->out_buf);
+    free(r->out_index);
+    free(r->out_runs);
+    free(r->in_buf);
+    free(r->in_runs);
+    free(r);
 }
 
 int fwdioi_local_abandoned(const fwdio_file_t *f)
@@ -74,6 +164,19 @@ void fwdioi_local_free(fwdio_file_t *f)
     free(l->dir);
     free(l->data_path);
     free(l->buf);
+    for (int i = 0; i < l->nkept; i++)
+        free(l->kept_paths[i]);
+    free(l->kept_paths);
+    free(l->kept);
+    free(l->avail);
+    free(l->avail_in);
+    free(l->drain_writers);
+    free(l->drain_paths);
+    free(l->check_paths);
+    free(l->check_writers);
+    free(l->check_intact);
+    free(l->check_errs);
+    free_replica(l);
     free(l);
     f->local = NULL;
 }
@@ -100,11 +203,20 @@ uint64_t fwdioi_local_capacity(const fwdio_file_t *f)
     return f->local ? f->local->capacity : 0;
 }
 
+int fwdioi_local_copies(const fwdio_file_t *f)
+{
+    return f->local ? f->local->copies : 0;
+}
+
 const char *fwdioi_local_error_path(const fwdio_file_t *f, const fwdioi_errinfo_t *e, char *buf,
                                     size_t len)
 {
     if (!f->local)
         return NULL;
+    if (e->other_value == FWDIOI_LOCAL_PARTNER_COPY && e->other_rank >= 0 &&
+        e->other_rank < f->plan.nwriters &&
+        partner_name(f->local->pattern, f->path_key, (int)e->other_rank, buf, len) == 0)
+        return buf;
     int writer = e->rank >= 0 ? fwdioi_plan_writer_of_rank(&f->plan, (int)e->rank) : -1;
     if (writer < 0 || fwdioi_local_file_name(f->local->pattern, f->path_key, writer, buf, len) != 0)
         snprintf(buf, len, "the local copy in %s", f->local->pattern);

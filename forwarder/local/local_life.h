@@ -12,12 +12,15 @@
  * fwdio_open of a file with a size and `pattern` (options.local_dir) set:
  * give `f` its tier state: the directory for this host ("%h" expanded), and
  * this rank's local file if it writes. `bandwidth`: the drain's cap in
- * bytes/s per writer (0: none); `capacity`: local_capacity (0: none). Application thread, before the file is
- * handed to the progress thread. FWDIO_OK, FWDIO_EINVAL (a bad pattern,
- * said on stderr through `why`) or FWDIO_ENOMEM.
+ * bytes/s per writer (0: none); `capacity`: local_capacity (0: none);
+ * `copies`: local_copies (0 or 1: one; 2: a partner copy, partner.h: this
+ * writer's partner and the copies this rank keeps). Application thread,
+ * before the file is handed to the progress thread. FWDIO_OK, FWDIO_EINVAL
+ * (a bad pattern, or 2 copies with every rank on one node, said on stderr
+ * through `why`) or FWDIO_ENOMEM.
  */
 int fwdioi_local_create(fwdio_file_t *f, const char *pattern, uint64_t bandwidth,
-                        uint64_t capacity, fwdioi_origins_t *why);
+                        uint64_t capacity, int copies, fwdioi_origins_t *why);
 /** Free the tier state of `f` (fwdioi_file_release; any thread). */
 void fwdioi_local_free(fwdio_file_t *f);
 /** Whether the file's drain gave up an agreement (drain.c), whose buffers
@@ -31,11 +34,18 @@ int64_t fwdioi_local_check_value(const fwdio_file_t *f);
 void fwdioi_local_space_free(fwdio_file_t *f);
 /** The file's local_capacity (bytes per node; 0: none, or no tier). */
 uint64_t fwdioi_local_capacity(const fwdio_file_t *f);
+/** The file's local_copies (1 or 2; 0 without the tier): the open check's. */
+int fwdioi_local_copies(const fwdio_file_t *f);
+
+/** An error's `other_value` that marks it as about a partner copy
+ *  (local_copies 2): the copy of writer `other_rank`, kept by `rank`. */
+#define FWDIOI_LOCAL_PARTNER_COPY 1
 
 /**
  * The path an error of the file's local phase is about, for its text: the
- * failing writer's local file named with local_dir as given (the same text
- * on every rank), in `buf`; NULL for a file without the tier.
+ * failing writer's local file (or, marked FWDIOI_LOCAL_PARTNER_COPY, the
+ * partner copy) named with local_dir as given (the same text on every
+ * rank), in `buf`; NULL for a file without the tier.
  */
 const char *fwdioi_local_error_path(const fwdio_file_t *f, const fwdioi_errinfo_t *e, char *buf,
                                     size_t len);

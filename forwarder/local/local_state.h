@@ -3,6 +3,7 @@
 #ifndef FWDIOI_LOCAL_STATE_H
 #define FWDIOI_LOCAL_STATE_H
 
+#include "local/local_index.h"
 #include "local/local_tier.h"
 #include "session/agree.h"
 
@@ -20,6 +21,30 @@ struct fwdioi_local {
     int direct;
     uint64_t reserved;
     uint64_t created_ns; /* CLOCK_REALTIME at fwdio_open: the index's `created` */
+    /* local_copies (partner.h, replicate.c): 1, or 2 with a partner copy;
+     * the rank that keeps this writer's partner copy (-1: none, copies 1);
+     * the writers whose partner copies this rank keeps, and their copies'
+     * paths in this host's store (the writer's own file name) */
+    int copies;
+    int partner;
+    int nkept;
+    int *kept;
+    char **kept_paths;
+    struct fwdioi_replica *replica; /* the copying, replicate.c */
+    /* the drain with partner copies (drain.c): the copies of each writer
+     * found intact (`avail`, agreed over all ranks: bit 1 the writer's, bit
+     * 2 the partner's, bit 4 the writer writes straight to the target),
+     * and the writers this rank drains, one after the other */
+    int *avail, *avail_in;
+    int ndrain, drain_at, nremove;
+    int *drain_writers;
+    const char **drain_paths; /* also the files REMOVE takes (nremove) */
+    /* the CHECK job's: the local files this rank holds (slot 0 its own,
+     * NULL if none; then the partner copies), their writers, whether each
+     * is intact, and why not */
+    const char **check_paths;
+    int *check_writers, *check_intact;
+    fwdioi_errinfo_t *check_errs;
     /* progress thread: the drain (drain.c), started from a task so that
      * nothing of it, even a failure to start, comes before complete */
     fwdioi_task_t start_task;
@@ -53,5 +78,34 @@ struct fwdioi_local {
 /** Start the drain of `f` (local_tier.c hands over at the session's end)
  *  (progress thread). */
 void fwdioi_drain_start(fwdio_file_t *f);
+
+/** The target bytes writer `w` holds, as runs of adjacent stripes (`*n` of
+ *  them; malloc'ed, NULL without memory) (any thread). */
+fwdioi_local_run_t *fwdioi_local_writer_runs(const fwdioi_plan_t *p, int w, size_t *n);
+/** Writer `w`'s index (local_index.h) with `created_ns`, encoded into a
+ *  malloc'ed buffer of *len bytes; NULL without memory (any thread). */
+uint8_t *fwdioi_local_index_of(const fwdio_file_t *f, int w, uint64_t created_ns, size_t *len);
+/* The copying's state (replicate.c; local_life.c frees it with the file). */
+struct fwdioi_replica {
+    void (*then)(fwdio_file_t *f, const fwdioi_errinfo_t *copies);
+    fwdioi_errinfo_t local, agreed;
+    int requests; /* MPI requests in flight */
+    int agreeing;
+    /* out: this writer's local file to its partner */
+    int out_fd, out_done;
+    uint64_t out_pos, out_total, out_len;
+    uint8_t *out_buf, *out_index;
+    size_t out_index_len;
+    fwdioi_local_run_t *out_runs;
+    size_t out_nruns;
+    /* in: the copies this rank keeps, one at a time (in_k) */
+    int in_k, in_fd, in_failed, in_done;
+    uint64_t in_pos, in_total, in_len;
+    uint8_t *in_buf;
+    size_t in_cap, in_index_len;
+    fwdioi_local_run_t *in_runs;
+    size_t in_nruns;
+};
+
 
 #endif

@@ -24,6 +24,27 @@
 #include <time.h>
 #include <unistd.h>
 
+fwdioi_local_run_t *fwdioi_local_writer_runs(const fwdioi_plan_t *p, int w, size_t *n)
+{
+    uint64_t ns = fwdioi_plan_writer_stripes(p, w);
+    fwdioi_local_run_t *runs = malloc((ns ? ns : 1) * sizeof *runs);
+    *n = 0;
+    if (!runs)
+        return NULL;
+    for (uint64_t i = 0; i < ns; i++) {
+        uint64_t s = fwdioi_plan_writer_stripe_at(p, w, i);
+        uint64_t start = s * p->stripe_size;
+        uint64_t end = start + p->stripe_size < p->size ? start + p->stripe_size : p->size;
+        if (end <= start)
+            continue;
+        if (*n > 0 && runs[*n - 1].offset + runs[*n - 1].len == start)
+            runs[*n - 1].len += end - start;
+        else
+            runs[(*n)++] = (fwdioi_local_run_t){start, end - start};
+    }
+    return runs;
+}
+
 const char *fwdioi_local_data_path(const fwdio_file_t *f)
 {
     return f->local && !f->local->direct ? f->local->data_path : NULL;
@@ -31,14 +52,13 @@ const char *fwdioi_local_data_path(const fwdio_file_t *f)
 
 /* ---- local space: local_capacity, the free-space check ---- */
 
-static fwdioi_local_run_t *writer_runs(const fwdioi_plan_t *p, int w, size_t *n);
 
 /* Bytes writer `w`'s local file takes: its units, and its index rounded up
  * to a block (0 without memory: then nothing is counted). */
 static uint64_t local_file_bytes(const fwdio_file_t *f)
 {
     size_t n = 0;
-    fwdioi_local_run_t *runs = writer_runs(&f->plan, f->my_writer, &n);
+    fwdioi_local_run_t *runs = fwdioi_local_writer_runs(&f->plan, f->my_writer, &n);
     if (!runs)
         return 0;
     fwdioi_local_index_t ix = {.path = f->path_key, .nruns = n, .runs = runs};
@@ -154,26 +174,26 @@ static void seal_done(fwdioi_io_job_t *io)
     then(f);
 }
 
-/* The target bytes writer `w` holds, as runs of adjacent stripes. */
-static fwdioi_local_run_t *writer_runs(const fwdioi_plan_t *p, int w, size_t *n)
+uint8_t *fwdioi_local_index_of(const fwdio_file_t *f, int w, uint64_t created_ns, size_t *len)
 {
-    uint64_t ns = fwdioi_plan_writer_stripes(p, w);
-    fwdioi_local_run_t *runs = malloc((ns ? ns : 1) * sizeof *runs);
-    *n = 0;
-    if (!runs)
-        return NULL;
-    for (uint64_t i = 0; i < ns; i++) {
-        uint64_t s = fwdioi_plan_writer_stripe_at(p, w, i);
-        uint64_t start = s * p->stripe_size;
-        uint64_t end = start + p->stripe_size < p->size ? start + p->stripe_size : p->size;
-        if (end <= start)
-            continue;
-        if (*n > 0 && runs[*n - 1].offset + runs[*n - 1].len == start)
-            runs[*n - 1].len += end - start;
-        else
-            runs[(*n)++] = (fwdioi_local_run_t){start, end - start};
+    fwdioi_local_index_t ix = {.size = f->size,
+                               .stripe_size = f->plan.stripe_size,
+                               .write_size = f->plan.write_size,
+                               .writer = (uint32_t)w,
+                               .nwriters = (uint32_t)f->plan.nwriters,
+                               .version = f->seq,
+                               .created_ns = created_ns,
+                               .path = f->path_key};
+    ix.runs = fwdioi_local_writer_runs(&f->plan, w, &ix.nruns);
+    uint8_t *out = NULL;
+    if (ix.runs) {
+        *len = fwdioi_local_index_len(&ix);
+        out = malloc(*len);
+        if (out)
+            fwdioi_local_index_encode(&ix, out);
     }
-    return runs;
+    free(ix.runs);
+    return out;
 }
 
 int fwdioi_local_seal(fwdio_file_t *f, void (*then)(fwdio_file_t *f))
@@ -183,30 +203,14 @@ int fwdioi_local_seal(fwdio_file_t *f, void (*then)(fwdio_file_t *f))
     if (!l || !l->data_path || l->direct)
         return -1;
     seal_job_t *j = calloc(1, sizeof *j);
-    fwdioi_local_index_t ix = {.size = f->size,
-                               .stripe_size = f->plan.stripe_size,
-                               .write_size = f->plan.write_size,
-                               .writer = (uint32_t)f->my_writer,
-                               .nwriters = (uint32_t)f->plan.nwriters,
-                               .version = f->seq,
-                               .created_ns = l->created_ns,
-                               .path = f->path_key};
-    ix.runs = writer_runs(&f->plan, f->my_writer, &ix.nruns);
-    if (j && ix.runs) {
-        j->len = fwdioi_local_index_len(&ix);
-        j->index = malloc(j->len);
-    }
-    if (!j || !ix.runs || !j->index) {
-        free(ix.runs);
-        if (j)
-            free(j->index);
+    if (j)
+        j->index = fwdioi_local_index_of(f, f->my_writer, l->created_ns, &j->len);
+    if (!j || !j->index) {
         free(j);
         fwdioi_errinfo_set(&f->s.local_error, FWDIO_ENOMEM, f->rank, 0, 0);
         then(f);
         return 0;
     }
-    fwdioi_local_index_encode(&ix, j->index);
-    free(ix.runs);
     j->io.run = run_seal;
     j->io.done = seal_done;
     j->file = f;

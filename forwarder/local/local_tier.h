@@ -43,6 +43,20 @@ void fwdioi_local_open_done(fwdio_file_t *f, const struct fwdioi_storage_job *jo
  */
 int fwdioi_local_seal(fwdio_file_t *f, void (*then)(fwdio_file_t *f));
 
+/**
+ * local_copies 2, once the file's final status is agreed OK: each writer
+ * forwards its local file (its units, then its index) to its partner
+ * (partner.h), which keeps it in its own local store under the same name
+ * and makes it durable; every rank then agrees on the copies' status (the
+ * first failure) and then(f, status) runs, the status the file completes
+ * with (an abort of the file meanwhile: then(f) runs once nothing of the
+ * copying is in flight, and the session's abort rules apply). Returns 0
+ * when it started, -1 when the file has no partner copies (no tier, one
+ * copy): the caller goes on (progress thread).
+ */
+int fwdioi_local_replicate(fwdio_file_t *f,
+                           void (*then)(fwdio_file_t *f, const fwdioi_errinfo_t *copies));
+
 /** The session must not commit (rename, commit block) at the file's
  *  completion: its drain does, once the target holds the bytes. */
 int fwdioi_local_defers_commit(const fwdio_file_t *f);

@@ -67,6 +67,10 @@ static int check_ranges(const fwdio_options_t *o, int nranks, fwdioi_origins_t *
                              "first_writer %d%s is outside the communicator: a rank from 0 to %d",
                              o->first_writer, fwdioi_origin(why, "first_writer", a, sizeof a),
                              nranks - 1);
+    if (o->local_copies < 0 || o->local_copies > 2)
+        return fwdioi_refuse(why, "local_copies %d%s is not a number of copies: 1 or 2 (0: the "
+                                  "default, 1)",
+                             o->local_copies, fwdioi_origin(why, "local_copies", a, sizeof a));
     for (size_t i = 0; i < sizeof o->reserved / sizeof o->reserved[0]; i++)
         if (o->reserved[i])
             return fwdioi_refuse(why, "fwdio_options_t.reserved[%zu] is not 0: initialise the "

@@ -85,6 +85,10 @@ static const char *const mpi_call_names[FWDIOI_MPI_CALL_COUNT] = {
     [FWDIOI_MPI_READ_MRECV] = "MPI_Mrecv",
     [FWDIOI_MPI_AGREE_DRAIN] = "MPI_Iallreduce (drain status)",
     [FWDIOI_MPI_AGREE_DRAIN_COMMIT] = "MPI_Iallreduce (drain's commit status)",
+    [FWDIOI_MPI_AGREE_COPIES] = "MPI_Iallreduce (partner copies' status)",
+    [FWDIOI_MPI_COPY_ISEND] = "MPI_Isend (partner copy)",
+    [FWDIOI_MPI_COPY_IRECV] = "MPI_Irecv (partner copy)",
+    [FWDIOI_MPI_AGREE_INTACT] = "MPI_Iallreduce (intact local copies)",
 };
 
 const char *fwdioi_mpi_call_name(int call)

@@ -116,6 +116,10 @@ typedef enum fwdioi_mpi_call {
     FWDIOI_MPI_READ_MRECV,   /* MPI_Mrecv of a read answer's header */
     FWDIOI_MPI_AGREE_DRAIN,  /* MPI_Iallreduce of a drain's status (node-local tier) */
     FWDIOI_MPI_AGREE_DRAIN_COMMIT, /* MPI_Iallreduce of a drain's commit status */
+    FWDIOI_MPI_AGREE_COPIES, /* MPI_Iallreduce of the partner copies' status */
+    FWDIOI_MPI_COPY_ISEND,   /* MPI_Isend of a writer's local file to its partner */
+    FWDIOI_MPI_COPY_IRECV,   /* MPI_Irecv of a partner copy */
+    FWDIOI_MPI_AGREE_INTACT, /* MPI_Iallreduce of the copies a drain finds intact */
     FWDIOI_MPI_CALL_COUNT
 } fwdioi_mpi_call_t;
 

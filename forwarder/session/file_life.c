@@ -109,6 +109,7 @@ void fwdioi_file_fill_check(fwdio_file_t *f)
     c[FWDIOI_FIELD_OFFSETS_ONLY] = f->opts.offsets_only;
     c[FWDIOI_FIELD_LOCAL_DIR] = fwdioi_local_check_value(f);
     c[FWDIOI_FIELD_LOCAL_CAPACITY] = (int64_t)fwdioi_local_capacity(f);
+    c[FWDIOI_FIELD_LOCAL_COPIES] = fwdioi_local_copies(f);
 }
 
 /* "dir/name" -> "dir/.name.fwdio-tmp": beside the target, so the rename stays

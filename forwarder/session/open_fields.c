@@ -21,6 +21,7 @@ static const char *const field_names[FWDIOI_OPEN_FIELDS] = {
     [FWDIOI_FIELD_OFFSETS_ONLY] = "offsets_only",
     [FWDIOI_FIELD_LOCAL_DIR] = "local_dir",
     [FWDIOI_FIELD_LOCAL_CAPACITY] = "local_capacity",
+    [FWDIOI_FIELD_LOCAL_COPIES] = "local_copies",
 };
 
 const char *fwdioi_open_field_name(int field)

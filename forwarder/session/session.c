@@ -424,6 +424,19 @@ static void start_commit(fwdio_file_t *f)
     fwdioi_rt_io_submit(f->engine, &job->io);
 }
 
+/* The node-local tier's partner copies are durable, or failed, with the
+ * agreed status `copies` (local_tier.h: fwdioi_local_replicate) (progress
+ * thread). */
+static void copies_done(fwdio_file_t *f, const fwdioi_errinfo_t *copies)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    if (f->s.aborted) {
+        finish_if_aborted(f);
+        return;
+    }
+    finish_session(f, copies);
+}
+
 static void on_final_agreed(void *arg, const MPI_Status *st)
 {
     FWDIOI_ASSERT_PROGRESS();
@@ -434,8 +447,9 @@ static void on_final_agreed(void *arg, const MPI_Status *st)
     fwdioi_trace_end_file(s->trace_t0, "agree final", (int64_t)f->seq);
     if (s->committer >= 0 && !fwdioi_local_defers_commit(f))
         start_commit(f);
-    else
+    else if (data_result(f)->status != FWDIO_OK || fwdioi_local_replicate(f, copies_done) != 0)
         finish_session(f, data_result(f));
+    /* else the partner copies first (local_copies 2): copies_done */
 }
 
 /*

@@ -75,6 +75,7 @@ static const setting_t keys[] = {
     OPT("local_dir", K_STRING, local_dir, NULL, FWDIO_PIN_LOCAL_DIR),
     OPT("drain_bandwidth", K_SIZE_OFF, drain_bandwidth, NULL, FWDIO_PIN_DRAIN_BANDWIDTH),
     OPT("local_capacity", K_SIZE_OFF, local_capacity, NULL, FWDIO_PIN_LOCAL_CAPACITY),
+    OPT("local_copies", K_INT, local_copies, NULL, FWDIO_PIN_LOCAL_COPIES),
 };
 enum { NKEYS = sizeof keys / sizeof keys[0] };
 _Static_assert((int)NKEYS <= (int)FWDIOI_SETTINGS_MAX_KEYS, "raise FWDIOI_SETTINGS_MAX_KEYS");

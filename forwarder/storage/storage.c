@@ -115,9 +115,7 @@ static void run_read(fwdioi_storage_job_t *job)
     job->bytes_written = job->len;
 }
 
-/* mkdir -p of the directory of `path`: every missing component, in order.
- * 0, or -1 with errno (an existing non-directory is ENOTDIR). */
-static int make_parents(const char *path)
+int fwdioi_make_parents(const char *path)
 {
     char dir[4096];
     const char *slash = strrchr(path, '/');
@@ -147,7 +145,7 @@ static void dir_of(const char *path, char *buf, size_t len);
 
 static void run_open(fwdioi_storage_job_t *job)
 {
-    if (job->make_dirs && make_parents(job->path) != 0) {
+    if (job->make_dirs && fwdioi_make_parents(job->path) != 0) {
         fail(job, FWDIO_EOPEN, FWDIOI_CALL_MKDIR, 0);
         return;
     }

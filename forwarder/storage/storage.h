@@ -114,6 +114,10 @@ int fwdioi_storage_job_add_segment(fwdioi_storage_job_t *job, uint64_t offset,
 /** The blocks of `set` as the segments of a COMMIT job, in order (their
  *  bytes stay the set's). 0, or -1 when out of memory. */
 int fwdioi_storage_job_add_blocks(fwdioi_storage_job_t *job, const fwdioi_commit_set_t *set);
+/** mkdir -p of the directory of `path`: every missing component, in order
+ *  (0777 less the umask). 0, or -1 with errno (an existing non-directory is
+ *  ENOTDIR) (an I/O thread). */
+int fwdioi_make_parents(const char *path);
 /** Read all of [offset, offset + len) of fd into buf, retrying EINTR and
  *  short reads. Returns 0, or -1 with errno set and *failed_at the offset
  *  that could not be read; errno is 0 when the file ended first. */

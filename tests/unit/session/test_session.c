@@ -678,6 +678,14 @@ int fwdioi_local_session_done(fwdio_file_t *f, const fwdioi_errinfo_t *final, MP
 }
 
 int fwdioi_local_defers_commit(const fwdio_file_t *f) { (void)f; return 0; }
+/* no partner copies without the tier: the session finishes at once */
+int fwdioi_local_replicate(fwdio_file_t *f,
+                           void (*then)(fwdio_file_t *f, const fwdioi_errinfo_t *copies))
+{
+    (void)f;
+    (void)then;
+    return -1;
+}
 void fwdioi_local_abort_heard(fwdio_file_t *f, const fwdioi_errinfo_t *why)
 {
     (void)f;
