@@ -256,7 +256,10 @@ int fwdio_ckpt_close(fwdio_ckpt_t *ck)
 }
 
 /* Rank 0, after a version completed: remove the complete versions beyond
- * the `keep` newest. Failures are said, not returned. */
+ * the `keep` newest. Only manifests that load count (a version freed before
+ * it was done leaves one of zeros, a damaged one does not load either):
+ * such versions are neither counted nor removed. Failures are said, not
+ * returned. */
 static void apply_keep(const fwdio_ckpt_t *ck)
 {
     uint64_t *versions;
@@ -266,6 +269,13 @@ static void apply_keep(const fwdio_ckpt_t *ck)
         fprintf(stderr, "fwdio_ckpt: cannot list %s: %s\n", ck->dir, strerror(-rc));
         return;
     }
+    size_t loaded = 0;
+    for (size_t i = 0; i < n; i++) {
+        fwdioi_ckpt_manifest_t m;
+        if (!fwdioi_ckpt_manifest_load(ck->dir, ck->name, versions[i], &m))
+            versions[loaded++] = versions[i];
+    }
+    n = loaded;
     for (size_t i = fwdioi_ckpt_keep_choose(versions, &n, ck->keep); i < n; i++) {
         rc = fwdioi_ckpt_remove(ck->dir, ck->name, versions[i]);
         if (rc)

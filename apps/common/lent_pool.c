@@ -60,6 +60,18 @@ int app_lent_write(app_lent_buf_t *b, fwdio_file_t *file, const void *at, size_t
     return rc;
 }
 
+int app_lent_write_ckpt(app_lent_buf_t *b, fwdio_ckpt_t *ck, const void *at, size_t len,
+                        uint64_t offset)
+{
+    if (len < APP_LENT_MIN_BYTES)
+        return fwdio_ckpt_write(ck, at, len, offset);
+    atomic_fetch_add(&b->lent, 1);
+    int rc = fwdio_ckpt_write_lent(ck, at, len, offset, lent_done, b);
+    if (rc != FWDIO_OK)
+        atomic_fetch_sub(&b->lent, 1); /* refused: no callback */
+    return rc;
+}
+
 void app_lent_pool_free(app_lent_pool_t *p)
 {
     for (int i = 0; i < APP_LENT_BUFS; i++) {
