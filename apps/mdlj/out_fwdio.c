@@ -188,31 +188,19 @@ static app_lent_buf_t *pack_in_buffer(md_output_t *o, int (*pack)(md_output_t *,
     return NULL;
 }
 
-/* fwdio_write_lent of every extent of o->pack, packed in `b`; counts the calls. */
-static int write_extents(md_output_t *o, fwdio_file_t *file, app_lent_buf_t *b, uint64_t *calls)
+/* Lend every extent of o->pack, packed in `b`, to `file` (fwdio_write_lent)
+ * or, when `ck` is not NULL, to that checkpoint version
+ * (fwdio_ckpt_write_lent); counts the calls. */
+static int write_extents(md_output_t *o, fwdio_file_t *file, fwdio_ckpt_t *ck,
+                         app_lent_buf_t *b, uint64_t *calls)
 {
     size_t at = 0;
     int rc = FWDIO_OK;
     for (size_t e = 0; e < o->pack.next && rc == FWDIO_OK; e++) {
         const md_extent_t *x = &o->pack.ext[e];
-        rc = app_lent_write(b, file, o->pack.buf + at, (size_t)x->len, x->offset);
-        if (rc == FWDIO_OK)
-            (*calls)++;
-        at += (size_t)x->len;
-    }
-    pack_own(&o->pack);
-    return rc;
-}
-
-/* write_extents to a checkpoint version (fwdio_ckpt_write_lent). */
-static int write_ckpt_extents(md_output_t *o, fwdio_ckpt_t *ck, app_lent_buf_t *b,
-                              uint64_t *calls)
-{
-    size_t at = 0;
-    int rc = FWDIO_OK;
-    for (size_t e = 0; e < o->pack.next && rc == FWDIO_OK; e++) {
-        const md_extent_t *x = &o->pack.ext[e];
-        rc = app_lent_write_ckpt(b, ck, o->pack.buf + at, (size_t)x->len, x->offset);
+        const void *p = o->pack.buf + at;
+        rc = ck ? app_lent_write_ckpt(b, ck, p, (size_t)x->len, x->offset)
+                : app_lent_write(b, file, p, (size_t)x->len, x->offset);
         if (rc == FWDIO_OK)
             (*calls)++;
         at += (size_t)x->len;
@@ -254,7 +242,7 @@ static void fw_frame(md_output_t *o, const md_snapshot_t *snap, int64_t frame)
     }
     struct frame_arg arg = {snap, frame};
     app_lent_buf_t *b = pack_in_buffer(o, pack_frame, &arg);
-    int rc = b ? write_extents(o, s->traj, b, &o->rep.frame_extents) : FWDIO_ENOMEM;
+    int rc = b ? write_extents(o, s->traj, NULL, b, &o->rep.frame_extents) : FWDIO_ENOMEM;
     /* Every rank ends the step, whatever happened here, so ranks stay in step */
     int end_rc = end_traj_step(o, frame + 1);
     if (rc == FWDIO_OK)
@@ -298,7 +286,7 @@ static void fw_checkpoint(md_output_t *o, const md_snapshot_t *snap, const ckpt_
     if (rc == FWDIO_OK)
         rc = open_rc;
     if (rc == FWDIO_OK)
-        rc = write_ckpt_extents(o, ck, b, &o->rep.ckpt_extents);
+        rc = write_extents(o, NULL, ck, b, &o->rep.ckpt_extents);
     else if (b)
         pack_own(&o->pack);
     /* The commit record's checksum is a reduction over every rank; so is the
