@@ -19,8 +19,7 @@
  * The manifest file is opened at fwdio_ckpt_open, right after the data file:
  * fwdio_open is collective in the order of the calls, and the ranks reach
  * TERMS at different moments, between other opens. The reductions run on a
- * communicator of the version's own (MPI_Comm_idup at the open, nonblocking,
- * complete by the time the data drained), so they
+ * communicator of the version's own (duplicated at the open), so they
  * cannot cross the blocking collectives of the other ckpt calls or of other
  * versions.
  */
@@ -48,9 +47,6 @@ struct fwdio_ckpt {
     fwdio_file_t *file;
     fwdio_file_t *manifest; /* opened with the data, written once it drained */
     MPI_Comm vcomm;         /* the version's own, for the completion's reductions */
-    MPI_Request dup_req;    /* its MPI_Comm_idup until done, then MPI_REQUEST_NULL */
-    int open_ok, open_all;  /* this rank opened the manifest and idup'd; every rank did */
-    MPI_Request open_req;   /* the reduction of open_ok (on the runtime's communicator) */
     int rank;
     char name[FWDIO_CKPT_NAME_MAX + 1];
     char *dir;
@@ -170,8 +166,6 @@ int fwdio_ckpt_open(fwdio_runtime_t *rt, const char *name, uint64_t version, uin
     ck->size = size;
     ck->keep = keep;
     ck->vcomm = MPI_COMM_NULL;
-    ck->dup_req = MPI_REQUEST_NULL;
-    ck->open_req = MPI_REQUEST_NULL;
     ck->req = MPI_REQUEST_NULL;
     ck->stage = ST_DATA;
     atomic_init(&ck->terms, 0);
@@ -198,19 +192,15 @@ int fwdio_ckpt_open(fwdio_runtime_t *rt, const char *name, uint64_t version, uin
         free(ck);
         return rc;
     }
-    /* The manifest's file, in the same order on every rank, and the
-     * version's communicator. A rank whose open or duplicate failed (out of
-     * memory) must not leave the others waiting for it in the completion:
-     * whether every rank could is one more reduction, nonblocking (so the
-     * open does not wait for the slowest rank twice), finished by the
-     * first test; after a failure the version fails with FWDIO_ENOMEM on
-     * every rank there. */
-    ck->open_ok = open_manifest(ck) == FWDIO_OK &&
-                  MPI_Comm_idup(comm, &ck->vcomm, &ck->dup_req) == MPI_SUCCESS;
-    if (MPI_Iallreduce(&ck->open_ok, &ck->open_all, 1, MPI_INT, MPI_MIN, comm, &ck->open_req) !=
-        MPI_SUCCESS) {
+    /* The manifest's file, in the same order on every rank; a rank whose
+     * open or duplicate failed (out of memory) must not leave the others
+     * waiting for it: one more agreement. */
+    int ok = open_manifest(ck) == FWDIO_OK &&
+             MPI_Comm_dup(comm, &ck->vcomm) == MPI_SUCCESS;
+    rc = fwdioi_ckpt_agree(comm, ok, 0, "fwdio_ckpt_open (manifest)");
+    if (rc != FWDIO_OK) {
         fwdio_ckpt_free(ck);
-        return FWDIO_EMPI;
+        return ok ? rc : FWDIO_ENOMEM;
     }
     *out = ck;
     return FWDIO_OK;
@@ -349,24 +339,6 @@ int fwdio_ckpt_test(fwdio_ckpt_t *ck, int *done)
         ck->data_status = fwdio_drain_test(ck->file, &d);
         if (!d)
             return FWDIO_OK;
-        /* Whether every rank opened the manifest, and the version's
-         * communicator (nonblocking: no wait at the open). */
-        if (ck->open_req != MPI_REQUEST_NULL) {
-            int flag = 0;
-            if (MPI_Test(&ck->open_req, &flag, MPI_STATUS_IGNORE) != MPI_SUCCESS)
-                return finish(ck, FWDIO_EMPI, done);
-            if (!flag)
-                return FWDIO_OK;
-            if (!ck->open_all) /* every rank sees it here, with the same answer */
-                return finish(ck, FWDIO_ENOMEM, done);
-        }
-        if (ck->dup_req != MPI_REQUEST_NULL) {
-            int flag = 0;
-            if (MPI_Test(&ck->dup_req, &flag, MPI_STATUS_IGNORE) != MPI_SUCCESS)
-                return finish(ck, FWDIO_EMPI, done);
-            if (!flag)
-                return FWDIO_OK;
-        }
         ck->my_terms = atomic_load(&ck->terms);
         if (MPI_Iallreduce(&ck->my_terms, &ck->all_terms, 1, MPI_UINT32_T, MPI_BXOR, ck->vcomm,
                            &ck->req) != MPI_SUCCESS)
@@ -459,10 +431,6 @@ void fwdio_ckpt_free(fwdio_ckpt_t *ck)
         return;
     /* A reduction this rank posted ends once every rank posted its part:
      * they do as they test or wait (see fwdio_ckpt_free in fwdio.h). */
-    if (ck->open_req != MPI_REQUEST_NULL)
-        MPI_Wait(&ck->open_req, MPI_STATUS_IGNORE);
-    if (ck->dup_req != MPI_REQUEST_NULL)
-        MPI_Wait(&ck->dup_req, MPI_STATUS_IGNORE);
     if (ck->req != MPI_REQUEST_NULL)
         MPI_Wait(&ck->req, MPI_STATUS_IGNORE);
     if (ck->vcomm != MPI_COMM_NULL)

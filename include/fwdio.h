@@ -1455,10 +1455,9 @@ FWDIO_API int fwdio_runtime_comm(const fwdio_runtime_t *rt, MPI_Comm *comm);
  * (fwdio_ckpt_test is nonblocking and needs no order: see there). Each makes
  * small blocking MPI collectives on the runtime's duplicate of its communicator
  * (fwdio_runtime_comm) from the calling thread (open and open_read one
- * reduction before they open, and open a nonblocking one after, finished by
- * the version's first test or wait; latest and verify a few more; test and
- * wait two nonblocking ones on the version's own duplicate, made by
- * fwdio_ckpt_open (MPI_Comm_idup) and freed by fwdio_ckpt_free), so they
+ * reduction before they open, open one more after; latest and verify a few
+ * more; test and wait two nonblocking ones on the version's own duplicate,
+ * made by fwdio_ckpt_open and freed by fwdio_ckpt_free), so they
  * are called from the application thread, never from a callback, and by
  * every rank in the same order.
  * Ranks that disagree (name, version, size, dir, keep) get the same error on
@@ -1516,9 +1515,7 @@ FWDIO_API void fwdio_ckpt_options_init(fwdio_ckpt_options_t *opts);
  *         a stream size, options.overlaps, a non-zero reserved tail, options
  *         fwdio_open refuses; the reason on stderr), on every rank when a
  *         rank refused its arguments or ranks disagree, *ck then NULL;
- *         FWDIO_ENOMEM; FWDIO_EMPI. A rank that could not open the
- *         manifest's file (out of memory) makes the version fail with
- *         FWDIO_ENOMEM on every rank at its completion.
+ *         FWDIO_ENOMEM; FWDIO_EMPI.
  */
 FWDIO_API int fwdio_ckpt_open(fwdio_runtime_t *rt, const char *name, uint64_t version,
                               uint64_t size, const fwdio_ckpt_options_t *opts, fwdio_ckpt_t **ck);
