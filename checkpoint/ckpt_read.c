@@ -201,10 +201,19 @@ static const char *dir_of(const fwdio_ckpt_options_t *opts)
 int fwdio_ckpt_latest(fwdio_runtime_t *rt, const char *name, const fwdio_ckpt_options_t *opts,
                       uint64_t *version)
 {
+    return fwdio_ckpt_latest_upto(rt, name, opts, UINT64_MAX, version);
+}
+
+int fwdio_ckpt_latest_upto(fwdio_runtime_t *rt, const char *name,
+                           const fwdio_ckpt_options_t *opts, uint64_t max_version,
+                           uint64_t *version)
+{
     if (!version)
         return FWDIO_EINVAL;
     MPI_Comm comm;
-    int rank, rc = start(rt, name, UINT64_MAX, opts, "fwdio_ckpt_latest", &comm, &rank);
+    /* max_version in the digest: ranks passing different bounds could
+     * settle on different versions. */
+    int rank, rc = start(rt, name, max_version, opts, "fwdio_ckpt_latest", &comm, &rank);
     if (rc != FWDIO_OK)
         return rc;
     candidate_t *list = NULL;
@@ -213,6 +222,8 @@ int fwdio_ckpt_latest(fwdio_runtime_t *rt, const char *name, const fwdio_ckpt_op
         return (int)n;
     rc = FWDIO_ENOCKPT;
     for (long i = 0; i < n; i++) {
+        if (list[i][0] > max_version)
+            continue; /* newer than asked: not read, not reported */
         char path[4096];
         fwdioi_ckpt_path(path, sizeof path, dir_of(opts), name, list[i][0], FWDIOI_CKPT_DATA);
         int st = verify_bytes(rt, comm, path, list[i][1], (uint32_t)list[i][2],

@@ -2,13 +2,33 @@
 /*
  * Writing a version of a checkpoint set: the data file through fwdio, the
  * checksum terms of every write, and the version's completion (manifest,
- * retention) in fwdio_ckpt_wait. See include/fwdio.h, "Checkpoint sets".
+ * retention), step by step without blocking in fwdio_ckpt_test, and
+ * fwdio_ckpt_wait as that test plus a wait. See include/fwdio.h,
+ * "Checkpoint sets".
+ *
+ * The completion's steps, each entered on a rank when the one before it is
+ * over there (the ranks get to them at different times):
+ *   DATA      the data file's drain (complete at the target); then this
+ *             rank's checksum terms go into a nonblocking BXOR reduction;
+ *   TERMS     that reduction (every rank drained); then rank 0 writes the
+ *             manifest text and every rank closes the manifest file;
+ *   MANIFEST  the manifest file's drain; then the outcome goes into a
+ *             nonblocking MIN reduction (rank 0's write may have failed);
+ *   AGREE     that reduction; then rank 0 applies keep (or removes a
+ *             manifest that must not stand) and the version is DONE.
+ * The manifest file is opened at fwdio_ckpt_open, right after the data file:
+ * fwdio_open is collective in the order of the calls, and the ranks reach
+ * TERMS at different moments, between other opens. The reductions run on a
+ * communicator of the version's own (duplicated at the open), so they
+ * cannot cross the blocking collectives of the other ckpt calls or of other
+ * versions.
  */
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "ckpt_agree.h"
@@ -19,16 +39,29 @@
 #include "ckpt_sum.h"
 #include "fwdio.h"
 
+/* The completion's steps (see the top of the file). */
+typedef enum { ST_DATA, ST_TERMS, ST_MANIFEST, ST_AGREE, ST_DONE } ckpt_stage_t;
+
 struct fwdio_ckpt {
     fwdio_runtime_t *rt;
     fwdio_file_t *file;
-    MPI_Comm comm;
+    fwdio_file_t *manifest; /* opened with the data, written once it drained */
+    MPI_Comm vcomm;         /* the version's own, for the completion's reductions */
     int rank;
     char name[FWDIO_CKPT_NAME_MAX + 1];
     char *dir;
     uint64_t version, size;
     unsigned keep;
+    size_t manifest_len;
     _Atomic uint32_t terms; /* XOR of this rank's checksum terms */
+    int closed;             /* fwdio_ckpt_close succeeded on this rank */
+    /* The completion, touched only by the thread that tests or waits. */
+    ckpt_stage_t stage;
+    MPI_Request req;        /* the reduction of TERMS or AGREE, MPI_REQUEST_NULL else */
+    uint32_t my_terms, all_terms;
+    int data_status;        /* the data file's drained status (agreed) */
+    int my_outcome, outcome; /* AGREE's contribution and its result */
+    int final;              /* once DONE: what test and wait return */
 };
 
 void fwdio_ckpt_options_init(fwdio_ckpt_options_t *opts)
@@ -70,6 +103,32 @@ int fwdio_ckpt_path(const char *name, uint64_t version, const fwdio_ckpt_options
                : FWDIO_OK;
 }
 
+/* The manifest's text: the same bytes on every rank. Its length does not
+ * depend on the CRC (printed as 8 hex digits), so it is known at the open. */
+static size_t manifest_text(const fwdio_ckpt_t *ck, uint32_t crc, char *text, size_t cap)
+{
+    fwdioi_ckpt_manifest_t m = {.version = ck->version, .size = ck->size, .crc = crc};
+    snprintf(m.name, sizeof m.name, "%s", ck->name);
+    return fwdioi_ckpt_manifest_format(&m, text, cap);
+}
+
+/* Open the version's manifest file (collective, nonblocking): written by
+ * rank 0 through fwdio, atomic_replace, once the data drained. */
+static int open_manifest(fwdio_ckpt_t *ck)
+{
+    char text[FWDIOI_CKPT_MANIFEST_MAX], path[4096];
+    ck->manifest_len = manifest_text(ck, 0, text, sizeof text);
+    if (!ck->manifest_len || fwdioi_ckpt_path(path, sizeof path, ck->dir, ck->name, ck->version,
+                                              FWDIOI_CKPT_MANIFEST))
+        return FWDIO_EINVAL; /* cannot be: the name and path were checked */
+    fwdio_options_t mo;
+    fwdio_options_init(&mo);
+    mo.atomic_replace = 1;
+    mo.writers = 1;
+    mo.pinned |= FWDIO_PIN_ATOMIC_REPLACE | FWDIO_PIN_WRITERS;
+    return fwdio_open(ck->rt, path, ck->manifest_len, &mo, NULL, &ck->manifest);
+}
+
 int fwdio_ckpt_open(fwdio_runtime_t *rt, const char *name, uint64_t version, uint64_t size,
                     const fwdio_ckpt_options_t *opts, fwdio_ckpt_t **out)
 {
@@ -100,13 +159,15 @@ int fwdio_ckpt_open(fwdio_runtime_t *rt, const char *name, uint64_t version, uin
         return rc;
     }
     ck->rt = rt;
-    ck->comm = comm;
     ck->rank = rank;
     snprintf(ck->name, sizeof ck->name, "%s", name);
     ck->dir = dir_copy;
     ck->version = version;
     ck->size = size;
     ck->keep = keep;
+    ck->vcomm = MPI_COMM_NULL;
+    ck->req = MPI_REQUEST_NULL;
+    ck->stage = ST_DATA;
     atomic_init(&ck->terms, 0);
     /* A rewrite of a complete version stops looking complete before its
      * data can change: rank 0 removes the manifest before its own open, and
@@ -130,6 +191,16 @@ int fwdio_ckpt_open(fwdio_runtime_t *rt, const char *name, uint64_t version, uin
         free(ck->dir);
         free(ck);
         return rc;
+    }
+    /* The manifest's file, in the same order on every rank; a rank whose
+     * open or duplicate failed (out of memory) must not leave the others
+     * waiting for it: one more agreement. */
+    int ok = open_manifest(ck) == FWDIO_OK &&
+             MPI_Comm_dup(comm, &ck->vcomm) == MPI_SUCCESS;
+    rc = fwdioi_ckpt_agree(comm, ok, 0, "fwdio_ckpt_open (manifest)");
+    if (rc != FWDIO_OK) {
+        fwdio_ckpt_free(ck);
+        return ok ? rc : FWDIO_ENOMEM;
     }
     *out = ck;
     return FWDIO_OK;
@@ -174,97 +245,197 @@ int fwdio_ckpt_set_commit(fwdio_ckpt_t *ck, const void *buf, size_t len, uint64_
     return rc;
 }
 
-int fwdio_ckpt_close(fwdio_ckpt_t *ck) { return ck ? fwdio_close(ck->file) : FWDIO_EINVAL; }
-
-/* Write the manifest of a version whose data is in place (collective): its
- * text, the same on every rank, through fwdio with atomic_replace, written
- * by rank 0. The agreed status of that file. */
-static int write_manifest(fwdio_ckpt_t *ck, uint32_t crc)
+int fwdio_ckpt_close(fwdio_ckpt_t *ck)
 {
-    fwdioi_ckpt_manifest_t m = {.version = ck->version, .size = ck->size, .crc = crc};
-    snprintf(m.name, sizeof m.name, "%s", ck->name);
-    char text[FWDIOI_CKPT_MANIFEST_MAX], path[4096];
-    size_t len = fwdioi_ckpt_manifest_format(&m, text, sizeof text);
-    if (!len || fwdioi_ckpt_path(path, sizeof path, ck->dir, ck->name, ck->version,
-                                 FWDIOI_CKPT_MANIFEST))
-        return FWDIO_EINVAL; /* cannot be: the name and path were checked at the open */
-    fwdio_options_t mo;
-    fwdio_options_init(&mo);
-    mo.atomic_replace = 1;
-    mo.writers = 1;
-    mo.pinned |= FWDIO_PIN_ATOMIC_REPLACE | FWDIO_PIN_WRITERS;
-    fwdio_file_t *mf = NULL;
-    int rc = fwdio_open(ck->rt, path, len, &mo, NULL, &mf);
-    int ok = rc == FWDIO_OK;
-    /* A rank whose open failed at the call (out of memory) must not leave
-     * the others waiting for it. */
-    int rc2 = fwdioi_ckpt_agree(ck->comm, ok, 0, "fwdio_ckpt_wait (manifest)");
-    if (rc2 != FWDIO_OK) {
-        if (mf)
-            fwdio_file_free(mf);
-        return ok ? rc2 : rc;
-    }
-    if (ck->rank == 0)
-        rc = fwdio_write(mf, text, len, 0);
-    int rc_close = fwdio_close(mf);
-    int st = fwdio_drain_wait(mf);
-    fwdio_file_free(mf);
-    /* Rank 0's write can only fail out of memory; the manifest then holds
-     * zeros, which do not parse: the version is not complete. Every rank
-     * says so: the outcome is agreed (the file's own status already is). */
-    if (st == FWDIO_OK && rc != FWDIO_OK)
-        st = rc;
-    if (st == FWDIO_OK && rc_close != FWDIO_OK)
-        st = rc_close;
-    int agreed = st; /* fwdio's codes are negative: the min is a failure if any */
-    if (MPI_Allreduce(&st, &agreed, 1, MPI_INT, MPI_MIN, ck->comm) != MPI_SUCCESS)
-        return FWDIO_EMPI;
-    return agreed;
+    if (!ck)
+        return FWDIO_EINVAL;
+    int rc = fwdio_close(ck->file);
+    if (rc == FWDIO_OK)
+        ck->closed = 1;
+    return rc;
 }
 
 /* Rank 0, after a version completed: remove the complete versions beyond
- * the `keep` newest. Failures are said, not returned. */
+ * the `keep` newest. Only manifests that load count (a version freed before
+ * it was done leaves one of zeros, a damaged one does not load either):
+ * such versions are neither counted nor removed. Failures are said, not
+ * returned. */
 static void apply_keep(const fwdio_ckpt_t *ck)
 {
     uint64_t *versions;
     size_t n;
     int rc = fwdioi_ckpt_list(ck->dir, ck->name, FWDIOI_CKPT_MANIFEST, &versions, &n);
     if (rc) {
-        fprintf(stderr, "fwdio_ckpt_wait: cannot list %s: %s\n", ck->dir, strerror(-rc));
+        fprintf(stderr, "fwdio_ckpt: cannot list %s: %s\n", ck->dir, strerror(-rc));
         return;
     }
+    size_t loaded = 0;
+    for (size_t i = 0; i < n; i++) {
+        fwdioi_ckpt_manifest_t m;
+        if (!fwdioi_ckpt_manifest_load(ck->dir, ck->name, versions[i], &m))
+            versions[loaded++] = versions[i];
+    }
+    n = loaded;
     for (size_t i = fwdioi_ckpt_keep_choose(versions, &n, ck->keep); i < n; i++) {
         rc = fwdioi_ckpt_remove(ck->dir, ck->name, versions[i]);
         if (rc)
-            fprintf(stderr, "fwdio_ckpt_wait: cannot remove version %llu of %s: %s\n",
+            fprintf(stderr, "fwdio_ckpt: cannot remove version %llu of %s: %s\n",
                     (unsigned long long)versions[i], ck->name, strerror(-rc));
     }
     free(versions);
+}
+
+/* Rank 0, after a version failed: its manifest file completed all the same
+ * (zeros, or rank 0's text when only a later step failed) and was renamed
+ * into place; it must not stand. Zeros never parse, so until this removal
+ * the version is still not complete to fwdio_ckpt_latest. */
+static void remove_manifest(const fwdio_ckpt_t *ck)
+{
+    char path[4096];
+    if (fwdioi_ckpt_path(path, sizeof path, ck->dir, ck->name, ck->version,
+                         FWDIOI_CKPT_MANIFEST) == 0 &&
+        unlink(path) != 0 && errno != ENOENT)
+        fprintf(stderr, "fwdio_ckpt: cannot remove the manifest %s of a failed version: %s\n",
+                path, strerror(errno));
+}
+
+/* The version is over on this rank with `status`. */
+static int finish(fwdio_ckpt_t *ck, int status, int *done)
+{
+    ck->stage = ST_DONE;
+    ck->final = status;
+    *done = 1;
+    return status;
+}
+
+/* Whether the reduction in flight is over (MPI_Test); -1 when MPI failed. */
+static int reduced(fwdio_ckpt_t *ck)
+{
+    int flag = 0;
+    if (MPI_Test(&ck->req, &flag, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+        return -1;
+    return flag;
+}
+
+int fwdio_ckpt_test(fwdio_ckpt_t *ck, int *done)
+{
+    if (!ck || !done)
+        return FWDIO_EINVAL;
+    *done = 0;
+    /* Runs the queued callbacks, and refuses the progress thread. */
+    int rc = fwdio_poll(ck->rt);
+    if (rc < 0)
+        return rc;
+    if (ck->stage == ST_DONE) {
+        *done = 1;
+        return ck->final;
+    }
+    if (!ck->closed)
+        return FWDIO_ENOTCLOSED;
+    int d = 0, r;
+    switch (ck->stage) {
+    case ST_DATA:
+        /* Complete at the target: with the node-local tier that is the drain. */
+        ck->data_status = fwdio_drain_test(ck->file, &d);
+        if (!d)
+            return FWDIO_OK;
+        ck->my_terms = atomic_load(&ck->terms);
+        if (MPI_Iallreduce(&ck->my_terms, &ck->all_terms, 1, MPI_UINT32_T, MPI_BXOR, ck->vcomm,
+                           &ck->req) != MPI_SUCCESS)
+            return finish(ck, FWDIO_EMPI, done);
+        ck->stage = ST_TERMS;
+        /* fall through */
+    case ST_TERMS:
+        if ((r = reduced(ck)) <= 0)
+            return r < 0 ? finish(ck, FWDIO_EMPI, done) : FWDIO_OK;
+        /* Every rank's data drained with the same (agreed) status. After a
+         * failure no text is written: the manifest file holds zeros. */
+        ck->my_outcome = FWDIO_OK;
+        if (ck->data_status == FWDIO_OK && ck->rank == 0) {
+            char text[FWDIOI_CKPT_MANIFEST_MAX];
+            size_t len = manifest_text(ck, fwdioi_ckpt_sum_final(ck->all_terms, ck->size), text,
+                                       sizeof text);
+            /* Out of memory only (the length was known at the open); the
+             * zeros then left do not parse, and the outcome says it. */
+            ck->my_outcome = len == ck->manifest_len
+                                 ? fwdio_write(ck->manifest, text, len, 0)
+                                 : FWDIO_EINVAL;
+        }
+        rc = fwdio_close(ck->manifest);
+        if (ck->my_outcome == FWDIO_OK)
+            ck->my_outcome = rc;
+        ck->stage = ST_MANIFEST;
+        /* fall through */
+    case ST_MANIFEST:
+        rc = fwdio_drain_test(ck->manifest, &d);
+        if (!d)
+            return FWDIO_OK;
+        /* The data's status first, then the manifest file's (agreed), then
+         * what this rank could not do; fwdio's codes are negative: the MIN
+         * is a failure if any rank had one. */
+        if (ck->data_status != FWDIO_OK)
+            ck->my_outcome = ck->data_status;
+        else if (rc != FWDIO_OK)
+            ck->my_outcome = rc;
+        if (MPI_Iallreduce(&ck->my_outcome, &ck->outcome, 1, MPI_INT, MPI_MIN, ck->vcomm,
+                           &ck->req) != MPI_SUCCESS)
+            return finish(ck, FWDIO_EMPI, done);
+        ck->stage = ST_AGREE;
+        /* fall through */
+    case ST_AGREE:
+        if ((r = reduced(ck)) <= 0)
+            return r < 0 ? finish(ck, FWDIO_EMPI, done) : FWDIO_OK;
+        if (ck->rank == 0) {
+            if (ck->outcome == FWDIO_OK)
+                apply_keep(ck);
+            else
+                remove_manifest(ck);
+        }
+        return finish(ck, ck->outcome, done);
+    case ST_DONE:
+        break;
+    }
+    *done = 1;
+    return ck->final;
 }
 
 int fwdio_ckpt_wait(fwdio_ckpt_t *ck)
 {
     if (!ck)
         return FWDIO_EINVAL;
-    /* Complete at the target: with the node-local tier that is the drain. */
-    int st = fwdio_drain_wait(ck->file);
-    if (st == FWDIO_ENOTCLOSED || st == FWDIO_ECONTEXT)
-        return st;
-    uint32_t mine = atomic_load(&ck->terms), terms = 0;
-    if (MPI_Allreduce(&mine, &terms, 1, MPI_UINT32_T, MPI_BXOR, ck->comm) != MPI_SUCCESS)
-        return FWDIO_EMPI;
-    if (st != FWDIO_OK)
-        return st;
-    st = write_manifest(ck, fwdioi_ckpt_sum_final(terms, ck->size));
-    if (st == FWDIO_OK && ck->rank == 0)
-        apply_keep(ck);
-    return st;
+    if (ck->stage == ST_DONE)
+        return ck->final;
+    /* The data's drain, blocking (and FWDIO_ECONTEXT from a callback,
+     * FWDIO_ENOTCLOSED before this rank closed the file, as fwdio_drain_wait
+     * says them; a file closed by fwdio_close directly counts as closed). */
+    if (ck->stage == ST_DATA) {
+        int st = fwdio_drain_wait(ck->file);
+        if (st == FWDIO_ENOTCLOSED || st == FWDIO_ECONTEXT || st == FWDIO_EINVAL)
+            return st;
+        ck->closed = 1;
+    } else if (fwdio_wait_ready(ck->file) == FWDIO_ECONTEXT) {
+        return FWDIO_ECONTEXT; /* ready long ago: this only asks where it runs */
+    }
+    const struct timespec nap = {0, 50000};
+    for (;;) {
+        int done = 0, rc = fwdio_ckpt_test(ck, &done);
+        if (done || rc != FWDIO_OK)
+            return rc;
+        nanosleep(&nap, NULL);
+    }
 }
 
 void fwdio_ckpt_free(fwdio_ckpt_t *ck)
 {
     if (!ck)
         return;
+    /* A reduction this rank posted ends once every rank posted its part:
+     * they do as they test or wait (see fwdio_ckpt_free in fwdio.h). */
+    if (ck->req != MPI_REQUEST_NULL)
+        MPI_Wait(&ck->req, MPI_STATUS_IGNORE);
+    if (ck->vcomm != MPI_COMM_NULL)
+        MPI_Comm_free(&ck->vcomm);
+    fwdio_file_free(ck->manifest);
     fwdio_file_free(ck->file);
     free(ck->dir);
     free(ck);

@@ -55,7 +55,7 @@ module fwdio
     end type fwdio_ckpt
 
     public :: fwdio_ckpt_open, fwdio_ckpt_write, fwdio_ckpt_close, fwdio_ckpt_wait, &
-              fwdio_ckpt_free, fwdio_ckpt_latest, fwdio_ckpt_open_read
+              fwdio_ckpt_test, fwdio_ckpt_free, fwdio_ckpt_latest, fwdio_ckpt_open_read
     public :: fwdio_init, fwdio_finalize, fwdio_open, fwdio_open_read, fwdio_write, &
               fwdio_append, fwdio_set_commit, fwdio_step_end, fwdio_step_test, &
               fwdio_step_wait, fwdio_read, fwdio_file_size, fwdio_close, fwdio_wait_ready, &
@@ -200,16 +200,22 @@ module fwdio
             import :: c_int, c_ptr
             type(c_ptr), value :: ck
         end function
+        integer(c_int) function c_ckpt_test(ck, done) bind(c, name='fwdio_ckpt_test')
+            import :: c_int, c_ptr
+            type(c_ptr), value :: ck
+            integer(c_int) :: done
+        end function
         subroutine c_ckpt_free(ck) bind(c, name='fwdio_ckpt_free')
             import :: c_ptr
             type(c_ptr), value :: ck
         end subroutine
-        integer(c_int) function c_ckpt_latest(rt, name, dir, info, version) &
+        integer(c_int) function c_ckpt_latest(rt, name, dir, info, upto, version) &
                 bind(c, name='fwdio_f_ckpt_latest')
             import :: c_int, c_ptr, c_char, c_int64_t
             type(c_ptr), value :: rt
             character(kind=c_char), dimension(*) :: name, dir
             integer(c_int), value :: info
+            integer(c_int64_t), value :: upto
             integer(c_int64_t) :: version
         end function
         integer(c_int) function c_ckpt_open_read(rt, name, version, dir, info, f) &
@@ -382,6 +388,21 @@ contains
         call done(c_ckpt_wait(ck%ptr), 'fwdio_ckpt_wait', ierr)
     end subroutine fwdio_ckpt_wait
 
+    !> Whether the version is complete, without blocking (fwdio_ckpt_test
+    !> of fwdio.h: each call takes the completion a step further; every
+    !> rank calls it until flag is .true., or calls fwdio_ckpt_wait); ierr
+    !> the version's status once flag is .true., the same on every rank.
+    subroutine fwdio_ckpt_test(ck, flag, ierr)
+        type(fwdio_ckpt), intent(in) :: ck
+        logical, intent(out) :: flag
+        integer, intent(out), optional :: ierr
+        integer(c_int) :: d, rc
+        d = 0
+        rc = c_ckpt_test(ck%ptr, d)
+        flag = d /= 0
+        call done(rc, 'fwdio_ckpt_test', ierr)
+    end subroutine fwdio_ckpt_test
+
     !> Release the version's handle.
     subroutine fwdio_ckpt_free(ck)
         type(fwdio_ckpt), intent(inout) :: ck
@@ -389,17 +410,22 @@ contains
         ck%ptr = c_null_ptr
     end subroutine fwdio_ckpt_free
 
-    !> The newest intact version of set `name` (collective, blocking);
+    !> The newest intact version of set `name` (collective, blocking), or
+    !> with `upto` the newest at most `upto` (fwdio_ckpt_latest_upto);
     !> FWDIO_ENOCKPT in ierr when there is none.
-    subroutine fwdio_ckpt_latest(rt, name, version, ierr, dir, info)
+    subroutine fwdio_ckpt_latest(rt, name, version, ierr, dir, info, upto)
         type(fwdio_runtime), intent(in) :: rt
         character(len=*), intent(in) :: name
         integer(c_int64_t), intent(out) :: version
         integer, intent(out), optional :: ierr
         character(len=*), intent(in), optional :: dir
         integer, intent(in), optional :: info
+        integer(c_int64_t), intent(in), optional :: upto
+        integer(c_int64_t) :: bound
+        bound = -1_c_int64_t
+        if (present(upto)) bound = upto
         call done(c_ckpt_latest(rt%ptr, to_c(name), dir_or_default(dir), info_or_null(info), &
-                                version), 'fwdio_ckpt_latest', ierr)
+                                bound, version), 'fwdio_ckpt_latest', ierr)
     end subroutine fwdio_ckpt_latest
 
     !> Open version `version` of set `name` for reading (collective), a

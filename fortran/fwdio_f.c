@@ -152,8 +152,9 @@ int fwdio_f_ckpt_write(fwdio_ckpt_t *ck, const CFI_cdesc_t *buf, int64_t len, in
     return fwdio_ckpt_write(ck, p, (size_t)len, (uint64_t)offset);
 }
 
+/* `upto` negative (the Fortran wrapper's -1 without the argument): no bound. */
 int fwdio_f_ckpt_latest(fwdio_runtime_t *rt, const char *name, const char *dir, MPI_Fint info,
-                        int64_t *version)
+                        int64_t upto, int64_t *version)
 {
     fwdio_options_t fo;
     fwdio_ckpt_options_t co;
@@ -161,7 +162,7 @@ int fwdio_f_ckpt_latest(fwdio_runtime_t *rt, const char *name, const char *dir, 
     *version = -1;
     int rc = ckpt_options_from(dir, 0, info, &fo, &co);
     if (rc == FWDIO_OK)
-        rc = fwdio_ckpt_latest(rt, name, &co, &v);
+        rc = fwdio_ckpt_latest_upto(rt, name, &co, upto < 0 ? UINT64_MAX : (uint64_t)upto, &v);
     /* Fortran has no unsigned integers: versions past INT64_MAX are refused. */
     if (rc == FWDIO_OK && v > (uint64_t)INT64_MAX)
         return FWDIO_ERANGE;

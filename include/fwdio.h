@@ -1461,7 +1461,10 @@ FWDIO_API int fwdio_runtime_comm(const fwdio_runtime_t *rt, MPI_Comm *comm);
  * synced), so a job killed at any moment, or a version that failed, never
  * leaves a complete-looking version: at worst a data file without manifest,
  * which fwdio_ckpt_latest ignores and the next write of that version
- * replaces. Rewriting a complete version removes its manifest first.
+ * replaces. Rewriting a complete version removes its manifest first. (The
+ * manifest's file is opened with the data, fwdio_open being collective in
+ * call order; after a failure it completes holding zeros, which do not
+ * parse, and rank 0 removes it as the failure is agreed.)
  *
  * Checksum. The CRC-32 of zlib (the gzip polynomial) of the whole data file,
  * holes as zeros. No pass over the file is made to compute it: each
@@ -1469,17 +1472,20 @@ FWDIO_API int fwdio_runtime_comm(const fwdio_runtime_t *rt, MPI_Comm *comm);
  * them, on the calling thread, beside the copy fwdio_write makes) and, as
  * CRC-32 is affine, turns it into a term that depends on the piece's offset
  * and the file's size; the terms of every write of every rank XOR into the
- * file's CRC in any order, with one 4-byte MPI_BXOR reduction at
- * fwdio_ckpt_wait. Verifying reads the file once (fwdio_ckpt_verify). A
+ * file's CRC in any order, with one 4-byte MPI_BXOR reduction at the
+ * completion (fwdio_ckpt_test or fwdio_ckpt_wait). Verifying reads the file once (fwdio_ckpt_verify). A
  * 32-bit check finds damage (torn, truncated, flipped or zeroed bytes), not
  * an adversary; the manifest also records the size.
  *
  * Collectives. Every rank of the runtime calls fwdio_ckpt_open,
- * fwdio_ckpt_wait, fwdio_ckpt_latest, fwdio_ckpt_verify and
- * fwdio_ckpt_open_read in the same order, as MPI collectives. Each makes
+ * fwdio_ckpt_wait, fwdio_ckpt_latest(_upto), fwdio_ckpt_verify and
+ * fwdio_ckpt_open_read in the same order, as MPI collectives
+ * (fwdio_ckpt_test is nonblocking and needs no order: see there). Each makes
  * small blocking MPI collectives on the runtime's duplicate of its communicator
  * (fwdio_runtime_comm) from the calling thread (open and open_read one
- * reduction before they open; wait, latest and verify a few more), so they
+ * reduction before they open, open one more after; latest and verify a few
+ * more; test and wait two nonblocking ones on the version's own duplicate,
+ * made by fwdio_ckpt_open and freed by fwdio_ckpt_free), so they
  * are called from the application thread, never from a callback, and by
  * every rank in the same order.
  * Ranks that disagree (name, version, size, dir, keep) get the same error on
@@ -1581,8 +1587,9 @@ FWDIO_API int fwdio_ckpt_close(fwdio_ckpt_t *ck);
 /**
  * Complete the version (collective, blocking; after fwdio_ckpt_close):
  * waits for the data file (its drain, with the node-local tier), combines
- * the ranks' checksum terms, compares what the ranks passed, writes the
- * manifest (through fwdio, atomic_replace) and applies `keep`.
+ * the ranks' checksum terms, writes the manifest (through fwdio,
+ * atomic_replace; its file was opened by fwdio_ckpt_open) and applies
+ * `keep`: fwdio_ckpt_test until done, from wherever earlier tests left it.
  * @return the same on every rank: FWDIO_OK (the version is complete: the
  *         data and its manifest are durable in place); the data file's
  *         agreed error (FWDIO_EWRITE, FWDIO_EINVAL for ranks that disagree
@@ -1596,8 +1603,36 @@ FWDIO_API int fwdio_ckpt_close(fwdio_ckpt_t *ck);
  */
 FWDIO_API int fwdio_ckpt_wait(fwdio_ckpt_t *ck);
 
-/** Release a checkpoint version and its file (fwdio_file_free); before
- *  fwdio_ckpt_wait, the version stays incomplete. */
+/**
+ * Check without blocking whether the version is complete, and take its
+ * completion one step further when it can: the same steps as
+ * fwdio_ckpt_wait (the data file drained, the ranks' checksum terms
+ * combined, the manifest written and drained, the outcome agreed, `keep`
+ * applied by rank 0), each reduction a nonblocking MPI collective on a
+ * communicator of the version's own, so no call waits for another rank.
+ * The ranks see the version complete at different calls, with the same
+ * status. Runs queued callbacks first (fwdio_poll). Every rank calls it
+ * (or fwdio_ckpt_wait, which goes on from where the tests left it) until
+ * the version is done: a rank that stops short, or frees the version
+ * before it is done, leaves the others' tests at done = 0 for ever (their
+ * reductions wait for its part). Versions may complete in any order, and
+ * other ckpt calls (fwdio_ckpt_open of the next version, ...) may come in
+ * between. From an application thread (a callback in the poll mode
+ * included); rank 0's step applying `keep` lists and removes files there.
+ * @param done  set to 1 when the version is complete or failed, else 0.
+ * @return when *done is 1, what fwdio_ckpt_wait returns (the same on every
+ *         rank; again on every later call); else FWDIO_OK; at once, this
+ *         rank only: FWDIO_ENOTCLOSED (fwdio_ckpt_close not called or
+ *         failed on this rank), FWDIO_EINVAL (NULL), FWDIO_ECONTEXT (on the
+ *         progress thread).
+ */
+FWDIO_API int fwdio_ckpt_test(fwdio_ckpt_t *ck, int *done);
+
+/** Release a checkpoint version and its file (fwdio_file_free); before it
+ *  is done (fwdio_ckpt_wait, or fwdio_ckpt_test's done), the version stays
+ *  incomplete, and every rank must then free it without completing it (see
+ *  fwdio_ckpt_test). Where this rank's fwdio_ckpt_test posted a reduction,
+ *  the free waits for the other ranks' parts of it. */
 FWDIO_API void fwdio_ckpt_free(fwdio_ckpt_t *ck);
 
 /**
@@ -1614,6 +1649,22 @@ FWDIO_API void fwdio_ckpt_free(fwdio_ckpt_t *ck);
  */
 FWDIO_API int fwdio_ckpt_latest(fwdio_runtime_t *rt, const char *name,
                                 const fwdio_ckpt_options_t *opts, uint64_t *version);
+
+/**
+ * fwdio_ckpt_latest bounded by a version: the newest intact version of set
+ * `name` that is at most `max_version` (a restart whose other outputs, a
+ * trajectory, reach only that far). Versions above the bound are passed
+ * over without reading them or saying anything; only the candidates at or
+ * below it are verified, newest first, until one is intact (each costs a
+ * read of its data file; with `keep` there are at most keep of them, plus
+ * older versions whose removal failed). UINT64_MAX: fwdio_ckpt_latest.
+ * Every rank passes the same bound (FWDIO_EINVAL on every rank otherwise).
+ * @return as fwdio_ckpt_latest; FWDIO_ENOCKPT when no complete, intact
+ *         version is at or below the bound.
+ */
+FWDIO_API int fwdio_ckpt_latest_upto(fwdio_runtime_t *rt, const char *name,
+                                     const fwdio_ckpt_options_t *opts, uint64_t max_version,
+                                     uint64_t *version);
 
 /**
  * Check version `version` of set `name` against its manifest (collective,

@@ -48,16 +48,30 @@ static void lent_done(fwdio_file_t *file, const void *buf, int status, void *arg
     atomic_fetch_sub(&((app_lent_buf_t *)arg)->lent, 1);
 }
 
-int app_lent_write(app_lent_buf_t *b, fwdio_file_t *file, const void *at, size_t len,
-                   uint64_t offset)
+/* Lend to `file`, or to the checkpoint version `ck` when not NULL. */
+static int lend(app_lent_buf_t *b, fwdio_file_t *file, fwdio_ckpt_t *ck, const void *at,
+                size_t len, uint64_t offset)
 {
     if (len < APP_LENT_MIN_BYTES)
-        return fwdio_write(file, at, len, offset);
+        return ck ? fwdio_ckpt_write(ck, at, len, offset) : fwdio_write(file, at, len, offset);
     atomic_fetch_add(&b->lent, 1);
-    int rc = fwdio_write_lent(file, at, len, offset, lent_done, b);
+    int rc = ck ? fwdio_ckpt_write_lent(ck, at, len, offset, lent_done, b)
+                : fwdio_write_lent(file, at, len, offset, lent_done, b);
     if (rc != FWDIO_OK)
         atomic_fetch_sub(&b->lent, 1); /* refused: no callback */
     return rc;
+}
+
+int app_lent_write(app_lent_buf_t *b, fwdio_file_t *file, const void *at, size_t len,
+                   uint64_t offset)
+{
+    return lend(b, file, NULL, at, len, offset);
+}
+
+int app_lent_write_ckpt(app_lent_buf_t *b, fwdio_ckpt_t *ck, const void *at, size_t len,
+                        uint64_t offset)
+{
+    return lend(b, NULL, ck, at, len, offset);
 }
 
 void app_lent_pool_free(app_lent_pool_t *p)

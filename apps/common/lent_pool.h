@@ -48,6 +48,11 @@ int app_lent_grow(app_lent_pool_t *p, app_lent_buf_t *b, size_t need);
  *  fewer than APP_LENT_MIN_BYTES. The fwdio status. */
 int app_lent_write(app_lent_buf_t *b, fwdio_file_t *file, const void *at, size_t len,
                    uint64_t offset);
+/** app_lent_write to a version of a checkpoint set: fwdio_ckpt_write_lent
+ *  (fwdio_ckpt_write for fewer than APP_LENT_MIN_BYTES), the bytes counted
+ *  in the version's checksum. */
+int app_lent_write_ckpt(app_lent_buf_t *b, fwdio_ckpt_t *ck, const void *at, size_t len,
+                        uint64_t offset);
 /** Release every buffer (their files complete, or freed). */
 void app_lent_pool_free(app_lent_pool_t *p);
 

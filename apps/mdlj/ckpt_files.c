@@ -16,8 +16,7 @@ int ckpt_path(char *out, size_t cap, const char *base, int64_t step)
     return len < 0 || (size_t)len >= cap ? -1 : 0;
 }
 
-/* Split base into its directory (".") and file name. */
-static void split_base(const char *base, char *dir, size_t cap, const char **name)
+void ckpt_split_base(const char *base, char *dir, size_t cap, const char **name)
 {
     const char *slash = strrchr(base, '/');
     if (!slash) {
@@ -42,7 +41,7 @@ long ckpt_list(const char *base, int64_t **steps)
 {
     char dir[4096];
     const char *name;
-    split_base(base, dir, sizeof dir, &name);
+    ckpt_split_base(base, dir, sizeof dir, &name);
     *steps = NULL;
     DIR *d = opendir(dir);
     if (!d)

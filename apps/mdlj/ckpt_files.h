@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Checkpoint file names and their life cycle. Checkpoint k of base path P is
- * the file "P.<step>". A run keeps the two newest checkpoints that completed
+ * Checkpoint file names and their life cycle in the output modes other than
+ * fwdio (the baselines: MPI-IO, serial, local-copy), whose checkpoints are
+ * what a code hand-rolls; --output fwdio leaves naming, retention and the
+ * newest-valid search to fwdio's checkpoint sets (out_fwdio.c, restart.c).
+ * Checkpoint k of base path P is the file "P.<step>". A run keeps the two newest checkpoints that completed
  * (with their commit record) and removes older ones only after a newer one
  * completed, so there is always a valid checkpoint to go back to, even when
  * the newest one turns out damaged.
@@ -11,6 +14,10 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+/* Split base into its directory ("." when it has none) and its file name
+ * (a pointer into base): a checkpoint set's dir and name. */
+void ckpt_split_base(const char *base, char *dir, size_t cap, const char **name);
 
 /* "<base>.<step>" into out; 0, or -1 when it does not fit. */
 int ckpt_path(char *out, size_t cap, const char *base, int64_t step);

@@ -7,14 +7,20 @@
  * run is killed the header counts whole frames only. A checkpoint is
  * reported finished (and older ones may go) only once the frames up to its
  * step are complete too, so a restart always finds a checkpoint the
- * trajectory reaches. Each checkpoint is a fwdio file of its own
- * with a commit record (fwdio_set_commit) that fwdio writes only once every
- * other byte of it is durable. Every rank packs its atoms' runs of
- * consecutive ids straight into a buffer from fwdio_alloc, lends each run to
- * fwdio_write_lent and goes straight back to computing: a writer on the same
- * node writes the bytes from where they were packed, with no copy. A buffer
- * is reused once the done callbacks of its writes have run; completions
- * arrive through the callbacks, which run in fwdio_poll once per step.
+ * trajectory reaches. Each checkpoint is a version of a fwdio checkpoint
+ * set (fwdio_ckpt_open: set <name> in <dir> for --checkpoint <dir>/<name>,
+ * version = step; data <dir>/<name>.v<step>.ckpt beside its manifest):
+ * fwdio names it, keeps the two newest complete versions (keep = 2), and
+ * marks a version complete, with the CRC-32 of its bytes, only once it is
+ * at its path (drained, with --local-dir); mdlj's commit record, written
+ * with fwdio_ckpt_set_commit, is still the file's last bytes. Every rank
+ * packs its atoms' runs of consecutive ids straight into a buffer from
+ * fwdio_alloc, lends each run to fwdio_ckpt_write_lent and goes straight
+ * back to computing: a writer on the same node writes the bytes from where
+ * they were packed, with no copy. A buffer is reused once the done
+ * callbacks of its writes have run; versions complete through
+ * fwdio_ckpt_test, called on every rank once per step (output_poll), which
+ * never blocks.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "output_impl.h"
@@ -28,12 +34,11 @@
 #include <time.h>
 
 struct fw_ckpt {
-    fwdio_file_t *file;
+    fwdio_ckpt_t *ck;
     int64_t step;
-    int done;   /* set by the drained callback: the bytes are at the path */
+    int done;   /* fwdio_ckpt_test said done: complete at its path, manifest in place */
     int status;
-    double t_open, t_complete, t_drained; /* when handed over, complete, drained */
-    int uncommitted; /* some rank could not write its part: no commit record */
+    double t_open, t_complete, t_drained; /* when handed over, complete, done */
     struct fw_ckpt *next;
     char path[];
 };
@@ -44,29 +49,22 @@ struct fw_state {
     int traj_status;
     int64_t traj_steps;  /* steps of the trajectory complete (step callback) */
     int traj_step_failed;
-    struct fw_ckpt *pending; /* checkpoints not yet complete, newest first */
+    struct fw_ckpt *pending; /* checkpoints not yet handed over, newest first */
     app_lent_pool_t bufs;    /* what frames and checkpoints are packed into */
+    char set_dir[4096];      /* the checkpoint set: --checkpoint's directory */
+    const char *set_name;    /* ... and its file name (in o->p.ckpt_base) */
 };
 
-/* Complete: durable where the writers wrote it (with --local-dir, the
- * node-local stores); drained follows, at once without the tier. */
-static void ckpt_complete(fwdio_file_t *file, int status, void *user)
+/* The checkpoint set's options: its directory, the two newest complete
+ * versions kept, the data file's options `file`. */
+static fwdio_ckpt_options_t set_options(const struct fw_state *s, const fwdio_options_t *file)
 {
-    (void)file;
-    (void)status; /* the drained callback carries it on */
-    struct fw_ckpt *c = user;
-    c->t_complete = output_now();
-}
-
-/* Drained: the checkpoint is at its path (or never will be): only then does
- * it count, and older ones may go. */
-static void ckpt_drained(fwdio_file_t *file, int status, void *user)
-{
-    (void)file;
-    struct fw_ckpt *c = user;
-    c->t_drained = output_now();
-    c->status = status;
-    c->done = 1;
+    fwdio_ckpt_options_t co;
+    fwdio_ckpt_options_init(&co);
+    co.dir = s->set_dir;
+    co.keep = 2;
+    co.file = file;
+    return co;
 }
 
 static void traj_ready(fwdio_file_t *file, int status, void *user)
@@ -137,6 +135,8 @@ static int fw_open(md_output_t *o)
         return -1;
     o->state = s;
     app_lent_pool_init(&s->bufs, o->p.rt);
+    if (o->p.ckpt_base)
+        ckpt_split_base(o->p.ckpt_base, s->set_dir, sizeof s->set_dir, &s->set_name);
     if (!o->p.dcd_path)
         return 0;
     /* The trajectory need not be durable: it is not what a restart relies
@@ -188,14 +188,19 @@ static app_lent_buf_t *pack_in_buffer(md_output_t *o, int (*pack)(md_output_t *,
     return NULL;
 }
 
-/* fwdio_write_lent of every extent of o->pack, packed in `b`; counts the calls. */
-static int write_extents(md_output_t *o, fwdio_file_t *file, app_lent_buf_t *b, uint64_t *calls)
+/* Lend every extent of o->pack, packed in `b`, to `file` (fwdio_write_lent)
+ * or, when `ck` is not NULL, to that checkpoint version
+ * (fwdio_ckpt_write_lent); counts the calls. */
+static int write_extents(md_output_t *o, fwdio_file_t *file, fwdio_ckpt_t *ck,
+                         app_lent_buf_t *b, uint64_t *calls)
 {
     size_t at = 0;
     int rc = FWDIO_OK;
     for (size_t e = 0; e < o->pack.next && rc == FWDIO_OK; e++) {
         const md_extent_t *x = &o->pack.ext[e];
-        rc = app_lent_write(b, file, o->pack.buf + at, (size_t)x->len, x->offset);
+        const void *p = o->pack.buf + at;
+        rc = ck ? app_lent_write_ckpt(b, ck, p, (size_t)x->len, x->offset)
+                : app_lent_write(b, file, p, (size_t)x->len, x->offset);
         if (rc == FWDIO_OK)
             (*calls)++;
         at += (size_t)x->len;
@@ -237,7 +242,7 @@ static void fw_frame(md_output_t *o, const md_snapshot_t *snap, int64_t frame)
     }
     struct frame_arg arg = {snap, frame};
     app_lent_buf_t *b = pack_in_buffer(o, pack_frame, &arg);
-    int rc = b ? write_extents(o, s->traj, b, &o->rep.frame_extents) : FWDIO_ENOMEM;
+    int rc = b ? write_extents(o, s->traj, NULL, b, &o->rep.frame_extents) : FWDIO_ENOMEM;
     /* Every rank ends the step, whatever happened here, so ranks stay in step */
     int end_rc = end_traj_step(o, frame + 1);
     if (rc == FWDIO_OK)
@@ -248,6 +253,15 @@ static void fw_frame(md_output_t *o, const md_snapshot_t *snap, int64_t frame)
                 o->rank, frame, fwdio_strerror(rc));
         o->traj_failed = 1;
     }
+}
+
+static int fw_ckpt_path(md_output_t *o, int64_t step, char *out, size_t cap)
+{
+    const struct fw_state *s = o->state;
+    fwdio_ckpt_options_t co = set_options(s, NULL);
+    return step >= 0 && fwdio_ckpt_path(s->set_name, (uint64_t)step, &co, out, cap) == FWDIO_OK
+               ? 0
+               : -1;
 }
 
 static void fw_checkpoint(md_output_t *o, const md_snapshot_t *snap, const ckpt_info_t *info,
@@ -261,51 +275,78 @@ static void fw_checkpoint(md_output_t *o, const md_snapshot_t *snap, const ckpt_
     struct ckpt_arg arg = {snap, o->rank == 0 ? header : NULL};
     app_lent_buf_t *b = c ? pack_in_buffer(o, pack_ckpt, &arg) : NULL;
     int rc = b ? FWDIO_OK : FWDIO_ENOMEM;
-    /* Every rank opens the file, whatever happened here: fwdio_open is collective. */
+    /* Every rank opens the version, whatever happened here: it is collective. */
     fwdio_options_t opts = file_options(o, 1);
-    fwdio_callbacks_t cbs = {.complete = ckpt_complete, .drained = ckpt_drained, .user = c};
+    fwdio_ckpt_options_t co = set_options(s, &opts);
     if (c)
         c->t_open = output_now();
-    fwdio_file_t *file = NULL;
-    int open_rc = fwdio_open(o->p.rt, path, ckpt_file_bytes(info->natoms), &opts,
-                             c ? &cbs : NULL, &file);
+    fwdio_ckpt_t *ck = NULL;
+    int open_rc = fwdio_ckpt_open(o->p.rt, s->set_name, (uint64_t)info->step,
+                                  ckpt_file_bytes(info->natoms), &co, &ck);
     if (rc == FWDIO_OK)
         rc = open_rc;
     if (rc == FWDIO_OK)
-        rc = write_extents(o, file, b, &o->rep.ckpt_extents);
+        rc = write_extents(o, NULL, ck, b, &o->rep.ckpt_extents);
     else if (b)
         pack_own(&o->pack);
     /* The commit record's checksum is a reduction over every rank; so is the
      * decision to commit at all. */
     int uncommitted = output_commit_record(o, snap, info, header, rc != FWDIO_OK, commit);
     output_crash_point(o, info->step);
-    if (!uncommitted && o->rank == 0) {
-        rc = fwdio_set_commit(file, commit, CKPT_COMMIT_BYTES, ckpt_commit_offset(info->natoms));
-        /* Only this rank removes old checkpoints, so only it must know. */
-        uncommitted = rc != FWDIO_OK;
-    }
-    if (file) {
+    if (!uncommitted && o->rank == 0)
+        rc = fwdio_ckpt_set_commit(ck, commit, CKPT_COMMIT_BYTES,
+                                   ckpt_commit_offset(info->natoms));
+    if (ck) {
         /* A rank that failed closes too, so that no rank waits for it; the
-         * file then fails everywhere through its final status. */
-        int close_rc = fwdio_close(file);
+         * version then fails everywhere through its agreed status. */
+        int close_rc = fwdio_ckpt_close(ck);
         if (rc == FWDIO_OK)
             rc = close_rc;
     }
     if (rc != FWDIO_OK)
         fprintf(stderr, "mdlj: rank %d: checkpoint %s: %s\n", o->rank, path, fwdio_strerror(rc));
-    if (!c || !file) {
-        /* Nothing to wait for on this rank: count it as failed now. */
+    if (uncommitted || !ck) {
+        /* A version without its commit record (agreed by every rank) is
+         * freed on every rank before it is done: it never gets a manifest,
+         * so it never counts among the versions kept, nor for a restart. A
+         * version that did not open failed on every rank (the open agrees). */
+        if (uncommitted && o->rank == 0)
+            fprintf(stderr, "mdlj: checkpoint %s left without commit record: a rank could not "
+                            "write its atoms\n", path);
         free(c);
-        fwdio_file_free(file);
+        fwdio_ckpt_free(ck);
         output_checkpoint_finished(o, info->step, path, 0);
         return;
     }
-    c->file = file;
+    /* c is not NULL here: a rank without it could not pack (uncommitted). */
+    c->ck = ck;
     c->step = info->step;
-    c->uncommitted = uncommitted;
     memcpy(c->path, path, len);
     c->next = s->pending;
     s->pending = c;
+}
+
+/* Move every pending version's completion on (fwdio_ckpt_test, on every rank
+ * every step; it never blocks), noting when its data completed (in the
+ * node-local stores with --local-dir) and when the version did. */
+static void advance(md_output_t *o)
+{
+    struct fw_state *s = o->state;
+    for (struct fw_ckpt *c = s->pending; c; c = c->next) {
+        if (c->done)
+            continue;
+        int d = 0;
+        if (c->t_complete == 0 && fwdio_test(fwdio_ckpt_file(c->ck), &d) == FWDIO_OK && d)
+            c->t_complete = output_now();
+        int rc = fwdio_ckpt_test(c->ck, &d);
+        if (d) {
+            c->status = rc;
+            c->done = 1;
+            c->t_drained = output_now();
+            if (c->t_complete == 0)
+                c->t_complete = c->t_drained;
+        }
+    }
 }
 
 /* Whether the trajectory's frames up to `step` are complete (or there is no
@@ -335,21 +376,18 @@ static void reap(md_output_t *o)
             return;
         struct fw_ckpt *c = *oldest;
         *oldest = c->next;
+        fwdio_file_t *file = fwdio_ckpt_file(c->ck);
         fwdio_file_stats_t st;
-        if (fwdio_file_stats(c->file, &st) == FWDIO_OK)
+        if (fwdio_file_stats(file, &st) == FWDIO_OK)
             o->rep.ckpt_messages += st.messages_sent;
-        if (c->t_complete > 0) { /* with the tier complete is local; without, at the path */
-            o->rep.ckpt_local += c->t_complete - c->t_open;
-            if (o->p.local_dir) /* else drained follows complete at once */
-                o->rep.ckpt_copy += c->t_drained - c->t_complete;
-        }
+        /* With the tier complete is local; without, at the path. */
+        o->rep.ckpt_local += c->t_complete - c->t_open;
+        if (o->p.local_dir) /* else the version is done as soon as its manifest is */
+            o->rep.ckpt_copy += c->t_drained - c->t_complete;
         if (c->status != FWDIO_OK)
-            report(o, c->path, c->file, c->status);
-        else if (c->uncommitted && o->rank == 0)
-            fprintf(stderr, "mdlj: checkpoint %s left without commit record: a rank could not "
-                            "write its atoms\n", c->path);
-        output_checkpoint_finished(o, c->step, c->path, c->status == FWDIO_OK && !c->uncommitted);
-        fwdio_file_free(c->file);
+            report(o, c->path, file, c->status);
+        output_checkpoint_finished(o, c->step, c->path, c->status == FWDIO_OK);
+        fwdio_ckpt_free(c->ck);
         free(c);
     }
 }
@@ -357,6 +395,7 @@ static void reap(md_output_t *o)
 static void fw_poll(md_output_t *o)
 {
     fwdio_poll(o->p.rt);
+    advance(o);
     reap(o);
 }
 
@@ -377,8 +416,20 @@ static void fw_finish(md_output_t *o)
         fwdio_file_free(s->traj);
         s->traj = NULL;
     }
-    for (struct fw_ckpt *c = s->pending; c; c = c->next)
-        fwdio_drain_wait(c->file); /* the status arrives through the callback */
+    /* Oldest first (the list is newest first). */
+    for (;;) {
+        struct fw_ckpt *oldest = NULL;
+        for (struct fw_ckpt *c = s->pending; c; c = c->next)
+            if (!c->done)
+                oldest = c;
+        if (!oldest)
+            break;
+        if (oldest->t_complete == 0 && fwdio_wait(fwdio_ckpt_file(oldest->ck)) != FWDIO_ECONTEXT)
+            oldest->t_complete = output_now();
+        oldest->status = fwdio_ckpt_wait(oldest->ck);
+        oldest->t_drained = output_now();
+        oldest->done = 1;
+    }
     reap(o);
 }
 
@@ -394,7 +445,7 @@ static void fw_destroy(md_output_t *o)
     while (s->pending) {
         struct fw_ckpt *c = s->pending;
         s->pending = c->next;
-        fwdio_file_free(c->file);
+        fwdio_ckpt_free(c->ck);
         free(c);
     }
     free(s);
@@ -408,4 +459,6 @@ const md_backend_t md_backend_fwdio = {
     .poll = fw_poll,
     .finish = fw_finish,
     .destroy = fw_destroy,
+    .ckpt_path = fw_ckpt_path,
+    .keeps_own = 1,
 };

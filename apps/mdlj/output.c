@@ -82,7 +82,9 @@ void output_checkpoint(md_output_t *o, const md_snapshot_t *snap)
     ckpt_info_t info = o->p.ckpt;
     info.step = snap->step;
     char path[4096];
-    if (ckpt_path(path, sizeof path, o->p.ckpt_base, snap->step) != 0) {
+    int too_long = o->be->ckpt_path ? o->be->ckpt_path(o, snap->step, path, sizeof path)
+                                    : ckpt_path(path, sizeof path, o->p.ckpt_base, snap->step);
+    if (too_long != 0) {
         if (o->rank == 0)
             fprintf(stderr, "mdlj: checkpoint path too long: %s\n", o->p.ckpt_base);
         o->rep.failures++;
@@ -96,7 +98,7 @@ void output_checkpoint(md_output_t *o, const md_snapshot_t *snap)
         o->rep.verify_time += MPI_Wtime() - t;
     }
     double t = MPI_Wtime();
-    if (ledger_started(&o->ledger, snap->step) != 0)
+    if (!o->be->keeps_own && ledger_started(&o->ledger, snap->step) != 0)
         fprintf(stderr, "mdlj: rank %d: out of memory tracking checkpoints; old ones are kept\n",
                 o->rank);
     o->rep.checkpoints++;
@@ -165,7 +167,8 @@ void output_checkpoint_finished(md_output_t *o, int64_t step, const char *path, 
             verify_drop_checkpoint(o->verify, step);
         o->rep.verify_time += MPI_Wtime() - t;
     }
-    ledger_finished(&o->ledger, step, ok, o->rank == 0);
+    if (!o->be->keeps_own)
+        ledger_finished(&o->ledger, step, ok, o->rank == 0);
 }
 
 int output_commit_record(md_output_t *o, const md_snapshot_t *snap, const ckpt_info_t *info,

@@ -26,6 +26,12 @@ typedef struct md_backend {
     /* Collective: trajectory closed and every checkpoint finished. */
     void (*finish)(md_output_t *o);
     void (*destroy)(md_output_t *o);
+    /* The path of the checkpoint of `step` (0, or -1 when it does not fit);
+     * NULL: "<base>.<step>" (ckpt_path). */
+    int (*ckpt_path)(md_output_t *o, int64_t step, char *out, size_t cap);
+    /* Non-zero: the backend's checkpoints are kept and removed by fwdio's
+     * checkpoint sets, not by the ledger. */
+    int keeps_own;
 } md_backend_t;
 
 extern const md_backend_t md_backend_fwdio;

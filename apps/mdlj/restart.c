@@ -261,14 +261,16 @@ static void poll_until(fwdio_runtime_t *rt, atomic_int *flag, int until)
     }
 }
 
-static int check_fwdio(MPI_Comm comm, fwdio_runtime_t *rt, int writers, int64_t step,
-                       md_restart_t *r, const char **why, char *whybuf, size_t whycap)
+/* Version `step` of the set `name` (options `co`: its dir, the readers'
+ * options), opened with fwdio_ckpt_open_read: every rank reads the header,
+ * the commit record and its share, and the ranks agree on mdlj's own checks
+ * (the set's CRC-32 was verified by fwdio_ckpt_latest_upto). */
+static int check_fwdio(MPI_Comm comm, fwdio_runtime_t *rt, const char *name,
+                       const fwdio_ckpt_options_t *co, int64_t step, md_restart_t *r,
+                       const char **why, char *whybuf, size_t whycap)
 {
     int rank;
     MPI_Comm_rank(comm, &rank);
-    fwdio_options_t opts;
-    fwdio_options_init(&opts);
-    opts.writers = writers; /* the plan the checkpoints are written with, here readers */
     struct fw_reads w;
     atomic_init(&w.ready, 0);
     atomic_init(&w.ready_status, FWDIO_OK);
@@ -276,7 +278,7 @@ static int check_fwdio(MPI_Comm comm, fwdio_runtime_t *rt, int writers, int64_t 
     atomic_init(&w.failed, FWDIO_OK);
     fwdio_callbacks_t cbs = {.ready = on_ready, .user = &w};
     fwdio_file_t *file = NULL;
-    int status = fwdio_open_read(rt, r->path, &opts, &cbs, &file);
+    int status = fwdio_ckpt_open_read(rt, name, (uint64_t)step, co, &cbs, &file);
     int ends_ok = 0, share_failed = 0;
     ckpt_commit_t commit = {0};
     if (status == FWDIO_OK) {
@@ -339,10 +341,58 @@ static int check_fwdio(MPI_Comm comm, fwdio_runtime_t *rt, int writers, int64_t 
     return ok;
 }
 
-int restart_find(MPI_Comm comm, fwdio_runtime_t *rt, int writers, const char *base,
-                 int64_t max_step, md_restart_t *r)
+/* With fwdio: the checkpoint set <dir>/<name> of `base`. fwdio finds the
+ * newest version at or below the bound whose bytes match their manifest's
+ * CRC-32 (passing over damaged and incomplete ones, saying so on rank 0);
+ * mdlj checks its own header, commit record and checksum while it loads
+ * the atoms, and on a failure asks again below that version. */
+static int find_in_set(MPI_Comm comm, fwdio_runtime_t *rt, int writers, const char *base,
+                       int64_t max_step, md_restart_t *r)
 {
-    memset(r, 0, sizeof *r);
+    int rank;
+    MPI_Comm_rank(comm, &rank);
+    char dir[4096];
+    const char *name;
+    ckpt_split_base(base, dir, sizeof dir, &name);
+    fwdio_options_t opts;
+    fwdio_options_init(&opts);
+    opts.writers = writers; /* the plan the checkpoints are written with, here readers */
+    fwdio_ckpt_options_t co;
+    fwdio_ckpt_options_init(&co);
+    co.dir = dir;
+    co.file = &opts;
+    if (max_step < 0)
+        return -1;
+    uint64_t bound = max_step == INT64_MAX ? UINT64_MAX : (uint64_t)max_step;
+    for (;;) {
+        uint64_t v = 0;
+        int rc = fwdio_ckpt_latest_upto(rt, name, &co, bound, &v);
+        if (rc != FWDIO_OK) {
+            if (rc != FWDIO_ENOCKPT && rank == 0)
+                fprintf(stderr, "mdlj: restart: fwdio_ckpt_latest_upto: %s\n",
+                        fwdio_strerror(rc));
+            return -1;
+        }
+        if (v > (uint64_t)INT64_MAX ||
+            fwdio_ckpt_path(name, v, &co, r->path, sizeof r->path) != FWDIO_OK)
+            return -1; /* not mdlj's: it numbers versions by step */
+        const char *why = NULL;
+        char whybuf[600];
+        if (check_fwdio(comm, rt, name, &co, (int64_t)v, r, &why, whybuf, sizeof whybuf))
+            return 0;
+        restart_free(r);
+        if (rank == 0)
+            fprintf(stderr, "mdlj: restart: ignoring %s: %s\n", r->path, why ? why : "invalid");
+        if (v == 0)
+            return -1;
+        bound = v - 1;
+    }
+}
+
+/* Without fwdio: the files <base>.<step>, newest first, each checked. */
+static int find_in_files(MPI_Comm comm, const char *base, int64_t max_step, md_restart_t *r,
+                         int *passed_over)
+{
     int rank;
     MPI_Comm_rank(comm, &rank);
     int64_t *steps = NULL;
@@ -361,21 +411,19 @@ int restart_find(MPI_Comm comm, fwdio_runtime_t *rt, int writers, const char *ba
     }
     if (n > 0)
         MPI_Bcast(steps, (int)n, MPI_INT64_T, 0, comm);
-    int found = 0, passed_over = 0;
+    int found = 0;
     for (long i = 0; i < n && !found; i++) {
         if (ckpt_path(r->path, sizeof r->path, base, steps[i]) != 0)
             continue;
         if (steps[i] > max_step) {
-            passed_over++;
+            (*passed_over)++;
             if (rank == 0)
                 fprintf(stderr, "mdlj: restart: passing over %s: the trajectory being "
                                 "continued ends before its step\n", r->path);
             continue;
         }
         const char *why = NULL;
-        char whybuf[600];
-        int ok = rt ? check_fwdio(comm, rt, writers, steps[i], r, &why, whybuf, sizeof whybuf)
-                    : check_pread(comm, steps[i], r, &why);
+        int ok = check_pread(comm, steps[i], r, &why);
         if (!ok) {
             restart_free(r);
             if (rank == 0)
@@ -385,14 +433,29 @@ int restart_find(MPI_Comm comm, fwdio_runtime_t *rt, int writers, const char *ba
         found = ok;
     }
     free(steps);
-    if (!found) {
+    return found ? 0 : -1;
+}
+
+int restart_find(MPI_Comm comm, fwdio_runtime_t *rt, int writers, const char *base,
+                 int64_t max_step, md_restart_t *r)
+{
+    memset(r, 0, sizeof *r);
+    int rank;
+    MPI_Comm_rank(comm, &rank);
+    /* With fwdio the set passes over versions past the bound silently: a
+     * bounded search that finds nothing says the bound. */
+    int passed_over = rt && max_step != INT64_MAX;
+    int rc = rt ? find_in_set(comm, rt, writers, base, max_step, r)
+                : find_in_files(comm, base, max_step, r, &passed_over);
+    if (rc != 0) {
+        const char *names = rt ? ".v<step>.ckpt" : ".<step>";
         if (rank == 0 && passed_over)
-            fprintf(stderr, "mdlj: restart: no valid checkpoint %s.<step> of step %lld or "
+            fprintf(stderr, "mdlj: restart: no valid checkpoint %s%s of step %lld or "
                             "earlier, which the trajectory being continued reaches; move the "
                             "trajectory away to start it anew from the newest checkpoint\n",
-                    base, (long long)max_step);
+                    base, names, (long long)max_step);
         else if (rank == 0)
-            fprintf(stderr, "mdlj: restart: no valid checkpoint %s.<step> found\n", base);
+            fprintf(stderr, "mdlj: restart: no valid checkpoint %s%s found\n", base, names);
         return -1;
     }
     return 0;

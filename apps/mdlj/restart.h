@@ -1,6 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * --restart: find the newest valid checkpoint "<base>.<step>" and load it.
+ * --restart: find the newest valid checkpoint and load it. With --output
+ * fwdio the checkpoints are versions of the fwdio checkpoint set of `base`
+ * (out_fwdio.c): fwdio_ckpt_latest_upto finds the newest whose bytes match
+ * their manifest's CRC-32 (at most the step the trajectory reaches; it
+ * reads each candidate once to verify it), and mdlj's checks below run on
+ * it as it loads (a failure there asks fwdio again, below that version).
+ * The other modes' checkpoints are the files "<base>.<step>" (ckpt_files.h).
  * Candidates are tried newest first; one is valid when its header is whole,
  * its commit record is present and matches the header, and the checksum of
  * its atom records equals the one in the commit record. A checkpoint cut
@@ -14,7 +20,7 @@
  * restart_load then sends every atom to the rank whose region holds its
  * position. The atoms are read once: the checked bytes are the loaded bytes.
  *
- * With a fwdio runtime the reads go through fwdio (fwdio_open_read: a few
+ * With a fwdio runtime the reads go through fwdio (fwdio_ckpt_open_read: a few
  * reader ranks pread whole, aligned write units and hand every rank its
  * piece); without one (the MPI-IO, serial and no-output modes, which do not
  * start fwdio) rank 0 preads the header and the commit record and every rank

@@ -170,8 +170,17 @@ program test_fortran
         call expect(ierr, FWDIO_OK, 'fwdio_ckpt_write')
         call fwdio_ckpt_close(ck, ierr)
         call expect(ierr, FWDIO_OK, 'fwdio_ckpt_close')
-        call fwdio_ckpt_wait(ck, ierr)
-        call expect(ierr, FWDIO_OK, 'fwdio_ckpt_wait')
+        if (version == 1) then
+            call fwdio_ckpt_wait(ck, ierr)
+            call expect(ierr, FWDIO_OK, 'fwdio_ckpt_wait')
+        else
+            ! version 2 without blocking: fwdio_ckpt_test until done
+            flag = .false.
+            do while (.not. flag)
+                call fwdio_ckpt_test(ck, flag, ierr)
+            end do
+            call expect(ierr, FWDIO_OK, 'fwdio_ckpt_test')
+        end if
         call fwdio_ckpt_free(ck)
     end do
     call mpi_barrier(MPI_COMM_WORLD, ierr)
@@ -191,6 +200,11 @@ program test_fortran
     call fwdio_file_free(f)
     if (any(back /= ints + 2)) call fail('the checkpoint read back')
     checks = checks + 1
+    call fwdio_ckpt_latest(rt, 'fset', version, ierr, dir=dir, upto=1_int64)
+    call expect(ierr, FWDIO_ENOCKPT, 'fwdio_ckpt_latest upto 1 (version 1 not kept)')
+    call fwdio_ckpt_latest(rt, 'fset', version, ierr, dir=dir, upto=2_int64)
+    call expect(ierr, FWDIO_OK, 'fwdio_ckpt_latest upto 2')
+    call expect(int(version), 2, 'the newest version up to 2')
     call fwdio_ckpt_latest(rt, 'no-such-set', version, ierr, dir=dir)
     call expect(ierr, FWDIO_ENOCKPT, 'fwdio_ckpt_latest of an empty set')
     call fwdio_ckpt_open(rt, 'bad/name', 1_int64, 8_int64, ck, ierr, dir=dir)

@@ -16,19 +16,25 @@ code):
             checkpoint's header, commit record and checksum are recomputed,
             the newest checkpoint's positions, rounded to float32, equal the
             trajectory frame of the same step, and only the two newest
-            checkpoints are left.
+            checkpoints are left. --output fwdio (the default in every
+            scenario but modes and ranks) writes them as versions of a fwdio
+            checkpoint set, run.ckpt.v<step>.ckpt beside its manifest, whose
+            fields and CRC-32s (zlib's) are checked here too; the other
+            modes write run.ckpt.<step>.
   restart   an uninterrupted run A to step S against a run B that stops
             half way and a run C that restarts from B's newest checkpoint: B's
             and C's frames equal A's frames of the same steps bit for bit, and
             so do A's and C's final checkpoints.
   torn      a run to step S whose newest checkpoint then loses its commit
             record (zeroed, as a crash before the commit leaves it): the
-            restart must ignore it, continue from the previous checkpoint and
+            restart must skip it (its bytes no longer match the manifest's
+            CRC-32), continue from the previous checkpoint and
             reproduce the first run's frames after it bit for bit.
   crash     a run killed by --crash-at between a checkpoint's data and its
             commit record; the restart must use the newest checkpoint that is
             valid by the reader here (an older one) and reproduce an
-            uninterrupted run's frames after it.
+            uninterrupted run's frames after it; the interrupted version is
+            not in place at all (neither data nor manifest).
   modes     the same run through fwdio, MPI-IO, serial, MPI-IO nonblocking
             (mpiio-async), write-locally-then-copy (local-copy) output and
             fwdio with its node-local tier for the checkpoints (fwdio-tier;
@@ -73,6 +79,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import zlib
 
 failures = []
 
@@ -367,11 +374,69 @@ def float32_positions(atoms, natoms):
     return out.tobytes()
 
 
-def checkpoint_steps(directory, base):
+# Where mdlj puts the checkpoint of a step. --output fwdio (the default)
+# writes versions of a fwdio checkpoint set (fwdio.h, "Checkpoint sets"):
+# set <name> in <dir> for --checkpoint <dir>/<name>, data <name>.v<step>.ckpt
+# beside its manifest <name>.v<step>.manifest; the other modes write the
+# file <base>.<step>. The data file holds the same bytes either way.
+def is_set(output):
+    return output == "fwdio"
+
+
+def ckpt_file(directory, base, step, output="fwdio"):
+    if is_set(output):
+        return os.path.join(directory, "%s.v%d.ckpt" % (base, step))
+    return os.path.join(directory, "%s.%d" % (base, step))
+
+
+def checkpoint_steps(directory, base, output="fwdio"):
+    """Steps of the checkpoint data files in `directory` (complete or not)."""
     steps = []
     for name in os.listdir(directory):
-        if name.startswith(base + ".") and name[len(base) + 1:].isdigit():
-            steps.append(int(name[len(base) + 1:]))
+        if not name.startswith(base + "."):
+            continue
+        rest = name[len(base) + 1:]
+        if is_set(output) and rest.startswith("v") and rest.endswith(".ckpt"):
+            rest = rest[1:-len(".ckpt")]
+        elif is_set(output):
+            continue
+        if rest.isdigit():
+            steps.append(int(rest))
+    return sorted(steps)
+
+
+def check_manifest(directory, base, step):
+    """The manifest of version `step` of set `base`, read here from fwdio.h's
+    description: its lines, its own CRC-32 ("end"), and the data file's size
+    and CRC-32 (zlib's). Raises ValueError when it does not hold."""
+    path = os.path.join(directory, "%s.v%d.manifest" % (base, step))
+    with open(path, "rb") as f:
+        text = f.read()
+    lines = text.split(b"\n")
+    if len(lines) != 7 or lines[6] != b"" or lines[0] != b"fwdio-ckpt 1":
+        raise ValueError("%s: not a manifest: %r" % (path, text[:80]))
+    body = b"\n".join(lines[:5]) + b"\n"
+    if lines[5] != b"end %08x" % zlib.crc32(body):
+        raise ValueError("%s: its own CRC-32 does not match" % path)
+    want = [b"name " + os.path.basename(base).encode(), b"version %d" % step]
+    if lines[1:3] != want:
+        raise ValueError("%s: names %r, expected %r" % (path, lines[1:3], want))
+    data = ckpt_file(directory, base, step)
+    with open(data, "rb") as f:
+        content = f.read()
+    if lines[3] != b"size %d" % len(content):
+        raise ValueError("%s: %r, the data file has %d bytes" % (path, lines[3], len(content)))
+    if lines[4] != b"crc32 %08x" % zlib.crc32(content):
+        raise ValueError("%s: %r, the data's CRC-32 is %08x" % (path, lines[4],
+                                                               zlib.crc32(content)))
+
+
+def manifest_steps(directory, base):
+    steps = []
+    for name in os.listdir(directory):
+        rest = name[len(base) + 2:] if name.startswith(base + ".v") else ""
+        if rest.endswith(".manifest") and rest[:-len(".manifest")].isdigit():
+            steps.append(int(rest[:-len(".manifest")]))
     return sorted(steps)
 
 
@@ -415,8 +480,14 @@ def scenario_verify(r, args):
     written = list(range(ckpt, steps + 1, ckpt))
     if kept != written[-2:]:
         fail("checkpoints left: %s, expected the two newest of %s" % (kept, written))
+    if manifest_steps(r.workdir, "run.ckpt") != kept:
+        fail("manifests of %s, checkpoints %s" % (manifest_steps(r.workdir, "run.ckpt"), kept))
     for step in kept:
-        path = os.path.join(r.workdir, "run.ckpt.%d" % step)
+        try:
+            check_manifest(r.workdir, "run.ckpt", step)
+        except (OSError, ValueError) as e:
+            fail(str(e))
+        path = ckpt_file(r.workdir, "run.ckpt", step)
         try:
             info, atoms = parse_checkpoint(path)
         except (OSError, ValueError, struct.error) as e:
@@ -448,8 +519,8 @@ def scenario_restart(r, args):
                        (steps - half) // every, 0.005)
     compare_frames("first half", first, ref, list(range(every, half + 1, every)))
     compare_frames("after the restart", second, ref, list(range(half + every, steps + 1, every)))
-    a_last = os.path.join(r.workdir, "a/run.ckpt.%d" % steps)
-    b_last = os.path.join(r.workdir, "b/run.ckpt.%d" % steps)
+    a_last = ckpt_file(os.path.join(r.workdir, "a"), "run.ckpt", steps)
+    b_last = ckpt_file(os.path.join(r.workdir, "b"), "run.ckpt", steps)
     if not (os.path.exists(a_last) and os.path.exists(b_last) and same_file(a_last, b_last)):
         fail("final checkpoints %s and %s differ" % (a_last, b_last))
     else:
@@ -462,9 +533,10 @@ def scenario_torn(r, args):
     ref = check_dcd(os.path.join(r.workdir, "first.dcd"), args.atoms, every, every,
                     steps // every, 0.005)
     newest, previous = steps // ckpt * ckpt, (steps // ckpt - 1) * ckpt
-    path = os.path.join(r.workdir, "run.ckpt.%d" % newest)
+    path = ckpt_file(r.workdir, "run.ckpt", newest)
     try:
         parse_checkpoint(path)
+        check_manifest(r.workdir, "run.ckpt", newest)
     except (OSError, ValueError, struct.error) as e:
         fail("%s: not valid before it was torn: %s" % (path, e))
     size = os.path.getsize(path)
@@ -473,8 +545,9 @@ def scenario_torn(r, args):
         f.write(bytes(64))
     out = r.mdlj("restart", common(args, steps, every, ckpt, "second.dcd", "run.ckpt")
                  + ["--restart"])
-    if "ignoring %s" % "run.ckpt.%d" % newest not in out:
-        fail("the restart did not report that it ignored the torn run.ckpt.%d" % newest)
+    # fwdio_ckpt_latest_upto finds the data no longer matching its manifest
+    if "run.ckpt version %d skipped" % newest not in out:
+        fail("the restart did not report that it skipped the torn version %d" % newest)
     if "(step %d)" % previous not in out:
         fail("the restart did not continue from step %d" % previous)
     second = check_dcd(os.path.join(r.workdir, "second.dcd"), args.atoms, previous + every,
@@ -483,7 +556,8 @@ def scenario_torn(r, args):
                    list(range(previous + every, steps + 1, every)))
     try:
         parse_checkpoint(path)
-        note("%s: rewritten whole by the restarted run" % path)
+        check_manifest(r.workdir, "run.ckpt", newest)
+        note("%s: rewritten whole by the restarted run, its manifest matching" % path)
     except (OSError, ValueError, struct.error) as e:
         fail("%s: not rewritten by the restarted run: %s" % (path, e))
 
@@ -504,7 +578,8 @@ def scenario_crash(r, args):
     valid, invalid = [], []
     for step in checkpoint_steps(r.workdir, "run.ckpt"):
         try:
-            parse_checkpoint(os.path.join(r.workdir, "run.ckpt.%d" % step))
+            parse_checkpoint(ckpt_file(r.workdir, "run.ckpt", step))
+            check_manifest(r.workdir, "run.ckpt", step)
             valid.append(step)
         except (OSError, ValueError, struct.error) as e:
             invalid.append(step)
@@ -513,15 +588,20 @@ def scenario_crash(r, args):
     if crash in valid:
         fail("the checkpoint of step %d has a commit record although the job died before it"
              % crash)
+    # the version in flight was written to its temporary: neither data nor
+    # manifest of it is in place
+    if crash in checkpoint_steps(r.workdir, "run.ckpt") + manifest_steps(r.workdir, "run.ckpt"):
+        fail("the interrupted version %d is in place (data or manifest)" % crash)
     if not valid:
         fail("no valid checkpoint survived the crash")
         return
     resume = max(valid)
     out = r.mdlj("restart", common(args, steps, every, ckpt, "after.dcd", "run.ckpt")
                  + ["--restart"])
-    for step in invalid:
-        if step > resume and "ignoring run.ckpt.%d" % step not in out:
-            fail("the restart did not report ignoring the interrupted run.ckpt.%d" % step)
+    for step in invalid:  # a data file in place without a manifest is no candidate
+        if step > resume and os.path.exists(os.path.join(r.workdir, "run.ckpt.v%d.manifest"
+                                                          % step)):
+            fail("the interrupted version %d has a manifest" % step)
     if "(step %d)" % resume not in out:
         fail("the restart did not continue from step %d" % resume)
     after = check_dcd(os.path.join(r.workdir, "after.dcd"), args.atoms, resume + every, every,
@@ -651,7 +731,7 @@ def scenario_ranks(r, args):
     ref_energy = thermo_lines(ref_out)
     ref = check_dcd(os.path.join(r.workdir, "a/run.dcd"), args.atoms, every, every,
                     steps // every, 0.005)
-    src = os.path.join(r.workdir, "a/run.ckpt.%d" % half)
+    src = ckpt_file(os.path.join(r.workdir, "a"), "run.ckpt", half, args.output)
     try:
         info, _ = parse_checkpoint(src)
     except (OSError, ValueError, struct.error) as e:
@@ -663,7 +743,10 @@ def scenario_ranks(r, args):
     for m in args.restart_np:
         d = "m%d" % m
         os.mkdir(os.path.join(r.workdir, d))
-        shutil.copyfile(src, os.path.join(r.workdir, d, "run.ckpt.%d" % half))
+        shutil.copyfile(src, ckpt_file(os.path.join(r.workdir, d), "run.ckpt", half, args.output))
+        if is_set(args.output):  # the version with its manifest
+            shutil.copyfile(os.path.join(r.workdir, "a", "run.ckpt.v%d.manifest" % half),
+                            os.path.join(r.workdir, d, "run.ckpt.v%d.manifest" % half))
         name = "%d -> %d ranks" % (args.np, m)
         out = r.mdlj("restart on %d ranks" % m,
                      common(args, steps, every, ckpt, d + "/run.dcd", d + "/run.ckpt") + extra
@@ -729,8 +812,8 @@ def scenario_ranks(r, args):
         frames = check_dcd(os.path.join(r.workdir, d, "run.dcd"), args.atoms, half + every,
                            every, (steps - half) // every, 0.005)
         after = list(range(half + every, steps + 1, every))
-        a_last = os.path.join(r.workdir, "a/run.ckpt.%d" % steps)
-        m_last = os.path.join(r.workdir, d, "run.ckpt.%d" % steps)
+        a_last = ckpt_file(os.path.join(r.workdir, "a"), "run.ckpt", steps, args.output)
+        m_last = ckpt_file(os.path.join(r.workdir, d), "run.ckpt", steps, args.output)
         if m == args.np:
             compare_frames(name, frames, ref, after)
             if not (os.path.exists(a_last) and os.path.exists(m_last)
@@ -812,7 +895,8 @@ def scenario_killed(r, args):
         valid = []
         for s in checkpoint_steps(os.path.join(r.workdir, d), "run.ckpt"):
             try:  # whole, with its commit record (one in flight at the kill is not)
-                parse_checkpoint(os.path.join(r.workdir, d, "run.ckpt.%d" % s))
+                parse_checkpoint(ckpt_file(os.path.join(r.workdir, d), "run.ckpt", s))
+                check_manifest(os.path.join(r.workdir, d), "run.ckpt", s)
                 valid.append(s)
             except (OSError, ValueError, struct.error):
                 pass
@@ -850,17 +934,38 @@ def scenario_modes(r, args):
         fail("--output none wrote %s" % os.listdir(os.path.join(r.workdir, "none")))
     check_dcd(os.path.join(r.workdir, "fwdio/run.dcd"), args.atoms, every, every,
               steps // every, 0.005)
-    names = sorted(os.listdir(os.path.join(r.workdir, "fwdio")))
+    # fwdio's checkpoints are versions of a set (data and manifest), the
+    # others' files <base>.<step>: the same steps, the same data bytes
+    fw_dir = os.path.join(r.workdir, "fwdio")
+    fw_steps = checkpoint_steps(fw_dir, "run.ckpt")
+    names = sorted(os.listdir(fw_dir))
+    want_names = sorted(["run.dcd"] + ["run.ckpt.v%d.%s" % (k, x) for k in fw_steps
+                                       for x in ("ckpt", "manifest")])
+    if names != want_names:
+        fail("fwdio wrote %s, expected %s" % (names, want_names))
+    for step in fw_steps:
+        try:
+            check_manifest(fw_dir, "run.ckpt", step)
+        except (OSError, ValueError) as e:
+            fail(str(e))
     for mode in ("mpiio", "serial", "mpiio-async", "local-copy", "fwdio-tier"):
-        other = sorted(os.listdir(os.path.join(r.workdir, mode)))
-        if other != names:
-            fail("%s wrote %s, fwdio wrote %s" % (mode, other, names))
+        output = "fwdio" if mode == "fwdio-tier" else mode
+        d = os.path.join(r.workdir, mode)
+        other = sorted(os.listdir(d))
+        want = names if is_set(output) else sorted(
+            ["run.dcd"] + ["run.ckpt.%d" % k for k in fw_steps])
+        if other != want:
+            fail("%s wrote %s, expected %s (fwdio wrote %s)" % (mode, other, want, names))
             continue
-        for name in names:
-            if not same_file(os.path.join(r.workdir, "fwdio", name),
-                             os.path.join(r.workdir, mode, name)):
-                fail("%s/%s differs from fwdio/%s" % (mode, name, name))
-        note("%s: %s identical to fwdio's" % (mode, ", ".join(names)))
+        pairs = [("run.dcd", "run.dcd")] + [
+            (os.path.basename(ckpt_file(d, "run.ckpt", k, output)),
+             os.path.basename(ckpt_file(fw_dir, "run.ckpt", k))) for k in fw_steps]
+        if is_set(output):  # the manifests too: same bytes, same CRC-32
+            pairs += [("run.ckpt.v%d.manifest" % k,) * 2 for k in fw_steps]
+        for name, fw_name in pairs:
+            if not same_file(os.path.join(fw_dir, fw_name), os.path.join(d, name)):
+                fail("%s/%s differs from fwdio/%s" % (mode, name, fw_name))
+        note("%s: %s identical to fwdio's" % (mode, ", ".join(n for n, _ in pairs)))
     # local-copy removes each rank's local part once it is in the file, and
     # fwdio's tier each local file once drained
     left = [os.path.join(d, f) for d in glob.glob(os.path.join(r.workdir, "node-local-*"))
