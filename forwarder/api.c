@@ -477,8 +477,9 @@ static int open_file(fwdio_runtime_t *rt, const char *path, uint64_t size,
         fwdioi_file_release(f);
         return FWDIO_ENOMEM;
     }
-    /* the node-local tier: files written with a size only (local_tier.h) */
-    if (!reading && !stream && resolved.local_dir && *resolved.local_dir) {
+    /* the node-local tier: files written with a size (local_tier.h), and
+     * reads, which may restart from the local copies (local_restart.h) */
+    if (!stream && resolved.local_dir && *resolved.local_dir) {
         rc = fwdioi_local_create(f, resolved.local_dir, resolved.drain_bandwidth,
                                  resolved.local_capacity, &why.base);
         if (rc != FWDIO_OK) {

@@ -18,8 +18,9 @@
  * writers with their status, the others with none) agrees on the drain's
  * status; the committer writes the commit block and renames the temporary
  * over the target, or removes the temporary if the drain failed, and the
- * commit's status is agreed; after a success each writer removes its local
- * file. The drained status (the first failure, else OK) is published and
+ * commit's status is agreed; after a success each writer keeps its local
+ * file for a restart (local_restart.h), its version record now saying
+ * drained with the target as the drain left it. The drained status (the first failure, else OK) is published and
  * the *drained* callback delivered on every rank; a failed drain keeps the
  * local files (the only whole copy).
  *
@@ -57,7 +58,7 @@ static void submit(fwdio_file_t *f, fwdioi_drain_step_t step)
         fwdioi_errinfo_set(&l->drain_local, FWDIO_ENOMEM, f->rank, 0, 0);
         /* the descriptors leak rather than the drain hangs */
         l->in_fd = l->out_fd = -1;
-        if (step == FWDIOI_DRAIN_REMOVE)
+        if (step == FWDIOI_DRAIN_KEEP)
             drain_over(f);
         else if (l->aborted)
             abort_continue(f);
@@ -71,6 +72,7 @@ static void submit(fwdio_file_t *f, fwdioi_drain_step_t step)
     j->step = step;
     j->local_path = l->data_path;
     j->target_path = f->write_path;
+    j->final_path = f->path;
     j->in_fd = l->in_fd;
     j->out_fd = l->out_fd;
     j->sets_length = f->my_writer == 0;
@@ -106,7 +108,7 @@ static void drain_job_done(fwdioi_io_job_t *io)
     l->moved += j->copied;
     l->busy = 0;
     free(j);
-    if (l->aborted && step != FWDIOI_DRAIN_REMOVE) {
+    if (l->aborted && step != FWDIOI_DRAIN_KEEP) {
         abort_continue(f);
         return;
     }
@@ -120,8 +122,8 @@ static void drain_job_done(fwdioi_io_job_t *io)
     case FWDIOI_DRAIN_CLOSE:
         drain_agree(f);
         return;
-    case FWDIOI_DRAIN_REMOVE:
-        fwdioi_local_space_free(f); /* the local file is gone */
+    case FWDIOI_DRAIN_KEEP:
+        fwdioi_local_space_free(f); /* drained: the local copy no longer needs its room */
         drain_over(f);
         return;
     }
@@ -129,8 +131,8 @@ static void drain_job_done(fwdioi_io_job_t *io)
 
 /* ---- agreements ---- */
 
-/* The drain is over with `result` here: publish it, then remove the local
- * file after a success. */
+/* The drain is over with `result` here: publish it, then mark the local
+ * file drained after a success. */
 static void drain_finish(fwdio_file_t *f, const fwdioi_errinfo_t *result)
 {
     struct fwdioi_local *l = f->local;
@@ -148,7 +150,7 @@ static void drain_finish(fwdio_file_t *f, const fwdioi_errinfo_t *result)
     fwdioi_log(FWDIOI_LOG_INFO, "rank %d: %s drained: %s (%llu bytes in %.3f s)", f->rank,
                f->path, fwdio_strerror((int)result->status), (unsigned long long)l->moved, t);
     if (result->status == FWDIO_OK && l->data_path && !l->direct)
-        submit(f, FWDIOI_DRAIN_REMOVE);
+        submit(f, FWDIOI_DRAIN_KEEP);
     else
         drain_over(f);
 }

@@ -3,6 +3,7 @@
 #include "local/drain_io.h"
 
 #include "clock.h"
+#include "local/local_restart.h"
 #include "log.h"
 #include "storage/storage.h"
 #include "storage/sysio.h"
@@ -112,10 +113,10 @@ void fwdioi_drain_job_run(fwdioi_io_job_t *io)
     case FWDIOI_DRAIN_CLOSE:
         run_close(j);
         break;
-    case FWDIOI_DRAIN_REMOVE:
-        if (fwdioi_sys_unlink(j->local_path) != 0 && errno != ENOENT)
-            fwdioi_log(FWDIOI_LOG_WARN, "could not remove %s: %s", j->local_path,
-                       strerror(errno));
+    case FWDIOI_DRAIN_KEEP:
+        if (fwdioi_local_record_drained(j->local_path, j->final_path) != 0)
+            fwdioi_log(FWDIOI_LOG_INFO, "the version record of %s could not be updated (%s): a "
+                       "restart reads the target", j->local_path, strerror(errno));
         break;
     }
 }

@@ -16,15 +16,16 @@ enum { FWDIOI_DRAIN_CHUNK = 8 << 20 };
 
 /* OPEN: the local file (read) and the target; COPY: whole units, up to
  * FWDIOI_DRAIN_CHUNK bytes, then a sleep for the cap; CLOSE: sync the target if
- * asked, close both; REMOVE: unlink the local file. */
-typedef enum { FWDIOI_DRAIN_OPEN, FWDIOI_DRAIN_COPY, FWDIOI_DRAIN_CLOSE, FWDIOI_DRAIN_REMOVE } fwdioi_drain_step_t;
+ * asked, close both; KEEP: the local file stays, for a restart: its version
+ * record says drained (local_restart.h). */
+typedef enum { FWDIOI_DRAIN_OPEN, FWDIOI_DRAIN_COPY, FWDIOI_DRAIN_CLOSE, FWDIOI_DRAIN_KEEP } fwdioi_drain_step_t;
 
 typedef struct fwdioi_drain_job {
     fwdioi_io_job_t io;
     fwdio_file_t *file;
     fwdioi_drain_step_t step;
     /* inputs, copied from the file's state (the job owns nothing of it) */
-    const char *local_path, *target_path;
+    const char *local_path, *target_path, *final_path; /* final: the target's own name */
     int in_fd, out_fd;
     int sets_length, sync;
     uint64_t size;

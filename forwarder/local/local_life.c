@@ -7,6 +7,7 @@
 #include "local/local_life.h"
 
 #include "local/local_name.h"
+#include "local/local_restart.h"
 #include "local/local_state.h"
 #include "node/node_area.h"
 #include "plan/plan.h"
@@ -46,7 +47,7 @@ int fwdioi_local_create(fwdio_file_t *f, const char *pattern, uint64_t bandwidth
     l->file = f;
     l->pattern = strdup(pattern);
     l->dir = strdup(dir);
-    l->data_path = f->my_writer >= 0 ? strdup(name) : NULL;
+    l->data_path = f->my_writer >= 0 && !f->reading ? strdup(name) : NULL;
     l->bandwidth = bandwidth;
     l->capacity = capacity;
     l->comm = MPI_COMM_NULL;
@@ -54,7 +55,7 @@ int fwdioi_local_create(fwdio_file_t *f, const char *pattern, uint64_t bandwidth
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     l->created_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-    if (!l->pattern || !l->dir || (f->my_writer >= 0 && !l->data_path))
+    if (!l->pattern || !l->dir || (f->my_writer >= 0 && !f->reading && !l->data_path))
         return FWDIO_ENOMEM; /* the caller releases the file, and with it `local` */
     return FWDIO_OK;
 }
@@ -69,6 +70,7 @@ void fwdioi_local_free(fwdio_file_t *f)
     free(l->dir);
     free(l->data_path);
     free(l->buf);
+    fwdioi_local_restart_free(l->restart);
     free(l);
     f->local = NULL;
 }

@@ -48,6 +48,8 @@ struct fwdioi_local {
     fwdioi_agree_pair_t agree_in[FWDIOI_ERRINFO_PAIRS], agree_out[FWDIOI_ERRINFO_PAIRS];
     fwdioi_errinfo_t *agree_result;
     fwdioi_req_cb_t agree_done;
+    /* a read file's restart from the local copies (local_restart.c) */
+    struct fwdioi_restart *restart;
 };
 
 /** Start the drain of `f` (local_tier.c hands over at the session's end)

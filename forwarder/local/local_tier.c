@@ -8,6 +8,7 @@
 #include "local/local_index.h"
 #include "local/local_life.h"
 #include "local/local_name.h"
+#include "local/local_restart.h"
 #include "log.h"
 #include "node/node_area.h"
 #include "plan/topology.h"
@@ -55,6 +56,9 @@ void fwdioi_local_prepare_open(fwdio_file_t *f, fwdioi_storage_job_t *job)
     struct fwdioi_local *l = f->local;
     if (!l || !l->data_path || l->direct)
         return;
+    /* the version id: the open's agreement keeps the largest of the
+     * writers' open times, the same in every writer's index (local_version.h) */
+    f->s.open_local.offset = (int64_t)l->created_ns;
     uint64_t bytes = local_file_bytes(f);
     if (l->capacity > 0) {
         fwdioi_area_t *a = &f->owner->area;
@@ -100,7 +104,7 @@ void fwdioi_local_open_done(fwdio_file_t *f, const fwdioi_storage_job_t *job)
 
 int fwdioi_local_defers_commit(const fwdio_file_t *f)
 {
-    return f->local != NULL;
+    return f->local != NULL && !f->reading;
 }
 
 /* ---- sealing: the index after the data ---- */
@@ -109,10 +113,11 @@ typedef struct seal_job {
     fwdioi_io_job_t io;
     fwdio_file_t *file;
     void (*then)(fwdio_file_t *f);
-    const char *path;
+    const char *path, *target;
     uint8_t *index;
     size_t len;
-    uint64_t at;
+    uint64_t at, version;
+    uint32_t writer;
     int status, sys_errno, call;
 } seal_job_t;
 
@@ -137,6 +142,12 @@ static void run_seal(fwdioi_io_job_t *io)
         j->call = FWDIOI_CALL_CLOSE;
         j->sys_errno = errno;
     }
+    /* the version record, for a restart (local_restart.h): not the file's
+     * status, which is about its bytes */
+    if (j->status == FWDIO_OK &&
+        fwdioi_local_record_seal(j->path, j->target, j->version, j->writer) != 0)
+        fwdioi_log(FWDIOI_LOG_INFO, "the version record of %s could not be written (%s): a "
+                   "restart reads the target", j->path, strerror(errno));
 }
 
 static void seal_done(fwdioi_io_job_t *io)
@@ -183,13 +194,16 @@ int fwdioi_local_seal(fwdio_file_t *f, void (*then)(fwdio_file_t *f))
     if (!l || !l->data_path || l->direct)
         return -1;
     seal_job_t *j = calloc(1, sizeof *j);
+    /* the version id every writer agreed at the open (prepare_open) */
+    uint64_t version = f->s.open_agreed.offset > 0 ? (uint64_t)f->s.open_agreed.offset
+                                                   : l->created_ns;
     fwdioi_local_index_t ix = {.size = f->size,
                                .stripe_size = f->plan.stripe_size,
                                .write_size = f->plan.write_size,
                                .writer = (uint32_t)f->my_writer,
                                .nwriters = (uint32_t)f->plan.nwriters,
                                .version = f->seq,
-                               .created_ns = l->created_ns,
+                               .created_ns = version,
                                .path = f->path_key};
     ix.runs = writer_runs(&f->plan, f->my_writer, &ix.nruns);
     if (j && ix.runs) {
@@ -212,6 +226,9 @@ int fwdioi_local_seal(fwdio_file_t *f, void (*then)(fwdio_file_t *f))
     j->file = f;
     j->then = then;
     j->path = l->data_path;
+    j->target = f->path;
+    j->version = version;
+    j->writer = (uint32_t)f->my_writer;
     j->at = fwdioi_local_index_offset(f->size);
     f->s.io_pending++;
     fwdioi_rt_io_submit(f->rt, &j->io);
@@ -231,7 +248,7 @@ int fwdioi_local_session_done(fwdio_file_t *f, const fwdioi_errinfo_t *final, MP
 {
     FWDIOI_ASSERT_PROGRESS();
     struct fwdioi_local *l = f->local;
-    if (!l || final->status != FWDIO_OK || f->s.aborted || *comm == MPI_COMM_NULL)
+    if (!l || f->reading || final->status != FWDIO_OK || f->s.aborted || *comm == MPI_COMM_NULL)
         return 0;
     l->comm = *comm;
     *comm = MPI_COMM_NULL;

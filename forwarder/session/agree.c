@@ -85,6 +85,7 @@ static const char *const mpi_call_names[FWDIOI_MPI_CALL_COUNT] = {
     [FWDIOI_MPI_READ_MRECV] = "MPI_Mrecv",
     [FWDIOI_MPI_AGREE_DRAIN] = "MPI_Iallreduce (drain status)",
     [FWDIOI_MPI_AGREE_DRAIN_COMMIT] = "MPI_Iallreduce (drain's commit status)",
+    [FWDIOI_MPI_AGREE_LOCAL_COPY] = "MPI_Iallreduce (restart's local copy)",
 };
 
 const char *fwdioi_mpi_call_name(int call)

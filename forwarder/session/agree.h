@@ -116,6 +116,7 @@ typedef enum fwdioi_mpi_call {
     FWDIOI_MPI_READ_MRECV,   /* MPI_Mrecv of a read answer's header */
     FWDIOI_MPI_AGREE_DRAIN,  /* MPI_Iallreduce of a drain's status (node-local tier) */
     FWDIOI_MPI_AGREE_DRAIN_COMMIT, /* MPI_Iallreduce of a drain's commit status */
+    FWDIOI_MPI_AGREE_LOCAL_COPY, /* MPI_Iallreduce of a restart's local copy (node-local tier) */
     FWDIOI_MPI_CALL_COUNT
 } fwdioi_mpi_call_t;
 
