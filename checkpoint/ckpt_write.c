@@ -112,11 +112,14 @@ int fwdio_ckpt_open(fwdio_runtime_t *rt, const char *name, uint64_t version, uin
      * data can change: rank 0 removes the manifest before its own open, and
      * the data is renamed into place only after every rank opened. */
     if (rank == 0) {
-        char mpath[4096];
-        if (fwdioi_ckpt_path(mpath, sizeof mpath, dir, name, version, FWDIOI_CKPT_MANIFEST) == 0 &&
-            unlink(mpath) != 0 && errno != ENOENT)
-            fprintf(stderr, "fwdio_ckpt_open: cannot remove the old manifest %s: %s\n", mpath,
-                    strerror(errno));
+        const fwdioi_ckpt_kind_t kinds[2] = {FWDIOI_CKPT_MANIFEST, FWDIOI_CKPT_LOCAL};
+        for (int i = 0; i < 2; i++) {
+            char mpath[4096];
+            if (fwdioi_ckpt_path(mpath, sizeof mpath, dir, name, version, kinds[i]) == 0 &&
+                unlink(mpath) != 0 && errno != ENOENT)
+                fprintf(stderr, "fwdio_ckpt_open: cannot remove the old manifest %s: %s\n",
+                        mpath, strerror(errno));
+        }
     }
     fwdio_options_t fo;
     if (opts && opts->file)
@@ -176,17 +179,17 @@ int fwdio_ckpt_set_commit(fwdio_ckpt_t *ck, const void *buf, size_t len, uint64_
 
 int fwdio_ckpt_close(fwdio_ckpt_t *ck) { return ck ? fwdio_close(ck->file) : FWDIO_EINVAL; }
 
-/* Write the manifest of a version whose data is in place (collective): its
- * text, the same on every rank, through fwdio with atomic_replace, written
- * by rank 0. The agreed status of that file. */
-static int write_manifest(fwdio_ckpt_t *ck, uint32_t crc)
+/* Write the manifest (`kind`: FWDIOI_CKPT_MANIFEST, or FWDIOI_CKPT_LOCAL
+ * for a version complete in the node-local stores) of a version whose data
+ * is in place (collective): its text, the same on every rank, through fwdio
+ * with atomic_replace, written by rank 0. The agreed status of that file. */
+static int write_manifest(fwdio_ckpt_t *ck, uint32_t crc, fwdioi_ckpt_kind_t kind)
 {
     fwdioi_ckpt_manifest_t m = {.version = ck->version, .size = ck->size, .crc = crc};
     snprintf(m.name, sizeof m.name, "%s", ck->name);
     char text[FWDIOI_CKPT_MANIFEST_MAX], path[4096];
     size_t len = fwdioi_ckpt_manifest_format(&m, text, sizeof text);
-    if (!len || fwdioi_ckpt_path(path, sizeof path, ck->dir, ck->name, ck->version,
-                                 FWDIOI_CKPT_MANIFEST))
+    if (!len || fwdioi_ckpt_path(path, sizeof path, ck->dir, ck->name, ck->version, kind))
         return FWDIO_EINVAL; /* cannot be: the name and path were checked at the open */
     fwdio_options_t mo;
     fwdio_options_init(&mo);
@@ -246,8 +249,9 @@ int fwdio_ckpt_wait(fwdio_ckpt_t *ck)
 {
     if (!ck)
         return FWDIO_EINVAL;
-    /* Complete at the target: with the node-local tier that is the drain. */
-    int st = fwdio_drain_wait(ck->file);
+    /* Complete: at the target, or with the node-local tier in the local
+     * stores (the drain comes next). */
+    int st = fwdio_wait(ck->file);
     if (st == FWDIO_ENOTCLOSED || st == FWDIO_ECONTEXT)
         return st;
     uint32_t mine = atomic_load(&ck->terms), terms = 0;
@@ -255,9 +259,32 @@ int fwdio_ckpt_wait(fwdio_ckpt_t *ck)
         return FWDIO_EMPI;
     if (st != FWDIO_OK)
         return st;
-    st = write_manifest(ck, fwdioi_ckpt_sum_final(terms, ck->size));
-    if (st == FWDIO_OK && ck->rank == 0)
+    const uint32_t crc = fwdioi_ckpt_sum_final(terms, ck->size);
+    /* Drained already on every rank (always without the tier)? Else the
+     * version is complete in the local stores only: its ".local" manifest
+     * lets a restart find it there while the drain runs, or after it
+     * failed or the job was killed (the local copies are its whole copy). */
+    int done = 0, all_done = 0;
+    if (fwdio_drain_test(ck->file, &done) != FWDIO_OK)
+        done = 0;
+    if (MPI_Allreduce(&done, &all_done, 1, MPI_INT, MPI_MIN, ck->comm) != MPI_SUCCESS)
+        return FWDIO_EMPI;
+    if (!all_done && write_manifest(ck, crc, FWDIOI_CKPT_LOCAL) == FWDIO_EMPI)
+        return FWDIO_EMPI; /* another failure costs the restart this version's local copies only */
+    /* Complete at the target: with the node-local tier that is the drain. */
+    st = fwdio_drain_wait(ck->file);
+    if (st != FWDIO_OK)
+        return st;
+    st = write_manifest(ck, crc, FWDIOI_CKPT_MANIFEST);
+    if (st == FWDIO_OK && ck->rank == 0) {
+        char lpath[4096];
+        if (!all_done &&
+            fwdioi_ckpt_path(lpath, sizeof lpath, ck->dir, ck->name, ck->version,
+                             FWDIOI_CKPT_LOCAL) == 0 &&
+            unlink(lpath) != 0 && errno != ENOENT)
+            fprintf(stderr, "fwdio_ckpt_wait: cannot remove %s: %s\n", lpath, strerror(errno));
         apply_keep(ck);
+    }
     return st;
 }
 

@@ -19,6 +19,11 @@
  *              temporary fail, with atomic_replace) v2 complete in the
  *              local stores, its drain failed, the target still v1: the
  *              read returns v2 from the local copies, never v1;
+ *              With a checkpoint set (same fault): v2's fwdio_ckpt_wait
+ *              fails in its drain, its ".local" manifest stays;
+ *              fwdio_ckpt_latest with local_dir finds v2 (read from the
+ *              local copies, checksum verified), without local_dir v1; v2's
+ *              copies tampered: v1 (the checksum refuses them);
  *   hosts      (under local_hosts.sh: every rank on a fake host of its
  *              own, "h<rank % 2>", so local_dir "%h" is a directory per
  *              host): 2 writers on h0 and h1; readers on h0 and h1 reach
@@ -223,6 +228,93 @@ static void case_broken(fwdio_runtime_t *rt, const char *path, const char *dir, 
 
 /* ---- undrained: the local copy newer than the target ---- */
 
+static uint8_t ckpt_byte(uint64_t version, uint64_t i)
+{
+    return (uint8_t)(i * 131 + version * 17 + (i >> 9));
+}
+
+/* Write version `version` of set "set" in dir `cdir` through the tier in
+ * `ldir`; fwdio_ckpt_wait's status. */
+static int ckpt_version(fwdio_runtime_t *rt, const char *cdir, const char *ldir, uint64_t version)
+{
+    fwdio_options_t fo = tier_opts(ldir, tc_size > 1 ? 2 : 1, 1);
+    fwdio_ckpt_options_t o;
+    fwdio_ckpt_options_init(&o);
+    o.dir = cdir;
+    o.keep = 4;
+    o.file = &fo;
+    fwdio_ckpt_t *ck = NULL;
+    TC_EXPECT(fwdio_ckpt_open(rt, "set", version, FILE_SIZE, &o, &ck), FWDIO_OK,
+              "fwdio_ckpt_open");
+    uint64_t share = FILE_SIZE / (uint64_t)tc_size, at = share * (uint64_t)tc_rank;
+    uint64_t len = tc_rank == tc_size - 1 ? FILE_SIZE - at : share;
+    unsigned char *buf = malloc(len);
+    for (uint64_t i = 0; i < len; i++)
+        buf[i] = ckpt_byte(version, at + i);
+    TC_EXPECT(fwdio_ckpt_write(ck, buf, len, at), FWDIO_OK, "fwdio_ckpt_write");
+    free(buf);
+    TC_EXPECT(fwdio_ckpt_close(ck), FWDIO_OK, "fwdio_ckpt_close");
+    int rc = fwdio_ckpt_wait(ck);
+    fwdio_ckpt_free(ck);
+    return rc;
+}
+
+/* fwdio_ckpt_latest of "set" (local_dir `ldir`, NULL: none); with `read`,
+ * its bytes read back through fwdio_ckpt_open_read and checked. */
+static uint64_t ckpt_latest(fwdio_runtime_t *rt, const char *cdir, const char *ldir, int read)
+{
+    fwdio_options_t fo = tier_opts(ldir, tc_size > 1 ? 2 : 1, 1);
+    fo.atomic_replace = 0;
+    fwdio_ckpt_options_t o;
+    fwdio_ckpt_options_init(&o);
+    o.dir = cdir;
+    o.file = &fo;
+    uint64_t v = 0;
+    TC_EXPECT(fwdio_ckpt_latest(rt, "set", &o, &v), FWDIO_OK, "fwdio_ckpt_latest");
+    if (!read)
+        return v;
+    fwdio_file_t *f = NULL;
+    TC_EXPECT(fwdio_ckpt_open_read(rt, "set", v, &o, NULL, &f), FWDIO_OK, "fwdio_ckpt_open_read");
+    unsigned char *buf = malloc(FILE_SIZE);
+    TC_EXPECT(fwdio_read(f, buf, FILE_SIZE, 0, NULL, NULL), FWDIO_OK, "fwdio_read");
+    TC_EXPECT(fwdio_close(f), FWDIO_OK, "fwdio_close (read)");
+    TC_EXPECT(fwdio_wait(f), FWDIO_OK, "fwdio_wait (read)");
+    fwdio_file_free(f);
+    uint64_t bad = 0;
+    for (uint64_t i = 0; i < FILE_SIZE; i++)
+        bad += buf[i] != ckpt_byte(v, i);
+    TC_CHECK(bad == 0, "version %llu read back: %llu bytes wrong", (unsigned long long)v,
+             (unsigned long long)bad);
+    free(buf);
+    return v;
+}
+
+static void case_ckpt(const char *cdir, const char *ldir, const char *fault)
+{
+    tc_phase("ckpt: v1");
+    fwdio_runtime_t *rt = tc_start_runtime(MPI_COMM_WORLD, FWDIO_CALLBACKS_ON_PROGRESS);
+    TC_EXPECT(ckpt_version(rt, cdir, ldir, 1), FWDIO_OK, "fwdio_ckpt_wait (v1)");
+    TC_EXPECT(fwdio_finalize(rt), FWDIO_OK, "fwdio_finalize");
+    setenv("FWDIO_FAULT", fault, 1);
+    rt = tc_start_runtime(MPI_COMM_WORLD, FWDIO_CALLBACKS_ON_PROGRESS);
+    unsetenv("FWDIO_FAULT");
+    tc_phase("ckpt: v2, its drain fails");
+    TC_EXPECT(ckpt_version(rt, cdir, ldir, 2), FWDIO_EWRITE, "fwdio_ckpt_wait (v2)");
+    TC_EXPECT(fwdio_finalize(rt), FWDIO_OK, "fwdio_finalize");
+    tc_phase("ckpt: restart");
+    rt = tc_start_runtime(MPI_COMM_WORLD, FWDIO_CALLBACKS_ON_PROGRESS);
+    TC_CHECK(ckpt_latest(rt, cdir, ldir, 1) == 2, "fwdio_ckpt_latest did not find v2 in the "
+                                                  "local stores");
+    TC_CHECK(ckpt_latest(rt, cdir, NULL, 0) == 1, "without local_dir, not v1");
+    char data[PATH_MAX + 32];
+    snprintf(data, sizeof data, "%s/set.v2.ckpt", cdir);
+    if (tc_rank == 0)
+        TC_CHECK(local_files_do(ldir, data, 't') == (tc_size > 1 ? 2 : 1), "v2's local copies");
+    MPI_Barrier(MPI_COMM_WORLD);
+    TC_CHECK(ckpt_latest(rt, cdir, ldir, 1) == 1, "damaged local copies of v2 taken");
+    TC_EXPECT(fwdio_finalize(rt), FWDIO_OK, "fwdio_finalize");
+}
+
 static int undrained_main(const char *path, const char *dir)
 {
     tc_phase("undrained: v1");
@@ -250,6 +342,13 @@ static int undrained_main(const char *path, const char *dir)
     TC_CHECK(read_source(rt, MPI_COMM_WORLD, path, dir, tc_size > 1 ? 2 : 1, 1, 55) == 1,
              "the tampered local v2 was not what the restart read");
     TC_EXPECT(fwdio_finalize(rt), FWDIO_OK, "fwdio_finalize");
+    char cdir[PATH_MAX], ldir[PATH_MAX];
+    tc_path(cdir, sizeof cdir, "sets");
+    tc_path(ldir, sizeof ldir, "local-sets");
+    if (tc_rank == 0)
+        mkdir(cdir, 0777);
+    MPI_Barrier(MPI_COMM_WORLD);
+    case_ckpt(cdir, ldir, spec);
     return tc_finish("test_local_restart");
 }
 
