@@ -9,6 +9,7 @@
 #include "storage/fault.h"
 #include "state.h"
 #include "session/file_life.h"
+#include "local/local_keep.h"
 #include "local/local_life.h"
 #include "log.h"
 #include "plan/placement.h"
@@ -311,6 +312,7 @@ int fwdio_finalize(fwdio_runtime_t *rt)
     fwdioi_abort_free(rt);
     fwdioi_trace_end_file(t_trace, "finalize", FWDIOI_TRACE_NONE);
     fwdioi_trace_stop(1); /* the threads are joined: every buffer is still */
+    fwdioi_local_kept_free(rt); /* the kept copies stay on disk for a restart */
     fwdioi_placement_cache_free(&rt->placed);
     fwdioi_topology_free(&rt->topo);
     fwdioi_settings_free(&rt->settings);

@@ -668,8 +668,7 @@ typedef struct fwdio_options {
      *
      * Not in this version (later stages of the tier, said here so nobody
      * counts on them): a partner copy on another node (local_copies),
-     * evicting kept copies (local_capacity: a writer that does not fit
-     * writes to the target), and the MPI-IO layer's use of the tier.
+     * waiting for space, and the MPI-IO layer's use of the tier.
      * (Checkpoint sets, fwdio_ckpt_*, use the tier: a version is complete
      * once drained, and found in the local stores before.) Streams
      * (FWDIO_SIZE_GROWS) ignore local_dir: they use the target path
@@ -689,16 +688,24 @@ typedef struct fwdio_options {
      * count, in the node-shared area; where the area is off, each rank
      * counts alone against its share, local_capacity divided by the node's
      * ranks). A writer takes its file's bytes (its units and the index)
-     * from the count when it opens its local file, and gives them back when
-     * its drain is over (the drained copy is kept for a restart but no
-     * longer counted), or when the file failed. A writer whose
+     * from the count when it opens its local file; after its drain the
+     * copy is kept for restarts and stays counted until it is evicted:
+     * when a new file of the same writer rank does not fit, that rank's
+     * drained copies are removed, oldest version first, as few as cover
+     * the shortfall (none if all of them would not); files not yet drained
+     * are never evicted, nor another rank's copies (each rank evicts its
+     * own), nor copies an earlier runtime left (not counted). A new
+     * version of a path takes its old copy's place. A failed file's bytes
+     * come back when it is freed. A writer whose
      * bytes do not fit, or whose local store has less free space than they
      * need (statvfs at the open), writes that file straight to the target
      * path instead (to its temporary with atomic_replace), made durable
      * before complete: the file still completes and drains, that writer's
-     * part already at the target. Nothing waits for space and nothing is
-     * evicted in this version (a drained copy is kept but not counted: the
-     * free-space check is what bounds kept copies). Key local_capacity, environment
+     * part already at the target (the limit: a file larger than what
+     * eviction can free, or than local_capacity). Nothing waits for space
+     * in this version. Without local_capacity kept copies are bounded by
+     * the free-space check only (and replaced by their path's next
+     * version). Key local_capacity, environment
      * FWDIO_LOCAL_CAPACITY, hint fwdio_local_capacity, a size ("8G"); 0 or
      * "off" (default): no bound (the free-space check still applies). Every
      * rank must pass the same value (FWDIO_EINVAL naming "local_capacity"

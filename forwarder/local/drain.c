@@ -33,6 +33,7 @@
 
 #include "clock.h"
 #include "local/drain_io.h"
+#include "local/local_keep.h"
 #include "log.h"
 #include "session/file_life.h"
 #include "storage/storage.h"
@@ -123,7 +124,12 @@ static void drain_job_done(fwdioi_io_job_t *io)
         drain_agree(f);
         return;
     case FWDIOI_DRAIN_KEEP:
-        fwdioi_local_space_free(f); /* drained: the local copy no longer needs its room */
+        /* drained: the copy stays counted, kept until a new file of this
+         * rank needs its room (local_keep.h) */
+        if (l->reserved > 0)
+            fwdioi_local_kept_add(f->owner, l->data_path, fwdioi_local_version_id(f),
+                                  l->reserved);
+        l->reserved = 0;
         drain_over(f);
         return;
     }

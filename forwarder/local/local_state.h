@@ -52,6 +52,10 @@ struct fwdioi_local {
     struct fwdioi_restart *restart;
 };
 
+/** The version id of `f`'s local copies (local_version.h) (progress
+ *  thread, after the open is agreed). */
+uint64_t fwdioi_local_version_id(const fwdio_file_t *f);
+
 /** Start the drain of `f` (local_tier.c hands over at the session's end)
  *  (progress thread). */
 void fwdioi_drain_start(fwdio_file_t *f);

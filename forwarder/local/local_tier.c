@@ -6,6 +6,7 @@
 #include "local/local_state.h"
 
 #include "local/local_index.h"
+#include "local/local_keep.h"
 #include "local/local_life.h"
 #include "local/local_name.h"
 #include "local/local_restart.h"
@@ -60,11 +61,25 @@ void fwdioi_local_prepare_open(fwdio_file_t *f, fwdioi_storage_job_t *job)
      * writers' open times, the same in every writer's index (local_version.h) */
     f->s.open_local.offset = (int64_t)l->created_ns;
     uint64_t bytes = local_file_bytes(f);
+    /* the path's kept copy (an earlier version) is about to be overwritten */
+    fwdioi_local_kept_forget(f->owner, l->data_path);
     if (l->capacity > 0) {
         fwdioi_area_t *a = &f->owner->area;
         int node_ranks = fwdioi_topology_node_ranks(&f->owner->topo, f->rank);
         uint64_t share = l->capacity / (uint64_t)(node_ranks > 0 ? node_ranks : 1);
-        if (fwdioi_area_local_take(a, l->capacity, share, bytes) != 0) {
+        int taken = fwdioi_area_local_take(a, l->capacity, share, bytes) == 0;
+        if (!taken) {
+            /* room from this rank's drained copies, oldest first (their
+             * files go on the ordered I/O thread, before this open) */
+            uint64_t used = 0, peak = 0, limit = a->enabled ? l->capacity : share;
+            fwdioi_area_local_usage(a, &used, &peak);
+            uint64_t shortfall = bytes > limit ? UINT64_MAX
+                                 : used > limit - bytes ? used - (limit - bytes)
+                                                        : 0;
+            taken = shortfall != UINT64_MAX && fwdioi_local_kept_evict(f->owner, shortfall) &&
+                    fwdioi_area_local_take(a, l->capacity, share, bytes) == 0;
+        }
+        if (!taken) {
             uint64_t used = 0, peak = 0;
             fwdioi_area_local_usage(a, &used, &peak);
             fwdioi_log(FWDIOI_LOG_INFO,
@@ -187,6 +202,13 @@ static fwdioi_local_run_t *writer_runs(const fwdioi_plan_t *p, int w, size_t *n)
     return runs;
 }
 
+uint64_t fwdioi_local_version_id(const fwdio_file_t *f)
+{
+    /* the largest open time of the writers, agreed at the open (prepare_open) */
+    return f->s.open_agreed.offset > 0 ? (uint64_t)f->s.open_agreed.offset
+                                       : f->local->created_ns;
+}
+
 int fwdioi_local_seal(fwdio_file_t *f, void (*then)(fwdio_file_t *f))
 {
     FWDIOI_ASSERT_PROGRESS();
@@ -194,9 +216,7 @@ int fwdioi_local_seal(fwdio_file_t *f, void (*then)(fwdio_file_t *f))
     if (!l || !l->data_path || l->direct)
         return -1;
     seal_job_t *j = calloc(1, sizeof *j);
-    /* the version id every writer agreed at the open (prepare_open) */
-    uint64_t version = f->s.open_agreed.offset > 0 ? (uint64_t)f->s.open_agreed.offset
-                                                   : l->created_ns;
+    uint64_t version = fwdioi_local_version_id(f);
     fwdioi_local_index_t ix = {.size = f->size,
                                .stripe_size = f->plan.stripe_size,
                                .write_size = f->plan.write_size,

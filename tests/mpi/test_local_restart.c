@@ -24,6 +24,12 @@
  *              fwdio_ckpt_latest with local_dir finds v2 (read from the
  *              local copies, checksum verified), without local_dir v1; v2's
  *              copies tampered: v1 (the checksum refuses them);
+ *   evict      local_capacity for two files' copies (1 writer): drained
+ *              copies are kept and the oldest evicted when a new file
+ *              needs room (A, B, C: A's copy goes; D: B's), a restart of D
+ *              reads its copy, of A the target; two files still draining
+ *              (a drain cap) hold the room and are never evicted: a third
+ *              is written straight to the target, all bytes right;
  *   hosts      (under local_hosts.sh: every rank on a fake host of its
  *              own, "h<rank % 2>", so local_dir "%h" is a directory per
  *              host): 2 writers on h0 and h1; readers on h0 and h1 reach
@@ -158,6 +164,8 @@ static int local_files_do(const char *pattern, const char *path_of, char what)
                      "tamper %s", path);
             if (fd >= 0)
                 close(fd);
+        } else if (what == '-') {
+            /* count only */
         } else if (what == 'c' && n == 1) {
             struct stat st;
             TC_CHECK(stat(path, &st) == 0 && truncate(path, st.st_size - 1) == 0, "cut %s", path);
@@ -224,6 +232,96 @@ static void case_broken(fwdio_runtime_t *rt, const char *path, const char *dir, 
     tc_phase("%s: read", what == 'c' ? "truncated" : "missing");
     TC_CHECK(read_source(rt, MPI_COMM_WORLD, path, dir, tc_size > 1 ? 2 : 1, 1, seed) == 0,
              "local copies read though one is %s", what == 'c' ? "cut short" : "missing");
+}
+
+/* ---- evict: bounded local space ---- */
+
+enum { EVICT_SIZE = 256 << 10 };
+
+/* Open, write (rank 0 alone: one writer), close and complete `path` with
+ * local_capacity `cap` and a drain cap `bw`; the handle, not drained yet. */
+static fwdio_file_t *write_small(fwdio_runtime_t *rt, const char *path, const char *dir,
+                                 uint64_t cap, uint64_t bw, uint64_t seed)
+{
+    fwdio_options_t o = tier_opts(dir, 1, 1);
+    o.local_capacity = cap;
+    o.drain_bandwidth = bw;
+    fwdio_file_t *f = NULL;
+    TC_EXPECT(fwdio_open(rt, path, EVICT_SIZE, &o, NULL, &f), FWDIO_OK, "fwdio_open");
+    if (tc_rank == 0)
+        TC_EXPECT(tc_write_pattern(f, 0, EVICT_SIZE, seed, 0), FWDIO_OK, "write");
+    TC_EXPECT(fwdio_close(f), FWDIO_OK, "fwdio_close");
+    TC_EXPECT(fwdio_wait(f), FWDIO_OK, "fwdio_wait");
+    return f;
+}
+
+static void drained(fwdio_file_t *f)
+{
+    TC_EXPECT(fwdio_drain_wait(f), FWDIO_OK, "fwdio_drain_wait");
+    fwdio_file_free(f);
+}
+
+/* Which of the files named in `names` (n of them) have a local copy here,
+ * as a bit mask (rank 0's view, sent to all). */
+static int copies_of(const char *dir, char names[][PATH_MAX], int n)
+{
+    int mask = 0;
+    if (tc_rank == 0)
+        for (int i = 0; i < n; i++)
+            mask |= local_files_do(dir, names[i], '-') > 0 ? 1 << i : 0;
+    MPI_Bcast(&mask, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    return mask;
+}
+
+static void case_evict(fwdio_runtime_t *rt, const char *dir)
+{
+    char p[7][PATH_MAX];
+    const char *names[7] = {"ev-a", "ev-b", "ev-c", "ev-d", "ev-e", "ev-f", "ev-g"};
+    for (int i = 0; i < 7; i++)
+        tc_path(p[i], sizeof p[i], names[i]);
+    /* a copy takes the file and its index block: room for two */
+    const uint64_t cap = 2 * (EVICT_SIZE + 4096) + 1024;
+    tc_phase("evict: A, B");
+    drained(write_small(rt, p[0], dir, cap, 0, 70));
+    drained(write_small(rt, p[1], dir, cap, 0, 71));
+    TC_CHECK(copies_of(dir, p, 4) == 0x3, "copies after A, B: mask %#x, expected A, B",
+             copies_of(dir, p, 4));
+    tc_phase("evict: C");
+    drained(write_small(rt, p[2], dir, cap, 0, 72));
+    TC_CHECK(copies_of(dir, p, 4) == 0x6, "copies after C: mask %#x, expected B, C (A the oldest "
+             "evicted)", copies_of(dir, p, 4));
+    tc_phase("evict: D");
+    drained(write_small(rt, p[3], dir, cap, 0, 73));
+    TC_CHECK(copies_of(dir, p, 4) == 0xc, "copies after D: mask %#x, expected C, D",
+             copies_of(dir, p, 4));
+    for (int i = 0; i < 4; i++)
+        TC_CHECK(tc_verify_full(MPI_COMM_WORLD, p[i], EVICT_SIZE, 70 + (uint64_t)i) == 0,
+                 "bytes of %s", names[i]);
+    tc_phase("evict: E, F draining, G");
+    /* E and F evict C and D; their drains, capped, still run when G opens:
+     * nothing of theirs may go, so G is written straight to the target */
+    fwdio_file_t *e = write_small(rt, p[4], dir, cap, 96 << 10, 74);
+    fwdio_file_t *f = write_small(rt, p[5], dir, cap, 96 << 10, 75);
+    int draining = 0, done = 0;
+    fwdio_drain_test(e, &done);
+    draining += !done;
+    fwdio_drain_test(f, &done);
+    draining += !done;
+    fwdio_file_t *g = write_small(rt, p[6], dir, cap, 0, 76);
+    int mask = copies_of(dir, p, 7);
+    TC_CHECK(tc_all_same(MPI_COMM_WORLD, draining), "drain tests differ");
+    if (draining == 2)
+        TC_CHECK(mask == 0x30, "copies with E, F draining and G: mask %#x, expected E, F only "
+                 "(G straight to the target)", mask);
+    else
+        tc_note("E and F drained before G opened (a slow machine): the check of undrained "
+                "copies skipped");
+    drained(e);
+    drained(f);
+    drained(g);
+    for (int i = 4; i < 7; i++)
+        TC_CHECK(tc_verify_full(MPI_COMM_WORLD, p[i], EVICT_SIZE, 70 + (uint64_t)i) == 0,
+                 "bytes of %s", names[i]);
 }
 
 /* ---- undrained: the local copy newer than the target ---- */
@@ -429,6 +527,11 @@ int main(int argc, char **argv)
         char p2[PATH_MAX];
         tc_path(p2, sizeof p2, "cut.dat");
         case_broken(rt, p2, dir, 'c', 33);
+    }
+    if (!only || !strcmp(only, "evict")) {
+        char edir[PATH_MAX];
+        tc_path(edir, sizeof edir, "local-evict");
+        case_evict(rt, edir);
     }
     if (!only || !strcmp(only, "missing")) {
         char p3[PATH_MAX];

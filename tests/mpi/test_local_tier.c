@@ -43,7 +43,8 @@
  *              target (no local file at completion); with room for one
  *              file, a second file opened while the first drains (capped)
  *              goes straight to the target, and a third, after that drain,
- *              is local again (its bytes given back); every file's bytes
+ *              is local again (the drained copy, kept, evicted for it:
+ *              the still draining first file was not); every file's bytes
  *              right at the target; ranks that pass different capacities
  *              fail with FWDIO_EINVAL naming local_capacity;
  *   fullstore  (own runtime) a local store without room for the last
@@ -650,7 +651,7 @@ static void case_capacity(fwdio_runtime_t *rt)
     tc_phase("capacity: the third file after the drain");
     fwdio_file_t *f3 = tier_file(rt, path3, dir3, room, 0, 123, &c3, &n);
     TC_CHECK(n == writers, "%d local files of the third file, expected %d: the drained "
-             "file's bytes were not given back", n, writers);
+             "file's kept copy was not evicted for it", n, writers);
     TC_EXPECT(fwdio_drain_wait(f3), FWDIO_OK, "fwdio_drain_wait (third)");
     MPI_Barrier(MPI_COMM_WORLD);
     TC_CHECK(tc_verify_full(MPI_COMM_WORLD, path, FILE_SIZE, 121) == 0, "first file");

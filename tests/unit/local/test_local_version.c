@@ -5,8 +5,11 @@
  * refused, and a copy is taken only when the target is exactly what the
  * record says (the drained target, or before the drain ended the
  * predecessor): a target written later, removed after a drain, or changed
- * in size, times or inode wins.
+ * in size, times or inode wins. And the choice of kept copies to evict
+ * (local_evict.c): the fewest oldest that cover the shortfall, none when
+ * all of them would not.
  */
+#include "local/local_evict.h"
 #include "local/local_version.h"
 #include "unit_check.h"
 
@@ -84,8 +87,23 @@ static void test_rule(void)
     CHECK(!fwdioi_local_version_usable(&v, &later));
 }
 
+static void test_evict(void)
+{
+    const uint64_t b[4] = {100, 50, 200, 10}; /* oldest first */
+    CHECK(fwdioi_local_evict_choose(b, 4, 0) == 0);   /* nothing lacks */
+    CHECK(fwdioi_local_evict_choose(b, 4, 1) == 1);   /* the oldest covers it */
+    CHECK(fwdioi_local_evict_choose(b, 4, 100) == 1);
+    CHECK(fwdioi_local_evict_choose(b, 4, 101) == 2); /* oldest first, not the biggest */
+    CHECK(fwdioi_local_evict_choose(b, 4, 350) == 3);
+    CHECK(fwdioi_local_evict_choose(b, 4, 360) == 4);
+    CHECK(fwdioi_local_evict_choose(b, 4, 361) == 0); /* would not fit: keep them all */
+    CHECK(fwdioi_local_evict_choose(b, 0, 1) == 0);
+    CHECK(fwdioi_local_evict_choose(NULL, 0, 0) == 0);
+}
+
 int main(void)
 {
+    test_evict();
     test_roundtrip();
     test_same();
     test_rule();
