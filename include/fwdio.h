@@ -705,7 +705,8 @@ typedef struct fwdio_options {
      * eviction can free, or than local_capacity). Nothing waits for space
      * in this version. Without local_capacity kept copies are bounded by
      * the free-space check only (and replaced by their path's next
-     * version). Key local_capacity, environment
+     * version; every new path adds one: on /dev/shm, which is memory, set
+     * local_capacity). Key local_capacity, environment
      * FWDIO_LOCAL_CAPACITY, hint fwdio_local_capacity, a size ("8G"); 0 or
      * "off" (default): no bound (the free-space check still applies). Every
      * rank must pass the same value (FWDIO_EINVAL naming "local_capacity"

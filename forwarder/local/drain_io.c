@@ -3,7 +3,7 @@
 #include "local/drain_io.h"
 
 #include "clock.h"
-#include "local/local_restart.h"
+#include "local/local_record.h"
 #include "log.h"
 #include "storage/storage.h"
 #include "storage/sysio.h"

@@ -3,7 +3,7 @@
 #include "local/local_keep.h"
 
 #include "local/local_evict.h"
-#include "local/local_restart.h"
+#include "local/local_record.h"
 #include "log.h"
 #include "node/node_area.h"
 #include "storage/sysio.h"

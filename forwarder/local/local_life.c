@@ -7,7 +7,6 @@
 #include "local/local_life.h"
 
 #include "local/local_name.h"
-#include "local/local_restart.h"
 #include "local/local_state.h"
 #include "node/node_area.h"
 #include "plan/plan.h"
@@ -70,9 +69,18 @@ void fwdioi_local_free(fwdio_file_t *f)
     free(l->dir);
     free(l->data_path);
     free(l->buf);
-    fwdioi_local_restart_free(l->restart);
+    if (l->restart)
+        l->drop_restart(l->restart);
     free(l);
     f->local = NULL;
+}
+
+uint64_t fwdioi_local_version_id(const fwdio_file_t *f)
+{
+    /* the largest open time of the writers, agreed at the open
+     * (fwdioi_local_prepare_open puts each writer's in the agreement) */
+    return f->s.open_agreed.offset > 0 ? (uint64_t)f->s.open_agreed.offset
+                                       : f->local->created_ns;
 }
 
 int64_t fwdioi_local_check_value(const fwdio_file_t *f)

@@ -20,6 +20,9 @@ int fwdioi_local_create(fwdio_file_t *f, const char *pattern, uint64_t bandwidth
                         uint64_t capacity, fwdioi_origins_t *why);
 /** Free the tier state of `f` (fwdioi_file_release; any thread). */
 void fwdioi_local_free(fwdio_file_t *f);
+/** The version id of `f`'s local copies (local_version.h): the writers'
+ *  largest open time, agreed at the open (progress thread, after it). */
+uint64_t fwdioi_local_version_id(const fwdio_file_t *f);
 /** What the open check compares: a hash of local_dir as given, 0 without. */
 int64_t fwdioi_local_check_value(const fwdio_file_t *f);
 /** Give the writer's bytes back to the node's count of local space

@@ -4,6 +4,7 @@
 
 #include "local/local_index.h"
 #include "local/local_name.h"
+#include "local/local_record.h"
 #include "local/local_state.h"
 #include "log.h"
 #include "plan/plan.h"
@@ -50,19 +51,6 @@ struct fwdioi_restart {
     int chosen; /* every reader chose `version`: read the local files */
 };
 
-void fwdioi_target_id_of(const char *path, fwdioi_target_id_t *id)
-{
-    struct stat st;
-    memset(id, 0, sizeof *id);
-    if (stat(path, &st) != 0)
-        return;
-    id->exists = 1;
-    id->size = (uint64_t)st.st_size;
-    id->mtime_ns = (uint64_t)st.st_mtim.tv_sec * 1000000000u + (uint64_t)st.st_mtim.tv_nsec;
-    id->ctime_ns = (uint64_t)st.st_ctim.tv_sec * 1000000000u + (uint64_t)st.st_ctim.tv_nsec;
-    id->ino = (uint64_t)st.st_ino;
-}
-
 static void found_free(found_t *x)
 {
     if (x->fd >= 0)
@@ -104,7 +92,7 @@ static int record_ok(const char *name, const found_t *x, const fwdioi_target_id_
 {
     char path[PATH_MAX];
     uint8_t buf[FWDIOI_LOCAL_VERSION_LEN + 1];
-    if ((size_t)snprintf(path, sizeof path, "%s.ver", name) >= sizeof path)
+    if (fwdioi_local_record_path(name, path, sizeof path) != 0)
         return 0;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
@@ -321,6 +309,7 @@ int fwdioi_local_restart_look(fwdio_file_t *f, void (*then)(fwdio_file_t *f))
         r->target = strdup(f->path);
     }
     l->restart = r;
+    l->drop_restart = fwdioi_local_restart_free;
     if (!r || !r->prefix || !r->dir || !r->target) {
         /* no memory to look: this reader reads the target (it votes 0) */
         if (r)
@@ -367,6 +356,7 @@ int fwdioi_local_restart_open(fwdio_file_t *f)
 
 int fwdioi_local_restart_fd(const fwdio_file_t *f, uint64_t base, uint64_t len, int target_fd)
 {
+    FWDIOI_ASSERT_PROGRESS();
     const struct fwdioi_restart *r = f->local ? f->local->restart : NULL;
     if (!r || !r->chosen)
         return target_fd;
@@ -383,66 +373,4 @@ void fwdioi_local_restart_free(struct fwdioi_restart *r)
     free(r->prefix);
     free(r->target);
     free(r);
-}
-
-/* ---- the version record beside a writer's local file ---- */
-
-static int record_path(const char *local_path, char *out, size_t len)
-{
-    return (size_t)snprintf(out, len, "%s.ver", local_path) >= len ? -1 : 0;
-}
-
-static int record_put(const char *path, const fwdioi_local_version_t *v, int create)
-{
-    uint8_t buf[FWDIOI_LOCAL_VERSION_LEN];
-    uint64_t failed;
-    fwdioi_local_version_encode(v, buf);
-    int fd = fwdioi_sys_open(path, O_WRONLY | O_CLOEXEC | (create ? O_CREAT | O_TRUNC : 0), 0666);
-    if (fd < 0)
-        return -1;
-    int rc = fwdioi_pwrite_all(fd, buf, sizeof buf, 0, &failed) == 0 &&
-                     fwdioi_sys_fdatasync(fd) == 0
-                 ? 0
-                 : -1;
-    if (fwdioi_sys_close(fd) != 0)
-        rc = -1;
-    return rc;
-}
-
-int fwdioi_local_record_seal(const char *local_path, const char *target, uint64_t version,
-                             uint32_t writer)
-{
-    char path[PATH_MAX];
-    if (record_path(local_path, path, sizeof path) != 0)
-        return -1;
-    fwdioi_local_version_t v = {.version = version, .writer = writer};
-    fwdioi_target_id_of(target, &v.before);
-    return record_put(path, &v, 1);
-}
-
-int fwdioi_local_record_drained(const char *local_path, const char *target)
-{
-    char path[PATH_MAX];
-    uint8_t buf[FWDIOI_LOCAL_VERSION_LEN];
-    fwdioi_local_version_t v;
-    if (record_path(local_path, path, sizeof path) != 0)
-        return -1;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
-    ssize_t n = read(fd, buf, sizeof buf);
-    close(fd);
-    if (n != (ssize_t)sizeof buf || fwdioi_local_version_decode(buf, sizeof buf, &v) != 0)
-        return -1;
-    v.drained = 1;
-    fwdioi_target_id_of(target, &v.after);
-    return record_put(path, &v, 0);
-}
-
-int fwdioi_local_record_remove(const char *local_path)
-{
-    char path[PATH_MAX];
-    if (record_path(local_path, path, sizeof path) != 0)
-        return -1;
-    return unlink(path) == 0 || errno == ENOENT ? 0 : -1;
 }

@@ -47,25 +47,4 @@ int fwdioi_local_restart_fd(const fwdio_file_t *f, uint64_t base, uint64_t len, 
 /** Close what the restart holds (the file's release; any thread, nothing
  *  of it in flight). */
 void fwdioi_local_restart_free(struct fwdioi_restart *r);
-/** The target as it is now: `id->exists` 0 when it is not there (or cannot
- *  be looked at) (any thread). */
-void fwdioi_target_id_of(const char *path, fwdioi_target_id_t *id);
-
-
-/*
- * The version record beside a writer's local file (local_version.h), "<local
- * file>.ver" (I/O threads). 0, or -1 (errno set): a copy without its record
- * is never read by a restart, so a failure costs the restart its local copy,
- * not the file.
- */
-/** At the seal, after the index is durable: version `version` of writer
- *  `writer`, the target as it is now (its predecessor); durable. */
-int fwdioi_local_record_seal(const char *local_path, const char *target, uint64_t version,
-                             uint32_t writer);
-/** After the drain is agreed: the record says drained, with the target as
- *  the drain left it; durable. */
-int fwdioi_local_record_drained(const char *local_path, const char *target);
-/** Before a new version of the path is written into the local file. */
-int fwdioi_local_record_remove(const char *local_path);
-
 #endif

@@ -9,7 +9,7 @@
 #include "local/local_keep.h"
 #include "local/local_life.h"
 #include "local/local_name.h"
-#include "local/local_restart.h"
+#include "local/local_record.h"
 #include "log.h"
 #include "node/node_area.h"
 #include "plan/topology.h"
@@ -200,13 +200,6 @@ static fwdioi_local_run_t *writer_runs(const fwdioi_plan_t *p, int w, size_t *n)
             runs[(*n)++] = (fwdioi_local_run_t){start, end - start};
     }
     return runs;
-}
-
-uint64_t fwdioi_local_version_id(const fwdio_file_t *f)
-{
-    /* the largest open time of the writers, agreed at the open (prepare_open) */
-    return f->s.open_agreed.offset > 0 ? (uint64_t)f->s.open_agreed.offset
-                                       : f->local->created_ns;
 }
 
 int fwdioi_local_seal(fwdio_file_t *f, void (*then)(fwdio_file_t *f))
