@@ -68,16 +68,20 @@ void fwdioi_local_prepare_open(fwdio_file_t *f, fwdioi_storage_job_t *job)
         int node_ranks = fwdioi_topology_node_ranks(&f->owner->topo, f->rank);
         uint64_t share = l->capacity / (uint64_t)(node_ranks > 0 ? node_ranks : 1);
         int taken = fwdioi_area_local_take(a, l->capacity, share, bytes) == 0;
-        if (!taken) {
-            /* room from this rank's drained copies, oldest first (their
-             * files go on the ordered I/O thread, before this open) */
+        /* Room from this rank's drained copies, oldest first (their files go
+         * on the ordered I/O thread, before this open). The count is the
+         * node's: other ranks take and give at the same time, so the
+         * shortfall is looked at again after a failed take (room another
+         * rank gave meanwhile needs no eviction). */
+        for (int tries = 0; !taken && tries < 3; tries++) {
             uint64_t used = 0, peak = 0, limit = a->enabled ? l->capacity : share;
             fwdioi_area_local_usage(a, &used, &peak);
-            uint64_t shortfall = bytes > limit ? UINT64_MAX
-                                 : used > limit - bytes ? used - (limit - bytes)
-                                                        : 0;
-            taken = shortfall != UINT64_MAX && fwdioi_local_kept_evict(f->owner, shortfall) &&
-                    fwdioi_area_local_take(a, l->capacity, share, bytes) == 0;
+            if (bytes > limit)
+                break; /* larger than the capacity: nothing to evict for it */
+            uint64_t shortfall = used > limit - bytes ? used - (limit - bytes) : 0;
+            if (shortfall > 0 && !fwdioi_local_kept_evict(f->owner, shortfall))
+                break;
+            taken = fwdioi_area_local_take(a, l->capacity, share, bytes) == 0;
         }
         if (!taken) {
             uint64_t used = 0, peak = 0;
