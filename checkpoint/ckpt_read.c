@@ -143,7 +143,8 @@ static int list_versions(const char *dir, const char *name, uint64_t **out, size
         free(b);
         return rc ? rc : -ENOMEM;
     }
-    memcpy(all + na, b, nb * sizeof *b);
+    if (nb > 0)
+        memcpy(all + na, b, nb * sizeof *b);
     free(b);
     size_t nv = na + nb;
     (void)fwdioi_ckpt_keep_choose(all, &nv, 0); /* sorts, newest first */
