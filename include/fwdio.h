@@ -691,8 +691,10 @@ typedef struct fwdio_options {
      * from the count when it opens its local file; after its drain the
      * copy is kept for restarts and stays counted until it is evicted:
      * when a new file of the same writer rank does not fit, that rank's
-     * drained copies are removed, oldest version first, as few as cover
-     * the shortfall (none if all of them would not); files not yet drained
+     * drained copies are removed, oldest version first, as many as hold
+     * the new file's bytes (their room passes straight to it), or if they
+     * hold less, as many as cover the shortfall (none if all of them would
+     * not); files not yet drained
      * are never evicted, nor another rank's copies (each rank evicts its
      * own), nor copies an earlier runtime left (not counted). A new
      * version of a path takes its old copy's place. A failed file's bytes

@@ -98,7 +98,7 @@ void fwdioi_local_kept_forget(struct fwdio_runtime *o, const char *local_path)
     }
 }
 
-int fwdioi_local_kept_evict(struct fwdio_runtime *o, uint64_t shortfall)
+int fwdioi_local_kept_evict(struct fwdio_runtime *o, uint64_t shortfall, uint64_t *freed)
 {
     FWDIOI_ASSERT_PROGRESS();
     struct fwdioi_kept *k = o->kept;
@@ -120,7 +120,7 @@ int fwdioi_local_kept_evict(struct fwdio_runtime *o, uint64_t shortfall)
         return 0;
     }
     for (size_t i = 0; i < n; i++) {
-        fwdioi_area_local_give(&o->area, k->v[i].bytes);
+        *freed += k->v[i].bytes; /* still counted: the caller's now */
         j->paths[i] = k->v[i].path; /* the job frees them */
     }
     memmove(k->v, k->v + n, (k->n - n) * sizeof *k->v);

@@ -23,14 +23,15 @@ void fwdioi_local_kept_add(struct fwdio_runtime *o, const char *local_path, uint
  *  thread). */
 void fwdioi_local_kept_forget(struct fwdio_runtime *o, const char *local_path);
 /**
- * A new file of this rank lacks `shortfall` bytes of the count: evict this
- * rank's oldest kept copies that cover it (local_evict.h), give their
- * bytes back and remove their files (and version records) on the ordered
- * I/O thread, so before the open job submitted next. Returns 1 when it
- * evicted, 0 when the kept copies cannot cover the shortfall (nothing
+ * A new file of this rank needs `shortfall` bytes of the count: evict this
+ * rank's oldest kept copies that cover it (local_evict.h) and remove their
+ * files (and version records) on the ordered I/O thread, so before the
+ * open job submitted next. Their bytes stay counted and are added to
+ * *freed: the caller's to keep for its file or give back. Returns 1 when
+ * it evicted, 0 when the kept copies cannot cover the shortfall (nothing
  * evicted) (progress thread).
  */
-int fwdioi_local_kept_evict(struct fwdio_runtime *o, uint64_t shortfall);
+int fwdioi_local_kept_evict(struct fwdio_runtime *o, uint64_t shortfall, uint64_t *freed);
 /** Forget the list (fwdio_finalize, after the threads are joined): the files
  *  stay for a restart. */
 void fwdioi_local_kept_free(struct fwdio_runtime *o);

@@ -201,7 +201,8 @@ static void run_look(fwdioi_io_job_t *io)
         all[n++] = x;
     }
     closedir(d);
-    qsort(all, n, sizeof *all, by_version_desc);
+    if (n > 1)
+        qsort(all, n, sizeof *all, by_version_desc);
     /* Versions newest first; one whose files agree on the layout and hold
      * this reader's units is taken. */
     size_t chosen_at = n, chosen_n = 0;
@@ -297,11 +298,13 @@ int fwdioi_local_restart_look(fwdio_file_t *f, void (*then)(fwdio_file_t *f))
     char name[PATH_MAX];
     if (r && fwdioi_local_file_name(l->dir, f->path_key, 0, name, sizeof name) == 0) {
         /* "<dir>/<name>.<hash>.w0.fwdio-local": the files are "<name>.<hash>.w*" */
+        static const char tail[] = ".w0.fwdio-local";
         char *slash = strrchr(name, '/');
-        char *w = strstr(slash ? slash : name, ".w0.fwdio-local");
-        if (w) {
-            w[2] = '\0';
-            r->prefix = strdup(slash ? slash + 1 : name);
+        char *base = slash ? slash + 1 : name;
+        size_t bl = strlen(base), tl = sizeof tail - 1;
+        if (bl > tl && !strcmp(base + bl - tl, tail)) {
+            base[bl - tl + 2] = '\0'; /* keep ".w" */
+            r->prefix = strdup(base);
         }
     }
     if (r) {

@@ -69,22 +69,28 @@ void fwdioi_local_prepare_open(fwdio_file_t *f, fwdioi_storage_job_t *job)
         uint64_t share = l->capacity / (uint64_t)(node_ranks > 0 ? node_ranks : 1);
         int taken = fwdioi_area_local_take(a, l->capacity, share, bytes) == 0;
         /* Room from this rank's drained copies, oldest first (their files go
-         * on the ordered I/O thread, before this open). The count is the
-         * node's: other ranks take and give at the same time, so the
-         * shortfall is looked at again after a failed take (room another
-         * rank gave meanwhile needs no eviction). */
-        for (int tries = 0; !taken && tries < 3; tries++) {
-            uint64_t used = 0, peak = 0, limit = a->enabled ? l->capacity : share;
-            fwdioi_area_local_usage(a, &used, &peak);
-            if (bytes > limit)
-                break; /* larger than the capacity: nothing to evict for it */
-            uint64_t shortfall = used > limit - bytes ? used - (limit - bytes) : 0;
-            if (shortfall > 0 && !fwdioi_local_kept_evict(f->owner, shortfall))
-                break;
-            taken = fwdioi_area_local_take(a, l->capacity, share, bytes) == 0;
+         * on the ordered I/O thread, before this open): their bytes pass
+         * straight to this file, never through the node's count, where
+         * another rank's file could take them first (that rank's own copies
+         * then gone for nothing). As many as the file's bytes if this
+         * rank's copies hold that much, else as many as the shortfall. */
+        uint64_t used = 0, peak = 0, limit = a->enabled ? l->capacity : share;
+        fwdioi_area_local_usage(a, &used, &peak);
+        if (!taken && bytes <= limit) {
+            uint64_t shortfall = used > limit - bytes ? used - (limit - bytes) : 0, freed = 0;
+            if (!fwdioi_local_kept_evict(f->owner, bytes, &freed) && shortfall > 0)
+                fwdioi_local_kept_evict(f->owner, shortfall, &freed);
+            if (freed >= bytes) {
+                if (freed > bytes)
+                    fwdioi_area_local_give(a, freed - bytes);
+                taken = 1;
+            } else {
+                taken = fwdioi_area_local_take(a, l->capacity, share, bytes - freed) == 0;
+                if (!taken && freed > 0)
+                    fwdioi_area_local_give(a, freed); /* the copies are gone all the same */
+            }
         }
         if (!taken) {
-            uint64_t used = 0, peak = 0;
             fwdioi_area_local_usage(a, &used, &peak);
             fwdioi_log(FWDIOI_LOG_INFO,
                        "rank %d: %s: %llu bytes do not fit local_capacity (%llu used of %llu on "
