@@ -47,8 +47,14 @@ int fwdioi_ckpt_list(const char *dir, const char *name, fwdioi_ckpt_kind_t kind,
 const char *fwdioi_ckpt_manifest_load(const char *dir, const char *name, uint64_t version,
                                       fwdioi_ckpt_manifest_t *m)
 {
+    return fwdioi_ckpt_manifest_load_kind(dir, name, version, FWDIOI_CKPT_MANIFEST, m);
+}
+
+const char *fwdioi_ckpt_manifest_load_kind(const char *dir, const char *name, uint64_t version,
+                                           fwdioi_ckpt_kind_t kind, fwdioi_ckpt_manifest_t *m)
+{
     char path[4096], text[FWDIOI_CKPT_MANIFEST_MAX + 1];
-    if (fwdioi_ckpt_path(path, sizeof path, dir, name, version, FWDIOI_CKPT_MANIFEST))
+    if (fwdioi_ckpt_path(path, sizeof path, dir, name, version, kind))
         return "path too long";
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
@@ -76,6 +82,8 @@ const char *fwdioi_ckpt_manifest_load(const char *dir, const char *name, uint64_
         return why;
     if (strcmp(m->name, name) != 0 || m->version != version)
         return "the manifest names another set or version";
+    if (kind == FWDIOI_CKPT_LOCAL)
+        return NULL; /* the data may be in the local stores only */
     struct stat st;
     if (fwdioi_ckpt_path(path, sizeof path, dir, name, version, FWDIOI_CKPT_DATA) ||
         stat(path, &st) != 0)
@@ -89,8 +97,9 @@ int fwdioi_ckpt_remove(const char *dir, const char *name, uint64_t version)
 {
     char path[4096];
     int rc = 0;
-    const fwdioi_ckpt_kind_t order[2] = {FWDIOI_CKPT_MANIFEST, FWDIOI_CKPT_DATA};
-    for (int i = 0; i < 2; i++) {
+    const fwdioi_ckpt_kind_t order[3] = {FWDIOI_CKPT_MANIFEST, FWDIOI_CKPT_LOCAL,
+                                         FWDIOI_CKPT_DATA};
+    for (int i = 0; i < 3; i++) {
         if (fwdioi_ckpt_path(path, sizeof path, dir, name, version, order[i]))
             return -ENAMETOOLONG;
         if (unlink(path) != 0 && errno != ENOENT && rc == 0)

@@ -24,8 +24,14 @@ int fwdioi_ckpt_list(const char *dir, const char *name, fwdioi_ckpt_kind_t kind,
  *  when it does, else why not (a static text). */
 const char *fwdioi_ckpt_manifest_load(const char *dir, const char *name, uint64_t version,
                                       fwdioi_ckpt_manifest_t *m);
+/** The same for the manifest of `kind` (FWDIOI_CKPT_MANIFEST, or
+ *  FWDIOI_CKPT_LOCAL: a version complete in the node-local stores, whose
+ *  data file at dir need not exist: the restart reads the local copies, and
+ *  its checksum says whether it got the version). */
+const char *fwdioi_ckpt_manifest_load_kind(const char *dir, const char *name, uint64_t version,
+                                           fwdioi_ckpt_kind_t kind, fwdioi_ckpt_manifest_t *m);
 
-/** Remove version `version` of `name`: its manifest first (it stops looking
+/** Remove version `version` of `name`: its manifests first (it stops looking
  *  complete), then its data file. 0, or -errno of the first failure
  *  (a missing file is no failure). */
 int fwdioi_ckpt_remove(const char *dir, const char *name, uint64_t version);

@@ -9,7 +9,7 @@
 
 static const char *suffix(fwdioi_ckpt_kind_t kind)
 {
-    return kind == FWDIOI_CKPT_DATA ? ".ckpt" : ".manifest";
+    return kind == FWDIOI_CKPT_DATA ? ".ckpt" : kind == FWDIOI_CKPT_LOCAL ? ".local" : ".manifest";
 }
 
 const char *fwdioi_ckpt_name_check(const char *name)

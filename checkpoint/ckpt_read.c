@@ -7,6 +7,7 @@
  * every rank reads a share of the data. See include/fwdio.h, "Checkpoint
  * sets".
  */
+#include <errno.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -113,11 +114,55 @@ static int verify_bytes(fwdio_runtime_t *rt, MPI_Comm comm, const char *path, ui
     return fwdioi_ckpt_sum_final(all, size) == crc ? FWDIO_OK : FWDIO_ECHECKSUM;
 }
 
+/* Load the manifest of (name, version): the one of a version complete at
+ * the target, else the ".local" one of a version complete in the
+ * node-local stores (whose data a restart reads from there, checked by its
+ * checksum). NULL, or why neither loads. */
+static const char *load_either(const char *dir, const char *name, uint64_t version,
+                               fwdioi_ckpt_manifest_t *m)
+{
+    const char *why = fwdioi_ckpt_manifest_load(dir, name, version, m);
+    if (why && !fwdioi_ckpt_manifest_load_kind(dir, name, version, FWDIOI_CKPT_LOCAL, m))
+        why = NULL;
+    return why;
+}
+
+/* The versions of `name` with a manifest of either kind, newest first, each
+ * once. 0, or -errno. */
+static int list_versions(const char *dir, const char *name, uint64_t **out, size_t *n)
+{
+    uint64_t *a, *b;
+    size_t na, nb;
+    int rc = fwdioi_ckpt_list(dir, name, FWDIOI_CKPT_MANIFEST, &a, &na);
+    if (rc)
+        return rc;
+    rc = fwdioi_ckpt_list(dir, name, FWDIOI_CKPT_LOCAL, &b, &nb);
+    uint64_t *all = rc ? NULL : realloc(a, (na + nb ? na + nb : 1) * sizeof *all);
+    if (!all) {
+        free(a);
+        free(b);
+        return rc ? rc : -ENOMEM;
+    }
+    if (nb > 0)
+        memcpy(all + na, b, nb * sizeof *b);
+    free(b);
+    size_t nv = na + nb;
+    (void)fwdioi_ckpt_keep_choose(all, &nv, 0); /* sorts, newest first */
+    size_t k = 0;
+    for (size_t i = 0; i < nv; i++)
+        if (k == 0 || all[k - 1] != all[i])
+            all[k++] = all[i];
+    *out = all;
+    *n = k;
+    return 0;
+}
+
 /* The versions of the set that look complete, newest first, on every rank:
  * rank 0 lists the manifests and keeps those that load (parse, match, data
- * file of their size); the others get its list. The count, or a negative
- * status. Restart from the node-local tier hooks in here: a version whose
- * newest copy is in the local stores would be a candidate read from there. */
+ * file of their size; or, for a version complete in the node-local stores
+ * only, its ".local" manifest: the restart reads it from the local copies,
+ * falling back to the next older version if it cannot); the others get its
+ * list. The count, or a negative status. */
 static long candidates(MPI_Comm comm, int rank, const char *dir, const char *name,
                        candidate_t **out)
 {
@@ -126,12 +171,11 @@ static long candidates(MPI_Comm comm, int rank, const char *dir, const char *nam
     if (rank == 0) {
         uint64_t *versions;
         size_t nv;
-        if (fwdioi_ckpt_list(dir, name, FWDIOI_CKPT_MANIFEST, &versions, &nv) == 0) {
-            (void)fwdioi_ckpt_keep_choose(versions, &nv, 0); /* sorts, newest first */
+        if (list_versions(dir, name, &versions, &nv) == 0) {
             list = nv ? calloc(nv, sizeof *list) : NULL;
             for (size_t i = 0; list && i < nv; i++) {
                 fwdioi_ckpt_manifest_t m;
-                const char *why = fwdioi_ckpt_manifest_load(dir, name, versions[i], &m);
+                const char *why = load_either(dir, name, versions[i], &m);
                 if (why) {
                     fprintf(stderr, "fwdio_ckpt_latest: %s version %llu skipped: %s\n", name,
                             (unsigned long long)versions[i], why);
@@ -253,7 +297,7 @@ static int one_candidate(MPI_Comm comm, int rank, const char *dir, const char *n
     uint64_t msg[4] = {0, 0, 0, 0};
     if (rank == 0) {
         fwdioi_ckpt_manifest_t m;
-        const char *why = fwdioi_ckpt_manifest_load(dir, name, version, &m);
+        const char *why = load_either(dir, name, version, &m);
         if (why)
             fprintf(stderr, "fwdio_ckpt: %s version %llu: %s\n", name,
                     (unsigned long long)version, why);

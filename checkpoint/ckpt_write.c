@@ -8,14 +8,24 @@
  *
  * The completion's steps, each entered on a rank when the one before it is
  * over there (the ranks get to them at different times):
- *   DATA      the data file's drain (complete at the target); then this
- *             rank's checksum terms go into a nonblocking BXOR reduction;
- *   TERMS     that reduction (every rank drained); then rank 0 writes the
- *             manifest text and every rank closes the manifest file;
+ *   DATA      the data file complete (at the target, or with the node-local
+ *             tier in the local stores); then this rank's checksum terms go
+ *             into a nonblocking BXOR reduction, and whether its drain is
+ *             over already into a MIN one;
+ *   TERMS     those reductions (every rank complete); where some rank's
+ *             drain is not over, rank 0 puts the version's ".local"
+ *             manifest in place (POSIX: written, synced, renamed), so that a
+ *             restart finds the version in the local stores while the drain
+ *             runs, after it failed or after the job was killed;
+ *   DRAIN     the data file's drain (complete at the target); then rank 0
+ *             writes the manifest text and every rank closes the manifest
+ *             file;
  *   MANIFEST  the manifest file's drain; then the outcome goes into a
  *             nonblocking MIN reduction (rank 0's write may have failed);
- *   AGREE     that reduction; then rank 0 applies keep (or removes a
- *             manifest that must not stand) and the version is DONE.
+ *   AGREE     that reduction; then rank 0 applies keep and removes the
+ *             ".local" manifest (or removes a manifest that must not stand,
+ *             keeping the ".local" one: the local copies are the version's
+ *             whole copy) and the version is DONE.
  * The manifest file is opened at fwdio_ckpt_open, right after the data file:
  * fwdio_open is collective in the order of the calls, and the ranks reach
  * TERMS at different moments, between other opens. The reductions run on a
@@ -24,6 +34,7 @@
  * versions.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,7 +51,7 @@
 #include "fwdio.h"
 
 /* The completion's steps (see the top of the file). */
-typedef enum { ST_DATA, ST_TERMS, ST_MANIFEST, ST_AGREE, ST_DONE } ckpt_stage_t;
+typedef enum { ST_DATA, ST_TERMS, ST_DRAIN, ST_MANIFEST, ST_AGREE, ST_DONE } ckpt_stage_t;
 
 struct fwdio_ckpt {
     fwdio_runtime_t *rt;
@@ -58,7 +69,10 @@ struct fwdio_ckpt {
     /* The completion, touched only by the thread that tests or waits. */
     ckpt_stage_t stage;
     MPI_Request req;        /* the reduction of TERMS or AGREE, MPI_REQUEST_NULL else */
+    MPI_Request req_drained; /* TERMS: whether every rank's drain was over */
     uint32_t my_terms, all_terms;
+    int my_drained, all_drained;
+    int local_written;      /* rank 0: the ".local" manifest is in place */
     int data_status;        /* the data file's drained status (agreed) */
     int my_outcome, outcome; /* AGREE's contribution and its result */
     int final;              /* once DONE: what test and wait return */
@@ -167,6 +181,7 @@ int fwdio_ckpt_open(fwdio_runtime_t *rt, const char *name, uint64_t version, uin
     ck->keep = keep;
     ck->vcomm = MPI_COMM_NULL;
     ck->req = MPI_REQUEST_NULL;
+    ck->req_drained = MPI_REQUEST_NULL;
     ck->stage = ST_DATA;
     atomic_init(&ck->terms, 0);
     /* A rewrite of a complete version stops looking complete before its
@@ -289,14 +304,42 @@ static void apply_keep(const fwdio_ckpt_t *ck)
  * (zeros, or rank 0's text when only a later step failed) and was renamed
  * into place; it must not stand. Zeros never parse, so until this removal
  * the version is still not complete to fwdio_ckpt_latest. */
-static void remove_manifest(const fwdio_ckpt_t *ck)
+static void remove_manifest(const fwdio_ckpt_t *ck, fwdioi_ckpt_kind_t kind)
 {
     char path[4096];
-    if (fwdioi_ckpt_path(path, sizeof path, ck->dir, ck->name, ck->version,
-                         FWDIOI_CKPT_MANIFEST) == 0 &&
+    if (fwdioi_ckpt_path(path, sizeof path, ck->dir, ck->name, ck->version, kind) == 0 &&
         unlink(path) != 0 && errno != ENOENT)
-        fprintf(stderr, "fwdio_ckpt: cannot remove the manifest %s of a failed version: %s\n",
-                path, strerror(errno));
+        fprintf(stderr, "fwdio_ckpt: cannot remove %s: %s\n", path, strerror(errno));
+}
+
+/* Rank 0: the version's ".local" manifest (the manifest's text, `crc`), put
+ * in place whole: a temporary written and synced, renamed over, the
+ * directory synced. 0, or -1 (said on stderr: the version then is not found
+ * in the local stores before its drain ends). */
+static int put_local_manifest(const fwdio_ckpt_t *ck, uint32_t crc)
+{
+    char text[FWDIOI_CKPT_MANIFEST_MAX], path[4096], tmp[4200];
+    size_t len = manifest_text(ck, crc, text, sizeof text);
+    if (!len || fwdioi_ckpt_path(path, sizeof path, ck->dir, ck->name, ck->version,
+                                 FWDIOI_CKPT_LOCAL))
+        return -1;
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    int ok = fd >= 0 && write(fd, text, len) == (ssize_t)len && fsync(fd) == 0;
+    if (fd >= 0 && close(fd) != 0)
+        ok = 0;
+    ok = ok && rename(tmp, path) == 0;
+    if (ok) {
+        int dfd = open(ck->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dfd >= 0) {
+            (void)fsync(dfd);
+            close(dfd);
+        }
+    } else {
+        fprintf(stderr, "fwdio_ckpt: cannot put %s in place: %s\n", path, strerror(errno));
+        unlink(tmp);
+    }
+    return ok ? 0 : -1;
 }
 
 /* The version is over on this rank with `status`. */
@@ -313,6 +356,15 @@ static int reduced(fwdio_ckpt_t *ck)
 {
     int flag = 0;
     if (MPI_Test(&ck->req, &flag, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+        return -1;
+    return flag;
+}
+
+/* The same for TERMS' second reduction (whether every drain was over). */
+static int reduced_drained(fwdio_ckpt_t *ck)
+{
+    int flag = 0;
+    if (MPI_Test(&ck->req_drained, &flag, MPI_STATUS_IGNORE) != MPI_SUCCESS)
         return -1;
     return flag;
 }
@@ -335,19 +387,39 @@ int fwdio_ckpt_test(fwdio_ckpt_t *ck, int *done)
     int d = 0, r;
     switch (ck->stage) {
     case ST_DATA:
-        /* Complete at the target: with the node-local tier that is the drain. */
-        ck->data_status = fwdio_drain_test(ck->file, &d);
+        /* Complete: at the target, or with the node-local tier in the local
+         * stores (its drain comes next). */
+        ck->data_status = fwdio_test(ck->file, &d);
         if (!d)
             return FWDIO_OK;
         ck->my_terms = atomic_load(&ck->terms);
+        if (fwdio_drain_test(ck->file, &ck->my_drained) != FWDIO_OK)
+            ck->my_drained = 1; /* the drain's own failure is seen below */
         if (MPI_Iallreduce(&ck->my_terms, &ck->all_terms, 1, MPI_UINT32_T, MPI_BXOR, ck->vcomm,
-                           &ck->req) != MPI_SUCCESS)
+                           &ck->req) != MPI_SUCCESS ||
+            MPI_Iallreduce(&ck->my_drained, &ck->all_drained, 1, MPI_INT, MPI_MIN, ck->vcomm,
+                           &ck->req_drained) != MPI_SUCCESS)
             return finish(ck, FWDIO_EMPI, done);
         ck->stage = ST_TERMS;
         /* fall through */
     case ST_TERMS:
         if ((r = reduced(ck)) <= 0)
             return r < 0 ? finish(ck, FWDIO_EMPI, done) : FWDIO_OK;
+        if ((r = reduced_drained(ck)) <= 0)
+            return r < 0 ? finish(ck, FWDIO_EMPI, done) : FWDIO_OK;
+        /* Complete on every rank, the drain not over on some: the version
+         * lives in the local stores only until it is, so a restart may
+         * look for it there. */
+        if (ck->data_status == FWDIO_OK && !ck->all_drained && ck->rank == 0)
+            ck->local_written =
+                put_local_manifest(ck, fwdioi_ckpt_sum_final(ck->all_terms, ck->size)) == 0;
+        ck->stage = ST_DRAIN;
+        /* fall through */
+    case ST_DRAIN:
+        /* Complete at the target: with the node-local tier that is the drain. */
+        ck->data_status = fwdio_drain_test(ck->file, &d);
+        if (!d)
+            return FWDIO_OK;
         /* Every rank's data drained with the same (agreed) status. After a
          * failure no text is written: the manifest file holds zeros. */
         ck->my_outcome = FWDIO_OK;
@@ -386,10 +458,13 @@ int fwdio_ckpt_test(fwdio_ckpt_t *ck, int *done)
         if ((r = reduced(ck)) <= 0)
             return r < 0 ? finish(ck, FWDIO_EMPI, done) : FWDIO_OK;
         if (ck->rank == 0) {
-            if (ck->outcome == FWDIO_OK)
+            if (ck->outcome == FWDIO_OK) {
+                if (ck->local_written) /* the manifest stands: complete at the target */
+                    remove_manifest(ck, FWDIOI_CKPT_LOCAL);
                 apply_keep(ck);
-            else
-                remove_manifest(ck);
+            } else {
+                remove_manifest(ck, FWDIOI_CKPT_MANIFEST); /* a ".local" one stays */
+            }
         }
         return finish(ck, ck->outcome, done);
     case ST_DONE:
@@ -405,23 +480,26 @@ int fwdio_ckpt_wait(fwdio_ckpt_t *ck)
         return FWDIO_EINVAL;
     if (ck->stage == ST_DONE)
         return ck->final;
-    /* The data's drain, blocking (and FWDIO_ECONTEXT from a callback,
-     * FWDIO_ENOTCLOSED before this rank closed the file, as fwdio_drain_wait
-     * says them; a file closed by fwdio_close directly counts as closed). */
-    if (ck->stage == ST_DATA) {
-        int st = fwdio_drain_wait(ck->file);
-        if (st == FWDIO_ENOTCLOSED || st == FWDIO_ECONTEXT || st == FWDIO_EINVAL)
-            return st;
-        ck->closed = 1;
-    } else if (fwdio_wait_ready(ck->file) == FWDIO_ECONTEXT) {
-        return FWDIO_ECONTEXT; /* ready long ago: this only asks where it runs */
-    }
+    /* The data's completion and then its drain, blocking (and
+     * FWDIO_ECONTEXT from a callback, FWDIO_ENOTCLOSED before this rank
+     * closed the file, as fwdio_wait and fwdio_drain_wait say them; a file
+     * closed by fwdio_close directly counts as closed); the rest, short
+     * steps, by testing. */
+    if (fwdio_wait_ready(ck->file) == FWDIO_ECONTEXT)
+        return FWDIO_ECONTEXT;
     const struct timespec nap = {0, 50000};
     for (;;) {
+        if (ck->stage == ST_DATA || ck->stage == ST_DRAIN) {
+            int st = ck->stage == ST_DATA ? fwdio_wait(ck->file) : fwdio_drain_wait(ck->file);
+            if (st == FWDIO_ENOTCLOSED || st == FWDIO_ECONTEXT || st == FWDIO_EINVAL)
+                return st;
+            ck->closed = 1;
+        }
         int done = 0, rc = fwdio_ckpt_test(ck, &done);
         if (done || rc != FWDIO_OK)
             return rc;
-        nanosleep(&nap, NULL);
+        if (ck->stage != ST_DATA && ck->stage != ST_DRAIN)
+            nanosleep(&nap, NULL);
     }
 }
 
@@ -433,6 +511,8 @@ void fwdio_ckpt_free(fwdio_ckpt_t *ck)
      * they do as they test or wait (see fwdio_ckpt_free in fwdio.h). */
     if (ck->req != MPI_REQUEST_NULL)
         MPI_Wait(&ck->req, MPI_STATUS_IGNORE);
+    if (ck->req_drained != MPI_REQUEST_NULL)
+        MPI_Wait(&ck->req_drained, MPI_STATUS_IGNORE);
     if (ck->vcomm != MPI_COMM_NULL)
         MPI_Comm_free(&ck->vcomm);
     fwdio_file_free(ck->manifest);

@@ -9,6 +9,7 @@
 #include "storage/fault.h"
 #include "state.h"
 #include "session/file_life.h"
+#include "local/local_keep.h"
 #include "local/local_life.h"
 #include "log.h"
 #include "plan/placement.h"
@@ -311,6 +312,7 @@ int fwdio_finalize(fwdio_runtime_t *rt)
     fwdioi_abort_free(rt);
     fwdioi_trace_end_file(t_trace, "finalize", FWDIOI_TRACE_NONE);
     fwdioi_trace_stop(1); /* the threads are joined: every buffer is still */
+    fwdioi_local_kept_free(rt); /* the kept copies stay on disk for a restart */
     fwdioi_placement_cache_free(&rt->placed);
     fwdioi_topology_free(&rt->topo);
     fwdioi_settings_free(&rt->settings);
@@ -478,8 +480,9 @@ static int open_file(fwdio_runtime_t *rt, const char *path, uint64_t size,
         fwdioi_file_release(f);
         return FWDIO_ENOMEM;
     }
-    /* the node-local tier: files written with a size only (local_tier.h) */
-    if (!reading && !stream && resolved.local_dir && *resolved.local_dir) {
+    /* the node-local tier: files written with a size (local_tier.h), and
+     * reads, which may restart from the local copies (local_restart.h) */
+    if (!stream && resolved.local_dir && *resolved.local_dir) {
         rc = fwdioi_local_create(f, resolved.local_dir, resolved.drain_bandwidth,
                                  resolved.local_capacity, resolved.local_copies, &why.base);
         if (rc != FWDIO_OK) {

@@ -338,6 +338,9 @@ struct fwdio_runtime {
     /* progress: files whose drain (node-local tier) is not over, which an
      * abort of their drain may concern (session.c) */
     LIST_HEAD(, fwdio_file) draining;
+    /* progress: this rank's drained local copies kept for restarts,
+     * oldest first (local/local_keep.c) */
+    struct fwdioi_kept *kept;
     /* progress: the active files by sequence number, and by the hash of
      * their path_key, each hash's value the first of its files in open
      * order (a ring through s.path_next; session.c, "one file per path") */

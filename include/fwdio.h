@@ -652,9 +652,10 @@ typedef struct fwdio_options {
      * block or atomic_replace, the target is fdatasync'ed first), the
      * commit block last. fwdio_drain_test, fwdio_drain_wait and the
      * drained callback report the drain's status, agreed on every rank; a
-     * successful drain removes the local files, a failed one keeps them
-     * (the only whole copy) and with atomic_replace leaves `path` as it
-     * was; a file whose local phase failed (a local write that failed; a
+     * successful drain keeps the local files for a restart (their version
+     * record, "<local file>.ver", then says drained), a failed one keeps
+     * them too (the only whole copy) and with atomic_replace leaves `path`
+     * as it was; a file whose local phase failed (a local write that failed; a
      * store without room at the open is written around, see
      * local_capacity) leaves
      * what its writers wrote there, named by fwdio_file_error, until the
@@ -663,14 +664,16 @@ typedef struct fwdio_options {
      * waits for the drain before it opens. The target's own errors (it
      * cannot be created, its disk is full) are the drain's.
      *
+     * Reads: fwdio_open_read with local_dir reads the newest version from
+     * the local copies when every reader reaches them, else the target
+     * (see fwdio_open_read, "Restart from the nearest copy").
+     *
      * Not in this version (later stages of the tier, said here so nobody
-     * counts on them): reads
-     * (fwdio_open_read) and restarts from the local copies, keeping drained
-     * copies and evicting them (local_capacity: a writer that does not fit
-     * writes to the target), and the MPI-IO layer's use of the tier.
+     * counts on them): waiting for space, and the MPI-IO layer's use of the
+     * tier (its files are streams, which the tier leaves alone).
      * (Checkpoint sets, fwdio_ckpt_*, use the tier: a version is complete
-     * once drained.) Streams (FWDIO_SIZE_GROWS) and
-     * files opened for reading ignore local_dir: they use the target path
+     * once drained, and found in the local stores before.) Streams
+     * (FWDIO_SIZE_GROWS) ignore local_dir: they use the target path
      * directly.
      */
     const char *local_dir;
@@ -687,15 +690,27 @@ typedef struct fwdio_options {
      * count, in the node-shared area; where the area is off, each rank
      * counts alone against its share, local_capacity divided by the node's
      * ranks). A writer takes its file's bytes (its units and the index)
-     * from the count when it opens its local file, and gives them back when
-     * its drain removed the file, or when the file failed. A writer whose
+     * from the count when it opens its local file; after its drain the
+     * copy is kept for restarts and stays counted until it is evicted:
+     * when a new file of the same writer rank does not fit, that rank's
+     * drained copies are removed, oldest version first, as many as hold
+     * the new file's bytes (their room passes straight to it), or if they
+     * hold less, as many as cover the shortfall (none if all of them would
+     * not); files not yet drained
+     * are never evicted, nor another rank's copies (each rank evicts its
+     * own), nor copies an earlier runtime left (not counted). A new
+     * version of a path takes its old copy's place. A failed file's bytes
+     * come back when it is freed. A writer whose
      * bytes do not fit, or whose local store has less free space than they
      * need (statvfs at the open), writes that file straight to the target
      * path instead (to its temporary with atomic_replace), made durable
      * before complete: the file still completes and drains, that writer's
-     * part already at the target. Nothing waits for space and nothing is
-     * evicted in this version (a drained file's local copy is removed at
-     * once, so it holds no space). Key local_capacity, environment
+     * part already at the target (the limit: a file larger than what
+     * eviction can free, or than local_capacity). Nothing waits for space
+     * in this version. Without local_capacity kept copies are bounded by
+     * the free-space check only (and replaced by their path's next
+     * version; every new path adds one: on /dev/shm, which is memory, set
+     * local_capacity). Key local_capacity, environment
      * FWDIO_LOCAL_CAPACITY, hint fwdio_local_capacity, a size ("8G"); 0 or
      * "off" (default): no bound (the free-space check still applies). Every
      * rank must pass the same value (FWDIO_EINVAL naming "local_capacity"
@@ -1178,6 +1193,27 @@ typedef void (*fwdio_read_cb_t)(fwdio_file_t *file, void *buf, int status, void 
  * once every read of every rank has ended, with the agreed status: FWDIO_OK,
  * or the first failure of any rank's read (every rank sees the same).
  *
+ * Restart from the nearest copy. With options.local_dir (the node-local
+ * tier) the readers read the path's newest complete version from the local
+ * copies the tier's writers kept, when they can, else the target. A reader
+ * looks only in its own host's local store (local_dir with "%h" its host
+ * name: another node's storage is out of reach) for local files of the path
+ * with an intact index (one cut short or still being written is ignored)
+ * and a version record the target does not contradict: the record says
+ * what the target was when the version was sealed and, after its drain,
+ * what the drain left; the copy is taken only while the target is exactly
+ * one of those (stat: size, mtime, ctime, inode; the predecessor only
+ * before the drain ended), so a later version written another way, a
+ * removed or rewritten target, wins, and no clocks are compared. It takes
+ * the newest version whose copies there hold every unit it reads (any rank
+ * count, any reader count, with a stripe_size the written one is a
+ * multiple of). Then every rank agrees (one more small reduction before
+ * the open's): the local copies are read only if every reader chose the
+ * same version; otherwise every reader reads the target. A copy newer than
+ * the target (its drain failed, or the job was killed during it) is read
+ * from the local stores, whose bytes are not checksummed here (checkpoint
+ * sets check theirs).
+ *
  * @return FWDIO_OK; FWDIO_EINVAL for a NULL path or handle, MPI finalized, or
  *         options fwdio refuses (reason on stderr); FWDIO_ECONTEXT from a
  *         callback on the progress thread.
@@ -1493,10 +1529,16 @@ FWDIO_API int fwdio_runtime_comm(const fwdio_runtime_t *rt, MPI_Comm *comm);
  * complete, and no rank hangs: the first reduction of each call compares a
  * digest of those arguments and whether every rank accepted its own.
  *
- * Restart from the node-local tier's copies is not done yet: a version
- * whose data is only in the local stores has no manifest (it is written
- * after the drain), so fwdio_ckpt_latest never reports it (the hook is
- * checkpoint/ckpt_read.c, candidates()).
+ * Restart from the node-local tier's copies. With opts->file->local_dir,
+ * fwdio_ckpt_wait writes the manifest of a version complete in the local
+ * stores but not yet drained as "<name>.v<version>.local" first (removed
+ * once the real manifest is in place; kept when the drain fails, the local
+ * copies being the version's whole copy). fwdio_ckpt_latest and
+ * fwdio_ckpt_open_read take such a version too, and read it through
+ * fwdio_open_read with opts->file, from the local copies when they are
+ * reachable (see fwdio_open_read); fwdio_ckpt_latest verifies its checksum
+ * and goes to the next older version when the copies cannot be read or are
+ * damaged.
  */
 
 /** A version of a checkpoint set being written (fwdio_ckpt_open). */
@@ -1595,7 +1637,9 @@ FWDIO_API int fwdio_ckpt_close(fwdio_ckpt_t *ck);
  *         agreed error (FWDIO_EWRITE, FWDIO_EINVAL for ranks that disagree
  *         on name, version or size, ...); FWDIO_EINVAL when ranks disagree
  *         on dir or keep; the manifest file's agreed error; FWDIO_EMPI. No
- *         manifest exists after an error. A failed removal of an old
+ *         manifest exists after an error, except the ".local" one of a
+ *         version complete in the node-local stores whose drain failed
+ *         (see "Restart from the node-local tier's copies"). A failed removal of an old
  *         version is not an error (rank 0 says it on stderr; the next
  *         completion tries again). FWDIO_ENOTCLOSED (this rank has not
  *         closed the file), FWDIO_EINVAL (NULL), FWDIO_ECONTEXT (from a

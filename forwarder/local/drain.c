@@ -18,8 +18,9 @@
  * writers with their status, the others with none) agrees on the drain's
  * status; the committer writes the commit block and renames the temporary
  * over the target, or removes the temporary if the drain failed, and the
- * commit's status is agreed; after a success each writer removes its local
- * file. The drained status (the first failure, else OK) is published and
+ * commit's status is agreed; after a success each writer keeps its local
+ * file for a restart (local_restart.h), its version record now saying
+ * drained with the target as the drain left it. The drained status (the first failure, else OK) is published and
  * the *drained* callback delivered on every rank; a failed drain keeps the
  * local files (the only whole copy).
  *
@@ -32,6 +33,7 @@
 
 #include "clock.h"
 #include "local/drain_io.h"
+#include "local/local_keep.h"
 #include "log.h"
 #include "session/file_life.h"
 #include "storage/storage.h"
@@ -57,8 +59,8 @@ static void submit(fwdio_file_t *f, fwdioi_drain_step_t step)
         fwdioi_errinfo_set(&l->drain_local, FWDIO_ENOMEM, f->rank, 0, 0);
         /* the descriptors leak rather than the drain hangs */
         l->in_fd = l->out_fd = -1;
-        if (step == FWDIOI_DRAIN_REMOVE)
-            drain_over(f);
+        if (step == FWDIOI_DRAIN_KEEP || step == FWDIOI_DRAIN_REMOVE)
+            drain_over(f); /* the drain is agreed: only the clean-up is lost */
         else if (l->aborted)
             abort_continue(f);
         else
@@ -77,6 +79,7 @@ static void submit(fwdio_file_t *f, fwdioi_drain_step_t step)
         j->local_path = l->drain_paths[l->drain_at];
     }
     j->target_path = f->write_path;
+    j->final_path = f->path;
     j->in_fd = l->in_fd;
     j->out_fd = l->out_fd;
     j->sets_length = j->writer == 0;
@@ -112,7 +115,7 @@ static void drain_job_done(fwdioi_io_job_t *io)
     l->moved += j->copied;
     l->busy = 0;
     free(j);
-    if (l->aborted && step != FWDIOI_DRAIN_REMOVE) {
+    if (l->aborted && step != FWDIOI_DRAIN_KEEP) {
         abort_continue(f);
         return;
     }
@@ -135,8 +138,20 @@ static void drain_job_done(fwdioi_io_job_t *io)
         return;
     case FWDIOI_DRAIN_CHECK: /* its own done: check_done */
         return;
-    case FWDIOI_DRAIN_REMOVE:
-        fwdioi_local_space_free(f); /* the local file is gone */
+    case FWDIOI_DRAIN_REMOVE: /* the partner copies gone: this rank's own copy is kept */
+        if (l->data_path && !l->direct) {
+            submit(f, FWDIOI_DRAIN_KEEP);
+            return;
+        }
+        drain_over(f);
+        return;
+    case FWDIOI_DRAIN_KEEP:
+        /* drained: the copy stays counted, kept until a new file of this
+         * rank needs its room (local_keep.h) */
+        if (l->reserved > 0)
+            fwdioi_local_kept_add(f->owner, l->data_path, fwdioi_local_version_id(f),
+                                  l->reserved);
+        l->reserved = 0;
         drain_over(f);
         return;
     }
@@ -144,8 +159,8 @@ static void drain_job_done(fwdioi_io_job_t *io)
 
 /* ---- agreements ---- */
 
-/* The drain is over with `result` here: publish it, then remove the local
- * file after a success. */
+/* The drain is over with `result` here: publish it, then mark the local
+ * file drained after a success. */
 static void drain_finish(fwdio_file_t *f, const fwdioi_errinfo_t *result)
 {
     struct fwdioi_local *l = f->local;
@@ -162,14 +177,15 @@ static void drain_finish(fwdio_file_t *f, const fwdioi_errinfo_t *result)
     double t = fwdioi_now() - l->t0;
     fwdioi_log(FWDIOI_LOG_INFO, "rank %d: %s drained: %s (%llu bytes in %.3f s)", f->rank,
                f->path, fwdio_strerror((int)result->status), (unsigned long long)l->moved, t);
-    /* the local files this rank holds: its own, and the partner copies */
+    /* drained: the partner copies this rank holds for others go (they were
+     * the drain's insurance), then its own copy is kept for a restart */
     l->nremove = 0;
-    if (result->status == FWDIO_OK && l->drain_paths && l->data_path && !l->direct)
-        l->drain_paths[l->nremove++] = l->data_path;
     for (int i = 0; result->status == FWDIO_OK && l->drain_paths && i < l->nkept; i++)
         l->drain_paths[l->nremove++] = l->kept_paths[i];
     if (l->nremove > 0)
         submit(f, FWDIOI_DRAIN_REMOVE);
+    else if (result->status == FWDIO_OK && l->data_path && !l->direct)
+        submit(f, FWDIOI_DRAIN_KEEP);
     else
         drain_over(f);
 }

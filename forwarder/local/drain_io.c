@@ -4,6 +4,7 @@
 
 #include "clock.h"
 #include "local/local_index.h"
+#include "local/local_record.h"
 #include "log.h"
 #include "storage/storage.h"
 #include "storage/sysio.h"
@@ -165,6 +166,11 @@ void fwdioi_drain_job_run(fwdioi_io_job_t *io)
     case FWDIOI_DRAIN_CHECK:
         for (int i = 0; i < j->npaths; i++)
             j->intact[i] = j->paths[i] && copy_intact(j, j->paths[i], j->path_writers[i], &j->errs[i]);
+        break;
+    case FWDIOI_DRAIN_KEEP:
+        if (fwdioi_local_record_drained(j->local_path, j->final_path) != 0)
+            fwdioi_log(FWDIOI_LOG_INFO, "the version record of %s could not be updated (%s): a "
+                       "restart reads the target", j->local_path, strerror(errno));
         break;
     }
 }

@@ -18,13 +18,16 @@ enum { FWDIOI_DRAIN_CHUNK = 8 << 20 };
  * FWDIOI_DRAIN_CHUNK bytes, then a sleep for the cap; CLOSE: sync the target if
  * asked, close both; REMOVE: unlink the local files (`paths`); CHECK
  * (local_copies 2): read the index at the end of each of `paths` back and
- * say which are intact copies of this file (`intact`, `errs`). */
+ * say which are intact copies of this file (`intact`, `errs`); KEEP: the
+ * local file stays, for a restart: its version record says drained
+ * (local_restart.h). */
 typedef enum {
     FWDIOI_DRAIN_OPEN,
     FWDIOI_DRAIN_COPY,
     FWDIOI_DRAIN_CLOSE,
     FWDIOI_DRAIN_REMOVE,
-    FWDIOI_DRAIN_CHECK
+    FWDIOI_DRAIN_CHECK,
+    FWDIOI_DRAIN_KEEP
 } fwdioi_drain_step_t;
 
 typedef struct fwdioi_drain_job {
@@ -32,7 +35,7 @@ typedef struct fwdioi_drain_job {
     fwdio_file_t *file;
     fwdioi_drain_step_t step;
     /* inputs, copied from the file's state (the job owns nothing of it) */
-    const char *local_path, *target_path;
+    const char *local_path, *target_path, *final_path; /* final: the target's own name */
     int writer; /* whose units the local file holds (OPEN, COPY) */
     /* REMOVE, CHECK: the local files, and for CHECK the writer each holds,
      * whether it is intact (out) and why not (out) */

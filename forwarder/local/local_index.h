@@ -11,7 +11,9 @@
  *   16      u32 writer count, u32 path length with its NUL
  *   24      u64 target size, stripe_size, write_size
  *   48      u64 version (the file's sequence number in its runtime),
- *           u64 created (CLOCK_REALTIME ns at the writer's open)
+ *           u64 created: the version id, the largest CLOCK_REALTIME ns of
+ *           the writers' opens, agreed at the open, the same in every
+ *           writer's index (local_version.h)
  *   64      u64 runs, u64 FNV-1a hash of the whole index (this field as 0)
  *   80      the target path, NUL-terminated, padded to 8 bytes
  *           runs: u64 target offset, u64 length (the target bytes the file

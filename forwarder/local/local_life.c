@@ -112,7 +112,7 @@ int fwdioi_local_create(fwdio_file_t *f, const char *pattern, uint64_t bandwidth
     l->file = f;
     l->pattern = strdup(pattern);
     l->dir = strdup(dir);
-    l->data_path = f->my_writer >= 0 ? strdup(name) : NULL;
+    l->data_path = f->my_writer >= 0 && !f->reading ? strdup(name) : NULL;
     l->bandwidth = bandwidth;
     l->capacity = capacity;
     l->copies = copies > 1 ? 2 : 1;
@@ -122,7 +122,7 @@ int fwdioi_local_create(fwdio_file_t *f, const char *pattern, uint64_t bandwidth
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     l->created_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-    if (!l->pattern || !l->dir || (f->my_writer >= 0 && !l->data_path))
+    if (!l->pattern || !l->dir || (f->my_writer >= 0 && !f->reading && !l->data_path))
         return FWDIO_ENOMEM; /* the caller releases the file, and with it `local` */
     return l->copies > 1 ? place_copies(f, dir, why) : FWDIO_OK;
 }
@@ -177,8 +177,18 @@ void fwdioi_local_free(fwdio_file_t *f)
     free(l->check_intact);
     free(l->check_errs);
     free_replica(l);
+    if (l->restart)
+        l->drop_restart(l->restart);
     free(l);
     f->local = NULL;
+}
+
+uint64_t fwdioi_local_version_id(const fwdio_file_t *f)
+{
+    /* the largest open time of the writers, agreed at the open
+     * (fwdioi_local_prepare_open puts each writer's in the agreement) */
+    return f->s.open_agreed.offset > 0 ? (uint64_t)f->s.open_agreed.offset
+                                       : f->local->created_ns;
 }
 
 int64_t fwdioi_local_check_value(const fwdio_file_t *f)

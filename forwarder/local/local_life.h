@@ -26,6 +26,9 @@ void fwdioi_local_free(fwdio_file_t *f);
 /** Whether the file's drain gave up an agreement (drain.c), whose buffers
  *  MPI may still write: then the file is never freed (file_life.c). */
 int fwdioi_local_abandoned(const fwdio_file_t *f);
+/** The version id of `f`'s local copies (local_version.h): the writers'
+ *  largest open time, agreed at the open (progress thread, after it). */
+uint64_t fwdioi_local_version_id(const fwdio_file_t *f);
 /** What the open check compares: a hash of local_dir as given, 0 without. */
 int64_t fwdioi_local_check_value(const fwdio_file_t *f);
 /** Give the writer's bytes back to the node's count of local space

@@ -73,6 +73,11 @@ struct fwdioi_local {
     fwdioi_agree_pair_t agree_in[FWDIOI_ERRINFO_PAIRS], agree_out[FWDIOI_ERRINFO_PAIRS];
     fwdioi_errinfo_t *agree_result;
     fwdioi_req_cb_t agree_done;
+    /* a read file's restart from the local copies (local_restart.c), and
+     * how it is freed (set with it: the file's release does not call up
+     * into the restart) */
+    struct fwdioi_restart *restart;
+    void (*drop_restart)(struct fwdioi_restart *r);
 };
 
 /** Start the drain of `f` (local_tier.c hands over at the session's end)

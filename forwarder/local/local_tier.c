@@ -6,8 +6,10 @@
 #include "local/local_state.h"
 
 #include "local/local_index.h"
+#include "local/local_keep.h"
 #include "local/local_life.h"
 #include "local/local_name.h"
+#include "local/local_record.h"
 #include "log.h"
 #include "node/node_area.h"
 #include "plan/topology.h"
@@ -75,13 +77,40 @@ void fwdioi_local_prepare_open(fwdio_file_t *f, fwdioi_storage_job_t *job)
     struct fwdioi_local *l = f->local;
     if (!l || !l->data_path || l->direct)
         return;
+    /* the version id: the open's agreement keeps the largest of the
+     * writers' open times, the same in every writer's index (local_version.h) */
+    f->s.open_local.offset = (int64_t)l->created_ns;
     uint64_t bytes = local_file_bytes(f);
+    /* the path's kept copy (an earlier version) is about to be overwritten */
+    fwdioi_local_kept_forget(f->owner, l->data_path);
     if (l->capacity > 0) {
         fwdioi_area_t *a = &f->owner->area;
         int node_ranks = fwdioi_topology_node_ranks(&f->owner->topo, f->rank);
         uint64_t share = l->capacity / (uint64_t)(node_ranks > 0 ? node_ranks : 1);
-        if (fwdioi_area_local_take(a, l->capacity, share, bytes) != 0) {
-            uint64_t used = 0, peak = 0;
+        int taken = fwdioi_area_local_take(a, l->capacity, share, bytes) == 0;
+        /* Room from this rank's drained copies, oldest first (their files go
+         * on the ordered I/O thread, before this open): their bytes pass
+         * straight to this file, never through the node's count, where
+         * another rank's file could take them first (that rank's own copies
+         * then gone for nothing). As many as the file's bytes if this
+         * rank's copies hold that much, else as many as the shortfall. */
+        uint64_t used = 0, peak = 0, limit = a->enabled ? l->capacity : share;
+        fwdioi_area_local_usage(a, &used, &peak);
+        if (!taken && bytes <= limit) {
+            uint64_t shortfall = used > limit - bytes ? used - (limit - bytes) : 0, freed = 0;
+            if (!fwdioi_local_kept_evict(f->owner, bytes, &freed) && shortfall > 0)
+                fwdioi_local_kept_evict(f->owner, shortfall, &freed);
+            if (freed >= bytes) {
+                if (freed > bytes)
+                    fwdioi_area_local_give(a, freed - bytes);
+                taken = 1;
+            } else {
+                taken = fwdioi_area_local_take(a, l->capacity, share, bytes - freed) == 0;
+                if (!taken && freed > 0)
+                    fwdioi_area_local_give(a, freed); /* the copies are gone all the same */
+            }
+        }
+        if (!taken) {
             fwdioi_area_local_usage(a, &used, &peak);
             fwdioi_log(FWDIOI_LOG_INFO,
                        "rank %d: %s: %llu bytes do not fit local_capacity (%llu used of %llu on "
@@ -120,7 +149,7 @@ void fwdioi_local_open_done(fwdio_file_t *f, const fwdioi_storage_job_t *job)
 
 int fwdioi_local_defers_commit(const fwdio_file_t *f)
 {
-    return f->local != NULL;
+    return f->local != NULL && !f->reading;
 }
 
 /* ---- sealing: the index after the data ---- */
@@ -129,10 +158,11 @@ typedef struct seal_job {
     fwdioi_io_job_t io;
     fwdio_file_t *file;
     void (*then)(fwdio_file_t *f);
-    const char *path;
+    const char *path, *target;
     uint8_t *index;
     size_t len;
-    uint64_t at;
+    uint64_t at, version;
+    uint32_t writer;
     int status, sys_errno, call;
 } seal_job_t;
 
@@ -157,6 +187,12 @@ static void run_seal(fwdioi_io_job_t *io)
         j->call = FWDIOI_CALL_CLOSE;
         j->sys_errno = errno;
     }
+    /* the version record, for a restart (local_restart.h): not the file's
+     * status, which is about its bytes */
+    if (j->status == FWDIO_OK &&
+        fwdioi_local_record_seal(j->path, j->target, j->version, j->writer) != 0)
+        fwdioi_log(FWDIOI_LOG_INFO, "the version record of %s could not be written (%s): a "
+                   "restart reads the target", j->path, strerror(errno));
 }
 
 static void seal_done(fwdioi_io_job_t *io)
@@ -203,8 +239,9 @@ int fwdioi_local_seal(fwdio_file_t *f, void (*then)(fwdio_file_t *f))
     if (!l || !l->data_path || l->direct)
         return -1;
     seal_job_t *j = calloc(1, sizeof *j);
+    uint64_t version = fwdioi_local_version_id(f);
     if (j)
-        j->index = fwdioi_local_index_of(f, f->my_writer, l->created_ns, &j->len);
+        j->index = fwdioi_local_index_of(f, f->my_writer, version, &j->len);
     if (!j || !j->index) {
         free(j);
         fwdioi_errinfo_set(&f->s.local_error, FWDIO_ENOMEM, f->rank, 0, 0);
@@ -216,6 +253,9 @@ int fwdioi_local_seal(fwdio_file_t *f, void (*then)(fwdio_file_t *f))
     j->file = f;
     j->then = then;
     j->path = l->data_path;
+    j->target = f->path;
+    j->version = version;
+    j->writer = (uint32_t)f->my_writer;
     j->at = fwdioi_local_index_offset(f->size);
     f->s.io_pending++;
     fwdioi_rt_io_submit(f->engine, &j->io);
@@ -235,7 +275,7 @@ int fwdioi_local_session_done(fwdio_file_t *f, const fwdioi_errinfo_t *final, MP
 {
     FWDIOI_ASSERT_PROGRESS();
     struct fwdioi_local *l = f->local;
-    if (!l || final->status != FWDIO_OK || f->s.aborted || *comm == MPI_COMM_NULL)
+    if (!l || f->reading || final->status != FWDIO_OK || f->s.aborted || *comm == MPI_COMM_NULL)
         return 0;
     l->comm = *comm;
     *comm = MPI_COMM_NULL;

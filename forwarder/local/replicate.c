@@ -443,7 +443,8 @@ int fwdioi_local_replicate(fwdio_file_t *f,
         r->in_buf = malloc(r->in_cap);
     if (sends && !l->direct) {
         r->out_runs = fwdioi_local_writer_runs(&f->plan, f->my_writer, &r->out_nruns);
-        r->out_index = fwdioi_local_index_of(f, f->my_writer, l->created_ns, &r->out_index_len);
+        r->out_index = fwdioi_local_index_of(f, f->my_writer, fwdioi_local_version_id(f),
+                                             &r->out_index_len);
         for (size_t i = 0; r->out_runs && i < r->out_nruns; i++)
             r->out_total += r->out_runs[i].len;
         r->out_buf = malloc(r->out_total < FWDIOI_DRAIN_CHUNK ? (r->out_total ? r->out_total : 1)

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include "read/reader.h"
 
+#include "local/local_restart.h"
 #include "log.h"
 #include "plan/plan.h"
 #include "read/read_wire.h"
@@ -358,7 +359,7 @@ static void schedule(fwdio_file_t *f)
         TAILQ_REMOVE(&rd->queued, u, link);
         u->state = UNIT_READING;
         fwdioi_wbudget_add(&f->owner->wbuf, &f->s.wbuf, u->len);
-        job->fd = f->s.fd;
+        job->fd = fwdioi_local_restart_fd(f, u->base, u->len, f->s.fd);
         job->dst = u->buf;
         job->base = u->base;
         job->len = u->len;
@@ -573,6 +574,8 @@ static void on_open_done(fwdioi_storage_job_t *job)
 void fwdioi_reader_open(fwdio_file_t *f)
 {
     FWDIOI_ASSERT_PROGRESS();
+    if (fwdioi_local_restart_open(f))
+        return; /* the local copies chosen: nothing to open (local_restart.h) */
     f->s.phase = FWDIOI_PHASE_OPENING;
     fwdioi_storage_job_t *job = fwdioi_storage_job_new(FWDIOI_STORAGE_OPEN, f, on_open_done);
     if (!job) {

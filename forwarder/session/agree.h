@@ -120,6 +120,7 @@ typedef enum fwdioi_mpi_call {
     FWDIOI_MPI_COPY_ISEND,   /* MPI_Isend of a writer's local file to its partner */
     FWDIOI_MPI_COPY_IRECV,   /* MPI_Irecv of a partner copy */
     FWDIOI_MPI_AGREE_INTACT, /* MPI_Iallreduce of the copies a drain finds intact */
+    FWDIOI_MPI_AGREE_LOCAL_COPY, /* MPI_Iallreduce of a restart's local copy (node-local tier) */
     FWDIOI_MPI_CALL_COUNT
 } fwdioi_mpi_call_t;
 

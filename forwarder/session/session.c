@@ -40,6 +40,7 @@
 #include "session/outcome.h"
 #include "session/file_life.h"
 #include "local/local_life.h"
+#include "local/local_restart.h"
 #include "local/local_tier.h"
 #include "log.h"
 #include "read/requester.h"
@@ -684,13 +685,20 @@ static void poll_from_now(fwdio_file_t *f)
     }
 }
 
-static void start_open(fwdio_file_t *f)
+static void open_role(fwdio_file_t *f)
 {
-    poll_from_now(f);
     if (f->my_writer < 0)
         start_open_agreement(f);
     else
         f->role->open(f);
+}
+
+static void start_open(fwdio_file_t *f)
+{
+    poll_from_now(f);
+    /* a read with the node-local tier first agrees on the copy it reads */
+    if (!fwdioi_local_restart_look(f, open_role))
+        open_role(f);
 }
 
 static void on_check_agreed(void *arg, const MPI_Status *st)

@@ -966,12 +966,24 @@ def scenario_modes(r, args):
             if not same_file(os.path.join(fw_dir, fw_name), os.path.join(d, name)):
                 fail("%s/%s differs from fwdio/%s" % (mode, name, fw_name))
         note("%s: %s identical to fwdio's" % (mode, ", ".join(n for n, _ in pairs)))
-    # local-copy removes each rank's local part once it is in the file, and
-    # fwdio's tier each local file once drained
-    left = [os.path.join(d, f) for d in glob.glob(os.path.join(r.workdir, "node-local-*"))
-            for f in os.listdir(d)]
+    # local-copy removes each rank's local part once it is in the file;
+    # fwdio's tier keeps each local file for a restart once drained, its
+    # version record ("<local file>.ver", FWDIOLV1) saying drained
+    files = [os.path.join(d, f) for d in glob.glob(os.path.join(r.workdir, "node-local-*"))
+             for f in os.listdir(d)]
+    tier = [f for f in files if f.endswith(".fwdio-local")]
+    left = [f for f in files if f not in tier and not (f.endswith(".fwdio-local.ver") and
+                                                       f[:-4] in tier)]
     if left:
         fail("local-copy left its local parts behind: %s" % left)
+    for f in tier:
+        try:
+            with open(f + ".ver", "rb") as v:
+                rec = v.read()
+        except OSError:
+            rec = b""
+        if len(rec) != 128 or rec[:8] != b"FWDIOLV1" or not rec[20] & 1:
+            fail("fwdio's tier kept %s without a drained version record" % f)
 
 
 def scenario_mdanalysis(r, args):

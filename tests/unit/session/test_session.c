@@ -24,6 +24,7 @@
 #include "unit_check.h"
 
 #include "local/local_life.h"
+#include "local/local_restart.h"
 #include "local/local_tier.h"
 #include "node/shared_path.h"
 #include "read/requester.h"
@@ -678,6 +679,13 @@ int fwdioi_local_session_done(fwdio_file_t *f, const fwdioi_errinfo_t *final, MP
 }
 
 int fwdioi_local_defers_commit(const fwdio_file_t *f) { (void)f; return 0; }
+/* no tier: a read file opens its target at once */
+int fwdioi_local_restart_look(fwdio_file_t *f, void (*then)(fwdio_file_t *f))
+{
+    (void)f;
+    (void)then;
+    return 0;
+}
 /* no partner copies without the tier: the session finishes at once */
 int fwdioi_local_replicate(fwdio_file_t *f,
                            void (*then)(fwdio_file_t *f, const fwdioi_errinfo_t *copies))
