@@ -1530,8 +1530,10 @@ FWDIO_API int fwdio_runtime_comm(const fwdio_runtime_t *rt, MPI_Comm *comm);
  * digest of those arguments and whether every rank accepted its own.
  *
  * Restart from the node-local tier's copies. With opts->file->local_dir,
- * fwdio_ckpt_wait writes the manifest of a version complete in the local
- * stores but not yet drained as "<name>.v<version>.local" first (removed
+ * once every rank's data is complete and some rank's drain still runs, rank
+ * 0 puts the manifest of the version, complete in the local stores but not
+ * yet drained, in place as "<name>.v<version>.local" (fwdio_ckpt_test's and
+ * fwdio_ckpt_wait's step after the data's completion; removed
  * once the real manifest is in place; kept when the drain fails, the local
  * copies being the version's whole copy). fwdio_ckpt_latest and
  * fwdio_ckpt_open_read take such a version too, and read it through
@@ -1650,8 +1652,9 @@ FWDIO_API int fwdio_ckpt_wait(fwdio_ckpt_t *ck);
 /**
  * Check without blocking whether the version is complete, and take its
  * completion one step further when it can: the same steps as
- * fwdio_ckpt_wait (the data file drained, the ranks' checksum terms
- * combined, the manifest written and drained, the outcome agreed, `keep`
+ * fwdio_ckpt_wait (the data file complete, the ranks' checksum terms
+ * combined, with the node-local tier the ".local" manifest, the data
+ * drained, the manifest written and drained, the outcome agreed, `keep`
  * applied by rank 0), each reduction a nonblocking MPI collective on a
  * communicator of the version's own, so no call waits for another rank.
  * The ranks see the version complete at different calls, with the same
