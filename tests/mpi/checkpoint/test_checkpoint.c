@@ -22,6 +22,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "ckpt_files.h"
 #include "test_common.h"
 
 static fwdio_callback_mode_t g_mode = FWDIO_CALLBACKS_ON_POLL;
@@ -95,33 +96,13 @@ static int write_version(fwdio_runtime_t *rt, const char *name, uint64_t version
 
 static int exists(const char *dir, const char *name, uint64_t version, const char *suffix)
 {
-    char p[4096];
-    snprintf(p, sizeof p, "%s/%s.v%llu.%s", dir, name, (unsigned long long)version, suffix);
-    return access(p, F_OK) == 0;
+    return ckpt_exists(dir, name, version, suffix);
 }
 
 /* Rank 0 checks every byte of a version's data file. */
 static void check_bytes(const char *dir, const char *name, uint64_t version, uint64_t size)
 {
-    if (tc_rank != 0)
-        return;
-    char p[4096];
-    snprintf(p, sizeof p, "%s/%s.v%llu.ckpt", dir, name, (unsigned long long)version);
-    FILE *f = fopen(p, "rb");
-    if (!f) {
-        tc_fail("%s: cannot open: %s", p, strerror(errno));
-        return;
-    }
-    uint64_t bad = 0, n = 0;
-    int c;
-    while ((c = fgetc(f)) != EOF) {
-        if ((unsigned char)c != byte_of(version, n))
-            bad++;
-        n++;
-    }
-    fclose(f);
-    TC_CHECK(n == size && bad == 0, "%s: %llu bytes (want %llu), %llu wrong", p,
-             (unsigned long long)n, (unsigned long long)size, (unsigned long long)bad);
+    ckpt_check_bytes(dir, name, version, size, byte_of);
 }
 
 /* The answer of fwdio_ckpt_latest, checked to be the same on every rank. */
