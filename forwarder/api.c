@@ -68,7 +68,8 @@ static int start_area(fwdio_runtime_t *rt)
     const fwdio_config_t *cfg = fwdioi_rt_config(rt->engine);
     uint64_t bytes = cfg->shared_buffer > 1 ? cfg->shared_buffer : 0;
     uint64_t node = cfg->node_buffer > 1 ? cfg->node_buffer : 0;
-    int rc = fwdioi_area_setup(&rt->area, fwdioi_rt_comm(rt->engine), bytes, node);
+    int rc = fwdioi_area_setup(&rt->area, fwdioi_rt_comm(rt->engine), bytes, node,
+                               cfg->node_buffer_idle);
     if (rc == FWDIO_OK && fwdioi_buffers_create(rt) != 0)
         rc = FWDIO_ENOMEM;
     if (rc == FWDIO_OK && rt->area.enabled &&

@@ -385,8 +385,9 @@ typedef struct fwdio_config {
      *  messages to writers of the node and their fwdio_alloc() buffers,
      *  whatever their number. Committed as used (fallocate, so a full
      *  /dev/shm is "no room", never a SIGBUS), given back when a rank's part
-     *  has been idle 20 ms (within 0.25 s when no file is active); each rank keeps up to
-     *  node_buffer / (ranks of the node) committed between messages. Besides
+     *  has been idle node_buffer_idle seconds; until then each rank keeps up
+     *  to node_buffer / (ranks of the node) committed between messages and
+     *  between files (the rest goes back at once). Besides
      *  the budget, the area's rings cost each rank at most 512 KiB from
      *  fwdio_init on. Local rank 0's value is the node's. 0: the environment
      *  variable FWDIO_NODE_BUFFER (where 0 or "off" turn the area off), else
@@ -408,8 +409,17 @@ typedef struct fwdio_config {
      *  environment variable FWDIO_FILES_IN_FLIGHT, else
      *  FWDIO_DEFAULT_FILES_IN_FLIGHT. */
     unsigned files_in_flight;
-    /** Room for fields of later versions: leave it zero. */
-    unsigned reserved_int;
+    /** Seconds a rank's part of the node-shared area stays committed after
+     *  its heap last held a message (each rank's own value): a file written
+     *  within this time after the previous one reuses the committed memory
+     *  instead of committing it again inside fwdio_write (a commit costs about
+     *  ten copies of the bytes: 3.5-4.9x a memcpy of blocked time at 8 ranks,
+     *  docs/results/restructure.md), and a rank that stops writing gives it
+     *  back this long after. 0: the environment variable
+     *  FWDIO_NODE_BUFFER_IDLE (seconds, or "off"), else
+     *  FWDIO_DEFAULT_NODE_BUFFER_IDLE. FWDIO_NODE_BUFFER_IDLE_KEEP ("off")
+     *  keeps it until fwdio_finalize. */
+    unsigned node_buffer_idle;
     /** Room for fields of later versions: leave it zero. */
     uint64_t reserved[4];
 } fwdio_config_t;
@@ -433,6 +443,7 @@ typedef struct fwdio_config {
 #define FWDIO_PIN_POLL_SPIN_US ((uint64_t)1 << 11)    /**< fwdio_config_t.poll_spin_us */
 #define FWDIO_PIN_NODE_BUFFER ((uint64_t)1 << 12)     /**< fwdio_config_t.node_buffer */
 #define FWDIO_PIN_FILES_IN_FLIGHT ((uint64_t)1 << 13) /**< fwdio_config_t.files_in_flight */
+#define FWDIO_PIN_NODE_BUFFER_IDLE ((uint64_t)1 << 14) /**< fwdio_config_t.node_buffer_idle */
 #define FWDIO_PIN_WRITE_SIZE ((uint64_t)1 << 32)       /**< fwdio_options_t.write_size */
 #define FWDIO_PIN_STRIPE_SIZE ((uint64_t)1 << 33)      /**< fwdio_options_t.stripe_size */
 #define FWDIO_PIN_WRITERS ((uint64_t)1 << 34)          /**< fwdio_options_t.writers */
@@ -466,6 +477,13 @@ typedef struct fwdio_config {
 #define FWDIO_DEFAULT_WATCHDOG 300u
 /** fwdio_config_t.watchdog value that turns the watchdog off. */
 #define FWDIO_WATCHDOG_OFF 0xffffffffu
+
+/** Default node_buffer_idle: 30 s, longer than the interval between the
+ *  frames of a trajectory or the files of a run that writes one per step. */
+#define FWDIO_DEFAULT_NODE_BUFFER_IDLE 30u
+/** fwdio_config_t.node_buffer_idle value ("off") that keeps a rank's part of
+ *  the node-shared area committed until fwdio_finalize. */
+#define FWDIO_NODE_BUFFER_IDLE_KEEP 0xffffffffu
 
 /** Default writer_buffer: 64 MiB, 16 write units of the default size; enough for
  *  a writer to receive the next units while the I/O thread writes the last

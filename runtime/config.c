@@ -41,9 +41,6 @@ int fwdioi_config_check(const fwdio_config_t *c, fwdioi_origins_t *why)
                                       "struct with fwdio_config_init() or zeros before setting "
                                       "fields",
                                  i);
-    if (c->reserved_int)
-        return fwdioi_refuse(why, "fwdio_config_t.reserved_int is not 0: initialise the struct "
-                                  "with fwdio_config_init() or zeros before setting fields");
     return FWDIO_OK;
 }
 
@@ -88,6 +85,8 @@ int fwdioi_config_resolve(const fwdio_config_t *in, int ranks_on_node, fwdio_con
         out->watchdog = FWDIO_DEFAULT_WATCHDOG;
     if (out->files_in_flight == 0)
         out->files_in_flight = FWDIO_DEFAULT_FILES_IN_FLIGHT;
+    if (out->node_buffer_idle == 0)
+        out->node_buffer_idle = FWDIO_DEFAULT_NODE_BUFFER_IDLE;
     if (out->max_message_size == 0)
         out->max_message_size = (size_t)8 << 20;
     size_t cap = out->writer_buffer / 4;

@@ -320,9 +320,12 @@ static void make_prefix(char *out, size_t len)
              atomic_fetch_add(&counter, 1));
 }
 
-int fwdioi_area_setup(fwdioi_area_t *a, MPI_Comm comm, uint64_t heap_size, uint64_t node_budget)
+int fwdioi_area_setup(fwdioi_area_t *a, MPI_Comm comm, uint64_t heap_size, uint64_t node_budget,
+                      unsigned idle_s)
 {
     memset(a, 0, sizeof *a);
+    a->idle_ns = idle_s == FWDIO_NODE_BUFFER_IDLE_KEEP ? UINT64_MAX
+                                                       : (uint64_t)idle_s * 1000000000u;
     a->node = MPI_COMM_NULL;
     a->bell_fd = -1;
     a->own_fd = -1;
@@ -537,7 +540,7 @@ int fwdioi_area_idle(fwdioi_area_t *a)
     uint64_t now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
     if (a->empty_since_ns == 0)
         a->empty_since_ns = now;
-    if (now - a->empty_since_ns < (uint64_t)FWDIOI_AREA_IDLE_MS * 1000000u)
+    if (now - a->empty_since_ns < a->idle_ns)
         return 1;
     fwdioi_heap_trim(&a->heap);
     a->empty_since_ns = 0;

@@ -33,11 +33,11 @@
  * - Chunks no block touches are given back (fallocate PUNCH_HOLE, and the
  *   count lowered) beyond the rank's share of the budget (node_buffer / ranks
  *   of the node) at once, and all of them once the rank's heap has been empty
- *   for FWDIOI_AREA_IDLE_MS (fwdioi_area_idle), also when no file is active:
- *   then the progress thread ticks slowly until they are back (at most
- *   FWDIOI_SLOW_TICK_US later), so that files written one after the other
- *   (a small file per frame) reuse the chunks instead of committing them
- *   again for each file.
+ *   for node_buffer_idle seconds (fwdioi_area_idle; default 30), also when no
+ *   file is active: then the progress thread ticks slowly until they are back
+ *   (at most FWDIOI_SLOW_TICK_US later), so that files written one after the
+ *   other (a frame, a checkpoint) reuse the chunks instead of committing them
+ *   again inside fwdio_write for each file.
  * So the node's heaps together never hold more than node_buffer, whichever
  * ranks write, and a rank that writes alone may use the whole budget (up to
  * its shared_buffer). One heap per rank, not one for the node: each heap's
@@ -57,8 +57,6 @@
  * node-memory.md), so the size only decides the waste: a message of 1 MiB and
  * its header take 1.25 MiB of 256 KiB chunks, 2 MiB of 1 MiB ones. */
 #define FWDIOI_AREA_CHUNK ((uint64_t)256 << 10)
-/* A heap empty this long gives its idle chunks back. */
-#define FWDIOI_AREA_IDLE_MS 20
 
 /* What an entry says (shared_path.c): a message by reference, a message given
  * back, or a message coming over MPI after all (so its writer probes). */
@@ -91,6 +89,8 @@ typedef struct fwdioi_area {
     int bell_fd;         /* this rank's doorbell (nonblocking datagram socket) */
     int told_no_room;    /* under the heap's lock: "no room" was logged */
     uint64_t empty_since_ns; /* progress thread: when the heap was last seen busy */
+    uint64_t idle_ns;    /* a heap empty this long gives its idle chunks back
+                          * (UINT64_MAX: never; node_buffer_idle) */
     void *bell_addr;     /* [nlocal] struct sockaddr_un of every doorbell */
     char why_off[160];   /* why the area is off, for the log and fwdio-plan */
     /* the node-local tier's bytes of this rank while the area is off
@@ -102,11 +102,13 @@ typedef struct fwdioi_area {
  * Collective over `comm`: set up the area with a heap of at most `heap_size`
  * bytes per rank, the ranks of a node committing at most `node_budget` bytes
  * together (either 0: no area, everything over MPI; a budget under one chunk
- * is raised to one chunk). FWDIO_OK whether or not the area could be made
+ * is raised to one chunk), this rank's heap giving its idle chunks back once
+ * empty for `idle_s` seconds (FWDIO_NODE_BUFFER_IDLE_KEEP: never). FWDIO_OK whether or not the area could be made
  * (a->enabled says; a->why_off says why not), FWDIO_EMPI when an MPI call
  * failed.
  */
-int fwdioi_area_setup(fwdioi_area_t *a, MPI_Comm comm, uint64_t heap_size, uint64_t node_budget);
+int fwdioi_area_setup(fwdioi_area_t *a, MPI_Comm comm, uint64_t heap_size, uint64_t node_budget,
+                      unsigned idle_s);
 /** Unmap and close everything (after the last use on every rank of the node). */
 void fwdioi_area_teardown(fwdioi_area_t *a);
 
@@ -139,7 +141,7 @@ int fwdioi_area_peer_committed(const fwdioi_area_t *a, int local, const uint8_t 
 const uint8_t *fwdioi_area_peer_bytes(const fwdioi_area_t *a, int local, uint64_t off,
                                       uint64_t len);
 /** Give this rank's idle chunks back when its heap has been empty for
- *  FWDIOI_AREA_IDLE_MS (progress thread). Returns 1 while idle chunks are
+ *  node_buffer_idle seconds (progress thread). Returns 1 while idle chunks are
  *  still committed (a later call will give them back), else 0. */
 int fwdioi_area_idle(fwdioi_area_t *a);
 /** Heap bytes committed on the node now and at most (0 without the area; any

@@ -59,6 +59,7 @@ static const setting_t keys[] = {
     CFG("shared_buffer", K_SIZE_OFF, shared_buffer, NULL, FWDIO_PIN_SHARED_BUFFER),
     CFG("node_buffer", K_SIZE_OFF, node_buffer, NULL, FWDIO_PIN_NODE_BUFFER),
     CFG("files_in_flight", K_INT, files_in_flight, NULL, FWDIO_PIN_FILES_IN_FLIGHT),
+    CFG("node_buffer_idle", K_SECONDS, node_buffer_idle, NULL, FWDIO_PIN_NODE_BUFFER_IDLE),
     OPT("write_size", K_SIZE, write_size, NULL, FWDIO_PIN_WRITE_SIZE),
     OPT("stripe_size", K_SIZE, stripe_size, NULL, FWDIO_PIN_STRIPE_SIZE),
     OPT("writers", K_INT, writers, NULL, FWDIO_PIN_WRITERS),
@@ -704,16 +705,19 @@ int fwdioi_settings_check_callbacks(const fwdio_callbacks_t *cbs)
 
 void fwdioi_settings_print_config(const fwdio_config_t *c, FILE *out)
 {
+    char idle[16] = "off";
+    if (c->node_buffer_idle != FWDIO_NODE_BUFFER_IDLE_KEEP)
+        snprintf(idle, sizeof idle, "%u", c->node_buffer_idle);
     fprintf(out,
             "fwdio: config: callback_mode=%s poll_min_us=%u poll_max_us=%u poll_background_us=%u "
             "poll_spin_us=%u%s max_message_size=%zu writer_buffer=%zu staging_buffer=%zu io_inline=%d watchdog=%u "
-            "combine_size=%zu%s shared_buffer=%zu%s node_buffer=%zu%s\n",
+            "combine_size=%zu%s shared_buffer=%zu%s node_buffer=%zu%s node_buffer_idle=%s\n",
             callback_modes[c->callback_mode], c->poll_min_us, c->poll_max_us,
             c->poll_background_us, c->poll_spin_us, c->poll_spin_us == 0 ? " (auto)" : c->poll_spin_us == 1 ? " (off)" : "",
             c->max_message_size, c->writer_buffer, c->staging_buffer,
             c->io_inline, c->watchdog, c->combine_size, c->combine_size <= 1 ? " (off)" : "", c->shared_buffer,
             c->shared_buffer <= 1 ? " (off)" : "", c->node_buffer,
-            c->node_buffer <= 1 ? " (off)" : "");
+            c->node_buffer <= 1 ? " (off)" : "", idle);
 }
 
 /* ---- the public struct helpers ---- */

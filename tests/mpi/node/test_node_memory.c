@@ -18,8 +18,10 @@
  *   many   --files files in flight at once, each rank a piece of each;
  *          at the peak the segments held at most the rings + node_buffer
  *          (the node's count too), once the files completed the heaps are
- *          given back (segments at the rings again: after "large" while an
- *          idle file is still open, after "many" with none open), and every
+ *          given back node_buffer_idle later (1 s here unless --idle; the
+ *          segments at the rings again: after "large" while an idle file is
+ *          still open, after "many" with none open), or with --idle off kept
+ *          (some committed half a second later, within the budget), and every
  *          byte of every file is checked;
  * The staging budget is the node's too: by default each rank's is its share
  * of the node's staging (1/32 of the node's memory, at most 512 MiB, divided
@@ -71,6 +73,9 @@ static int g_check_rss = 1; /* --no-rss: sanitizer allocators keep freed memory 
 static int g_expect_shared = -1; /* 1: some bytes through the area, 0: none, -1: no claim */
 static const char *g_fill_leave;
 static int g_off_on_rank = -1; /* --off-on-rank R: FWDIO_NODE_BUFFER=off on rank R only */
+/* --idle SECONDS|off: node_buffer_idle in code; 1 s unless given, so that the
+ * give-back is checked without waiting the default 30 s */
+static unsigned g_idle = 1;
 static char g_fill_path[256];
 /* what the summary line reports (rank 0) */
 static int64_t g_init_seg = -1, g_peak_seg[2] = {-1, -1};
@@ -214,11 +219,39 @@ static int64_t segments_bound(uint64_t budget, int with_heap)
 /* After a phase: the node's count and the segments are back at the rings.
  * The heaps are given back when no file is active; wait a little for the
  * progress threads to see that. */
+/* With node_buffer_idle off ("kept"): the chunks a rank used stay committed
+ * after its files completed, within the budget, so that the next file does
+ * not commit them again (half a second after the last file, which a give-back
+ * after every file, the old behaviour, would have emptied). */
+static void check_kept(const char *what, uint64_t budget)
+{
+    struct timespec ts = {0, 500000000};
+    nanosleep(&ts, NULL);
+    fwdio_runtime_stats_t rs = stats();
+    int64_t seg = segment_bytes();
+    TC_CHECK(rs.node_committed > 0 && rs.node_committed <= budget,
+             "%s: %" PRIu64 " bytes of the area committed after every file completed with "
+             "node_buffer_idle off: expected some kept, at most the budget %" PRIu64,
+             what, rs.node_committed, budget);
+    if (g_local == 0 && seg >= 0)
+        TC_CHECK(seg <= segments_bound(budget, 1),
+                 "%s: the segments hold %" PRId64 " bytes, over the rings and the budget (%" PRId64
+                 ")", what, seg, segments_bound(budget, 1));
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
 static void check_given_back(const char *what, uint64_t budget)
 {
+    if (g_idle == FWDIO_NODE_BUFFER_IDLE_KEEP) {
+        check_kept(what, budget);
+        return;
+    }
     int64_t seg = -1;
     fwdio_runtime_stats_t rs = stats();
-    for (int i = 0; i < 200; i++) {
+    /* node_buffer_idle, a slow tick of the progress thread, and room for a
+     * loaded machine */
+    int tries = (int)(g_idle + 10) * 100;
+    for (int i = 0; i < tries; i++) {
         rs = stats();
         seg = segment_bytes();
         if (rs.node_committed == 0 && seg <= segments_bound(budget, 0))
@@ -455,7 +488,11 @@ int main(int argc, char **argv)
             g_init_rss = tc_parse_size(argv[++i]);
         else if (!strcmp(argv[i], "--off-on-rank") && i + 1 < argc)
             g_off_on_rank = (int)tc_parse_long(argv[++i]);
-        else if (!strcmp(argv[i], "--no-rss"))
+        else if (!strcmp(argv[i], "--idle") && i + 1 < argc) {
+            i++;
+            g_idle = !strcmp(argv[i], "off") ? FWDIO_NODE_BUFFER_IDLE_KEEP
+                                             : (unsigned)tc_parse_long(argv[i]);
+        } else if (!strcmp(argv[i], "--no-rss"))
             g_check_rss = 0;
         else if (!strcmp(argv[i], "--expect-shared"))
             g_expect_shared = 1;
@@ -466,7 +503,7 @@ int main(int argc, char **argv)
         else {
             fprintf(stderr,
                     "usage: %s [--node-buffer SIZE | --budget SIZE] [--staging SIZE | --staging-env SIZE] [--size SIZE] [--files N] [--init-rss SIZE] "
-                    "[--no-rss] [--off-on-rank R] [--expect-shared | --expect-no-shared] [--fill-shm LEAVE] "
+                    "[--no-rss] [--idle SECONDS|off] [--off-on-rank R] [--expect-shared | --expect-no-shared] [--fill-shm LEAVE] "
                     "[--callback-mode poll|progress] [--timeout SEC]\n",
                     argv[0]);
             return 2;
@@ -491,6 +528,7 @@ int main(int argc, char **argv)
     cfg.callback_mode = mode;
     cfg.node_buffer = (size_t)g_node_budget;
     cfg.staging_buffer = (size_t)g_staging;
+    cfg.node_buffer_idle = g_idle;
     g_rt = tc_start_runtime_with(MPI_COMM_WORLD, &cfg);
     MPI_Barrier(MPI_COMM_WORLD);
     uint64_t anon1 = proc_kib("/proc/self/status", "RssAnon");

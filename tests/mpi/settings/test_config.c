@@ -241,7 +241,7 @@ static void section_pinned(void)
         fwdio_config_init(&cfg);
         TC_CHECK(cfg.combine_size == 0 && cfg.pinned == 0 && cfg.shared_buffer == 0 &&
                      cfg.poll_background_us == 0 && cfg.poll_spin_us == 0 && cfg.node_buffer == 0 && cfg.files_in_flight == 0 &&
-                     cfg.reserved_int == 0 && cfg.reserved[3] == 0,
+                     cfg.node_buffer_idle == 0 && cfg.reserved[3] == 0,
                  "fwdio_config_init left fields set");
         cfg.pinned = cases[i].pinned;
         fwdio_runtime_t *rt = tc_start_runtime_with(MPI_COMM_WORLD, &cfg);

@@ -37,6 +37,7 @@ static void clear_env(void)
     unsetenv("FWDIO_WRITERS");
     unsetenv("FWDIO_WRITER_BUFFER");
     unsetenv("FWDIO_WATCHDOG");
+    unsetenv("FWDIO_NODE_BUFFER_IDLE");
 }
 
 /* Apply to `opts` with the refusal's text, if any, into `text`. */
@@ -143,6 +144,22 @@ static void test_config(void)
     fwdio_config_init(&cfg);
     CHECK(fwdioi_settings_apply_config(&file, &cfg, -1) == FWDIO_OK);
     CHECK(cfg.writer_buffer == 48u << 20 && cfg.watchdog == 7);
+
+    /* node_buffer_idle: seconds, or off (kept until fwdio_finalize); the
+     * code's value stands over the environment's */
+    setenv("FWDIO_NODE_BUFFER_IDLE", "off", 1);
+    fwdio_config_init(&cfg);
+    CHECK(fwdioi_settings_apply_config(NULL, &cfg, -1) == FWDIO_OK);
+    CHECK(cfg.node_buffer_idle == FWDIO_NODE_BUFFER_IDLE_KEEP);
+    setenv("FWDIO_NODE_BUFFER_IDLE", "5", 1);
+    fwdio_config_init(&cfg);
+    CHECK(fwdioi_settings_apply_config(NULL, &cfg, -1) == FWDIO_OK);
+    CHECK(cfg.node_buffer_idle == 5);
+    fwdio_config_init(&cfg);
+    cfg.node_buffer_idle = 2;
+    CHECK(fwdioi_settings_apply_config(NULL, &cfg, -1) == FWDIO_OK);
+    CHECK(cfg.node_buffer_idle == 2);
+    unsetenv("FWDIO_NODE_BUFFER_IDLE");
 
     /* refused: stderr (fwdioi_report) into a file for the check */
     setenv("FWDIO_WATCHDOG", "soon", 1);
