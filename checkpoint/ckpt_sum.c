@@ -12,22 +12,13 @@ static uint32_t combine(uint32_t a, uint32_t b, uint64_t len_b)
     return (uint32_t)crc32_combine(a, b, (z_off_t)len_b);
 }
 
+/* crc32 pre- and post-inverts: crc32(M) = x^(8|M|) ~0 ^ R(M) ^ ~0 with R
+ * linear and R(zeros) = 0, so crc32 of n zeros is x^(8n) ~0 ^ ~0, which is
+ * combine(~0, ~0, n): one step, not one per bit of n (a term per write made
+ * a checkpoint of 2,000 small pieces per rank spend milliseconds here). */
 uint32_t fwdioi_ckpt_crc_zeros(uint64_t len)
 {
-    static const unsigned char zero = 0;
-    uint32_t result = 0; /* crc32 of nothing */
-    uint32_t power = (uint32_t)crc32(0L, &zero, 1); /* crc32 of 2^k zeros */
-    uint64_t power_len = 1;
-    while (len) {
-        if (len & 1)
-            result = combine(result, power, power_len);
-        len >>= 1;
-        if (len) {
-            power = combine(power, power, power_len);
-            power_len <<= 1;
-        }
-    }
-    return result;
+    return combine(0xffffffffu, 0xffffffffu, len);
 }
 
 uint32_t fwdioi_ckpt_sum_term(uint32_t crc, uint64_t len, uint64_t offset, uint64_t size)

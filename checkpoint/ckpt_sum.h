@@ -19,7 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/** crc32 of `len` zero bytes, in O(log len) steps. */
+/** crc32 of `len` zero bytes, in one crc32_combine. */
 uint32_t fwdioi_ckpt_crc_zeros(uint64_t len);
 
 /** The term of `len` bytes whose crc32 is `crc`, at `offset` of a file of

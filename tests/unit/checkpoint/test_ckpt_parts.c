@@ -73,6 +73,9 @@ static void checksum_terms(void)
     static unsigned char zeros[5000];
     for (size_t n = 0; n < sizeof zeros; n += 997)
         CHECK(fwdioi_ckpt_crc_zeros(n) == whole_crc(zeros, n));
+    unsigned char *mib = calloc((1u << 20) + 3, 1); /* and past a 16-bit length */
+    CHECK(mib && fwdioi_ckpt_crc_zeros((1u << 20) + 3) == whole_crc(mib, (1u << 20) + 3));
+    free(mib);
     /* A file cut into pieces in random places, some left as holes (zeros),
      * terms XORed in a shuffled order: the CRC of the whole file. */
     unsigned seed = 12345;
