@@ -89,7 +89,10 @@ static const char *const other_vars[] = {"FWDIO_CONFIG", "FWDIO_VERBOSE", "FWDIO
                                            "FWDIO_TRACE_MAX_EVENTS", "FWDIO_FAULT",
                                            /* libfwdio-mpiio.so's (mpiio/README.md) */
                                            "FWDIO_MPIIO", "FWDIO_MPIIO_CLOSE", "FWDIO_MPIIO_SYNC",
-                                           "FWDIO_MPIIO_READBACK", NULL};
+                                           "FWDIO_MPIIO_READBACK",
+                                           /* the bench scripts' (bench/README.md): a user
+                                            * exports it beside the runs */
+                                           "FWDIO_RESULTS_DIR", NULL};
 
 /* The config file may be no larger: a bigger one is not a configuration. */
 enum { MAX_FILE_BYTES = 1 << 20 };

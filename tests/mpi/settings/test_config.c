@@ -456,6 +456,8 @@ static void section_refusals(void)
     set_env("FWDIO_MPIIO_READBACK", "1M");
     set_env("FWDIO_MPIIO_SYNC", "sync");
     set_env("FWDIO_STRIPE_SIZ", "1M");
+    set_env("FWDIO_RESULTS_DIR", "/tmp"); /* the bench scripts' */
+    set_env("FWDIO_NODE_BUFFER_IDLE", "30");
     tc_capture_begin(&cap, "unknown_env");
     TC_EXPECT(fwdio_init(MPI_COMM_WORLD, NULL, &rt), FWDIO_OK, "a typo in the environment");
     TC_EXPECT(fwdio_finalize(rt), FWDIO_OK, "finalize after a typo");
@@ -465,7 +467,11 @@ static void section_refusals(void)
                 "FWDIO_STRIPE_SIZ");
     TC_CHECK(!has(text, "FWDIO_MPIIO"), "the layer's variables are fwdio's: rank %d said:\n%s",
              tc_rank, text ? text : "");
+    TC_CHECK(!has(text, "FWDIO_RESULTS_DIR") && !has(text, "FWDIO_NODE_BUFFER_IDLE"),
+             "a known variable named unknown: rank %d said:\n%s", tc_rank, text ? text : "");
     free(text);
+    set_env("FWDIO_RESULTS_DIR", NULL);
+    set_env("FWDIO_NODE_BUFFER_IDLE", NULL);
     set_env("FWDIO_MPIIO_READBACK", NULL);
     set_env("FWDIO_MPIIO_SYNC", NULL);
     set_env("FWDIO_STRIPE_SIZ", NULL);
