@@ -214,7 +214,61 @@ typedef enum fwdioi_phase {
     FWDIOI_PHASE_DONE
 } fwdioi_phase_t;
 
-/* Progress-thread state of one file. */
+/* What the watchdog (session/watchdog.c) keeps of a file: when it was
+ * closed here and everywhere, what it saw the file wait for since when, and
+ * when it reports next. */
+typedef struct fwdioi_watch {
+    double t_close_called; /* when this rank's close reached the session */
+    double t_closed;       /* when the close was agreed */
+    double next_report;    /* when the watchdog reports next */
+    int wait;              /* what the watchdog saw the file wait for, */
+    double start;          /* since when */
+} fwdioi_watch_t;
+
+/* The status agreement in flight (session/agreements.c,
+ * fwdioi_session_agree_status; one at a time: open, each step's status and
+ * commit, final, commit follow one another): this rank's errinfo packed, the
+ * reduced pairs, where the agreed errinfo goes and who is called then. */
+typedef struct fwdioi_status_agreement {
+    fwdioi_agree_pair_t in[FWDIOI_ERRINFO_PAIRS], out[FWDIOI_ERRINFO_PAIRS];
+    fwdioi_errinfo_t *agreed;
+    fwdioi_req_cb_t done;
+    int busy;
+} fwdioi_status_agreement_t;
+
+/* The runtime's lists a file is in (session/session.c; the lists are the
+ * runtime's, struct fwdio_runtime below). */
+typedef struct fwdioi_session_links {
+    LIST_ENTRY(fwdio_file) active; /* in the runtime's `active` */
+    LIST_ENTRY(fwdio_file) poll;   /* in the runtime's `polled`, if polled */
+    LIST_ENTRY(fwdio_file) drain;  /* in the runtime's `draining`, if draining */
+    STAILQ_ENTRY(fwdio_file) dup;  /* in the runtime's `dups` */
+    int draining;                  /* in `draining` */
+    int polled;
+    int holds_comm; /* counted in the runtime's comms_held (session.c) */
+    /* the files whose path_key has this file's hash, in open order: a ring,
+     * NULL while the file is not in the runtime's active_by_path */
+    struct fwdio_file *path_prev, *path_next;
+} fwdioi_session_links_t;
+
+/* The commit block: who set one (agreed at close) and how writing it and
+ * renaming the file into place went (session.c's commit phase). */
+typedef struct fwdioi_commit_state {
+    int committers; /* ranks that set a commit block (agreed at close) */
+    int committer;  /* the rank that commits (block, rename), or -1 */
+    fwdioi_errinfo_t local, agreed;
+} fwdioi_commit_state_t;
+
+/* The open check (session/open_check.c, session.c): every rank's path, size
+ * and options reduced, and whether they disagreed. */
+typedef struct fwdioi_open_check_state {
+    fwdioi_agree_pair_t in[FWDIOI_OPEN_CHECK_PAIRS], out[FWDIOI_OPEN_CHECK_PAIRS];
+    int failed; /* ranks disagree: no storage, no further agreement */
+} fwdioi_open_check_state_t;
+
+/* Progress-thread state of one file: what every role needs (phase,
+ * communicator, agreements, outcome), the modules' own parts as groups, and
+ * the roles' private state behind pointers. */
 typedef struct fwdioi_session {
     fwdioi_phase_t phase;
     MPI_Comm comm;
@@ -233,22 +287,10 @@ typedef struct fwdioi_session {
      * whether it holds the commit block and its rank; summed at close. */
     uint64_t *sent_bytes;
     uint64_t *expected_bytes; /* the sums: bytes per writer, committers, rank */
-    int committers;           /* ranks that set a commit block (agreed at close) */
-    int committer;            /* the rank that commits (block, rename), or -1 */
-    fwdioi_errinfo_t commit_local, commit_agreed;
-    double t_close_called;    /* when this rank's close reached the session */
-    double t_closed;          /* when the close was agreed (watchdog) */
-    double next_report;       /* when the watchdog reports next */
-    fwdioi_agree_pair_t check_in[FWDIOI_OPEN_CHECK_PAIRS], check_out[FWDIOI_OPEN_CHECK_PAIRS];
-    /* The status agreement in flight (fwdioi_session_agree_status; one at a
-     * time: open, each step's status and commit, final, commit follow one
-     * another): this rank's errinfo packed, the reduced pairs, where the
-     * agreed errinfo goes and who is called then. */
-    fwdioi_agree_pair_t status_in[FWDIOI_ERRINFO_PAIRS], status_out[FWDIOI_ERRINFO_PAIRS];
-    fwdioi_errinfo_t *status_agreed;
-    fwdioi_req_cb_t status_done;
-    int status_busy;
-    int check_failed;          /* ranks disagree: no storage, no further agreement */
+    fwdioi_commit_state_t commit;
+    fwdioi_watch_t watch;
+    fwdioi_open_check_state_t check;
+    fwdioi_status_agreement_t status;
     int ready_delivered;
     /* An MPI call failed here, or another rank said one failed there: the
      * file's collectives are given up; it completes with abort_info once its
@@ -260,20 +302,10 @@ typedef struct fwdioi_session {
      * can among the ranks that joined), reading the file's communicator and
      * writing into its buffers, so neither is ever freed (file_life.c). */
     int abandoned;
-    int watch_wait;           /* what the watchdog saw the file wait for, */
-    double watch_start;       /* since when */
     fwdioi_errinfo_t open_local, open_agreed;
     fwdioi_errinfo_t local_error; /* first error this rank saw after open */
     fwdioi_errinfo_t final_agreed;
-    LIST_ENTRY(fwdio_file) active_link; /* in the runtime's `active` */
-    LIST_ENTRY(fwdio_file) poll_link;   /* in the runtime's `polled`, if polled */
-    LIST_ENTRY(fwdio_file) drain_link;  /* in the runtime's `draining`, if draining */
-    int draining;                       /* in `draining` */
-    int polled;
-    int holds_comm; /* counted in the runtime's comms_held (session.c) */
-    /* the files whose path_key has this file's hash, in open order: a ring,
-     * NULL while the file is not in the runtime's active_by_path */
-    struct fwdio_file *path_prev, *path_next;
+    fwdioi_session_links_t links;
     uint64_t trace_t0; /* start of the collective in flight (trace.h) */
 
     /* a file opened for reading (read/requester.c: this rank's reads; reader.c:
@@ -293,7 +325,6 @@ typedef struct fwdioi_session {
     int io_pending;
     int close_agreed;
     int finishing;
-    STAILQ_ENTRY(fwdio_file) dup_link; /* in the runtime's `dups` */
     fwdioi_wbudget_file_t wbuf; /* writer (or reader) memory held for this file */
     fwdioi_session_stats_t stats;
     int sends_pending;        /* this rank's data messages not yet sent */
@@ -343,7 +374,7 @@ struct fwdio_runtime {
     struct fwdioi_kept *kept;
     /* progress: the active files by sequence number, and by the hash of
      * their path_key, each hash's value the first of its files in open
-     * order (a ring through s.path_next; session.c, "one file per path") */
+     * order (a ring through s.links.path_next; session.c, "one file per path") */
     fwdioi_u64map_t active_by_seq, active_by_path;
     double next_watch; /* progress: when the tick runs the watchdog next */
     /* progress: the active files the tick visits (session.c, poll_from_now) */

@@ -281,8 +281,8 @@ int fwdioi_local_session_done(fwdio_file_t *f, const fwdioi_errinfo_t *final, MP
     *comm = MPI_COMM_NULL;
     l->path_free = path_free;
     l->announce = announce;
-    l->committer = f->s.committer;
-    l->committers = f->s.committers;
+    l->committer = f->s.commit.committer;
+    l->committers = f->s.commit.committers;
     fwdioi_rt_lock(f->engine);
     f->drain_pending = 1;
     fwdioi_rt_unlock(f->engine);
@@ -296,7 +296,7 @@ int fwdioi_local_drain_abort_heard(struct fwdio_runtime *o, uint64_t seq,
 {
     FWDIOI_ASSERT_PROGRESS();
     /* Drains in flight are few (each holds a communicator): a walk is fine. */
-    for (fwdio_file_t *f = LIST_FIRST(&o->draining); f; f = LIST_NEXT(f, s.drain_link))
+    for (fwdio_file_t *f = LIST_FIRST(&o->draining); f; f = LIST_NEXT(f, s.links.drain))
         if (f->seq == seq) {
             fwdioi_local_abort_heard(f, why);
             return 1;

@@ -373,7 +373,7 @@ static void schedule(fwdio_file_t *f)
 void fwdioi_reader_make_room(struct fwdio_runtime *o, uint64_t need)
 {
     FWDIOI_ASSERT_PROGRESS();
-    for (fwdio_file_t *g = LIST_FIRST(&o->active); g; g = LIST_NEXT(g, s.active_link)) {
+    for (fwdio_file_t *g = LIST_FIRST(&o->active); g; g = LIST_NEXT(g, s.links.active)) {
         struct fwdioi_reader *rd = g->s.reader;
         if (!rd)
             continue;

@@ -166,20 +166,20 @@ static int index_file(fwdio_file_t *f)
         return -1;
     fwdioi_u64map_put(&o->active_by_seq, f->seq, f); /* reserved: cannot fail */
     if (!first) {
-        f->s.path_prev = f->s.path_next = f;
+        f->s.links.path_prev = f->s.links.path_next = f;
         return 0;
     }
-    fwdio_file_t *before = first->s.path_prev; /* the last, normally */
+    fwdio_file_t *before = first->s.links.path_prev; /* the last, normally */
     while (before->seq > f->seq && before != first)
-        before = before->s.path_prev;
+        before = before->s.links.path_prev;
     if (before->seq > f->seq) { /* earlier than every file of the ring */
-        before = first->s.path_prev;
+        before = first->s.links.path_prev;
         fwdioi_u64map_put(&o->active_by_path, h, f); /* replaces: cannot fail */
     }
-    f->s.path_prev = before;
-    f->s.path_next = before->s.path_next;
-    before->s.path_next->s.path_prev = f;
-    before->s.path_next = f;
+    f->s.links.path_prev = before;
+    f->s.links.path_next = before->s.links.path_next;
+    before->s.links.path_next->s.links.path_prev = f;
+    before->s.links.path_next = f;
     return 0;
 }
 
@@ -199,18 +199,18 @@ static void unindex_path(fwdio_file_t *f)
 {
     FWDIOI_ASSERT_PROGRESS();
     struct fwdio_runtime *o = f->owner;
-    if (!f->s.path_next)
+    if (!f->s.links.path_next)
         return;
     uint64_t h = path_hash(f);
-    if (f->s.path_next == f)
+    if (f->s.links.path_next == f)
         fwdioi_u64map_remove(&o->active_by_path, h);
     else {
         if (fwdioi_u64map_get(&o->active_by_path, h) == f)
-            fwdioi_u64map_put(&o->active_by_path, h, f->s.path_next); /* replaces */
-        f->s.path_prev->s.path_next = f->s.path_next;
-        f->s.path_next->s.path_prev = f->s.path_prev;
+            fwdioi_u64map_put(&o->active_by_path, h, f->s.links.path_next); /* replaces */
+        f->s.links.path_prev->s.links.path_next = f->s.links.path_next;
+        f->s.links.path_next->s.links.path_prev = f->s.links.path_prev;
     }
-    f->s.path_prev = f->s.path_next = NULL;
+    f->s.links.path_prev = f->s.links.path_next = NULL;
 }
 
 /* The first active file of `key`'s path, or NULL (progress thread). */
@@ -220,7 +220,7 @@ static fwdio_file_t *first_of_path(struct fwdio_runtime *o, const char *key, uin
     fwdio_file_t *first = fwdioi_u64map_get(&o->active_by_path, h);
     fwdio_file_t *g = first;
     while (g && strcmp(g->path_key, key)) {
-        g = g->s.path_next;
+        g = g->s.links.path_next;
         if (g == first)
             return NULL;
     }
@@ -232,7 +232,7 @@ static fwdio_file_t *first_of_path(struct fwdio_runtime *o, const char *key, uin
  * aborted) waits for nothing. */
 static int path_in_use(const fwdio_file_t *f)
 {
-    if (!f->s.path_next)
+    if (!f->s.links.path_next)
         return 0;
     fwdio_file_t *first = first_of_path(f->owner, f->path_key, path_hash(f));
     return first && first != f;
@@ -254,9 +254,9 @@ static void start_waiting_opens(struct fwdio_runtime *o, const fwdio_file_t *don
 static void path_freed_by_drain(fwdio_file_t *f)
 {
     FWDIOI_ASSERT_PROGRESS();
-    if (f->s.draining) {
-        LIST_REMOVE(f, s.drain_link);
-        f->s.draining = 0;
+    if (f->s.links.draining) {
+        LIST_REMOVE(f, s.links.drain);
+        f->s.links.draining = 0;
     }
     unindex_path(f);
     start_waiting_opens(f->owner, f);
@@ -277,10 +277,10 @@ static void finish_session(fwdio_file_t *f, const fwdioi_errinfo_t *result)
     FWDIOI_ASSERT_PROGRESS();
     fwdioi_session_t *s = &f->s;
     s->phase = FWDIOI_PHASE_DONE;
-    LIST_REMOVE(f, s.active_link);
-    if (s->polled) {
-        LIST_REMOVE(f, s.poll_link);
-        s->polled = 0;
+    LIST_REMOVE(f, s.links.active);
+    if (s->links.polled) {
+        LIST_REMOVE(f, s.links.poll);
+        s->links.polled = 0;
     }
     unindex_seq(f);
     fwdioi_errinfo_t final = *result; /* result may point into the session */
@@ -291,8 +291,8 @@ static void finish_session(fwdio_file_t *f, const fwdioi_errinfo_t *result)
     if (!draining)
         unindex_path(f);
     else {
-        LIST_INSERT_HEAD(&f->owner->draining, f, s.drain_link);
-        s->draining = 1;
+        LIST_INSERT_HEAD(&f->owner->draining, f, s.links.drain);
+        s->links.draining = 1;
         fwdioi_errinfo_t why;
         if (fwdioi_abort_take_pending(f->owner, f->seq, 1, &why))
             fwdioi_local_abort_heard(f, &why); /* another rank's drain failed first */
@@ -304,8 +304,8 @@ static void finish_session(fwdio_file_t *f, const fwdioi_errinfo_t *result)
             fwdioi_log_mpi_failure(MPI_Comm_free(&s->comm), "MPI_Comm_free (file)");
         s->comm = MPI_COMM_NULL;
     }
-    if (s->holds_comm) { /* a file waiting for its communicator may take one */
-        s->holds_comm = 0;
+    if (s->links.holds_comm) { /* a file waiting for its communicator may take one */
+        s->links.holds_comm = 0;
         f->owner->comms_held--;
         feed_dups(f->owner);
     }
@@ -338,13 +338,13 @@ static void on_commit_agreed(void *arg, const MPI_Status *st)
         return;
     fwdioi_trace_end_file(f->s.trace_t0, "agree commit", (int64_t)f->seq);
     const fwdioi_errinfo_t *data = data_result(f);
-    finish_session(f, data->status != FWDIO_OK ? data : &f->s.commit_agreed);
+    finish_session(f, data->status != FWDIO_OK ? data : &f->s.commit.agreed);
 }
 
 static void start_commit_agreement(fwdio_file_t *f)
 {
     fwdioi_session_t *s = &f->s;
-    fwdioi_session_agree_status(f, FWDIOI_MPI_AGREE_COMMIT, &s->commit_local, &s->commit_agreed,
+    fwdioi_session_agree_status(f, FWDIOI_MPI_AGREE_COMMIT, &s->commit.local, &s->commit.agreed,
                                 on_commit_agreed);
 }
 
@@ -385,7 +385,7 @@ static void on_commit_done(fwdioi_storage_job_t *job)
     fwdio_file_t *f = job->owner;
     fwdioi_outcome_storage_failed(f, job->fail_time); /* fwdio_file_stats_t */
     if (job->status != FWDIO_OK)
-        fwdioi_errinfo_set_call(&f->s.commit_local, job->status, f->rank, job->sys_errno,
+        fwdioi_errinfo_set_call(&f->s.commit.local, job->status, f->rank, job->sys_errno,
                                 job->err_offset, job->err_call);
     f->s.io_pending--;
     fwdioi_storage_job_free(job);
@@ -402,22 +402,22 @@ static void start_commit(fwdio_file_t *f)
 {
     fwdioi_session_t *s = &f->s;
     s->phase = FWDIOI_PHASE_COMMITTING;
-    if (f->rank != s->committer) {
+    if (f->rank != s->commit.committer) {
         start_commit_agreement(f);
         return;
     }
     fwdioi_storage_job_t *job = fwdioi_storage_job_new(FWDIOI_STORAGE_COMMIT, f, on_commit_done);
     if (!job) {
-        fwdioi_errinfo_set(&s->commit_local, FWDIO_ENOMEM, f->rank, 0, 0);
+        fwdioi_errinfo_set(&s->commit.local, FWDIO_ENOMEM, f->rank, 0, 0);
         start_commit_agreement(f);
         return;
     }
     job->path = f->write_path;
     job->target = f->opts.atomic_replace ? f->path : NULL;
     job->discard = data_result(f)->status != FWDIO_OK;
-    if (s->committers == 1 && fwdioi_storage_job_add_blocks(job, &f->commit) != 0) {
+    if (s->commit.committers == 1 && fwdioi_storage_job_add_blocks(job, &f->commit) != 0) {
         fwdioi_storage_job_free(job);
-        fwdioi_errinfo_set(&s->commit_local, FWDIO_ENOMEM, f->rank, 0, 0);
+        fwdioi_errinfo_set(&s->commit.local, FWDIO_ENOMEM, f->rank, 0, 0);
         start_commit_agreement(f);
         return;
     }
@@ -446,7 +446,7 @@ static void on_final_agreed(void *arg, const MPI_Status *st)
     if (!fwdioi_session_agreement_ok(f, FWDIOI_MPI_AGREE_FINAL, st))
         return;
     fwdioi_trace_end_file(s->trace_t0, "agree final", (int64_t)f->seq);
-    if (s->committer >= 0 && !fwdioi_local_defers_commit(f))
+    if (s->commit.committer >= 0 && !fwdioi_local_defers_commit(f))
         start_commit(f);
     else if (data_result(f)->status != FWDIO_OK || fwdioi_local_replicate(f, copies_done) != 0)
         finish_session(f, data_result(f));
@@ -494,21 +494,21 @@ static void on_close_agreed(void *arg, const MPI_Status *st)
         fwdioi_outcome_abort(f, &why, 0);
         return;
     }
-    s->committers = (int)s->expected_bytes[nw + FWDIOI_SUM_COMMITS];
-    if (s->committers == 1)
-        s->committer = (int)s->expected_bytes[nw + FWDIOI_SUM_COMMITTER];
-    else if (s->committers > 1 || f->opts.atomic_replace)
-        s->committer = fwdioi_plan_writer_rank(&f->plan, 0); /* cleans up, writes no block */
-    if (s->committers > 1 && f->commit.n > 0) {
+    s->commit.committers = (int)s->expected_bytes[nw + FWDIOI_SUM_COMMITS];
+    if (s->commit.committers == 1)
+        s->commit.committer = (int)s->expected_bytes[nw + FWDIOI_SUM_COMMITTER];
+    else if (s->commit.committers > 1 || f->opts.atomic_replace)
+        s->commit.committer = fwdioi_plan_writer_rank(&f->plan, 0); /* cleans up, writes no block */
+    if (s->commit.committers > 1 && f->commit.n > 0) {
         fwdioi_log(FWDIOI_LOG_WARN, "rank %d: %s: fwdio_set_commit was called on %d ranks",
-                   f->rank, f->path, s->committers);
+                   f->rank, f->path, s->commit.committers);
         fwdioi_errinfo_t e = {FWDIO_EINVAL, f->rank, 0, (int64_t)f->commit.b[0].offset,
-                              FWDIOI_REASON_COMMITTERS, -1, s->committers};
+                              FWDIOI_REASON_COMMITTERS, -1, s->commit.committers};
         if (s->local_error.status == FWDIO_OK)
             s->local_error = e;
     }
     s->phase = FWDIOI_PHASE_SYNCING;
-    s->t_closed = fwdioi_now();
+    s->watch.t_closed = fwdioi_now();
     fwdioi_rt_lock(f->engine);
     memcpy(f->writer_bytes_agreed, f->s.expected_bytes,
            (size_t)f->plan.nwriters * sizeof *f->writer_bytes_agreed);
@@ -529,7 +529,7 @@ static void on_close_agreed(void *arg, const MPI_Status *st)
 static void start_close_agreement(fwdio_file_t *f)
 {
     fwdioi_session_t *s = &f->s;
-    if (s->check_failed) {
+    if (s->check.failed) {
         /* The ranks' plans may differ, so no further collective can be
          * trusted to match; every rank knows the status already. */
         finish_session(f, &s->open_agreed);
@@ -552,7 +552,7 @@ static void close_task(fwdioi_task_t *task)
     FWDIOI_ASSERT_PROGRESS();
     fwdio_file_t *f = (fwdio_file_t *)((char *)task - offsetof(fwdio_file_t, close_task));
     f->s.close_requested = 1;
-    f->s.t_close_called = fwdioi_now();
+    f->s.watch.t_close_called = fwdioi_now();
     if (f->s.aborted)
         finish_if_aborted(f);
     else
@@ -571,7 +571,7 @@ static void try_close(fwdio_file_t *f)
         return;
     /* A stream's bytes appended after its last step end get their offsets
      * first (steps.c; it calls here again once they have). */
-    if (!s->check_failed && !fwdioi_steps_close_scanned(f))
+    if (!s->check.failed && !fwdioi_steps_close_scanned(f))
         return;
     start_close_agreement(f);
 }
@@ -679,9 +679,9 @@ static void opened(fwdio_file_t *f)
 static void poll_from_now(fwdio_file_t *f)
 {
     FWDIOI_ASSERT_PROGRESS();
-    if (!f->s.polled) {
-        f->s.polled = 1;
-        LIST_INSERT_HEAD(&f->owner->polled, f, s.poll_link);
+    if (!f->s.links.polled) {
+        f->s.links.polled = 1;
+        LIST_INSERT_HEAD(&f->owner->polled, f, s.links.poll);
     }
 }
 
@@ -710,9 +710,9 @@ static void on_check_agreed(void *arg, const MPI_Status *st)
         return;
     fwdioi_trace_end_file(s->trace_t0, "agree check", (int64_t)f->seq);
     fwdioi_errinfo_t result;
-    fwdioi_open_check_result(s->check_out, &result);
+    fwdioi_open_check_result(s->check.out, &result);
     if (result.status != FWDIO_OK) {
-        s->check_failed = 1;
+        s->check.failed = 1;
         s->open_agreed = result;
         if (f->rank == 0 || result.call == FWDIOI_REASON_PATH_OPEN) {
             char text[512];
@@ -733,8 +733,8 @@ static void start_check_agreement(fwdio_file_t *f)
 {
     fwdioi_session_t *s = &f->s;
     s->phase = FWDIOI_PHASE_CHECKING;
-    fwdioi_open_check_pack(s->check_in, f->rank, f->check_fields, &f->open_refusal);
-    fwdioi_session_agree(f, FWDIOI_MPI_AGREE_CHECK, s->check_in, s->check_out,
+    fwdioi_open_check_pack(s->check.in, f->rank, f->check_fields, &f->open_refusal);
+    fwdioi_session_agree(f, FWDIOI_MPI_AGREE_CHECK, s->check.in, s->check.out,
                          FWDIOI_OPEN_CHECK_PAIRS, MPI_LONG_INT, MPI_MINLOC, on_check_agreed);
 }
 
@@ -805,7 +805,7 @@ static void feed_dups(struct fwdio_runtime *owner)
 {
     fwdio_file_t *f;
     while ((f = STAILQ_FIRST(&owner->dups)) && (owner->spare != MPI_COMM_NULL || owner->spare_rc)) {
-        STAILQ_REMOVE_HEAD(&owner->dups, s.dup_link);
+        STAILQ_REMOVE_HEAD(&owner->dups, s.links.dup);
         if (owner->spare_rc) {
             int rc = owner->spare_rc;
             owner->spare_rc = 0;
@@ -816,7 +816,7 @@ static void feed_dups(struct fwdio_runtime *owner)
         f->s.comm = owner->spare;
         owner->spare = MPI_COMM_NULL;
         owner->comms_held++;
-        f->s.holds_comm = 1;
+        f->s.links.holds_comm = 1;
         comm_taken(f); /* may fail the file, never the runtime */
     }
     if (owner->dup_in_flight || owner->spare != MPI_COMM_NULL || owner->spare_rc ||
@@ -849,7 +849,7 @@ static void open_task(fwdioi_task_t *task)
     FWDIOI_ASSERT_PROGRESS();
     fwdio_file_t *f = (fwdio_file_t *)((char *)task - offsetof(fwdio_file_t, open_task));
     struct fwdio_runtime *owner = f->owner;
-    LIST_INSERT_HEAD(&owner->active, f, s.active_link);
+    LIST_INSERT_HEAD(&owner->active, f, s.links.active);
     owner->opened_seq = f->seq + 1;
     fwdioi_errinfo_t why;
     if (index_file(f) != 0) {
@@ -866,7 +866,7 @@ static void open_task(fwdioi_task_t *task)
         fwdioi_outcome_abort(f, &why, 0);
         return;
     }
-    STAILQ_INSERT_TAIL(&owner->dups, f, s.dup_link);
+    STAILQ_INSERT_TAIL(&owner->dups, f, s.links.dup);
     feed_dups(owner);
 }
 
@@ -902,7 +902,7 @@ static void break_runtime(fwdio_file_t *f, const fwdioi_errinfo_t *why)
     later.call = FWDIOI_REASON_BROKEN;
     while (!STAILQ_EMPTY(&queued)) {
         fwdio_file_t *g = STAILQ_FIRST(&queued);
-        STAILQ_REMOVE_HEAD(&queued, s.dup_link);
+        STAILQ_REMOVE_HEAD(&queued, s.links.dup);
         if (g != f)
             fwdioi_outcome_abort(g, &later, 0);
     }
@@ -970,8 +970,8 @@ void fwdioi_session_init(fwdio_file_t *f)
     s->comm = MPI_COMM_NULL;
     s->fd = -1;
     s->open_local = s->open_agreed = s->local_error = s->final_agreed = FWDIOI_ERRINFO_OK;
-    s->commit_local = s->commit_agreed = s->abort_info = FWDIOI_ERRINFO_OK;
-    s->committer = -1;
+    s->commit.local = s->commit.agreed = s->abort_info = FWDIOI_ERRINFO_OK;
+    s->commit.committer = -1;
     STAILQ_INIT(&s->held);
     f->open_task.run = open_task;
     f->close_task.run = close_task;
@@ -1090,9 +1090,9 @@ int fwdioi_session_poll(void *runtime, int *active)
             owner->next_watch = now + WATCHDOG_EVERY_S;
     }
     if (watch)
-        for (fwdio_file_t *f = LIST_FIRST(&owner->active); f; f = LIST_NEXT(f, s.active_link))
+        for (fwdio_file_t *f = LIST_FIRST(&owner->active); f; f = LIST_NEXT(f, s.links.active))
             fwdioi_watchdog_check(f, now);
-    for (fwdio_file_t *f = LIST_FIRST(&owner->polled); f; f = LIST_NEXT(f, s.poll_link)) {
+    for (fwdio_file_t *f = LIST_FIRST(&owner->polled); f; f = LIST_NEXT(f, s.links.poll)) {
         if (f->reading) {
             events += poll_reads(f, &probing);
             continue;

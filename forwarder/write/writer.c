@@ -406,7 +406,7 @@ void fwdioi_writer_check_drained(fwdio_file_t *f)
     job->fd = s->fd;
     job->write_failed = &w->write_failed;
     /* a commit follows durable data; the node-local tier's complete means durable */
-    job->durable = f->opts.durable || s->committers > 0 || fwdioi_local_defers_commit(f);
+    job->durable = f->opts.durable || s->commit.committers > 0 || fwdioi_local_defers_commit(f);
     s->io_pending++;
     fwdioi_rt_io_submit(f->engine, &job->io);
 }
@@ -656,7 +656,7 @@ static void make_room(struct fwdio_runtime *o, uint64_t need)
     while (fwdioi_wbudget_short(&o->wbuf, need)) {
         fwdio_file_t *best = NULL;
         uint64_t best_bytes = 0;
-        for (fwdio_file_t *f = LIST_FIRST(&o->active); f; f = LIST_NEXT(f, s.active_link)) {
+        for (fwdio_file_t *f = LIST_FIRST(&o->active); f; f = LIST_NEXT(f, s.links.active)) {
             if (!writer_of(f) || fwdioi_file_before_open(f))
                 continue;
             uint64_t b = fwdioi_assembly_fullest_pending(&writer_of(f)->assembly);

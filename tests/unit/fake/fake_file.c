@@ -36,5 +36,5 @@ void fake_file_init(fwdio_file_t *f, struct fwdio_runtime *owner, char *path,
         calloc((size_t)shape->nwriters + FWDIOI_CLOSE_EXTRA, sizeof *s->expected_bytes);
     if (!s->expected_bytes)
         abort();
-    LIST_INSERT_HEAD(&owner->active, f, s.active_link);
+    LIST_INSERT_HEAD(&owner->active, f, s.links.active);
 }

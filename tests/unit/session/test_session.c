@@ -124,7 +124,7 @@ static void file_init(world_t *w, fwdio_file_t *f, char *path, int *writer_ranks
     fake_file_shape_t shape = {1 << 20, 1 << 16, 1 << 16, NRANKS, NWRITERS, ME,
                                FWDIO_LAYOUT_CYCLIC};
     fake_file_init(f, &w->o, path, &shape, writer_ranks);
-    LIST_REMOVE(f, s.active_link); /* the session's open task puts it there */
+    LIST_REMOVE(f, s.links.active); /* the session's open task puts it there */
     f->role = &test_role;
     f->seq = seq;
     f->path_key = path;
@@ -324,7 +324,7 @@ static void test_phases_in_order(void)
     answer_close(mine, other);
     CHECK(f->s.phase == FWDIOI_PHASE_SYNCING && !strcmp(w.events, "oRc"));
     CHECK(f->writer_bytes_agreed[0] == 340 && f->writer_bytes_agreed[1] == 502);
-    CHECK(f->s.committer == -1 && fake_comm_started() == 0);
+    CHECK(f->s.commit.committer == -1 && fake_comm_started() == 0);
     fwdioi_outcome_data_done(f); /* the writer drained, wrote and synced */
     CHECK(f->s.phase == FWDIOI_PHASE_SYNCING && f->s.final_started);
     answer_status(OK);
@@ -375,7 +375,7 @@ static void test_check_disagrees(void)
     memcpy(other, f->check_fields, sizeof other);
     other[FWDIOI_FIELD_SIZE] -= 1; /* rank 0's is the smaller */
     answer_check(other);
-    CHECK(f->s.check_failed && w.ready == 1 && w.ready_status == FWDIO_EINVAL);
+    CHECK(f->s.check.failed && w.ready == 1 && w.ready_status == FWDIO_EINVAL);
     CHECK(f->s.open_agreed.other_rank == ME || f->s.open_agreed.rank == OTHER);
     CHECK(f->failed_known && f->known_error.status == FWDIO_EINVAL);
     CHECK(fake_comm_started() == 0 && w.complete == 0);
