@@ -25,7 +25,6 @@
 
 #include "session/outcome.h"
 #include "session/relay_tree.h"
-#include "local/local_tier.h"
 #include "log.h"
 
 #include <stdlib.h>
@@ -177,7 +176,8 @@ static void on_abort_received(void *arg, const MPI_Status *st)
         int new_here = 1;
         if (a->msg[ABORT_INTS - 1]) {
             /* a drain: the file's session may still be running here */
-            if (!fwdioi_local_drain_abort_heard(o, seq, &why) &&
+            if (!(o->session_ops->drain_abort_heard &&
+                  o->session_ops->drain_abort_heard(o, seq, &why)) &&
                 (f || seq >= o->opened_seq))
                 new_here = keep_pending(o, seq, &why, 1);
             /* else: its drain took it, or is over here already */

@@ -9,7 +9,6 @@
  */
 #include "session/outcome.h"
 
-#include "local/local_life.h"
 #include "log.h"
 
 static const fwdioi_session_ops_t *ops_of(const fwdio_file_t *f)
@@ -103,7 +102,8 @@ void fwdioi_outcome_publish_error_locked(fwdio_file_t *f, const fwdioi_errinfo_t
         f->known_error = *e;
         fwdioi_rt_broadcast(f->engine); /* writes waiting for staging room give up */
         char local[4096]; /* the node-local tier: the writers wrote local files */
-        const char *written = fwdioi_local_error_path(f, e, local, sizeof local);
+        const char *written =
+            ops_of(f)->error_path ? ops_of(f)->error_path(f, e, local, sizeof local) : NULL;
         fwdioi_errinfo_format(e, f->path, written ? written : f->write_path, f->error_text,
                               sizeof f->error_text);
     }

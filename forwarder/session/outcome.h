@@ -41,6 +41,15 @@ typedef struct fwdioi_session_ops {
     void (*read_check_done)(fwdio_file_t *f);
     /** A step ended or was agreed: start the close agreement if it waits. */
     void (*try_close)(fwdio_file_t *f);
+    /** Where the bytes of a failure `e` were written when not at the
+     *  file's write path (the node-local tier's local file: its name into
+     *  `buf`), else NULL; NULL itself: always the write path. */
+    const char *(*error_path)(const fwdio_file_t *f, const fwdioi_errinfo_t *e, char *buf,
+                              size_t len);
+    /** Another rank announced that the drain of the file `seq` aborted
+     *  (a file of the node-local tier): 1 if a drain here took it, 0 if
+     *  no drain of that file runs here (yet). */
+    int (*drain_abort_heard)(struct fwdio_runtime *o, uint64_t seq, const fwdioi_errinfo_t *why);
 } fwdioi_session_ops_t;
 
 /** Abort the file with `why` (an MPI failure, no memory, a broken rule;

@@ -1131,4 +1131,6 @@ const fwdioi_session_ops_t fwdioi_session_ops = {
     .step_data_done = fwdioi_steps_data_done,
     .read_check_done = read_check_done,
     .try_close = try_close,
+    .error_path = fwdioi_local_error_path,
+    .drain_abort_heard = fwdioi_local_drain_abort_heard,
 };

@@ -270,13 +270,3 @@ int main(void)
     return unit_result("test_outcome");
 }
 
-/* The node-local tier (local/local_life.h): this file has none. */
-const char *fwdioi_local_error_path(const fwdio_file_t *f, const fwdioi_errinfo_t *e, char *buf,
-                                    size_t cap)
-{
-    (void)f;
-    (void)e;
-    (void)buf;
-    (void)cap;
-    return NULL;
-}

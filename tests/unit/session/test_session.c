@@ -700,6 +700,15 @@ void fwdioi_local_abort_heard(fwdio_file_t *f, const fwdioi_errinfo_t *why)
     (void)why;
     CHECK(!"no drain here");
 }
+int fwdioi_local_drain_abort_heard(struct fwdio_runtime *o, uint64_t seq,
+                                   const fwdioi_errinfo_t *why)
+{
+    (void)o;
+    (void)seq;
+    (void)why;
+    CHECK(!"no drain here");
+    return 0;
+}
 
 const char *fwdioi_local_error_path(const fwdio_file_t *f, const fwdioi_errinfo_t *e, char *buf,
                                     size_t len)
