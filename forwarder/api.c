@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The public API: argument checks, the application side of each call, and the
  * hand-over to the progress thread. */
-#include "session/abort.h"
+#include "agreement/abort.h"
 #include "stream/appends.h"
 #include "write/combine.h"
 #include "config.h"

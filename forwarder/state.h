@@ -10,10 +10,10 @@
 #ifndef FWDIOI_STATE_H
 #define FWDIOI_STATE_H
 
-#include "session/agree.h"
-#include "session/commit_set.h"
+#include "agreement/agree.h"
+#include "storage/commit_set.h"
 #include "node/node_area.h"
-#include "session/open_check.h"
+#include "agreement/open_check.h"
 
 #include <stdatomic.h>
 #include "plan/plan.h"
@@ -225,7 +225,7 @@ typedef struct fwdioi_watch {
     double start;          /* since when */
 } fwdioi_watch_t;
 
-/* The status agreement in flight (session/agreements.c,
+/* The status agreement in flight (agreement/agreements.c,
  * fwdioi_session_agree_status; one at a time: open, each step's status and
  * commit, final, commit follow one another): this rank's errinfo packed, the
  * reduced pairs, where the agreed errinfo goes and who is called then. */
@@ -259,7 +259,7 @@ typedef struct fwdioi_commit_state {
     fwdioi_errinfo_t local, agreed;
 } fwdioi_commit_state_t;
 
-/* The open check (session/open_check.c, session.c): every rank's path, size
+/* The open check (agreement/open_check.c, session.c): every rank's path, size
  * and options reduced, and whether they disagreed. */
 typedef struct fwdioi_open_check_state {
     fwdioi_agree_pair_t in[FWDIOI_OPEN_CHECK_PAIRS], out[FWDIOI_OPEN_CHECK_PAIRS];
@@ -350,7 +350,7 @@ struct fwdio_runtime {
     /* the runtime layer's engine (runtime/runtime.h): progress and I/O
      * threads, the lock, tasks, tracked requests, callback delivery */
     fwdioi_engine_t *engine;
-    /* what the session does with the roles' reports (session/outcome.h;
+    /* what the session does with the roles' reports (agreement/outcome.h;
      * fixed after init) */
     const struct fwdioi_session_ops *session_ops;
     MPI_Comm app_comm; /* a duplicate of fwdio_init's communicator for the collectives of

@@ -8,8 +8,8 @@
 #include "local/local_state.h"
 #include "log.h"
 #include "plan/plan.h"
-#include "session/agreements.h"
-#include "session/outcome.h"
+#include "agreement/agreements.h"
+#include "agreement/outcome.h"
 #include "storage/storage.h"
 #include "storage/sysio.h"
 

@@ -13,7 +13,7 @@
 #include "log.h"
 #include "node/node_area.h"
 #include "plan/topology.h"
-#include "session/open_check.h"
+#include "agreement/open_check.h"
 #include "storage/storage.h"
 #include "storage/sysio.h"
 

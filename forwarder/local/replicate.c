@@ -33,8 +33,8 @@
 #include "local/local_life.h"
 #include "local/drain_io.h"
 #include "log.h"
-#include "session/agreements.h"
-#include "session/outcome.h"
+#include "agreement/agreements.h"
+#include "agreement/outcome.h"
 #include "storage/storage.h"
 #include "storage/sysio.h"
 

@@ -5,7 +5,7 @@
 #include "log.h"
 #include "write/message.h"
 #include "write/send_done.h"
-#include "session/outcome.h"
+#include "agreement/outcome.h"
 #include "trace.h"
 #include "write/writer.h"
 

@@ -5,7 +5,7 @@
 #include "log.h"
 #include "plan/plan.h"
 #include "read/read_wire.h"
-#include "session/outcome.h"
+#include "agreement/outcome.h"
 #include "storage/storage.h"
 #include "trace.h"
 #include "write/budget.h"

@@ -5,7 +5,7 @@
 #include "plan/plan.h"
 #include "ranges.h"
 #include "read/reader.h"
-#include "session/outcome.h"
+#include "agreement/outcome.h"
 #include "trace.h"
 
 #include <stdlib.h>

@@ -35,9 +35,9 @@
  */
 #include "session/session.h"
 
-#include "session/abort.h"
-#include "session/agreements.h"
-#include "session/outcome.h"
+#include "agreement/abort.h"
+#include "agreement/agreements.h"
+#include "agreement/outcome.h"
 #include "session/file_life.h"
 #include "local/local_life.h"
 #include "local/local_restart.h"

@@ -11,8 +11,8 @@
 #include "log.h"
 #include "write/message.h"
 #include "write/sender.h"
-#include "session/agreements.h"
-#include "session/outcome.h"
+#include "agreement/agreements.h"
+#include "agreement/outcome.h"
 #include "storage/storage.h"
 #include "write/writer.h"
 

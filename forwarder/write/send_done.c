@@ -3,7 +3,7 @@
  * data path, which both end messages here. */
 #include "write/send_done.h"
 
-#include "session/outcome.h"
+#include "agreement/outcome.h"
 #include "trace.h"
 #include "write/message.h"
 

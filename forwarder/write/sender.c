@@ -11,7 +11,7 @@
 
 #include "log.h"
 #include "write/message.h"
-#include "session/outcome.h"
+#include "agreement/outcome.h"
 #include "node/shared_path.h"
 #include "write/staging.h"
 #include "stream/stream.h"

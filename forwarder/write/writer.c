@@ -14,7 +14,7 @@
 #include "write/budget.h"
 #include "write/message.h"
 #include "read/reader.h"
-#include "session/outcome.h"
+#include "agreement/outcome.h"
 #include "stream/stream.h"
 #include "storage/storage.h"
 #include "trace.h"

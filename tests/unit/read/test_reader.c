@@ -22,7 +22,7 @@
 
 #include "read/read_wire.h"
 #include "read/reader.h"
-#include "session/outcome.h"
+#include "agreement/outcome.h"
 #include "state.h"
 #include "storage/storage.h"
 

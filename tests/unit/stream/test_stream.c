@@ -30,8 +30,8 @@
 
 #include "node/area_heap.h"
 #include "node/node_area.h"
-#include "session/agreements.h"
-#include "session/outcome.h"
+#include "agreement/agreements.h"
+#include "agreement/outcome.h"
 #include "state.h"
 #include "storage/storage.h"
 #include "stream/appends.h"

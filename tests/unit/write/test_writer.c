@@ -25,7 +25,7 @@
 #include "node/area_heap.h"
 #include "node/shared_path.h"
 #include "read/reader.h"
-#include "session/outcome.h"
+#include "agreement/outcome.h"
 #include "state.h"
 #include "storage/storage.h"
 #include "stream/steps.h"

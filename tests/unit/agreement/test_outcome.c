@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The outcome module (session/outcome.c) against the fake runtime seam: the
+ * The outcome module (agreement/outcome.c) against the fake runtime seam: the
  * first error a file sees is the one it keeps, with its detail; a later
  * abort, or one after the file is done, does not reach the session; another
  * rank's abort is heard once; a failure is published once, and the error text is
@@ -13,7 +13,7 @@
 #include "fake_runtime.h"
 #include "unit_check.h"
 
-#include "session/outcome.h"
+#include "agreement/outcome.h"
 #include "state.h"
 
 #include <stdlib.h>

@@ -21,10 +21,10 @@
  *
  * Everything here runs on the progress thread.
  */
-#include "session/abort.h"
+#include "agreement/abort.h"
 
-#include "session/outcome.h"
-#include "session/relay_tree.h"
+#include "agreement/outcome.h"
+#include "agreement/relay_tree.h"
 #include "log.h"
 
 #include <stdlib.h>

@@ -7,7 +7,7 @@
  * reaches the session's table if it is the first), how a failure becomes
  * visible to the application, and how an MPI failure is logged.
  */
-#include "session/outcome.h"
+#include "agreement/outcome.h"
 
 #include "log.h"
 

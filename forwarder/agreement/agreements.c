@@ -5,9 +5,9 @@
  * (outcome.h). The session's phases and a stream's steps start them; what
  * they reduce is theirs (agree.h: the status pairs; open_check.h).
  */
-#include "session/agreements.h"
+#include "agreement/agreements.h"
 
-#include "session/outcome.h"
+#include "agreement/outcome.h"
 #include "trace.h"
 
 #include <assert.h>
