@@ -19,14 +19,22 @@
  * each rank its share in 8 MiB reads, every byte checked: fwdio_open_read
  * with local_dir (the restart from the local copies), fwdio_open_read of the
  * target, and MPI_File_read_at_all of the target.
+ *
+ * At the end every rank removes the tier's copies of the file that the tier
+ * keeps for restarts (its drained copies and their version records, named
+ * "<file name>.<hash>.w<writer>.fwdio-local[.ver]") from its local
+ * directory, and the directory if that leaves it empty, so that runs do
+ * not leave them in /dev/shm.
  */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime, pread */
 
 #include "cli.h"
 #include "fwdio.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <fnmatch.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -317,6 +325,48 @@ static int write_once(fwdio_runtime_t *rt, const struct opts *o, const char *pat
     return rc != FWDIO_OK ? rc : closed != FWDIO_OK ? closed : status != FWDIO_OK ? status : drained;
 }
 
+/* `pattern` with "%h" as this host's name and "%%" as '%' (as local_dir is
+ * read); 0, or -1 when it does not fit. */
+static int expand_local(const char *pattern, char *out, size_t len)
+{
+    char host[256];
+    if (gethostname(host, sizeof host) != 0)
+        return -1;
+    host[sizeof host - 1] = '\0';
+    size_t n = 0;
+    for (const char *p = pattern; *p; p++) {
+        const char *add = p[0] == '%' && p[1] == 'h' ? host : p[0] == '%' && p[1] == '%' ? "%" : NULL;
+        size_t k = add ? strlen(add) : 1;
+        if (n + k >= len)
+            return -1;
+        memcpy(out + n, add ? add : p, k);
+        n += k;
+        p += add != NULL;
+    }
+    out[n] = '\0';
+    return 0;
+}
+
+/* Remove the tier's kept copies of `path` from this rank's local directory
+ * (every rank of a host tries; one succeeds). */
+static void remove_kept_copies(const char *local, const char *path)
+{
+    char dir[4096], glob[512], file[8192];
+    const char *name = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+    if (expand_local(local, dir, sizeof dir) != 0 ||
+        (size_t)snprintf(glob, sizeof glob, "%s.*.w*.fwdio-local*", name) >= sizeof glob)
+        return;
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    for (struct dirent *e; (e = readdir(d));)
+        if (fnmatch(glob, e->d_name, 0) == 0 &&
+            (size_t)snprintf(file, sizeof file, "%s/%s", dir, e->d_name) < sizeof file)
+            (void)unlink(file);
+    closedir(d);
+    (void)rmdir(dir); /* only if nothing else is in it */
+}
+
 int main(int argc, char **argv)
 {
     int provided, rank, nranks;
@@ -401,6 +451,7 @@ int main(int argc, char **argv)
     if (csv)
         fclose(csv);
     fwdio_finalize(rt);
+    remove_kept_copies(o.local, path);
     MPI_Finalize();
     return bad ? 1 : 0;
 }
