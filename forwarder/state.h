@@ -266,6 +266,24 @@ typedef struct fwdioi_open_check_state {
     int failed; /* ranks disagree: no storage, no further agreement */
 } fwdioi_open_check_state_t;
 
+/* A file's outcome (agreement/outcome.c keeps the first error; the
+ * agreements fill in what the ranks agreed). */
+typedef struct fwdioi_outcome_state {
+    /* An MPI call failed here, or another rank said one failed there: the
+     * file's collectives are given up; it completes with abort_info once its
+     * own sends, receives and storage jobs are done. */
+    int aborted;
+    fwdioi_errinfo_t abort_info;
+    /* An agreement of the file was in flight when it aborted: the other
+     * ranks' parts of it may still run (Open MPI's libnbc progresses what it
+     * can among the ranks that joined), reading the file's communicator and
+     * writing into its buffers, so neither is ever freed (file_life.c). */
+    int abandoned;
+    fwdioi_errinfo_t open_local, open_agreed;
+    fwdioi_errinfo_t local_error; /* first error this rank saw after open */
+    fwdioi_errinfo_t final_agreed;
+} fwdioi_outcome_state_t;
+
 /* Progress-thread state of one file: what every role needs (phase,
  * communicator, agreements, outcome), the modules' own parts as groups, and
  * the roles' private state behind pointers. */
@@ -292,19 +310,7 @@ typedef struct fwdioi_session {
     fwdioi_open_check_state_t check;
     fwdioi_status_agreement_t status;
     int ready_delivered;
-    /* An MPI call failed here, or another rank said one failed there: the
-     * file's collectives are given up; it completes with abort_info once its
-     * own sends, receives and storage jobs are done. */
-    int aborted;
-    fwdioi_errinfo_t abort_info;
-    /* An agreement of the file was in flight when it aborted: the other
-     * ranks' parts of it may still run (Open MPI's libnbc progresses what it
-     * can among the ranks that joined), reading the file's communicator and
-     * writing into its buffers, so neither is ever freed (file_life.c). */
-    int abandoned;
-    fwdioi_errinfo_t open_local, open_agreed;
-    fwdioi_errinfo_t local_error; /* first error this rank saw after open */
-    fwdioi_errinfo_t final_agreed;
+    fwdioi_outcome_state_t outcome;
     fwdioi_session_links_t links;
     uint64_t trace_t0; /* start of the collective in flight (trace.h) */
 

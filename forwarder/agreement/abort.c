@@ -182,7 +182,7 @@ static void on_abort_received(void *arg, const MPI_Status *st)
                 new_here = keep_pending(o, seq, &why, 1);
             /* else: its drain took it, or is over here already */
         } else if (f) {
-            new_here = !f->s.aborted; /* aborted: told its neighbours then */
+            new_here = !f->s.outcome.aborted; /* aborted: told its neighbours then */
             fwdioi_outcome_abort_heard(f, &why, &steps);
         } else if (seq >= o->opened_seq)
             new_here = keep_pending(o, seq, &why, 0);

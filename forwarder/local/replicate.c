@@ -317,7 +317,7 @@ static void job_done(fwdioi_io_job_t *io)
     }
     f->s.io_pending--;
     free(j);
-    if (f->s.aborted) {
+    if (f->s.outcome.aborted) {
         if (step == OUT_READ)
             r->out_fd = fd;
         else

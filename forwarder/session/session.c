@@ -96,7 +96,7 @@ static void run_ready(fwdioi_call_t *call)
     fwdio_file_t *f = (fwdio_file_t *)((char *)call - offsetof(fwdio_file_t, ready_call));
     uint64_t t_trace = fwdioi_trace_begin();
     if (f->cbs.ready)
-        f->cbs.ready(f, (int)f->s.open_agreed.status, f->cbs.user);
+        f->cbs.ready(f, (int)f->s.outcome.open_agreed.status, f->cbs.user);
     fwdioi_trace_end_file(t_trace, "ready callback", (int64_t)f->seq);
     fwdioi_rt_lock(f->engine);
     f->ready_returned = 1;
@@ -298,9 +298,9 @@ static void finish_session(fwdio_file_t *f, const fwdioi_errinfo_t *result)
             fwdioi_local_abort_heard(f, &why); /* another rank's drain failed first */
     }
     if (s->comm != MPI_COMM_NULL) {
-        if (s->aborted && (f->my_writer >= 0 || f->reading))
-            fwdioi_zombie_add(f->owner, s->comm, s->abandoned); /* late data (or answers) */
-        else if (!s->abandoned) /* else left to MPI, as the agreement given up */
+        if (s->outcome.aborted && (f->my_writer >= 0 || f->reading))
+            fwdioi_zombie_add(f->owner, s->comm, s->outcome.abandoned); /* late data (or answers) */
+        else if (!s->outcome.abandoned) /* else left to MPI, as the agreement given up */
             fwdioi_log_mpi_failure(MPI_Comm_free(&s->comm), "MPI_Comm_free (file)");
         s->comm = MPI_COMM_NULL;
     }
@@ -327,7 +327,7 @@ static void finish_session(fwdio_file_t *f, const fwdioi_errinfo_t *result)
 /* The status before the commit: the open's if it failed, else the final one. */
 static const fwdioi_errinfo_t *data_result(const fwdio_file_t *f)
 {
-    return f->s.open_agreed.status != FWDIO_OK ? &f->s.open_agreed : &f->s.final_agreed;
+    return f->s.outcome.open_agreed.status != FWDIO_OK ? &f->s.outcome.open_agreed : &f->s.outcome.final_agreed;
 }
 
 static void on_commit_agreed(void *arg, const MPI_Status *st)
@@ -351,7 +351,7 @@ static void start_commit_agreement(fwdio_file_t *f)
 static int may_finish_aborted(const fwdio_file_t *f)
 {
     const fwdioi_session_t *s = &f->s;
-    return s->aborted && s->phase != FWDIOI_PHASE_DONE && s->phase != FWDIOI_PHASE_DUP &&
+    return s->outcome.aborted && s->phase != FWDIOI_PHASE_DONE && s->phase != FWDIOI_PHASE_DUP &&
            s->close_requested && s->sends_pending == 0 && s->recvs_pending == 0 &&
            s->io_pending == 0 && (!f->role->waiting_len || f->role->waiting_len(f) < 0);
 }
@@ -362,7 +362,7 @@ static void finish_task(fwdioi_task_t *task)
     fwdio_file_t *f = (fwdio_file_t *)((char *)task - offsetof(fwdio_file_t, finish_task));
     f->s.finish_queued = 0;
     if (may_finish_aborted(f))
-        finish_session(f, &f->s.abort_info);
+        finish_session(f, &f->s.outcome.abort_info);
 }
 
 /* An aborted file completes once nothing of its own is in flight: from a
@@ -389,7 +389,7 @@ static void on_commit_done(fwdioi_storage_job_t *job)
                                 job->err_offset, job->err_call);
     f->s.io_pending--;
     fwdioi_storage_job_free(job);
-    if (f->s.aborted)
+    if (f->s.outcome.aborted)
         finish_if_aborted(f);
     else
         start_commit_agreement(f);
@@ -431,7 +431,7 @@ static void start_commit(fwdio_file_t *f)
 static void copies_done(fwdio_file_t *f, const fwdioi_errinfo_t *copies)
 {
     FWDIOI_ASSERT_PROGRESS();
-    if (f->s.aborted) {
+    if (f->s.outcome.aborted) {
         finish_if_aborted(f);
         return;
     }
@@ -463,7 +463,7 @@ static void data_done(fwdio_file_t *f)
 {
     FWDIOI_ASSERT_PROGRESS();
     fwdioi_session_t *s = &f->s;
-    if (s->aborted) {
+    if (s->outcome.aborted) {
         finish_if_aborted(f);
         return;
     }
@@ -472,7 +472,7 @@ static void data_done(fwdio_file_t *f)
         return;
     s->final_started = 1;
     s->phase = FWDIOI_PHASE_SYNCING;
-    fwdioi_session_agree_status(f, FWDIOI_MPI_AGREE_FINAL, &s->local_error, &s->final_agreed,
+    fwdioi_session_agree_status(f, FWDIOI_MPI_AGREE_FINAL, &s->outcome.local_error, &s->outcome.final_agreed,
                                 on_final_agreed);
 }
 
@@ -504,8 +504,8 @@ static void on_close_agreed(void *arg, const MPI_Status *st)
                    f->rank, f->path, s->commit.committers);
         fwdioi_errinfo_t e = {FWDIO_EINVAL, f->rank, 0, (int64_t)f->commit.b[0].offset,
                               FWDIOI_REASON_COMMITTERS, -1, s->commit.committers};
-        if (s->local_error.status == FWDIO_OK)
-            s->local_error = e;
+        if (s->outcome.local_error.status == FWDIO_OK)
+            s->outcome.local_error = e;
     }
     s->phase = FWDIOI_PHASE_SYNCING;
     s->watch.t_closed = fwdioi_now();
@@ -532,7 +532,7 @@ static void start_close_agreement(fwdio_file_t *f)
     if (s->check.failed) {
         /* The ranks' plans may differ, so no further collective can be
          * trusted to match; every rank knows the status already. */
-        finish_session(f, &s->open_agreed);
+        finish_session(f, &s->outcome.open_agreed);
         return;
     }
     s->phase = FWDIOI_PHASE_CLOSING;
@@ -553,7 +553,7 @@ static void close_task(fwdioi_task_t *task)
     fwdio_file_t *f = (fwdio_file_t *)((char *)task - offsetof(fwdio_file_t, close_task));
     f->s.close_requested = 1;
     f->s.watch.t_close_called = fwdioi_now();
-    if (f->s.aborted)
+    if (f->s.outcome.aborted)
         finish_if_aborted(f);
     else
         try_close(f);
@@ -566,7 +566,7 @@ static void try_close(fwdio_file_t *f)
 {
     FWDIOI_ASSERT_PROGRESS();
     fwdioi_session_t *s = &f->s;
-    if (!s->close_requested || s->aborted || s->phase != FWDIOI_PHASE_OPEN ||
+    if (!s->close_requested || s->outcome.aborted || s->phase != FWDIOI_PHASE_OPEN ||
         fwdioi_steps_pending(f))
         return;
     /* A stream's bytes appended after its last step end get their offsets
@@ -608,14 +608,14 @@ static void drop_held(fwdio_file_t *f, int status)
 static void read_size_decided(fwdio_file_t *f)
 {
     fwdioi_session_t *s = &f->s;
-    if (s->open_agreed.status != FWDIO_OK)
+    if (s->outcome.open_agreed.status != FWDIO_OK)
         return;
-    uint64_t size = (uint64_t)s->open_agreed.offset;
-    uint64_t smallest = (uint64_t)-s->open_agreed.other_value;
+    uint64_t size = (uint64_t)s->outcome.open_agreed.offset;
+    uint64_t smallest = (uint64_t)-s->outcome.open_agreed.other_value;
     if (size != smallest) {
-        s->open_agreed = (fwdioi_errinfo_t){FWDIO_EOPEN, -1, 0, (int64_t)size,
+        s->outcome.open_agreed = (fwdioi_errinfo_t){FWDIO_EOPEN, -1, 0, (int64_t)size,
                                             FWDIOI_REASON_READ_SIZES, -1, (int64_t)smallest};
-        fwdioi_outcome_publish_error(f, &s->open_agreed);
+        fwdioi_outcome_publish_error(f, &s->outcome.open_agreed);
         return;
     }
     fwdioi_rt_lock(f->engine);
@@ -631,9 +631,9 @@ static void open_decided(fwdio_file_t *f)
 {
     fwdioi_session_t *s = &f->s;
     s->phase = FWDIOI_PHASE_OPEN;
-    if (s->open_agreed.status != FWDIO_OK) {
-        fwdioi_outcome_publish_error(f, &s->open_agreed);
-        drop_held(f, (int)s->open_agreed.status);
+    if (s->outcome.open_agreed.status != FWDIO_OK) {
+        fwdioi_outcome_publish_error(f, &s->outcome.open_agreed);
+        drop_held(f, (int)s->outcome.open_agreed.status);
     }
     fwdioi_sender_release_held(f);
     if (f->reading)
@@ -658,7 +658,7 @@ static void start_open_agreement(fwdio_file_t *f)
 {
     fwdioi_session_t *s = &f->s;
     s->phase = FWDIOI_PHASE_OPENING;
-    fwdioi_session_agree_status(f, FWDIOI_MPI_AGREE_OPEN, &s->open_local, &s->open_agreed,
+    fwdioi_session_agree_status(f, FWDIOI_MPI_AGREE_OPEN, &s->outcome.open_local, &s->outcome.open_agreed,
                                 on_open_agreed);
 }
 
@@ -713,7 +713,7 @@ static void on_check_agreed(void *arg, const MPI_Status *st)
     fwdioi_open_check_result(s->check.out, &result);
     if (result.status != FWDIO_OK) {
         s->check.failed = 1;
-        s->open_agreed = result;
+        s->outcome.open_agreed = result;
         if (f->rank == 0 || result.call == FWDIOI_REASON_PATH_OPEN) {
             char text[512];
             fwdioi_errinfo_format(&result, f->path, f->write_path, text, sizeof text);
@@ -784,7 +784,7 @@ static void on_dup_done(void *arg, const MPI_Status *st)
 /* f took its communicator: on to the open check. */
 static void comm_taken(fwdio_file_t *f)
 {
-    if (f->s.aborted) { /* another rank failed after its duplication */
+    if (f->s.outcome.aborted) { /* another rank failed after its duplication */
         fwdioi_log_mpi_failure(MPI_Comm_free(&f->s.comm), "MPI_Comm_free (file)");
         f->s.phase = FWDIOI_PHASE_CHECKING;
         finish_if_aborted(f);
@@ -928,7 +928,7 @@ static void on_aborted(fwdio_file_t *f, const fwdioi_errinfo_t *why, int notify)
         s->comm = MPI_COMM_NULL; /* a duplicate that was never finished: left to MPI */
     } else if (s->phase != FWDIOI_PHASE_DUP) {
         if (fwdioi_rt_forget(f->engine, f) > 0)
-            s->abandoned = 1; /* its buffers and communicator stay MPI's */
+            s->outcome.abandoned = 1; /* its buffers and communicator stay MPI's */
     }
     /* else: another rank failed later on; this rank's duplication still has
      * to match theirs, and completes the file when it is done (comm_taken) */
@@ -944,7 +944,7 @@ static void on_aborted(fwdio_file_t *f, const fwdioi_errinfo_t *why, int notify)
     if (f->my_writer >= 0 && f->role->drop_deferred)
         f->role->drop_deferred(f); /* dropped: the file failed */
     if (s->phase < FWDIOI_PHASE_OPEN)
-        s->open_agreed = *why; /* what ready reports */
+        s->outcome.open_agreed = *why; /* what ready reports */
     deliver_ready(f);
     if (f->reading)
         fwdioi_requester_abort(f); /* their callbacks after ready */
@@ -969,8 +969,8 @@ void fwdioi_session_init(fwdio_file_t *f)
     s->phase = FWDIOI_PHASE_DUP;
     s->comm = MPI_COMM_NULL;
     s->fd = -1;
-    s->open_local = s->open_agreed = s->local_error = s->final_agreed = FWDIOI_ERRINFO_OK;
-    s->commit.local = s->commit.agreed = s->abort_info = FWDIOI_ERRINFO_OK;
+    s->outcome.open_local = s->outcome.open_agreed = s->outcome.local_error = s->outcome.final_agreed = FWDIOI_ERRINFO_OK;
+    s->commit.local = s->commit.agreed = s->outcome.abort_info = FWDIOI_ERRINFO_OK;
     s->commit.committer = -1;
     STAILQ_INIT(&s->held);
     f->open_task.run = open_task;
@@ -998,7 +998,7 @@ void fwdioi_session_free(fwdio_file_t *f)
  * and once the close is under way or the file aborted, probe regardless. */
 static int mpi_may_bring_data(const struct fwdio_runtime *o, const fwdio_file_t *f)
 {
-    return o->mpi_senders || f->role->may_receive(f) || f->s.aborted ||
+    return o->mpi_senders || f->role->may_receive(f) || f->s.outcome.aborted ||
            f->s.phase >= FWDIOI_PHASE_CLOSING;
 }
 
@@ -1009,9 +1009,9 @@ static int poll_reads(fwdio_file_t *f, int *probing)
 {
     fwdioi_session_t *s = &f->s;
     if (s->phase < FWDIOI_PHASE_OPEN || s->phase == FWDIOI_PHASE_DONE ||
-        (!s->aborted && s->open_agreed.status != FWDIO_OK))
+        (!s->outcome.aborted && s->outcome.open_agreed.status != FWDIO_OK))
         return 0;
-    if (s->aborted) {
+    if (s->outcome.aborted) {
         /* Receives posted into the application's buffers complete; the
          * rest (answers, their bytes, requests) is dropped as it comes,
          * here and once the file is done (a zombie), so no sender waits. */
@@ -1037,7 +1037,7 @@ static void read_check_done(fwdio_file_t *f)
 {
     FWDIOI_ASSERT_PROGRESS();
     fwdioi_session_t *s = &f->s;
-    if (s->aborted) {
+    if (s->outcome.aborted) {
         finish_if_aborted(f);
         return;
     }
@@ -1097,9 +1097,9 @@ int fwdioi_session_poll(void *runtime, int *active)
             events += poll_reads(f, &probing);
             continue;
         }
-        int receiving = f->s.aborted ? f->s.phase >= FWDIOI_PHASE_OPENING
+        int receiving = f->s.outcome.aborted ? f->s.phase >= FWDIOI_PHASE_OPENING
                                      : f->s.phase >= FWDIOI_PHASE_OPEN && !f->s.finishing &&
-                                           f->s.open_agreed.status == FWDIO_OK;
+                                           f->s.outcome.open_agreed.status == FWDIO_OK;
         if (f->my_writer >= 0 && receiving && mpi_may_bring_data(owner, f)) {
             events += f->role->probe(f);
             probing = 1;
