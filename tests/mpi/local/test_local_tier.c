@@ -522,6 +522,17 @@ static void expect_agreed_error(fwdio_file_t *f, int status, const char *fragmen
 
 /* ---- localfail: a writer's local store fails mid-file: the file moves ---- */
 
+/* complete and drained ran with `status`, drained once. */
+static void expect_callbacks(cbs_t *c, int status)
+{
+    TC_CHECK(atomic_load(&c->complete_status) == status &&
+                 atomic_load(&c->drained_status) == status && atomic_load(&c->drained_count) == 1,
+             "callbacks: complete %s, drained %s (%d times), expected %s",
+             fwdio_strerror(atomic_load(&c->complete_status)),
+             fwdio_strerror(atomic_load(&c->drained_status)), atomic_load(&c->drained_count),
+             fwdio_strerror(status));
+}
+
 /* Read all of `path` back through the tier in `dir` (fwdio_open_read: the
  * local copies if every reader finds the newest version there, else the
  * target); whether every byte is the pattern of `seed`. */
@@ -604,11 +615,7 @@ static int local_fail_main(void)
     MPI_Bcast(&n, 1, MPI_INT, 0, MPI_COMM_WORLD);
     TC_CHECK(n == nw - 1, "%d local files at completion: the moved writer's should be gone", n);
     TC_EXPECT(fwdio_drain_wait(f), FWDIO_OK, "fwdio_drain_wait");
-    TC_CHECK(atomic_load(&c.complete_status) == FWDIO_OK &&
-                 atomic_load(&c.drained_status) == FWDIO_OK && atomic_load(&c.drained_count) == 1,
-             "callbacks: complete %s, drained %s (%d times)",
-             fwdio_strerror(atomic_load(&c.complete_status)),
-             fwdio_strerror(atomic_load(&c.drained_status)), atomic_load(&c.drained_count));
+    expect_callbacks(&c, FWDIO_OK);
     check_moved_file(rt, path, tmp, dir, 808, nw - 1);
     fwdio_file_free(f);
     TC_EXPECT(fwdio_finalize(rt), FWDIO_OK, "fwdio_finalize");
@@ -636,11 +643,7 @@ static int target_fail_main(void)
     TC_EXPECT(fwdio_close(f), FWDIO_OK, "fwdio_close");
     TC_EXPECT(fwdio_wait(f), FWDIO_EWRITE, "fwdio_wait: the local store and the target failed");
     TC_EXPECT(fwdio_drain_wait(f), FWDIO_EWRITE, "fwdio_drain_wait: the same status");
-    TC_CHECK(atomic_load(&c.complete_status) == FWDIO_EWRITE &&
-                 atomic_load(&c.drained_status) == FWDIO_EWRITE && atomic_load(&c.drained_count) == 1,
-             "callbacks: complete %s, drained %s (%d times)",
-             fwdio_strerror(atomic_load(&c.complete_status)),
-             fwdio_strerror(atomic_load(&c.drained_status)), atomic_load(&c.drained_count));
+    expect_callbacks(&c, FWDIO_EWRITE);
     /* the error is the target's pwrite, on the moved writer */
     expect_agreed_error(f, FWDIO_EWRITE, "fwdio-tmp");
     fwdio_error_info_t info;
