@@ -76,6 +76,10 @@
  * path=TEXT (only calls on a path containing TEXT; a rename matches by
  * either path). Example:
  *   FWDIO_FAULT="pwrite:enospc:nth=3:rank=1;fdatasync:eio:path=ckpt"
+ * The node-local tier's files are named "*.fwdio-local" (options.local_dir),
+ * so "pwrite:enospc:path=fwdio-local:nth=3" is a local store that fills on
+ * the third write into it (the writer's file then moves to its target), and
+ * path=fwdio-tmp reaches the temporaries of atomic_replace.
  * The delays of all firing slow rules add up; of the other firing rules the
  * first wins. Every fwdio_init replaces the rules and restarts their counts;
  * they apply to every runtime of the process. A malformed value makes
@@ -663,7 +667,26 @@ typedef struct fwdio_options {
      * (its directories too). The file is complete (fwdio_wait, fwdio_test,
      * the complete callback) once every byte and the index are durable
      * there (fdatasync, whatever `durable` says); a local store that cannot
-     * be made or written fails the file on every rank. The writers then
+     * be made fails the file on every rank. A local store that fails under
+     * a writer once its file is admitted (a pwrite, the fdatasync or the
+     * index's write on its local file fails: ENOSPC, EDQUOT, EIO, ...;
+     * another job filled the device, the free-space estimate was wrong)
+     * does not lose the file: that writer's file *moves to the target*.
+     * The writer opens the target (its temporary with atomic_replace;
+     * O_CREAT, never O_TRUNC, writer 0 sets the length), copies the units
+     * it already wrote locally there, writes the rest there too, makes it
+     * durable, and removes its local file and version record (nothing
+     * partial is left for a drain or a restart). Complete (fwdio_wait, the
+     * callback) then means: that writer's bytes durable at the target, the
+     * other writers' in their local stores, status OK on every rank; the
+     * drain copies the others' units and commits (rename, commit block) as
+     * always, so fwdio_drain_wait reports OK once every byte is at the
+     * target (at once, with nothing else to copy); a restart reads the
+     * target for that version (a writer's copy is missing locally, so no
+     * reader chooses the local copies). Only when the target fails too is
+     * the file failed (its error then names the target's call). The move is
+     * logged (FWDIO_VERBOSE); fwdio_file_stats_t has no field left for it.
+     * The writers then
      * *drain* it to `path` in the background: whole write units read back
      * and written to the target (to its temporary with atomic_replace,
      * renamed over `path` only after the drain; with durable, or a commit
@@ -673,9 +696,10 @@ typedef struct fwdio_options {
      * successful drain keeps the local files for a restart (their version
      * record, "<local file>.ver", then says drained), a failed one keeps
      * them too (the only whole copy) and with atomic_replace leaves `path`
-     * as it was; a file whose local phase failed (a local write that failed; a
-     * store without room at the open is written around, see
-     * local_capacity) leaves
+     * as it was; a file whose local phase failed (a local store that
+     * cannot be made, a failure beyond a local store's: a store without
+     * room at the open is written around, see local_capacity, and one
+     * that fails later moves the writer to the target, above) leaves
      * what its writers wrote there, named by fwdio_file_error, until the
      * next version of the path overwrites it (removing it is the later
      * eviction stage's). One file of a path at a time: a later fwdio_open of the path
@@ -724,8 +748,10 @@ typedef struct fwdio_options {
      * path instead (to its temporary with atomic_replace), made durable
      * before complete: the file still completes and drains, that writer's
      * part already at the target (the limit: a file larger than what
-     * eviction can free, or than local_capacity). Nothing waits for space
-     * in this version. Without local_capacity kept copies are bounded by
+     * eviction can free, or than local_capacity). A store that fills after
+     * the check (another program writing there) moves that writer's file
+     * to the target (see local_dir): never a lost checkpoint. Nothing waits
+     * for space in this version. Without local_capacity kept copies are bounded by
      * the free-space check only (and replaced by their path's next
      * version; every new path adds one: on /dev/shm, which is memory, set
      * local_capacity). Key local_capacity, environment
@@ -742,8 +768,17 @@ typedef struct fwdio_options {
      * in writer order, on another node; else the next rank on another
      * node), which keeps it in its own local store under the same name and
      * makes it durable; the file is complete (fwdio_wait, the complete
-     * callback) only when both copies are, and a partner copy that cannot
-     * be written fails the file on every rank. The drain then takes each
+     * callback) only when both copies are, or when a partner copy cannot
+     * be written (the partner's store is full or broken: its open, a
+     * pwrite, its index or fdatasync fails): then the partner removes the
+     * partial copy and the file completes OK with that writer's own copy
+     * alone until it is drained (the writer's copy is whole and durable:
+     * failing the file would lose a checkpoint that exists), said in the
+     * log (FWDIO_VERBOSE); the drain takes that writer's units from its own
+     * copy. A writer that cannot read its own copy back for its partner,
+     * or a partial partner copy that cannot be removed, fails the file on
+     * every rank. A writer whose file moved to the target (see local_dir)
+     * sends its partner nothing. The drain then takes each
      * writer's units from the writer's copy, or from the partner's when the
      * writer's copy is missing or damaged (its index is read back first),
      * so a node whose local store is lost after the local completion loses
@@ -1318,7 +1353,10 @@ FWDIO_API int fwdio_test(fwdio_file_t *file, int *done);
  * a failure on any writer (the target cannot be opened, a pwrite or
  * fdatasync fails, the local copy cannot be read) is every rank's status,
  * with fwdio_file_error() naming the call, rank, offset and errno, and never
- * FWDIO_OK over missing bytes. An MPI failure of one of the drain's
+ * FWDIO_OK over missing bytes. A writer whose local store failed and whose
+ * file moved to the target (options.local_dir) has nothing to drain: its
+ * bytes were at the target at completion; the drain is the other writers'
+ * and the commit (with every writer moved, it is over at once, OK). An MPI failure of one of the drain's
  * agreements on one rank ends the drain on every rank with FWDIO_EMPI
  * naming it (no rank waits for ever). A file without the tier, or one whose local
  * phase failed, is drained as soon as it is complete, with complete's

@@ -11,6 +11,7 @@
 #include "local/partner.h"
 #include "node/node_area.h"
 #include "plan/plan.h"
+#include "storage/failover.h"
 
 #include <limits.h>
 #include <stdio.h>
@@ -163,6 +164,7 @@ void fwdioi_local_free(fwdio_file_t *f)
     free(l->pattern);
     free(l->dir);
     free(l->data_path);
+    fwdioi_failover_free(l->failover);
     free(l->buf);
     for (int i = 0; i < l->nkept; i++)
         free(l->kept_paths[i]);
@@ -221,7 +223,7 @@ int fwdioi_local_copies(const fwdio_file_t *f)
 const char *fwdioi_local_error_path(const fwdio_file_t *f, const fwdioi_errinfo_t *e, char *buf,
                                     size_t len)
 {
-    if (!f->local)
+    if (!f->local || e->other_value == FWDIOI_LOCAL_AT_TARGET)
         return NULL;
     if (e->other_value == FWDIOI_LOCAL_PARTNER_COPY && e->other_rank >= 0 &&
         e->other_rank < f->plan.nwriters &&

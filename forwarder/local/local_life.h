@@ -48,7 +48,8 @@ int fwdioi_local_copies(const fwdio_file_t *f);
  * The path an error of the file's local phase is about, for its text: the
  * failing writer's local file (or, marked FWDIOI_LOCAL_PARTNER_COPY, the
  * partner copy) named with local_dir as given (the same text on every
- * rank), in `buf`; NULL for a file without the tier.
+ * rank), in `buf`; NULL for a file without the tier, and for an error
+ * marked FWDIOI_LOCAL_AT_TARGET (local_tier.h: the caller names the target).
  */
 const char *fwdioi_local_error_path(const fwdio_file_t *f, const fwdioi_errinfo_t *e, char *buf,
                                     size_t len);

@@ -20,6 +20,12 @@ struct fwdioi_local {
      * the bytes it took from the node's count (local_tier.c) */
     int direct;
     uint64_t reserved;
+    /* the writer's failover to the target when its local store fails
+     * (storage/failover.h; its jobs carry it); `went_to_target`: it did, and the
+     * writer is direct from then on (progress thread, once its last job is
+     * done) */
+    struct fwdioi_failover *failover;
+    int went_to_target;
     uint64_t created_ns; /* CLOCK_REALTIME at fwdio_open: the index's `created` */
     /* local_copies (partner.h, replicate.c): 1, or 2 with a partner copy;
      * the rank that keeps this writer's partner copy (-1: none, copies 1);
@@ -105,6 +111,8 @@ struct fwdioi_replica {
     size_t out_nruns;
     /* in: the copies this rank keeps, one at a time (in_k) */
     int in_k, in_fd, in_failed, in_done;
+    int one_copy; /* failed jobs of partner copies this rank could not write
+                     (the file completes with the writer's copy alone) */
     uint64_t in_pos, in_total, in_len;
     uint8_t *in_buf;
     size_t in_cap, in_index_len;

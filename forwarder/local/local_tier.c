@@ -71,6 +71,25 @@ static uint64_t local_file_bytes(const fwdio_file_t *f)
     return bytes;
 }
 
+/* The writer's failover to the target (storage/failover.h), which `job`
+ * opens without the tier: NULL without memory (a failing local store then
+ * fails the file, as before there was a failover). */
+static fwdioi_failover_t *new_failover(const fwdio_file_t *f, const fwdioi_storage_job_t *job)
+{
+    size_t n = 0;
+    fwdioi_local_run_t *runs = fwdioi_local_writer_runs(&f->plan, f->my_writer, &n);
+    fwdioi_range_t *ranges = runs ? malloc((n ? n : 1) * sizeof *ranges) : NULL;
+    for (size_t i = 0; ranges && i < n; i++)
+        ranges[i] = (fwdioi_range_t){runs[i].offset, runs[i].offset + runs[i].len};
+    free(runs);
+    if (!ranges)
+        return NULL;
+    char record[PATH_MAX];
+    int has_record = fwdioi_local_record_path(f->local->data_path, record, sizeof record) == 0;
+    return fwdioi_failover_new(f->local->data_path, has_record ? record : NULL, job->path,
+                               job->size, job->sets_length, ranges, n);
+}
+
 void fwdioi_local_prepare_open(fwdio_file_t *f, fwdioi_storage_job_t *job)
 {
     FWDIOI_ASSERT_PROGRESS();
@@ -123,6 +142,7 @@ void fwdioi_local_prepare_open(fwdio_file_t *f, fwdioi_storage_job_t *job)
         }
         l->reserved = bytes;
     }
+    l->failover = new_failover(f, job);
     job->fallback_path = job->path; /* the target, as the writer would open it */
     job->fallback_size = job->size;
     job->fallback_sets_length = job->sets_length;
@@ -145,6 +165,35 @@ void fwdioi_local_open_done(fwdio_file_t *f, const fwdioi_storage_job_t *job)
                (unsigned long long)job->need_free);
     fwdioi_local_space_free(f);
     l->direct = 1;
+    fwdioi_failover_free(l->failover); /* no job carries it */
+    l->failover = NULL;
+}
+
+fwdioi_failover_t *fwdioi_local_failover(const fwdio_file_t *f)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    return f->local && !f->local->direct ? f->local->failover : NULL;
+}
+
+/* The writer's last job moved its file to the target (its local store
+ * failed): from now on it is a writer that wrote straight to the target,
+ * for the drain (nothing to drain, bit 4 of the copies' table), the
+ * partner copy (none) and the count of local space (given back) (progress
+ * thread). */
+static void local_moved(fwdio_file_t *f)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    struct fwdioi_local *l = f->local;
+    const fwdioi_failover_t *fo = l->failover;
+    fwdioi_log(FWDIOI_LOG_WARN,
+               "rank %d: %s: %s of the local file %s failed at offset %llu (%s): the file "
+               "moved to the target %s (%llu bytes written locally copied there)",
+               f->rank, f->path, fwdioi_syscall_name(fo->cause_call), l->data_path,
+               (unsigned long long)fo->cause_offset, strerror(fo->cause_errno), f->write_path,
+               (unsigned long long)fo->copied);
+    l->went_to_target = 1;
+    l->direct = 1;
+    fwdioi_local_space_free(f);
 }
 
 int fwdioi_local_defers_commit(const fwdio_file_t *f)
@@ -164,6 +213,9 @@ typedef struct seal_job {
     uint64_t at, version;
     uint32_t writer;
     int status, sys_errno, call;
+    fwdioi_failover_t *failover; /* the writer's: a failed index write moves
+                                    the file to the target */
+    int on_target;               /* the failure was the target's */
 } seal_job_t;
 
 /* I/O thread: write the index at the end, make it durable. */
@@ -187,6 +239,24 @@ static void run_seal(fwdioi_io_job_t *io)
         j->call = FWDIOI_CALL_CLOSE;
         j->sys_errno = errno;
     }
+    fwdioi_failover_t *fo = j->failover;
+    if (j->status != FWDIO_OK && fo && !fo->active) {
+        /* the local store failed at the index: the units are whole in the
+         * local file, the target takes them (and is made durable) */
+        errno = j->sys_errno;
+        if (fwdioi_failover_move(fo, j->call, failed_at) == 0 && fwdioi_failover_end(fo, 1) == 0) {
+            j->status = FWDIO_OK;
+            j->call = FWDIOI_CALL_NONE;
+            j->sys_errno = 0;
+            return; /* no record: the local file is gone */
+        }
+        fwdioi_failover_end(fo, 0); /* close, and nothing partial stays */
+        j->status = fwdioi_failover_status(fo);
+        j->call = fo->fail_call;
+        j->sys_errno = fo->fail_errno;
+        j->at = fo->fail_offset;
+        j->on_target = !fo->fail_local;
+    }
     /* the version record, for a restart (local_restart.h): not the file's
      * status, which is about its bytes */
     if (j->status == FWDIO_OK &&
@@ -200,9 +270,14 @@ static void seal_done(fwdioi_io_job_t *io)
     FWDIOI_ASSERT_PROGRESS();
     seal_job_t *j = (seal_job_t *)io;
     fwdio_file_t *f = j->file;
-    if (j->status != FWDIO_OK)
+    if (j->status != FWDIO_OK && f->s.outcome.local_error.status == FWDIO_OK) {
         fwdioi_errinfo_set_call(&f->s.outcome.local_error, j->status, f->rank, j->sys_errno, j->at,
                                 j->call);
+        if (j->on_target)
+            f->s.outcome.local_error.other_value = FWDIOI_LOCAL_AT_TARGET;
+    }
+    if (j->status == FWDIO_OK && j->failover && j->failover->active)
+        local_moved(f);
     f->s.io_pending--;
     void (*then)(fwdio_file_t *) = j->then;
     free(j->index);
@@ -238,6 +313,10 @@ int fwdioi_local_seal(fwdio_file_t *f, void (*then)(fwdio_file_t *f))
     struct fwdioi_local *l = f->local;
     if (!l || !l->data_path || l->direct)
         return -1;
+    if (l->failover && l->failover->active) {
+        local_moved(f); /* a write or the fdatasync moved it: no index */
+        return -1;
+    }
     seal_job_t *j = calloc(1, sizeof *j);
     uint64_t version = fwdioi_local_version_id(f);
     if (j)
@@ -257,6 +336,7 @@ int fwdioi_local_seal(fwdio_file_t *f, void (*then)(fwdio_file_t *f))
     j->version = version;
     j->writer = (uint32_t)f->my_writer;
     j->at = fwdioi_local_index_offset(f->size);
+    j->failover = l->failover;
     f->s.io_pending++;
     fwdioi_rt_io_submit(f->engine, &j->io);
     return 0;

@@ -16,6 +16,13 @@
 #include "state.h"
 
 struct fwdioi_storage_job; /* storage/storage.h */
+struct fwdioi_failover;    /* storage/failover.h */
+
+/** An error's `other_value` that marks it as about the target: the writer's
+ *  local store failed, its file moved to the target (storage/failover.h)
+ *  and a call there failed; the error's text names the target, not the
+ *  local file. */
+#define FWDIOI_LOCAL_AT_TARGET 2
 
 /** The writer's file in the local store, which it opens instead of the
  *  target; NULL for a file without the tier, and for a writer that writes
@@ -31,6 +38,15 @@ const char *fwdioi_local_data_path(const fwdio_file_t *f);
  * writes this file straight there (progress thread).
  */
 void fwdioi_local_prepare_open(fwdio_file_t *f, struct fwdioi_storage_job *job);
+/**
+ * The writer's failover to the target, which its WRITE and FINISH jobs of
+ * the file carry (storage.h): a local pwrite or fdatasync that fails
+ * (ENOSPC, EDQUOT, EIO, ...) moves the file to the target instead of
+ * failing it; its seal then finds the writer direct. NULL for a file
+ * without the tier, a writer that writes straight to the target, or no
+ * memory (progress thread).
+ */
+struct fwdioi_failover *fwdioi_local_failover(const fwdio_file_t *f);
 /** The writer's open job is done: one that fell back to the target gives
  *  the bytes back, and the writer writes straight there (progress
  *  thread). */
@@ -38,8 +54,9 @@ void fwdioi_local_open_done(fwdio_file_t *f, const struct fwdioi_storage_job *jo
 /**
  * The writer's local file is written, durable and closed: write its index
  * and make it durable (an I/O job), then then(f). Returns 0 when it did so,
- * -1 for a file without the tier (the caller goes on itself) (progress
- * thread).
+ * -1 for a file without the tier or written to the target, also when its
+ * jobs moved it there (the caller goes on itself); an index write that
+ * fails moves it there too (progress thread).
  */
 int fwdioi_local_seal(fwdio_file_t *f, void (*then)(fwdio_file_t *f));
 

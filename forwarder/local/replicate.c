@@ -304,7 +304,24 @@ static void job_done(fwdioi_io_job_t *io)
     copy_step_t step = j->step;
     int fd = j->fd, status = j->status;
     uint64_t len = j->len;
-    if (status != FWDIO_OK) {
+    /* A partner copy this rank cannot write (its store full or broken:
+     * open, a pwrite, the index or its fdatasync) does not fail the file:
+     * the writer's own copy is whole and durable, so the file completes
+     * with that one copy of the writer's units until the drain, and the
+     * partial partner copy is removed (IN_CLOSE) so the drain never takes
+     * it. A writer that cannot read its own file back, or a partial copy
+     * that cannot be removed, still fails the file. */
+    int one_copy = status != FWDIO_OK && (step == IN_OPEN || step == IN_WRITE || step == IN_SEAL);
+    if (one_copy) {
+        if (!r->in_failed)
+            fwdioi_log(FWDIOI_LOG_WARN,
+                       "rank %d: %s: the partner copy %s of writer %d cannot be written (%s of "
+                       "it: %s): the file completes with one copy of that writer's units "
+                       "until it is drained",
+                       f->rank, f->path, l->kept_paths[r->in_k], l->kept[r->in_k],
+                       fwdioi_syscall_name(j->call), strerror(j->sys_errno));
+        r->one_copy++;
+    } else if (status != FWDIO_OK) {
         int first = r->local.status == FWDIO_OK;
         fwdioi_errinfo_set_call(&r->local, status, f->rank, j->sys_errno, j->err_offset, j->call);
         if (first && step != OUT_READ) { /* the text names the partner copy */
@@ -344,6 +361,11 @@ static void job_done(fwdioi_io_job_t *io)
         in_post(f);
         return;
     case IN_SEAL:
+        if (status != FWDIO_OK) { /* closed; the copy without a durable index goes */
+            submit(f, IN_CLOSE, l->kept_paths[r->in_k], -1, NULL, 0, NULL, 0, 0);
+            return;
+        }
+        /* fall through */
     case IN_CLOSE:
         r->in_fd = -1;
         r->in_k++;

@@ -446,7 +446,11 @@ static void on_final_agreed(void *arg, const MPI_Status *st)
     if (!fwdioi_session_agreement_ok(f, FWDIOI_MPI_AGREE_FINAL, st))
         return;
     fwdioi_trace_end_file(s->trace_t0, "agree final", (int64_t)f->seq);
-    if (s->commit.committer >= 0 && !fwdioi_local_defers_commit(f))
+    /* A failed file of the node-local tier has no drain to clean up: its
+     * committer removes the temporary that writers which wrote (or moved)
+     * straight to the target may have left. */
+    int discards = data_result(f)->status != FWDIO_OK && f->opts.atomic_replace;
+    if (s->commit.committer >= 0 && (!fwdioi_local_defers_commit(f) || discards))
         start_commit(f);
     else if (data_result(f)->status != FWDIO_OK || fwdioi_local_replicate(f, copies_done) != 0)
         finish_session(f, data_result(f));

@@ -180,11 +180,11 @@ static void run_open(fwdioi_storage_job_t *job)
     }
 }
 
-static void run_write(fwdioi_storage_job_t *job)
+/* Write the job's extents or segments to fd: 0, or -1 with errno and
+ * *failed_at. */
+static int write_all(fwdioi_storage_job_t *job, int fd, uint64_t *failed_at)
 {
-    uint64_t failed_at;
-    if (write_failed(job))
-        return;
+    job->bytes_written = 0;
     for (size_t i = 0; i < job->nextents + job->nsegs; i++) {
         const uint8_t *src;
         uint64_t len, offset;
@@ -198,27 +198,75 @@ static void run_write(fwdioi_storage_job_t *job)
             len = job->segs[i].len;
             offset = job->segs[i].offset;
         }
-        if (fwdioi_pwrite_all(job->fd, src, len, offset, &failed_at) != 0) {
-            fail(job, FWDIO_EWRITE, FWDIOI_CALL_PWRITE, failed_at);
+        if (fwdioi_pwrite_all(fd, src, len, offset, failed_at) != 0)
+            return -1;
+        job->bytes_written += len;
+    }
+    return 0;
+}
+
+/* The failover of the job's file failed (failover.h): the job fails with
+ * its call. */
+static void fail_failover(fwdioi_storage_job_t *job)
+{
+    const fwdioi_failover_t *fo = job->failover;
+    errno = fo->fail_errno;
+    fail(job, fwdioi_failover_status(fo), (fwdioi_syscall_t)fo->fail_call, fo->fail_offset);
+    job->err_on_target = !fo->fail_local;
+}
+
+static void run_write(fwdioi_storage_job_t *job)
+{
+    uint64_t failed_at = 0;
+    if (write_failed(job))
+        return;
+    fwdioi_failover_t *fo = job->failover;
+    int moved = fo && fo->active;
+    int rc = write_all(job, fwdioi_failover_fd(fo, job->fd), &failed_at);
+    if (rc != 0 && fo && !moved) {
+        /* the local store failed: the file moves to its target, and this
+         * job's bytes are written there */
+        if (fwdioi_failover_move(fo, FWDIOI_CALL_PWRITE, failed_at) != 0) {
+            fail_failover(job);
             if (job->write_failed)
                 *job->write_failed = 1;
             return;
         }
-        job->bytes_written += len;
+        rc = write_all(job, fo->target_fd, &failed_at);
+    }
+    if (rc != 0) {
+        fail(job, FWDIO_EWRITE, FWDIOI_CALL_PWRITE, failed_at);
+        job->err_on_target = fo && fo->active;
+        if (job->write_failed)
+            *job->write_failed = 1;
     }
 }
 
 static void run_finish(fwdioi_storage_job_t *job)
 {
     uint64_t t_trace = fwdioi_trace_begin();
+    fwdioi_failover_t *fo = job->failover;
     int sync = job->durable && !write_failed(job);
-    if (sync && fwdioi_sys_fdatasync(job->fd) != 0)
-        fail(job, FWDIO_ESYNC, FWDIOI_CALL_FDATASYNC, 0);
+    if (sync && !(fo && fo->active) && fwdioi_sys_fdatasync(job->fd) != 0) {
+        /* a local fdatasync that fails moves the file too: the target gets
+         * every byte from the local file (its page cache) and is synced */
+        if (!fo)
+            fail(job, FWDIO_ESYNC, FWDIOI_CALL_FDATASYNC, 0);
+        else if (fwdioi_failover_move(fo, FWDIOI_CALL_FDATASYNC, 0) != 0)
+            fail_failover(job);
+    }
     if (sync)
         fwdioi_trace_end_file(t_trace, "fdatasync", FWDIOI_TRACE_NONE);
     t_trace = fwdioi_trace_begin();
-    if (fwdioi_sys_close(job->fd) != 0 && job->status == FWDIO_OK)
+    if (fo && fo->active) {
+        /* the local file is about to go: its descriptor's close says nothing */
+        fwdioi_sys_close(job->fd);
+        if (fwdioi_failover_end(fo, sync && job->status == FWDIO_OK) != 0 &&
+            job->status == FWDIO_OK)
+            fail_failover(job);
+    } else if (fwdioi_sys_close(job->fd) != 0 && job->status == FWDIO_OK) {
         fail(job, FWDIO_ESYNC, FWDIOI_CALL_CLOSE, 0);
+    }
     fwdioi_trace_end_file(t_trace, "file close", FWDIOI_TRACE_NONE);
     job->fd = -1;
 }

@@ -12,6 +12,7 @@
 #define FWDIOI_STORAGE_H
 
 #include "storage/commit_set.h"
+#include "storage/failover.h"
 #include "ranges.h"
 #include "runtime.h"
 
@@ -47,6 +48,12 @@ typedef struct fwdioi_storage_job {
      * reader's close). The file's jobs run in order, one at a time, so it
      * needs no lock. */
     int *write_failed;
+    /* WRITE, FINISH of a writer's file in a node-local store: the writer's
+     * failover (failover.h), shared by the file's jobs as write_failed is:
+     * a local pwrite or fdatasync that fails moves the file to its target
+     * instead of failing it. NULL: no failover (a file written straight to
+     * its target) */
+    fwdioi_failover_t *failover;
     /* OPEN */
     const char *path;
     uint64_t size;
@@ -101,6 +108,7 @@ typedef struct fwdioi_storage_job {
     int sys_errno;
     uint64_t err_offset;
     int err_call; /* the failing call (fwdioi_syscall_t, sysio.h) */
+    int err_on_target; /* with a failover: the failing call was on the target */
     double fail_time; /* when the failing call returned (fwdioi_now), 0 if none */
 } fwdioi_storage_job_t;
 

@@ -86,9 +86,12 @@ static void on_finish_done(fwdioi_storage_job_t *job);
 static void record_job_error(fwdio_file_t *f, const fwdioi_storage_job_t *job)
 {
     fwdioi_outcome_storage_failed(f, job->fail_time); /* fwdio_file_stats_t */
-    if (job->status != FWDIO_OK)
+    if (job->status != FWDIO_OK && f->s.outcome.local_error.status == FWDIO_OK) {
         fwdioi_errinfo_set_call(&f->s.outcome.local_error, job->status, f->rank, job->sys_errno,
                                 job->err_offset, job->err_call);
+        if (job->err_on_target) /* the local store failed, then the target */
+            f->s.outcome.local_error.other_value = FWDIOI_LOCAL_AT_TARGET;
+    }
 }
 
 /* ---- writer memory: every byte held counts against writer_buffer ---- */
@@ -216,6 +219,7 @@ static void flush_unit(void *arg, uint8_t *buf, uint64_t size, uint64_t offset,
     wbuf_add(f, extra);
     job->fd = f->s.fd;
     job->write_failed = &writer_of(f)->write_failed;
+    job->failover = fwdioi_local_failover(f);
     job->buf = buf;
     job->buf_size = size + extra;
     job->base = offset;
@@ -246,6 +250,7 @@ static void write_direct(void *arg, const uint8_t *data, uint64_t offset, uint64
         }
         job->fd = f->s.fd;
         job->write_failed = &w->write_failed;
+        job->failover = fwdioi_local_failover(f);
         job->hold = w->accepting;
         w->accepting->refs++;
         w->direct_job = job;
@@ -405,6 +410,7 @@ void fwdioi_writer_check_drained(fwdio_file_t *f)
     }
     job->fd = s->fd;
     job->write_failed = &w->write_failed;
+    job->failover = fwdioi_local_failover(f);
     /* a commit follows durable data; the node-local tier's complete means durable */
     job->durable = f->opts.durable || s->commit.committers > 0 || fwdioi_local_defers_commit(f);
     s->io_pending++;
@@ -783,6 +789,7 @@ void fwdioi_writer_close_aborted(fwdio_file_t *f)
     job->fd = s->fd;
     /* a rank without a writer side has no writes */
     job->write_failed = writer_of(f) ? &writer_of(f)->write_failed : NULL;
+    job->failover = fwdioi_local_failover(f); /* a moved file: its target closed too */
     job->durable = 0;
     s->io_pending++;
     fwdioi_rt_io_submit(f->engine, &job->io);

@@ -23,10 +23,26 @@
  *              is OK, the drain's status is FWDIO_EWRITE with the same text
  *              on every rank, the target keeps the old version, the
  *              temporary is removed and the local files are kept;
- *   localfail  (own runtime, FWDIO_FAULT: the last writer's pwrites to its
- *              local file fail) with atomic_replace: complete and drained
- *              are FWDIO_EWRITE with the same text on every rank, naming
- *              the local file; the target keeps the old version;
+ *   localfail  (own runtimes) a version drained and kept locally, then
+ *              the next one whose last writer's third local pwrite fails
+ *              (FWDIO_FAULT enospc) with atomic_replace: that writer's file
+ *              moves to the target (the units it wrote locally copied
+ *              there), complete and drained are OK, its local file is gone
+ *              at completion, every byte is right at the target, no
+ *              temporary is left, the kept copies are marked drained, and a
+ *              restart read (fwdio_open_read) gives the new version;
+ *   targetfail (own runtime, FWDIO_FAULT: the last writer's local pwrite
+ *              fails, then its pwrites to the target's temporary) with
+ *              atomic_replace: complete and drained are FWDIO_EWRITE with
+ *              the same text on every rank, naming the temporary's pwrite
+ *              (EIO on that writer); the target keeps the old version and
+ *              the temporary is removed;
+ *   tmpfsfull  (own runtime; only with --case and --store DIR, a 2 MiB
+ *              tmpfs mounted there, local_tmpfs.sh) both writers' files
+ *              pass the open's free-space check but do not both fit: the
+ *              writer whose pwrite meets ENOSPC moves to the target;
+ *              complete and drained OK, the bytes right, a restart reads
+ *              them;
  *   agreefault (own runtime; only with --case, under MPI_FAULTS_RULE, which
  *              fails one rank's MPI_Iallreduce of the drain's status or its
  *              commit's, tests/util/mpi_faults.h) with atomic_replace:
@@ -504,30 +520,143 @@ static void expect_agreed_error(fwdio_file_t *f, int status, const char *fragmen
              info.rank, rank0);
 }
 
-/* ---- localfail: a writer's local pwrite fails ---- */
+/* ---- localfail: a writer's local store fails mid-file: the file moves ---- */
+
+/* complete and drained ran with `status`, drained once. */
+static void expect_callbacks(cbs_t *c, int status)
+{
+    TC_CHECK(atomic_load(&c->complete_status) == status &&
+                 atomic_load(&c->drained_status) == status && atomic_load(&c->drained_count) == 1,
+             "callbacks: complete %s, drained %s (%d times), expected %s",
+             fwdio_strerror(atomic_load(&c->complete_status)),
+             fwdio_strerror(atomic_load(&c->drained_status)), atomic_load(&c->drained_count),
+             fwdio_strerror(status));
+}
+
+/* Read all of `path` back through the tier in `dir` (fwdio_open_read: the
+ * local copies if every reader finds the newest version there, else the
+ * target); whether every byte is the pattern of `seed`. */
+static int restart_reads(fwdio_runtime_t *rt, const char *path, const char *dir, uint64_t seed)
+{
+    fwdio_options_t o;
+    tier_options(&o, dir);
+    fwdio_file_t *f = NULL;
+    unsigned char *buf = malloc(FILE_SIZE);
+    uint64_t bad = FILE_SIZE;
+    TC_EXPECT(fwdio_open_read(rt, path, &o, NULL, &f), FWDIO_OK, "fwdio_open_read");
+    if (f && buf) {
+        TC_EXPECT(fwdio_read(f, buf, FILE_SIZE, 0, NULL, NULL), FWDIO_OK, "fwdio_read");
+        TC_EXPECT(fwdio_close(f), FWDIO_OK, "fwdio_close (read)");
+        TC_EXPECT(fwdio_wait(f), FWDIO_OK, "fwdio_wait (read)");
+        bad = 0;
+        for (uint64_t i = 0; i < FILE_SIZE; i++)
+            bad += buf[i] != pattern_byte(seed, i);
+    }
+    TC_CHECK(bad == 0, "restart read of %s: %llu bytes are not those of the version written "
+             "last", path, (unsigned long long)bad);
+    if (f)
+        fwdio_file_free(f);
+    free(buf);
+    return bad == 0;
+}
+
+/* Version `seed` of `path` through the tier in `dir`, complete and drained
+ * OK (a runtime of its own, no faults). */
+static void write_version(const char *path, const char *dir, uint64_t seed)
+{
+    fwdio_runtime_t *rt = tc_start_runtime(MPI_COMM_WORLD, g_mode);
+    cbs_t c;
+    fwdio_file_t *f = open_atomic(rt, path, dir, &c);
+    write_share(f, seed);
+    TC_EXPECT(fwdio_close(f), FWDIO_OK, "fwdio_close");
+    TC_EXPECT(fwdio_wait(f), FWDIO_OK, "fwdio_wait");
+    TC_EXPECT(fwdio_drain_wait(f), FWDIO_OK, "fwdio_drain_wait");
+    fwdio_file_free(f);
+    TC_EXPECT(fwdio_finalize(rt), FWDIO_OK, "fwdio_finalize");
+}
+
+/* The drained file holds `seed` at the target, no temporary is left, the
+ * kept local copies (at most `most` of them) are all marked drained, and a
+ * restart reads `seed` (collective). */
+static void check_moved_file(fwdio_runtime_t *rt, const char *path, const char *tmp,
+                             const char *dir, uint64_t seed, int most)
+{
+    MPI_Barrier(MPI_COMM_WORLD);
+    TC_CHECK(tc_verify_full(MPI_COMM_WORLD, path, FILE_SIZE, seed) == 0, "bytes at the target");
+    if (tc_rank == 0) {
+        struct stat st;
+        int n = local_files(dir, 1);
+        TC_CHECK(stat(tmp, &st) != 0, "%s left behind", tmp);
+        TC_CHECK(n <= most, "%d local files: the moved writer's (partial) one should be gone", n);
+        TC_CHECK(undrained_files(dir) == 0, "a local copy not marked drained after the drain");
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    restart_reads(rt, path, dir, seed);
+}
 
 static int local_fail_main(void)
 {
-    char dir[4096], path[4096];
+    char dir[4096], path[4096], tmp[4096 + 32];
     tc_path(dir, sizeof dir, "local-lfail");
     tc_path(path, sizeof path, "lfail.dat");
-    write_old_version(path);
-    fwdio_runtime_t *rt = fault_runtime("pwrite:eio:path=fwdio-local:rank=%d");
-    cbs_t c;
+    snprintf(tmp, sizeof tmp, "%.*s.lfail.dat.fwdio-tmp", (int)(strlen(path) - 9), path);
+    int nw = tc_size > 1 ? 2 : 1;
     tc_phase("localfail");
+    write_version(path, dir, 807); /* drained, its local copies kept */
+    /* The last writer's third local pwrite finds its store full: two units
+     * are in the local file by then, the rest not yet. */
+    fwdio_runtime_t *rt = fault_runtime("pwrite:enospc:path=fwdio-local:nth=3:rank=%d");
+    cbs_t c;
     fwdio_file_t *f = open_atomic(rt, path, dir, &c);
-    write_share_(f, 808, 1);
+    write_share(f, 808);
     TC_EXPECT(fwdio_close(f), FWDIO_OK, "fwdio_close");
-    TC_EXPECT(fwdio_wait(f), FWDIO_EWRITE, "fwdio_wait: a local pwrite failed");
+    TC_EXPECT(fwdio_wait(f), FWDIO_OK, "fwdio_wait: the file moved to the target, not lost");
+    int n = tc_rank == 0 ? local_files(dir, 1) : 0;
+    MPI_Bcast(&n, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    TC_CHECK(n == nw - 1, "%d local files at completion: the moved writer's should be gone", n);
+    TC_EXPECT(fwdio_drain_wait(f), FWDIO_OK, "fwdio_drain_wait");
+    expect_callbacks(&c, FWDIO_OK);
+    check_moved_file(rt, path, tmp, dir, 808, nw - 1);
+    fwdio_file_free(f);
+    TC_EXPECT(fwdio_finalize(rt), FWDIO_OK, "fwdio_finalize");
+    return 0;
+}
+
+/* ---- targetfail: the local store fails, then the target too ---- */
+
+static int target_fail_main(void)
+{
+    char dir[4096], path[4096], tmp[4096 + 32], spec[256];
+    tc_path(dir, sizeof dir, "local-tfail");
+    tc_path(path, sizeof path, "tfail.dat");
+    snprintf(tmp, sizeof tmp, "%.*s.tfail.dat.fwdio-tmp", (int)(strlen(path) - 9), path);
+    write_old_version(path);
+    snprintf(spec, sizeof spec, "pwrite:enospc:path=fwdio-local:rank=%d;"
+             "pwrite:eio:path=fwdio-tmp:rank=%d", tc_size - 1, tc_size - 1);
+    setenv("FWDIO_FAULT", spec, 1);
+    fwdio_runtime_t *rt = tc_start_runtime(MPI_COMM_WORLD, g_mode);
+    unsetenv("FWDIO_FAULT");
+    cbs_t c;
+    tc_phase("targetfail");
+    fwdio_file_t *f = open_atomic(rt, path, dir, &c);
+    write_share_(f, 818, 1);
+    TC_EXPECT(fwdio_close(f), FWDIO_OK, "fwdio_close");
+    TC_EXPECT(fwdio_wait(f), FWDIO_EWRITE, "fwdio_wait: the local store and the target failed");
     TC_EXPECT(fwdio_drain_wait(f), FWDIO_EWRITE, "fwdio_drain_wait: the same status");
-    TC_CHECK(atomic_load(&c.complete_status) == FWDIO_EWRITE &&
-                 atomic_load(&c.drained_status) == FWDIO_EWRITE && atomic_load(&c.drained_count) == 1,
-             "callbacks: complete %s, drained %s (%d times)",
-             fwdio_strerror(atomic_load(&c.complete_status)),
-             fwdio_strerror(atomic_load(&c.drained_status)), atomic_load(&c.drained_count));
-    expect_agreed_error(f, FWDIO_EWRITE, "fwdio-local");
+    expect_callbacks(&c, FWDIO_EWRITE);
+    /* the error is the target's pwrite, on the moved writer */
+    expect_agreed_error(f, FWDIO_EWRITE, "fwdio-tmp");
+    fwdio_error_info_t info;
+    TC_EXPECT(fwdio_file_error_info(f, &info), FWDIO_OK, "fwdio_file_error_info");
+    TC_CHECK(info.rank == tc_size - 1 && info.sys_errno == EIO, "error info: rank %d, errno %d",
+             info.rank, info.sys_errno);
     MPI_Barrier(MPI_COMM_WORLD);
-    TC_CHECK(is_old_version(path), "%s: the old version is gone after a failed local write", path);
+    TC_CHECK(is_old_version(path), "%s: the old version is gone after a failed file", path);
+    if (tc_rank == 0) {
+        struct stat st;
+        TC_CHECK(stat(tmp, &st) != 0, "%s: the failed file's temporary left behind", tmp);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
     fwdio_file_free(f);
     TC_EXPECT(fwdio_finalize(rt), FWDIO_OK, "fwdio_finalize");
     return 0;
@@ -716,6 +845,32 @@ static int full_store_main(void)
     return 0;
 }
 
+/* ---- tmpfsfull: a small tmpfs store fills while both writers write ---- */
+
+/* Both writers' files pass the free-space check of the open (--store: a
+ * 2 MiB tmpfs, local_tmpfs.sh; each file ~1.5 MiB) but not both fit: a
+ * local pwrite meets ENOSPC and that writer's file moves to the target. */
+static int tmpfs_full_main(void)
+{
+    char dir[4096], path[4096], tmp[4096 + 32];
+    snprintf(dir, sizeof dir, "%s/local", g_store);
+    tc_path(path, sizeof path, "tmpfsfull.dat");
+    snprintf(tmp, sizeof tmp, "%.*s.tmpfsfull.dat.fwdio-tmp", (int)(strlen(path) - 13), path);
+    int nw = tc_size > 1 ? 2 : 1;
+    fwdio_runtime_t *rt = tc_start_runtime(MPI_COMM_WORLD, g_mode);
+    cbs_t c;
+    tc_phase("tmpfsfull");
+    fwdio_file_t *f = open_atomic(rt, path, dir, &c);
+    write_share(f, 919);
+    TC_EXPECT(fwdio_close(f), FWDIO_OK, "fwdio_close");
+    TC_EXPECT(fwdio_wait(f), FWDIO_OK, "fwdio_wait: complete with the store full");
+    TC_EXPECT(fwdio_drain_wait(f), FWDIO_OK, "fwdio_drain_wait");
+    check_moved_file(rt, path, tmp, dir, 919, nw - 1);
+    fwdio_file_free(f);
+    TC_EXPECT(fwdio_finalize(rt), FWDIO_OK, "fwdio_finalize");
+    return 0;
+}
+
 /* ---- finalize waits for a drain ---- */
 
 static void case_finalize(void)
@@ -795,6 +950,10 @@ int main(int argc, char **argv)
         drain_fail_main();
     if (!only || !strcmp(only, "localfail"))
         local_fail_main();
+    if (!only || !strcmp(only, "targetfail"))
+        target_fail_main();
+    if (only && !strcmp(only, "tmpfsfull"))
+        tmpfs_full_main();
     if (only && !strcmp(only, "agreefault"))
         agree_fault_main();
     if (!only || !strcmp(only, "fullstore"))

@@ -597,6 +597,13 @@ void fwdioi_local_open_done(fwdio_file_t *f, const struct fwdioi_storage_job *jo
     (void)job;
 }
 
+/* No file of the tier here: no failover. */
+struct fwdioi_failover *fwdioi_local_failover(const fwdio_file_t *f)
+{
+    (void)f;
+    return NULL;
+}
+
 void fwdioi_outcome_step_data_done(fwdio_file_t *f)
 {
     (void)f;

@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * A writer's file written to a node-local store that moves to its target
+ * when the store fails (the node-local tier, local_tier.c sets it up): a
+ * pwrite, fdatasync or the index's write on the local file that fails
+ * (ENOSPC, EDQUOT, EIO: another job filled the device, the free-space
+ * estimate was wrong, the device broke) does not fail the file. The job
+ * that meets the failure opens the target path instead (O_CREAT, never
+ * O_TRUNC: other writers may have written there already; writer 0 sets its
+ * length), copies the bytes this writer already wrote locally (its runs, as
+ * far as the local file reaches) from the local file to the target, and
+ * writes its own bytes there; the writer's later jobs write to the target
+ * too, and its last job makes the target durable, closes both and removes
+ * the local file and its version record, so nothing partial stays for a
+ * restart or a drain to take.
+ *
+ * The writer's WRITE and FINISH jobs carry it (storage.h) and run one at a
+ * time, in order, on the ordered I/O thread (the progress thread with
+ * io_inline), as does the index's job after them: like `write_failed`, it
+ * needs no lock. The progress thread reads `active` only once the last of
+ * those jobs is done.
+ */
+#ifndef FWDIOI_FAILOVER_H
+#define FWDIOI_FAILOVER_H
+
+#include "ranges.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct fwdioi_failover {
+    /* set before the writer's first job, then read only */
+    char *local_path;  /* the local file (owned) */
+    char *record_path; /* its version record, removed with it (owned; NULL: none) */
+    const char *target_path; /* what the writer opens without the tier (the
+                                temporary with atomic_replace; the file's) */
+    uint64_t size;     /* the target's length */
+    int sets_length;   /* writer 0: ftruncate the target to `size` */
+    fwdioi_range_t *runs; /* the target bytes this writer holds (owned) */
+    size_t nruns;
+    /* the jobs' (I/O thread) */
+    int active;    /* failed over: the jobs write to target_fd */
+    int target_fd; /* -1 until then, and after the last job closed it */
+    int cause_errno;     /* the local failure that moved it */
+    int cause_call;      /* its call (fwdioi_syscall_t) */
+    uint64_t cause_offset;
+    uint64_t copied;     /* bytes copied from the local file to the target */
+    /* a failure of the failover itself: its call, errno, offset, and
+     * whether the call was on the local file (reading it back) rather
+     * than on the target */
+    int fail_call, fail_errno, fail_local;
+    uint64_t fail_offset;
+} fwdioi_failover_t;
+
+/**
+ * A failover of the local file `local_path` (its version record
+ * `record_path`, may be NULL) to `target_path` of length `size` (set with
+ * `sets_length`), for a writer that holds `runs` (taken over: freed with
+ * it). NULL without memory (then runs are freed) (any thread).
+ */
+fwdioi_failover_t *fwdioi_failover_new(const char *local_path, const char *record_path,
+                                       const char *target_path, uint64_t size, int sets_length,
+                                       fwdioi_range_t *runs, size_t nruns);
+/** Free it; its target descriptor, if still open, is closed (any thread,
+ *  once no job carries it). */
+void fwdioi_failover_free(fwdioi_failover_t *fo);
+
+/** The descriptor a job of the file writes to: the target once failed over,
+ *  else `fd` (the job's) (I/O thread). */
+int fwdioi_failover_fd(const fwdioi_failover_t *fo, int fd);
+/**
+ * A call (`call`, at `offset`, errno as it failed) on the local file failed:
+ * move to the target (open it, set its length, copy what the local file
+ * holds of the runs). 0: the caller writes its bytes again, to
+ * fwdioi_failover_fd; -1: the target failed too (fail_call, fail_errno,
+ * fail_offset say how; errno is set) or `fo` is NULL or already moved (the
+ * caller's own failure stands) (I/O thread).
+ */
+int fwdioi_failover_move(fwdioi_failover_t *fo, int call, uint64_t offset);
+/** The file's status for the failover's own failure (fail_call): FWDIO_EOPEN
+ *  (open, ftruncate of the target), FWDIO_EREAD (reading the local file
+ *  back), FWDIO_EWRITE, FWDIO_ESYNC (fdatasync, close), FWDIO_ENOMEM (any
+ *  thread). */
+int fwdioi_failover_status(const fwdioi_failover_t *fo);
+/**
+ * The writer's last job: with the file moved, fdatasync the target when
+ * `durable`, close it and remove the local file and its record (the local
+ * descriptor is the caller's to close). 0 (also when not moved), or -1
+ * with fail_* set (I/O thread).
+ */
+int fwdioi_failover_end(fwdioi_failover_t *fo, int durable);
+
+#endif
