@@ -18,10 +18,10 @@
 #include "local/local_tier.h"
 #include "node/shared_path.h"
 #include "read/requester.h"
-#include "session/abort.h"
-#include "session/agree.h"
+#include "agreement/abort.h"
+#include "agreement/agree.h"
 #include "session/file_life.h"
-#include "session/open_check.h"
+#include "agreement/open_check.h"
 #include "session/role.h"
 #include "session/session.h"
 #include "session/watchdog.h"
@@ -98,7 +98,7 @@ void file_init(world_t *w, fwdio_file_t *f, char *path, int *writer_ranks, uint6
     fake_file_shape_t shape = {1 << 20, 1 << 16, 1 << 16, w->nranks, NWRITERS, ME,
                                FWDIO_LAYOUT_CYCLIC};
     fake_file_init(f, &w->o, path, &shape, writer_ranks);
-    LIST_REMOVE(f, s.active_link); /* the session's open task puts it there */
+    LIST_REMOVE(f, s.links.active); /* the session's open task puts it there */
     f->role = &test_role;
     f->seq = seq;
     f->path_key = path;
@@ -421,7 +421,7 @@ int fwdioi_shared_settle(struct fwdio_runtime *o) { (void)o; return 0; }
 /* A file without a stream: no step pending, the close may start at once. */
 void fwdioi_steps_pump(fwdio_file_t *f)
 {
-    if (!f->s.aborted && f->s.phase == FWDIOI_PHASE_OPEN)
+    if (!f->s.outcome.aborted && f->s.phase == FWDIOI_PHASE_OPEN)
         fwdioi_outcome_try_close(f);
 }
 int fwdioi_steps_pending(const fwdio_file_t *f) { (void)f; return 0; }

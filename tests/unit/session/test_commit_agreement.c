@@ -23,8 +23,8 @@
 #include "unit_check.h"
 
 #include "plan/plan.h"
-#include "session/agree.h"
-#include "session/outcome.h"
+#include "agreement/agree.h"
+#include "agreement/outcome.h"
 #include "storage/storage.h"
 #include "storage/syscall.h"
 
@@ -119,7 +119,7 @@ static fwdioi_storage_job_t *drive_to_commit_job(world_t *w)
     fwdio_file_t *f = &w->f;
     set_block(f, "HEADER!!", 8, 1000);
     drive_to_final(w, 1, 0, 0);
-    CHECK(f->s.committers == 1 && f->s.committer == ME && same(&f->s.local_error, &OK));
+    CHECK(f->s.commit.committers == 1 && f->s.commit.committer == ME && same(&f->s.outcome.local_error, &OK));
     answer_status(OK);
     CHECK(f->s.phase == FWDIOI_PHASE_COMMITTING && w->complete == 0);
     CHECK(fake_comm_started() == 0); /* the block first */
@@ -154,7 +154,7 @@ static void other_rank_commits(int fails)
     world_init(&w);
     fwdio_file_t *f = &w.f;
     drive_to_final(&w, 0, 1, OTHER);
-    CHECK(f->s.committers == 1 && f->s.committer == OTHER);
+    CHECK(f->s.commit.committers == 1 && f->s.commit.committer == OTHER);
     answer_status(OK);
     CHECK(f->s.phase == FWDIOI_PHASE_COMMITTING && w.complete == 0);
     CHECK(fake_rt_io_queued() == 0 && fake_comm_started() == 1);
@@ -190,7 +190,7 @@ static void test_commit_write_fails(void)
     job->fail_time = 2.5;
     fake_rt_io_done(&job->io);
     fwdioi_errinfo_t want = {FWDIO_ECOMMIT, ME, EIO, 1004, FWDIOI_CALL_PWRITE, -1, 0};
-    CHECK(same(&f->s.commit_local, &want) && w.complete == 0);
+    CHECK(same(&f->s.commit.local, &want) && w.complete == 0);
     CHECK(f->s.stats.first_failure == 2.5); /* fwdio_file_stats_t.time_to_failure */
     answer_status_checked(&want, OK);
     check_complete(&w, FWDIO_ECOMMIT, &want);
@@ -213,7 +213,7 @@ static void test_data_failed(void)
     drive_to_final(&w, 1, 0, 0);
     fwdioi_errinfo_t data = {FWDIO_EWRITE, OTHER, ENOSPC, 4096, FWDIOI_CALL_PWRITE, -1, 0};
     answer_status(data);
-    CHECK(same(&f->s.final_agreed, &data) && w.complete == 0);
+    CHECK(same(&f->s.outcome.final_agreed, &data) && w.complete == 0);
     fwdioi_storage_job_t *job = take_commit_job(f);
     CHECK(job->discard && job->target == f->path && job->path == tmp);
     finish_commit(&w, job, FWDIO_EWRITE, &data);
@@ -234,7 +234,7 @@ static void test_atomic_without_block(void)
     f->my_writer = fwdioi_plan_writer_of_rank(&f->plan, ME);
     CHECK(f->my_writer == 0);
     drive_to_final(&w, 0, 0, 0);
-    CHECK(f->s.committers == 0 && f->s.committer == ME);
+    CHECK(f->s.commit.committers == 0 && f->s.commit.committer == ME);
     answer_status(OK);
     fwdioi_storage_job_t *job = take_commit_job(f);
     CHECK(!job->discard && job->target == f->path && job->path == tmp && job->nsegs == 0);
@@ -253,9 +253,9 @@ static void test_two_committers(void)
     drive_to_final(&w, 1, 1, OTHER);
     fwdioi_errinfo_t mine = {FWDIO_EINVAL, ME, 0, 1000, FWDIOI_REASON_COMMITTERS, OTHER, 2};
     fwdioi_errinfo_t theirs = {FWDIO_EINVAL, OTHER, 0, 2000, FWDIOI_REASON_COMMITTERS, ME, 2};
-    CHECK(f->s.committers == 2 && f->s.committer == OTHER && same(&f->s.local_error, &mine));
+    CHECK(f->s.commit.committers == 2 && f->s.commit.committer == OTHER && same(&f->s.outcome.local_error, &mine));
     answer_status_checked(&mine, theirs);
-    CHECK(same(&f->s.final_agreed, &theirs) && f->s.phase == FWDIOI_PHASE_COMMITTING);
+    CHECK(same(&f->s.outcome.final_agreed, &theirs) && f->s.phase == FWDIOI_PHASE_COMMITTING);
     CHECK(fake_rt_io_queued() == 0 && w.complete == 0);
     answer_status_checked(&OK, OK);
     check_complete(&w, FWDIO_EINVAL, &theirs);
@@ -275,9 +275,9 @@ static void test_three_committers(void)
     drive_to_final(&w, 1, 2, 2 + 3);
     fwdioi_errinfo_t mine = {FWDIO_EINVAL, ME, 0, 1000, FWDIOI_REASON_COMMITTERS, -1, 3};
     fwdioi_errinfo_t rank2 = {FWDIO_EINVAL, 2, 0, 3000, FWDIOI_REASON_COMMITTERS, -1, 3};
-    CHECK(f->s.committers == 3 && f->s.committer == OTHER && same(&f->s.local_error, &mine));
+    CHECK(f->s.commit.committers == 3 && f->s.commit.committer == OTHER && same(&f->s.outcome.local_error, &mine));
     answer_status_checked(&mine, rank2);
-    CHECK(same(&f->s.final_agreed, &mine) && fake_rt_io_queued() == 0);
+    CHECK(same(&f->s.outcome.final_agreed, &mine) && fake_rt_io_queued() == 0);
     answer_status(OK);
     check_complete(&w, FWDIO_EINVAL, &mine);
     CHECK(strstr(f->error_text, "on 3 ranks (rank 1 among them)") != NULL);
@@ -332,7 +332,7 @@ static void commit_agreement_fails(int commits, int refused)
     }
     fwdioi_errinfo_t want = {FWDIO_EMPI, ME, rc, 0, FWDIOI_REASON_MPI + FWDIOI_MPI_AGREE_COMMIT,
                              -1, 0};
-    CHECK(f->s.aborted && same(&f->s.abort_info, &want));
+    CHECK(f->s.outcome.aborted && same(&f->s.outcome.abort_info, &want));
     CHECK(w.announced == 1 && same(&w.announced_why, &want));
     check_complete(&w, FWDIO_EMPI, &want);
     CHECK(strstr(f->error_text, fwdioi_mpi_call_name(FWDIOI_MPI_AGREE_COMMIT)) != NULL);
@@ -362,13 +362,13 @@ static void test_abort_heard_while_writing_block(void)
                             FWDIOI_REASON_MPI + FWDIOI_MPI_AGREE_COMMIT, -1, 0};
     fwdioi_step_outcome_t steps = {0, 0, FWDIOI_ERRINFO_OK};
     fwdioi_outcome_abort_heard(f, &why, &steps);
-    CHECK(f->s.aborted && w.announced == 0 && w.complete == 0 && f->s.io_pending == 1);
+    CHECK(f->s.outcome.aborted && w.announced == 0 && w.complete == 0 && f->s.io_pending == 1);
     CHECK(job_writes(job, 0, "HEADER!!", 8, 1000)); /* the block still whole */
     fake_rt_io_done(&job->io);
     /* check, open, close, final: no commit agreement */
     CHECK(fake_comm_count(FAKE_COMM_ALLREDUCE) == 4);
     check_complete(&w, FWDIO_EMPI, &why);
-    CHECK(!f->s.abandoned && w.zombies == 1 && w.kept_zombies == 0);
+    CHECK(!f->s.outcome.abandoned && w.zombies == 1 && w.kept_zombies == 0);
     world_free(&w);
 }
 
@@ -388,7 +388,7 @@ static void test_abort_heard_while_agreeing(void)
     fwdioi_step_outcome_t steps = {0, 0, FWDIOI_ERRINFO_OK};
     fwdioi_outcome_abort_heard(f, &why, &steps);
     check_complete(&w, FWDIO_ECOMMIT, &why);
-    CHECK(w.announced == 0 && f->s.abandoned && w.zombies == 1 && w.kept_zombies == 1);
+    CHECK(w.announced == 0 && f->s.outcome.abandoned && w.zombies == 1 && w.kept_zombies == 1);
     world_free(&w);
 }
 
