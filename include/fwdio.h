@@ -568,7 +568,7 @@ typedef struct fwdio_options {
     /** Number of writer ranks (CkIO's activePEs); clamped to what the placement
      *  can give. 0 (default): FWDIO_DEFAULT_WRITERS_PER_NODE per node up to
      *  FWDIO_DEFAULT_MAX_WRITERS (32) writers, one per node on more than 32
-     *  nodes, and at most the number of ranks. */
+     *  nodes, and at most the number of ranks (fwdio_default_writers). */
     int writers;
     /** Rank of the first writer (CkIO's basePE); default 0. */
     int first_writer;
@@ -809,6 +809,21 @@ typedef struct fwdio_options {
  *  per node: at most this many writers, and past this many nodes one writer
  *  per node. */
 #define FWDIO_DEFAULT_MAX_WRITERS 32
+
+/**
+ * The writer count fwdio chooses for a file over `nranks` ranks on `nnodes`
+ * nodes when fwdio_options_t.writers, writers_per_node and writer_list are
+ * not set: FWDIO_DEFAULT_WRITERS_PER_NODE per node up to
+ * FWDIO_DEFAULT_MAX_WRITERS writers, one per node on more than
+ * FWDIO_DEFAULT_MAX_WRITERS nodes, and at most `nranks` (the rule of
+ * fwdio_options_t.writers' default, from the same code). A stride placement
+ * (first_writer or writer_stride set) may place fewer, as many as fit.
+ * For tools and tests that predict a plan without opening a file
+ * (fwdio_plan_describe prints a whole plan).
+ * @return the writer count (1 or more), or FWDIO_EINVAL when `nranks` or
+ *         `nnodes` is below 1. Any thread, before fwdio_init too; no MPI.
+ */
+FWDIO_API int fwdio_default_writers(int nranks, int nnodes);
 
 /**
  * Callback for file events. `status` is the status agreed on by every rank

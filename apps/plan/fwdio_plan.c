@@ -219,15 +219,8 @@ static void model_row(const struct plan_args *a, int P)
     int per_node = a->per_node > 0 ? a->per_node : P;
     in.nodes = (P + per_node - 1) / per_node;
     in.writers = a->o.writers;
-    if (in.writers <= 0) {
-        /* fwdio's default (fwdio.h: FWDIO_DEFAULT_MAX_WRITERS) */
-        long w = (long)in.nodes * FWDIO_DEFAULT_WRITERS_PER_NODE;
-        if (w > FWDIO_DEFAULT_MAX_WRITERS)
-            w = in.nodes > FWDIO_DEFAULT_MAX_WRITERS ? in.nodes : FWDIO_DEFAULT_MAX_WRITERS;
-        in.writers = (int)w;
-        if (in.writers > P)
-            in.writers = P;
-    }
+    if (in.writers <= 0)
+        in.writers = fwdio_default_writers(P, in.nodes); /* fwdio's default */
     if (in.writers > P)
         in.writers = P;
     in.size = a->per_rank ? a->size * (uint64_t)P : a->size;

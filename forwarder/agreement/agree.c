@@ -113,6 +113,14 @@ void fwdioi_errinfo_set_call(fwdioi_errinfo_t *info, int status, int rank, int s
     *info = (fwdioi_errinfo_t){status, rank, sys_errno, (int64_t)offset, call, -1, 0};
 }
 
+fwdioi_errinfo_t fwdioi_errinfo_committers(int me, int committers, uint64_t rank_sum,
+                                           uint64_t offset)
+{
+    int64_t other = committers == 2 ? (int64_t)rank_sum - me : -1;
+    return (fwdioi_errinfo_t){FWDIO_EINVAL, me, 0, (int64_t)offset, FWDIOI_REASON_COMMITTERS,
+                              other, committers};
+}
+
 void fwdioi_errinfo_set(fwdioi_errinfo_t *info, int status, int rank, int sys_errno,
                         uint64_t offset)
 {
@@ -168,10 +176,15 @@ static int format_with(const fwdioi_errinfo_t *info, const char *path, const cha
                         "%lld that its plan does not give it (ranks disagree on the file's plan)",
                         rank, path, (unsigned long long)info->other_value, offset, other);
     case FWDIOI_REASON_COMMITTERS:
+        if (other >= 0)
+            return snprintf(buf, len,
+                            "fwdio_set_commit was called for %s on more than one rank (ranks "
+                            "%lld and %lld): one rank must write the commit block",
+                            path, rank, other);
         return snprintf(buf, len,
-                        "fwdio_set_commit was called for %s on more than one rank (ranks "
-                        "%lld and %lld, at least): one rank must write the commit block",
-                        path, rank, other);
+                        "fwdio_set_commit was called for %s on %lld ranks (rank %lld among "
+                        "them): one rank must write the commit block",
+                        path, (long long)info->other_value, rank);
     case FWDIOI_REASON_STEPS:
         return snprintf(buf, len,
                         "ranks disagree on the steps of %s: fwdio_step_end must be called the "

@@ -77,7 +77,8 @@ enum {
     FWDIOI_REASON_PATH_OPEN = 300,
     /* a writer received a piece its plan does not give it (other_rank sent it) */
     FWDIOI_REASON_BAD_PIECE,
-    /* fwdio_set_commit was called on several ranks (rank and other_rank two of them) */
+    /* fwdio_set_commit was called on other_value ranks (rank one of them;
+     * other_rank another when there are two, else -1) */
     FWDIOI_REASON_COMMITTERS,
     /* an earlier MPI failure left the runtime's communicator unusable */
     FWDIOI_REASON_BROKEN,
@@ -135,6 +136,14 @@ void fwdioi_errinfo_set(fwdioi_errinfo_t *info, int status, int rank, int sys_er
  *  or a reason (FWDIOI_REASON_*). */
 void fwdioi_errinfo_set_call(fwdioi_errinfo_t *info, int status, int rank, int sys_errno,
                              uint64_t offset, int call);
+
+/** The error of rank `me`, which set a commit block (its first at `offset`)
+ *  where the counts (the close's, or a step's) say `committers` ranks did,
+ *  their ranks summing to `rank_sum`: FWDIO_EINVAL for
+ *  FWDIOI_REASON_COMMITTERS, other_value the count, other_rank the other
+ *  rank when there are two (the sum names it), else -1. */
+fwdioi_errinfo_t fwdioi_errinfo_committers(int me, int committers, uint64_t rank_sum,
+                                           uint64_t offset);
 
 /** Record the failure of MPI call `call` (fwdioi_mpi_call_t) with return code
  *  `mpi_rc` on `rank` as FWDIO_EMPI, unless an error is there already. */

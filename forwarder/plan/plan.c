@@ -19,6 +19,14 @@ static int default_writers(int nnodes)
     return (int)w;
 }
 
+int fwdio_default_writers(int nranks, int nnodes)
+{
+    if (nranks < 1 || nnodes < 1)
+        return FWDIO_EINVAL;
+    int w = default_writers(nnodes);
+    return w < nranks ? w : nranks;
+}
+
 /* The checks of one field or pair of fields, each refusal with its reason. */
 static int check_ranges(const fwdio_options_t *o, int nranks, fwdioi_origins_t *why)
 {

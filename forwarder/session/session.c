@@ -506,8 +506,10 @@ static void on_close_agreed(void *arg, const MPI_Status *st)
     if (s->commit.committers > 1 && f->commit.n > 0) {
         fwdioi_log(FWDIOI_LOG_WARN, "rank %d: %s: fwdio_set_commit was called on %d ranks",
                    f->rank, f->path, s->commit.committers);
-        fwdioi_errinfo_t e = {FWDIO_EINVAL, f->rank, 0, (int64_t)f->commit.b[0].offset,
-                              FWDIOI_REASON_COMMITTERS, -1, s->commit.committers};
+        fwdioi_errinfo_t e =
+            fwdioi_errinfo_committers(f->rank, s->commit.committers,
+                                      s->expected_bytes[nw + FWDIOI_SUM_COMMITTER],
+                                      f->commit.b[0].offset);
         if (s->outcome.local_error.status == FWDIO_OK)
             s->outcome.local_error = e;
     }

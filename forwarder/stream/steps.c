@@ -360,8 +360,9 @@ static void start_head(fwdio_file_t *f, fwdioi_step_t *step)
     sm->step_committers = step->committers;
     sm->step_committer = step->committer;
     if (step->committers > 1 && step->commit.n > 0) {
-        fwdioi_errinfo_t e = {FWDIO_EINVAL, f->rank, 0, (int64_t)step->commit.b[0].offset,
-                              FWDIOI_REASON_COMMITTERS, -1, step->committers};
+        fwdioi_errinfo_t e = fwdioi_errinfo_committers(f->rank, step->committers,
+                                                       step->committer_ranks,
+                                                       step->commit.b[0].offset);
         if (s->outcome.local_error.status == FWDIO_OK)
             s->outcome.local_error = e;
     }
@@ -390,7 +391,8 @@ static void on_step_counts(void *arg, const MPI_Status *st)
     }
     sm->append_base += step->out[nw + FWDIOI_SUM_APPENDED]; /* the next step appends after these */
     step->committers = (int)step->out[nw + FWDIOI_SUM_COMMITS];
-    step->committer = step->committers == 1 ? (int)step->out[nw + FWDIOI_SUM_COMMITTER] : -1;
+    step->committer_ranks = step->out[nw + FWDIOI_SUM_COMMITTER];
+    step->committer = step->committers == 1 ? (int)step->committer_ranks : -1;
     step->counted = 1;
     sm->step_counting = NULL;
     fwdioi_steps_pump(f);

@@ -39,6 +39,7 @@ typedef struct fwdioi_step {
     /* the step's scan and counts (progress): this rank's appended bytes and
      * the lower ranks' (the scan), who commits, and whether they are agreed */
     int committers, committer;
+    uint64_t committer_ranks; /* the sum of the ranks that set a block */
     int counted;
     /* the buffers of its scan and counts, in the stream's slot index % 2
      * while they run (steps.c: an abandoned collective may still write into

@@ -406,13 +406,8 @@ static void check_writers(const opts_t *o, const fwdio_file_t *f, int nprocs)
         w = o->writers;
     else if (o->writers < 0)
         w = nprocs;
-    else {
-        w = FWDIO_DEFAULT_WRITERS_PER_NODE * nodes;
-        if (w > FWDIO_DEFAULT_MAX_WRITERS) /* then one per node */
-            w = nodes > FWDIO_DEFAULT_MAX_WRITERS ? nodes : FWDIO_DEFAULT_MAX_WRITERS;
-        if (w > nprocs)
-            w = nprocs;
-    }
+    else
+        w = fwdio_default_writers(nprocs, nodes);
     /* List placement: exactly the list, in its order. Stride placement (asked
      * for, or implied by a first writer or a stride): first + i * stride.
      * Spread on one node whose ranks are not bound (mpiexec --oversubscribe

@@ -479,7 +479,7 @@ static void check_writer_bytes(const fwdio_file_t *f, int nw, const tc_extent_t 
 
 /*
  * The documented spread rule, per host: W writers (fwdio.h: writers_per_node
- * x nodes when that is set, else `writers`, else 2 per node up to 32; never
+ * x nodes when that is set, else `writers`, else fwdio_default_writers; never
  * more than the ranks) shared out evenly over the nodes, a node taking at most
  * its ranks (and writers_per_node); what is left after equal shares goes one
  * each to the nodes with the most ranks, ties to the lower node.
@@ -488,9 +488,7 @@ static void expected_per_host(const cluster_t *c, int writers, int per_node, int
 {
     int W = per_node > 0 ? per_node * c->nhosts
             : writers > 0 ? writers
-                          : FWDIO_DEFAULT_WRITERS_PER_NODE * c->nhosts;
-    if (per_node == 0 && writers == 0 && W > FWDIO_DEFAULT_MAX_WRITERS)
-        W = c->nhosts > FWDIO_DEFAULT_MAX_WRITERS ? c->nhosts : FWDIO_DEFAULT_MAX_WRITERS;
+                          : fwdio_default_writers(tc_size, c->nhosts);
     if (W > tc_size)
         W = tc_size;
     int *cap = xcalloc((size_t)c->nhosts, sizeof *cap);

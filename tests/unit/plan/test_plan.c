@@ -245,6 +245,49 @@ static void check_resolve_errors(void)
     CHECK(fwdioi_options_resolve(&bad_targets, 8, 1, &o, NULL) == FWDIO_EINVAL, "targets < 0");
 }
 
+/* fwdio_default_writers(nranks, nnodes) is what fwdioi_options_resolve gives
+ * for the default options, spread and stride from rank 0. */
+static void check_default_like_resolve(int nranks, int nnodes)
+{
+    fwdio_options_t o, stride = {.placement = FWDIO_PLACEMENT_STRIDE};
+    int want = fwdio_default_writers(nranks, nnodes);
+    CHECK(fwdioi_options_resolve(NULL, nranks, nnodes, &o, NULL) == FWDIO_OK && o.writers == want,
+          "spread P=%d nodes=%d: resolved %d, fwdio_default_writers %d", nranks, nnodes,
+          o.writers, want);
+    CHECK(fwdioi_options_resolve(&stride, nranks, nnodes, &o, NULL) == FWDIO_OK &&
+              o.writers == want,
+          "stride P=%d nodes=%d: resolved %d, fwdio_default_writers %d", nranks, nnodes,
+          o.writers, want);
+}
+
+/* fwdio_default_writers: the documented rule on its edges, refusals, and the
+ * count fwdioi_options_resolve gives by default on every shape up to 80
+ * ranks and at scale, so tools that use it predict what fwdio_open does. */
+static void check_default_writers(void)
+{
+    static const struct {
+        int nranks, nnodes, want;
+    } cases[] = {{8, 1, 2},       {1, 1, 1},       {3, 2, 3},         {16, 16, 16},
+                 {4096, 16, 32},  {4096, 24, 32},  {4096, 64, 64},    {40, 40, 40},
+                 {65536, 33, 33}, {20, 17, 20},    {131072, 1024, 1024}};
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        int got = fwdio_default_writers(cases[i].nranks, cases[i].nnodes);
+        CHECK(got == cases[i].want, "P=%d nodes=%d: %d writers, want %d", cases[i].nranks,
+              cases[i].nnodes, got, cases[i].want);
+    }
+    CHECK(fwdio_default_writers(0, 1) == FWDIO_EINVAL, "no ranks");
+    CHECK(fwdio_default_writers(4, 0) == FWDIO_EINVAL, "no nodes");
+    CHECK(fwdio_default_writers(-3, 2) == FWDIO_EINVAL, "negative ranks");
+    for (int nranks = 1; nranks <= 80; nranks++)
+        for (int nnodes = 1; nnodes <= nranks; nnodes++)
+            check_default_like_resolve(nranks, nnodes);
+    const int big_nodes[] = {1, 15, 16, 17, 31, 32, 33, 64, 1000};
+    for (size_t k = 0; k < sizeof big_nodes / sizeof *big_nodes; k++) {
+        check_default_like_resolve(4096, big_nodes[k]);
+        check_default_like_resolve(131072, big_nodes[k]);
+    }
+}
+
 int main(void)
 {
     const uint64_t K = 1024;
@@ -261,6 +304,7 @@ int main(void)
                                 check_plan(sizes[si], 64 * K, 16 * K, writers, first, stride,
                                            (fwdio_layout_t)layout, targets, ranks[ri]);
     check_resolve_errors();
+    check_default_writers();
     if (failures) {
         fprintf(stderr, "test_plan: %d failure(s)\n", failures);
         return 1;

@@ -20,7 +20,8 @@
  * a step already agreed; a failed step failing the later ones without
  * agreements; an abort heard with how the other rank's steps ended; the
  * next step's MPI failure kept until the step being agreed is done; a step's
- * commit block written by its rank after the step is durable; a file that is
+ * commit block written by its rank after the step is durable; two ranks
+ * that set a block in one step; a file that is
  * no stream; a stream with offsets_only (no scan at a step's end or the
  * close). Milliseconds, no mpiexec, MPI never initialized.
  */
@@ -633,6 +634,34 @@ static void test_commit_step(void)
     world_free(&w);
 }
 
+/* Rank 0 and this rank set commit blocks in the same step: this rank's
+ * status says so (FWDIO_EINVAL at its block's offset, naming rank 0 and the
+ * count), no block is written, and the step fails with the agreed error
+ * (rank 0's, the lower rank's). */
+static void test_two_committers_in_step(void)
+{
+    world_t w;
+    world_init(&w, 1 << 16, 4096, 2, 2, 1, 0, 1);
+    fwdio_file_t *f = &w.f;
+    const int nw = 2;
+    end_step(1, 100);
+    answer_scan(0);
+    uint64_t others[2 + FWDIOI_CLOSE_EXTRA] = {0};
+    others[nw + FWDIOI_SUM_COMMITS] = 1; /* rank 0's block; its rank adds 0 */
+    answer_counts(others, 1);
+    fwdioi_errinfo_t mine = {FWDIO_EINVAL, 1, 0, 100, FWDIOI_REASON_COMMITTERS, 0, 2};
+    CHECK(memcmp(&f->s.outcome.local_error, &mine, sizeof mine) == 0);
+    CHECK(w.drains == 1);
+    writer_drained();
+    const fwdioi_errinfo_t *in = pending(FWDIOI_MPI_AGREE_STEP_FINAL)->in;
+    CHECK(memcmp(in, &mine, sizeof mine) == 0);
+    fwdioi_errinfo_t theirs = {FWDIO_EINVAL, 0, 0, 200, FWDIOI_REASON_COMMITTERS, 1, 2};
+    answer_status(FWDIOI_MPI_AGREE_STEP_FINAL, theirs);
+    CHECK(fake_rt_io_queued() == 0 && f->s.io_pending == 0);
+    CHECK(w.ncb == 1 && w.cb_status[0] == FWDIO_EINVAL && fwdioi_steps_complete(f) == 1);
+    world_free(&w);
+}
+
 /* A file that is no stream has no stream state: the stream's functions
  * answer as for a stream with no step, and leave its messages untagged. */
 static void test_not_a_stream(void)
@@ -697,6 +726,7 @@ int main(void)
     test_abort_heard();
     test_deferred_abort();
     test_commit_step();
+    test_two_committers_in_step();
     test_not_a_stream();
     test_offsets_only();
     return unit_result("unit_stream");
