@@ -28,6 +28,7 @@
  */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime, pread */
 
+#include "app_util.h"
 #include "cli.h"
 #include "fwdio.h"
 
@@ -325,35 +326,13 @@ static int write_once(fwdio_runtime_t *rt, const struct opts *o, const char *pat
     return rc != FWDIO_OK ? rc : closed != FWDIO_OK ? closed : status != FWDIO_OK ? status : drained;
 }
 
-/* `pattern` with "%h" as this host's name and "%%" as '%' (as local_dir is
- * read); 0, or -1 when it does not fit. */
-static int expand_local(const char *pattern, char *out, size_t len)
-{
-    char host[256];
-    if (gethostname(host, sizeof host) != 0)
-        return -1;
-    host[sizeof host - 1] = '\0';
-    size_t n = 0;
-    for (const char *p = pattern; *p; p++) {
-        const char *add = p[0] == '%' && p[1] == 'h' ? host : p[0] == '%' && p[1] == '%' ? "%" : NULL;
-        size_t k = add ? strlen(add) : 1;
-        if (n + k >= len)
-            return -1;
-        memcpy(out + n, add ? add : p, k);
-        n += k;
-        p += add != NULL;
-    }
-    out[n] = '\0';
-    return 0;
-}
-
 /* Remove the tier's kept copies of `path` from this rank's local directory
  * (every rank of a host tries; one succeeds). */
 static void remove_kept_copies(const char *local, const char *path)
 {
     char dir[4096], glob[512], file[8192];
     const char *name = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
-    if (expand_local(local, dir, sizeof dir) != 0 ||
+    if (app_expand_host(local, dir, sizeof dir) != 0 ||
         (size_t)snprintf(glob, sizeof glob, "%s.*.w*.fwdio-local*", name) >= sizeof glob)
         return;
     DIR *d = opendir(dir);

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 
 void app_quiet_barrier(MPI_Comm comm)
 {
@@ -115,4 +116,26 @@ double app_process_cpu_s(void)
         return 0.0;
     return (double)ru.ru_utime.tv_sec + 1e-6 * (double)ru.ru_utime.tv_usec +
            (double)ru.ru_stime.tv_sec + 1e-6 * (double)ru.ru_stime.tv_usec;
+}
+
+int app_expand_host(const char *pattern, char *out, size_t cap)
+{
+    char host[256];
+    if (gethostname(host, sizeof host) != 0)
+        return -1;
+    host[sizeof host - 1] = '\0';
+    size_t n = 0;
+    for (const char *p = pattern; *p; p++) {
+        char one[2] = {*p, '\0'};
+        const char *add = one;
+        if (p[0] == '%' && (p[1] == 'h' || p[1] == '%'))
+            add = *++p == 'h' ? host : "%";
+        size_t len = strlen(add);
+        if (n + len >= cap)
+            return -1;
+        memcpy(out + n, add, len);
+        n += len;
+    }
+    out[n] = '\0';
+    return 0;
 }

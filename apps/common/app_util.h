@@ -48,6 +48,13 @@ int app_make_run_dir(const char *parent, const char *prefix, char *out, size_t c
  * 0 if getrusage fails. */
 double app_process_cpu_s(void);
 
+/**
+ * `pattern` with "%h" replaced by this host's name and "%%" by '%', as fwdio
+ * reads local_dir, into out[0 .. cap). Returns 0, or -1 when it does not fit
+ * or the host name is unknown.
+ */
+int app_expand_host(const char *pattern, char *out, size_t cap);
+
 /** Median, min and max of n values (n = 0: all zero). */
 typedef struct app_spread {
     double median, min, max;

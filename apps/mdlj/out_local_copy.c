@@ -14,6 +14,7 @@
  * ranks have written it.
  */
 #define _GNU_SOURCE
+#include "app_util.h"
 #include "output_impl.h"
 
 #include <errno.h>
@@ -53,36 +54,6 @@ static int fail_errno(md_output_t *o, const char *what, const char *path)
 {
     fprintf(stderr, "mdlj: rank %d: %s %s: %s\n", o->rank, what, path, strerror(errno));
     return -1;
-}
-
-/* `pattern` with "%h" replaced by the host name and "%%" by '%'. 0 or -1. */
-static int expand_dir(char *out, size_t cap, const char *pattern)
-{
-    char host[256];
-    if (gethostname(host, sizeof host) != 0)
-        return -1;
-    host[sizeof host - 1] = '\0';
-    size_t n = 0;
-    for (const char *p = pattern; *p; p++) {
-        const char *add = NULL;
-        char one[2] = {*p, '\0'};
-        if (p[0] == '%' && p[1] == 'h') {
-            add = host;
-            p++;
-        } else if (p[0] == '%' && p[1] == '%') {
-            add = "%";
-            p++;
-        } else {
-            add = one;
-        }
-        size_t len = strlen(add);
-        if (n + len >= cap)
-            return -1;
-        memcpy(out + n, add, len);
-        n += len;
-    }
-    out[n] = '\0';
-    return 0;
 }
 
 /* The thread: the local part into the shared file at its extents' offsets. */
@@ -172,7 +143,7 @@ static int local_copy_open(md_output_t *o)
             fprintf(stderr, "mdlj: --output local-copy needs --local-dir DIR\n");
         return -1;
     }
-    if (expand_dir(s->dir, sizeof s->dir, o->p.local_dir) != 0) {
+    if (app_expand_host(o->p.local_dir, s->dir, sizeof s->dir) != 0) {
         fprintf(stderr, "mdlj: rank %d: --local-dir %s: too long\n", o->rank, o->p.local_dir);
         return -1;
     }
