@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The public API: argument checks, the application side of each call, and the
  * hand-over to the progress thread. */
-#include "session/abort.h"
+#include "agreement/abort.h"
 #include "stream/appends.h"
 #include "write/combine.h"
 #include "config.h"
@@ -508,7 +508,7 @@ static int open_checked(fwdio_runtime_t *rt, const char *path, uint64_t size,
         }
         /* what the open agreement's largest other_value loses to: minus the
          * readers' sizes (session.c) */
-        f->s.open_local.other_value = INT64_MIN;
+        f->s.outcome.open_local.other_value = INT64_MIN;
     }
 
     fwdioi_rt_lock(rt->engine);
@@ -934,7 +934,7 @@ int fwdio_wait_ready(fwdio_file_t *f)
     uint64_t t_trace = fwdioi_trace_begin();
     fwdioi_rt_wait(f->engine, file_ready_returned, f);
     fwdioi_rt_lock(f->engine);
-    int status = (int)f->s.open_agreed.status;
+    int status = (int)f->s.outcome.open_agreed.status;
     fwdioi_rt_unlock(f->engine);
     fwdioi_trace_end_file(t_trace, "wait ready", (int64_t)f->seq);
     return status;

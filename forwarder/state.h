@@ -10,10 +10,10 @@
 #ifndef FWDIOI_STATE_H
 #define FWDIOI_STATE_H
 
-#include "session/agree.h"
-#include "session/commit_set.h"
+#include "agreement/agree.h"
+#include "storage/commit_set.h"
 #include "node/node_area.h"
-#include "session/open_check.h"
+#include "agreement/open_check.h"
 
 #include <stdatomic.h>
 #include "plan/plan.h"
@@ -319,7 +319,7 @@ struct fwdio_runtime {
     /* the runtime layer's engine (runtime/runtime.h): progress and I/O
      * threads, the lock, tasks, tracked requests, callback delivery */
     fwdioi_engine_t *engine;
-    /* what the session does with the roles' reports (session/outcome.h;
+    /* what the session does with the roles' reports (agreement/outcome.h;
      * fixed after init) */
     const struct fwdioi_session_ops *session_ops;
     MPI_Comm app_comm; /* a duplicate of fwdio_init's communicator for the collectives of

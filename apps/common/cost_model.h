@@ -27,11 +27,11 @@
 
 #include <stdint.h>
 
-/* forwarder/session/agree.h: an error report is 10 MPI_LONG_INT pairs (reduced
+/* forwarder/agreement/agree.h: an error report is 10 MPI_LONG_INT pairs (reduced
  * with MPI_MINLOC), of 12 bytes each as MPI counts them (a long and an int) */
 #define COST_ERRINFO_PAIRS 10
 #define COST_PAIR_BYTES 12
-/* forwarder/session/open_check.h: the fields the open check compares (two
+/* forwarder/agreement/open_check.h: the fields the open check compares (two
  * pairs each, after an error report) */
 #define COST_OPEN_FIELDS 19
 /* forwarder/state.h: sums beside the bytes per writer in the close and step counts */

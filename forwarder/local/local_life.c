@@ -187,7 +187,7 @@ uint64_t fwdioi_local_version_id(const fwdio_file_t *f)
 {
     /* the largest open time of the writers, agreed at the open
      * (fwdioi_local_prepare_open puts each writer's in the agreement) */
-    return f->s.open_agreed.offset > 0 ? (uint64_t)f->s.open_agreed.offset
+    return f->s.outcome.open_agreed.offset > 0 ? (uint64_t)f->s.outcome.open_agreed.offset
                                        : f->local->created_ns;
 }
 

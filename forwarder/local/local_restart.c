@@ -8,8 +8,8 @@
 #include "local/local_state.h"
 #include "log.h"
 #include "plan/plan.h"
-#include "session/agreements.h"
-#include "session/outcome.h"
+#include "agreement/agreements.h"
+#include "agreement/outcome.h"
 #include "storage/storage.h"
 #include "storage/sysio.h"
 
@@ -281,7 +281,7 @@ static void look_done(fwdioi_io_job_t *io)
     struct fwdioi_restart *r = (struct fwdioi_restart *)io;
     fwdio_file_t *f = r->file;
     f->s.io_pending--;
-    if (f->s.aborted) {
+    if (f->s.outcome.aborted) {
         fwdioi_outcome_finish_if_aborted(f);
         return;
     }
@@ -351,8 +351,8 @@ int fwdioi_local_restart_open(fwdio_file_t *f)
         return 0;
     f->s.phase = FWDIOI_PHASE_OPENING;
     /* the open's agreement compares the readers' sizes (session.c) */
-    f->s.open_local.offset = (int64_t)r->size;
-    f->s.open_local.other_value = -(int64_t)r->size;
+    f->s.outcome.open_local.offset = (int64_t)r->size;
+    f->s.outcome.open_local.other_value = -(int64_t)r->size;
     fwdioi_outcome_opened(f);
     return 1;
 }

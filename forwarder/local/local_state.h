@@ -5,7 +5,7 @@
 
 #include "local/local_index.h"
 #include "local/local_tier.h"
-#include "session/agree.h"
+#include "agreement/agree.h"
 
 struct fwdioi_local {
     /* fixed after fwdio_open */

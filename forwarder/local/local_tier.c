@@ -13,7 +13,7 @@
 #include "log.h"
 #include "node/node_area.h"
 #include "plan/topology.h"
-#include "session/open_check.h"
+#include "agreement/open_check.h"
 #include "storage/storage.h"
 #include "storage/sysio.h"
 
@@ -79,7 +79,7 @@ void fwdioi_local_prepare_open(fwdio_file_t *f, fwdioi_storage_job_t *job)
         return;
     /* the version id: the open's agreement keeps the largest of the
      * writers' open times, the same in every writer's index (local_version.h) */
-    f->s.open_local.offset = (int64_t)l->created_ns;
+    f->s.outcome.open_local.offset = (int64_t)l->created_ns;
     uint64_t bytes = local_file_bytes(f);
     /* the path's kept copy (an earlier version) is about to be overwritten */
     fwdioi_local_kept_forget(f->owner, l->data_path);
@@ -201,7 +201,7 @@ static void seal_done(fwdioi_io_job_t *io)
     seal_job_t *j = (seal_job_t *)io;
     fwdio_file_t *f = j->file;
     if (j->status != FWDIO_OK)
-        fwdioi_errinfo_set_call(&f->s.local_error, j->status, f->rank, j->sys_errno, j->at,
+        fwdioi_errinfo_set_call(&f->s.outcome.local_error, j->status, f->rank, j->sys_errno, j->at,
                                 j->call);
     f->s.io_pending--;
     void (*then)(fwdio_file_t *) = j->then;
@@ -244,7 +244,7 @@ int fwdioi_local_seal(fwdio_file_t *f, void (*then)(fwdio_file_t *f))
         j->index = fwdioi_local_index_of(f, f->my_writer, version, &j->len);
     if (!j || !j->index) {
         free(j);
-        fwdioi_errinfo_set(&f->s.local_error, FWDIO_ENOMEM, f->rank, 0, 0);
+        fwdioi_errinfo_set(&f->s.outcome.local_error, FWDIO_ENOMEM, f->rank, 0, 0);
         then(f);
         return 0;
     }
@@ -275,14 +275,14 @@ int fwdioi_local_session_done(fwdio_file_t *f, const fwdioi_errinfo_t *final, MP
 {
     FWDIOI_ASSERT_PROGRESS();
     struct fwdioi_local *l = f->local;
-    if (!l || f->reading || final->status != FWDIO_OK || f->s.aborted || *comm == MPI_COMM_NULL)
+    if (!l || f->reading || final->status != FWDIO_OK || f->s.outcome.aborted || *comm == MPI_COMM_NULL)
         return 0;
     l->comm = *comm;
     *comm = MPI_COMM_NULL;
     l->path_free = path_free;
     l->announce = announce;
-    l->committer = f->s.committer;
-    l->committers = f->s.committers;
+    l->committer = f->s.commit.committer;
+    l->committers = f->s.commit.committers;
     fwdioi_rt_lock(f->engine);
     f->drain_pending = 1;
     fwdioi_rt_unlock(f->engine);
@@ -296,7 +296,7 @@ int fwdioi_local_drain_abort_heard(struct fwdio_runtime *o, uint64_t seq,
 {
     FWDIOI_ASSERT_PROGRESS();
     /* Drains in flight are few (each holds a communicator): a walk is fine. */
-    for (fwdio_file_t *f = LIST_FIRST(&o->draining); f; f = LIST_NEXT(f, s.drain_link))
+    for (fwdio_file_t *f = LIST_FIRST(&o->draining); f; f = LIST_NEXT(f, s.links.drain))
         if (f->seq == seq) {
             fwdioi_local_abort_heard(f, why);
             return 1;

@@ -33,8 +33,8 @@
 #include "local/local_life.h"
 #include "local/drain_io.h"
 #include "log.h"
-#include "session/agreements.h"
-#include "session/outcome.h"
+#include "agreement/agreements.h"
+#include "agreement/outcome.h"
 #include "storage/storage.h"
 #include "storage/sysio.h"
 
@@ -317,7 +317,7 @@ static void job_done(fwdioi_io_job_t *io)
     }
     f->s.io_pending--;
     free(j);
-    if (f->s.aborted) {
+    if (f->s.outcome.aborted) {
         if (step == OUT_READ)
             r->out_fd = fd;
         else

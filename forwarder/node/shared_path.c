@@ -5,7 +5,7 @@
 #include "log.h"
 #include "write/message.h"
 #include "write/send_done.h"
-#include "session/outcome.h"
+#include "agreement/outcome.h"
 #include "trace.h"
 #include "write/writer.h"
 
@@ -160,13 +160,13 @@ static int take_data(struct fwdio_runtime *o, int from, const fwdioi_area_entry_
     fwdio_file_t *f = active_file(o, e->seq);
     if (!f && e->seq >= o->opened_seq)
         return 0;
-    int receiving = f && f->my_writer >= 0 && !f->s.aborted && !f->s.finishing &&
+    int receiving = f && f->my_writer >= 0 && !f->s.outcome.aborted && !f->s.finishing &&
                     fwdioi_file_open_ok(f);
-    if (f && !receiving && !f->s.aborted && fwdioi_file_before_open(f))
+    if (f && !receiving && !f->s.outcome.aborted && fwdioi_file_before_open(f))
         return 0;
     int source = a->rank_of_local[from];
     if (!receiving) { /* a file that failed, ended, or is not this rank's to write: drop */
-        if (!f || !f->s.aborted)
+        if (!f || !f->s.outcome.aborted)
             fwdioi_log(FWDIOI_LOG_WARN, "rank %d: dropped a message from rank %d for file %llu%s",
                        fwdioi_rt_rank(o->engine), source, (unsigned long long)e->seq,
                        f ? " (not a writer of it, or it is complete here)" : " (not active here)");
@@ -199,7 +199,7 @@ static int take_note(struct fwdio_runtime *o, const fwdioi_area_entry_t *e)
     fwdio_file_t *f = active_file(o, e->seq);
     if (!f)
         return e->seq < o->opened_seq; /* gone: its data is dropped as it comes */
-    if (!f->s.aborted && fwdioi_file_before_open(f))
+    if (!f->s.outcome.aborted && fwdioi_file_before_open(f))
         return 0;
     if (f->my_writer >= 0)
         fwdioi_writer_note_mpi(f);

@@ -5,7 +5,7 @@
 #include "log.h"
 #include "plan/plan.h"
 #include "read/read_wire.h"
-#include "session/outcome.h"
+#include "agreement/outcome.h"
 #include "storage/storage.h"
 #include "trace.h"
 #include "write/budget.h"
@@ -191,10 +191,10 @@ static void unit_settle(fwdio_file_t *f, unit_t *u)
     struct fwdioi_reader *rd = reader_of(f);
     if (u->sends > 0 || u->waiters || u->in_idle)
         return;
-    if (u->state == UNIT_READY && !f->s.aborted) {
+    if (u->state == UNIT_READY && !f->s.outcome.aborted) {
         TAILQ_INSERT_TAIL(&rd->idle, u, link);
         u->in_idle = 1;
-    } else if (u->state == UNIT_FAILED || f->s.aborted) {
+    } else if (u->state == UNIT_FAILED || f->s.outcome.aborted) {
         unit_free(f, u); /* a failed unit keeps no memory: wanted again, it is read again */
     }
 }
@@ -275,7 +275,7 @@ static void answer_waiters(fwdio_file_t *f, unit_t *u)
      * frees the units nothing sends from, which must not include this one
      * while the loop still looks at it. */
     u->answering = 1;
-    while (u->waiters && !f->s.aborted) {
+    while (u->waiters && !f->s.outcome.aborted) {
         waiter_t *w = u->waiters;
         u->waiters = w->next;
         if (!u->waiters)
@@ -306,7 +306,7 @@ static void on_unit_read(fwdioi_storage_job_t *job)
     if (job->status != FWDIO_OK) {
         fwdioi_errinfo_set_call(&u->err, job->status, f->rank, job->sys_errno, job->err_offset,
                                 job->err_call);
-        fwdioi_errinfo_set_call(&s->local_error, job->status, f->rank, job->sys_errno,
+        fwdioi_errinfo_set_call(&s->outcome.local_error, job->status, f->rank, job->sys_errno,
                                 job->err_offset, job->err_call);
         fwdioi_log(FWDIOI_LOG_WARN, "rank %d: pread of %s at %llu failed: %s", f->rank, f->path,
                    (unsigned long long)job->err_offset, fwdio_strerror(job->status));
@@ -319,7 +319,7 @@ static void on_unit_read(fwdioi_storage_job_t *job)
     }
     fwdioi_storage_job_free(job);
     answer_waiters(f, u);
-    if (s->aborted) {
+    if (s->outcome.aborted) {
         if (rd->close_deferred && rd->reading == 0) {
             rd->close_deferred = 0;
             close_aborted(f); /* no pread uses the descriptor now */
@@ -338,7 +338,7 @@ static void schedule(fwdio_file_t *f)
     struct fwdioi_reader *rd = reader_of(f);
     struct fwdio_runtime *o = f->owner;
     unit_t *u;
-    while (!f->s.aborted && (u = TAILQ_FIRST(&rd->queued)) != NULL) {
+    while (!f->s.outcome.aborted && (u = TAILQ_FIRST(&rd->queued)) != NULL) {
         if (fwdioi_wbudget_must_wait(&o->wbuf, u->len))
             fwdioi_reader_make_room(o, u->len);
         if (fwdioi_wbudget_must_wait(&o->wbuf, u->len))
@@ -373,7 +373,7 @@ static void schedule(fwdio_file_t *f)
 void fwdioi_reader_make_room(struct fwdio_runtime *o, uint64_t need)
 {
     FWDIOI_ASSERT_PROGRESS();
-    for (fwdio_file_t *g = LIST_FIRST(&o->active); g; g = LIST_NEXT(g, s.active_link)) {
+    for (fwdio_file_t *g = LIST_FIRST(&o->active); g; g = LIST_NEXT(g, s.links.active)) {
         struct fwdioi_reader *rd = g->s.reader;
         if (!rd)
             continue;
@@ -402,7 +402,7 @@ static int want(fwdio_file_t *f, uint64_t index, int source, uint64_t id, uint64
     if (u->state == UNIT_FAILED) { /* not kept, but while its answers go */
         answer(f, u, w, (int)u->err.status);
         free(w);
-        return f->s.aborted ? -1 : 0;
+        return f->s.outcome.aborted ? -1 : 0;
     }
     if (u->state == UNIT_READY) {
         if (u->in_idle) {
@@ -414,7 +414,7 @@ static int want(fwdio_file_t *f, uint64_t index, int source, uint64_t id, uint64
         u->answering = 0;
         free(w);
         unit_settle(f, u);
-        return f->s.aborted ? -1 : 0;
+        return f->s.outcome.aborted ? -1 : 0;
     }
     *u->waiters_tail = w;
     u->waiters_tail = &w->next;
@@ -468,10 +468,10 @@ static void on_request_received(void *arg, const MPI_Status *st)
     f->s.recvs_pending--;
     if (st->MPI_ERROR != MPI_SUCCESS)
         fwdioi_outcome_mpi_failed(f, FWDIOI_MPI_IMRECV, st->MPI_ERROR);
-    if (!f->s.aborted) {
+    if (!f->s.outcome.aborted) {
         f->s.stats.messages_received++;
         size_t n = (size_t)rr->len / sizeof(fwdioi_read_request_t);
-        for (size_t i = 0; i < n && !f->s.aborted; i++) {
+        for (size_t i = 0; i < n && !f->s.outcome.aborted; i++) {
             fwdioi_read_request_t q;
             memcpy(&q, rr->buf + i * sizeof q, sizeof q);
             take_request(f, rr->source, &q);
@@ -553,17 +553,17 @@ static void on_open_done(fwdioi_storage_job_t *job)
     s->fd = job->fd;
     fwdioi_outcome_storage_failed(f, job->fail_time); /* fwdio_file_stats_t */
     if (job->status != FWDIO_OK) {
-        fwdioi_errinfo_set_call(&s->open_local, job->status, f->rank, job->sys_errno,
+        fwdioi_errinfo_set_call(&s->outcome.open_local, job->status, f->rank, job->sys_errno,
                                 job->err_offset, job->err_call);
     } else {
         /* the agreement keeps the largest of both: the size, and minus the
          * smallest (session.c compares them) */
-        s->open_local.offset = (int64_t)job->size;
-        s->open_local.other_value = -(int64_t)job->size;
+        s->outcome.open_local.offset = (int64_t)job->size;
+        s->outcome.open_local.other_value = -(int64_t)job->size;
     }
     s->io_pending--;
     fwdioi_storage_job_free(job);
-    if (s->aborted) {
+    if (s->outcome.aborted) {
         close_aborted(f);
         fwdioi_outcome_finish_if_aborted(f);
         return;
@@ -579,7 +579,7 @@ void fwdioi_reader_open(fwdio_file_t *f)
     f->s.phase = FWDIOI_PHASE_OPENING;
     fwdioi_storage_job_t *job = fwdioi_storage_job_new(FWDIOI_STORAGE_OPEN, f, on_open_done);
     if (!job) {
-        fwdioi_errinfo_set(&f->s.open_local, FWDIO_ENOMEM, f->rank, 0, 0);
+        fwdioi_errinfo_set(&f->s.outcome.open_local, FWDIO_ENOMEM, f->rank, 0, 0);
         fwdioi_outcome_opened(f);
         return;
     }

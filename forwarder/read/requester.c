@@ -5,7 +5,7 @@
 #include "plan/plan.h"
 #include "ranges.h"
 #include "read/reader.h"
-#include "session/outcome.h"
+#include "agreement/outcome.h"
 #include "trace.h"
 
 #include <stdlib.h>
@@ -110,9 +110,9 @@ static void end_read(fwdio_file_t *f, fwdioi_read_t *r, int status)
  * open's. */
 static int failed_status(const fwdio_file_t *f)
 {
-    if (f->s.aborted)
-        return (int)f->s.abort_info.status;
-    return (int)f->s.open_agreed.status;
+    if (f->s.outcome.aborted)
+        return (int)f->s.outcome.abort_info.status;
+    return (int)f->s.outcome.open_agreed.status;
 }
 
 /* ---- sending a read's requests ---- */
@@ -212,7 +212,7 @@ static int make_parts(fwdio_file_t *f, fwdioi_read_t *r)
 static void route(fwdio_file_t *f, fwdioi_read_t *r)
 {
     struct fwdioi_requests *q = requests_of(f);
-    if (f->s.aborted || f->s.open_agreed.status != FWDIO_OK) {
+    if (f->s.outcome.aborted || f->s.outcome.open_agreed.status != FWDIO_OK) {
         end_read(f, r, failed_status(f));
         return;
     }
@@ -246,7 +246,7 @@ static void read_task(fwdioi_task_t *task)
     FWDIOI_ASSERT_PROGRESS();
     fwdioi_read_t *r = (fwdioi_read_t *)task;
     fwdio_file_t *f = r->file;
-    if (fwdioi_file_before_open(f) && !f->s.aborted) {
+    if (fwdioi_file_before_open(f) && !f->s.outcome.aborted) {
         STAILQ_INSERT_TAIL(&requests_of(f)->held, &r->task, link);
         return;
     }
@@ -323,7 +323,7 @@ static void on_piece_received(void *arg, const MPI_Status *st)
                                 st->MPI_SOURCE, (int64_t)len};
         fwdioi_outcome_abort(f, &why, 1);
     }
-    if (f->s.aborted) {
+    if (f->s.outcome.aborted) {
         if (r->recvs == 0)
             end_read(f, r, failed_status(f));
         fwdioi_outcome_finish_if_aborted(f);
@@ -388,7 +388,7 @@ static void receive_piece(fwdio_file_t *f, fwdioi_read_t *r, const fwdioi_read_h
 
 static void take_header(fwdio_file_t *f, const fwdioi_read_header_t *h, int source)
 {
-    if (f->s.aborted)
+    if (f->s.outcome.aborted)
         return; /* its bytes, if any, are dropped with the file's (session.c) */
     fwdioi_read_t *r;
     read_part_t *p = check_header(f, h, source, &r);

@@ -18,7 +18,7 @@ void fwdioi_file_unlink_locked(fwdio_file_t *f)
     LIST_REMOVE(f, live_link);
 }
 
-/* Files whose agreements were given up (s.abandoned; a drain's too): Open
+/* Files whose agreements were given up (s.outcome.abandoned; a drain's too): Open
  * MPI may still progress the other ranks' parts and write into the
  * agreements' buffers, which live in the file and its arrays, so such a file
  * is kept, whole and reachable, for the process's life. Only MPI failures
@@ -50,7 +50,7 @@ static int keep_for_mpi(fwdio_file_t *f)
 
 void fwdioi_file_release(fwdio_file_t *f)
 {
-    if ((f->s.abandoned || fwdioi_local_abandoned(f)) && keep_for_mpi(f) == 0)
+    if ((f->s.outcome.abandoned || fwdioi_local_abandoned(f)) && keep_for_mpi(f) == 0)
         return;
     if (f->refused) { /* a stand-in owns nothing but itself (refused.c) */
         free(f);

@@ -3,7 +3,7 @@
 #include "session/refused.h"
 
 #include "log.h"
-#include "session/open_check.h"
+#include "agreement/open_check.h"
 #include "session/session.h"
 #include "stream/appends.h"
 #include "write/writer.h"

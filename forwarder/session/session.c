@@ -35,9 +35,9 @@
  */
 #include "session/session.h"
 
-#include "session/abort.h"
-#include "session/agreements.h"
-#include "session/outcome.h"
+#include "agreement/abort.h"
+#include "agreement/agreements.h"
+#include "agreement/outcome.h"
 #include "session/file_life.h"
 #include "local/local_life.h"
 #include "local/local_restart.h"
@@ -96,7 +96,7 @@ static void run_ready(fwdioi_call_t *call)
     fwdio_file_t *f = (fwdio_file_t *)((char *)call - offsetof(fwdio_file_t, ready_call));
     uint64_t t_trace = fwdioi_trace_begin();
     if (f->cbs.ready)
-        f->cbs.ready(f, (int)f->s.open_agreed.status, f->cbs.user);
+        f->cbs.ready(f, (int)f->s.outcome.open_agreed.status, f->cbs.user);
     fwdioi_trace_end_file(t_trace, "ready callback", (int64_t)f->seq);
     fwdioi_rt_lock(f->engine);
     f->ready_returned = 1;
@@ -166,20 +166,20 @@ static int index_file(fwdio_file_t *f)
         return -1;
     fwdioi_u64map_put(&o->active_by_seq, f->seq, f); /* reserved: cannot fail */
     if (!first) {
-        f->s.path_prev = f->s.path_next = f;
+        f->s.links.path_prev = f->s.links.path_next = f;
         return 0;
     }
-    fwdio_file_t *before = first->s.path_prev; /* the last, normally */
+    fwdio_file_t *before = first->s.links.path_prev; /* the last, normally */
     while (before->seq > f->seq && before != first)
-        before = before->s.path_prev;
+        before = before->s.links.path_prev;
     if (before->seq > f->seq) { /* earlier than every file of the ring */
-        before = first->s.path_prev;
+        before = first->s.links.path_prev;
         fwdioi_u64map_put(&o->active_by_path, h, f); /* replaces: cannot fail */
     }
-    f->s.path_prev = before;
-    f->s.path_next = before->s.path_next;
-    before->s.path_next->s.path_prev = f;
-    before->s.path_next = f;
+    f->s.links.path_prev = before;
+    f->s.links.path_next = before->s.links.path_next;
+    before->s.links.path_next->s.links.path_prev = f;
+    before->s.links.path_next = f;
     return 0;
 }
 
@@ -199,18 +199,18 @@ static void unindex_path(fwdio_file_t *f)
 {
     FWDIOI_ASSERT_PROGRESS();
     struct fwdio_runtime *o = f->owner;
-    if (!f->s.path_next)
+    if (!f->s.links.path_next)
         return;
     uint64_t h = path_hash(f);
-    if (f->s.path_next == f)
+    if (f->s.links.path_next == f)
         fwdioi_u64map_remove(&o->active_by_path, h);
     else {
         if (fwdioi_u64map_get(&o->active_by_path, h) == f)
-            fwdioi_u64map_put(&o->active_by_path, h, f->s.path_next); /* replaces */
-        f->s.path_prev->s.path_next = f->s.path_next;
-        f->s.path_next->s.path_prev = f->s.path_prev;
+            fwdioi_u64map_put(&o->active_by_path, h, f->s.links.path_next); /* replaces */
+        f->s.links.path_prev->s.links.path_next = f->s.links.path_next;
+        f->s.links.path_next->s.links.path_prev = f->s.links.path_prev;
     }
-    f->s.path_prev = f->s.path_next = NULL;
+    f->s.links.path_prev = f->s.links.path_next = NULL;
 }
 
 /* The first active file of `key`'s path, or NULL (progress thread). */
@@ -220,7 +220,7 @@ static fwdio_file_t *first_of_path(struct fwdio_runtime *o, const char *key, uin
     fwdio_file_t *first = fwdioi_u64map_get(&o->active_by_path, h);
     fwdio_file_t *g = first;
     while (g && strcmp(g->path_key, key)) {
-        g = g->s.path_next;
+        g = g->s.links.path_next;
         if (g == first)
             return NULL;
     }
@@ -232,7 +232,7 @@ static fwdio_file_t *first_of_path(struct fwdio_runtime *o, const char *key, uin
  * aborted) waits for nothing. */
 static int path_in_use(const fwdio_file_t *f)
 {
-    if (!f->s.path_next)
+    if (!f->s.links.path_next)
         return 0;
     fwdio_file_t *first = first_of_path(f->owner, f->path_key, path_hash(f));
     return first && first != f;
@@ -254,9 +254,9 @@ static void start_waiting_opens(struct fwdio_runtime *o, const fwdio_file_t *don
 static void path_freed_by_drain(fwdio_file_t *f)
 {
     FWDIOI_ASSERT_PROGRESS();
-    if (f->s.draining) {
-        LIST_REMOVE(f, s.drain_link);
-        f->s.draining = 0;
+    if (f->s.links.draining) {
+        LIST_REMOVE(f, s.links.drain);
+        f->s.links.draining = 0;
     }
     unindex_path(f);
     start_waiting_opens(f->owner, f);
@@ -277,10 +277,10 @@ static void finish_session(fwdio_file_t *f, const fwdioi_errinfo_t *result)
     FWDIOI_ASSERT_PROGRESS();
     fwdioi_session_t *s = &f->s;
     s->phase = FWDIOI_PHASE_DONE;
-    LIST_REMOVE(f, s.active_link);
-    if (s->polled) {
-        LIST_REMOVE(f, s.poll_link);
-        s->polled = 0;
+    LIST_REMOVE(f, s.links.active);
+    if (s->links.polled) {
+        LIST_REMOVE(f, s.links.poll);
+        s->links.polled = 0;
     }
     unindex_seq(f);
     fwdioi_errinfo_t final = *result; /* result may point into the session */
@@ -291,21 +291,21 @@ static void finish_session(fwdio_file_t *f, const fwdioi_errinfo_t *result)
     if (!draining)
         unindex_path(f);
     else {
-        LIST_INSERT_HEAD(&f->owner->draining, f, s.drain_link);
-        s->draining = 1;
+        LIST_INSERT_HEAD(&f->owner->draining, f, s.links.drain);
+        s->links.draining = 1;
         fwdioi_errinfo_t why;
         if (fwdioi_abort_take_pending(f->owner, f->seq, 1, &why))
             fwdioi_local_abort_heard(f, &why); /* another rank's drain failed first */
     }
     if (s->comm != MPI_COMM_NULL) {
-        if (s->aborted && (f->my_writer >= 0 || f->reading))
-            fwdioi_zombie_add(f->owner, s->comm, s->abandoned); /* late data (or answers) */
-        else if (!s->abandoned) /* else left to MPI, as the agreement given up */
+        if (s->outcome.aborted && (f->my_writer >= 0 || f->reading))
+            fwdioi_zombie_add(f->owner, s->comm, s->outcome.abandoned); /* late data (or answers) */
+        else if (!s->outcome.abandoned) /* else left to MPI, as the agreement given up */
             fwdioi_log_mpi_failure(MPI_Comm_free(&s->comm), "MPI_Comm_free (file)");
         s->comm = MPI_COMM_NULL;
     }
-    if (s->holds_comm) { /* a file waiting for its communicator may take one */
-        s->holds_comm = 0;
+    if (s->links.holds_comm) { /* a file waiting for its communicator may take one */
+        s->links.holds_comm = 0;
         f->owner->comms_held--;
         feed_dups(f->owner);
     }
@@ -327,7 +327,7 @@ static void finish_session(fwdio_file_t *f, const fwdioi_errinfo_t *result)
 /* The status before the commit: the open's if it failed, else the final one. */
 static const fwdioi_errinfo_t *data_result(const fwdio_file_t *f)
 {
-    return f->s.open_agreed.status != FWDIO_OK ? &f->s.open_agreed : &f->s.final_agreed;
+    return f->s.outcome.open_agreed.status != FWDIO_OK ? &f->s.outcome.open_agreed : &f->s.outcome.final_agreed;
 }
 
 static void on_commit_agreed(void *arg, const MPI_Status *st)
@@ -338,20 +338,20 @@ static void on_commit_agreed(void *arg, const MPI_Status *st)
         return;
     fwdioi_trace_end_file(f->s.trace_t0, "agree commit", (int64_t)f->seq);
     const fwdioi_errinfo_t *data = data_result(f);
-    finish_session(f, data->status != FWDIO_OK ? data : &f->s.commit_agreed);
+    finish_session(f, data->status != FWDIO_OK ? data : &f->s.commit.agreed);
 }
 
 static void start_commit_agreement(fwdio_file_t *f)
 {
     fwdioi_session_t *s = &f->s;
-    fwdioi_session_agree_status(f, FWDIOI_MPI_AGREE_COMMIT, &s->commit_local, &s->commit_agreed,
+    fwdioi_session_agree_status(f, FWDIOI_MPI_AGREE_COMMIT, &s->commit.local, &s->commit.agreed,
                                 on_commit_agreed);
 }
 
 static int may_finish_aborted(const fwdio_file_t *f)
 {
     const fwdioi_session_t *s = &f->s;
-    return s->aborted && s->phase != FWDIOI_PHASE_DONE && s->phase != FWDIOI_PHASE_DUP &&
+    return s->outcome.aborted && s->phase != FWDIOI_PHASE_DONE && s->phase != FWDIOI_PHASE_DUP &&
            s->close_requested && s->sends_pending == 0 && s->recvs_pending == 0 &&
            s->io_pending == 0 && (!f->role->waiting_len || f->role->waiting_len(f) < 0);
 }
@@ -362,7 +362,7 @@ static void finish_task(fwdioi_task_t *task)
     fwdio_file_t *f = (fwdio_file_t *)((char *)task - offsetof(fwdio_file_t, finish_task));
     f->s.finish_queued = 0;
     if (may_finish_aborted(f))
-        finish_session(f, &f->s.abort_info);
+        finish_session(f, &f->s.outcome.abort_info);
 }
 
 /* An aborted file completes once nothing of its own is in flight: from a
@@ -385,11 +385,11 @@ static void on_commit_done(fwdioi_storage_job_t *job)
     fwdio_file_t *f = job->owner;
     fwdioi_outcome_storage_failed(f, job->fail_time); /* fwdio_file_stats_t */
     if (job->status != FWDIO_OK)
-        fwdioi_errinfo_set_call(&f->s.commit_local, job->status, f->rank, job->sys_errno,
+        fwdioi_errinfo_set_call(&f->s.commit.local, job->status, f->rank, job->sys_errno,
                                 job->err_offset, job->err_call);
     f->s.io_pending--;
     fwdioi_storage_job_free(job);
-    if (f->s.aborted)
+    if (f->s.outcome.aborted)
         finish_if_aborted(f);
     else
         start_commit_agreement(f);
@@ -402,22 +402,22 @@ static void start_commit(fwdio_file_t *f)
 {
     fwdioi_session_t *s = &f->s;
     s->phase = FWDIOI_PHASE_COMMITTING;
-    if (f->rank != s->committer) {
+    if (f->rank != s->commit.committer) {
         start_commit_agreement(f);
         return;
     }
     fwdioi_storage_job_t *job = fwdioi_storage_job_new(FWDIOI_STORAGE_COMMIT, f, on_commit_done);
     if (!job) {
-        fwdioi_errinfo_set(&s->commit_local, FWDIO_ENOMEM, f->rank, 0, 0);
+        fwdioi_errinfo_set(&s->commit.local, FWDIO_ENOMEM, f->rank, 0, 0);
         start_commit_agreement(f);
         return;
     }
     job->path = f->write_path;
     job->target = f->opts.atomic_replace ? f->path : NULL;
     job->discard = data_result(f)->status != FWDIO_OK;
-    if (s->committers == 1 && fwdioi_storage_job_add_blocks(job, &f->commit) != 0) {
+    if (s->commit.committers == 1 && fwdioi_storage_job_add_blocks(job, &f->commit) != 0) {
         fwdioi_storage_job_free(job);
-        fwdioi_errinfo_set(&s->commit_local, FWDIO_ENOMEM, f->rank, 0, 0);
+        fwdioi_errinfo_set(&s->commit.local, FWDIO_ENOMEM, f->rank, 0, 0);
         start_commit_agreement(f);
         return;
     }
@@ -431,7 +431,7 @@ static void start_commit(fwdio_file_t *f)
 static void copies_done(fwdio_file_t *f, const fwdioi_errinfo_t *copies)
 {
     FWDIOI_ASSERT_PROGRESS();
-    if (f->s.aborted) {
+    if (f->s.outcome.aborted) {
         finish_if_aborted(f);
         return;
     }
@@ -446,7 +446,7 @@ static void on_final_agreed(void *arg, const MPI_Status *st)
     if (!fwdioi_session_agreement_ok(f, FWDIOI_MPI_AGREE_FINAL, st))
         return;
     fwdioi_trace_end_file(s->trace_t0, "agree final", (int64_t)f->seq);
-    if (s->committer >= 0 && !fwdioi_local_defers_commit(f))
+    if (s->commit.committer >= 0 && !fwdioi_local_defers_commit(f))
         start_commit(f);
     else if (data_result(f)->status != FWDIO_OK || fwdioi_local_replicate(f, copies_done) != 0)
         finish_session(f, data_result(f));
@@ -463,7 +463,7 @@ static void data_done(fwdio_file_t *f)
 {
     FWDIOI_ASSERT_PROGRESS();
     fwdioi_session_t *s = &f->s;
-    if (s->aborted) {
+    if (s->outcome.aborted) {
         finish_if_aborted(f);
         return;
     }
@@ -472,7 +472,7 @@ static void data_done(fwdio_file_t *f)
         return;
     s->final_started = 1;
     s->phase = FWDIOI_PHASE_SYNCING;
-    fwdioi_session_agree_status(f, FWDIOI_MPI_AGREE_FINAL, &s->local_error, &s->final_agreed,
+    fwdioi_session_agree_status(f, FWDIOI_MPI_AGREE_FINAL, &s->outcome.local_error, &s->outcome.final_agreed,
                                 on_final_agreed);
 }
 
@@ -494,21 +494,21 @@ static void on_close_agreed(void *arg, const MPI_Status *st)
         fwdioi_outcome_abort(f, &why, 0);
         return;
     }
-    s->committers = (int)s->expected_bytes[nw + FWDIOI_SUM_COMMITS];
-    if (s->committers == 1)
-        s->committer = (int)s->expected_bytes[nw + FWDIOI_SUM_COMMITTER];
-    else if (s->committers > 1 || f->opts.atomic_replace)
-        s->committer = fwdioi_plan_writer_rank(&f->plan, 0); /* cleans up, writes no block */
-    if (s->committers > 1 && f->commit.n > 0) {
+    s->commit.committers = (int)s->expected_bytes[nw + FWDIOI_SUM_COMMITS];
+    if (s->commit.committers == 1)
+        s->commit.committer = (int)s->expected_bytes[nw + FWDIOI_SUM_COMMITTER];
+    else if (s->commit.committers > 1 || f->opts.atomic_replace)
+        s->commit.committer = fwdioi_plan_writer_rank(&f->plan, 0); /* cleans up, writes no block */
+    if (s->commit.committers > 1 && f->commit.n > 0) {
         fwdioi_log(FWDIOI_LOG_WARN, "rank %d: %s: fwdio_set_commit was called on %d ranks",
-                   f->rank, f->path, s->committers);
+                   f->rank, f->path, s->commit.committers);
         fwdioi_errinfo_t e = {FWDIO_EINVAL, f->rank, 0, (int64_t)f->commit.b[0].offset,
-                              FWDIOI_REASON_COMMITTERS, -1, s->committers};
-        if (s->local_error.status == FWDIO_OK)
-            s->local_error = e;
+                              FWDIOI_REASON_COMMITTERS, -1, s->commit.committers};
+        if (s->outcome.local_error.status == FWDIO_OK)
+            s->outcome.local_error = e;
     }
     s->phase = FWDIOI_PHASE_SYNCING;
-    s->t_closed = fwdioi_now();
+    s->watch.t_closed = fwdioi_now();
     fwdioi_rt_lock(f->engine);
     memcpy(f->writer_bytes_agreed, f->s.expected_bytes,
            (size_t)f->plan.nwriters * sizeof *f->writer_bytes_agreed);
@@ -529,10 +529,10 @@ static void on_close_agreed(void *arg, const MPI_Status *st)
 static void start_close_agreement(fwdio_file_t *f)
 {
     fwdioi_session_t *s = &f->s;
-    if (s->check_failed) {
+    if (s->check.failed) {
         /* The ranks' plans may differ, so no further collective can be
          * trusted to match; every rank knows the status already. */
-        finish_session(f, &s->open_agreed);
+        finish_session(f, &s->outcome.open_agreed);
         return;
     }
     s->phase = FWDIOI_PHASE_CLOSING;
@@ -552,8 +552,8 @@ static void close_task(fwdioi_task_t *task)
     FWDIOI_ASSERT_PROGRESS();
     fwdio_file_t *f = (fwdio_file_t *)((char *)task - offsetof(fwdio_file_t, close_task));
     f->s.close_requested = 1;
-    f->s.t_close_called = fwdioi_now();
-    if (f->s.aborted)
+    f->s.watch.t_close_called = fwdioi_now();
+    if (f->s.outcome.aborted)
         finish_if_aborted(f);
     else
         try_close(f);
@@ -566,12 +566,12 @@ static void try_close(fwdio_file_t *f)
 {
     FWDIOI_ASSERT_PROGRESS();
     fwdioi_session_t *s = &f->s;
-    if (!s->close_requested || s->aborted || s->phase != FWDIOI_PHASE_OPEN ||
+    if (!s->close_requested || s->outcome.aborted || s->phase != FWDIOI_PHASE_OPEN ||
         fwdioi_steps_pending(f))
         return;
     /* A stream's bytes appended after its last step end get their offsets
      * first (steps.c; it calls here again once they have). */
-    if (!s->check_failed && !fwdioi_steps_close_scanned(f))
+    if (!s->check.failed && !fwdioi_steps_close_scanned(f))
         return;
     start_close_agreement(f);
 }
@@ -608,14 +608,14 @@ static void drop_held(fwdio_file_t *f, int status)
 static void read_size_decided(fwdio_file_t *f)
 {
     fwdioi_session_t *s = &f->s;
-    if (s->open_agreed.status != FWDIO_OK)
+    if (s->outcome.open_agreed.status != FWDIO_OK)
         return;
-    uint64_t size = (uint64_t)s->open_agreed.offset;
-    uint64_t smallest = (uint64_t)-s->open_agreed.other_value;
+    uint64_t size = (uint64_t)s->outcome.open_agreed.offset;
+    uint64_t smallest = (uint64_t)-s->outcome.open_agreed.other_value;
     if (size != smallest) {
-        s->open_agreed = (fwdioi_errinfo_t){FWDIO_EOPEN, -1, 0, (int64_t)size,
+        s->outcome.open_agreed = (fwdioi_errinfo_t){FWDIO_EOPEN, -1, 0, (int64_t)size,
                                             FWDIOI_REASON_READ_SIZES, -1, (int64_t)smallest};
-        fwdioi_outcome_publish_error(f, &s->open_agreed);
+        fwdioi_outcome_publish_error(f, &s->outcome.open_agreed);
         return;
     }
     fwdioi_rt_lock(f->engine);
@@ -631,9 +631,9 @@ static void open_decided(fwdio_file_t *f)
 {
     fwdioi_session_t *s = &f->s;
     s->phase = FWDIOI_PHASE_OPEN;
-    if (s->open_agreed.status != FWDIO_OK) {
-        fwdioi_outcome_publish_error(f, &s->open_agreed);
-        drop_held(f, (int)s->open_agreed.status);
+    if (s->outcome.open_agreed.status != FWDIO_OK) {
+        fwdioi_outcome_publish_error(f, &s->outcome.open_agreed);
+        drop_held(f, (int)s->outcome.open_agreed.status);
     }
     fwdioi_sender_release_held(f);
     if (f->reading)
@@ -658,7 +658,7 @@ static void start_open_agreement(fwdio_file_t *f)
 {
     fwdioi_session_t *s = &f->s;
     s->phase = FWDIOI_PHASE_OPENING;
-    fwdioi_session_agree_status(f, FWDIOI_MPI_AGREE_OPEN, &s->open_local, &s->open_agreed,
+    fwdioi_session_agree_status(f, FWDIOI_MPI_AGREE_OPEN, &s->outcome.open_local, &s->outcome.open_agreed,
                                 on_open_agreed);
 }
 
@@ -679,9 +679,9 @@ static void opened(fwdio_file_t *f)
 static void poll_from_now(fwdio_file_t *f)
 {
     FWDIOI_ASSERT_PROGRESS();
-    if (!f->s.polled) {
-        f->s.polled = 1;
-        LIST_INSERT_HEAD(&f->owner->polled, f, s.poll_link);
+    if (!f->s.links.polled) {
+        f->s.links.polled = 1;
+        LIST_INSERT_HEAD(&f->owner->polled, f, s.links.poll);
     }
 }
 
@@ -710,10 +710,10 @@ static void on_check_agreed(void *arg, const MPI_Status *st)
         return;
     fwdioi_trace_end_file(s->trace_t0, "agree check", (int64_t)f->seq);
     fwdioi_errinfo_t result;
-    fwdioi_open_check_result(s->check_out, &result);
+    fwdioi_open_check_result(s->check.out, &result);
     if (result.status != FWDIO_OK) {
-        s->check_failed = 1;
-        s->open_agreed = result;
+        s->check.failed = 1;
+        s->outcome.open_agreed = result;
         /* (a stand-in of rank 0 refused the file: it said why at the call) */
         if ((f->rank == 0 && !f->refused) || result.call == FWDIOI_REASON_PATH_OPEN) {
             char text[512];
@@ -734,8 +734,8 @@ static void start_check_agreement(fwdio_file_t *f)
 {
     fwdioi_session_t *s = &f->s;
     s->phase = FWDIOI_PHASE_CHECKING;
-    fwdioi_open_check_pack(s->check_in, f->rank, f->check_fields, &f->open_refusal);
-    fwdioi_session_agree(f, FWDIOI_MPI_AGREE_CHECK, s->check_in, s->check_out,
+    fwdioi_open_check_pack(s->check.in, f->rank, f->check_fields, &f->open_refusal);
+    fwdioi_session_agree(f, FWDIOI_MPI_AGREE_CHECK, s->check.in, s->check.out,
                          FWDIOI_OPEN_CHECK_PAIRS, MPI_LONG_INT, MPI_MINLOC, on_check_agreed);
 }
 
@@ -785,7 +785,7 @@ static void on_dup_done(void *arg, const MPI_Status *st)
 /* f took its communicator: on to the open check. */
 static void comm_taken(fwdio_file_t *f)
 {
-    if (f->s.aborted) { /* another rank failed after its duplication */
+    if (f->s.outcome.aborted) { /* another rank failed after its duplication */
         fwdioi_log_mpi_failure(MPI_Comm_free(&f->s.comm), "MPI_Comm_free (file)");
         f->s.phase = FWDIOI_PHASE_CHECKING;
         finish_if_aborted(f);
@@ -806,7 +806,7 @@ static void feed_dups(struct fwdio_runtime *owner)
 {
     fwdio_file_t *f;
     while ((f = STAILQ_FIRST(&owner->dups)) && (owner->spare != MPI_COMM_NULL || owner->spare_rc)) {
-        STAILQ_REMOVE_HEAD(&owner->dups, s.dup_link);
+        STAILQ_REMOVE_HEAD(&owner->dups, s.links.dup);
         if (owner->spare_rc) {
             int rc = owner->spare_rc;
             owner->spare_rc = 0;
@@ -817,7 +817,7 @@ static void feed_dups(struct fwdio_runtime *owner)
         f->s.comm = owner->spare;
         owner->spare = MPI_COMM_NULL;
         owner->comms_held++;
-        f->s.holds_comm = 1;
+        f->s.links.holds_comm = 1;
         comm_taken(f); /* may fail the file, never the runtime */
     }
     if (owner->dup_in_flight || owner->spare != MPI_COMM_NULL || owner->spare_rc ||
@@ -850,7 +850,7 @@ static void open_task(fwdioi_task_t *task)
     FWDIOI_ASSERT_PROGRESS();
     fwdio_file_t *f = (fwdio_file_t *)((char *)task - offsetof(fwdio_file_t, open_task));
     struct fwdio_runtime *owner = f->owner;
-    LIST_INSERT_HEAD(&owner->active, f, s.active_link);
+    LIST_INSERT_HEAD(&owner->active, f, s.links.active);
     owner->opened_seq = f->seq + 1;
     fwdioi_errinfo_t why;
     if (index_file(f) != 0) {
@@ -867,7 +867,7 @@ static void open_task(fwdioi_task_t *task)
         fwdioi_outcome_abort(f, &why, 0);
         return;
     }
-    STAILQ_INSERT_TAIL(&owner->dups, f, s.dup_link);
+    STAILQ_INSERT_TAIL(&owner->dups, f, s.links.dup);
     feed_dups(owner);
 }
 
@@ -903,7 +903,7 @@ static void break_runtime(fwdio_file_t *f, const fwdioi_errinfo_t *why)
     later.call = FWDIOI_REASON_BROKEN;
     while (!STAILQ_EMPTY(&queued)) {
         fwdio_file_t *g = STAILQ_FIRST(&queued);
-        STAILQ_REMOVE_HEAD(&queued, s.dup_link);
+        STAILQ_REMOVE_HEAD(&queued, s.links.dup);
         if (g != f)
             fwdioi_outcome_abort(g, &later, 0);
     }
@@ -929,7 +929,7 @@ static void on_aborted(fwdio_file_t *f, const fwdioi_errinfo_t *why, int notify)
         s->comm = MPI_COMM_NULL; /* a duplicate that was never finished: left to MPI */
     } else if (s->phase != FWDIOI_PHASE_DUP) {
         if (fwdioi_rt_forget(f->engine, f) > 0)
-            s->abandoned = 1; /* its buffers and communicator stay MPI's */
+            s->outcome.abandoned = 1; /* its buffers and communicator stay MPI's */
     }
     /* else: another rank failed later on; this rank's duplication still has
      * to match theirs, and completes the file when it is done (comm_taken) */
@@ -945,7 +945,7 @@ static void on_aborted(fwdio_file_t *f, const fwdioi_errinfo_t *why, int notify)
     if (f->my_writer >= 0 && f->role->drop_deferred)
         f->role->drop_deferred(f); /* dropped: the file failed */
     if (s->phase < FWDIOI_PHASE_OPEN)
-        s->open_agreed = *why; /* what ready reports */
+        s->outcome.open_agreed = *why; /* what ready reports */
     deliver_ready(f);
     if (f->reading)
         fwdioi_requester_abort(f); /* their callbacks after ready */
@@ -970,9 +970,9 @@ void fwdioi_session_init(fwdio_file_t *f)
     s->phase = FWDIOI_PHASE_DUP;
     s->comm = MPI_COMM_NULL;
     s->fd = -1;
-    s->open_local = s->open_agreed = s->local_error = s->final_agreed = FWDIOI_ERRINFO_OK;
-    s->commit_local = s->commit_agreed = s->abort_info = FWDIOI_ERRINFO_OK;
-    s->committer = -1;
+    s->outcome.open_local = s->outcome.open_agreed = s->outcome.local_error = s->outcome.final_agreed = FWDIOI_ERRINFO_OK;
+    s->commit.local = s->commit.agreed = s->outcome.abort_info = FWDIOI_ERRINFO_OK;
+    s->commit.committer = -1;
     STAILQ_INIT(&s->held);
     f->open_task.run = open_task;
     f->close_task.run = close_task;
@@ -999,7 +999,7 @@ void fwdioi_session_free(fwdio_file_t *f)
  * and once the close is under way or the file aborted, probe regardless. */
 static int mpi_may_bring_data(const struct fwdio_runtime *o, const fwdio_file_t *f)
 {
-    return o->mpi_senders || f->role->may_receive(f) || f->s.aborted ||
+    return o->mpi_senders || f->role->may_receive(f) || f->s.outcome.aborted ||
            f->s.phase >= FWDIOI_PHASE_CLOSING;
 }
 
@@ -1010,9 +1010,9 @@ static int poll_reads(fwdio_file_t *f, int *probing)
 {
     fwdioi_session_t *s = &f->s;
     if (s->phase < FWDIOI_PHASE_OPEN || s->phase == FWDIOI_PHASE_DONE ||
-        (!s->aborted && s->open_agreed.status != FWDIO_OK))
+        (!s->outcome.aborted && s->outcome.open_agreed.status != FWDIO_OK))
         return 0;
-    if (s->aborted) {
+    if (s->outcome.aborted) {
         /* Receives posted into the application's buffers complete; the
          * rest (answers, their bytes, requests) is dropped as it comes,
          * here and once the file is done (a zombie), so no sender waits. */
@@ -1038,7 +1038,7 @@ static void read_check_done(fwdio_file_t *f)
 {
     FWDIOI_ASSERT_PROGRESS();
     fwdioi_session_t *s = &f->s;
-    if (s->aborted) {
+    if (s->outcome.aborted) {
         finish_if_aborted(f);
         return;
     }
@@ -1091,16 +1091,16 @@ int fwdioi_session_poll(void *runtime, int *active)
             owner->next_watch = now + WATCHDOG_EVERY_S;
     }
     if (watch)
-        for (fwdio_file_t *f = LIST_FIRST(&owner->active); f; f = LIST_NEXT(f, s.active_link))
+        for (fwdio_file_t *f = LIST_FIRST(&owner->active); f; f = LIST_NEXT(f, s.links.active))
             fwdioi_watchdog_check(f, now);
-    for (fwdio_file_t *f = LIST_FIRST(&owner->polled); f; f = LIST_NEXT(f, s.poll_link)) {
+    for (fwdio_file_t *f = LIST_FIRST(&owner->polled); f; f = LIST_NEXT(f, s.links.poll)) {
         if (f->reading) {
             events += poll_reads(f, &probing);
             continue;
         }
-        int receiving = f->s.aborted ? f->s.phase >= FWDIOI_PHASE_OPENING
+        int receiving = f->s.outcome.aborted ? f->s.phase >= FWDIOI_PHASE_OPENING
                                      : f->s.phase >= FWDIOI_PHASE_OPEN && !f->s.finishing &&
-                                           f->s.open_agreed.status == FWDIO_OK;
+                                           f->s.outcome.open_agreed.status == FWDIO_OK;
         if (f->my_writer >= 0 && receiving && mpi_may_bring_data(owner, f)) {
             events += f->role->probe(f);
             probing = 1;

@@ -5,7 +5,7 @@
 #ifndef FWDIOI_SESSION_H
 #define FWDIOI_SESSION_H
 
-#include "session/outcome.h"
+#include "agreement/outcome.h"
 #include "state.h"
 
 /** What the session does with the roles' reports: the table the runtime

@@ -201,7 +201,7 @@ static const fwdio_file_t *open_in_flight(const fwdio_file_t *f)
 {
     const struct fwdio_runtime *o = f->owner;
     const fwdio_file_t *q;
-    STAILQ_FOREACH(q, &o->dups, s.dup_link)
+    STAILQ_FOREACH(q, &o->dups, s.links.dup)
         if (q == f) /* queued behind the first */
             return STAILQ_FIRST(&o->dups) != f ? STAILQ_FIRST(&o->dups) : NULL;
     return NULL;
@@ -238,7 +238,7 @@ enum { WAIT_NONE, WAIT_OPENING, WAIT_PATH, WAIT_CLOSING, WAIT_DRAINING };
 static void report_path_wait(const fwdio_file_t *f, double waited)
 {
     const fwdio_file_t *before = NULL;
-    for (const fwdio_file_t *g = LIST_FIRST(&f->owner->active); g; g = LIST_NEXT(g, s.active_link))
+    for (const fwdio_file_t *g = LIST_FIRST(&f->owner->active); g; g = LIST_NEXT(g, s.links.active))
         if (g != f && g->seq < f->seq && !strcmp(g->path_key, f->path_key))
             before = g;
     fprintf(stderr,
@@ -261,12 +261,12 @@ static int waiting_for(const fwdio_file_t *f, double *since)
         *since = f->t_open;
         return WAIT_PATH;
     }
-    if (s->t_closed > 0) {
-        *since = s->t_closed;
+    if (s->watch.t_closed > 0) {
+        *since = s->watch.t_closed;
         return WAIT_DRAINING;
     }
-    if (s->t_close_called > 0) {
-        *since = s->t_close_called;
+    if (s->watch.t_close_called > 0) {
+        *since = s->watch.t_close_called;
         return WAIT_CLOSING;
     }
     return WAIT_NONE;
@@ -280,14 +280,14 @@ void fwdioi_watchdog_check(fwdio_file_t *f, double now)
     int wait = waiting_for(f, &since);
     if (wait == WAIT_NONE)
         return;
-    if (wait != s->watch_wait) {
+    if (wait != s->watch.wait) {
         /* A new wait, counted from now: a close called while the open was
          * still pending has waited for the others' close only from now on. */
-        s->watch_wait = wait;
-        s->watch_start = now;
-        s->next_report = now + (double)fwdioi_rt_config(f->engine)->watchdog;
+        s->watch.wait = wait;
+        s->watch.start = now;
+        s->watch.next_report = now + (double)fwdioi_rt_config(f->engine)->watchdog;
     }
-    if (now < s->next_report)
+    if (now < s->watch.next_report)
         return;
     if (wait == WAIT_OPENING)
         report_not_opened(f, now - since);
@@ -297,5 +297,5 @@ void fwdioi_watchdog_check(fwdio_file_t *f, double now)
         report_not_closed(f, now - since);
     else if (f->rank == 0 || has_outstanding(f))
         report(f, now - since);
-    s->next_report = s->watch_start + 2 * (s->next_report - s->watch_start);
+    s->watch.next_report = s->watch.start + 2 * (s->watch.next_report - s->watch.start);
 }

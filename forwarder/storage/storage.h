@@ -11,7 +11,7 @@
 #ifndef FWDIOI_STORAGE_H
 #define FWDIOI_STORAGE_H
 
-#include "session/commit_set.h"
+#include "storage/commit_set.h"
 #include "ranges.h"
 #include "runtime.h"
 

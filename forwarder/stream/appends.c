@@ -146,13 +146,13 @@ void fwdioi_appends_route(fwdio_file_t *f, fwdioi_append_list_t *list, uint64_t 
         fwdioi_append_t *next = a->next;
         uint64_t len = a->lent.len;
         fwdioi_task_list_t routed;
-        if (f->s.aborted) { /* the step is over (and `sums` with it) */
+        if (f->s.outcome.aborted) { /* the step is over (and `sums` with it) */
             append_release(&a->lent);
         } else if (offset > f->size || len > f->size - offset) { /* past the largest stream */
-            fwdioi_errinfo_set(&f->s.local_error, FWDIO_ERANGE, f->rank, 0, offset);
+            fwdioi_errinfo_set(&f->s.outcome.local_error, FWDIO_ERANGE, f->rank, 0, offset);
             append_release(&a->lent);
         } else if (fwdioi_route_write(f, a->data, len, offset, &a->lent, &routed) != FWDIO_OK) {
-            fwdioi_errinfo_set(&f->s.local_error, FWDIO_ENOMEM, f->rank, 0, offset);
+            fwdioi_errinfo_set(&f->s.outcome.local_error, FWDIO_ENOMEM, f->rank, 0, offset);
             append_release(&a->lent);
         } else {
             fwdioi_task_t *t;

@@ -11,8 +11,8 @@
 #include "log.h"
 #include "write/message.h"
 #include "write/sender.h"
-#include "session/agreements.h"
-#include "session/outcome.h"
+#include "agreement/agreements.h"
+#include "agreement/outcome.h"
 #include "storage/storage.h"
 #include "write/writer.h"
 
@@ -56,7 +56,7 @@ int fwdioi_steps_defer_abort(fwdio_file_t *f, int call, const fwdioi_errinfo_t *
     FWDIOI_ASSERT_PROGRESS();
     struct fwdioi_stream *sm = stream_of(f);
     if ((call != FWDIOI_MPI_SCAN_APPEND && call != FWDIOI_MPI_AGREE_STEP) || !sm ||
-        !sm->head_agreeing || f->s.aborted)
+        !sm->head_agreeing || f->s.outcome.aborted)
         return 0;
     /* The step before is being agreed on, and every rank will take part:
      * its outcome first (fwdioi_steps_pump announces the abort). */
@@ -155,8 +155,8 @@ static void step_task(fwdioi_task_t *task)
     step->sums[nw + FWDIOI_SUM_COMMITTER] = step->commit.n > 0 ? (uint64_t)f->rank : 0;
     fwdioi_steps_set_tag(step->sums, nw, step_tag(step->index));
     STAILQ_INSERT_TAIL(&sm->steps, step, link);
-    if (s->aborted)
-        fwdioi_steps_fail_all(f, &s->abort_info);
+    if (s->outcome.aborted)
+        fwdioi_steps_fail_all(f, &s->outcome.abort_info);
     else
         fwdioi_steps_pump(f);
 }
@@ -205,7 +205,7 @@ static void complete_first(fwdio_file_t *f, const fwdioi_errinfo_t *result)
     }
     fwdioi_rt_deliver(f->engine, &step->call);
     if (f->my_writer >= 0) { /* the next step's bytes may go to the file now */
-        if (f->opts.rewrites && !s->aborted)
+        if (f->opts.rewrites && !s->outcome.aborted)
             fwdioi_writer_forget_step(f); /* and may write this one's again */
         fwdioi_writer_release_deferred(f);
     }
@@ -273,7 +273,7 @@ static void on_step_commit_done(fwdioi_storage_job_t *job)
     s->io_pending--;
     fwdioi_storage_job_free(job);
     fwdioi_commit_set_free(&sm->step_commit);
-    if (s->aborted)
+    if (s->outcome.aborted)
         fwdioi_outcome_finish_if_aborted(f);
     else
         start_commit_agreement(f);
@@ -336,11 +336,11 @@ void fwdioi_steps_data_done(fwdio_file_t *f)
     FWDIOI_ASSERT_PROGRESS();
     fwdioi_session_t *s = &f->s;
     struct fwdioi_stream *sm = stream_of(f);
-    if (s->aborted) {
+    if (s->outcome.aborted) {
         fwdioi_outcome_finish_if_aborted(f);
         return;
     }
-    if (fwdioi_session_agree_status(f, FWDIOI_MPI_AGREE_STEP_FINAL, &s->local_error,
+    if (fwdioi_session_agree_status(f, FWDIOI_MPI_AGREE_STEP_FINAL, &s->outcome.local_error,
                                     &sm->step_agreed, on_step_final) != 0)
         return;
     sm->head_agreeing = 1;
@@ -362,8 +362,8 @@ static void start_head(fwdio_file_t *f, fwdioi_step_t *step)
     if (step->committers > 1 && step->commit.n > 0) {
         fwdioi_errinfo_t e = {FWDIO_EINVAL, f->rank, 0, (int64_t)step->commit.b[0].offset,
                               FWDIOI_REASON_COMMITTERS, -1, step->committers};
-        if (s->local_error.status == FWDIO_OK)
-            s->local_error = e;
+        if (s->outcome.local_error.status == FWDIO_OK)
+            s->outcome.local_error = e;
     }
     if (f->my_writer < 0) {
         fwdioi_steps_data_done(f);
@@ -414,7 +414,7 @@ static int step_scanned(fwdio_file_t *f)
         STAILQ_INIT(&msgs);
         fwdioi_appends_route(f, &step->appends, at, step->index, step->in, &msgs);
         send_appends(f, &msgs);
-        if (s->aborted) /* sending failed */
+        if (s->outcome.aborted) /* sending failed */
             return -1;
     }
     return fwdioi_session_agree(f, FWDIOI_MPI_AGREE_STEP, step->in, step->out,
@@ -445,7 +445,7 @@ void fwdioi_steps_pump(fwdio_file_t *f)
     FWDIOI_ASSERT_PROGRESS();
     fwdioi_session_t *s = &f->s;
     struct fwdioi_stream *sm = stream_of(f);
-    if (s->aborted || !fwdioi_file_in_open_phase(f))
+    if (s->outcome.aborted || !fwdioi_file_in_open_phase(f))
         return;
     if (!sm) { /* no steps: the close may start */
         fwdioi_outcome_try_close(f);
@@ -457,8 +457,8 @@ void fwdioi_steps_pump(fwdio_file_t *f)
         return;
     }
     /* The open failed: every rank knows, and no step agrees on anything. */
-    while (s->open_agreed.status != FWDIO_OK && !STAILQ_EMPTY(&sm->steps))
-        complete_first(f, &s->open_agreed);
+    while (s->outcome.open_agreed.status != FWDIO_OK && !STAILQ_EMPTY(&sm->steps))
+        complete_first(f, &s->outcome.open_agreed);
     for (;;) {
         /* the next step's scan, once the sequence allows it */
         fwdioi_step_t *next = sm->step_counting || !sm->seq_ready ? NULL : next_to_count(sm);
@@ -510,7 +510,7 @@ static void on_close_scan(void *arg, const MPI_Status *st)
     struct fwdioi_stream *sm = stream_of(f);
     if (!fwdioi_session_agreement_ok(f, FWDIOI_MPI_SCAN_APPEND, st))
         return;
-    if (s->open_agreed.status != FWDIO_OK || sm->steps_failed.status != FWDIO_OK)
+    if (s->outcome.open_agreed.status != FWDIO_OK || sm->steps_failed.status != FWDIO_OK)
         fwdioi_appends_drop(f, &sm->close_appends); /* the stream failed: nothing is sent */
     else {
         fwdioi_task_list_t msgs;
@@ -521,7 +521,7 @@ static void on_close_scan(void *arg, const MPI_Status *st)
         send_appends(f, &msgs);
     }
     sm->close_scan = CLOSE_SCAN_DONE;
-    if (!s->aborted)
+    if (!s->outcome.aborted)
         fwdioi_outcome_try_close(f);
 }
 

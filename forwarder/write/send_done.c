@@ -3,7 +3,7 @@
  * data path, which both end messages here. */
 #include "write/send_done.h"
 
-#include "session/outcome.h"
+#include "agreement/outcome.h"
 #include "trace.h"
 #include "write/message.h"
 
@@ -21,7 +21,7 @@ void fwdioi_send_done(fwdioi_msg_t *m, int mpi_error)
      * trusted, so the file is aborted. */
     if (mpi_error != MPI_SUCCESS)
         fwdioi_outcome_mpi_failed(f, FWDIOI_MPI_ISEND, mpi_error);
-    if (f->s.aborted)
+    if (f->s.outcome.aborted)
         fwdioi_outcome_finish_if_aborted(f);
     else if (f->s.sends_pending == 0 && f->s.final_ready)
         fwdioi_outcome_data_done(f);

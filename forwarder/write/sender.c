@@ -11,7 +11,7 @@
 
 #include "log.h"
 #include "write/message.h"
-#include "session/outcome.h"
+#include "agreement/outcome.h"
 #include "node/shared_path.h"
 #include "write/staging.h"
 #include "stream/stream.h"
@@ -98,7 +98,7 @@ static void send_mpi(fwdio_file_t *f, fwdioi_msg_t *m)
          * final agreement tells every rank the file failed. */
         fwdioi_log(FWDIOI_LOG_WARN, "rank %d: %s failed for %s (MPI error %d)", f->rank,
                    fwdioi_mpi_call_name(call), f->path, rc);
-        fwdioi_errinfo_set_mpi(&f->s.local_error, f->rank, call, rc);
+        fwdioi_errinfo_set_mpi(&f->s.outcome.local_error, f->rank, call, rc);
         /* (the close agreement, once started, reads sent_bytes) */
         int counted = fwdioi_file_closing(f) || fwdioi_steps_untag(f, m) != 0;
         if (!fwdioi_file_closing(f))
@@ -173,9 +173,9 @@ int fwdioi_sender_retry_blocked(struct fwdio_runtime *o)
         fwdioi_msg_t *m = (fwdioi_msg_t *)STAILQ_FIRST(&o->area_blocked);
         fwdio_file_t *f = m->file;
         STAILQ_REMOVE_HEAD(&o->area_blocked, link); /* sending may free it */
-        if (f->s.aborted) {
+        if (f->s.outcome.aborted) {
             f->s.sends_pending--;
-            fwdioi_sender_drop(f, m, (int)f->s.abort_info.status);
+            fwdioi_sender_drop(f, m, (int)f->s.outcome.abort_info.status);
             fwdioi_outcome_finish_if_aborted(f);
             continue;
         }
@@ -210,10 +210,10 @@ void fwdioi_sender_send(fwdio_file_t *f, fwdioi_msg_t *m)
 {
     FWDIOI_ASSERT_PROGRESS();
     fwdioi_session_t *s = &f->s;
-    if (s->aborted) {
-        fwdioi_sender_drop(f, m, (int)s->abort_info.status);
+    if (s->outcome.aborted) {
+        fwdioi_sender_drop(f, m, (int)s->outcome.abort_info.status);
     } else if (fwdioi_file_open_failed(f)) {
-        fwdioi_sender_drop(f, m, (int)s->open_agreed.status); /* the file failed to open */
+        fwdioi_sender_drop(f, m, (int)s->outcome.open_agreed.status); /* the file failed to open */
     } else if (!in_turn(f, m)) {
         /* Held messages are all out of turn (released as soon as their turn
          * comes), so one in turn may pass them. */
@@ -244,7 +244,7 @@ void fwdioi_msg_task(fwdioi_task_t *task)
     FWDIOI_ASSERT_PROGRESS();
     fwdioi_msg_t *m = (fwdioi_msg_t *)task;
     fwdio_file_t *f = m->file;
-    if (!f->s.aborted)
+    if (!f->s.outcome.aborted)
         fwdioi_steps_tag(f, m);
     fwdioi_sender_send(f, m); /* the task has run: its link is free */
 }

@@ -14,7 +14,7 @@
 #include "write/budget.h"
 #include "write/message.h"
 #include "read/reader.h"
-#include "session/outcome.h"
+#include "agreement/outcome.h"
 #include "stream/stream.h"
 #include "storage/storage.h"
 #include "trace.h"
@@ -87,7 +87,7 @@ static void record_job_error(fwdio_file_t *f, const fwdioi_storage_job_t *job)
 {
     fwdioi_outcome_storage_failed(f, job->fail_time); /* fwdio_file_stats_t */
     if (job->status != FWDIO_OK)
-        fwdioi_errinfo_set_call(&f->s.local_error, job->status, f->rank, job->sys_errno,
+        fwdioi_errinfo_set_call(&f->s.outcome.local_error, job->status, f->rank, job->sys_errno,
                                 job->err_offset, job->err_call);
 }
 
@@ -182,7 +182,7 @@ static void on_finish_done(fwdioi_storage_job_t *job)
     f->s.io_pending--;
     f->s.fd = -1;
     f->s.stats.sync_seconds += job->seconds;
-    int ok = job->status == FWDIO_OK && f->s.local_error.status == FWDIO_OK && !f->s.aborted;
+    int ok = job->status == FWDIO_OK && f->s.outcome.local_error.status == FWDIO_OK && !f->s.outcome.aborted;
     fwdioi_storage_job_free(job);
     /* The I/O thread runs jobs in order: every write of the file is done.
      * A file of the node-local tier writes its local file's index first. */
@@ -197,12 +197,12 @@ static void flush_unit(void *arg, uint8_t *buf, uint64_t size, uint64_t offset,
 {
     fwdio_file_t *f = arg;
     fwdioi_storage_job_t *job =
-        f->s.local_error.status == FWDIO_OK && nextents > 0 && extents
+        f->s.outcome.local_error.status == FWDIO_OK && nextents > 0 && extents
             ? fwdioi_storage_job_new(FWDIOI_STORAGE_WRITE, f, on_write_done)
             : NULL;
     if (!job) {
-        if (f->s.local_error.status == FWDIO_OK && nextents > 0)
-            fwdioi_errinfo_set(&f->s.local_error, FWDIO_ENOMEM, f->rank, 0, offset);
+        if (f->s.outcome.local_error.status == FWDIO_OK && nextents > 0)
+            fwdioi_errinfo_set(&f->s.outcome.local_error, FWDIO_ENOMEM, f->rank, 0, offset);
         wbuf_sub(f, size);
         free(buf);
         free(extents);
@@ -235,13 +235,13 @@ static void write_direct(void *arg, const uint8_t *data, uint64_t offset, uint64
 {
     fwdio_file_t *f = arg;
     struct fwdioi_writer *w = writer_of(f);
-    if (f->s.local_error.status != FWDIO_OK)
+    if (f->s.outcome.local_error.status != FWDIO_OK)
         return;
     fwdioi_storage_job_t *job = w->direct_job;
     if (!job) {
         job = fwdioi_storage_job_new(FWDIOI_STORAGE_WRITE, f, on_write_done);
         if (!job) {
-            fwdioi_errinfo_set(&f->s.local_error, FWDIO_ENOMEM, f->rank, 0, offset);
+            fwdioi_errinfo_set(&f->s.outcome.local_error, FWDIO_ENOMEM, f->rank, 0, offset);
             return;
         }
         job->fd = f->s.fd;
@@ -251,7 +251,7 @@ static void write_direct(void *arg, const uint8_t *data, uint64_t offset, uint64
         w->direct_job = job;
     }
     if (fwdioi_storage_job_add_segment(job, offset, data, len) != 0)
-        fwdioi_errinfo_set(&f->s.local_error, FWDIO_ENOMEM, f->rank, 0, offset);
+        fwdioi_errinfo_set(&f->s.outcome.local_error, FWDIO_ENOMEM, f->rank, 0, offset);
 }
 
 /* Send the direct writes of the message just taken. The job and its segments
@@ -328,7 +328,7 @@ static void on_step_synced(fwdioi_storage_job_t *job)
     s->stats.sync_seconds += job->seconds;
     fwdioi_storage_job_free(job);
     step_window_advance(writer_of(f)); /* the step is written */
-    if (s->aborted) {
+    if (s->outcome.aborted) {
         fwdioi_outcome_finish_if_aborted(f);
         return;
     }
@@ -342,24 +342,24 @@ static void check_step(fwdio_file_t *f)
     FWDIOI_ASSERT_PROGRESS();
     fwdioi_session_t *s = &f->s;
     struct fwdioi_writer *w = writer_of(f);
-    if (!w->step_draining || s->aborted)
+    if (!w->step_draining || s->outcome.aborted)
         return;
     uint64_t got = w->step_recv_len > 0 ? w->step_recv[0] : 0;
     if (got < w->step_expected)
         return;
     w->step_draining = 0;
-    if (got > w->step_expected && s->local_error.status == FWDIO_OK) {
+    if (got > w->step_expected && s->outcome.local_error.status == FWDIO_OK) {
         /* more than the senders counted: somebody's bytes are not theirs */
         fwdioi_errinfo_t e = {FWDIO_EPROTO, f->rank, 0, (int64_t)got,
                               FWDIOI_REASON_BAD_STEP, -1, (int64_t)w->step_recv_base};
-        s->local_error = e;
+        s->outcome.local_error = e;
     }
     /* No frame waits for the next: partly filled units go out now. */
-    if (s->local_error.status == FWDIO_OK)
+    if (s->outcome.local_error.status == FWDIO_OK)
         fwdioi_assembly_flush_partial(&w->assembly);
     fwdioi_storage_job_t *job = fwdioi_storage_job_new(FWDIOI_STORAGE_SYNC, f, on_step_synced);
     if (!job) {
-        fwdioi_errinfo_set(&s->local_error, FWDIO_ENOMEM, f->rank, 0, 0);
+        fwdioi_errinfo_set(&s->outcome.local_error, FWDIO_ENOMEM, f->rank, 0, 0);
         step_window_advance(writer_of(f)); /* the stream fails at this step */
         fwdioi_outcome_step_data_done(f);
         return;
@@ -381,7 +381,7 @@ void fwdioi_writer_check_drained(fwdio_file_t *f)
     if (!w)
         return; /* not this rank's to write */
     check_step(f);
-    if (s->aborted || !s->close_agreed || s->finishing || s->recvs_pending > 0)
+    if (s->outcome.aborted || !s->close_agreed || s->finishing || s->recvs_pending > 0)
         return;
     uint64_t expected = s->expected_bytes[f->my_writer];
     uint64_t received = w->received;
@@ -391,7 +391,7 @@ void fwdioi_writer_check_drained(fwdio_file_t *f)
         fwdioi_log(FWDIOI_LOG_WARN, "rank %d: %s: received %llu bytes, %llu announced", f->rank,
                    f->path, (unsigned long long)received, (unsigned long long)expected);
     s->finishing = 1;
-    if (s->local_error.status == FWDIO_OK)
+    if (s->outcome.local_error.status == FWDIO_OK)
         fwdioi_assembly_flush_partial(&w->assembly);
     if (s->fd < 0) { /* open failed: nothing to sync or close */
         fwdioi_outcome_data_done(f);
@@ -399,14 +399,14 @@ void fwdioi_writer_check_drained(fwdio_file_t *f)
     }
     fwdioi_storage_job_t *job = fwdioi_storage_job_new(FWDIOI_STORAGE_FINISH, f, on_finish_done);
     if (!job) {
-        fwdioi_errinfo_set(&s->local_error, FWDIO_ENOMEM, f->rank, 0, 0);
+        fwdioi_errinfo_set(&s->outcome.local_error, FWDIO_ENOMEM, f->rank, 0, 0);
         fwdioi_outcome_data_done(f); /* the fd leaks rather than the job hangs */
         return;
     }
     job->fd = s->fd;
     job->write_failed = &w->write_failed;
     /* a commit follows durable data; the node-local tier's complete means durable */
-    job->durable = f->opts.durable || s->committers > 0 || fwdioi_local_defers_commit(f);
+    job->durable = f->opts.durable || s->commit.committers > 0 || fwdioi_local_defers_commit(f);
     s->io_pending++;
     fwdioi_rt_io_submit(f->engine, &job->io);
 }
@@ -506,7 +506,7 @@ void fwdioi_writer_release_deferred(fwdio_file_t *f)
     size_t kept = 0;
     for (size_t i = 0; i < w->ndeferred; i++) {
         fwdioi_deferred_t d = w->deferred[i];
-        if (d.step > fwdioi_steps_complete(f) && !s->aborted) {
+        if (d.step > fwdioi_steps_complete(f) && !s->outcome.aborted) {
             w->deferred[kept++] = d; /* its turn has not come */
             continue;
         }
@@ -555,13 +555,13 @@ void fwdioi_writer_accept(fwdio_file_t *f, const fwdioi_pieces_view_t *v, fwdioi
     /* A stream's file holds bytes of a step only once the steps before it
      * are complete: with its header's count committed last, the file never
      * reaches past its complete steps but by the step being written. */
-    if (f->stream && step > fwdioi_steps_complete(f) && !s->aborted) {
+    if (f->stream && step > fwdioi_steps_complete(f) && !s->outcome.aborted) {
         if (defer_message(f, v, hold, source, step) == 0)
             return;
         if (f->opts.rewrites) {
             /* Taken now, its bytes could land before an earlier step's
              * copies of them: the step fails instead of the order. */
-            fwdioi_errinfo_set(&s->local_error, FWDIO_ENOMEM, f->rank, 0, 0);
+            fwdioi_errinfo_set(&s->outcome.local_error, FWDIO_ENOMEM, f->rank, 0, 0);
             hold_release(f, hold);
             return;
         }
@@ -581,21 +581,21 @@ static void take_message(fwdio_file_t *f, const fwdioi_pieces_view_t *v, fwdioi_
     if (!ok) {
         fwdioi_errinfo_t e = {FWDIO_EPROTO, f->rank, 0, (int64_t)bad.offset,
                               FWDIOI_REASON_BAD_PIECE, source, (int64_t)bad.len};
-        if (s->local_error.status == FWDIO_OK)
-            s->local_error = e;
+        if (s->outcome.local_error.status == FWDIO_OK)
+            s->outcome.local_error = e;
         fwdioi_log(FWDIOI_LOG_WARN, "rank %d: %s: a message from rank %d does not match the plan",
                    f->rank, f->path, source);
     }
     w->accepting = hold;
     const uint8_t *packed = v->packed;
-    for (uint32_t i = 0; ok && i < v->npieces && s->local_error.status == FWDIO_OK; i++) {
+    for (uint32_t i = 0; ok && i < v->npieces && s->outcome.local_error.status == FWDIO_OK; i++) {
         fwdioi_piece_t p;
         memcpy(&p, v->table + i * sizeof p, sizeof p);
         uint64_t bad_offset = p.offset;
         const uint8_t *bytes = packed ? packed : v->spread_base + (p.offset - v->spread_offset);
         int rc = fwdioi_assembly_add(&w->assembly, p.offset, bytes, p.len, &bad_offset);
         if (rc != FWDIO_OK)
-            fwdioi_errinfo_set(&s->local_error, rc, f->rank, 0, bad_offset);
+            fwdioi_errinfo_set(&s->outcome.local_error, rc, f->rank, 0, bad_offset);
         if (packed)
             packed += p.len;
     }
@@ -628,7 +628,7 @@ static void on_recv_done(void *arg, const MPI_Status *st)
     fwdioi_trace_end(r->trace_t0, "recv", (int64_t)f->seq, r->len, FWDIOI_TRACE_NONE,
                      r->source);
     f->s.recvs_pending--;
-    if (st->MPI_ERROR != MPI_SUCCESS || f->s.aborted) {
+    if (st->MPI_ERROR != MPI_SUCCESS || f->s.outcome.aborted) {
         hold_release(f, &r->hold);
         if (st->MPI_ERROR != MPI_SUCCESS)
             fwdioi_outcome_mpi_failed(f, FWDIOI_MPI_IMRECV, st->MPI_ERROR);
@@ -656,7 +656,7 @@ static void make_room(struct fwdio_runtime *o, uint64_t need)
     while (fwdioi_wbudget_short(&o->wbuf, need)) {
         fwdio_file_t *best = NULL;
         uint64_t best_bytes = 0;
-        for (fwdio_file_t *f = LIST_FIRST(&o->active); f; f = LIST_NEXT(f, s.active_link)) {
+        for (fwdio_file_t *f = LIST_FIRST(&o->active); f; f = LIST_NEXT(f, s.links.active)) {
             if (!writer_of(f) || fwdioi_file_before_open(f))
                 continue;
             uint64_t b = fwdioi_assembly_fullest_pending(&writer_of(f)->assembly);
@@ -796,11 +796,11 @@ static void on_open_done(fwdioi_storage_job_t *job)
     fwdioi_outcome_storage_failed(f, job->fail_time); /* fwdio_file_stats_t */
     fwdioi_local_open_done(f, job);
     if (job->status != FWDIO_OK)
-        fwdioi_errinfo_set_call(&f->s.open_local, job->status, f->rank, job->sys_errno,
+        fwdioi_errinfo_set_call(&f->s.outcome.open_local, job->status, f->rank, job->sys_errno,
                                 job->err_offset, job->err_call);
     f->s.io_pending--;
     fwdioi_storage_job_free(job);
-    if (f->s.aborted) {
+    if (f->s.outcome.aborted) {
         fwdioi_writer_close_aborted(f);
         fwdioi_outcome_finish_if_aborted(f);
         return;
@@ -823,7 +823,7 @@ void fwdioi_writer_open(fwdio_file_t *f)
     w->assembly.overlaps = f->opts.overlaps;
     fwdioi_storage_job_t *job = fwdioi_storage_job_new(FWDIOI_STORAGE_OPEN, f, on_open_done);
     if (!job) {
-        fwdioi_errinfo_set(&f->s.open_local, FWDIO_ENOMEM, f->rank, 0, 0);
+        fwdioi_errinfo_set(&f->s.outcome.open_local, FWDIO_ENOMEM, f->rank, 0, 0);
         fwdioi_outcome_opened(f);
         return;
     }

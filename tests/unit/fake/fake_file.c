@@ -30,11 +30,11 @@ void fake_file_init(fwdio_file_t *f, struct fwdio_runtime *owner, char *path,
     s->phase = FWDIOI_PHASE_CHECKING;
     s->comm = MPI_COMM_SELF; /* any communicator: the fake wire ignores it */
     s->fd = -1;
-    s->open_local = s->open_agreed = s->local_error = s->final_agreed = FWDIOI_ERRINFO_OK;
-    s->abort_info = FWDIOI_ERRINFO_OK;
+    s->outcome.open_local = s->outcome.open_agreed = s->outcome.local_error = s->outcome.final_agreed = FWDIOI_ERRINFO_OK;
+    s->outcome.abort_info = FWDIOI_ERRINFO_OK;
     s->expected_bytes =
         calloc((size_t)shape->nwriters + FWDIOI_CLOSE_EXTRA, sizeof *s->expected_bytes);
     if (!s->expected_bytes)
         abort();
-    LIST_INSERT_HEAD(&owner->active, f, s.active_link);
+    LIST_INSERT_HEAD(&owner->active, f, s.links.active);
 }

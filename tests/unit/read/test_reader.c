@@ -22,7 +22,7 @@
 
 #include "read/read_wire.h"
 #include "read/reader.h"
-#include "session/outcome.h"
+#include "agreement/outcome.h"
 #include "state.h"
 #include "storage/storage.h"
 
@@ -125,8 +125,8 @@ static void open_file(void)
     CHECK(W->f.s.phase == FWDIOI_PHASE_OPENING && fake_rt_io_queued() == 1);
     drain_io();
     CHECK(W->opened == 1 && W->f.s.fd == 7);
-    CHECK(W->f.s.open_local.status == FWDIO_OK &&
-          W->f.s.open_local.offset == (int64_t)W->size); /* the size it found */
+    CHECK(W->f.s.outcome.open_local.status == FWDIO_OK &&
+          W->f.s.outcome.open_local.offset == (int64_t)W->size); /* the size it found */
     W->f.s.phase = FWDIOI_PHASE_OPEN;
 }
 
@@ -293,7 +293,7 @@ static void test_pread_fails(void)
     answer_t a[4];
     int n = take_answers(a, 4);
     CHECK(n == 1 && a[0].h.status == FWDIO_EREAD && a[0].h.offset == 100 && a[0].h.len == 200);
-    CHECK(w.f.s.local_error.status == FWDIO_EREAD && w.f.s.local_error.offset == 0);
+    CHECK(w.f.s.outcome.local_error.status == FWDIO_EREAD && w.f.s.outcome.local_error.offset == 0);
     CHECK(w.o.wbuf.held == 0 && w.aborts == 0);
     request(1, 6, 100, 200);
     tick();
@@ -342,7 +342,7 @@ static void test_abort_with_preads(void)
     fwdioi_reader_probe(&w.f);
     fake_rt_complete_requests(MPI_SUCCESS);
     CHECK(fake_rt_io_queued() == 3);
-    w.f.s.aborted = 1; /* as fwdioi_outcome_abort: the reader's part */
+    w.f.s.outcome.aborted = 1; /* as fwdioi_outcome_abort: the reader's part */
     fwdioi_reader_abort(&w.f);
     fwdioi_reader_close_aborted(&w.f);
     CHECK(fake_rt_io_queued() == 3 && w.f.s.fd == 7); /* not while they read */
@@ -380,13 +380,13 @@ void fwdioi_outcome_opened(fwdio_file_t *f)
 
 void fwdioi_outcome_abort(fwdio_file_t *f, const fwdioi_errinfo_t *why, int notify)
 {
-    if (f->s.aborted)
+    if (f->s.outcome.aborted)
         return;
     W->aborts++;
     W->abort_why = *why;
     W->abort_notified = notify;
-    f->s.aborted = 1;
-    f->s.abort_info = *why;
+    f->s.outcome.aborted = 1;
+    f->s.outcome.abort_info = *why;
 }
 
 void fwdioi_outcome_nomem(fwdio_file_t *f, uint64_t offset)

@@ -29,10 +29,10 @@
 #include "local/local_tier.h"
 #include "node/shared_path.h"
 #include "read/requester.h"
-#include "session/abort.h"
-#include "session/agree.h"
+#include "agreement/abort.h"
+#include "agreement/agree.h"
 #include "session/file_life.h"
-#include "session/open_check.h"
+#include "agreement/open_check.h"
 #include "session/role.h"
 #include "session/session.h"
 #include "session/watchdog.h"
@@ -125,7 +125,7 @@ static void file_init(world_t *w, fwdio_file_t *f, char *path, int *writer_ranks
     fake_file_shape_t shape = {1 << 20, 1 << 16, 1 << 16, NRANKS, NWRITERS, ME,
                                FWDIO_LAYOUT_CYCLIC};
     fake_file_init(f, &w->o, path, &shape, writer_ranks);
-    LIST_REMOVE(f, s.active_link); /* the session's open task puts it there */
+    LIST_REMOVE(f, s.links.active); /* the session's open task puts it there */
     f->role = &test_role;
     f->seq = seq;
     f->path_key = path;
@@ -332,7 +332,7 @@ static void test_phases_in_order(void)
     answer_close(mine, other);
     CHECK(f->s.phase == FWDIOI_PHASE_SYNCING && !strcmp(w.events, "oRc"));
     CHECK(f->writer_bytes_agreed[0] == 340 && f->writer_bytes_agreed[1] == 502);
-    CHECK(f->s.committer == -1 && fake_comm_started() == 0);
+    CHECK(f->s.commit.committer == -1 && fake_comm_started() == 0);
     fwdioi_outcome_data_done(f); /* the writer drained, wrote and synced */
     CHECK(f->s.phase == FWDIOI_PHASE_SYNCING && f->s.final_started);
     answer_status(OK);
@@ -383,8 +383,8 @@ static void test_check_disagrees(void)
     memcpy(other, f->check_fields, sizeof other);
     other[FWDIOI_FIELD_SIZE] -= 1; /* rank 0's is the smaller */
     answer_check(other);
-    CHECK(f->s.check_failed && w.ready == 1 && w.ready_status == FWDIO_EINVAL);
-    CHECK(f->s.open_agreed.other_rank == ME || f->s.open_agreed.rank == OTHER);
+    CHECK(f->s.check.failed && w.ready == 1 && w.ready_status == FWDIO_EINVAL);
+    CHECK(f->s.outcome.open_agreed.other_rank == ME || f->s.outcome.open_agreed.rank == OTHER);
     CHECK(f->failed_known && f->known_error.status == FWDIO_EINVAL);
     CHECK(fake_comm_started() == 0 && w.complete == 0);
     close_file(&w, f);
@@ -411,7 +411,7 @@ static void test_refused_here(void)
     CHECK(f->s.close_requested && f->s.phase == FWDIOI_PHASE_DUP);
     finish_dup(MPI_SUCCESS);
     answer_check(f->check_fields); /* rank 0 passed the same fields: the refusal decides */
-    CHECK(f->s.check_failed && same(&f->s.open_agreed, &refusal) && w.ready == 1 &&
+    CHECK(f->s.check.failed && same(&f->s.outcome.open_agreed, &refusal) && w.ready == 1 &&
           w.ready_status == FWDIO_ERANGE);
     CHECK(w.complete == 1 && w.complete_status == FWDIO_ERANGE && !strcmp(w.events, "ReC"));
     CHECK(fake_comm_count(FAKE_COMM_ALLREDUCE) == 1 && fake_rt_requests_of(f) == 0);
@@ -432,7 +432,7 @@ static void test_refused_elsewhere(void)
     const fwdioi_errinfo_t refusal = {FWDIO_EINVAL, OTHER, 0, 0, FWDIOI_REASON_REFUSED, -1, 0};
     int64_t zeros[FWDIOI_OPEN_FIELDS] = {0}; /* a stand-in's fields */
     answer_check_with(zeros, &refusal);
-    CHECK(f->s.check_failed && same(&f->s.open_agreed, &refusal) && w.ready == 1 &&
+    CHECK(f->s.check.failed && same(&f->s.outcome.open_agreed, &refusal) && w.ready == 1 &&
           w.ready_status == FWDIO_EINVAL && f->failed_known);
     CHECK(strstr(f->error_text, "refused at the call on rank 0") != NULL);
     close_file(&w, f);
@@ -454,7 +454,7 @@ static void test_close_tags_differ(void)
     uint64_t mine[NWRITERS] = {300, 500}, other[NWRITERS] = {0, 0};
     answer_close(mine, other);
     fwdioi_errinfo_t want = {FWDIO_EINVAL, -1, 0, 0, FWDIOI_REASON_STEPS, -1, 0};
-    CHECK(f->s.aborted && same(&f->s.abort_info, &want) && w.announced == 0);
+    CHECK(f->s.outcome.aborted && same(&f->s.outcome.abort_info, &want) && w.announced == 0);
     CHECK(w.complete == 1 && w.complete_status == FWDIO_EINVAL && !strcmp(w.events, "oRdxeC"));
     CHECK(f->writer_bytes_agreed[0] == 0 && w.zombies == 1);
     world_free(&w);
@@ -514,7 +514,7 @@ static void mpi_failure_at(enum stage at, int refused)
         }
     }
     fwdioi_errinfo_t want = {FWDIO_EMPI, ME, rc, 0, FWDIOI_REASON_MPI + stage_call[at], -1, 0};
-    CHECK(f->s.aborted && same(&f->s.abort_info, &want));
+    CHECK(f->s.outcome.aborted && same(&f->s.outcome.abort_info, &want));
     CHECK(w.announced == 1 && same(&w.announced_why, &want));
     CHECK(w.ready == 1 && w.ready_status == (at <= AT_OPEN ? FWDIO_EMPI : FWDIO_OK));
     CHECK(f->failed_known && same(&f->known_error, &want));
@@ -553,15 +553,15 @@ static void test_dup_fails(void)
     open_file(&w, f);
     fwdioi_errinfo_t want = {FWDIO_EMPI, ME, MPI_ERR_OTHER, 0,
                              FWDIOI_REASON_MPI + FWDIOI_MPI_COMM_IDUP, -1, 0};
-    CHECK(f->s.aborted && same(&f->s.abort_info, &want) && w.announced == 1);
+    CHECK(f->s.outcome.aborted && same(&f->s.outcome.abort_info, &want) && w.announced == 1);
     CHECK(w.o.broken.status == FWDIO_EMPI && w.o.broken_known);
     CHECK(w.ready == 1 && w.ready_status == FWDIO_EMPI && fake_comm_dups() == 0);
     close_file(&w, f);
     CHECK(w.complete == 1 && w.complete_status == FWDIO_EMPI && w.zombies == 0);
     file_init(&w, g, "unit-session-2", w.g_writer_ranks, 1);
     open_file(&w, g);
-    CHECK(g->s.aborted && g->s.abort_info.call == FWDIOI_REASON_BROKEN);
-    CHECK(g->s.abort_info.status == FWDIO_EMPI && fake_comm_dups() == 0);
+    CHECK(g->s.outcome.aborted && g->s.outcome.abort_info.call == FWDIOI_REASON_BROKEN);
+    CHECK(g->s.outcome.abort_info.status == FWDIO_EMPI && fake_comm_dups() == 0);
     close_file(&w, g);
     CHECK(w.g_complete == 1 && w.g_complete_status == FWDIO_EMPI);
     CHECK(w.announced == 1); /* the later file's failure is every rank's own */
@@ -594,7 +594,7 @@ static void test_abort_heard_while_closing(void)
     CHECK(w.heard == 1 && w.complete == 1);
     /* the close agreement given up: MPI may still progress it, so the file
      * and its communicator are MPI's from now on (file_life.c) */
-    CHECK(f->s.abandoned && w.zombies == 1 && w.kept_zombies == 1 && fake_comm_frees() == 0);
+    CHECK(f->s.outcome.abandoned && w.zombies == 1 && w.kept_zombies == 1 && fake_comm_frees() == 0);
     world_free(&w);
 }
 
@@ -612,7 +612,7 @@ static void test_abort_heard_during_dup(void)
                             FWDIOI_REASON_MPI + FWDIOI_MPI_AGREE_CHECK, -1, 0};
     fwdioi_step_outcome_t steps = {0, 0, FWDIOI_ERRINFO_OK};
     fwdioi_outcome_abort_heard(f, &why, &steps);
-    CHECK(f->s.aborted && w.ready == 1 && w.ready_status == FWDIO_EMPI);
+    CHECK(f->s.outcome.aborted && w.ready == 1 && w.ready_status == FWDIO_EMPI);
     CHECK(fake_rt_requests() == 1 && w.o.broken.status == FWDIO_OK); /* still duplicating */
     close_file(&w, f);
     CHECK(w.complete == 0); /* the duplication is this rank's own, in flight */
@@ -643,7 +643,7 @@ static void test_late_after_end(void)
     fwdioi_step_outcome_t steps = {0, 0, FWDIOI_ERRINFO_OK};
     fwdioi_outcome_abort_heard(f, &late, &steps);
     fwdioi_outcome_mpi_failed(f, FWDIOI_MPI_AGREE_FINAL, MPI_ERR_OTHER);
-    CHECK(!f->s.aborted && w.announced == 0 && !f->failed_known);
+    CHECK(!f->s.outcome.aborted && w.announced == 0 && !f->failed_known);
     CHECK(w.complete == 1 && w.ready == 1 && same(&f->known_error, &OK));
     CHECK(fwdioi_outcome_active_file(&w.o, f->seq) == NULL);
     CHECK(fake_rt_requests() == 1); /* the duplication: no request of the file's is left */
@@ -789,7 +789,7 @@ int fwdioi_shared_settle(struct fwdio_runtime *o) { (void)o; return 0; }
 /* A file without a stream: no step pending, the close may start at once. */
 void fwdioi_steps_pump(fwdio_file_t *f)
 {
-    if (!f->s.aborted && f->s.phase == FWDIOI_PHASE_OPEN)
+    if (!f->s.outcome.aborted && f->s.phase == FWDIOI_PHASE_OPEN)
         fwdioi_outcome_try_close(f);
 }
 int fwdioi_steps_pending(const fwdio_file_t *f) { (void)f; return 0; }

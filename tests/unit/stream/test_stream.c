@@ -30,8 +30,8 @@
 
 #include "node/area_heap.h"
 #include "node/node_area.h"
-#include "session/agreements.h"
-#include "session/outcome.h"
+#include "agreement/agreements.h"
+#include "agreement/outcome.h"
 #include "state.h"
 #include "storage/storage.h"
 #include "stream/appends.h"
@@ -416,7 +416,7 @@ static void test_append_bytes(void)
     CHECK(ok);
     free(expect);
     CHECK(w.staged == 0 && w.o.append_held == 0 && fake_rt_bufs_out() == 0);
-    CHECK(w.aborts == 0 && f->s.local_error.status == FWDIO_OK);
+    CHECK(w.aborts == 0 && f->s.outcome.local_error.status == FWDIO_OK);
     world_free(&w);
 }
 
@@ -452,7 +452,7 @@ static void test_appends_past_end(void)
     end_step(0, 0);
     answer_scan(4000); /* 4000 + 100 > 4096 */
     CHECK(w.nsent == 0 && image_is(0, 0));
-    CHECK(f->s.local_error.status == FWDIO_ERANGE && f->s.local_error.offset == 4000);
+    CHECK(f->s.outcome.local_error.status == FWDIO_ERANGE && f->s.outcome.local_error.offset == 4000);
     CHECK(w.staged == 0);
     agreement_t *counts = pending(FWDIOI_MPI_AGREE_STEP);
     CHECK(((const uint64_t *)counts->in)[1 + FWDIOI_SUM_APPENDED] == 100);
@@ -461,7 +461,7 @@ static void test_appends_past_end(void)
     CHECK(w.drains == 0);
     agreement_t *status = pending(FWDIOI_MPI_AGREE_STEP_FINAL);
     CHECK(((const fwdioi_errinfo_t *)status->in)->status == FWDIO_ERANGE);
-    fwdioi_errinfo_t agreed = f->s.local_error;
+    fwdioi_errinfo_t agreed = f->s.outcome.local_error;
     answer_status(FWDIOI_MPI_AGREE_STEP_FINAL, agreed);
     CHECK(w.ncb == 1 && w.cb_status[0] == FWDIO_ERANGE);
     CHECK(w.published == 1 && w.published_why.status == FWDIO_ERANGE);
@@ -765,13 +765,13 @@ int fwdioi_session_agreement_ok(fwdio_file_t *f, int call, const MPI_Status *st)
  * complete with the abort. */
 void fwdioi_outcome_abort(fwdio_file_t *f, const fwdioi_errinfo_t *why, int notify)
 {
-    if (f->s.aborted)
+    if (f->s.outcome.aborted)
         return;
     W->aborts++;
     W->abort_why = *why;
     W->abort_notified = notify;
-    f->s.aborted = 1;
-    f->s.abort_info = *why;
+    f->s.outcome.aborted = 1;
+    f->s.outcome.abort_info = *why;
     if (notify)
         fwdioi_steps_outcome(f, &W->announced);
     fwdioi_steps_fail_all(f, why);
@@ -789,7 +789,7 @@ void fwdioi_outcome_publish_error(fwdio_file_t *f, const fwdioi_errinfo_t *e)
 void fwdioi_outcome_try_close(fwdio_file_t *f)
 {
     fwdioi_session_t *s = &f->s;
-    if (!s->close_requested || s->aborted || s->phase != FWDIOI_PHASE_OPEN ||
+    if (!s->close_requested || s->outcome.aborted || s->phase != FWDIOI_PHASE_OPEN ||
         fwdioi_steps_pending(f))
         return;
     if (!fwdioi_steps_close_scanned(f))
@@ -829,14 +829,14 @@ void fwdioi_sender_release_held(fwdio_file_t *f)
  * image; then it is done with, as once its send completes. */
 void fwdioi_sender_send(fwdio_file_t *f, fwdioi_msg_t *m)
 {
-    if (f->s.aborted) { /* as sender.c: nothing goes out after an abort */
-        fwdioi_sender_drop(f, m, (int)f->s.abort_info.status);
+    if (f->s.outcome.aborted) { /* as sender.c: nothing goes out after an abort */
+        fwdioi_sender_drop(f, m, (int)f->s.outcome.abort_info.status);
         return;
     }
     if (W->fail_send == W->nsent + 1) {
         W->fail_send = 0;
         fwdioi_outcome_mpi_failed(f, FWDIOI_MPI_ISEND, MPI_ERR_OTHER);
-        fwdioi_sender_drop(f, m, (int)f->s.abort_info.status);
+        fwdioi_sender_drop(f, m, (int)f->s.outcome.abort_info.status);
         return;
     }
     CHECK(W->nsent < MAX_SENT);

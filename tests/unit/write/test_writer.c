@@ -25,7 +25,7 @@
 #include "node/area_heap.h"
 #include "node/shared_path.h"
 #include "read/reader.h"
-#include "session/outcome.h"
+#include "agreement/outcome.h"
 #include "state.h"
 #include "storage/storage.h"
 #include "stream/steps.h"
@@ -283,7 +283,7 @@ static void test_random_order(void)
     free(senders);
     close_file(total);
     CHECK(w.data_done == 1 && w.finish_jobs == 1 && !w.durable_finish);
-    CHECK(w.f.s.local_error.status == FWDIO_OK);
+    CHECK(w.f.s.outcome.local_error.status == FWDIO_OK);
     CHECK(image_is(0, w.size));
     CHECK(w.f.s.io_pending == 0 && w.f.s.recvs_pending == 0);
     CHECK(w.f.s.stats.messages_received > 0 && w.f.s.stats.bytes_to_pwrite == total);
@@ -307,7 +307,7 @@ static void test_piece_outside_plan(void)
     fwdioi_piece_t p[2] = {{0, 100}, {4096, 100}}; /* the second is writer 1's */
     send_pieces(1, p, 2);
     tick();
-    const fwdioi_errinfo_t *e = &w.f.s.local_error;
+    const fwdioi_errinfo_t *e = &w.f.s.outcome.local_error;
     CHECK(e->status == FWDIO_EPROTO && e->call == FWDIOI_REASON_BAD_PIECE);
     CHECK(e->other_rank == 1 && e->offset == 4096 && e->other_value == 100);
     CHECK(fwdioi_writer_received(&w.f) == 200);
@@ -327,10 +327,10 @@ static void test_duplicate_piece(void)
     fwdioi_piece_t a = {0, 4096}, b = {1000, 10};
     send_pieces(0, &a, 1);
     tick();
-    CHECK(w.f.s.local_error.status == FWDIO_OK);
+    CHECK(w.f.s.outcome.local_error.status == FWDIO_OK);
     send_pieces(0, &b, 1);
     tick();
-    CHECK(w.f.s.local_error.status == FWDIO_EOVERLAP && w.f.s.local_error.offset == 1000);
+    CHECK(w.f.s.outcome.local_error.status == FWDIO_EOVERLAP && w.f.s.outcome.local_error.offset == 1000);
     close_file(4106);
     CHECK(image_is(0, 4096));
     world_free(&w);
@@ -373,7 +373,7 @@ static void test_message_larger_than_budget(void)
     fake_rt_complete_requests(MPI_SUCCESS);
     drain_io();
     close_file(80 * 1024 + 100);
-    CHECK(w.f.s.local_error.status == FWDIO_OK && w.data_done == 1);
+    CHECK(w.f.s.outcome.local_error.status == FWDIO_OK && w.data_done == 1);
     for (uint64_t o = 0; o < w.size; o++) {
         int want = o < 40 * 1024 || (o >= 64 * 1024 && o < 64 * 1024 + 100) ||
                    (o >= 128 * 1024 && o < 168 * 1024);
@@ -400,7 +400,7 @@ static void test_pwrite_failure(void)
     fwdioi_piece_t a = {4096, 4096}, b = {8192, 4096};
     send_pieces(0, &a, 1);
     tick();
-    const fwdioi_errinfo_t *e = &w.f.s.local_error;
+    const fwdioi_errinfo_t *e = &w.f.s.outcome.local_error;
     CHECK(e->status == FWDIO_EWRITE && e->sys_errno == ENOSPC && e->offset == 4096);
     CHECK(w.f.s.stats.first_failure == 12.5); /* fwdio_file_stats_t.time_to_failure */
     send_pieces(0, &b, 1);
@@ -427,7 +427,7 @@ static void test_malformed(void)
     memset(buf + sizeof h, 0, 16);
     fake_mpi_arrive(0, buf, sizeof buf);
     tick();
-    CHECK(w.f.s.local_error.status == FWDIO_EPROTO);
+    CHECK(w.f.s.outcome.local_error.status == FWDIO_EPROTO);
     world_free(&w);
 
     world_init(&w, 16 * 1024, 4096, 4096, 1, 1, FWDIO_LAYOUT_BLOCK, 0, 1 << 20);
@@ -440,7 +440,7 @@ static void test_malformed(void)
     memcpy(msg + sizeof h1 + 60, &p, sizeof p);
     fake_mpi_arrive(0, msg, sizeof msg);
     tick();
-    CHECK(w.f.s.local_error.status == FWDIO_EPROTO && w.f.s.local_error.offset == 0);
+    CHECK(w.f.s.outcome.local_error.status == FWDIO_EPROTO && w.f.s.outcome.local_error.offset == 0);
     close_file(60);
     CHECK(image_is(0, 0));
     world_free(&w);
@@ -544,8 +544,8 @@ void fwdioi_outcome_abort(fwdio_file_t *f, const fwdioi_errinfo_t *why, int noti
     (void)notify;
     W->aborts++;
     W->abort_why = *why;
-    f->s.aborted = 1;
-    f->s.abort_info = *why;
+    f->s.outcome.aborted = 1;
+    f->s.outcome.abort_info = *why;
 }
 
 void fwdioi_outcome_nomem(fwdio_file_t *f, uint64_t offset)

@@ -21,10 +21,10 @@
  *
  * Everything here runs on the progress thread.
  */
-#include "session/abort.h"
+#include "agreement/abort.h"
 
-#include "session/outcome.h"
-#include "session/relay_tree.h"
+#include "agreement/outcome.h"
+#include "agreement/relay_tree.h"
 #include "local/local_tier.h"
 #include "log.h"
 
@@ -182,7 +182,7 @@ static void on_abort_received(void *arg, const MPI_Status *st)
                 new_here = keep_pending(o, seq, &why, 1);
             /* else: its drain took it, or is over here already */
         } else if (f) {
-            new_here = !f->s.aborted; /* aborted: told its neighbours then */
+            new_here = !f->s.outcome.aborted; /* aborted: told its neighbours then */
             fwdioi_outcome_abort_heard(f, &why, &steps);
         } else if (seq >= o->opened_seq)
             new_here = keep_pending(o, seq, &why, 0);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The open check's fields by name (open_fields.h). */
-#include "session/open_fields.h"
+#include "agreement/open_fields.h"
 
 static const char *const field_names[FWDIOI_OPEN_FIELDS] = {
     [FWDIOI_FIELD_PATH] = "path",

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The relay tree of aborts (forwarder/session/relay_tree.c): for every size
+ * The relay tree of aborts (forwarder/agreement/relay_tree.c): for every size
  * up to 300 and a few large ones (floods from every rank up to 64 ranks,
  * from three above), neighbourhood is symmetric, each rank but
  * 0 has exactly one parent, a flood from any rank that passes the news on
@@ -8,7 +8,7 @@
  * with at most ceil(log2 P) + 1 messages sent by any rank; floods from
  * several ranks at once reach every rank too.
  */
-#include "session/relay_tree.h"
+#include "agreement/relay_tree.h"
 #include "unit_check.h"
 
 #include <stdlib.h>

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-#include "session/agree.h"
+#include "agreement/agree.h"
 
 #include "log.h"
-#include "session/open_fields.h"
+#include "agreement/open_fields.h"
 
 #include <limits.h>
 #include <stdio.h>

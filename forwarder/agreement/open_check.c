@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-#include "session/open_check.h"
+#include "agreement/open_check.h"
 
 #include <string.h>
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The outcome module (session/outcome.c) against the fake runtime seam: the
+ * The outcome module (agreement/outcome.c) against the fake runtime seam: the
  * first error a file sees is the one it keeps, with its detail; a later
  * abort, or one after the file is done, does not reach the session; another
  * rank's abort is heard once; a failure is published once, and the error text is
@@ -13,7 +13,7 @@
 #include "fake_runtime.h"
 #include "unit_check.h"
 
-#include "session/outcome.h"
+#include "agreement/outcome.h"
 #include "state.h"
 
 #include <stdlib.h>
@@ -35,7 +35,7 @@ static world_t *W;
 
 static void t_aborted(fwdio_file_t *f, const fwdioi_errinfo_t *why, int notify)
 {
-    CHECK(f == &W->f && f->s.aborted); /* recorded before the session is told */
+    CHECK(f == &W->f && f->s.outcome.aborted); /* recorded before the session is told */
     W->aborted++;
     W->notified += notify;
     W->aborted_why = *why;
@@ -52,7 +52,7 @@ static int t_defer_abort(fwdio_file_t *f, int call, const fwdioi_errinfo_t *why)
 
 static void t_abort_heard(fwdio_file_t *f, const fwdioi_step_outcome_t *steps)
 {
-    CHECK(!f->s.aborted); /* told before the abort is recorded */
+    CHECK(!f->s.outcome.aborted); /* told before the abort is recorded */
     W->heard++;
     W->heard_steps = *steps;
 }
@@ -118,11 +118,11 @@ static void test_first_error_wins(void)
     fwdioi_errinfo_t first = error(FWDIO_EWRITE, 1, 4096), later = error(FWDIO_EMPI, 3, 0);
     fwdioi_outcome_abort(f, &first, 1);
     CHECK(fwdioi_file_aborted(f) && w.aborted == 1 && w.notified == 1);
-    CHECK(same(&w.aborted_why, &first) && same(&f->s.abort_info, &first));
-    CHECK(same(&f->s.local_error, &first));
+    CHECK(same(&w.aborted_why, &first) && same(&f->s.outcome.abort_info, &first));
+    CHECK(same(&f->s.outcome.local_error, &first));
     fwdioi_outcome_abort(f, &later, 0);
     fwdioi_outcome_nomem(f, 99);
-    CHECK(w.aborted == 1 && same(&f->s.abort_info, &first) && same(&f->s.local_error, &first));
+    CHECK(w.aborted == 1 && same(&f->s.outcome.abort_info, &first) && same(&f->s.outcome.local_error, &first));
     world_free(&w);
 }
 
@@ -134,10 +134,10 @@ static void test_local_error_kept(void)
     world_init(&w, 0);
     fwdio_file_t *f = &w.f;
     fwdioi_errinfo_t before = error(FWDIO_ESYNC, 0, 12), why = error(FWDIO_EMPI, 2, 0);
-    f->s.local_error = before;
+    f->s.outcome.local_error = before;
     fwdioi_outcome_abort(f, &why, 0);
     CHECK(w.aborted == 1 && w.notified == 0);
-    CHECK(same(&f->s.local_error, &before) && same(&f->s.abort_info, &why));
+    CHECK(same(&f->s.outcome.local_error, &before) && same(&f->s.outcome.abort_info, &why));
     world_free(&w);
 }
 
@@ -151,7 +151,7 @@ static void test_done_file_ignores(void)
     fwdioi_errinfo_t why = error(FWDIO_EMPI, 0, 0);
     fwdioi_outcome_abort(f, &why, 1);
     CHECK(!fwdioi_file_aborted(f) && w.aborted == 0);
-    CHECK(same(&f->s.abort_info, &FWDIOI_ERRINFO_OK) && f->s.local_error.status == FWDIO_OK);
+    CHECK(same(&f->s.outcome.abort_info, &FWDIOI_ERRINFO_OK) && f->s.outcome.local_error.status == FWDIO_OK);
     world_free(&w);
 }
 
@@ -163,8 +163,8 @@ static void test_nomem(void)
     fwdio_file_t *f = &w.f;
     fwdioi_outcome_nomem(f, 1234);
     CHECK(w.aborted == 1 && w.notified == 1);
-    CHECK(f->s.abort_info.status == FWDIO_ENOMEM && f->s.abort_info.rank == 2 &&
-          f->s.abort_info.offset == 1234);
+    CHECK(f->s.outcome.abort_info.status == FWDIO_ENOMEM && f->s.outcome.abort_info.rank == 2 &&
+          f->s.outcome.abort_info.offset == 1234);
     world_free(&w);
 }
 
@@ -180,9 +180,9 @@ static void test_abort_heard(void)
     fwdioi_step_outcome_t other = {9, 9, FWDIOI_ERRINFO_OK};
     fwdioi_outcome_abort_heard(f, &why, &steps);
     CHECK(w.heard == 1 && w.heard_steps.complete == 3 && w.heard_steps.ok == 2);
-    CHECK(w.aborted == 1 && w.notified == 0 && same(&f->s.abort_info, &why));
+    CHECK(w.aborted == 1 && w.notified == 0 && same(&f->s.outcome.abort_info, &why));
     fwdioi_outcome_abort_heard(f, &again, &other);
-    CHECK(w.heard == 1 && w.aborted == 1 && same(&f->s.abort_info, &why));
+    CHECK(w.heard == 1 && w.aborted == 1 && same(&f->s.outcome.abort_info, &why));
     world_free(&w);
 }
 
@@ -234,9 +234,9 @@ static void test_phase_queries(void)
     CHECK(!fwdioi_file_closing(f) && !fwdioi_file_in_open_phase(f));
     f->s.phase = FWDIOI_PHASE_OPEN;
     CHECK(!fwdioi_file_before_open(f) && fwdioi_file_open_ok(f) && fwdioi_file_in_open_phase(f));
-    f->s.open_agreed = error(FWDIO_EOPEN, 1, 0);
+    f->s.outcome.open_agreed = error(FWDIO_EOPEN, 1, 0);
     CHECK(!fwdioi_file_open_ok(f) && fwdioi_file_open_failed(f));
-    f->s.open_agreed = FWDIOI_ERRINFO_OK;
+    f->s.outcome.open_agreed = FWDIOI_ERRINFO_OK;
     f->s.phase = FWDIOI_PHASE_CLOSING;
     CHECK(fwdioi_file_closing(f) && fwdioi_file_open_ok(f) && !fwdioi_file_in_open_phase(f));
     f->s.phase = FWDIOI_PHASE_SYNCING;

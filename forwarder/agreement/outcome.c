@@ -7,7 +7,7 @@
  * reaches the session's table if it is the first), how a failure becomes
  * visible to the application, and how an MPI failure is logged.
  */
-#include "session/outcome.h"
+#include "agreement/outcome.h"
 
 #include "local/local_life.h"
 #include "log.h"
@@ -21,12 +21,12 @@ void fwdioi_outcome_abort(fwdio_file_t *f, const fwdioi_errinfo_t *why, int noti
 {
     FWDIOI_ASSERT_PROGRESS();
     fwdioi_session_t *s = &f->s;
-    if (s->phase == FWDIOI_PHASE_DONE || s->aborted)
+    if (s->phase == FWDIOI_PHASE_DONE || s->outcome.aborted)
         return; /* the first error wins */
-    s->aborted = 1;
-    s->abort_info = *why;
-    if (s->local_error.status == FWDIO_OK)
-        s->local_error = *why;
+    s->outcome.aborted = 1;
+    s->outcome.abort_info = *why;
+    if (s->outcome.local_error.status == FWDIO_OK)
+        s->outcome.local_error = *why;
     ops_of(f)->aborted(f, why, notify);
 }
 
@@ -34,7 +34,7 @@ void fwdioi_outcome_abort_heard(fwdio_file_t *f, const fwdioi_errinfo_t *why,
                                 const fwdioi_step_outcome_t *steps)
 {
     FWDIOI_ASSERT_PROGRESS();
-    if (!f->s.aborted)
+    if (!f->s.outcome.aborted)
         ops_of(f)->abort_heard(f, steps); /* the first one heard counts */
     fwdioi_outcome_abort(f, why, 0);
 }

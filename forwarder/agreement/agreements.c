@@ -5,9 +5,9 @@
  * (outcome.h). The session's phases and a stream's steps start them; what
  * they reduce is theirs (agree.h: the status pairs; open_check.h).
  */
-#include "session/agreements.h"
+#include "agreement/agreements.h"
 
-#include "session/outcome.h"
+#include "agreement/outcome.h"
 #include "trace.h"
 
 #include <assert.h>
@@ -40,10 +40,10 @@ static void on_status_agreed(void *arg, const MPI_Status *st)
     FWDIOI_ASSERT_PROGRESS();
     fwdio_file_t *f = arg;
     fwdioi_session_t *s = &f->s;
-    s->status_busy = 0;
+    s->status.busy = 0;
     if (st->MPI_ERROR == MPI_SUCCESS)
-        fwdioi_errinfo_unpack(s->status_out, s->status_agreed);
-    s->status_done(f, st);
+        fwdioi_errinfo_unpack(s->status.out, s->status.agreed);
+    s->status.done(f, st);
 }
 
 int fwdioi_session_agree_status(fwdio_file_t *f, int call, const fwdioi_errinfo_t *in,
@@ -51,14 +51,14 @@ int fwdioi_session_agree_status(fwdio_file_t *f, int call, const fwdioi_errinfo_
 {
     FWDIOI_ASSERT_PROGRESS();
     fwdioi_session_t *s = &f->s;
-    assert(!s->status_busy);
-    fwdioi_errinfo_pack(in, f->rank, s->status_in);
-    s->status_agreed = out;
-    s->status_done = done;
-    if (fwdioi_session_agree(f, call, s->status_in, s->status_out, FWDIOI_ERRINFO_PAIRS,
+    assert(!s->status.busy);
+    fwdioi_errinfo_pack(in, f->rank, s->status.in);
+    s->status.agreed = out;
+    s->status.done = done;
+    if (fwdioi_session_agree(f, call, s->status.in, s->status.out, FWDIOI_ERRINFO_PAIRS,
                              MPI_LONG_INT, MPI_MINLOC, on_status_agreed) != 0)
         return -1;
-    s->status_busy = 1;
+    s->status.busy = 1;
     return 0;
 }
 

@@ -10,8 +10,8 @@
 #ifndef FWDIOI_OPEN_CHECK_H
 #define FWDIOI_OPEN_CHECK_H
 
-#include "session/agree.h"
-#include "session/open_fields.h"
+#include "agreement/agree.h"
+#include "agreement/open_fields.h"
 
 /* Pairs reduced with MPI_MINLOC (agree.h): an errinfo, then per field
  * (value, rank) and (~value, rank), whose minima are the smallest and the

@@ -62,7 +62,7 @@ void fwdioi_outcome_mpi_failed(fwdio_file_t *f, int call, int mpi_rc);
 /** An aborted file completes once nothing of its own is in flight
  *  (progress thread). */
 void fwdioi_outcome_finish_if_aborted(fwdio_file_t *f);
-/** The writer's (reader's) open job is done, its status in s.open_local
+/** The writer's (reader's) open job is done, its status in s.outcome.open_local
  *  (progress thread). */
 void fwdioi_outcome_opened(fwdio_file_t *f);
 /** This rank is done with the file's data (as a writer: all of it written
@@ -102,7 +102,7 @@ fwdio_file_t *fwdioi_outcome_active_file(struct fwdio_runtime *o, uint64_t seq);
 /* Queries of a file's phase and outcome, for the roles (progress thread). */
 
 /** Whether the file was aborted on this rank. */
-static inline int fwdioi_file_aborted(const fwdio_file_t *f) { return f->s.aborted; }
+static inline int fwdioi_file_aborted(const fwdio_file_t *f) { return f->s.outcome.aborted; }
 /** Whether the open is not yet agreed (the phases before OPEN). */
 static inline int fwdioi_file_before_open(const fwdio_file_t *f)
 {
@@ -111,12 +111,12 @@ static inline int fwdioi_file_before_open(const fwdio_file_t *f)
 /** Whether the open was agreed and succeeded: data flows (OPEN and after). */
 static inline int fwdioi_file_open_ok(const fwdio_file_t *f)
 {
-    return f->s.phase >= FWDIOI_PHASE_OPEN && f->s.open_agreed.status == FWDIO_OK;
+    return f->s.phase >= FWDIOI_PHASE_OPEN && f->s.outcome.open_agreed.status == FWDIO_OK;
 }
 /** Whether the open was agreed and failed. */
 static inline int fwdioi_file_open_failed(const fwdio_file_t *f)
 {
-    return f->s.phase >= FWDIOI_PHASE_OPEN && f->s.open_agreed.status != FWDIO_OK;
+    return f->s.phase >= FWDIOI_PHASE_OPEN && f->s.outcome.open_agreed.status != FWDIO_OK;
 }
 /** Whether the close agreement started (CLOSING and after): no step is
  *  agreed any more. */

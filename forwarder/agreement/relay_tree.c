@@ -6,7 +6,7 @@
  * parent, so the tree spans the ranks, and a path between two ranks goes up
  * to their common ancestor and down: at most 2 ceil(log2 P) edges.
  */
-#include "session/relay_tree.h"
+#include "agreement/relay_tree.h"
 
 int fwdioi_relay_neighbours(int rank, int size, int out[FWDIOI_RELAY_MAX])
 {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The agreements' reduction (session/agree.h, session/open_check.h): every
+ * The agreements' reduction (agreement/agree.h, agreement/open_check.h): every
  * rank packs what it saw as MPI_LONG_INT pairs, MPI reduces them with
  * MPI_MINLOC (done here as the MPI standard defines it, in every order of
  * the contributions, since MPI may combine them in any), and the unpacked
@@ -9,8 +9,8 @@
  * differs with the lowest ranks that passed its smallest and largest value.
  * No MPI launch.
  */
-#include "session/agree.h"
-#include "session/open_check.h"
+#include "agreement/agree.h"
+#include "agreement/open_check.h"
 #include "minloc.h"
 #include "unit_check.h"
 
