@@ -9,6 +9,7 @@
 #include "storage/fault.h"
 #include "state.h"
 #include "session/file_life.h"
+#include "session/refused.h"
 #include "local/local_keep.h"
 #include "local/local_life.h"
 #include "log.h"
@@ -178,6 +179,8 @@ int fwdio_init(MPI_Comm comm, const fwdio_config_t *cfg, fwdio_runtime_t **out)
         rc = fwdioi_fault_configure(getenv("FWDIO_FAULT"), world_rank);
     if (rc == FWDIO_OK)
         rc = fwdioi_settings_apply_config(&rt->settings, &conf, world_rank);
+    if (rc == FWDIO_OK && fwdioi_refused_spare_make(rt) != 0)
+        rc = FWDIO_ENOMEM;
     /* The collectives that layers above fwdio (checkpoint sets) make from
      * application threads go on a duplicate of their own: never on the
      * caller's communicator, whose collectives and error handler are the
@@ -240,6 +243,7 @@ fail:
     fwdioi_placement_cache_free(&rt->placed);
     fwdioi_topology_free(&rt->topo);
     fwdioi_settings_free(&rt->settings);
+    fwdioi_refused_spare_free(rt);
     free(rt);
     return rc;
 }
@@ -317,6 +321,7 @@ int fwdio_finalize(fwdio_runtime_t *rt)
     fwdioi_placement_cache_free(&rt->placed);
     fwdioi_topology_free(&rt->topo);
     fwdioi_settings_free(&rt->settings);
+    fwdioi_refused_spare_free(rt);
     free(rt);
     return rc;
 }
@@ -339,17 +344,13 @@ int fwdio_poll(fwdio_runtime_t *rt)
 
 /* ---- files ---- */
 
-/* fwdio_open, and with `reading` fwdio_open_read (size 0: the readers find it). */
-static int open_file(fwdio_runtime_t *rt, const char *path, uint64_t size,
-                     const fwdio_options_t *opts, const fwdio_callbacks_t *cbs, int reading,
-                     fwdio_file_t **out)
+/* open_file's checks and the new file; an error leaves no file (and takes no
+ * place in the open order: open_file does that). */
+static int open_checked(fwdio_runtime_t *rt, const char *path, uint64_t size,
+                        const fwdio_options_t *opts, const fwdio_callbacks_t *cbs, int reading,
+                        fwdio_file_t **out)
 {
-    if (!rt || !path || !*path || !out)
-        return FWDIO_EINVAL;
-    if (fwdioi_rt_on_progress_thread())
-        return FWDIO_ECONTEXT;
-    int finalized = 0;
-    if (MPI_Finalized(&finalized) != MPI_SUCCESS || finalized)
+    if (!path || !*path || !out)
         return FWDIO_EINVAL;
     double t0 = fwdioi_now();
     uint64_t t_trace = fwdioi_trace_begin();
@@ -542,6 +543,27 @@ static int open_file(fwdio_runtime_t *rt, const char *path, uint64_t size,
                (unsigned long long)resolved.stripe_size, (unsigned long long)resolved.write_size);
     *out = f;
     return FWDIO_OK;
+}
+
+/* fwdio_open, and with `reading` fwdio_open_read (size 0: the readers find it).
+ * A file refused here after the runtime could take it still takes its place
+ * in the open order (fwdio.h, "Refusals"; session/refused.h), so that the
+ * other ranks' file fails with this rank's refusal instead of waiting for it. */
+static int open_file(fwdio_runtime_t *rt, const char *path, uint64_t size,
+                     const fwdio_options_t *opts, const fwdio_callbacks_t *cbs, int reading,
+                     fwdio_file_t **out)
+{
+    if (!rt)
+        return FWDIO_EINVAL;
+    if (fwdioi_rt_on_progress_thread())
+        return FWDIO_ECONTEXT; /* a call out of order: no place to take */
+    int finalized = 0;
+    if (MPI_Finalized(&finalized) != MPI_SUCCESS || finalized)
+        return FWDIO_EINVAL;
+    int rc = open_checked(rt, path, size, opts, cbs, reading, out);
+    if (rc != FWDIO_OK)
+        fwdioi_refused_join(rt, rc);
+    return rc;
 }
 
 int fwdio_open(fwdio_runtime_t *rt, const char *path, uint64_t size, const fwdio_options_t *opts,

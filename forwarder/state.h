@@ -444,6 +444,10 @@ struct fwdio_runtime {
     uint64_t append_held;
     /* fwdio_alloc buffers not yet released (user_buffers.c; its own lock) */
     struct fwdioi_user_buffers *buffers;
+    /* locked: a zeroed file kept for the next refused fwdio_open, so that
+     * one refused for want of memory still takes its place in the open
+     * order (session/refused.h) */
+    struct fwdio_file *refused_spare;
 };
 
 struct fwdio_file {
@@ -469,6 +473,9 @@ struct fwdio_file {
     uint64_t path_hash; /* of path_key (fixed once the file is live) */
     int64_t check_fields[FWDIOI_OPEN_FIELDS]; /* what this rank passed to fwdio_open */
     fwdioi_errinfo_t open_refusal; /* found wrong at fwdio_open on this rank */
+    /* fwdio_open refused the file here: this is the stand-in that takes its
+     * place in the open order, released by fwdio (session/refused.h) */
+    int refused;
 
     /* locked */
     int app_closed;

@@ -242,6 +242,20 @@ typedef enum fwdio_callback_mode {
  * (defaults, the config file, an environment every rank shares) is reported by
  * rank 0 only; one that involves a value set in code, or an environment that
  * differs from rank to rank, by every rank that refuses it, with its rank.
+ * A refused fwdio_open() (or fwdio_open_read()) returns the error at the call
+ * and hands out no handle, but it still takes the file's place in the open
+ * order, in the background: the ranks that opened the file get a file that
+ * fails at its open check with the same status (FWDIO_EINVAL for a refused
+ * option or argument, FWDIO_ERANGE, FWDIO_ENOMEM, ...), and
+ * fwdio_file_error() / fwdio_file_error_info() name the refusing rank,
+ * instead of waiting for a rank that never joins; the files opened after it
+ * still match across ranks, and fwdio_finalize() waits for that background
+ * part. So a refused call counts as that rank's call for the file: retrying
+ * it with other options opens the next file. A refusal on every rank alike
+ * returns at once too; it costs a communicator duplication and one
+ * reduction on the progress thread, since no rank can know alone that the
+ * others refused as well. Only a call with no runtime (`rt` NULL), from the
+ * progress thread (FWDIO_ECONTEXT) or after MPI_Finalize takes no place.
  */
 
 /**
@@ -987,7 +1001,10 @@ FWDIO_API int fwdio_options_set_info(fwdio_options_t *opts, MPI_Info info);
  *         FWDIO_ERANGE for a size larger than a file can be (off_t);
  *         FWDIO_ECONTEXT from a callback on the progress thread. A path that
  *         cannot be opened is reported later as FWDIO_EOPEN through the
- *         callbacks and fwdio_wait(), and so are the mismatches above.
+ *         callbacks and fwdio_wait(), and so are the mismatches above. Any
+ *         refusal but FWDIO_ECONTEXT, a NULL `rt` and a finalized MPI takes
+ *         the file's place in the open order: the other ranks' file fails
+ *         with the same status, naming this rank (see "Refusals").
  */
 /*
  * Streams. fwdio_open with size FWDIO_SIZE_GROWS opens a stream: a file
@@ -1284,7 +1301,9 @@ typedef void (*fwdio_read_cb_t)(fwdio_file_t *file, void *buf, int status, void 
  *
  * @return FWDIO_OK; FWDIO_EINVAL for a NULL path or handle, MPI finalized, or
  *         options fwdio refuses (reason on stderr); FWDIO_ECONTEXT from a
- *         callback on the progress thread.
+ *         callback on the progress thread. As for fwdio_open, a refusal with
+ *         a runtime takes the file's place in the open order (see
+ *         "Refusals").
  */
 FWDIO_API int fwdio_open_read(fwdio_runtime_t *rt, const char *path, const fwdio_options_t *opts,
                               const fwdio_callbacks_t *cbs, fwdio_file_t **file);

@@ -64,7 +64,12 @@ static void drop_stream(mpiio_file_t *f)
     f->stream = NULL;
 }
 
-/* Open the stream (collective, nonblocking: wait_stream_ready follows). */
+/* Open the stream (collective, nonblocking: wait_stream_ready follows). A
+ * refusal here on some ranks only (an environment only they have, out of
+ * memory) still takes the stream's place in fwdio's open order (fwdio.h,
+ * "Refusals"): the other ranks' streams fail their open check with it, so
+ * their wait_stream_ready returns too and every rank leaves the file to
+ * MPI-IO alike (mpiio_open's last agreement). */
 static int start_stream(mpiio_file_t *f, int64_t size, char *why, size_t why_len)
 {
     fwdio_options_t opts = f->opts;

@@ -206,6 +206,11 @@ static int format_with(const fwdioi_errinfo_t *info, const char *path, const cha
                         "the readers of %s found it of different sizes (%llu and %llu bytes): "
                         "it changed while it was opened for reading",
                         path, offset, (unsigned long long)info->other_value);
+    case FWDIOI_REASON_REFUSED:
+        return snprintf(buf, len,
+                        "fwdio_open of %s was refused at the call on rank %lld (%s; that rank "
+                        "said why on its stderr), so the file fails on every rank",
+                        path, rank, fwdio_strerror((int)info->status));
     case FWDIOI_CALL_PREAD:
         if (info->sys_errno == 0)
             return snprintf(buf, len,

@@ -92,7 +92,10 @@ enum {
     FWDIOI_REASON_BAD_READ,
     /* the readers found the file of different sizes (offset: the largest,
      * other_value: the smallest) */
-    FWDIOI_REASON_READ_SIZES
+    FWDIOI_REASON_READ_SIZES,
+    /* fwdio_open refused the file at the call on `rank`, with `status`
+     * (session/refused.h): every rank's file fails the open check with it */
+    FWDIOI_REASON_REFUSED
 };
 
 /* The MPI calls a session makes, as error reports name them. */

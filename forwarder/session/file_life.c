@@ -52,6 +52,10 @@ void fwdioi_file_release(fwdio_file_t *f)
 {
     if ((f->s.outcome.abandoned || fwdioi_local_abandoned(f)) && keep_for_mpi(f) == 0)
         return;
+    if (f->refused) { /* a stand-in owns nothing but itself (refused.c) */
+        free(f);
+        return;
+    }
     fwdioi_combine_free(f);
     fwdioi_local_free(f);
     free(f->writer_ranks);

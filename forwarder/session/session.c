@@ -720,7 +720,8 @@ static void on_check_agreed(void *arg, const MPI_Status *st)
     if (result.status != FWDIO_OK) {
         s->check.failed = 1;
         s->outcome.open_agreed = result;
-        if (f->rank == 0 || result.call == FWDIOI_REASON_PATH_OPEN) {
+        /* (a stand-in of rank 0 refused the file: it said why at the call) */
+        if ((f->rank == 0 && !f->refused) || result.call == FWDIOI_REASON_PATH_OPEN) {
             char text[512];
             fwdioi_errinfo_format(&result, f->path, f->write_path, text, sizeof text);
             fwdioi_report("%s", text);

@@ -191,7 +191,9 @@ static void phase_arguments(fwdio_runtime_t *rt)
     TC_CHECK(fwdio_strerror(-999) != NULL, "fwdio_strerror(-999) is NULL");
     TC_CHECK(fwdio_strerror(7) != NULL, "fwdio_strerror(7) is NULL");
 
-    /* Bad fwdio_open arguments (refused on every rank, so no open happened). */
+    /* Bad fwdio_open arguments, refused on every rank alike: no open happens;
+     * each refusal with a runtime keeps its place in the open order on every
+     * rank (fwdio.h, "Refusals"), so the files after them still match. */
     char path[4096];
     tc_path(path, sizeof path, "never.dat");
     fwdio_options_t o = small_opts();

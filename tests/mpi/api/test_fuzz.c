@@ -26,8 +26,10 @@
  *    double close, wait before close, try_write beyond the budget, invalid
  *    options and configurations, strerror of junk codes) are refused with
  *    the documented code and change nothing: the file's write counters stay,
- *    a refused open or init hands out no handle and takes no sequence number
- *    (the next files would not match across ranks); inside the ready
+ *    a refused open or init hands out no handle; a refused open with a
+ *    runtime keeps its place in the open order (fwdio.h, "Refusals"), so
+ *    every rank makes its refused opens at the same points, each its own
+ *    bad call, and the next files still match across ranks; inside the ready
  *    callback, the calls a callback may not make return FWDIO_ECONTEXT;
  *  - every file ends COMPLETE or FAILED with the status its kind implies,
  *    the same on every rank, ready and complete exactly once each and in
@@ -424,8 +426,11 @@ static void run_round(fuzz_t *z)
             if (z->files[i].deadline < z->epoch)
                 finish_file(z, i, 1);
         int opens = (z->epoch == 0) + (int)tc_rng_below(&z->shared, 4);
-        for (int k = 0; k < opens; k++)
+        for (int k = 0; k < opens; k++) {
+            if (want_shared(z, 4)) /* refused on every rank, at the same point */
+                fuzz_bad_open(z);
             fuzz_open_file(z, z->epoch, epochs);
+        }
         int actions = 10 + (int)tc_rng_below(&z->mine, 60);
         tc_phase("round %d epoch %d: %d random calls", z->round, z->epoch, actions);
         for (int k = 0; k < actions; k++)

@@ -19,6 +19,13 @@
  *                     temporary left
  *   path_open         v1 opened while v0 is not closed yet: v1 fails with
  *                     FWDIO_EINVAL on every rank, v0 completes whole
+ *   refused_code      fwdio_open refused at the call on one rank (options
+ *                     set in code there, a size no file can have), on every
+ *                     rank, on one rank twice in a row: the refusing rank gets
+ *                     the error at the call, the others' file fails with it
+ *                     naming that rank, old files untouched; the files opened
+ *                     after them are written whole; finalize returns
+ *   refused_env       the same with a bad FWDIO_LAYOUT on one rank only
  *   huge              sizes and offsets past what a file can hold: ERANGE
  *   intercomm         fwdio_init on an intercommunicator: EINVAL
  *   after_finalize    fwdio_init after MPI_Finalize: EINVAL, no crash
@@ -127,6 +134,10 @@ int main(int argc, char **argv)
         case_versions(1);
     else if (!strcmp(which, "path_open"))
         case_path_open();
+    else if (!strcmp(which, "refused_code"))
+        case_refused_code();
+    else if (!strcmp(which, "refused_env"))
+        case_refused_env();
     else if (!strcmp(which, "huge"))
         case_huge();
     else if (!strcmp(which, "intercomm"))

@@ -92,6 +92,7 @@ static const case_t cases[] = {
     {"atomic", case_atomic, 1},
     {"darray", case_darray, 1},
     {"not_taken", case_not_taken, 1},
+    {"refused_on_one", case_refused_on_one, 1},
     {"own_read", case_own_read, 1},
     {"comm_self", case_comm_self, 1},
     {"split", case_split, 1},

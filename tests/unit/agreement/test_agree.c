@@ -179,6 +179,15 @@ static void test_open_check(void)
     local[3] = (fwdioi_errinfo_t){FWDIO_EINVAL, 3, 0, 0, FWDIOI_REASON_PATH_OPEN, -1, 0};
     local[2] = (fwdioi_errinfo_t){FWDIO_EOPEN, 2, 17, 0, 2, -1, 0};
     check_open(fields, local, 4, &local[2]);
+    /* a refused fwdio_open's stand-in (zeros for its fields) on rank 1 */
+    local[1] = (fwdioi_errinfo_t){FWDIO_ERANGE, 1, 0, 0, FWDIOI_REASON_REFUSED, -1, 0};
+    for (int i = 0; i < FWDIOI_OPEN_FIELDS; i++)
+        fields[1][i] = 0;
+    check_open(fields, local, 4, &local[1]);
+    char text[256];
+    fwdioi_errinfo_format(&local[1], "/x/y", NULL, text, sizeof text);
+    CHECK(strstr(text, "fwdio_open of /x/y was refused at the call on rank 1") != NULL);
+    CHECK(strstr(text, fwdio_strerror(FWDIO_ERANGE)) != NULL);
 }
 
 int main(void)

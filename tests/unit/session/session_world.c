@@ -192,17 +192,22 @@ void finish_dup(int mpi_error)
 }
 
 /* The open check in flight: rank 0 passed `fields`; reduced, completed. */
-void answer_check(const int64_t *fields)
+void answer_check_with(const int64_t *fields, const fwdioi_errinfo_t *local)
 {
     fake_coll_t c = take(FAKE_COMM_ALLREDUCE);
     CHECK(c.count == FWDIOI_OPEN_CHECK_PAIRS && c.type == MPI_LONG_INT && c.op == MPI_MINLOC);
     fwdioi_agree_pair_t other[FWDIOI_OPEN_CHECK_PAIRS];
-    fwdioi_errinfo_t ok = FWDIOI_ERRINFO_OK;
-    fwdioi_open_check_pack(other, OTHER, fields, &ok);
+    fwdioi_open_check_pack(other, OTHER, fields, local);
     memcpy(c.out, c.in, sizeof other);
     minloc(other, c.out, FWDIOI_OPEN_CHECK_PAIRS);
     CHECK(fake_rt_requests() == 1);
     fake_rt_complete_oldest(MPI_SUCCESS);
+}
+
+void answer_check(const int64_t *fields)
+{
+    const fwdioi_errinfo_t ok = FWDIOI_ERRINFO_OK;
+    answer_check_with(fields, &ok);
 }
 
 /* The status agreement in flight: rank 0 saw `other`; reduced, completed. */

@@ -66,6 +66,8 @@ fake_coll_t take(fake_comm_call_t call);
 void finish_dup(int mpi_error);
 /** The open check in flight: rank 0 passed `fields`; reduced, completed. */
 void answer_check(const int64_t *fields);
+/** ... and with rank 0's local error `local` (a refusal, say). */
+void answer_check_with(const int64_t *fields, const fwdioi_errinfo_t *local);
 /** The status agreement in flight: rank 0 saw `other`; reduced, completed. */
 void answer_status(fwdioi_errinfo_t other);
 /** The same, where this rank must contribute `mine_want` (NULL: anything). */

@@ -7,6 +7,7 @@
  * role through the role table (its open, its data done). Covered: the
  * phases in order (duplication, check, open, close, final agreement); a
  * close asked for before the file is open; a rank whose check disagrees;
+ * a file fwdio_open refused here (its stand-in) or on the other rank;
  * a rank at a step where this one closed (the close's tags differ);
  * an MPI call failing at each agreement, refused at its start or failing
  * on completion; a failed duplication, which breaks the runtime for later
@@ -103,6 +104,52 @@ static void test_check_disagrees(void)
     CHECK(fake_comm_count(FAKE_COMM_ALLREDUCE) == 1 && fake_rt_requests_of(f) == 0);
     CHECK(w.complete == 1 && w.complete_status == FWDIO_EINVAL && !strcmp(w.events, "ReC"));
     CHECK(w.announced == 0 && fake_comm_frees() == 1);
+    world_free(&w);
+}
+
+/* fwdio_open refused the file on this rank (session/refused.h): its
+ * stand-in, closed at once, goes through the duplication and the check like
+ * any file, carrying the refusal, which becomes every rank's status; the
+ * session ends after the check, with no further agreement. */
+static void test_refused_here(void)
+{
+    world_t w;
+    world_init(&w);
+    fwdio_file_t *f = &w.f;
+    const fwdioi_errinfo_t refusal = {FWDIO_ERANGE, ME, 0, 0, FWDIOI_REASON_REFUSED, -1, 0};
+    f->open_refusal = refusal;
+    open_file(&w, f);
+    close_file(&w, f); /* a stand-in is queued closed */
+    CHECK(f->s.close_requested && f->s.phase == FWDIOI_PHASE_DUP);
+    finish_dup(MPI_SUCCESS);
+    answer_check(f->check_fields); /* rank 0 passed the same fields: the refusal decides */
+    CHECK(f->s.check.failed && same(&f->s.outcome.open_agreed, &refusal) && w.ready == 1 &&
+          w.ready_status == FWDIO_ERANGE);
+    CHECK(w.complete == 1 && w.complete_status == FWDIO_ERANGE && !strcmp(w.events, "ReC"));
+    CHECK(fake_comm_count(FAKE_COMM_ALLREDUCE) == 1 && fake_rt_requests_of(f) == 0);
+    CHECK(w.announced == 0 && fake_comm_frees() == 1 && LIST_EMPTY(&w.o.active));
+    world_free(&w);
+}
+
+/* fwdio_open refused the file on rank 0 only: this rank's file fails the
+ * check with rank 0's status, its text naming rank 0, instead of waiting;
+ * written to and closed afterwards, it completes with no further agreement. */
+static void test_refused_elsewhere(void)
+{
+    world_t w;
+    world_init(&w);
+    fwdio_file_t *f = &w.f;
+    open_file(&w, f);
+    finish_dup(MPI_SUCCESS);
+    const fwdioi_errinfo_t refusal = {FWDIO_EINVAL, OTHER, 0, 0, FWDIOI_REASON_REFUSED, -1, 0};
+    int64_t zeros[FWDIOI_OPEN_FIELDS] = {0}; /* a stand-in's fields */
+    answer_check_with(zeros, &refusal);
+    CHECK(f->s.check.failed && same(&f->s.outcome.open_agreed, &refusal) && w.ready == 1 &&
+          w.ready_status == FWDIO_EINVAL && f->failed_known);
+    CHECK(strstr(f->error_text, "refused at the call on rank 0") != NULL);
+    close_file(&w, f);
+    CHECK(w.complete == 1 && w.complete_status == FWDIO_EINVAL && !strcmp(w.events, "ReC"));
+    CHECK(fake_comm_count(FAKE_COMM_ALLREDUCE) == 1 && fake_rt_requests_of(f) == 0);
     world_free(&w);
 }
 
@@ -320,6 +367,8 @@ int main(void)
     test_phases_in_order();
     test_close_before_open();
     test_check_disagrees();
+    test_refused_here();
+    test_refused_elsewhere();
     test_close_tags_differ();
     test_mpi_failure_at_each_agreement();
     test_dup_fails();

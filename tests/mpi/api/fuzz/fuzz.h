@@ -89,6 +89,12 @@ static inline int want(fuzz_t *z, uint64_t one_in)
     return tc_rng_below(&z->mine, one_in) == 0;
 }
 
+/* The same, drawn alike on every rank. */
+static inline int want_shared(fuzz_t *z, uint64_t one_in)
+{
+    return tc_rng_below(&z->shared, one_in) == 0;
+}
+
 /* plans.c: what every rank does alike, drawn from z->shared. */
 void fuzz_random_config(fuzz_t *z, fwdio_config_t *c);
 /** Plan, open (collectively) and register the next file of the round. */
@@ -101,8 +107,12 @@ void fuzz_check_rc(const ffile_t *m, const char *call, int got, int want_rc, int
 void fuzz_refused(fuzz_t *z, ffile_t *m, const char *call, int got, int want_rc, int alt);
 /** One random bad call on the file m. */
 void fuzz_bad_write(fuzz_t *z, ffile_t *m);
-/** Bad calls that need no file: NULL handles, junk codes, bad open and init. */
+/** Bad calls that need no file: NULL handles, junk codes, an open without a
+ *  runtime, bad init. */
 void fuzz_junk_calls(fuzz_t *z);
+/** Refused fwdio_open calls, each taking its place in the open order: every
+ *  rank calls this at the same point (shared generator). */
+void fuzz_bad_open(fuzz_t *z);
 /** Hook of the ready callback: the calls a callback may not make. */
 void fuzz_calls_from_callback(tc_cbstate_t *st, fwdio_file_t *f, int status);
 

@@ -4,6 +4,7 @@
  * its cases share (common.c) and the cases, one file per family:
  *
  *   agreement.c     ranks that disagree; calls that cannot work
+ *   refusals.c      fwdio_open refused on some ranks only
  *   versions.c      versions of one path; jobs killed while replacing one
  *   mpi_failures.c  MPI calls that fail while a file is written, read or
  *                   grown step by step
@@ -52,6 +53,9 @@ void case_versions(int atomic);
 void case_path_open(void);
 void kill_versions(const char *dir, int after);
 void kill_shared(const char *dir, int after);
+/* refusals.c */
+void case_refused_code(void);
+void case_refused_env(void);
 /* mpi_failures.c */
 void case_mpi_fault(int expect1, int expect2, const char *text);
 void case_read_mpi_fault(int expect1, int expect2, const char *text);

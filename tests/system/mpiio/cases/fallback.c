@@ -232,6 +232,43 @@ void case_not_taken(void)
 }
 
 /* ------------------------------------------------------------------------- */
+/* Case: fwdio refuses the stream on one rank only                            */
+/* ------------------------------------------------------------------------- */
+
+/* A matching file written by every rank, taken by the layer (ST_TAKEN) or,
+   with `refuse_on_last`, while the last rank's environment holds a bad
+   FWDIO_LAYOUT: fwdio_open refuses the stream there, at the call, and only
+   there. The other ranks' streams then fail with that refusal (fwdio.h,
+   "Refusals") instead of waiting for the last rank, so every rank's
+   MPI_File_open returns MPI_SUCCESS alike and leaves the file to MPI-IO
+   (ST_ABSENT). The bytes are right either way. */
+static void refusal_file(const char *name, int refuse_on_last, int gen)
+{
+    remove_file(name);
+    if (refuse_on_last && g_rank == g_size - 1)
+        setenv("FWDIO_LAYOUT", "diagonal", 1);
+    MPI_File fh = open_file(name, MPI_MODE_WRONLY | MPI_MODE_CREATE);
+    unsetenv("FWDIO_LAYOUT");
+    expect_state(fh, refuse_on_last ? "refused by fwdio on the last rank" : "after open",
+                 refuse_on_last ? ST_ABSENT : ST_TAKEN);
+    model_t m = {.holes_zero = g_layer};
+    write_rounds(fh, &m, 2, 30000, gen);
+    close_file(&fh);
+    check_file(name, &m);
+    model_free(&m);
+}
+
+/* The first file makes the layer's runtime (the refusal is then fwdio_open's,
+   not fwdio_init's); the last one is taken again on every rank, so the
+   refused stream kept its place in the runtime's open order. */
+void case_refused_on_one(void)
+{
+    refusal_file("refused_before.mpiio", 0, 60);
+    refusal_file("refused_on_one.mpiio", 1, 61);
+    refusal_file("refused_after.mpiio", 0, 62);
+}
+
+/* ------------------------------------------------------------------------- */
 /* Case: an open on an intercommunicator                                      */
 /* ------------------------------------------------------------------------- */
 

@@ -216,6 +216,7 @@ void case_darray(void);
 void case_shared(void);
 void case_atomic(void);
 void case_not_taken(void);
+void case_refused_on_one(void);
 void case_intercomm(void);
 /* readback.c */
 void case_own_read(void);
