@@ -1676,7 +1676,10 @@ FWDIO_API void fwdio_ckpt_options_init(fwdio_ckpt_options_t *opts);
  * @return FWDIO_OK with *ck set; FWDIO_EINVAL (NULL arguments, a bad name,
  *         a stream size, options.overlaps, a non-zero reserved tail, options
  *         fwdio_open refuses; the reason on stderr), on every rank when a
- *         rank refused its arguments or ranks disagree, *ck then NULL;
+ *         rank refused its arguments or ranks disagree, *ck then NULL; a
+ *         rank where fwdio_open refused the version's files (options.file
+ *         set on that rank only, say) returns fwdio_open's error and every
+ *         other rank FWDIO_EINVAL, with no version opened anywhere;
  *         FWDIO_ENOMEM; FWDIO_EMPI.
  */
 FWDIO_API int fwdio_ckpt_open(fwdio_runtime_t *rt, const char *name, uint64_t version,

@@ -240,6 +240,18 @@ static void case_disagree(fwdio_runtime_t *rt, const char *dir)
     tc_phase("disagree: sizes");
     TC_EXPECT(fwdio_ckpt_open(rt, "dis", 7, tc_rank == 0 ? 4096 : 4097, &o, &ck), FWDIO_EINVAL,
               "ranks passing different sizes");
+    tc_phase("disagree: the data file's options refused on one rank only");
+    {
+        fwdio_options_t bad;
+        fwdio_options_init(&bad);
+        bad.writers = -1; /* refused at fwdio_open */
+        fwdio_ckpt_options_t o4 = o;
+        o4.file = tc_rank == tc_size - 1 ? &bad : NULL;
+        int rc = fwdio_ckpt_open(rt, "dis", 7, 4096, &o4, &ck);
+        TC_CHECK(rc != FWDIO_OK && ck == NULL, "an open refused on rank %d only: %s here",
+                 tc_size - 1, fwdio_strerror(rc));
+        TC_CHECK(tc_all_same(MPI_COMM_WORLD, rc != FWDIO_OK), "ranks disagree on the refusal");
+    }
     tc_phase("disagree: latest of different sets");
     uint64_t v;
     TC_EXPECT(latest(rt, tc_rank == 0 ? "dis" : "other", &o, &v), FWDIO_EINVAL,
