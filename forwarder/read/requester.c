@@ -314,6 +314,10 @@ static void on_piece_received(void *arg, const MPI_Status *st)
     free(pr);
     f->s.recvs_pending--;
     r->recvs--;
+    /* An abort this piece causes ends the read at once if nothing else of
+     * it is in flight (fwdioi_requester_abort, from the abort): `r` is
+     * not ours any more then. Only an abort from before leaves it here. */
+    const int aborted_before = f->s.outcome.aborted;
     int count = 0;
     if (st->MPI_ERROR != MPI_SUCCESS) {
         fwdioi_outcome_mpi_failed(f, FWDIOI_MPI_READ_IRECV, st->MPI_ERROR);
@@ -324,7 +328,7 @@ static void on_piece_received(void *arg, const MPI_Status *st)
         fwdioi_outcome_abort(f, &why, 1);
     }
     if (f->s.outcome.aborted) {
-        if (r->recvs == 0)
+        if (aborted_before && r->recvs == 0)
             end_read(f, r, failed_status(f));
         fwdioi_outcome_finish_if_aborted(f);
         return;

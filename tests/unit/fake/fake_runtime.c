@@ -17,6 +17,7 @@ typedef struct fake_req {
     STAILQ_ENTRY(fake_req) link;
     fwdioi_req_cb_t cb;
     void *arg;
+    int source, count, error; /* of an MPI_Irecv: what its status says */
 } fake_req_t;
 
 typedef struct fake_msg {
@@ -34,6 +35,13 @@ static size_t nio, nrequests, nwire, nsent; /* their lengths */
 static fake_msg_t *matched; /* the message MPI_Improbe matched last */
 static int fail_reserve, fail_buf_get;
 static long bufs_out;
+/* The MPI_Irecv started last, for the request tracked next (its status). */
+static struct {
+    int set, source, count, error;
+} last_recv;
+/* The status handed to the request being completed, and its count. */
+static const MPI_Status *completing;
+static int completing_count;
 
 fwdioi_engine_t *fake_rt_create(int rank, int size, const fwdio_config_t *cfg)
 {
@@ -70,6 +78,7 @@ void fake_rt_destroy(fwdioi_engine_t *rt)
     STAILQ_INIT(&io_queue); /* the jobs are their owners' */
     nio = 0;
     fail_reserve = fail_buf_get = 0;
+    last_recv.set = 0;
     free(rt);
 }
 
@@ -154,6 +163,12 @@ void fwdioi_rt_track(fwdioi_engine_t *rt, MPI_Request req, fwdioi_req_cb_t cb, v
         abort();
     r->cb = cb;
     r->arg = arg;
+    if (last_recv.set) {
+        r->source = last_recv.source;
+        r->count = last_recv.count;
+        r->error = last_recv.error;
+        last_recv.set = 0;
+    }
     STAILQ_INSERT_TAIL(&requests, r, link);
     nrequests++;
 }
@@ -248,8 +263,12 @@ int fake_rt_complete_oldest(int error)
     nrequests--;
     MPI_Status st;
     memset(&st, 0, sizeof st);
-    st.MPI_ERROR = error;
+    st.MPI_ERROR = error != MPI_SUCCESS ? error : r->error;
+    st.MPI_SOURCE = r->source;
+    completing = &st;
+    completing_count = r->count;
     r->cb(r->arg, &st);
+    completing = NULL;
     free(r);
     return 1;
 }
@@ -268,10 +287,16 @@ long fake_rt_bufs_out(void) { return bufs_out; }
 
 void fake_mpi_arrive(int source, const void *bytes, size_t len)
 {
+    fake_mpi_arrive_tag(source, MPI_ANY_TAG, bytes, len);
+}
+
+void fake_mpi_arrive_tag(int source, int tag, const void *bytes, size_t len)
+{
     fake_msg_t *m = malloc(sizeof *m + len);
     if (!m)
         abort();
     m->source = source;
+    m->tag = tag;
     m->len = len;
     memcpy(m->bytes, bytes, len);
     STAILQ_INSERT_TAIL(&wire, m, link);
@@ -283,6 +308,18 @@ size_t fake_mpi_unmatched(void) { return nwire; }
 /* ---- the MPI calls a writer makes, on the fake wire (these definitions
  * take the place of the MPI library's in the test program) ---- */
 
+/* The oldest message on the wire from `source` with `tag` (either may be
+ * MPI_ANY_*; a message queued without a tag matches any), or NULL. */
+static fake_msg_t *wire_find(int source, int tag)
+{
+    fake_msg_t *m;
+    STAILQ_FOREACH(m, &wire, link)
+        if ((source == MPI_ANY_SOURCE || m->source == source) &&
+            (tag == MPI_ANY_TAG || m->tag == MPI_ANY_TAG || m->tag == tag))
+            return m;
+    return NULL;
+}
+
 int MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message,
                 MPI_Status *status)
 {
@@ -290,12 +327,12 @@ int MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *mess
     (void)tag;
     (void)comm;
     *flag = 0;
-    fake_msg_t *m = STAILQ_FIRST(&wire);
+    fake_msg_t *m = wire_find(source, tag);
     if (!m)
         return MPI_SUCCESS;
     if (matched) /* the writer keeps at most one matched message */
         abort();
-    STAILQ_REMOVE_HEAD(&wire, link);
+    STAILQ_REMOVE(&wire, m, fake_msg, link);
     nwire--;
     matched = m;
     *flag = 1;
@@ -308,9 +345,11 @@ int MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *mess
 
 int MPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count)
 {
-    (void)status;
     (void)datatype;
-    *count = matched ? (int)matched->len : 0;
+    if (status && status == completing)
+        *count = completing_count; /* a receive's, at its completion */
+    else
+        *count = matched ? (int)matched->len : 0;
     return MPI_SUCCESS;
 }
 
@@ -326,6 +365,39 @@ int MPI_Imrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message,
     free(matched);
     matched = NULL;
     *message = MPI_MESSAGE_NULL;
+    *request = MPI_REQUEST_NULL;
+    return MPI_SUCCESS;
+}
+
+int MPI_Mrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message,
+              MPI_Status *status)
+{
+    (void)status; /* MPI_STATUS_IGNORE in the roles */
+    MPI_Request req;
+    return MPI_Imrecv(buf, count, type, message, &req);
+}
+
+int MPI_Irecv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+              MPI_Request *request)
+{
+    (void)type; /* bytes */
+    (void)comm;
+    fake_msg_t *m = wire_find(source, tag);
+    if (!m) { /* the roles receive only what a header announced as sent */
+        fprintf(stderr, "fake MPI_Irecv: no message from %d with tag %d on the wire\n", source,
+                tag);
+        abort();
+    }
+    STAILQ_REMOVE(&wire, m, fake_msg, link);
+    nwire--;
+    size_t n = m->len < (size_t)count ? m->len : (size_t)count;
+    if (buf && n)
+        memcpy(buf, m->bytes, n);
+    last_recv.set = 1;
+    last_recv.source = m->source;
+    last_recv.count = (int)n;
+    last_recv.error = m->len > (size_t)count ? MPI_ERR_TRUNCATE : MPI_SUCCESS;
+    free(m);
     *request = MPI_REQUEST_NULL;
     return MPI_SUCCESS;
 }

@@ -2,7 +2,8 @@
 /*
  * A fake of the runtime seam (runtime/runtime.h) for unit tests of the
  * forwarder's roles, and of the few point-to-point MPI calls a writer or a
- * reader makes (MPI_Improbe, MPI_Get_count, MPI_Imrecv, MPI_Isend), so that a role runs in the
+ * reader or a requester makes (MPI_Improbe, MPI_Get_count, MPI_Imrecv, MPI_Mrecv, MPI_Irecv,
+ * MPI_Isend), so that a role runs in the
  * test's own thread, in milliseconds, without mpiexec. The test program
  * links MPI for its types and constants but never initializes it.
  *
@@ -20,8 +21,12 @@
  *   the communicator calls of a file's session (its duplication and
  *   agreements), for the session's test.
  * - Data messages "on the wire" are queued by the test (fake_mpi_arrive);
- *   MPI_Improbe matches the oldest, MPI_Imrecv copies it into the role's
- *   buffer and gives a request that completes with fake_rt_complete_requests.
+ *   MPI_Improbe matches the oldest (of its tag, fake_mpi_arrive_tag),
+ *   MPI_Imrecv/MPI_Mrecv copy it into the role's buffer (MPI_Imrecv's request
+ *   completes with fake_rt_complete_requests). MPI_Irecv takes the oldest
+ *   message of its source and tag at the call (one must be there: a
+ *   requester receives only bytes a header announced), and its request's
+ *   status gives its source and count (MPI_ERR_TRUNCATE if it was longer).
  *   MPI_Isend copies what the role sends into a queue the test takes
  *   (fake_mpi_sent_take).
  */
@@ -65,6 +70,9 @@ long fake_rt_bufs_out(void);
 
 /** A data message of `len` bytes from rank `source` arrives (copied). */
 void fake_mpi_arrive(int source, const void *bytes, size_t len);
+/** The same, with MPI tag `tag`: MPI_Improbe and MPI_Irecv match it by tag
+ *  and source (one queued by fake_mpi_arrive matches any tag). */
+void fake_mpi_arrive_tag(int source, int tag, const void *bytes, size_t len);
 /** Messages that arrived and were not matched yet. */
 size_t fake_mpi_unmatched(void);
 
