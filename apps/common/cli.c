@@ -133,7 +133,7 @@ int cli_i64(cli_t *c, int64_t min, int64_t max, int64_t *out)
 
 int cli_int(cli_t *c, int min, int max, int *out)
 {
-    int64_t v;
+    int64_t v = 0; /* set by cli_i64 when it returns 0 (GCC 12 -O3 cannot see it) */
     if (cli_i64(c, min, max, &v) != 0)
         return CLI_BAD;
     *out = (int)v;
