@@ -105,6 +105,7 @@ static void drain_job_done(fwdioi_io_job_t *io)
     fwdio_file_t *f = j->file;
     struct fwdioi_local *l = f->local;
     fwdioi_drain_step_t step = j->step;
+    int removed = j->removed;
     if (j->status != FWDIO_OK)
         fwdioi_errinfo_set_call(&l->drain_local, j->status, f->rank, j->sys_errno, j->err_offset,
                                 j->call);
@@ -148,7 +149,9 @@ static void drain_job_done(fwdioi_io_job_t *io)
     case FWDIOI_DRAIN_KEEP:
         /* drained: the copy stays counted, kept until a new file of this
          * rank needs its room (local_keep.h) */
-        if (l->reserved > 0)
+        if (l->reserved > 0 && removed) /* not kept after all (drain_io.c) */
+            fwdioi_area_local_give(&f->owner->area, l->reserved);
+        else if (l->reserved > 0)
             fwdioi_local_kept_add(f->owner, l->data_path, fwdioi_local_version_id(f),
                                   l->reserved);
         l->reserved = 0;

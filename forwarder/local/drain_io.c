@@ -168,9 +168,19 @@ void fwdioi_drain_job_run(fwdioi_io_job_t *io)
             j->intact[i] = j->paths[i] && copy_intact(j, j->paths[i], j->path_writers[i], &j->errs[i]);
         break;
     case FWDIOI_DRAIN_KEEP:
-        if (fwdioi_local_record_drained(j->local_path, j->final_path) != 0)
-            fwdioi_log(FWDIOI_LOG_INFO, "the version record of %s could not be updated (%s): a "
-                       "restart reads the target", j->local_path, strerror(errno));
+        /* A copy whose record cannot say drained (a full store: the record
+         * is rewritten through a new file) would stay counted and never be
+         * evicted, a drained copy looking undrained: the target holds every
+         * byte, so the copy goes instead of being kept. */
+        if (j->local_path && fwdioi_local_record_drained(j->local_path, j->final_path) != 0) {
+            int err = errno;
+            (void)fwdioi_sys_unlink(j->local_path);
+            (void)fwdioi_local_record_remove(j->local_path);
+            j->removed = 1;
+            fwdioi_log(FWDIOI_LOG_INFO, "the version record of %s could not be marked drained "
+                       "(%s): the copy is removed, a restart reads the target", j->local_path,
+                       strerror(err));
+        }
         break;
     }
 }

@@ -52,6 +52,7 @@ typedef struct fwdioi_drain_job {
     double t0;
     /* results */
     uint64_t copied;
+    int removed; /* KEEP: the copy could not be marked drained and is gone */
     int status, sys_errno, call;
     uint64_t err_offset;
 } fwdioi_drain_job_t;
