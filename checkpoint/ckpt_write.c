@@ -201,23 +201,27 @@ int fwdio_ckpt_open(fwdio_runtime_t *rt, const char *name, uint64_t version, uin
         fwdio_options_init(&fo);
     fo.atomic_replace = 1;
     fo.pinned |= FWDIO_PIN_ATOMIC_REPLACE;
-    /* The data file, then the manifest's, in the same order on every rank,
-     * and the version's communicator: each is called on every rank whatever
-     * happened before on this one, so that no rank is missing from a
-     * collective the others are in. A refused fwdio_open (options of the
-     * data file set per rank, say, or no memory) still takes its place
-     * (fwdio.h, "Refusals"): the others' file fails; one more agreement
-     * tells every rank whether all three went well here. */
+    /* The data file on every rank: a refused fwdio_open (options.file set
+     * on one rank, say, or no memory) still takes its place (fwdio.h,
+     * "Refusals") and fails the others' file, which then writes nothing.
+     * Agreed before the manifest's file is opened: a manifest opened and
+     * then freed unwritten would complete as zeros renamed into place. */
     int data_rc = fwdio_open(rt, path, size, &fo, NULL, &ck->file);
-    int manifest_rc = open_manifest(ck);
-    int dup_ok = MPI_Comm_dup(comm, &ck->vcomm) == MPI_SUCCESS;
-    int ok = data_rc == FWDIO_OK && manifest_rc == FWDIO_OK && dup_ok;
-    rc = fwdioi_ckpt_agree(comm, ok, 0, "fwdio_ckpt_open (files)");
+    rc = fwdioi_ckpt_agree(comm, data_rc == FWDIO_OK, 0, "fwdio_ckpt_open (data)");
     if (rc != FWDIO_OK) {
         fwdio_ckpt_free(ck);
-        return data_rc != FWDIO_OK ? data_rc : manifest_rc != FWDIO_OK ? manifest_rc
-                                 : !dup_ok                    ? FWDIO_EMPI
-                                                              : rc;
+        return data_rc != FWDIO_OK ? data_rc : rc;
+    }
+    /* The manifest's file, in the same order on every rank, and the
+     * version's communicator, called on every rank whatever happened to
+     * the other here; one more agreement. */
+    int manifest_rc = open_manifest(ck);
+    int dup_ok = MPI_Comm_dup(comm, &ck->vcomm) == MPI_SUCCESS;
+    rc = fwdioi_ckpt_agree(comm, manifest_rc == FWDIO_OK && dup_ok, 0,
+                           "fwdio_ckpt_open (manifest)");
+    if (rc != FWDIO_OK) {
+        fwdio_ckpt_free(ck);
+        return manifest_rc != FWDIO_OK ? manifest_rc : !dup_ok ? FWDIO_EMPI : rc;
     }
     *out = ck;
     return FWDIO_OK;
