@@ -161,6 +161,8 @@ int fwdio_init(MPI_Comm comm, const fwdio_config_t *cfg, fwdio_runtime_t **out)
     TAILQ_INIT(&rt->combining);
     STAILQ_INIT(&rt->dups);
     rt->dup_next = rt->spare = MPI_COMM_NULL;
+    rt->dup_slot = rt->spare_slot = -1;
+    fwdioi_comm_pool_init(&rt->comm_pool);
     rt->app_comm = MPI_COMM_NULL;
     STAILQ_INIT(&rt->area_blocked);
     fwdioi_trace_start(world_rank); /* before the runtime's threads start */
@@ -257,6 +259,12 @@ static int all_files_completed(void *arg)
     return 1;
 }
 
+/* A communicator the pool kept for later files (fwdio_finalize). */
+static void free_kept_comm(MPI_Comm *comm)
+{
+    fwdioi_log_mpi_failure(MPI_Comm_free(comm), "MPI_Comm_free (kept)");
+}
+
 static int no_dup_in_flight(void *arg)
 {
     const fwdio_runtime_t *rt = arg;
@@ -306,6 +314,7 @@ int fwdio_finalize(fwdio_runtime_t *rt)
     fwdioi_rt_destroy(rt->engine);
     if (rt->spare != MPI_COMM_NULL) /* the progress thread is gone: ours now */
         fwdioi_log_mpi_failure(MPI_Comm_free(&rt->spare), "MPI_Comm_free (spare)");
+    fwdioi_comm_pool_drain(&rt->comm_pool, free_kept_comm);
     fwdioi_log_mpi_failure(MPI_Comm_free(&rt->app_comm), "MPI_Comm_free (application's)");
     /* every rank of the node passed the barrier: nobody touches the area */
     fwdioi_buffers_destroy(rt);

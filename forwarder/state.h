@@ -17,6 +17,7 @@
 
 #include <stdatomic.h>
 #include "plan/plan.h"
+#include "comm_pool.h"
 #include "write/budget.h"
 #include "clock.h"
 #include "runtime.h"
@@ -246,6 +247,7 @@ typedef struct fwdioi_session_links {
     int draining;                  /* in `draining` */
     int polled;
     int holds_comm; /* counted in the runtime's comms_held (session.c) */
+    int comm_slot;  /* the pool slot of the file's communicator, or -1 (comm_pool.h) */
     /* the files whose path_key has this file's hash, in open order: a ring,
      * NULL while the file is not in the runtime's active_by_path */
     struct fwdio_file *path_prev, *path_next;
@@ -386,16 +388,23 @@ struct fwdio_runtime {
     /* progress: the active files the tick visits (session.c, poll_from_now) */
     LIST_HEAD(, fwdio_file) polled;
     /* Communicators for files (session.c, "Communicators for files"): the
-     * files waiting for theirs, in open order; the duplication in flight (one
-     * at a time: Open MPI hangs when several MPI_Comm_idup of one
-     * communicator are in flight at once) and its result; the finished one no
-     * file has taken yet (one is made ahead), or the MPI error its
-     * duplication failed with. */
+     * files waiting for theirs, in open order; the pool of communicators
+     * earlier files gave back (comm_pool.h); the choice in flight (one at a
+     * time: the reduction that picks a pool slot, then, when no slot is idle
+     * on every rank, the duplication: Open MPI hangs when several
+     * MPI_Comm_idup of one communicator are in flight at once) and its
+     * buffers; the communicator chosen that no file has taken yet (one is
+     * chosen ahead) with its slot, or the MPI error its choice failed with. */
     STAILQ_HEAD(, fwdio_file) dups;
+    fwdioi_comm_pool_t comm_pool;
     int dup_in_flight;
+    int dup_picking; /* the choice in flight is the pool slot's reduction */
+    uint64_t pick_offer, pick_agreed;
+    int dup_slot; /* the slot the duplication in flight fills, or -1 */
     MPI_Comm dup_next;
     MPI_Comm spare;
-    int spare_rc;
+    int spare_slot;
+    int spare_rc, spare_call; /* the failed choice's MPI error and call */
     uint64_t dup_t0; /* trace */
     int dup_busy; /* locked: dup_in_flight, for fwdio_finalize */
     /* progress: files holding their communicator (from taking it to their

@@ -254,9 +254,15 @@ void cost_model_rank(const cost_input_t *in_, int r, cost_rank_t *out)
      * COMMITTING), steps.c (scan, counts, final, commit) */
     const uint64_t errinfo = COST_ERRINFO_PAIRS * COST_PAIR_BYTES;
     const uint64_t counts = (W + COST_CLOSE_EXTRA) * 8;
-    out->idup.calls = 1 + (in.first_file ? 1 : 0); /* the file's, and the next one ahead */
-    out->iallreduce.calls = 4;
-    out->iallreduce.bytes = (COST_ERRINFO_PAIRS + 2 * COST_OPEN_FIELDS) * COST_PAIR_BYTES
+    /* The file's communicator is chosen by one MPI_Iallreduce of 8 bytes on
+     * the runtime's (the pool's idle slots, session/comm_pool.h), the next
+     * file's chosen ahead when this one takes its own: a runtime's first file
+     * finds nothing kept, so both its own and the next are duplicated; a
+     * later file, opened after the one before it ended, takes a kept one. */
+    out->idup.calls = in.first_file ? 2 : 0;
+    out->iallreduce.calls = 4 + (in.first_file ? 2 : 1);
+    out->iallreduce.bytes = (in.first_file ? 2 : 1) * 8 /* the choices */
+                            + (COST_ERRINFO_PAIRS + 2 * COST_OPEN_FIELDS) * COST_PAIR_BYTES
                             /* the open check */
                             + errinfo /* open status */
                             + counts  /* close: per writer */

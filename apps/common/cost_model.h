@@ -52,7 +52,8 @@ typedef struct cost_input {
     int cyclic;             /* layout: 0 block, 1 cyclic (a stream is always cyclic) */
     int stream;             /* a stream: one step, then the close */
     int area;               /* the node-shared area is on */
-    int first_file;         /* the runtime's first file: one more communicator duplication */
+    int first_file;         /* the runtime's first file: no communicator kept yet, so its
+                               own and the next file's are duplicated */
     int commit;             /* a commit block or atomic_replace: one more agreement */
     uint64_t max_message;   /* max_message_size */
     uint64_t combine_size;  /* writes of at most this many bytes are combined */

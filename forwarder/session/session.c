@@ -298,7 +298,14 @@ static void finish_session(fwdio_file_t *f, const fwdioi_errinfo_t *result)
             fwdioi_local_abort_heard(f, &why); /* another rank's drain failed first */
     }
     if (s->comm != MPI_COMM_NULL) {
-        if (s->outcome.aborted && (f->my_writer >= 0 || f->reading))
+        /* Kept for a later file when nothing of this one can still arrive on
+         * it: every message of a file not aborted was received before its
+         * end (data is sent synchronously, each writer waits for the bytes
+         * agreed, reads end before the close), and its collectives are over. */
+        int keep = s->links.comm_slot >= 0 && !s->outcome.aborted && !s->outcome.abandoned;
+        if (keep) {
+            fwdioi_comm_pool_give(&f->owner->comm_pool, s->links.comm_slot, s->comm);
+        } else if (s->outcome.aborted && (f->my_writer >= 0 || f->reading))
             fwdioi_zombie_add(f->owner, s->comm, s->outcome.abandoned); /* late data (or answers) */
         else if (!s->outcome.abandoned) /* else left to MPI, as the agreement given up */
             fwdioi_log_mpi_failure(MPI_Comm_free(&s->comm), "MPI_Comm_free (file)");
@@ -746,24 +753,33 @@ static void start_check_agreement(fwdio_file_t *f)
 }
 
 /*
- * Communicators for files. Every file gets a duplicate of the runtime's
- * communicator, made with MPI_Comm_idup in open order (the same order on
- * every rank; Open MPI hangs when several are in flight at once, so one at a
- * time, with every MPI: MPICH allows several, and one at a time is as
- * correct there, its cost hidden by the one made ahead). A duplication takes several rounds of MPI progress, most of a small
- * file's open when the file waits for it, so the runtime keeps one ahead: once
- * a file has taken its communicator, the one for the next file is made while
- * this one is written. The k-th duplication always goes to the k-th file
- * opened, so every rank pairs the same communicators. One that failed on this
- * rank fails the file that would have taken it (and breaks the runtime: the
- * others' duplication can never complete).
+ * Communicators for files. Every file gets a communicator of its own, so that
+ * its collectives never match another file's whatever order ranks close files
+ * in. Files take them in open order (the same order on every rank), one
+ * choice at a time, made one ahead of need: once a file has taken its
+ * communicator, the next file's is chosen while this one is written.
+ *
+ * A choice is first a reduction on the runtime's communicator (MPI_Iallreduce,
+ * bitwise AND) of the slots of the runtime's pool each rank holds idle
+ * (comm_pool.h): a file that ended well gave its communicator back there, so
+ * the next file takes the lowest slot idle on every rank, and the ranks pair
+ * the same communicators. Only when no slot is idle everywhere (the first
+ * files, or more files alive at once than before) is the runtime's
+ * communicator duplicated (MPI_Comm_idup, several rounds of MPI progress:
+ * most of a small file's open when it waited for one) into a new slot. One
+ * choice at a time: Open MPI hangs when several MPI_Comm_idup of one
+ * communicator are in flight at once, and the k-th choice must go to the
+ * k-th file on every rank (with every MPI: MPICH allows several, and one at a
+ * time is as correct there, its cost hidden by the one made ahead). A choice
+ * that failed on this rank fails the file that would have taken it (and
+ * breaks the runtime: the others' choice can never complete).
  */
 static struct fwdio_runtime *owner_of_dup(void *arg)
 {
     return (struct fwdio_runtime *)((char *)arg - offsetof(struct fwdio_runtime, dup_next));
 }
 
-/* Whether a duplication is in flight, for fwdio_finalize (under the lock). */
+/* Whether a choice is in flight, for fwdio_finalize (under the lock). */
 static void set_dup_busy(struct fwdio_runtime *owner, int busy)
 {
     owner->dup_in_flight = busy;
@@ -774,18 +790,74 @@ static void set_dup_busy(struct fwdio_runtime *owner, int busy)
         fwdioi_rt_broadcast(owner->engine);
 }
 
+/* The choice in flight failed with MPI error `rc` at `call`: the file that
+ * would have taken it takes the failure. */
+static void choice_failed(struct fwdio_runtime *owner, int call, int rc)
+{
+    owner->dup_next = MPI_COMM_NULL;
+    owner->spare_rc = rc;
+    owner->spare_call = call;
+    set_dup_busy(owner, 0);
+    feed_dups(owner);
+}
+
+static void start_idup(struct fwdio_runtime *owner);
+
 static void on_dup_done(void *arg, const MPI_Status *st)
 {
     FWDIOI_ASSERT_PROGRESS();
     struct fwdio_runtime *owner = owner_of_dup(arg);
+    if (owner->dup_picking) {
+        owner->dup_picking = 0;
+        fwdioi_trace_end_file(owner->dup_t0, "comm pick", FWDIOI_TRACE_NONE);
+        if (st->MPI_ERROR != MPI_SUCCESS) {
+            choice_failed(owner, FWDIOI_MPI_COMM_PICK, st->MPI_ERROR);
+            return;
+        }
+        MPI_Comm kept = MPI_COMM_NULL;
+        int slot = fwdioi_comm_pool_take(&owner->comm_pool, owner->pick_agreed, &kept);
+        if (slot < 0 && owner->pick_agreed != 0) { /* an AND of offers names no other */
+            choice_failed(owner, FWDIOI_MPI_COMM_PICK, MPI_ERR_INTERN);
+            return;
+        }
+        if (slot >= 0) {
+            owner->spare = kept;
+            owner->spare_slot = slot;
+            set_dup_busy(owner, 0);
+            feed_dups(owner);
+            return;
+        }
+        start_idup(owner); /* no slot idle on every rank: a new one */
+        return;
+    }
     fwdioi_trace_end_file(owner->dup_t0, "comm dup", FWDIOI_TRACE_NONE);
-    if (st->MPI_ERROR != MPI_SUCCESS)
-        owner->spare_rc = st->MPI_ERROR;
-    else
-        owner->spare = owner->dup_next;
+    if (st->MPI_ERROR != MPI_SUCCESS) {
+        choice_failed(owner, FWDIOI_MPI_COMM_IDUP, st->MPI_ERROR);
+        return;
+    }
+    owner->spare = owner->dup_next;
+    owner->spare_slot = owner->dup_slot;
     owner->dup_next = MPI_COMM_NULL;
     set_dup_busy(owner, 0);
     feed_dups(owner);
+}
+
+/* The duplication of the runtime's communicator for the chosen file, into
+ * a new slot of the pool when one is left (the same slot on every rank:
+ * every rank made the same choices before). */
+static void start_idup(struct fwdio_runtime *owner)
+{
+    MPI_Request req;
+    owner->dup_t0 = fwdioi_trace_begin();
+    owner->dup_slot = fwdioi_comm_pool_make(&owner->comm_pool);
+    int rc = fwdioi_rt_track_reserve(owner->engine) != 0
+                 ? MPI_ERR_NO_MEM
+                 : MPI_Comm_idup(fwdioi_rt_comm(owner->engine), &owner->dup_next, &req);
+    if (rc != MPI_SUCCESS) {
+        choice_failed(owner, FWDIOI_MPI_COMM_IDUP, rc);
+        return;
+    }
+    fwdioi_rt_track(owner->engine, req, on_dup_done, &owner->dup_next);
 }
 
 /* f took its communicator: on to the open check. */
@@ -806,8 +878,8 @@ static void comm_taken(fwdio_file_t *f)
     start_check_agreement(f);
 }
 
-/* Hand finished duplicates to the files waiting in open order, then start the
- * next duplication if none is in flight or ready. */
+/* Hand chosen communicators to the files waiting in open order, then start
+ * the next choice if none is in flight or ready. */
 static void feed_dups(struct fwdio_runtime *owner)
 {
     fwdio_file_t *f;
@@ -817,11 +889,13 @@ static void feed_dups(struct fwdio_runtime *owner)
             int rc = owner->spare_rc;
             owner->spare_rc = 0;
             f->s.comm = MPI_COMM_NULL;
-            fwdioi_outcome_mpi_failed(f, FWDIOI_MPI_COMM_IDUP, rc); /* breaks the runtime */
+            fwdioi_outcome_mpi_failed(f, owner->spare_call, rc); /* breaks the runtime */
             return;
         }
         f->s.comm = owner->spare;
+        f->s.links.comm_slot = owner->spare_slot;
         owner->spare = MPI_COMM_NULL;
+        owner->spare_slot = -1;
         owner->comms_held++;
         f->s.links.holds_comm = 1;
         comm_taken(f); /* may fail the file, never the runtime */
@@ -831,23 +905,29 @@ static void feed_dups(struct fwdio_runtime *owner)
         return;
     /* No more than files_in_flight files hold a communicator: the next
      * waits for an earlier file to end (finish_session feeds again). The
-     * k-th duplication still goes to the k-th file on every rank, whenever
-     * each rank starts it. */
+     * k-th choice still goes to the k-th file on every rank, whenever each
+     * rank starts it. */
     if (owner->comms_held >= fwdioi_rt_config(owner->engine)->files_in_flight)
         return;
-    MPI_Request req;
-    owner->dup_t0 = fwdioi_trace_begin();
-    int rc = fwdioi_rt_track_reserve(owner->engine) != 0
-                 ? MPI_ERR_NO_MEM
-                 : MPI_Comm_idup(fwdioi_rt_comm(owner->engine), &owner->dup_next, &req);
-    if (rc != MPI_SUCCESS) {
-        owner->dup_next = MPI_COMM_NULL;
-        owner->spare_rc = rc;
+    if (fwdioi_rt_track_reserve(owner->engine) != 0) {
+        owner->spare_rc = MPI_ERR_NO_MEM;
+        owner->spare_call = FWDIOI_MPI_COMM_PICK;
         if (!STAILQ_EMPTY(&owner->dups))
             feed_dups(owner); /* the waiting file takes the failure */
         return;
     }
     set_dup_busy(owner, 1);
+    MPI_Request req;
+    owner->dup_t0 = fwdioi_trace_begin();
+    owner->dup_picking = 1;
+    owner->pick_offer = fwdioi_comm_pool_offer(&owner->comm_pool);
+    int rc = MPI_Iallreduce(&owner->pick_offer, &owner->pick_agreed, 1, MPI_UINT64_T, MPI_BAND,
+                            fwdioi_rt_comm(owner->engine), &req);
+    if (rc != MPI_SUCCESS) {
+        owner->dup_picking = 0;
+        choice_failed(owner, FWDIOI_MPI_COMM_PICK, rc);
+        return;
+    }
     fwdioi_rt_track(owner->engine, req, on_dup_done, &owner->dup_next);
 }
 
@@ -896,6 +976,7 @@ static void break_runtime(fwdio_file_t *f, const fwdioi_errinfo_t *why)
     if (o->dup_in_flight) {
         fwdioi_rt_forget(f->engine, &o->dup_next);
         o->dup_next = MPI_COMM_NULL;
+        o->dup_picking = 0;
         set_dup_busy(o, 0);
     }
     if (o->spare != MPI_COMM_NULL)
@@ -927,6 +1008,7 @@ static void on_aborted(fwdio_file_t *f, const fwdioi_errinfo_t *why, int notify)
      * communicator (nor, after a failed duplication, on the runtime's), so
      * they cannot complete later either and write into memory we free. */
     int dup_failed = why->call == FWDIOI_REASON_MPI + FWDIOI_MPI_COMM_IDUP ||
+                     why->call == FWDIOI_REASON_MPI + FWDIOI_MPI_COMM_PICK ||
                      why->call == FWDIOI_REASON_BROKEN;
     if (s->phase == FWDIOI_PHASE_DUP && dup_failed) {
         fwdioi_rt_forget(f->engine, f);
@@ -975,6 +1057,7 @@ void fwdioi_session_init(fwdio_file_t *f)
     fwdioi_session_t *s = &f->s;
     s->phase = FWDIOI_PHASE_DUP;
     s->comm = MPI_COMM_NULL;
+    s->links.comm_slot = -1;
     s->fd = -1;
     s->outcome.open_local = s->outcome.open_agreed = s->outcome.local_error = s->outcome.final_agreed = FWDIOI_ERRINFO_OK;
     s->commit.local = s->commit.agreed = s->outcome.abort_info = FWDIOI_ERRINFO_OK;

@@ -97,7 +97,10 @@ int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype d
                    MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
     (void)comm;
-    return start(FAKE_COMM_ALLREDUCE, sendbuf, recvbuf, count, datatype, op, request);
+    fake_comm_call_t call = count == 1 && datatype == MPI_UINT64_T && op == MPI_BAND
+                                ? FAKE_COMM_PICK
+                                : FAKE_COMM_ALLREDUCE;
+    return start(call, sendbuf, recvbuf, count, datatype, op, request);
 }
 
 int MPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,

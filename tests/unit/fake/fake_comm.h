@@ -3,7 +3,9 @@
  * A fake of the MPI calls a file's session makes on communicators
  * (fake_comm.c), beside the fake runtime seam (fake_runtime.h), so that the
  * session's phases run in the test's thread without MPI_Init: its
- * communicator's duplication (MPI_Comm_idup), error handler and free, its
+ * communicator's choice (an MPI_Iallreduce of the pool's slots, kept apart
+ * from the agreements as FAKE_COMM_PICK) and duplication (MPI_Comm_idup),
+ * error handler and free, its
  * agreements (MPI_Iallreduce, MPI_Iexscan), and the error class and text of
  * a failed call (MPI_Error_class, MPI_Error_string refuse before MPI_Init).
  * These definitions take the place of the MPI library's in the test program.
@@ -24,6 +26,8 @@
 
 typedef enum fake_comm_call {
     FAKE_COMM_IDUP,
+    FAKE_COMM_PICK, /* MPI_Iallreduce of one uint64 with MPI_BAND: the
+                     * choice of a kept communicator (comm_pool.h) */
     FAKE_COMM_ALLREDUCE,
     FAKE_COMM_EXSCAN,
     FAKE_COMM_SET_ERRHANDLER,

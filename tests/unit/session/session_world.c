@@ -133,6 +133,8 @@ void world_init_ranks(world_t *w, int nranks)
     STAILQ_INIT(&w->o.dups);
     STAILQ_INIT(&w->o.area_blocked);
     w->o.dup_next = w->o.spare = MPI_COMM_NULL;
+    w->o.dup_slot = w->o.spare_slot = -1;
+    fwdioi_comm_pool_init(&w->o.comm_pool);
     w->o.broken = FWDIOI_ERRINFO_OK;
     fake_comm_reset();
     file_init(w, &w->f, "unit-session", w->writer_ranks, 0);
@@ -146,21 +148,21 @@ static void file_free(fwdio_file_t *f)
     free(f->writer_bytes_agreed);
 }
 
+static void free_comm(MPI_Comm *comm) { MPI_Comm_free(comm); }
+
 void world_free(world_t *w)
 {
-    /* the duplication made ahead for the next file (finish_session starts
-     * it once the file gave its communicator back) completes; nothing else
-     * is left behind */
-    if (w->o.dup_in_flight) {
-        fake_coll_t c;
-        CHECK(fake_comm_take(&c) && c.call == FAKE_COMM_IDUP);
-        fake_rt_complete_oldest(MPI_SUCCESS);
-    }
+    /* the communicator chosen ahead for the next file (finish_session
+     * starts the choice once the file gave its communicator back) is
+     * chosen; nothing else is left behind */
+    if (w->o.dup_in_flight)
+        finish_dup(MPI_SUCCESS);
     CHECK(fake_rt_requests() == 0 && fake_comm_started() == 0);
     file_free(&w->f);
     file_free(&w->g);
     if (w->o.spare != MPI_COMM_NULL)
         MPI_Comm_free(&w->o.spare);
+    fwdioi_comm_pool_drain(&w->o.comm_pool, free_comm);
     fwdioi_u64map_free(&w->o.active_by_seq);
     fwdioi_u64map_free(&w->o.active_by_path);
     fake_rt_destroy(w->o.engine);
@@ -183,9 +185,28 @@ fake_coll_t take(fake_comm_call_t call)
     return c;
 }
 
-/* The duplication in flight completes (with `mpi_error`). */
+/* The choice of a communicator in flight: the other rank offers
+ * `other_offer`; the AND completed. */
+uint64_t answer_pick(uint64_t other_offer)
+{
+    fake_coll_t c = take(FAKE_COMM_PICK);
+    const uint64_t *in = c.in;
+    uint64_t *out = c.out;
+    *out = *in & other_offer;
+    CHECK(fake_rt_requests() == 1);
+    fake_rt_complete_oldest(MPI_SUCCESS);
+    return *out;
+}
+
+/* The choice in flight completes: the other rank offers every slot, so a
+ * slot idle here is taken; else the duplication follows and completes with
+ * `mpi_error` (MPI_SUCCESS when a kept communicator was taken). */
 void finish_dup(int mpi_error)
 {
+    if (answer_pick(~(uint64_t)0) != 0) {
+        CHECK(mpi_error == MPI_SUCCESS);
+        return;
+    }
     take(FAKE_COMM_IDUP);
     CHECK(fake_rt_requests() == 1);
     fake_rt_complete_oldest(mpi_error);
@@ -274,9 +295,12 @@ void drive_to_role_open(world_t *w)
 {
     fwdio_file_t *f = &w->f;
     open_file(w, f);
-    CHECK(f->s.phase == FWDIOI_PHASE_DUP && fake_comm_dups() == 1);
+    /* the choice first (the pool is empty: nothing idle), then the duplication */
+    CHECK(f->s.phase == FWDIOI_PHASE_DUP && fake_comm_count(FAKE_COMM_PICK) == 1 &&
+          fake_comm_dups() == 0);
     finish_dup(MPI_SUCCESS);
     CHECK(f->s.phase == FWDIOI_PHASE_CHECKING && f->s.comm != MPI_COMM_NULL);
+    CHECK(fake_comm_dups() == 1 && f->s.links.comm_slot == 0 && w->o.comm_pool.made == 1);
     answer_check(f->check_fields);
     CHECK(f->s.phase == FWDIOI_PHASE_CHECKING && !strcmp(w->events, "o"));
 }

@@ -62,7 +62,11 @@ int same(const fwdioi_errinfo_t *a, const fwdioi_errinfo_t *b);
 
 /** The oldest collective started, which must be of kind `call`. */
 fake_coll_t take(fake_comm_call_t call);
-/** The duplication in flight completes (with `mpi_error`). */
+/** The choice of a communicator in flight: the other rank offers
+ *  `other_offer` (pool slots); returns the AND, which the choice takes. */
+uint64_t answer_pick(uint64_t other_offer);
+/** The choice in flight completes: a kept communicator idle here is taken,
+ *  else the duplication follows and completes with `mpi_error`. */
 void finish_dup(int mpi_error);
 /** The open check in flight: rank 0 passed `fields`; reduced, completed. */
 void answer_check(const int64_t *fields);

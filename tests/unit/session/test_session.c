@@ -30,10 +30,11 @@
 
 /* ---- the tests ---- */
 
-/* Every phase in order: duplication, check, the role's open, the open
- * agreement and ready, the close agreement with the bytes per writer, the
- * role's drain, the final agreement, complete; the communicator freed, the
- * file out of the runtime's lists. */
+/* Every phase in order: the communicator's choice and duplication, check,
+ * the role's open, the open agreement and ready, the close agreement with
+ * the bytes per writer, the role's drain, the final agreement, complete;
+ * the communicator kept idle in the pool, the file out of the runtime's
+ * lists; the next file takes the kept communicator, without a duplication. */
 static void test_phases_in_order(void)
 {
     world_t w;
@@ -50,9 +51,13 @@ static void test_phases_in_order(void)
     answer_status(OK);
     CHECK(f->s.phase == FWDIOI_PHASE_DONE && !strcmp(w.events, "oRceC"));
     CHECK(w.complete == 1 && w.complete_status == FWDIO_OK && same(&f->known_error, &OK));
-    /* its communicator freed; the next file's made ahead */
-    CHECK(fake_comm_dups() == 2 && fake_comm_frees() == 1 && w.zombies == 0);
+    /* its communicator kept idle in slot 0; the next file's choice made ahead */
+    CHECK(fake_comm_dups() == 1 && fake_comm_frees() == 0 && w.zombies == 0);
+    CHECK(w.o.comm_pool.idle == 1 && w.o.comm_pool.made == 1);
     CHECK(w.o.dup_in_flight && fake_comm_started() == 1);
+    /* the other rank holds slot 0 idle too: the choice takes it */
+    CHECK(answer_pick(1) == 1 && !w.o.dup_in_flight && w.o.spare_slot == 0);
+    CHECK(w.o.spare != MPI_COMM_NULL && w.o.comm_pool.idle == 0 && fake_comm_dups() == 1);
     CHECK(f->s.comm == MPI_COMM_NULL && LIST_EMPTY(&w.o.active) && LIST_EMPTY(&w.o.polled));
     CHECK(w.o.comms_held == 0 && fwdioi_outcome_active_file(&w.o, f->seq) == NULL);
     CHECK(w.announced == 0);
@@ -103,7 +108,8 @@ static void test_check_disagrees(void)
     /* the plans may differ: nothing more is agreed than the check */
     CHECK(fake_comm_count(FAKE_COMM_ALLREDUCE) == 1 && fake_rt_requests_of(f) == 0);
     CHECK(w.complete == 1 && w.complete_status == FWDIO_EINVAL && !strcmp(w.events, "ReC"));
-    CHECK(w.announced == 0 && fake_comm_frees() == 1);
+    /* nothing of the file can still arrive: its communicator is kept */
+    CHECK(w.announced == 0 && fake_comm_frees() == 0 && w.o.comm_pool.idle == 1);
     world_free(&w);
 }
 
@@ -127,7 +133,8 @@ static void test_refused_here(void)
           w.ready_status == FWDIO_ERANGE);
     CHECK(w.complete == 1 && w.complete_status == FWDIO_ERANGE && !strcmp(w.events, "ReC"));
     CHECK(fake_comm_count(FAKE_COMM_ALLREDUCE) == 1 && fake_rt_requests_of(f) == 0);
-    CHECK(w.announced == 0 && fake_comm_frees() == 1 && LIST_EMPTY(&w.o.active));
+    CHECK(w.announced == 0 && fake_comm_frees() == 0 && w.o.comm_pool.idle == 1 &&
+          LIST_EMPTY(&w.o.active));
     world_free(&w);
 }
 
@@ -263,6 +270,7 @@ static void test_dup_fails(void)
     fwdio_file_t *f = &w.f, *g = &w.g;
     fake_comm_fail(FAKE_COMM_IDUP, MPI_ERR_OTHER);
     open_file(&w, f);
+    CHECK(answer_pick(~(uint64_t)0) == 0); /* nothing kept: a duplication */
     fwdioi_errinfo_t want = {FWDIO_EMPI, ME, MPI_ERR_OTHER, 0,
                              FWDIOI_REASON_MPI + FWDIOI_MPI_COMM_IDUP, -1, 0};
     CHECK(f->s.outcome.aborted && same(&f->s.outcome.abort_info, &want) && w.announced == 1);
@@ -329,7 +337,9 @@ static void test_abort_heard_during_dup(void)
     close_file(&w, f);
     CHECK(w.complete == 0); /* the duplication is this rank's own, in flight */
     finish_dup(MPI_SUCCESS);
-    CHECK(fake_comm_count(FAKE_COMM_ALLREDUCE) == 0 && fake_comm_frees() == 1); /* no check */
+    /* no check; the communicator freed, not kept: the file was aborted */
+    CHECK(fake_comm_count(FAKE_COMM_ALLREDUCE) == 0 && fake_comm_frees() == 1);
+    CHECK(w.o.comm_pool.idle == 0 && w.o.comm_pool.made == 1);
     CHECK(w.complete == 1 && w.complete_status == FWDIO_EMPI && same(&f->known_error, &why));
     world_free(&w);
 }
@@ -349,7 +359,7 @@ static void test_late_after_end(void)
     fwdioi_outcome_data_done(f);
     answer_status(OK);
     CHECK(w.complete == 1 && f->s.phase == FWDIOI_PHASE_DONE);
-    CHECK(fake_comm_started() == 1); /* the next file's duplication, made ahead */
+    CHECK(fake_comm_started() == 1); /* the next file's choice, made ahead */
     fwdioi_errinfo_t late = {FWDIO_EMPI, OTHER, MPI_ERR_OTHER, 0,
                              FWDIOI_REASON_MPI + FWDIOI_MPI_AGREE_FINAL, -1, 0};
     fwdioi_step_outcome_t steps = {0, 0, FWDIOI_ERRINFO_OK};
@@ -358,7 +368,65 @@ static void test_late_after_end(void)
     CHECK(!f->s.outcome.aborted && w.announced == 0 && !f->failed_known);
     CHECK(w.complete == 1 && w.ready == 1 && same(&f->known_error, &OK));
     CHECK(fwdioi_outcome_active_file(&w.o, f->seq) == NULL);
-    CHECK(fake_rt_requests() == 1); /* the duplication: no request of the file's is left */
+    CHECK(fake_rt_requests() == 1); /* the choice: no request of the file's is left */
+    world_free(&w);
+}
+
+/* A file ended well and kept its communicator in slot 0, but the other rank
+ * still holds its slot 0 (its file not over there): the choice agrees on no
+ * slot, so the next communicator is duplicated into slot 1 on both ranks;
+ * slot 0 stays idle here for a later choice. */
+static void test_kept_comm_busy_elsewhere(void)
+{
+    world_t w;
+    world_init(&w);
+    fwdio_file_t *f = &w.f, *g = &w.g;
+    drive_to_closing(&w);
+    uint64_t mine[NWRITERS] = {300, 500}, zero[NWRITERS] = {0, 0};
+    answer_close(mine, zero);
+    fwdioi_outcome_data_done(f);
+    answer_status(OK);
+    CHECK(w.complete == 1 && w.o.comm_pool.idle == 1 && w.o.dup_in_flight);
+    CHECK(answer_pick(0) == 0 && fake_comm_dups() == 2); /* not idle on rank 0: a new one */
+    take(FAKE_COMM_IDUP);
+    fake_rt_complete_oldest(MPI_SUCCESS);
+    CHECK(fake_comm_dups() == 2 && w.o.spare_slot == 1 && w.o.comm_pool.made == 3);
+    CHECK(w.o.comm_pool.idle == 1 && !w.o.dup_in_flight);
+    file_init(&w, g, "unit-session-2", w.g_writer_ranks, 1);
+    /* two files may hold communicators now, so that g's successor's is
+     * chosen ahead (the fake runtime keeps its own copy of the settings) */
+    ((fwdio_config_t *)fwdioi_rt_config(w.o.engine))->files_in_flight = 2;
+    open_file(&w, g);
+    CHECK(g->s.phase == FWDIOI_PHASE_CHECKING && g->s.links.comm_slot == 1);
+    fake_coll_t c = take(FAKE_COMM_ALLREDUCE); /* g's check, left unanswered */
+    (void)c;
+    CHECK(fwdioi_rt_forget(w.o.engine, g) == 1);
+    /* the next choice, made ahead, offers slot 0, idle on both ranks */
+    fake_coll_t pick = take(FAKE_COMM_PICK);
+    CHECK(*(const uint64_t *)pick.in == 1);
+    *(uint64_t *)pick.out = 1;
+    fake_rt_complete_oldest(MPI_SUCCESS);
+    CHECK(w.o.spare_slot == 0 && w.o.comm_pool.idle == 0 && fake_comm_dups() == 2);
+    MPI_Comm_free(&g->s.comm);
+    world_free(&w);
+}
+
+/* The choice's reduction fails on this rank: the file fails with FWDIO_EMPI
+ * naming it, and the runtime is broken (the runtime's communicator is out of
+ * step between ranks). */
+static void test_pick_fails(void)
+{
+    world_t w;
+    world_init(&w);
+    fwdio_file_t *f = &w.f;
+    fake_comm_fail(FAKE_COMM_PICK, MPI_ERR_OTHER);
+    open_file(&w, f);
+    fwdioi_errinfo_t want = {FWDIO_EMPI, ME, MPI_ERR_OTHER, 0,
+                             FWDIOI_REASON_MPI + FWDIOI_MPI_COMM_PICK, -1, 0};
+    CHECK(f->s.outcome.aborted && same(&f->s.outcome.abort_info, &want) && w.announced == 1);
+    CHECK(w.o.broken.status == FWDIO_EMPI && fake_comm_dups() == 0);
+    close_file(&w, f);
+    CHECK(w.complete == 1 && w.complete_status == FWDIO_EMPI);
     world_free(&w);
 }
 
@@ -372,6 +440,8 @@ int main(void)
     test_close_tags_differ();
     test_mpi_failure_at_each_agreement();
     test_dup_fails();
+    test_kept_comm_busy_elsewhere();
+    test_pick_fails();
     test_abort_heard_while_closing();
     test_abort_heard_during_dup();
     test_late_after_end();
