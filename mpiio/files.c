@@ -47,8 +47,8 @@ static void free_file(mpiio_file_t *f)
     mpiio_copies_free(&f->copies);
     if (f->direct_fd >= 0)
         close(f->direct_fd);
-    if (f->comm != MPI_COMM_NULL)
-        PMPI_Comm_free(&f->comm);
+    if (f->comm != MPI_COMM_NULL) /* kept for a later file of the group */
+        mpiio_comms_give_back(f->rt, f->comm_slot, &f->comm);
     mpiio_view_free(&f->view);
     free(f->path);
     free(f);
@@ -163,6 +163,7 @@ int mpiio_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info, MP
         ok = f && (f->path = strdup(path)) && mpiio_view_default(&f->view) == 0;
         if (f) {
             f->comm = MPI_COMM_NULL;
+            f->comm_slot = -1;
             f->direct_fd = -1;
             f->overlay_tail = &f->overlay;
         }
@@ -191,11 +192,18 @@ int mpiio_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info, MP
      * and every rank agrees before it makes a runtime or opens a stream, so
      * that fwdio_open sees the same arguments everywhere. */
     /* With it, whether every rank has the runtime for comm already (made by
-     * an earlier open): then none makes one, and none can fail to. */
-    int mine[2] = {ok, ok && mpiio_runtime_exists(comm)}, every[2] = {0, 0};
-    if (PMPI_Allreduce(mine, every, 2, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS)
-        every[0] = every[1] = 0;
-    int all = every[0];
+     * an earlier open): then none makes one, and none can fail to; and which
+     * of the communicators earlier files of the group gave back are idle on
+     * every rank (reserved here until the file takes one or is not taken),
+     * so that a file takes one of them instead of a new duplication. A
+     * bitwise AND of all-ones (yes) or zeros (no) and of the idle slots. */
+    uint64_t reserved = ok ? mpiio_comms_reserve(comm) : 0;
+    uint64_t mine[3] = {ok ? ~(uint64_t)0 : 0,
+                        ok && mpiio_runtime_exists(comm) ? ~(uint64_t)0 : 0, reserved};
+    uint64_t every[3] = {0, 0, 0};
+    if (PMPI_Allreduce(mine, every, 3, MPI_UINT64_T, MPI_BAND, comm) != MPI_SUCCESS)
+        every[0] = every[1] = every[2] = 0;
+    int all = every[0] != 0;
     if (rc != MPI_SUCCESS) {
         if (f)
             free_file(f);
@@ -209,6 +217,7 @@ int mpiio_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info, MP
                       no ? no : why[0] ? why : "another rank cannot take it");
         if (f)
             free_file(f);
+        mpiio_comms_unreserve(comm, reserved);
         remember_untaken(*fh, path, amode);
         return MPI_SUCCESS;
     }
@@ -225,10 +234,11 @@ int mpiio_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info, MP
     if (all) {
         f->fh = *fh;
         f->rt = rt;
-        /* fwdio's open runs on its progress thread while the layer makes
-         * the file's own communicator */
+        /* fwdio's open runs on its progress thread while the layer takes
+         * the file's own communicator: a kept one, or a new duplicate */
         ok = start_stream(f, size, why, sizeof(why)) == 0;
-        PMPI_Comm_dup(comm, &f->comm);
+        f->comm_slot = mpiio_comms_choose(rt, comm, reserved, every[2], every[1] != 0, &f->comm);
+        reserved = 0;
         PMPI_Comm_rank(f->comm, &f->rank);
         f->readback_limit = mpiio_readback_limit(f->rank);
         ok = ok && wait_stream_ready(f, why, sizeof(why)) == 0;
@@ -242,6 +252,7 @@ int mpiio_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info, MP
     if (!all) {
         if (mpiio_verbose())
             mpiio_say("%s: not taken: %s", path, why[0] ? why : "another rank could not take it");
+        mpiio_comms_unreserve(comm, reserved); /* none taken (given back if one was) */
         free_file(f);
         remember_untaken(*fh, path, amode);
         return MPI_SUCCESS;

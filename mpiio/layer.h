@@ -74,6 +74,7 @@ typedef struct mpiio_file {
     MPI_File fh;                 /* the real handle: the application's */
     char *path;                  /* as fwdio opened it */
     MPI_Comm comm;               /* the layer's duplicate of the file's communicator */
+    int comm_slot;               /* its slot among the group's kept ones, or -1 */
     int rank;                    /* in comm */
     fwdio_runtime_t *rt;         /* the runtime of the file's ranks */
     fwdio_options_t opts;        /* the stream's options (from the open's hints) */
@@ -119,6 +120,21 @@ void mpiio_set_thread_level(int provided);
 const char *mpiio_match(const char *path); /* the pattern that takes path, or NULL */
 fwdio_runtime_t *mpiio_runtime_for(MPI_Comm comm, char *why, size_t why_len);
 int mpiio_runtime_exists(MPI_Comm comm); /* 1: mpiio_runtime_for finds one, no collective */
+/* The files' communicators of a group, kept by its runtime entry for later
+ * files (runtime/util/comm_pool.h) instead of one MPI_Comm_dup per file:
+ * an open reserves the idle ones of comm's runtime (0 without one) and
+ * offers them in its first agreement (bitwise AND); with the agreed slots
+ * every rank then takes the same one, or duplicates comm into a new slot
+ * (pool: every rank had the runtime before this open, so every rank's slots
+ * are the same; else the duplicate is not kept), the rest given back;
+ * returns the slot (-1: not kept) with *out set (MPI_COMM_NULL if the
+ * duplication failed). A closed file gives it back (freed when the slot is
+ * -1 or the runtime is gone). */
+uint64_t mpiio_comms_reserve(MPI_Comm comm);
+int mpiio_comms_choose(fwdio_runtime_t *rt, MPI_Comm comm, uint64_t reserved, uint64_t agreed,
+                       int pool, MPI_Comm *out);
+void mpiio_comms_unreserve(MPI_Comm comm, uint64_t reserved); /* the open was not taken */
+void mpiio_comms_give_back(fwdio_runtime_t *rt, int slot, MPI_Comm *comm);
 void mpiio_add_file(mpiio_file_t *f);
 mpiio_file_t *mpiio_find(MPI_File fh);
 void mpiio_remove_file(mpiio_file_t *f);

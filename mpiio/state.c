@@ -3,6 +3,7 @@
  * takes, one fwdio runtime per group of ranks that opens files, the table of
  * taken files and the files still completing after an asynchronous close. */
 #include "layer.h"
+#include "comm_pool.h"
 #include "lock_check.h"
 #include "parse_size.h"
 
@@ -18,6 +19,7 @@ static int thread_level = -1;
 typedef struct runtime_entry {
     MPI_Comm comm; /* the layer's duplicate, to compare groups with */
     fwdio_runtime_t *rt;
+    fwdioi_comm_pool_t comms; /* the group's files' communicators, kept */
     struct runtime_entry *next;
 } runtime_entry_t;
 static runtime_entry_t *runtimes; /* in creation order */
@@ -96,17 +98,88 @@ fwdio_runtime_t *mpiio_runtime_for(MPI_Comm comm, char *why, size_t why_len)
     return rt;
 }
 
-/* The runtime made for comm or a communicator congruent to it, or NULL. */
-static fwdio_runtime_t *runtime_found_locked(MPI_Comm comm)
+/* The entry of the runtime made for comm or a communicator congruent to it,
+ * or NULL. */
+static runtime_entry_t *entry_found_locked(MPI_Comm comm)
 {
     FWDIOI_ASSERT_HELD(&runtimes_lock);
     for (runtime_entry_t *e = runtimes; e; e = e->next) {
         int same;
         if (PMPI_Comm_compare(e->comm, comm, &same) == MPI_SUCCESS &&
             (same == MPI_IDENT || same == MPI_CONGRUENT))
-            return e->rt;
+            return e;
     }
     return NULL;
+}
+
+static fwdio_runtime_t *runtime_found_locked(MPI_Comm comm)
+{
+    runtime_entry_t *e = entry_found_locked(comm);
+    return e ? e->rt : NULL;
+}
+
+static runtime_entry_t *entry_of_locked(const fwdio_runtime_t *rt)
+{
+    FWDIOI_ASSERT_HELD(&runtimes_lock);
+    runtime_entry_t *e = runtimes;
+    while (e && e->rt != rt)
+        e = e->next;
+    return e;
+}
+
+uint64_t mpiio_comms_reserve(MPI_Comm comm)
+{
+    fwdioi_mutex_lock(&runtimes_lock);
+    runtime_entry_t *e = entry_found_locked(comm);
+    uint64_t reserved = e ? fwdioi_comm_pool_reserve(&e->comms) : 0;
+    fwdioi_mutex_unlock(&runtimes_lock);
+    return reserved;
+}
+
+int mpiio_comms_choose(fwdio_runtime_t *rt, MPI_Comm comm, uint64_t reserved, uint64_t agreed,
+                       int pool, MPI_Comm *out)
+{
+    *out = MPI_COMM_NULL;
+    fwdioi_mutex_lock(&runtimes_lock);
+    runtime_entry_t *e = entry_of_locked(rt);
+    int slot = -1;
+    if (e) {
+        fwdioi_comm_pool_unreserve(&e->comms, reserved);
+        if (pool && agreed)
+            slot = fwdioi_comm_pool_take(&e->comms, agreed, out);
+        else if (pool)
+            slot = fwdioi_comm_pool_make(&e->comms);
+    }
+    fwdioi_mutex_unlock(&runtimes_lock);
+    if (*out == MPI_COMM_NULL && PMPI_Comm_dup(comm, out) != MPI_SUCCESS) {
+        *out = MPI_COMM_NULL;
+        slot = -1;
+    }
+    return slot;
+}
+
+void mpiio_comms_unreserve(MPI_Comm comm, uint64_t reserved)
+{
+    if (!reserved)
+        return;
+    fwdioi_mutex_lock(&runtimes_lock);
+    runtime_entry_t *e = entry_found_locked(comm);
+    if (e)
+        fwdioi_comm_pool_unreserve(&e->comms, reserved);
+    fwdioi_mutex_unlock(&runtimes_lock);
+}
+
+void mpiio_comms_give_back(fwdio_runtime_t *rt, int slot, MPI_Comm *comm)
+{
+    fwdioi_mutex_lock(&runtimes_lock);
+    runtime_entry_t *e = slot >= 0 && rt ? entry_of_locked(rt) : NULL;
+    if (e) {
+        fwdioi_comm_pool_give(&e->comms, slot, *comm);
+        *comm = MPI_COMM_NULL;
+    }
+    fwdioi_mutex_unlock(&runtimes_lock);
+    if (*comm != MPI_COMM_NULL)
+        PMPI_Comm_free(comm);
 }
 
 int mpiio_runtime_exists(MPI_Comm comm)
@@ -143,6 +216,7 @@ static fwdio_runtime_t *runtime_for_locked(MPI_Comm comm, char *why, size_t why_
         return NULL;
     }
     PMPI_Comm_dup(comm, &e->comm);
+    fwdioi_comm_pool_init(&e->comms);
     runtime_entry_t **tail = &runtimes;
     while (*tail)
         tail = &(*tail)->next;
@@ -300,6 +374,8 @@ int mpiio_wait_pending(const char *path)
     }
 }
 
+static void free_kept(MPI_Comm *comm) { PMPI_Comm_free(comm); }
+
 int mpiio_finalize_runtimes(void)
 {
     int code = mpiio_wait_pending(NULL);
@@ -308,6 +384,7 @@ int mpiio_finalize_runtimes(void)
         runtime_entry_t *e = runtimes;
         runtimes = e->next;
         fwdio_finalize(e->rt);
+        fwdioi_comm_pool_drain(&e->comms, free_kept);
         PMPI_Comm_free(&e->comm);
         free(e);
     }

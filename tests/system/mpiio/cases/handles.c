@@ -120,6 +120,61 @@ void case_two_files(void)
     model_free(&mb);
 }
 
+/* --- communicators kept from file to file ------------------------------------- */
+
+/* write_at_all of `len` pattern bytes per rank at generation `k`, modelled. */
+static void put_all(MPI_File fh, model_t *m, int k, int64_t len)
+{
+    for (int q = 0; q < g_size; q++)
+        model_put(m, (k * g_size + q) * len, len, seed_of(k));
+    uint8_t *b = pattern_buf((k * g_size + g_rank) * len, len, seed_of(k));
+    MPI_Status st;
+    OK(MPI_File_write_at_all(fh, (k * g_size + g_rank) * len, b, (int)len, MPI_BYTE, &st));
+    free(b);
+}
+
+/* The layer keeps a closed file's communicator for the group's next file:
+ * a file taking a kept one while another file of the group is open on
+ * another, their collective calls interleaved, and a kept one taken again
+ * after that; every file's bytes as written. */
+void case_kept_comms(void)
+{
+    const char *names[4] = {"kept_a.mpiio", "kept_b.mpiio", "kept_c.mpiio", "kept_d.mpiio"};
+    model_t m[4];
+    for (int i = 0; i < 4; i++) {
+        remove_file(names[i]);
+        m[i] = (model_t){.holes_zero = g_layer};
+    }
+    MPI_File fa = open_file(names[0], MPI_MODE_WRONLY | MPI_MODE_CREATE);
+    expect_state(fa, "file a", ST_TAKEN);
+    put_all(fa, &m[0], 0, 3000);
+    close_file(&fa); /* its communicator kept */
+    MPI_File fb = open_file(names[1], MPI_MODE_WRONLY | MPI_MODE_CREATE); /* takes a's */
+    MPI_File fc = open_file(names[2], MPI_MODE_WRONLY | MPI_MODE_CREATE); /* a new one */
+    expect_state(fb, "file b", ST_TAKEN);
+    expect_state(fc, "file c", ST_TAKEN);
+    for (int k = 0; k < 3; k++) {
+        put_all(fb, &m[1], k, 1000 + 10 * k);
+        put_all(fc, &m[2], k, 2000 + 10 * k);
+        OK(MPI_File_sync(fc));
+        OK(MPI_File_sync(fb));
+    }
+    close_file(&fb);
+    MPI_File fd = open_file(names[3], MPI_MODE_WRONLY | MPI_MODE_CREATE); /* b's again */
+    expect_state(fd, "file d", ST_TAKEN);
+    for (int k = 3; k < 5; k++) {
+        put_all(fc, &m[2], k, 2000 + 10 * k);
+        put_all(fd, &m[3], k, 500 + k);
+    }
+    close_file(&fc);
+    close_file(&fd);
+    for (int i = 0; i < 4; i++) {
+        check_file(names[i], &m[i]);
+        model_free(&m[i]);
+        remove_file(names[i]);
+    }
+}
+
 /* --- two handles of one file --------------------------------------------------- */
 
 /* write_at of pattern bytes of `seed`, modelled (by every rank, for the
