@@ -419,8 +419,8 @@ typedef struct fwdio_config {
      *  at once: a file takes one (a duplicate of the runtime's) at its open
      *  and gives it back when it is complete (kept for a later file, up to
      *  64 kept per runtime and freed by fwdio_finalize, when nothing of the
-     *  file can still arrive on it: not after an MPI failure, nor a file of
-     *  the node-local tier, whose drain takes it), and MPI libraries have few
+     *  file can still arrive on it: not after an MPI failure; a file of the
+     *  node-local tier's once its drain succeeded), and MPI libraries have few
      *  (MPICH 4.0: 2046 per process, Open MPI 4.1: 65532, counting the
      *  application's own and MPI-IO's, one per open MPI file). A file opened
      *  while this many are in flight waits for an earlier one to complete

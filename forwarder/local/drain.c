@@ -172,7 +172,7 @@ static void drain_finish(fwdio_file_t *f, const fwdioi_errinfo_t *result)
      * the ranks that joined (Open MPI's libnbc then touched the freed
      * communicator and crashed), so the communicator is left to MPI too. */
     if (l->comm != MPI_COMM_NULL && !l->abandoned)
-        fwdioi_log_mpi_failure(MPI_Comm_free(&l->comm), "MPI_Comm_free (drain)");
+        l->comm_done(f, &l->comm, result->status == FWDIO_OK);
     l->comm = MPI_COMM_NULL;
     free(l->buf);
     l->buf = NULL;

@@ -57,6 +57,8 @@ struct fwdioi_local {
     void (*path_free)(fwdio_file_t *f); /* the session's: the path is free */
     /* the session's: tell the other ranks this rank's drain failed in MPI */
     void (*announce)(fwdio_file_t *f, const fwdioi_errinfo_t *why);
+    /* the session's: the communicator back at the drain's end */
+    void (*comm_done)(fwdio_file_t *f, MPI_Comm *comm, int reusable);
     MPI_Comm comm; /* the file's, kept for the drain's agreements */
     int committer, committers; /* as the close agreed them */
     int in_fd, out_fd;

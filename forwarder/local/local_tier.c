@@ -351,7 +351,8 @@ static void start_drain_task(fwdioi_task_t *task)
 
 int fwdioi_local_session_done(fwdio_file_t *f, const fwdioi_errinfo_t *final, MPI_Comm *comm,
                               void (*path_free)(fwdio_file_t *f),
-                              void (*announce)(fwdio_file_t *f, const fwdioi_errinfo_t *why))
+                              void (*announce)(fwdio_file_t *f, const fwdioi_errinfo_t *why),
+                              void (*comm_done)(fwdio_file_t *f, MPI_Comm *comm, int reusable))
 {
     FWDIOI_ASSERT_PROGRESS();
     struct fwdioi_local *l = f->local;
@@ -361,6 +362,7 @@ int fwdioi_local_session_done(fwdio_file_t *f, const fwdioi_errinfo_t *final, MP
     *comm = MPI_COMM_NULL;
     l->path_free = path_free;
     l->announce = announce;
+    l->comm_done = comm_done;
     l->committer = f->s.commit.committer;
     l->committers = f->s.commit.committers;
     fwdioi_rt_lock(f->engine);

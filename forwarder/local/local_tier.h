@@ -85,12 +85,16 @@ int fwdioi_local_defers_commit(const fwdio_file_t *f);
  * session's, before drained is delivered); returns 1 then. 0: no drain (no
  * tier, or the file failed or aborted: the drained status is the complete
  * one). `announce`, the session's, tells the other ranks that an MPI call
- * of this rank's drain failed, so theirs end too (fwdioi_local_abort_heard)
- * (progress thread).
+ * of this rank's drain failed, so theirs end too (fwdioi_local_abort_heard).
+ * `comm_done`, the session's, takes the communicator back at the drain's end
+ * when no collective of it was given up (reusable: the drain succeeded, so
+ * nothing of it is left on the communicator: the session may keep it for a
+ * later file) (progress thread).
  */
 int fwdioi_local_session_done(fwdio_file_t *f, const fwdioi_errinfo_t *final, MPI_Comm *comm,
                               void (*path_free)(fwdio_file_t *f),
-                              void (*announce)(fwdio_file_t *f, const fwdioi_errinfo_t *why));
+                              void (*announce)(fwdio_file_t *f, const fwdioi_errinfo_t *why),
+                              void (*comm_done)(fwdio_file_t *f, MPI_Comm *comm, int reusable));
 /**
  * Another rank's drain of `f` failed in MPI with `why` (it announced it):
  * this rank's drain gives up its agreements, finishes the job in flight,

@@ -271,6 +271,20 @@ static void announce_drain_abort(fwdio_file_t *f, const fwdioi_errinfo_t *why)
     fwdioi_abort_announce_drain(f->owner, f->seq, why);
 }
 
+/* The drain of f is over with its communicator, on which none of its
+ * collectives was given up: kept for a later file when the drain succeeded
+ * (nothing of it can still arrive), else freed (progress thread). */
+static void drain_comm_done(fwdio_file_t *f, MPI_Comm *comm, int reusable)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    if (reusable && f->s.links.comm_slot >= 0) {
+        fwdioi_comm_pool_give(&f->owner->comm_pool, f->s.links.comm_slot, *comm);
+        *comm = MPI_COMM_NULL;
+        return;
+    }
+    fwdioi_log_mpi_failure(MPI_Comm_free(comm), "MPI_Comm_free (drain)");
+}
+
 /* The session is over: publish the result and fire complete (progress thread). */
 static void finish_session(fwdio_file_t *f, const fwdioi_errinfo_t *result)
 {
@@ -287,7 +301,7 @@ static void finish_session(fwdio_file_t *f, const fwdioi_errinfo_t *result)
     /* A file of the node-local tier drains now, on its communicator; its
      * path stays taken until the drain is over (path_freed_by_drain). */
     int draining = fwdioi_local_session_done(f, &final, &s->comm, path_freed_by_drain,
-                                             announce_drain_abort);
+                                             announce_drain_abort, drain_comm_done);
     if (!draining)
         unindex_path(f);
     else {

@@ -385,13 +385,15 @@ int fwdioi_abort_drain(struct fwdio_runtime *o, MPI_Comm comm)
 
 int fwdioi_local_session_done(fwdio_file_t *f, const fwdioi_errinfo_t *final, MPI_Comm *comm,
                               void (*path_free)(fwdio_file_t *f),
-                              void (*announce)(fwdio_file_t *f, const fwdioi_errinfo_t *why))
+                              void (*announce)(fwdio_file_t *f, const fwdioi_errinfo_t *why),
+                              void (*comm_done)(fwdio_file_t *f, MPI_Comm *comm, int reusable))
 {
     (void)f;
     (void)final;
     (void)comm;
     (void)path_free;
     (void)announce;
+    (void)comm_done;
     return 0; /* not of the tier: no drain */
 }
 
