@@ -114,6 +114,7 @@ static runtime_entry_t *entry_found_locked(MPI_Comm comm)
 
 static fwdio_runtime_t *runtime_found_locked(MPI_Comm comm)
 {
+    FWDIOI_ASSERT_HELD(&runtimes_lock);
     runtime_entry_t *e = entry_found_locked(comm);
     return e ? e->rt : NULL;
 }
