@@ -293,6 +293,12 @@ typedef struct fwdioi_session {
     fwdioi_phase_t phase;
     MPI_Comm comm;
     int close_requested;
+    /* The close agreement started while the open agreement was in flight
+     * (session.c, "closing early"): the writes held for the open were
+     * counted then; its result, if it comes first, waits for the open's. */
+    int close_early, close_result_waits;
+    int open_agreement_started; /* the open agreement is posted (the writer's
+                                 * open job runs in OPENING before it) */
     /* An aborted file's end is queued as a task (finish_task): it completes
      * from the top of the progress loop, never inside a callback that may
      * still touch the file after the abort returns. */

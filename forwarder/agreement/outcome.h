@@ -127,11 +127,12 @@ static inline int fwdioi_file_open_failed(const fwdio_file_t *f)
 {
     return f->s.phase >= FWDIOI_PHASE_OPEN && f->s.outcome.open_agreed.status != FWDIO_OK;
 }
-/** Whether the close agreement started (CLOSING and after): no step is
- *  agreed any more. */
+/** Whether the close agreement started (CLOSING and after, or early,
+ *  beside the open's): no step is agreed any more, and the bytes sent to
+ *  each writer are counted already. */
 static inline int fwdioi_file_closing(const fwdio_file_t *f)
 {
-    return f->s.phase >= FWDIOI_PHASE_CLOSING;
+    return f->s.phase >= FWDIOI_PHASE_CLOSING || f->s.close_early;
 }
 /** Whether the file is open and its close agreement has not started: a
  *  step may be agreed. */

@@ -503,15 +503,16 @@ static void data_done(fwdio_file_t *f)
 
 /* ---- closing: agree on the bytes per writer ---- */
 
-static void on_close_agreed(void *arg, const MPI_Status *st)
+/* The bytes per writer are agreed (and the open is decided). */
+static void close_agreed(fwdio_file_t *f)
 {
-    FWDIOI_ASSERT_PROGRESS();
-    fwdio_file_t *f = arg;
     fwdioi_session_t *s = &f->s;
-    if (!fwdioi_session_agreement_ok(f, FWDIOI_MPI_AGREE_CLOSE, st))
-        return;
-    fwdioi_trace_end_file(s->trace_t0, "agree close", (int64_t)f->seq);
     const int nw = f->plan.nwriters;
+    /* A file that failed to open sent nothing on any rank (the writes held
+     * for the open were dropped), whatever a close agreed beside the open
+     * counted of them. */
+    if (s->outcome.open_agreed.status != FWDIO_OK)
+        memset(s->expected_bytes, 0, (size_t)nw * sizeof *s->expected_bytes);
     if (!fwdioi_steps_tags_agree(s->expected_bytes, nw, f->plan.nranks, FWDIOI_CLOSE_TAG)) {
         /* Another rank agreed on a step here: every rank sees the same sums
          * and gives up the file's collectives alike. */
@@ -553,16 +554,27 @@ static void on_close_agreed(void *arg, const MPI_Status *st)
     f->role->close_agreed(f);
 }
 
-static void start_close_agreement(fwdio_file_t *f)
+static void on_close_agreed(void *arg, const MPI_Status *st)
 {
+    FWDIOI_ASSERT_PROGRESS();
+    fwdio_file_t *f = arg;
     fwdioi_session_t *s = &f->s;
-    if (s->check.failed) {
-        /* The ranks' plans may differ, so no further collective can be
-         * trusted to match; every rank knows the status already. */
-        finish_session(f, &s->outcome.open_agreed);
+    if (!fwdioi_session_agreement_ok(f, FWDIOI_MPI_AGREE_CLOSE, st))
+        return;
+    fwdioi_trace_end_file(s->trace_t0, "agree close", (int64_t)f->seq);
+    if (s->phase < FWDIOI_PHASE_CLOSING) { /* closed early: after the open's result */
+        s->close_result_waits = 1;
         return;
     }
-    s->phase = FWDIOI_PHASE_CLOSING;
+    close_agreed(f);
+}
+
+/* What this rank sent each writer (for a close started early, what it holds
+ * for them), whether it holds the commit block and its rank, and a stream's
+ * bytes appended after its last step, summed over the ranks. */
+static void post_close_agreement(fwdio_file_t *f)
+{
+    fwdioi_session_t *s = &f->s;
     const int nw = f->plan.nwriters;
     int has_commit = f->commit.n > 0; /* set before fwdio_close, which queued us */
     s->sent_bytes[nw + FWDIOI_SUM_COMMITS] = (uint64_t)has_commit;
@@ -574,6 +586,45 @@ static void start_close_agreement(fwdio_file_t *f)
                     nw + FWDIOI_CLOSE_EXTRA, MPI_UINT64_T, MPI_SUM, on_close_agreed);
 }
 
+/*
+ * Closing early. A file closed here before its open is decided (a small
+ * file: open, write, close) starts its close agreement right behind the
+ * open agreement instead of after it, so that the two rounds overlap: the
+ * writes held for the open are counted as sent (they all go once the open
+ * succeeds; after a failed open nothing is sent, and close_agreed counts
+ * nothing for the writers), and a close result that comes first waits for
+ * the open's (open_decided). Every rank makes the same collectives in the
+ * same order, early or not: the check, the open, the close, the final. Not
+ * for streams (their steps and appends come before the close) nor reads.
+ */
+static void try_close_early(fwdio_file_t *f)
+{
+    fwdioi_session_t *s = &f->s;
+    if (!s->close_requested || s->close_early || s->outcome.aborted ||
+        s->phase != FWDIOI_PHASE_OPENING || !s->open_agreement_started || f->stream ||
+        f->reading)
+        return;
+    for (fwdioi_task_t *t = STAILQ_FIRST(&s->held); t; t = STAILQ_NEXT(t, link)) {
+        const fwdioi_msg_t *m = (const fwdioi_msg_t *)t;
+        s->sent_bytes[m->writer] += m->payload;
+    }
+    s->close_early = 1;
+    post_close_agreement(f);
+}
+
+static void start_close_agreement(fwdio_file_t *f)
+{
+    fwdioi_session_t *s = &f->s;
+    if (s->check.failed) {
+        /* The ranks' plans may differ, so no further collective can be
+         * trusted to match; every rank knows the status already. */
+        finish_session(f, &s->outcome.open_agreed);
+        return;
+    }
+    s->phase = FWDIOI_PHASE_CLOSING;
+    post_close_agreement(f);
+}
+
 static void close_task(fwdioi_task_t *task)
 {
     FWDIOI_ASSERT_PROGRESS();
@@ -582,6 +633,8 @@ static void close_task(fwdioi_task_t *task)
     f->s.watch.t_close_called = fwdioi_now();
     if (f->s.outcome.aborted)
         finish_if_aborted(f);
+    else if (f->s.phase == FWDIOI_PHASE_OPENING)
+        try_close_early(f);
     else
         try_close(f);
 }
@@ -668,6 +721,12 @@ static void open_decided(fwdio_file_t *f)
     deliver_ready(f);
     if (f->reading)
         fwdioi_requester_open_decided(f); /* the reads issued before ready go out */
+    if (s->close_early) { /* the close agreement is in flight, or agreed */
+        s->phase = FWDIOI_PHASE_CLOSING;
+        if (s->close_result_waits)
+            close_agreed(f);
+        return;
+    }
     fwdioi_steps_pump(f); /* which starts the close once no step is left */
 }
 
@@ -685,8 +744,11 @@ static void start_open_agreement(fwdio_file_t *f)
 {
     fwdioi_session_t *s = &f->s;
     s->phase = FWDIOI_PHASE_OPENING;
-    fwdioi_session_agree_status(f, FWDIOI_MPI_AGREE_OPEN, &s->outcome.open_local, &s->outcome.open_agreed,
-                                on_open_agreed);
+    if (fwdioi_session_agree_status(f, FWDIOI_MPI_AGREE_OPEN, &s->outcome.open_local,
+                                    &s->outcome.open_agreed, on_open_agreed) != 0)
+        return;
+    s->open_agreement_started = 1;
+    try_close_early(f); /* closed here already: its agreement right behind */
 }
 
 /* The writer's (reader's) open job is done: agree on the open status

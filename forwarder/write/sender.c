@@ -142,7 +142,8 @@ static int send_local(fwdio_file_t *f, fwdioi_msg_t *m, int to)
 void fwdioi_sender_dispatch(fwdio_file_t *f, fwdioi_msg_t *m)
 {
     FWDIOI_ASSERT_PROGRESS();
-    f->s.sent_bytes[m->writer] += m->payload;
+    if (!f->s.close_early) /* else counted at the close, held (session.c) */
+        f->s.sent_bytes[m->writer] += m->payload;
     f->s.stats.messages_sent++;
     if (m->writer == f->my_writer) { /* to ourselves: no MPI */
         if (m->staged)

@@ -273,6 +273,27 @@ int fake_rt_complete_oldest(int error)
     return 1;
 }
 
+int fake_rt_complete_newest(int error)
+{
+    fake_req_t *r = STAILQ_FIRST(&requests), *last = NULL;
+    for (; r; r = STAILQ_NEXT(r, link))
+        last = r;
+    if (!last)
+        return 0;
+    STAILQ_REMOVE(&requests, last, fake_req, link);
+    nrequests--;
+    MPI_Status st;
+    memset(&st, 0, sizeof st);
+    st.MPI_ERROR = error != MPI_SUCCESS ? error : last->error;
+    st.MPI_SOURCE = last->source;
+    completing = &st;
+    completing_count = last->count;
+    last->cb(last->arg, &st);
+    completing = NULL;
+    free(last);
+    return 1;
+}
+
 size_t fake_rt_complete_requests(int error)
 {
     size_t n = 0;

@@ -61,6 +61,8 @@ size_t fake_rt_complete_requests(int error);
 /** Complete the oldest tracked request only (those its callback tracks
  *  wait); 0 when none was tracked. */
 int fake_rt_complete_oldest(int error);
+/** Complete the newest tracked request only; 0 when none was tracked. */
+int fake_rt_complete_newest(int error);
 /** Make fwdioi_rt_track_reserve fail `n` times (no memory to track). */
 void fake_rt_fail_track_reserve(int n);
 /** Make the next `n` fwdioi_rt_buf_get calls fail (out of memory). */

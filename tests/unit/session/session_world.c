@@ -46,7 +46,12 @@ static void event(char c)
 
 /* ---- the writer role, played by the test ---- */
 
-static void role_open(fwdio_file_t *f) { (void)f; event('o'); }
+/* as the writer does: OPENING while its open job runs (writer.c) */
+static void role_open(fwdio_file_t *f)
+{
+    f->s.phase = FWDIOI_PHASE_OPENING;
+    event('o');
+}
 static int role_may_receive(const fwdio_file_t *f) { (void)f; return 0; }
 static int role_probe(fwdio_file_t *f) { (void)f; return 0; }
 static void role_close_agreed(fwdio_file_t *f) { (void)f; event('c'); }
@@ -234,6 +239,18 @@ void answer_check(const int64_t *fields)
 /* The status agreement in flight: rank 0 saw `other`; reduced, completed. */
 void answer_status(fwdioi_errinfo_t other) { answer_status_checked(NULL, other); }
 
+void answer_status_among(fwdioi_errinfo_t other, size_t pending)
+{
+    fake_coll_t c = take(FAKE_COMM_ALLREDUCE);
+    CHECK(c.count == FWDIOI_ERRINFO_PAIRS && c.type == MPI_LONG_INT && c.op == MPI_MINLOC);
+    fwdioi_agree_pair_t pairs[FWDIOI_ERRINFO_PAIRS];
+    fwdioi_errinfo_pack(&other, OTHER, pairs);
+    memcpy(c.out, c.in, sizeof pairs);
+    minloc(pairs, c.out, FWDIOI_ERRINFO_PAIRS);
+    CHECK(fake_rt_requests() == pending);
+    fake_rt_complete_oldest(MPI_SUCCESS);
+}
+
 void answer_status_checked(const fwdioi_errinfo_t *mine_want, fwdioi_errinfo_t other)
 {
     fake_coll_t c = take(FAKE_COMM_ALLREDUCE);
@@ -302,7 +319,7 @@ void drive_to_role_open(world_t *w)
     CHECK(f->s.phase == FWDIOI_PHASE_CHECKING && f->s.comm != MPI_COMM_NULL);
     CHECK(fake_comm_dups() == 1 && f->s.links.comm_slot == 0 && w->o.comm_pool.made == 1);
     answer_check(f->check_fields);
-    CHECK(f->s.phase == FWDIOI_PHASE_CHECKING && !strcmp(w->events, "o"));
+    CHECK(f->s.phase == FWDIOI_PHASE_OPENING && !strcmp(w->events, "o"));
 }
 
 /* ... and on, through the open agreement, to ready. */
@@ -445,13 +462,21 @@ int fwdioi_requester_pending(const fwdio_file_t *f) { (void)f; return 0; }
 void fwdioi_requester_abort(fwdio_file_t *f) { (void)f; }
 void fwdioi_requester_free(fwdio_file_t *f) { (void)f; }
 
-void fwdioi_sender_release_held(fwdio_file_t *f) { (void)f; }
+/* The held writes go (the open succeeded): sent to their writers. */
+void fwdioi_sender_release_held(fwdio_file_t *f)
+{
+    while (!STAILQ_EMPTY(&f->s.held)) {
+        fwdioi_msg_t *m = (fwdioi_msg_t *)STAILQ_FIRST(&f->s.held);
+        STAILQ_REMOVE_HEAD(&f->s.held, link);
+        CHECK(m->writer >= 0 && m->writer < NWRITERS);
+        W->held_sent[m->writer] += m->payload;
+    }
+}
 void fwdioi_sender_drop(fwdio_file_t *f, fwdioi_msg_t *m, int status)
 {
     (void)f;
-    (void)m;
-    (void)status;
-    CHECK(!"no write was held");
+    CHECK(status != FWDIO_OK);
+    W->held_dropped += m->payload;
 }
 int fwdioi_sender_retry_blocked(struct fwdio_runtime *o) { (void)o; return 0; }
 

@@ -37,6 +37,9 @@ typedef struct world {
     uint64_t tag_set; /* the tag this rank's close put in its sums */
     fwdioi_errinfo_t announced_why;
     fwdioi_step_outcome_t heard_steps;
+    /* writes held for the open (the test queues them in f's s.held): the
+     * bytes the fake sender sent once released, or dropped */
+    uint64_t held_sent[NWRITERS], held_dropped;
 } world_t;
 
 /** The world of the test running (the fakes record into it). */
@@ -62,6 +65,9 @@ int same(const fwdioi_errinfo_t *a, const fwdioi_errinfo_t *b);
 
 /** The oldest collective started, which must be of kind `call`. */
 fake_coll_t take(fake_comm_call_t call);
+/** The status agreement in flight among `pending` tracked requests (the
+ *  oldest, as answer_status): rank 0 saw `other`. */
+void answer_status_among(fwdioi_errinfo_t other, size_t pending);
 /** The choice of a communicator in flight: the other rank offers
  *  `other_offer` (pool slots); returns the AND, which the choice takes. */
 uint64_t answer_pick(uint64_t other_offer);

@@ -64,25 +64,79 @@ static void test_phases_in_order(void)
     world_free(&w);
 }
 
-/* A close asked for before the file is open waits for the open agreement,
- * then starts the close agreement. */
+/* Closing early: a close asked for before the file is open starts its
+ * agreement right behind the open agreement, counting the writes held for
+ * the open as sent; they go once the open succeeds, and are not counted
+ * again. */
 static void test_close_before_open(void)
 {
     world_t w;
     world_init(&w);
     fwdio_file_t *f = &w.f;
     drive_to_role_open(&w);
+    fwdioi_msg_t held[3];
+    memset(held, 0, sizeof held);
+    held[0].writer = 0, held[0].payload = 100;
+    held[1].writer = 1, held[1].payload = 7;
+    held[2].writer = 0, held[2].payload = 20;
+    for (int i = 0; i < 3; i++)
+        STAILQ_INSERT_TAIL(&f->s.held, &held[i].task, link);
     close_file(&w, f);
-    CHECK(f->s.close_requested && f->s.phase == FWDIOI_PHASE_CHECKING &&
+    /* the writer's open job runs (OPENING): the close must not start before
+     * the open agreement, which every other rank starts first */
+    CHECK(f->s.close_requested && f->s.phase == FWDIOI_PHASE_OPENING && !f->s.close_early &&
           fake_comm_started() == 0);
     fwdioi_outcome_opened(f);
-    answer_status(OK);
+    CHECK(f->s.phase == FWDIOI_PHASE_OPENING && f->s.close_early && fake_comm_started() == 2);
+    CHECK(fwdioi_file_closing(f));
+    answer_status_among(OK, 2); /* the open's, the oldest */
     CHECK(f->s.phase == FWDIOI_PHASE_CLOSING && w.ready == 1 && fake_comm_started() == 1);
-    uint64_t zero[NWRITERS] = {0, 0};
-    answer_close(zero, zero);
+    CHECK(w.held_sent[0] == 120 && w.held_sent[1] == 7 && w.held_dropped == 0);
+    uint64_t mine[NWRITERS] = {120, 7}, other[NWRITERS] = {3, 4};
+    answer_close(mine, other);
+    CHECK(f->writer_bytes_agreed[0] == 123 && f->writer_bytes_agreed[1] == 11);
     fwdioi_outcome_data_done(f);
     answer_status(OK);
     CHECK(w.complete == 1 && w.complete_status == FWDIO_OK && !strcmp(w.events, "oRceC"));
+    world_free(&w);
+}
+
+/* Closing early, the close agreed before the open: its result waits for the
+ * open's; the open fails, so the held writes are dropped, and no writer
+ * waits for the bytes the close counted of them. */
+static void test_close_early_open_fails(void)
+{
+    world_t w;
+    world_init(&w);
+    fwdio_file_t *f = &w.f;
+    drive_to_role_open(&w);
+    fwdioi_msg_t held;
+    memset(&held, 0, sizeof held);
+    held.writer = 1, held.payload = 4096;
+    STAILQ_INSERT_TAIL(&f->s.held, &held.task, link);
+    close_file(&w, f);
+    fwdioi_errinfo_t eopen = {FWDIO_EOPEN, ME, 13, 0, 0, -1, 0};
+    f->s.outcome.open_local = eopen; /* this rank's writer could not open */
+    fwdioi_outcome_opened(f);
+    CHECK(f->s.close_early && fake_comm_started() == 2);
+    fake_coll_t open = take(FAKE_COMM_ALLREDUCE), close = take(FAKE_COMM_ALLREDUCE);
+    CHECK(close.count == NSUMS && close.op == MPI_SUM);
+    CHECK(((const uint64_t *)close.in)[1] == 4096 && ((const uint64_t *)close.in)[0] == 0);
+    for (int i = 0; i < NSUMS; i++)
+        ((uint64_t *)close.out)[i] = ((const uint64_t *)close.in)[i] + (i == 0 ? 50 : 0);
+    fake_rt_complete_newest(MPI_SUCCESS); /* the close's result first */
+    CHECK(f->s.phase == FWDIOI_PHASE_OPENING && f->s.close_result_waits && w.ready == 0);
+    CHECK(!strcmp(w.events, "o")); /* the role not told of the close yet */
+    memcpy(open.out, open.in, FWDIOI_ERRINFO_PAIRS * sizeof(fwdioi_agree_pair_t));
+    fake_rt_complete_oldest(MPI_SUCCESS);
+    CHECK(w.ready == 1 && w.ready_status == FWDIO_EOPEN && w.held_dropped == 4096);
+    CHECK(w.held_sent[0] == 0 && w.held_sent[1] == 0);
+    /* nothing was sent anywhere: the writers expect no bytes */
+    CHECK(f->writer_bytes_agreed[0] == 0 && f->writer_bytes_agreed[1] == 0);
+    CHECK(f->s.phase == FWDIOI_PHASE_SYNCING && !strcmp(w.events, "oRc"));
+    fwdioi_outcome_data_done(f);
+    answer_status(eopen);
+    CHECK(w.complete == 1 && w.complete_status == FWDIO_EOPEN);
     world_free(&w);
 }
 
@@ -434,6 +488,7 @@ int main(void)
 {
     test_phases_in_order();
     test_close_before_open();
+    test_close_early_open_fails();
     test_check_disagrees();
     test_refused_here();
     test_refused_elsewhere();
