@@ -417,7 +417,8 @@ typedef struct fwdio_config {
     size_t node_buffer;
     /** The most files of this runtime that hold their own MPI communicator
      *  at once: a file takes one (a duplicate of the runtime's) at its open
-     *  and gives it back when it is complete (kept for a later file, up to
+     *  and gives it back when it is complete, or with the node-local tier
+     *  when its drain is over (kept for a later file, up to
      *  64 kept per runtime and freed by fwdio_finalize, when nothing of the
      *  file can still arrive on it: not after an MPI failure; a file of the
      *  node-local tier's once its drain succeeded), and MPI libraries have few

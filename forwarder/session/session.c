@@ -249,8 +249,20 @@ static void start_waiting_opens(struct fwdio_runtime *o, const fwdio_file_t *don
 
 /* ---- the end: final agreement ---- */
 
+/* f no longer holds a communicator (its session, or its drain, is over): a
+ * file waiting for one under files_in_flight may take one. */
+static void release_comm_count(fwdio_file_t *f)
+{
+    if (!f->s.links.holds_comm)
+        return;
+    f->s.links.holds_comm = 0;
+    f->owner->comms_held--;
+    feed_dups(f->owner);
+}
+
 /* The drain of a file of the node-local tier is over: the path is free for
- * the next file that writes it (progress thread). */
+ * the next file that writes it, and the communicator it drained on counts
+ * no more against files_in_flight (progress thread). */
 static void path_freed_by_drain(fwdio_file_t *f)
 {
     FWDIOI_ASSERT_PROGRESS();
@@ -260,6 +272,7 @@ static void path_freed_by_drain(fwdio_file_t *f)
     }
     unindex_path(f);
     start_waiting_opens(f->owner, f);
+    release_comm_count(f); /* the drain held the file's communicator until now */
 }
 
 /* An MPI call of f's drain failed on this rank: the other ranks hear of it
@@ -325,11 +338,8 @@ static void finish_session(fwdio_file_t *f, const fwdioi_errinfo_t *result)
             fwdioi_log_mpi_failure(MPI_Comm_free(&s->comm), "MPI_Comm_free (file)");
         s->comm = MPI_COMM_NULL;
     }
-    if (s->links.holds_comm) { /* a file waiting for its communicator may take one */
-        s->links.holds_comm = 0;
-        f->owner->comms_held--;
-        feed_dups(f->owner);
-    }
+    if (!draining) /* else the drain holds the communicator (path_freed_by_drain) */
+        release_comm_count(f);
     fwdioi_session_free(f);
     double t = fwdioi_now();
     fwdioi_rt_lock(f->engine); /* stats, error and final status become visible together */

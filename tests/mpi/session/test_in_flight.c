@@ -10,7 +10,10 @@
  *   many    --many files at the default bound (1000) opened and written,
  *           held open for a moment, then closed and waited for: more files
  *           than MPICH has communicators, none may fail (without the bound
- *           MPICH's MPI_Comm_idup fails and its error ends the job).
+ *           MPICH's MPI_Comm_idup fails and its error ends the job);
+ *   draining files_in_flight 1 and the node-local tier: a file complete in
+ *           the local stores still drains on its communicator, so the next
+ *           file is ready only once that drain is over; both drain right.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -111,6 +114,67 @@ static void case_bound(int nfiles)
     free(cb);
 }
 
+static void case_draining(void)
+{
+    tc_phase("draining: runtime with files_in_flight 1");
+    fwdio_config_t cfg;
+    fwdio_config_init(&cfg);
+    cfg.files_in_flight = 1;
+    cfg.pinned |= FWDIO_PIN_FILES_IN_FLIGHT;
+    fwdio_runtime_t *rt = tc_start_runtime_with(MPI_COMM_WORLD, &cfg);
+    char local[4096];
+    tc_path(local, sizeof local, "draining-local");
+    fwdio_options_t o;
+    fwdio_options_init(&o);
+    o.local_dir = local;
+    o.drain_bandwidth = 256 << 10; /* 192 KiB per writer (2 of 3 ranks): 0.75 s of drain */
+    enum { BYTES = 128 << 10 };
+    uint8_t *piece = malloc(BYTES);
+    fwdio_file_t *f[2];
+    char path[2][4096];
+    for (int i = 0; i < 2; i++) {
+        tc_path(path[i], sizeof path[i], i ? "draining-b" : "draining-a");
+        TC_EXPECT(fwdio_open(rt, path[i], (uint64_t)BYTES * (uint64_t)tc_size, &o, NULL, &f[i]),
+                  FWDIO_OK, "fwdio_open");
+        memset(piece, (i * 7 + tc_rank) & 0xff, BYTES);
+        TC_EXPECT(fwdio_write(f[i], piece, BYTES, (uint64_t)tc_rank * BYTES), FWDIO_OK,
+                  "fwdio_write");
+        if (i == 0) {
+            TC_EXPECT(fwdio_close(f[0]), FWDIO_OK, "fwdio_close");
+            TC_EXPECT(fwdio_wait(f[0]), FWDIO_OK, "fwdio_wait (complete in the local stores)");
+        }
+    }
+    /* b waits for a's communicator, which a's drain holds */
+    int drained = 0;
+    TC_EXPECT(fwdio_drain_test(f[0], &drained), FWDIO_OK, "fwdio_drain_test");
+    TC_CHECK(!drained, "the first file drained at once: the case does not test the bound");
+    TC_EXPECT(fwdio_wait_ready(f[1]), FWDIO_OK, "fwdio_wait_ready of the second file");
+    TC_EXPECT(fwdio_drain_test(f[0], &drained), FWDIO_OK, "fwdio_drain_test");
+    TC_CHECK(drained, "the second file was ready while the first still drained on its "
+                      "communicator, with files_in_flight 1");
+    TC_EXPECT(fwdio_close(f[1]), FWDIO_OK, "fwdio_close");
+    TC_EXPECT(fwdio_wait(f[1]), FWDIO_OK, "fwdio_wait");
+    for (int i = 0; i < 2; i++) {
+        TC_EXPECT(fwdio_drain_wait(f[i]), FWDIO_OK, "fwdio_drain_wait");
+        fwdio_file_free(f[i]);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    for (int i = 0; tc_rank == 0 && i < 2; i++) {
+        int fd = open(path[i], O_RDONLY);
+        for (int r = 0; r < tc_size; r++) {
+            ssize_t len = fd < 0 ? -1 : pread(fd, piece, BYTES, (off_t)r * BYTES);
+            int right = len == BYTES;
+            for (ssize_t b = 0; right && b < len; b++)
+                right = piece[b] == (uint8_t)((i * 7 + r) & 0xff);
+            TC_CHECK(right, "%s: rank %d's bytes not at the target", path[i], r);
+        }
+        if (fd >= 0)
+            close(fd);
+    }
+    free(piece);
+    TC_EXPECT(fwdio_finalize(rt), FWDIO_OK, "fwdio_finalize");
+}
+
 static void case_many(int nfiles)
 {
     tc_phase("many: %d files at the default bound", nfiles);
@@ -129,7 +193,7 @@ int main(int argc, char **argv)
 {
     unsigned timeout = 120;
     fwdio_callback_mode_t mode = FWDIO_CALLBACKS_ON_POLL;
-    int files = 12, many = 0;
+    int files = 12, many = 0, draining = 0;
     for (int i = 1; i < argc; i++) {
         if (tc_common_option(argc, argv, &i, &timeout, &mode))
             continue;
@@ -137,12 +201,18 @@ int main(int argc, char **argv)
             files = (int)tc_parse_long(argv[++i]);
         else if (!strcmp(argv[i], "--many") && i + 1 < argc)
             many = (int)tc_parse_long(argv[++i]);
+        else if (!strcmp(argv[i], "--draining"))
+            draining = 1;
         else {
-            fprintf(stderr, "usage: %s [--files N] [--many N]\n", argv[0]);
+            fprintf(stderr, "usage: %s [--files N] [--many N] [--draining]\n", argv[0]);
             return 2;
         }
     }
     tc_mpi_init(&argc, &argv, timeout);
+    if (draining) {
+        case_draining();
+        return tc_finish("test_in_flight");
+    }
     case_bound(files);
     if (many > 0)
         case_many(many);
