@@ -254,12 +254,9 @@ size_t fake_rt_requests_of(const void *arg)
     return n;
 }
 
-int fake_rt_complete_oldest(int error)
+/* Complete tracked request r, taken off the list, with `error`. */
+static void complete(fake_req_t *r, int error)
 {
-    fake_req_t *r = STAILQ_FIRST(&requests);
-    if (!r)
-        return 0;
-    STAILQ_REMOVE_HEAD(&requests, link);
     nrequests--;
     MPI_Status st;
     memset(&st, 0, sizeof st);
@@ -270,6 +267,15 @@ int fake_rt_complete_oldest(int error)
     r->cb(r->arg, &st);
     completing = NULL;
     free(r);
+}
+
+int fake_rt_complete_oldest(int error)
+{
+    fake_req_t *r = STAILQ_FIRST(&requests);
+    if (!r)
+        return 0;
+    STAILQ_REMOVE_HEAD(&requests, link);
+    complete(r, error);
     return 1;
 }
 
@@ -281,16 +287,7 @@ int fake_rt_complete_newest(int error)
     if (!last)
         return 0;
     STAILQ_REMOVE(&requests, last, fake_req, link);
-    nrequests--;
-    MPI_Status st;
-    memset(&st, 0, sizeof st);
-    st.MPI_ERROR = error != MPI_SUCCESS ? error : last->error;
-    st.MPI_SOURCE = last->source;
-    completing = &st;
-    completing_count = last->count;
-    last->cb(last->arg, &st);
-    completing = NULL;
-    free(last);
+    complete(last, error);
     return 1;
 }
 
