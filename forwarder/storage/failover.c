@@ -4,7 +4,6 @@
 
 #include "fwdio.h"
 
-#include "storage/storage.h"
 #include "storage/sysio.h"
 
 #include <errno.h>

@@ -16,47 +16,6 @@
 #include <time.h>
 #include <unistd.h>
 
-int fwdioi_pwrite_all(int fd, const uint8_t *buf, uint64_t len, uint64_t offset,
-                      uint64_t *failed_at)
-{
-    /* Bounded chunks: Linux moves at most ~2 GiB per call anyway. */
-    const uint64_t max_chunk = (uint64_t)1 << 30;
-    uint64_t done = 0;
-    while (done < len) {
-        uint64_t want = len - done < max_chunk ? len - done : max_chunk;
-        ssize_t n = fwdioi_sys_pwrite(fd, buf + done, (size_t)want, (off_t)(offset + done));
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0) {
-            if (n == 0)
-                errno = 0; /* no progress and no error: do not spin */
-            *failed_at = offset + done;
-            return -1;
-        }
-        done += (uint64_t)n;
-    }
-    return 0;
-}
-
-int fwdioi_pread_all(int fd, uint8_t *buf, uint64_t len, uint64_t offset, uint64_t *failed_at)
-{
-    const uint64_t max_chunk = (uint64_t)1 << 30;
-    uint64_t done = 0;
-    while (done < len) {
-        uint64_t want = len - done < max_chunk ? len - done : max_chunk;
-        ssize_t n = fwdioi_sys_pread(fd, buf + done, (size_t)want, (off_t)(offset + done));
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0) {
-            if (n == 0)
-                errno = 0; /* the file ended before the bytes its size promised */
-            *failed_at = offset + done;
-            return -1;
-        }
-        done += (uint64_t)n;
-    }
-    return 0;
-}
 
 /*
  * Whether a write of the job's file failed. The file's status is settled by

@@ -13,6 +13,7 @@
 
 #include "storage/commit_set.h"
 #include "storage/failover.h"
+#include "storage/sysio.h"
 #include "ranges.h"
 #include "runtime.h"
 
@@ -126,19 +127,8 @@ int fwdioi_storage_job_add_blocks(fwdioi_storage_job_t *job, const fwdioi_commit
  *  (0777 less the umask). 0, or -1 with errno (an existing non-directory is
  *  ENOTDIR) (an I/O thread). */
 int fwdioi_make_parents(const char *path);
-/** Read all of [offset, offset + len) of fd into buf, retrying EINTR and
- *  short reads. Returns 0, or -1 with errno set and *failed_at the offset
- *  that could not be read; errno is 0 when the file ended first. */
-int fwdioi_pread_all(int fd, uint8_t *buf, uint64_t len, uint64_t offset, uint64_t *failed_at);
 
 /** Free a job and the buffers it owns. */
 void fwdioi_storage_job_free(fwdioi_storage_job_t *job);
-
-/** Write all of buf to fd at offset, retrying EINTR and short writes. Returns 0,
- *  or -1 with errno set and *failed_at the offset that could not be written;
- *  errno is 0 when pwrite wrote nothing without an error (no progress: it is
- *  not retried, so a stalled file system cannot make the I/O thread spin). */
-int fwdioi_pwrite_all(int fd, const uint8_t *buf, uint64_t len, uint64_t offset,
-                      uint64_t *failed_at);
 
 #endif

@@ -12,6 +12,7 @@
 #include "storage/syscall.h"
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/types.h>
@@ -47,5 +48,16 @@ int fwdioi_sys_fsync_dir(const char *dir);
  */
 double fwdioi_sys_first_failure(void);
 void fwdioi_sys_failure_reset(void);
+
+/** Read all of [offset, offset + len) of fd into buf, retrying EINTR and
+ *  short reads. Returns 0, or -1 with errno set and *failed_at the offset
+ *  that could not be read; errno is 0 when the file ended first. */
+int fwdioi_pread_all(int fd, uint8_t *buf, uint64_t len, uint64_t offset, uint64_t *failed_at);
+/** Write all of buf to fd at offset, retrying EINTR and short writes. Returns 0,
+ *  or -1 with errno set and *failed_at the offset that could not be written;
+ *  errno is 0 when pwrite wrote nothing without an error (no progress: it is
+ *  not retried, so a stalled file system cannot make the I/O thread spin). */
+int fwdioi_pwrite_all(int fd, const uint8_t *buf, uint64_t len, uint64_t offset,
+                      uint64_t *failed_at);
 
 #endif
