@@ -760,9 +760,9 @@ typedef struct fwdio_options {
      * the local copies when every reader reaches them, else the target
      * (see fwdio_open_read, "Restart from the nearest copy").
      *
-     * Not in this version (later stages of the tier, said here so nobody
-     * counts on them): waiting for space, and the MPI-IO layer's use of the
-     * tier (its files are streams, which the tier leaves alone).
+     * Not in this version (a later stage of the tier, said here so nobody
+     * counts on it): the MPI-IO layer's use of the tier (its files are
+     * streams, which the tier leaves alone).
      * (Checkpoint sets, fwdio_ckpt_*, use the tier: a version is complete
      * once drained, and found in the local stores before.) Streams
      * (FWDIO_SIZE_GROWS) ignore local_dir: they use the target path
@@ -793,15 +793,20 @@ typedef struct fwdio_options {
      * own), nor copies an earlier runtime left (not counted). A new
      * version of a path takes its old copy's place. A failed file's bytes
      * come back when it is freed. A writer whose
-     * bytes do not fit, or whose local store has less free space than they
-     * need (statvfs at the open), writes that file straight to the target
+     * bytes do not fit waits for room while drains in flight can make it,
+     * at most fwdio_config_t.local_wait_ms (default 10 s; see there: only
+     * that writer's open waits, and only when the file is no larger than
+     * local_capacity and the node's files not yet drained hold enough).
+     * A writer whose bytes still do not fit, or whose local store has less
+     * free space than they need (statvfs at the open; nothing waits for
+     * that), writes that file straight to the target
      * path instead (to its temporary with atomic_replace), made durable
      * before complete: the file still completes and drains, that writer's
      * part already at the target (the limit: a file larger than what
-     * eviction can free, or than local_capacity). A store that fills after
+     * eviction can free once the files in flight are drained, or than
+     * local_capacity). A store that fills after
      * the check (another program writing there) moves that writer's file
-     * to the target (see local_dir): never a lost checkpoint. Nothing waits
-     * for space in this version. Without local_capacity kept copies are bounded by
+     * to the target (see local_dir): never a lost checkpoint. Without local_capacity kept copies are bounded by
      * the free-space check only (and replaced by their path's next
      * version; every new path adds one: on /dev/shm, which is memory, set
      * local_capacity). Key local_capacity, environment
