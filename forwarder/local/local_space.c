@@ -126,8 +126,10 @@ int fwdioi_local_room_wait(fwdio_file_t *f, struct fwdioi_storage_job *job, uint
 void fwdioi_local_room_changed(struct fwdio_runtime *o)
 {
     FWDIOI_ASSERT_PROGRESS();
-    if (!TAILQ_EMPTY(&o->local_waiting))
-        o->local_wait_next = 0; /* the next tick tries them */
+    if (TAILQ_EMPTY(&o->local_waiting))
+        return;
+    o->local_wait_next = 0; /* the next tick tries them, */
+    fwdioi_rt_kick(o->engine); /* which comes soon */
 }
 
 /* Try one waiting writer: 1 when its wait is over. */
