@@ -107,7 +107,7 @@ static void open_locally(fwdio_file_t *f, fwdioi_storage_job_t *job, uint64_t by
 }
 
 /* The wait for room is over (local_space.h): the local file, or the
- * target as the job already says. */
+ * target as the job already says (progress thread). */
 static void room_resolved(fwdio_file_t *f, fwdioi_storage_job_t *job, int taken)
 {
     FWDIOI_ASSERT_PROGRESS();
@@ -343,8 +343,9 @@ int fwdioi_local_session_done(fwdio_file_t *f, const fwdioi_errinfo_t *final, MP
     FWDIOI_ASSERT_PROGRESS();
     struct fwdioi_local *l = f->local;
     if (!l || f->reading || final->status != FWDIO_OK || f->s.outcome.aborted || *comm == MPI_COMM_NULL) {
-        /* no drain: its bytes (a failed file's, back when it is freed)
-         * wait for none, nor do writers waiting for room */
+        /* no drain: the writer's bytes (a failed file's, given back when
+         * it is freed) never become a drained copy, so writers waiting
+         * for room stop counting on them */
         fwdioi_local_pending_end(f);
         return 0;
     }

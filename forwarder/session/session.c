@@ -1119,9 +1119,10 @@ int fwdioi_session_poll(void *runtime, int *active)
      * requests, which the runtime polls anyway; storage completions, tasks
      * and the area's entries wake the thread. An open file with nothing in
      * flight costs a tick every FWDIOI_SLOW_TICK_US, for its watchdog, and
-     * so do idle chunks of the area until they are given back. */
-    /* writers waiting for room in the local store: another rank of the
-     * node may free it, which nothing announces (local_space.h) */
+     * so do idle chunks of the area until they are given back; writers
+     * waiting for room in the local store (local_space.h), which another
+     * rank of the node may free unannounced, a tick every
+     * FWDIOI_WAIT_TICK_US. */
     int room_waiting = fwdioi_local_room_poll(owner);
     if (probing || combining || area_waiting || *active)
         *active = FWDIOI_POLL_SOON;

@@ -74,6 +74,9 @@
  *              still runs); with local_wait 0.2 s and a drain of ~1.5 s
  *              the second file goes to the target after waiting 0.2 s
  *              (no local file, the first drain still running), bytes right;
+ *              fwdio_finalize right after closing and freeing a file whose
+ *              writers wait: it returns once that file waited, completed
+ *              locally and drained, bytes right;
  *   fullstore  (own runtime) a local store without room for the last
  *              writer's file (FWDIO_FAULT statvfs, or with --store DIR a
  *              small tmpfs mounted there, tests/mpi/local/local_tmpfs.sh): that
@@ -915,6 +918,41 @@ static int wait_main(void)
     fwdio_file_free(f1);
     fwdio_file_free(f2);
     TC_EXPECT(fwdio_finalize(rt), FWDIO_OK, "fwdio_finalize");
+
+    /* finalize while the second file's writers wait for room: the drain
+     * they wait for ends, they open locally, and everything completes */
+    tc_phase("wait: fwdio_finalize while a writer waits");
+    rt = wait_runtime(0);
+    tc_path(d1, sizeof d1, "local-fin-1");
+    tc_path(d2, sizeof d2, "local-fin-2");
+    tc_path(p1, sizeof p1, "fin-1.dat");
+    tc_path(p2, sizeof p2, "fin-2.dat");
+    f1 = tier_file(rt, p1, d1, room, 2 << 20, 151, &c1, &n);
+    fwdio_file_free(f1); /* its drain goes on */
+    static cbs_t late; /* the callbacks run after the handle is freed */
+    fwdio_options_t o;
+    tier_options(&o, d2);
+    o.local_capacity = room;
+    fwdio_callbacks_t cb = callbacks(&late);
+    TC_EXPECT(fwdio_open(rt, p2, FILE_SIZE, &o, &cb, &f2), FWDIO_OK, "fwdio_open");
+    write_share(f2, 152);
+    TC_EXPECT(fwdio_close(f2), FWDIO_OK, "fwdio_close");
+    fwdio_file_free(f2);
+    TC_EXPECT(fwdio_finalize(rt), FWDIO_OK, "fwdio_finalize");
+    TC_CHECK(atomic_load(&late.complete_status) == FWDIO_OK &&
+                 atomic_load(&late.drained_count) == 1 &&
+                 atomic_load(&late.drained_status) == FWDIO_OK,
+             "the waiting file after finalize: complete %s, drained %d (%s)",
+             fwdio_strerror(atomic_load(&late.complete_status)),
+             atomic_load(&late.drained_count),
+             fwdio_strerror(atomic_load(&late.drained_status)));
+    MPI_Barrier(MPI_COMM_WORLD);
+    n = tc_rank == 0 ? local_files(d2, 1) : 0;
+    MPI_Bcast(&n, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    TC_CHECK(n == writers, "%d local files of the file that waited, expected %d", n, writers);
+    TC_CHECK(tc_verify_full(MPI_COMM_WORLD, p1, FILE_SIZE, 151) == 0, "first file (finalize)");
+    TC_CHECK(tc_verify_full(MPI_COMM_WORLD, p2, FILE_SIZE, 152) == 0, "second file (finalize)");
+    MPI_Barrier(MPI_COMM_WORLD);
     return 0;
 }
 
