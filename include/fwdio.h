@@ -448,12 +448,14 @@ typedef struct fwdio_config {
      *  file would fit once their drains end and their copies can be evicted;
      *  a file that could never fit, or finds nothing in flight to wait
      *  for, goes to the target at once, and so does one still waiting when
-     *  the limit passes (logged at FWDIO_VERBOSE with the time it waited).
+     *  the limit passes (logged at FWDIO_VERBOSE=2 with the time it waited).
      *  The wait holds only that writer's open: the application's calls,
      *  the file's other writers and every other file go on (the file's
-     *  writes are held as for any file not ready yet, and its ready
-     *  callback comes once the writer opened), and the drains it waits for
-     *  run meanwhile. Waiting trades a later ready for a checkpoint
+     *  writes are held as for any file not ready yet, so a rank whose
+     *  staging_buffer fills with them blocks in fwdio_write until the wait
+     *  ends, and its ready callback comes once the writer opened), and the
+     *  drains it waits for run meanwhile. A wait longer than watchdog is
+     *  reported by the watchdog as an open not agreed. Waiting trades a later ready for a checkpoint
      *  complete at the local store's speed rather than the target's. A
      *  runtime setting rather than a file option: it is each writer's own
      *  policy (ranks may differ; it does not shape the plan, nothing
