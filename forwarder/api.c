@@ -158,6 +158,7 @@ int fwdio_init(MPI_Comm comm, const fwdio_config_t *cfg, fwdio_runtime_t **out)
     LIST_INIT(&rt->active);
     LIST_INIT(&rt->polled);
     LIST_INIT(&rt->draining);
+    TAILQ_INIT(&rt->local_waiting);
     TAILQ_INIT(&rt->combining);
     STAILQ_INIT(&rt->dups);
     rt->dup_next = rt->spare = MPI_COMM_NULL;

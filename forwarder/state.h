@@ -386,6 +386,10 @@ struct fwdio_runtime {
     /* progress: this rank's drained local copies kept for restarts,
      * oldest first (local/local_keep.c) */
     struct fwdioi_kept *kept;
+    /* progress: writers waiting for room in the local store, oldest first,
+     * and when the tick tries them next (local/local_space.c) */
+    TAILQ_HEAD(fwdioi_local_waiting, fwdioi_local) local_waiting;
+    double local_wait_next;
     /* progress: the active files by sequence number, and by the hash of
      * their path_key, each hash's value the first of its files in open
      * order (a ring through s.links.path_next; session.c, "one file per path") */

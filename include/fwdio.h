@@ -442,8 +442,35 @@ typedef struct fwdio_config {
      *  FWDIO_DEFAULT_NODE_BUFFER_IDLE. FWDIO_NODE_BUFFER_IDLE_KEEP ("off")
      *  keeps it until fwdio_finalize. */
     unsigned node_buffer_idle;
+    /** The node-local tier (fwdio_options_t.local_dir, local_capacity): the
+     *  most milliseconds a writer whose file does not fit local_capacity
+     *  waits for room before it writes that file straight to the target.
+     *  It waits only when the room can come: the file is no larger than
+     *  local_capacity (than its rank's share where the node-shared area is
+     *  off), and files of the node (of this rank where the area is off)
+     *  still being written or drained hold enough of the count that the
+     *  file would fit once their drains end and their copies can be evicted;
+     *  a file that could never fit, or finds nothing in flight to wait
+     *  for, goes to the target at once, and so does one still waiting when
+     *  the limit passes (logged at FWDIO_VERBOSE=2 with the time it waited).
+     *  The wait holds only that writer's open: the application's calls,
+     *  the file's other writers and every other file go on (the file's
+     *  writes are held as for any file not ready yet, so a rank whose
+     *  staging_buffer fills with them blocks in fwdio_write until the wait
+     *  ends, and its ready callback comes once the writer opened), and the
+     *  drains it waits for run meanwhile. A wait longer than watchdog is
+     *  reported by the watchdog as an open not agreed. Waiting trades a later ready for a checkpoint
+     *  complete at the local store's speed rather than the target's. A
+     *  runtime setting rather than a file option: it is each writer's own
+     *  policy (ranks may differ; it does not shape the plan, nothing
+     *  compares it) and fwdio_options_t has little room left. Key
+     *  local_wait, environment FWDIO_LOCAL_WAIT, in seconds ("10", "0.2")
+     *  or "0"/"off". 0: the environment, else FWDIO_DEFAULT_LOCAL_WAIT_MS;
+     *  FWDIO_LOCAL_WAIT_OFF never waits (a file that does not fit goes to
+     *  the target at once). */
+    uint64_t local_wait_ms;
     /** Room for fields of later versions: leave it zero. */
-    uint64_t reserved[4];
+    uint64_t reserved[3];
 } fwdio_config_t;
 
 /*
@@ -466,6 +493,7 @@ typedef struct fwdio_config {
 #define FWDIO_PIN_NODE_BUFFER ((uint64_t)1 << 12)     /**< fwdio_config_t.node_buffer */
 #define FWDIO_PIN_FILES_IN_FLIGHT ((uint64_t)1 << 13) /**< fwdio_config_t.files_in_flight */
 #define FWDIO_PIN_NODE_BUFFER_IDLE ((uint64_t)1 << 14) /**< fwdio_config_t.node_buffer_idle */
+#define FWDIO_PIN_LOCAL_WAIT ((uint64_t)1 << 15)      /**< fwdio_config_t.local_wait_ms */
 #define FWDIO_PIN_WRITE_SIZE ((uint64_t)1 << 32)       /**< fwdio_options_t.write_size */
 #define FWDIO_PIN_STRIPE_SIZE ((uint64_t)1 << 33)      /**< fwdio_options_t.stripe_size */
 #define FWDIO_PIN_WRITERS ((uint64_t)1 << 34)          /**< fwdio_options_t.writers */
@@ -506,6 +534,16 @@ typedef struct fwdio_config {
 /** fwdio_config_t.node_buffer_idle value ("off") that keeps a rank's part of
  *  the node-shared area committed until fwdio_finalize. */
 #define FWDIO_NODE_BUFFER_IDLE_KEEP 0xffffffffu
+
+/** Default local_wait_ms: 10 s. Long enough for the drain of an earlier
+ *  checkpoint of a few GiB per writer at a parallel file system's usual
+ *  0.5-1 GB/s per writer, after which the waiting file completes at the
+ *  local store's speed; short enough that a file that waits in vain is not
+ *  much later than one written straight to a slow target. */
+#define FWDIO_DEFAULT_LOCAL_WAIT_MS 10000u
+/** fwdio_config_t.local_wait_ms value ("0" or "off") that never waits for
+ *  room in the local store. */
+#define FWDIO_LOCAL_WAIT_OFF UINT64_MAX
 
 /** Default writer_buffer: 64 MiB, 16 write units of the default size; enough for
  *  a writer to receive the next units while the I/O thread writes the last
@@ -728,9 +766,9 @@ typedef struct fwdio_options {
      * the local copies when every reader reaches them, else the target
      * (see fwdio_open_read, "Restart from the nearest copy").
      *
-     * Not in this version (later stages of the tier, said here so nobody
-     * counts on them): waiting for space, and the MPI-IO layer's use of the
-     * tier (its files are streams, which the tier leaves alone).
+     * Not in this version (a later stage of the tier, said here so nobody
+     * counts on it): the MPI-IO layer's use of the tier (its files are
+     * streams, which the tier leaves alone).
      * (Checkpoint sets, fwdio_ckpt_*, use the tier: a version is complete
      * once drained, and found in the local stores before.) Streams
      * (FWDIO_SIZE_GROWS) ignore local_dir: they use the target path
@@ -761,15 +799,20 @@ typedef struct fwdio_options {
      * own), nor copies an earlier runtime left (not counted). A new
      * version of a path takes its old copy's place. A failed file's bytes
      * come back when it is freed. A writer whose
-     * bytes do not fit, or whose local store has less free space than they
-     * need (statvfs at the open), writes that file straight to the target
+     * bytes do not fit waits for room while drains in flight can make it,
+     * at most fwdio_config_t.local_wait_ms (default 10 s; see there: only
+     * that writer's open waits, and only when the file is no larger than
+     * local_capacity and the node's files not yet drained hold enough).
+     * A writer whose bytes still do not fit, or whose local store has less
+     * free space than they need (statvfs at the open; nothing waits for
+     * that), writes that file straight to the target
      * path instead (to its temporary with atomic_replace), made durable
      * before complete: the file still completes and drains, that writer's
      * part already at the target (the limit: a file larger than what
-     * eviction can free, or than local_capacity). A store that fills after
+     * eviction can free once the files in flight are drained, or than
+     * local_capacity). A store that fills after
      * the check (another program writing there) moves that writer's file
-     * to the target (see local_dir): never a lost checkpoint. Nothing waits
-     * for space in this version. Without local_capacity kept copies are bounded by
+     * to the target (see local_dir): never a lost checkpoint. Without local_capacity kept copies are bounded by
      * the free-space check only (and replaced by their path's next
      * version; every new path adds one: on /dev/shm, which is memory, set
      * local_capacity). Key local_capacity, environment

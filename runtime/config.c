@@ -87,6 +87,8 @@ int fwdioi_config_resolve(const fwdio_config_t *in, int ranks_on_node, fwdio_con
         out->files_in_flight = FWDIO_DEFAULT_FILES_IN_FLIGHT;
     if (out->node_buffer_idle == 0)
         out->node_buffer_idle = FWDIO_DEFAULT_NODE_BUFFER_IDLE;
+    if (out->local_wait_ms == 0)
+        out->local_wait_ms = FWDIO_DEFAULT_LOCAL_WAIT_MS;
     if (out->max_message_size == 0)
         out->max_message_size = (size_t)8 << 20;
     size_t cap = out->writer_buffer / 4;

@@ -32,7 +32,9 @@ int fwdioi_rt_on_progress_thread(void) { return on_progress_thread; }
  * client must poll for: no timer at all, or a slow one while the client
  * watches files (its watchdog); the next task, I/O completion or doorbell
  * wakes the loop. This keeps an idle runtime, and a file open with nothing
- * in flight, off the CPU it shares with the application.
+ * in flight, off the CPU it shares with the application. A client that
+ * waits for something no event announces (room in a store another process
+ * frees) asks for a tick every FWDIOI_WAIT_TICK_US instead.
  *
  * While an application thread waits and requests are in flight, the thread
  * polls again at once, yielding the CPU in between, for up to poll_spin_us
@@ -69,12 +71,12 @@ static void schedule_next_poll(fwdioi_engine_t *rt, int events, int client_activ
         rt->poll_interval_us = floor_us;
         return;
     }
-    if (!in_flight && client_active == FWDIOI_POLL_SLOW) {
+    if (!in_flight && (client_active == FWDIOI_POLL_SLOW || client_active == FWDIOI_POLL_TICK)) {
         rt->poll_interval_us = rt->cfg.poll_min_us;
         if (rt->poll_armed)
             evtimer_del(rt->poll_ev);
-        struct timeval tv = {.tv_sec = FWDIOI_SLOW_TICK_US / 1000000,
-                             .tv_usec = FWDIOI_SLOW_TICK_US % 1000000};
+        unsigned us = client_active == FWDIOI_POLL_TICK ? FWDIOI_WAIT_TICK_US : FWDIOI_SLOW_TICK_US;
+        struct timeval tv = {.tv_sec = us / 1000000, .tv_usec = us % 1000000};
         evtimer_add(rt->poll_ev, &tv);
         rt->poll_armed = 1;
         return;

@@ -76,11 +76,14 @@ typedef void (*fwdioi_req_cb_t)(void *arg, const MPI_Status *status);
  * needs the next tick: FWDIOI_POLL_NONE (with no request in flight either,
  * the loop sleeps until the next task, I/O completion or doorbell),
  * FWDIOI_POLL_SLOW (a tick every FWDIOI_SLOW_TICK_US is enough: a watchdog
- * that may have to report) or FWDIOI_POLL_SOON (poll, backing off up to
- * poll_max_us: work that only polls can find).
+ * that may have to report), FWDIOI_POLL_TICK (a tick every
+ * FWDIOI_WAIT_TICK_US: something waits for a change no event announces,
+ * such as room another process frees) or FWDIOI_POLL_SOON (poll, backing
+ * off up to poll_max_us: work that only polls can find).
  */
-enum { FWDIOI_POLL_NONE = 0, FWDIOI_POLL_SLOW = 1, FWDIOI_POLL_SOON = 2 };
+enum { FWDIOI_POLL_NONE = 0, FWDIOI_POLL_SLOW = 1, FWDIOI_POLL_SOON = 2, FWDIOI_POLL_TICK = 3 };
 #define FWDIOI_SLOW_TICK_US 250000u
+#define FWDIOI_WAIT_TICK_US 20000u
 typedef struct fwdioi_client {
     int (*poll)(void *arg, int *active);
     void *arg;

@@ -34,6 +34,7 @@
 #include "clock.h"
 #include "local/drain_io.h"
 #include "local/local_keep.h"
+#include "local/local_space.h"
 #include "log.h"
 #include "session/file_life.h"
 #include "storage/storage.h"
@@ -149,6 +150,7 @@ static void drain_job_done(fwdioi_io_job_t *io)
     case FWDIOI_DRAIN_KEEP:
         /* drained: the copy stays counted, kept until a new file of this
          * rank needs its room (local_keep.h) */
+        fwdioi_local_pending_end(f);
         if (l->reserved > 0 && removed) /* not kept after all (drain_io.c) */
             fwdioi_area_local_give(&f->owner->area, l->reserved);
         else if (l->reserved > 0)
@@ -637,6 +639,10 @@ static void drain_over(fwdio_file_t *f)
     f->drain_error = *e;
     memcpy(f->drain_text, text, sizeof text);
     fwdioi_rt_unlock(f->engine);
+    /* its bytes no longer wait for a drain: writers waiting for room
+     * (local_space.h) look again, the next file of this path too */
+    fwdioi_local_pending_end(f);
+    fwdioi_local_room_changed(f->owner);
     l->path_free(f);
     f->drained_call.run = run_drained;
     fwdioi_rt_deliver(f->engine, &f->drained_call);

@@ -132,6 +132,16 @@ int fwdioi_local_kept_evict(struct fwdio_runtime *o, uint64_t shortfall, uint64_
     return 1;
 }
 
+uint64_t fwdioi_local_kept_bytes(struct fwdio_runtime *o)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    const struct fwdioi_kept *k = o->kept;
+    uint64_t bytes = 0;
+    for (size_t i = 0; k && i < k->n; i++)
+        bytes += k->v[i].bytes;
+    return bytes;
+}
+
 void fwdioi_local_kept_free(struct fwdio_runtime *o)
 {
     struct fwdioi_kept *k = o->kept;

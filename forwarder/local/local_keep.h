@@ -32,6 +32,9 @@ void fwdioi_local_kept_forget(struct fwdio_runtime *o, const char *local_path);
  * evicted) (progress thread).
  */
 int fwdioi_local_kept_evict(struct fwdio_runtime *o, uint64_t shortfall, uint64_t *freed);
+/** The bytes of the count this rank's kept copies hold (progress
+ *  thread). */
+uint64_t fwdioi_local_kept_bytes(struct fwdio_runtime *o);
 /** Forget the list (fwdio_finalize, after the threads are joined): the files
  *  stay for a restart. */
 void fwdioi_local_kept_free(struct fwdio_runtime *o);

@@ -200,11 +200,21 @@ int64_t fwdioi_local_check_value(const fwdio_file_t *f)
     return (int64_t)fwdioi_hash(FWDIOI_HASH_INIT, f->local->pattern, strlen(f->local->pattern));
 }
 
+void fwdioi_local_pending_end(fwdio_file_t *f)
+{
+    struct fwdioi_local *l = f->local;
+    if (!l || l->pending == 0)
+        return;
+    fwdioi_area_local_pending(&f->owner->area, 0, l->pending);
+    l->pending = 0;
+}
+
 void fwdioi_local_space_free(fwdio_file_t *f)
 {
     struct fwdioi_local *l = f->local;
     if (!l)
         return;
+    fwdioi_local_pending_end(f);
     if (l->reserved > 0)
         fwdioi_area_local_give(&f->owner->area, l->reserved);
     l->reserved = 0;

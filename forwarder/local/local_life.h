@@ -35,6 +35,11 @@ int64_t fwdioi_local_check_value(const fwdio_file_t *f);
  *  (local_capacity): its local file is gone (the drain removed it), it
  *  writes to the target after all, or the file is released (any thread). */
 void fwdioi_local_space_free(fwdio_file_t *f);
+/** The writer's bytes are no longer those of a file not drained yet (its
+ *  drain is over, the session ended without one, or they go back):
+ *  taken off the node's count of them (fwdioi_area_local_pending); once
+ *  (any thread). */
+void fwdioi_local_pending_end(fwdio_file_t *f);
 /** The file's local_capacity (bytes per node; 0: none, or no tier). */
 uint64_t fwdioi_local_capacity(const fwdio_file_t *f);
 /** The file's local_copies (1 or 2; 0 without the tier): the open check's. */

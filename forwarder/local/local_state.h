@@ -4,6 +4,7 @@
 #define FWDIOI_LOCAL_STATE_H
 
 #include "local/local_index.h"
+#include "local/local_space.h"
 #include "local/local_tier.h"
 #include "agreement/agree.h"
 
@@ -20,6 +21,19 @@ struct fwdioi_local {
      * the bytes it took from the node's count (local_tier.c) */
     int direct;
     uint64_t reserved;
+    /* of `reserved`, the bytes counted as not drained yet in the node's
+     * count (fwdioi_area_local_pending), until the drain is over or the
+     * bytes go back (fwdioi_local_pending_end) */
+    uint64_t pending;
+    /* progress thread: the writer waits for room (local_space.c), in the
+     * runtime's `local_waiting`, its open job held: the bytes it needs,
+     * since when, and how the wait ends */
+    TAILQ_ENTRY(fwdioi_local) wait_link;
+    int waiting;
+    struct fwdioi_storage_job *wait_job;
+    uint64_t wait_bytes;
+    double wait_t0;
+    fwdioi_room_wait_t wait_then;
     /* the writer's failover to the target when its local store fails
      * (storage/failover.h; its jobs carry it); `went_to_target`: it did, and the
      * writer is direct from then on (progress thread, once its last job is

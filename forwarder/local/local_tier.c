@@ -10,9 +10,8 @@
 #include "local/local_life.h"
 #include "local/local_name.h"
 #include "local/local_record.h"
+#include "local/local_space.h"
 #include "log.h"
-#include "node/node_area.h"
-#include "plan/topology.h"
 #include "agreement/open_check.h"
 #include "storage/storage.h"
 #include "storage/sysio.h"
@@ -90,58 +89,11 @@ static fwdioi_failover_t *new_failover(const fwdio_file_t *f, const fwdioi_stora
                                job->size, job->sets_length, ranges, n);
 }
 
-void fwdioi_local_prepare_open(fwdio_file_t *f, fwdioi_storage_job_t *job)
+/* Point the writer's open job at its local file (emptied, directories
+ * made, a free-space check that falls back to the target). */
+static void open_locally(fwdio_file_t *f, fwdioi_storage_job_t *job, uint64_t bytes)
 {
-    FWDIOI_ASSERT_PROGRESS();
     struct fwdioi_local *l = f->local;
-    if (!l || !l->data_path || l->direct)
-        return;
-    /* the version id: the open's agreement keeps the largest of the
-     * writers' open times, the same in every writer's index (local_version.h) */
-    f->s.outcome.open_local.offset = (int64_t)l->created_ns;
-    uint64_t bytes = local_file_bytes(f);
-    /* the path's kept copy (an earlier version) is about to be overwritten */
-    fwdioi_local_kept_forget(f->owner, l->data_path);
-    if (l->capacity > 0) {
-        fwdioi_area_t *a = &f->owner->area;
-        int node_ranks = fwdioi_topology_node_ranks(&f->owner->topo, f->rank);
-        uint64_t share = l->capacity / (uint64_t)(node_ranks > 0 ? node_ranks : 1);
-        int taken = fwdioi_area_local_take(a, l->capacity, share, bytes) == 0;
-        /* Room from this rank's drained copies, oldest first (their files go
-         * on the ordered I/O thread, before this open): their bytes pass
-         * straight to this file, never through the node's count, where
-         * another rank's file could take them first (that rank's own copies
-         * then gone for nothing). As many as the file's bytes if this
-         * rank's copies hold that much, else as many as the shortfall. */
-        uint64_t used = 0, peak = 0, limit = a->enabled ? l->capacity : share;
-        fwdioi_area_local_usage(a, &used, &peak);
-        if (!taken && bytes <= limit) {
-            uint64_t shortfall = used > limit - bytes ? used - (limit - bytes) : 0, freed = 0;
-            if (!fwdioi_local_kept_evict(f->owner, bytes, &freed) && shortfall > 0)
-                fwdioi_local_kept_evict(f->owner, shortfall, &freed);
-            if (freed >= bytes) {
-                if (freed > bytes)
-                    fwdioi_area_local_give(a, freed - bytes);
-                taken = 1;
-            } else {
-                taken = fwdioi_area_local_take(a, l->capacity, share, bytes - freed) == 0;
-                if (!taken && freed > 0)
-                    fwdioi_area_local_give(a, freed); /* the copies are gone all the same */
-            }
-        }
-        if (!taken) {
-            fwdioi_area_local_usage(a, &used, &peak);
-            fwdioi_log(FWDIOI_LOG_INFO,
-                       "rank %d: %s: %llu bytes do not fit local_capacity (%llu used of %llu on "
-                       "the node%s): written straight to the target",
-                       f->rank, f->path, (unsigned long long)bytes, (unsigned long long)used,
-                       (unsigned long long)(a->enabled ? l->capacity : share),
-                       a->enabled ? "" : ", this rank's share");
-            l->direct = 1;
-            return;
-        }
-        l->reserved = bytes;
-    }
     l->failover = new_failover(f, job);
     job->fallback_path = job->path; /* the target, as the writer would open it */
     job->fallback_size = job->size;
@@ -152,6 +104,41 @@ void fwdioi_local_prepare_open(fwdio_file_t *f, fwdioi_storage_job_t *job)
     job->sets_length = 1;
     job->keeps_prefix = 0;
     job->make_dirs = 1;
+}
+
+/* The wait for room is over (local_space.h): the local file, or the
+ * target as the job already says (progress thread). */
+static void room_resolved(fwdio_file_t *f, fwdioi_storage_job_t *job, int taken)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    if (taken)
+        open_locally(f, job, f->local->reserved);
+    else
+        f->local->direct = 1;
+}
+
+int fwdioi_local_prepare_open(fwdio_file_t *f, fwdioi_storage_job_t *job,
+                              void (*go)(fwdio_file_t *f, fwdioi_storage_job_t *job, int run))
+{
+    FWDIOI_ASSERT_PROGRESS();
+    struct fwdioi_local *l = f->local;
+    if (!l || !l->data_path || l->direct)
+        return 0;
+    /* the version id: the open's agreement keeps the largest of the
+     * writers' open times, the same in every writer's index (local_version.h) */
+    f->s.outcome.open_local.offset = (int64_t)l->created_ns;
+    uint64_t bytes = local_file_bytes(f);
+    /* the path's kept copy (an earlier version) is about to be overwritten */
+    fwdioi_local_kept_forget(f->owner, l->data_path);
+    if (l->capacity > 0 && fwdioi_local_room_take(f, bytes) != 0) {
+        const fwdioi_room_wait_t then = {.resolved = room_resolved, .go = go};
+        if (fwdioi_local_room_wait(f, job, bytes, &then))
+            return 1; /* the job waits for room */
+        l->direct = 1;
+        return 0;
+    }
+    open_locally(f, job, bytes);
+    return 0;
 }
 
 void fwdioi_local_open_done(fwdio_file_t *f, const fwdioi_storage_job_t *job)
@@ -356,8 +343,13 @@ int fwdioi_local_session_done(fwdio_file_t *f, const fwdioi_errinfo_t *final, MP
 {
     FWDIOI_ASSERT_PROGRESS();
     struct fwdioi_local *l = f->local;
-    if (!l || f->reading || final->status != FWDIO_OK || f->s.outcome.aborted || *comm == MPI_COMM_NULL)
+    if (!l || f->reading || final->status != FWDIO_OK || f->s.outcome.aborted || *comm == MPI_COMM_NULL) {
+        /* no drain: the writer's bytes (a failed file's, given back when
+         * it is freed) never become a drained copy, so writers waiting
+         * for room stop counting on them */
+        fwdioi_local_pending_end(f);
         return 0;
+    }
     l->comm = *comm;
     *comm = MPI_COMM_NULL;
     l->path_free = path_free;

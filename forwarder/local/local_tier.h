@@ -34,10 +34,17 @@ const char *fwdioi_local_data_path(const fwdio_file_t *f);
  * its index) from the node's count (local_capacity, node/node_area.h) and
  * point the job at the local file (emptied, its directories made), with a
  * free-space check that falls back to the target (storage.h, need_free);
- * bytes that do not fit the count leave the job on the target: the writer
- * writes this file straight there (progress thread).
+ * returns 0: the caller submits the job. Bytes that do not fit the count
+ * wait for room when drains in flight can make it (local_space.h,
+ * config.local_wait_ms): returns 1, the job held, and go(f, job, 1) later
+ * submits it (pointed at the local file, or at the target once the wait
+ * ends without room), or go(f, job, 0) when the file aborted meanwhile
+ * (nothing opened). Bytes that cannot wait leave the job on the target at
+ * once (0): the writer writes this file straight there (progress thread).
  */
-void fwdioi_local_prepare_open(fwdio_file_t *f, struct fwdioi_storage_job *job);
+int fwdioi_local_prepare_open(fwdio_file_t *f, struct fwdioi_storage_job *job,
+                              void (*go)(fwdio_file_t *f, struct fwdioi_storage_job *job,
+                                         int run));
 /**
  * The writer's failover to the target, which its WRITE and FINISH jobs of
  * the file carry (storage.h): a local pwrite or fdatasync that fails

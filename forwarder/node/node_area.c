@@ -36,6 +36,7 @@ typedef struct seg_header {
     uint64_t magic, nlocal, ring_cap, heap_off, heap_size, node_budget;
     _Atomic uint64_t node_committed, node_peak;
     _Atomic uint64_t local_used, local_peak;
+    _Atomic uint64_t local_pending; /* of local_used: files not drained yet */
 } seg_header_t;
 
 _Static_assert(sizeof(seg_header_t) <= SEG_HEADER, "the rings start at byte SEG_HEADER");
@@ -213,6 +214,7 @@ static int create_own(fwdioi_area_t *a, const char *prefix)
     atomic_init(&h->node_peak, 0);
     atomic_init(&h->local_used, 0);
     atomic_init(&h->local_peak, 0);
+    atomic_init(&h->local_pending, 0);
     return 0;
 }
 
@@ -588,4 +590,21 @@ void fwdioi_area_local_usage(fwdioi_area_t *a, uint64_t *used, uint64_t *peak)
     const seg_header_t *h = node_header(a);
     *used = atomic_load_explicit(&h->local_used, memory_order_relaxed);
     *peak = atomic_load_explicit(&h->local_peak, memory_order_relaxed);
+}
+
+void fwdioi_area_local_pending(fwdioi_area_t *a, uint64_t add, uint64_t sub)
+{
+    _Atomic uint64_t *pending =
+        a->enabled ? &node_header(a)->local_pending : &a->local_alone_pending;
+    if (add)
+        atomic_fetch_add_explicit(pending, add, memory_order_relaxed);
+    if (sub)
+        atomic_fetch_sub_explicit(pending, sub, memory_order_relaxed);
+}
+
+uint64_t fwdioi_area_local_pending_now(fwdioi_area_t *a)
+{
+    const _Atomic uint64_t *pending =
+        a->enabled ? &node_header(a)->local_pending : &a->local_alone_pending;
+    return atomic_load_explicit(pending, memory_order_relaxed);
 }

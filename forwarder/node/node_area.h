@@ -96,6 +96,7 @@ typedef struct fwdioi_area {
     /* the node-local tier's bytes of this rank while the area is off
      * (fwdioi_area_local_take) */
     _Atomic uint64_t local_alone;
+    _Atomic uint64_t local_alone_pending; /* of it: files not drained yet */
 } fwdioi_area_t;
 
 /**
@@ -162,6 +163,17 @@ int fwdioi_area_local_take(fwdioi_area_t *a, uint64_t capacity, uint64_t share,
 void fwdioi_area_local_give(fwdioi_area_t *a, uint64_t len);
 /** The tier's bytes on the node now and at most (peak 0 without the area). */
 void fwdioi_area_local_usage(fwdioi_area_t *a, uint64_t *used, uint64_t *peak);
+
+/**
+ * The part of the tier's count held by files not drained yet (being written
+ * or draining; node-wide, or this rank's without the area): a writer adds
+ * its file's bytes when it takes them and takes them off when its drain is
+ * over or they are given back. A writer waiting for room (local_capacity)
+ * learns from it whether drains may still free some. Any thread.
+ */
+void fwdioi_area_local_pending(fwdioi_area_t *a, uint64_t add, uint64_t sub);
+/** The count's bytes of files not drained yet, now. Any thread. */
+uint64_t fwdioi_area_local_pending_now(fwdioi_area_t *a);
 
 /** Offset within this rank's segment of p (inside its heap), or UINT64_MAX. */
 uint64_t fwdioi_area_own_offset(const fwdioi_area_t *a, const void *p, uint64_t len);

@@ -41,6 +41,7 @@
 #include "session/file_life.h"
 #include "local/local_life.h"
 #include "local/local_restart.h"
+#include "local/local_space.h"
 #include "local/local_tier.h"
 #include "log.h"
 #include "read/requester.h"
@@ -1287,9 +1288,15 @@ int fwdioi_session_poll(void *runtime, int *active)
      * requests, which the runtime polls anyway; storage completions, tasks
      * and the area's entries wake the thread. An open file with nothing in
      * flight costs a tick every FWDIOI_SLOW_TICK_US, for its watchdog, and
-     * so do idle chunks of the area until they are given back. */
+     * so do idle chunks of the area until they are given back; writers
+     * waiting for room in the local store (local_space.h), which another
+     * rank of the node may free unannounced, a tick every
+     * FWDIOI_WAIT_TICK_US. */
+    int room_waiting = fwdioi_local_room_poll(owner);
     if (probing || combining || area_waiting || *active)
         *active = FWDIOI_POLL_SOON;
+    else if (room_waiting)
+        *active = FWDIOI_POLL_TICK;
     else if (!LIST_EMPTY(&owner->active) && cfg->watchdog != FWDIO_WATCHDOG_OFF)
         *active = FWDIOI_POLL_SLOW; /* the watchdog may have to report a file */
     else if (owner->area_idle_held)

@@ -20,7 +20,19 @@
  * means "not set"). */
 /* K_STRING: a const char * field pointing at the value (the environment's,
  * the file's for the runtime's life, a hint's kept: keep_hint_string). */
-typedef enum { K_SIZE, K_SIZE_OFF, K_INT, K_SECONDS, K_BOOL, K_CHOICE, K_LIST, K_STRING } key_kind_t;
+/* K_WAIT_MS: seconds with a fraction ("0.2"), or "0"/"off"
+ * (FWDIO_LOCAL_WAIT_OFF), kept in a uint64_t field of milliseconds. */
+typedef enum {
+    K_SIZE,
+    K_SIZE_OFF,
+    K_INT,
+    K_SECONDS,
+    K_WAIT_MS,
+    K_BOOL,
+    K_CHOICE,
+    K_LIST,
+    K_STRING
+} key_kind_t;
 typedef enum { S_CONFIG, S_OPTIONS } key_scope_t;
 
 static const char *const callback_modes[] = {"poll", "progress", NULL};
@@ -60,6 +72,7 @@ static const setting_t keys[] = {
     CFG("node_buffer", K_SIZE_OFF, node_buffer, NULL, FWDIO_PIN_NODE_BUFFER),
     CFG("files_in_flight", K_INT, files_in_flight, NULL, FWDIO_PIN_FILES_IN_FLIGHT),
     CFG("node_buffer_idle", K_SECONDS, node_buffer_idle, NULL, FWDIO_PIN_NODE_BUFFER_IDLE),
+    CFG("local_wait", K_WAIT_MS, local_wait_ms, NULL, FWDIO_PIN_LOCAL_WAIT),
     OPT("write_size", K_SIZE, write_size, NULL, FWDIO_PIN_WRITE_SIZE),
     OPT("stripe_size", K_SIZE, stripe_size, NULL, FWDIO_PIN_STRIPE_SIZE),
     OPT("writers", K_INT, writers, NULL, FWDIO_PIN_WRITERS),
@@ -123,6 +136,24 @@ static int parse_nonneg_int(const char *v, int *out)
     if (errno || end == v || *end || n < 0 || n > 1 << 30)
         return -1;
     *out = (int)n;
+    return 0;
+}
+
+/* Seconds, with a fraction ("10", "0.2"), at most a day, into
+ * milliseconds rounded up; 0 is FWDIO_LOCAL_WAIT_OFF. 0, or -1. */
+static int parse_millis(const char *v, uint64_t *out)
+{
+    errno = 0;
+    char *end;
+    double s = strtod(v, &end);
+    while (isspace((unsigned char)*end))
+        end++;
+    if (errno || end == v || *end || !(s >= 0) || s > 86400)
+        return -1;
+    uint64_t ms = (uint64_t)(s * 1000.0);
+    if ((double)ms < s * 1000.0)
+        ms++;
+    *out = ms == 0 ? FWDIO_LOCAL_WAIT_OFF : ms;
     return 0;
 }
 
@@ -202,6 +233,13 @@ static int store(const setting_t *k, const char *value, void *base, int **list)
         memcpy(field, &secs, sizeof secs);
         return 0;
     }
+    case K_WAIT_MS: { /* seconds, with a fraction, or 0 / "off" */
+        uint64_t ms = FWDIO_LOCAL_WAIT_OFF;
+        if (strcmp(value, "off") && parse_millis(value, &ms) != 0)
+            return -1;
+        memcpy(field, &ms, sizeof ms);
+        return 0;
+    }
     case K_BOOL:
         if (strcmp(value, "0") && strcmp(value, "1"))
             return -1;
@@ -262,6 +300,7 @@ static void describe_choices(const setting_t *k, char *out, size_t len)
     case K_SIZE_OFF: snprintf(out, len, "a size in bytes, e.g. 256K, or 0 or off"); return;
     case K_INT: snprintf(out, len, "a whole number >= 0"); return;
     case K_SECONDS: snprintf(out, len, "seconds (a whole number) or off"); return;
+    case K_WAIT_MS: snprintf(out, len, "seconds (e.g. 10 or 0.2), or 0 or off"); return;
     case K_BOOL: snprintf(out, len, "0 or 1"); return;
     case K_LIST: snprintf(out, len, "ranks separated by commas, e.g. 0,4,8"); return;
     case K_STRING: snprintf(out, len, "a directory"); return;
@@ -711,16 +750,20 @@ void fwdioi_settings_print_config(const fwdio_config_t *c, FILE *out)
     char idle[16] = "off";
     if (c->node_buffer_idle != FWDIO_NODE_BUFFER_IDLE_KEEP)
         snprintf(idle, sizeof idle, "%u", c->node_buffer_idle);
+    char wait[32] = "off";
+    if (c->local_wait_ms != FWDIO_LOCAL_WAIT_OFF)
+        snprintf(wait, sizeof wait, "%.3f", (double)c->local_wait_ms / 1000.0);
     fprintf(out,
             "fwdio: config: callback_mode=%s poll_min_us=%u poll_max_us=%u poll_background_us=%u "
             "poll_spin_us=%u%s max_message_size=%zu writer_buffer=%zu staging_buffer=%zu io_inline=%d watchdog=%u "
-            "combine_size=%zu%s shared_buffer=%zu%s node_buffer=%zu%s node_buffer_idle=%s\n",
+            "combine_size=%zu%s shared_buffer=%zu%s node_buffer=%zu%s node_buffer_idle=%s "
+            "local_wait=%s\n",
             callback_modes[c->callback_mode], c->poll_min_us, c->poll_max_us,
             c->poll_background_us, c->poll_spin_us, c->poll_spin_us == 0 ? " (auto)" : c->poll_spin_us == 1 ? " (off)" : "",
             c->max_message_size, c->writer_buffer, c->staging_buffer,
             c->io_inline, c->watchdog, c->combine_size, c->combine_size <= 1 ? " (off)" : "", c->shared_buffer,
             c->shared_buffer <= 1 ? " (off)" : "", c->node_buffer,
-            c->node_buffer <= 1 ? " (off)" : "", idle);
+            c->node_buffer <= 1 ? " (off)" : "", idle, wait);
 }
 
 /* ---- the public struct helpers ---- */

@@ -20,7 +20,7 @@
 #include "refuse.h"
 
 /** More than there are keys of both structs. */
-enum { FWDIOI_SETTINGS_MAX_KEYS = 32 };
+enum { FWDIOI_SETTINGS_MAX_KEYS = 40 };
 
 /** The FWDIO_CONFIG file as rank 0 read it (key/value pairs), and what the
  *  ranks agreed about their environments at fwdio_init. */

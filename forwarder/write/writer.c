@@ -815,6 +815,18 @@ static void on_open_done(fwdioi_storage_job_t *job)
     fwdioi_outcome_opened(f);
 }
 
+/* The open job the node-local tier held while the writer waited for room:
+ * run it, or (the file aborted meanwhile) end it unrun, which opened
+ * nothing (progress thread). */
+static void open_go(fwdio_file_t *f, fwdioi_storage_job_t *job, int run)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    if (run)
+        fwdioi_rt_io_submit(f->engine, &job->io);
+    else
+        job->io.done(&job->io);
+}
+
 void fwdioi_writer_open(fwdio_file_t *f)
 {
     FWDIOI_ASSERT_PROGRESS();
@@ -838,9 +850,11 @@ void fwdioi_writer_open(fwdio_file_t *f)
     job->size = f->stream ? f->opts.append_start : f->size; /* a stream grows from there */
     job->sets_length = f->my_writer == 0 && !f->opts.keep_contents;
     job->keeps_prefix = f->stream; /* its first append_start bytes stay */
-    fwdioi_local_prepare_open(f, job); /* the node-local tier: a file of its own */
+    /* counted from now: a job held while the writer waits for room in the
+     * local store keeps an aborted file from ending before it lets go */
     f->s.io_pending++;
-    fwdioi_rt_io_submit(f->engine, &job->io);
+    if (fwdioi_local_prepare_open(f, job, open_go) == 0) /* the node-local tier */
+        fwdioi_rt_io_submit(f->engine, &job->io);
 }
 
 /* ---- the writer's state, and what other modules may ask of it ---- */

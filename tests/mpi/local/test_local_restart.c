@@ -29,7 +29,8 @@
  *              needs room (A, B, C: A's copy goes; D: B's), a restart of D
  *              reads its copy, of A the target; two files still draining
  *              (a drain cap) hold the room and are never evicted: a third
- *              is written straight to the target, all bytes right;
+ *              is written straight to the target (local_wait off), all
+ *              bytes right;
  *   hosts      (under local_hosts.sh: every rank on a fake host of its
  *              own, "h<rank % 2>", so local_dir "%h" is a directory per
  *              host): 2 writers on h0 and h1; readers on h0 and h1 reach
@@ -529,6 +530,15 @@ int main(int argc, char **argv)
         case_broken(rt, p2, dir, 'c', 33);
     }
     if (!only || !strcmp(only, "evict")) {
+        /* local_wait off: a file that does not fit goes to the target at
+         * once, so G shows that draining copies are never evicted for it
+         * (waiting for them is test_local_tier's case "wait") */
+        TC_EXPECT(fwdio_finalize(rt), FWDIO_OK, "fwdio_finalize");
+        fwdio_config_t cfg;
+        fwdio_config_init(&cfg);
+        cfg.callback_mode = FWDIO_CALLBACKS_ON_PROGRESS;
+        cfg.local_wait_ms = FWDIO_LOCAL_WAIT_OFF;
+        rt = tc_start_runtime_with(MPI_COMM_WORLD, &cfg);
         char edir[PATH_MAX];
         tc_path(edir, sizeof edir, "local-evict");
         case_evict(rt, edir);

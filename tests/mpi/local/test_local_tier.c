@@ -58,11 +58,25 @@
  *              file's writer share sends each writer straight to the
  *              target (no local file at completion); with room for one
  *              file, a second file opened while the first drains (capped)
- *              goes straight to the target, and a third, after that drain,
+ *              goes straight to the target (local_wait off: the case
+ *              runs on a runtime of its own), and a third, after that drain,
  *              is local again (the drained copy, kept, evicted for it:
  *              the still draining first file was not); every file's bytes
  *              right at the target; ranks that pass different capacities
  *              fail with FWDIO_EINVAL naming local_capacity;
+ *   wait       (own runtimes; only with --case) local_capacity with room
+ *              for one file, the default local_wait (10 s): a second file
+ *              opened while the first drains (capped, ~0.75 s) waits for
+ *              that drain and completes in the local store (the first's
+ *              copies evicted for it, its drain over by then), every byte
+ *              right; a file larger than local_capacity opened meanwhile
+ *              goes to the target at once (complete while that drain
+ *              still runs); with local_wait 0.2 s and a drain of ~1.5 s
+ *              the second file goes to the target after waiting 0.2 s
+ *              (no local file, the first drain still running), bytes right;
+ *              fwdio_finalize right after closing and freeing a file whose
+ *              writers wait: it returns once that file waited, completed
+ *              locally and drained, bytes right;
  *   fullstore  (own runtime) a local store without room for the last
  *              writer's file (FWDIO_FAULT statvfs, or with --store DIR a
  *              small tmpfs mounted there, tests/mpi/local/local_tmpfs.sh): that
@@ -801,6 +815,147 @@ static void case_capacity(fwdio_runtime_t *rt)
     tc_expect_disagreement(rt, path, FILE_SIZE, &o, "local_capacity");
 }
 
+/* ---- wait: a file that does not fit waits for room, up to local_wait ---- */
+
+/* A runtime with local_wait `ms` (0: the default). */
+static fwdio_runtime_t *wait_runtime(uint64_t ms)
+{
+    fwdio_config_t cfg;
+    fwdio_config_init(&cfg);
+    cfg.callback_mode = g_mode;
+    cfg.local_wait_ms = ms;
+    return tc_start_runtime_with(MPI_COMM_WORLD, &cfg);
+}
+
+/* Whether f's drain is over on every rank (-1: the ranks disagree). */
+static int drained_everywhere(fwdio_file_t *f)
+{
+    int done = -1;
+    TC_EXPECT(fwdio_drain_test(f, &done), FWDIO_OK, "fwdio_drain_test");
+    return tc_all_same(MPI_COMM_WORLD, done) ? done : -1;
+}
+
+static int wait_main(void)
+{
+    const uint64_t room = 4 << 20; /* one file (~3 MiB of writers' files), not two */
+    int writers = tc_size > 1 ? 2 : 1, n = -1;
+    char d1[4096], d2[4096], d3[4096], p1[4096], p2[4096], p3[4096];
+    cbs_t c1, c2, c3;
+
+    tc_phase("wait: the second file waits for the first's drain");
+    fwdio_runtime_t *rt = wait_runtime(0); /* the default: 10 s */
+    tc_path(d1, sizeof d1, "local-wait-1");
+    tc_path(d2, sizeof d2, "local-wait-2");
+    tc_path(d3, sizeof d3, "local-wait-big");
+    tc_path(p1, sizeof p1, "wait-1.dat");
+    tc_path(p2, sizeof p2, "wait-2.dat");
+    tc_path(p3, sizeof p3, "wait-big.dat");
+    fwdio_file_t *f1 = tier_file(rt, p1, d1, room, 2 << 20, 131, &c1, &n); /* drains ~0.75 s */
+    TC_CHECK(n == writers, "%d local files of the first file, expected %d", n, writers);
+    /* larger than local_capacity: can never fit, so it does not wait */
+    double t0 = MPI_Wtime();
+    fwdio_file_t *f3 = tier_file(rt, p3, d3, 1 << 20, 0, 133, &c3, &n);
+    double big = MPI_Wtime() - t0;
+    TC_CHECK(n == 0, "%d local files of a file larger than local_capacity", n);
+    int over = drained_everywhere(f1);
+    if (over == 0)
+        TC_CHECK(big < 5.0, "the file larger than local_capacity took %.3f s", big);
+    else
+        tc_note("the first drain ended before the large file completed (a slow machine): "
+                "its no-wait check skipped");
+    t0 = MPI_Wtime();
+    fwdio_file_t *f2 = tier_file(rt, p2, d2, room, 0, 132, &c2, &n);
+    double waited = MPI_Wtime() - t0;
+    TC_CHECK(n == writers, "%d local files of the second file, expected %d: it should have "
+             "waited for the first drain and completed locally", n, writers);
+    TC_CHECK(drained_everywhere(f1) == 1, "the second file completed locally before the first "
+             "was drained");
+    n = tc_rank == 0 ? local_files(d1, 0) : 0;
+    MPI_Bcast(&n, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    TC_CHECK(n == 0, "%d local copies of the first file left: evicted for the second", n);
+    TC_CHECK(waited < 9.0, "the second file took %.3f s, near local_wait", waited);
+    TC_EXPECT(fwdio_drain_wait(f1), FWDIO_OK, "fwdio_drain_wait (first)");
+    TC_EXPECT(fwdio_drain_wait(f2), FWDIO_OK, "fwdio_drain_wait (second)");
+    TC_EXPECT(fwdio_drain_wait(f3), FWDIO_OK, "fwdio_drain_wait (large)");
+    MPI_Barrier(MPI_COMM_WORLD);
+    TC_CHECK(tc_verify_full(MPI_COMM_WORLD, p1, FILE_SIZE, 131) == 0, "first file");
+    TC_CHECK(tc_verify_full(MPI_COMM_WORLD, p2, FILE_SIZE, 132) == 0, "second file");
+    TC_CHECK(tc_verify_full(MPI_COMM_WORLD, p3, FILE_SIZE, 133) == 0, "large file");
+    TC_CHECK(tc_rank != 0 || undrained_files(d2) == 0,
+             "the second file's copies not marked drained");
+    MPI_Barrier(MPI_COMM_WORLD);
+    fwdio_file_free(f1);
+    fwdio_file_free(f2);
+    fwdio_file_free(f3);
+    TC_EXPECT(fwdio_finalize(rt), FWDIO_OK, "fwdio_finalize");
+
+    tc_phase("wait: the limit passes");
+    rt = wait_runtime(200);
+    tc_path(d1, sizeof d1, "local-limit-1");
+    tc_path(d2, sizeof d2, "local-limit-2");
+    tc_path(p1, sizeof p1, "limit-1.dat");
+    tc_path(p2, sizeof p2, "limit-2.dat");
+    f1 = tier_file(rt, p1, d1, room, 1 << 20, 141, &c1, &n); /* drains ~1.5 s */
+    TC_CHECK(n == writers, "%d local files of the first file, expected %d", n, writers);
+    t0 = MPI_Wtime();
+    f2 = tier_file(rt, p2, d2, room, 0, 142, &c2, &n);
+    waited = MPI_Wtime() - t0;
+    over = drained_everywhere(f1);
+    if (over == 0) {
+        TC_CHECK(n == 0, "%d local files of the second file: local_wait passed, it belongs at "
+                 "the target", n);
+        TC_CHECK(waited >= 0.2, "the second file completed in %.3f s: it did not wait", waited);
+    } else {
+        tc_note("the first drain ended before the second file completed (a slow machine): "
+                "the limit's checks skipped");
+    }
+    TC_EXPECT(fwdio_drain_wait(f1), FWDIO_OK, "fwdio_drain_wait (first)");
+    TC_EXPECT(fwdio_drain_wait(f2), FWDIO_OK, "fwdio_drain_wait (second)");
+    MPI_Barrier(MPI_COMM_WORLD);
+    TC_CHECK(tc_verify_full(MPI_COMM_WORLD, p1, FILE_SIZE, 141) == 0, "first file");
+    TC_CHECK(tc_verify_full(MPI_COMM_WORLD, p2, FILE_SIZE, 142) == 0, "second file");
+    MPI_Barrier(MPI_COMM_WORLD);
+    fwdio_file_free(f1);
+    fwdio_file_free(f2);
+    TC_EXPECT(fwdio_finalize(rt), FWDIO_OK, "fwdio_finalize");
+
+    /* finalize while the second file's writers wait for room: the drain
+     * they wait for ends, they open locally, and everything completes */
+    tc_phase("wait: fwdio_finalize while a writer waits");
+    rt = wait_runtime(0);
+    tc_path(d1, sizeof d1, "local-fin-1");
+    tc_path(d2, sizeof d2, "local-fin-2");
+    tc_path(p1, sizeof p1, "fin-1.dat");
+    tc_path(p2, sizeof p2, "fin-2.dat");
+    f1 = tier_file(rt, p1, d1, room, 2 << 20, 151, &c1, &n);
+    fwdio_file_free(f1); /* its drain goes on */
+    static cbs_t late; /* the callbacks run after the handle is freed */
+    fwdio_options_t o;
+    tier_options(&o, d2);
+    o.local_capacity = room;
+    fwdio_callbacks_t cb = callbacks(&late);
+    TC_EXPECT(fwdio_open(rt, p2, FILE_SIZE, &o, &cb, &f2), FWDIO_OK, "fwdio_open");
+    write_share(f2, 152);
+    TC_EXPECT(fwdio_close(f2), FWDIO_OK, "fwdio_close");
+    fwdio_file_free(f2);
+    TC_EXPECT(fwdio_finalize(rt), FWDIO_OK, "fwdio_finalize");
+    TC_CHECK(atomic_load(&late.complete_status) == FWDIO_OK &&
+                 atomic_load(&late.drained_count) == 1 &&
+                 atomic_load(&late.drained_status) == FWDIO_OK,
+             "the waiting file after finalize: complete %s, drained %d (%s)",
+             fwdio_strerror(atomic_load(&late.complete_status)),
+             atomic_load(&late.drained_count),
+             fwdio_strerror(atomic_load(&late.drained_status)));
+    MPI_Barrier(MPI_COMM_WORLD);
+    n = tc_rank == 0 ? local_files(d2, 1) : 0;
+    MPI_Bcast(&n, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    TC_CHECK(n == writers, "%d local files of the file that waited, expected %d", n, writers);
+    TC_CHECK(tc_verify_full(MPI_COMM_WORLD, p1, FILE_SIZE, 151) == 0, "first file (finalize)");
+    TC_CHECK(tc_verify_full(MPI_COMM_WORLD, p2, FILE_SIZE, 152) == 0, "second file (finalize)");
+    MPI_Barrier(MPI_COMM_WORLD);
+    return 0;
+}
+
 /* ---- fullstore: a local store without room ---- */
 
 static const char *g_store;
@@ -943,8 +1098,13 @@ int main(int argc, char **argv)
         case_mismatch(rt);
     if (!only || !strcmp(only, "baddir"))
         case_baddir(rt);
-    if (!only || !strcmp(only, "capacity"))
+    if (!only || !strcmp(only, "capacity")) {
+        /* local_wait off: the file that does not fit goes to the target at
+         * once (case "wait" waits) */
+        TC_EXPECT(fwdio_finalize(rt), FWDIO_OK, "fwdio_finalize");
+        rt = wait_runtime(FWDIO_LOCAL_WAIT_OFF);
         case_capacity(rt);
+    }
     TC_EXPECT(fwdio_finalize(rt), FWDIO_OK, "fwdio_finalize");
     if (!only || !strcmp(only, "drainfail"))
         drain_fail_main();
@@ -956,6 +1116,8 @@ int main(int argc, char **argv)
         tmpfs_full_main();
     if (only && !strcmp(only, "agreefault"))
         agree_fault_main();
+    if (only && !strcmp(only, "wait"))
+        wait_main();
     if (!only || !strcmp(only, "fullstore"))
         full_store_main();
     if (!only || !strcmp(only, "finalize"))

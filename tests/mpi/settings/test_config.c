@@ -241,7 +241,7 @@ static void section_pinned(void)
         fwdio_config_init(&cfg);
         TC_CHECK(cfg.combine_size == 0 && cfg.pinned == 0 && cfg.shared_buffer == 0 &&
                      cfg.poll_background_us == 0 && cfg.poll_spin_us == 0 && cfg.node_buffer == 0 && cfg.files_in_flight == 0 &&
-                     cfg.node_buffer_idle == 0 && cfg.reserved[3] == 0,
+                     cfg.node_buffer_idle == 0 && cfg.local_wait_ms == 0 && cfg.reserved[2] == 0,
                  "fwdio_config_init left fields set");
         cfg.pinned = cases[i].pinned;
         fwdio_runtime_t *rt = tc_start_runtime_with(MPI_COMM_WORLD, &cfg);
@@ -408,8 +408,8 @@ static void section_refusals(void)
     cfg.callback_mode = (fwdio_callback_mode_t)7;
     TC_EXPECT(fwdio_init(MPI_COMM_WORLD, &cfg, &rt), FWDIO_EINVAL, "callback_mode 7");
     fwdio_config_init(&cfg);
-    cfg.reserved[3] = 1;
-    TC_EXPECT(fwdio_init(MPI_COMM_WORLD, &cfg, &rt), FWDIO_EINVAL, "reserved[3] = 1");
+    cfg.reserved[2] = 1;
+    TC_EXPECT(fwdio_init(MPI_COMM_WORLD, &cfg, &rt), FWDIO_EINVAL, "reserved[2] = 1");
     fwdio_config_init(&cfg);
     cfg.poll_spin_us = 100001;
     TC_EXPECT(fwdio_init(MPI_COMM_WORLD, &cfg, &rt), FWDIO_EINVAL, "poll_spin_us = 100001");
@@ -417,7 +417,7 @@ static void section_refusals(void)
     expect_said("code config", text, -1, "max_message_size 100 (set in code) is out of range", "");
     expect_said("code config", text, -1, "callback_mode 7 (set in code) is not a callback mode",
                 "");
-    expect_said("code config", text, -1, "fwdio_config_t.reserved[3] is not 0", "");
+    expect_said("code config", text, -1, "fwdio_config_t.reserved[2] is not 0", "");
     expect_said("code config", text, -1, "poll_spin_us 100001 (set in code) is out of range", "");
     if (tc_rank > 0)
         expect_said("code config", text, -1, mine, "");

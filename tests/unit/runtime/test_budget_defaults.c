@@ -109,6 +109,14 @@ int main(void)
     set = none;
     set.shared_buffer = 40 * MiB;
     set.combine_size = 64 << 10;
+    /* local_wait: 0 is the default, off stays off, a value stands */
+    expect_u64("default local_wait_ms", resolved(none, 4).local_wait_ms,
+               FWDIO_DEFAULT_LOCAL_WAIT_MS);
+    set.local_wait_ms = FWDIO_LOCAL_WAIT_OFF;
+    expect_u64("local_wait off", resolved(set, 4).local_wait_ms, FWDIO_LOCAL_WAIT_OFF);
+    set.local_wait_ms = 200;
+    expect_u64("local_wait 0.2 s", resolved(set, 4).local_wait_ms, 200);
+    set.local_wait_ms = 0;
     fwdio_config_t c = resolved(set, 128);
     expect_u64("explicit shared_buffer", c.shared_buffer, 40 * MiB);
     expect_u64("explicit combine_size", c.combine_size, 64 << 10);

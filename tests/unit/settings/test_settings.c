@@ -38,6 +38,7 @@ static void clear_env(void)
     unsetenv("FWDIO_WRITER_BUFFER");
     unsetenv("FWDIO_WATCHDOG");
     unsetenv("FWDIO_NODE_BUFFER_IDLE");
+    unsetenv("FWDIO_LOCAL_WAIT");
 }
 
 /* Apply to `opts` with the refusal's text, if any, into `text`. */
@@ -161,6 +162,25 @@ static void test_config(void)
     CHECK(cfg.node_buffer_idle == 2);
     unsetenv("FWDIO_NODE_BUFFER_IDLE");
 
+    /* local_wait: seconds with a fraction into local_wait_ms (rounded up),
+     * 0 or off never waits; the code's value stands over the environment's */
+    static const struct {
+        const char *v;
+        uint64_t ms;
+    } waits[] = {{"10", 10000}, {"0.2", 200}, {"0.0001", 1}, {"off", FWDIO_LOCAL_WAIT_OFF},
+                 {"0", FWDIO_LOCAL_WAIT_OFF}};
+    for (size_t i = 0; i < sizeof waits / sizeof waits[0]; i++) {
+        setenv("FWDIO_LOCAL_WAIT", waits[i].v, 1);
+        fwdio_config_init(&cfg);
+        CHECK(fwdioi_settings_apply_config(NULL, &cfg, -1) == FWDIO_OK);
+        CHECK(cfg.local_wait_ms == waits[i].ms);
+    }
+    fwdio_config_init(&cfg);
+    cfg.local_wait_ms = 300;
+    CHECK(fwdioi_settings_apply_config(NULL, &cfg, -1) == FWDIO_OK);
+    CHECK(cfg.local_wait_ms == 300);
+    unsetenv("FWDIO_LOCAL_WAIT");
+
     /* refused: stderr (fwdioi_report) into a file for the check */
     setenv("FWDIO_WATCHDOG", "soon", 1);
     fflush(stderr);
@@ -180,6 +200,28 @@ static void test_config(void)
     fclose(err);
     CHECK(rc == FWDIO_EINVAL);
     CHECK(strstr(text, "FWDIO_WATCHDOG") && strstr(text, "soon") && strstr(text, "seconds"));
+    unsetenv("FWDIO_WATCHDOG");
+    /* a wait that is not a number of seconds, or a negative one */
+    static const char *const bad_waits[] = {"soon", "-1", "1e9", "2s"};
+    for (size_t i = 0; i < sizeof bad_waits / sizeof bad_waits[0]; i++) {
+        setenv("FWDIO_LOCAL_WAIT", bad_waits[i], 1);
+        fwdio_config_init(&cfg);
+        fflush(stderr);
+        saved = dup(STDERR_FILENO);
+        err = tmpfile();
+        if (saved < 0 || !err || dup2(fileno(err), STDERR_FILENO) < 0)
+            abort();
+        rc = fwdioi_settings_apply_config(NULL, &cfg, -1);
+        fflush(stderr);
+        dup2(saved, STDERR_FILENO);
+        close(saved);
+        rewind(err);
+        n = fread(text, 1, sizeof text - 1, err);
+        text[n] = '\0';
+        fclose(err);
+        CHECK(rc == FWDIO_EINVAL);
+        CHECK(strstr(text, "FWDIO_LOCAL_WAIT") && strstr(text, "seconds"));
+    }
     clear_env();
 }
 

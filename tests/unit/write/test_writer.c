@@ -585,10 +585,13 @@ int fwdioi_local_defers_commit(const fwdio_file_t *f)
     return 0;
 }
 
-void fwdioi_local_prepare_open(fwdio_file_t *f, struct fwdioi_storage_job *job)
+int fwdioi_local_prepare_open(fwdio_file_t *f, struct fwdioi_storage_job *job,
+                              void (*go)(fwdio_file_t *f, struct fwdioi_storage_job *job, int run))
 {
     (void)f;
     (void)job;
+    (void)go;
+    return 0;
 }
 
 void fwdioi_local_open_done(fwdio_file_t *f, const struct fwdioi_storage_job *job)
