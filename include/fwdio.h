@@ -37,15 +37,15 @@
  *
  * MPI failures. fwdio's communicators return MPI errors instead of calling
  * the application's error handler, and every MPI call is checked. One that
- * fails in a file's session (an agreement, the communicator duplication, a
- * send, probe or receive) ends that file with FWDIO_EMPI on this rank; the
+ * fails in a file's session (an agreement, the choice or duplication of its
+ * communicator, a send, probe or receive) ends that file with FWDIO_EMPI on this rank; the
  * rank tells the others with a small message, and they give up the file's
  * collectives and complete it with the same status, so no rank waits for
  * ever. fwdio_file_error() names the call, the rank and the MPI error
  * ("MPI_Iallreduce (final status) failed on rank 1 for /x/y: MPI_ERR_OTHER:
  * ..."). A send that fails to start only loses its bytes: the file fails
  * through the usual final agreement. Other files go on, except after a failed
- * communicator duplication, which leaves the runtime's communicator out of
+ * choice or duplication of a file's communicator, which leaves the runtime's communicator out of
  * step between ranks: every later file of that runtime then fails with
  * FWDIO_EMPI at once, and fwdio_finalize() still returns. A writer checks every
  * piece it receives against its own plan before it touches memory; a piece
@@ -252,8 +252,8 @@ typedef enum fwdio_callback_mode {
  * still match across ranks, and fwdio_finalize() waits for that background
  * part. So a refused call counts as that rank's call for the file: retrying
  * it with other options opens the next file. A refusal on every rank alike
- * returns at once too; it costs a communicator duplication and one
- * reduction on the progress thread, since no rank can know alone that the
+ * returns at once too; it costs the choice of a communicator (a kept one, or
+ * a duplication) and one reduction on the progress thread, since no rank can know alone that the
  * others refused as well. Only a call with no runtime (`rt` NULL), from the
  * progress thread (FWDIO_ECONTEXT) or after MPI_Finalize takes no place.
  */
