@@ -47,8 +47,13 @@ static void free_file(mpiio_file_t *f)
     mpiio_copies_free(&f->copies);
     if (f->direct_fd >= 0)
         close(f->direct_fd);
-    if (f->comm != MPI_COMM_NULL) /* kept for a later file of the group */
-        mpiio_comms_give_back(f->rt, f->comm_slot, &f->comm);
+    /* Kept for a later file of the group when the file ended well: after a
+     * failure (an agreement of the layer's that failed in MPI among them)
+     * its communicator may be out of step between ranks, so it is freed and
+     * its slot never offered again here (the core's rule, comm_pool.h). */
+    if (f->comm != MPI_COMM_NULL)
+        mpiio_comms_give_back(f->rt, f->error_code == MPI_SUCCESS ? f->comm_slot : -1,
+                              &f->comm);
     mpiio_view_free(&f->view);
     free(f->path);
     free(f);
