@@ -812,7 +812,12 @@ typedef struct fwdio_options {
      * eviction can free once the files in flight are drained, or than
      * local_capacity). A store that fills after
      * the check (another program writing there) moves that writer's file
-     * to the target (see local_dir): never a lost checkpoint. Without local_capacity kept copies are bounded by
+     * to the target (see local_dir): never a lost checkpoint. With
+     * local_copies 2 the partner copies a rank keeps are counted too, from
+     * the copying until the drain removes them (evicting that rank's
+     * drained copies as a writer does); one that does not fit is not kept,
+     * never waited for (the file completes with that writer's own copy
+     * alone until it is drained, as with a full store; logged). Without local_capacity kept copies are bounded by
      * the free-space check only (and replaced by their path's next
      * version; every new path adds one: on /dev/shm, which is memory, set
      * local_capacity). Key local_capacity, environment

@@ -141,6 +141,7 @@ static void drain_job_done(fwdioi_io_job_t *io)
     case FWDIOI_DRAIN_CHECK: /* its own done: check_done */
         return;
     case FWDIOI_DRAIN_REMOVE: /* the partner copies gone: this rank's own copy is kept */
+        fwdioi_local_partner_room_give(f, l->partner_bytes);
         if (l->data_path && !l->direct) {
             submit(f, FWDIOI_DRAIN_KEEP);
             return;

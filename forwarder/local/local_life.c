@@ -161,6 +161,9 @@ void fwdioi_local_free(fwdio_file_t *f)
     if (!l)
         return;
     fwdioi_local_space_free(f); /* a failed file's, or a failed drain's, kept copy */
+    if (l->partner_bytes > 0) /* partner copies a failed drain left */
+        fwdioi_area_local_give(&f->owner->area, l->partner_bytes);
+    l->partner_bytes = 0;
     free(l->pattern);
     free(l->dir);
     free(l->data_path);

@@ -28,9 +28,10 @@ static uint64_t limit_of(const fwdio_file_t *f)
     return f->owner->area.enabled ? f->local->capacity : share_of(f);
 }
 
-int fwdioi_local_room_take(fwdio_file_t *f, uint64_t bytes)
+/* Take `bytes` of the node's count, evicting this rank's drained copies
+ * when that makes room: 0, or -1 (nothing taken). */
+static int take_room(fwdio_file_t *f, uint64_t bytes)
 {
-    FWDIOI_ASSERT_PROGRESS();
     struct fwdioi_local *l = f->local;
     fwdioi_area_t *a = &f->owner->area;
     uint64_t share = share_of(f), limit = limit_of(f);
@@ -57,12 +58,57 @@ int fwdioi_local_room_take(fwdio_file_t *f, uint64_t bytes)
                 fwdioi_area_local_give(a, freed); /* the copies are gone all the same */
         }
     }
-    if (!taken)
+    return taken ? 0 : -1;
+}
+
+int fwdioi_local_room_take(fwdio_file_t *f, uint64_t bytes)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    struct fwdioi_local *l = f->local;
+    if (take_room(f, bytes) != 0)
         return -1;
     l->reserved = bytes;
-    l->pending = bytes;
-    fwdioi_area_local_pending(a, bytes, 0);
+    l->pending += bytes;
+    fwdioi_area_local_pending(&f->owner->area, bytes, 0);
     return 0;
+}
+
+int fwdioi_local_partner_room_take(fwdio_file_t *f, uint64_t bytes)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    struct fwdioi_local *l = f->local;
+    if (l->capacity == 0)
+        return 0; /* nothing is counted without local_capacity */
+    if (take_room(f, bytes) != 0) {
+        uint64_t used = 0, peak = 0;
+        fwdioi_area_local_usage(&f->owner->area, &used, &peak);
+        fwdioi_log(FWDIOI_LOG_WARN,
+                   "rank %d: %s: a partner copy of %llu bytes does not fit local_capacity "
+                   "(%llu used of %llu on the node%s): not kept, the file completes with one "
+                   "copy of that writer's units until it is drained",
+                   f->rank, f->path, (unsigned long long)bytes, (unsigned long long)used,
+                   (unsigned long long)limit_of(f),
+                   f->owner->area.enabled ? "" : ", this rank's share");
+        return -1;
+    }
+    l->partner_bytes += bytes;
+    l->pending += bytes;
+    fwdioi_area_local_pending(&f->owner->area, bytes, 0);
+    return 0;
+}
+
+void fwdioi_local_partner_room_give(fwdio_file_t *f, uint64_t bytes)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    struct fwdioi_local *l = f->local;
+    if (bytes == 0 || bytes > l->partner_bytes)
+        return;
+    uint64_t undrained = bytes < l->pending ? bytes : l->pending;
+    fwdioi_area_local_pending(&f->owner->area, 0, undrained);
+    l->pending -= undrained;
+    fwdioi_area_local_give(&f->owner->area, bytes);
+    l->partner_bytes -= bytes;
+    fwdioi_local_room_changed(f->owner);
 }
 
 /* The choice for f's file now (local_room.h). */

@@ -26,6 +26,23 @@ struct fwdioi_storage_job; /* storage/storage.h */
  */
 int fwdioi_local_room_take(fwdio_file_t *f, uint64_t bytes);
 
+/**
+ * local_copies 2: this rank is about to keep a partner copy of `bytes`
+ * (another writer's units and index) in its local store. With
+ * local_capacity, take them from the node's count as a writer's file
+ * would (evicting this rank's drained copies when that makes room) and
+ * count them as not drained yet, in f's `partner_bytes`, until the drain
+ * removed the partner copies or the file is freed; 0 when taken (or
+ * nothing is counted: no local_capacity). -1: no room (logged): the copy
+ * is not kept, never waited for, since the file's completion waits for
+ * the copies (progress thread).
+ */
+int fwdioi_local_partner_room_take(fwdio_file_t *f, uint64_t bytes);
+/** Give back `bytes` of the partner copies' room: the copy they were
+ *  taken for was not kept after all, or the drain removed it (progress
+ *  thread). */
+void fwdioi_local_partner_room_give(fwdio_file_t *f, uint64_t bytes);
+
 /** What the waiting ends with: `resolved(f, job, taken)` (the tier points
  *  the job at the local file, or leaves it on the target), then
  *  `go(f, job, 1)` submits it; a file aborted meanwhile gets `go(f, job,

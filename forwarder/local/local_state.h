@@ -25,6 +25,11 @@ struct fwdioi_local {
      * count (fwdioi_area_local_pending), until the drain is over or the
      * bytes go back (fwdioi_local_pending_end) */
     uint64_t pending;
+    /* local_copies 2: the bytes of the node's count the partner copies
+     * this rank keeps hold (fwdioi_local_partner_room_take), until the
+     * drain removes them or the file is freed (also in `pending` until the
+     * drain is over) */
+    uint64_t partner_bytes;
     /* progress thread: the writer waits for room (local_space.c), in the
      * runtime's `local_waiting`, its open job held: the bytes it needs,
      * since when, and how the wait ends */
@@ -109,6 +114,9 @@ void fwdioi_drain_start(fwdio_file_t *f);
 /** The target bytes writer `w` holds, as runs of adjacent stripes (`*n` of
  *  them; malloc'ed, NULL without memory) (any thread). */
 fwdioi_local_run_t *fwdioi_local_writer_runs(const fwdioi_plan_t *p, int w, size_t *n);
+/** Bytes writer `w`'s local file takes in a local store: its units, and
+ *  its index rounded up to a block (0 without memory) (any thread). */
+uint64_t fwdioi_local_file_bytes(const fwdio_file_t *f, int w);
 /** Writer `w`'s index (local_index.h) with `created_ns`, encoded into a
  *  malloc'ed buffer of *len bytes; NULL without memory (any thread). */
 uint8_t *fwdioi_local_index_of(const fwdio_file_t *f, int w, uint64_t created_ns, size_t *len);
@@ -130,6 +138,7 @@ struct fwdioi_replica {
     int one_copy; /* failed jobs of partner copies this rank could not write
                      (the file completes with the writer's copy alone) */
     uint64_t in_pos, in_total, in_len;
+    uint64_t in_room; /* of the local space, what the copy being kept took */
     uint8_t *in_buf;
     size_t in_cap, in_index_len;
     fwdioi_local_run_t *in_runs;

@@ -54,12 +54,10 @@ const char *fwdioi_local_data_path(const fwdio_file_t *f)
 /* ---- local space: local_capacity, the free-space check ---- */
 
 
-/* Bytes writer `w`'s local file takes: its units, and its index rounded up
- * to a block (0 without memory: then nothing is counted). */
-static uint64_t local_file_bytes(const fwdio_file_t *f)
+uint64_t fwdioi_local_file_bytes(const fwdio_file_t *f, int w)
 {
     size_t n = 0;
-    fwdioi_local_run_t *runs = fwdioi_local_writer_runs(&f->plan, f->my_writer, &n);
+    fwdioi_local_run_t *runs = fwdioi_local_writer_runs(&f->plan, w, &n);
     if (!runs)
         return 0;
     fwdioi_local_index_t ix = {.path = f->path_key, .nruns = n, .runs = runs};
@@ -127,7 +125,7 @@ int fwdioi_local_prepare_open(fwdio_file_t *f, fwdioi_storage_job_t *job,
     /* the version id: the open's agreement keeps the largest of the
      * writers' open times, the same in every writer's index (local_version.h) */
     f->s.outcome.open_local.offset = (int64_t)l->created_ns;
-    uint64_t bytes = local_file_bytes(f);
+    uint64_t bytes = fwdioi_local_file_bytes(f, f->my_writer);
     /* the path's kept copy (an earlier version) is about to be overwritten */
     fwdioi_local_kept_forget(f->owner, l->data_path);
     if (l->capacity > 0 && fwdioi_local_room_take(f, bytes) != 0) {

@@ -31,6 +31,7 @@
 #include "local/local_state.h"
 
 #include "local/local_life.h"
+#include "local/local_space.h"
 #include "local/drain_io.h"
 #include "log.h"
 #include "agreement/agreements.h"
@@ -367,6 +368,10 @@ static void job_done(fwdioi_io_job_t *io)
         }
         /* fall through */
     case IN_CLOSE:
+        if (step == IN_CLOSE) { /* the copy is not kept: its room goes back */
+            fwdioi_local_partner_room_give(f, r->in_room);
+            r->in_room = 0;
+        }
         r->in_fd = -1;
         r->in_k++;
         next_kept(f);
@@ -396,6 +401,18 @@ static void next_kept(fwdio_file_t *f)
     r->in_failed = 0;
     for (size_t i = 0; i < r->in_nruns; i++)
         r->in_total += r->in_runs[i].len;
+    /* local_capacity counts the copy as it counts a writer's file; a copy
+     * without room is received all the same (the writer's sends end) and
+     * not kept, as one the store cannot hold */
+    uint64_t bytes = fwdioi_local_file_bytes(f, w);
+    r->in_room = 0;
+    if (fwdioi_local_partner_room_take(f, bytes) != 0) {
+        r->in_failed = 1;
+        r->one_copy++;
+        in_post(f);
+        return;
+    }
+    r->in_room = l->capacity > 0 ? bytes : 0;
     submit(f, IN_OPEN, l->kept_paths[r->in_k], -1, NULL, 0, NULL, 0, 0);
 }
 

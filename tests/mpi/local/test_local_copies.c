@@ -34,6 +34,10 @@
  *             share: each writer writes straight to the target and tells
  *             its partner so (nothing kept); complete and drained OK, the
  *             bytes right, no local file left;
+ *   capacity  local_copies 2 with local_capacity: 1.25 MiB per node holds
+ *             the node's two writers' own files but no partner copy (none
+ *             kept; complete and drained OK, bytes right), 2.25 MiB holds
+ *             both (every partner copy kept);
  *   copyfail  (own runtime; FWDIO_FAULT: the pwrites of the partner copy
  *             rank 4 keeps fail with ENOSPC, its store full; so does the
  *             last writer's second pwrite into its own local file)
@@ -602,6 +606,65 @@ static void case_direct(fwdio_runtime_t *rt)
     fwdio_file_free(f);
 }
 
+/* ---- capacity: partner copies counted in local_capacity ---- */
+
+/* One file with local_copies 2 and local_capacity `capacity`: complete and
+ * drained OK, the bytes right; `pairs` partner copies at completion. */
+static void copies_within(fwdio_runtime_t *rt, const char *name, uint64_t capacity, int pairs,
+                          uint64_t seed)
+{
+    char base[4096], dir[4096 + 8], path[4096 + 8];
+    tc_path(base, sizeof base, name);
+    snprintf(dir, sizeof dir, "%s/%%h", base);
+    snprintf(path, sizeof path, "%s.dat", base);
+    fwdio_options_t o;
+    tier_options(&o, dir, 2);
+    o.local_capacity = capacity;
+    if (pairs > 0) /* ~1 s per writer's units: the copies outlive the check */
+        o.drain_bandwidth = 512 << 10;
+    cbs_t c;
+    fwdio_callbacks_t cb = callbacks(&c);
+    fwdio_file_t *f = NULL;
+    tc_phase(name);
+    TC_EXPECT(fwdio_open(rt, path, FILE_SIZE, &o, &cb, &f), FWDIO_OK, "fwdio_open");
+    write_share(f, seed);
+    TC_EXPECT(fwdio_close(f), FWDIO_OK, "fwdio_close");
+    TC_EXPECT(fwdio_wait(f), FWDIO_OK, "fwdio_wait");
+    int nw = nwriters();
+    if (tc_rank == 0) {
+        int partners = count_files(base, ".partner.fwdio-local");
+        int own = count_files(base, ".fwdio-local") - partners;
+        TC_CHECK(own == nw, "%s: %d writers' own files at completion, expected %d", name, own,
+                 nw);
+        int found = check_pairs(base);
+        TC_CHECK(found == pairs && partners == pairs,
+                 "%s: %d partner copies (%d matching their writer's) at completion with "
+                 "local_capacity %llu, expected %d", name, partners, found,
+                 (unsigned long long)capacity, pairs);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    TC_EXPECT(fwdio_drain_wait(f), FWDIO_OK, "fwdio_drain_wait");
+    MPI_Barrier(MPI_COMM_WORLD);
+    TC_CHECK(tc_verify_full(MPI_COMM_WORLD, path, FILE_SIZE, seed) == 0, "%s: drained bytes",
+             name);
+    TC_CHECK(tc_rank != 0 || count_files(base, ".partner.fwdio-local") == 0,
+             "%s: partner copies left after the drain", name);
+    MPI_Barrier(MPI_COMM_WORLD);
+    fwdio_file_free(f);
+}
+
+/* A node holds its two writers' files (~0.5 MiB each: units and index)
+ * and, with local_copies 2, the partner copies of two other writers:
+ * 1.25 MiB per node has room for the writers' own files only, so no
+ * partner copy is kept (the file completes with one copy, as with a full
+ * store); 2.25 MiB holds both (the first file's kept copies evicted for
+ * them). */
+static void case_capacity(fwdio_runtime_t *rt)
+{
+    copies_within(rt, "copies-cap-own", 5 * (256 << 10), 0, 971);
+    copies_within(rt, "copies-cap-both", 9 * (256 << 10), nwriters(), 972);
+}
+
 /* ---- copyfail: a partner copy that cannot be written: one copy ---- */
 
 static void case_copy_fail(void)
@@ -690,6 +753,8 @@ int main(int argc, char **argv)
         case_mismatch(rt);
     if (multi && (!only || !strcmp(only, "direct")))
         case_direct(rt);
+    if (multi && (!only || !strcmp(only, "capacity")))
+        case_capacity(rt);
     TC_EXPECT(fwdio_finalize(rt), FWDIO_OK, "fwdio_finalize");
     if (multi && tc_size > 4 && (!only || !strcmp(only, "copyfail")))
         case_copy_fail();
