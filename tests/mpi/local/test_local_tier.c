@@ -77,6 +77,14 @@
  *              fwdio_finalize right after closing and freeing a file whose
  *              writers wait: it returns once that file waited, completed
  *              locally and drained, bytes right;
+ *   waitabort  (own runtime; only with --case, under MPI_FAULTS_RULE failing
+ *              the non-writer rank's open agreement of the second file)
+ *              local_capacity with room for one file: the second file,
+ *              whose writers wait for the first's drain, aborts with
+ *              FWDIO_EMPI on every rank (one text), well before local_wait,
+ *              no local file of it; the first drains OK and a third file
+ *              fits locally (nothing of the aborted one stays counted);
+ *              bytes right;
  *   fullstore  (own runtime) a local store without room for the last
  *              writer's file (FWDIO_FAULT statvfs, or with --store DIR a
  *              small tmpfs mounted there, tests/mpi/local/local_tmpfs.sh): that
@@ -956,6 +964,71 @@ static int wait_main(void)
     return 0;
 }
 
+/* ---- waitabort: a file aborted while its writers wait for room ---- */
+
+/* Under MPI_FAULTS_RULE failing the non-writer rank's open agreement of the
+ * second file (its MPI_Iallreduce: the first file's check, open, close,
+ * final and drain status come before, then the second's check): the
+ * second file's writers are waiting for the first one's drain to make
+ * room, and the abort ends their wait without opening anything. */
+static int wait_abort_main(void)
+{
+    const uint64_t room = 4 << 20; /* one file, not two (as wait_main) */
+    int writers = tc_size > 1 ? 2 : 1, n = -1;
+    char d1[4096], d2[4096], d3[4096], p1[4096], p2[4096], p3[4096];
+    cbs_t c1, c3;
+    static cbs_t c2;
+    tc_phase("waitabort");
+    fwdio_runtime_t *rt = wait_runtime(0); /* the default: 10 s */
+    tc_path(d1, sizeof d1, "local-wabort-1");
+    tc_path(d2, sizeof d2, "local-wabort-2");
+    tc_path(d3, sizeof d3, "local-wabort-3");
+    tc_path(p1, sizeof p1, "wabort-1.dat");
+    tc_path(p2, sizeof p2, "wabort-2.dat");
+    tc_path(p3, sizeof p3, "wabort-3.dat");
+    fwdio_file_t *f1 = tier_file(rt, p1, d1, room, 2 << 20, 161, &c1, &n); /* drains ~0.75 s */
+    TC_CHECK(n == writers, "%d local files of the first file, expected %d", n, writers);
+    fwdio_options_t o;
+    tier_options(&o, d2);
+    o.local_capacity = room;
+    fwdio_callbacks_t cb = callbacks(&c2);
+    fwdio_file_t *f2 = NULL;
+    double t0 = MPI_Wtime();
+    TC_EXPECT(fwdio_open(rt, p2, FILE_SIZE, &o, &cb, &f2), FWDIO_OK, "fwdio_open (second)");
+    write_share_(f2, 162, 1);
+    TC_EXPECT(fwdio_close(f2), FWDIO_OK, "fwdio_close (second)");
+    TC_EXPECT(fwdio_wait(f2), FWDIO_EMPI, "fwdio_wait: the second file aborted while its "
+                                          "writers waited for room");
+    double took = MPI_Wtime() - t0;
+    expect_agreed_error(f2, FWDIO_EMPI, "MPI_Iallreduce");
+    TC_CHECK(tc_sum(MPI_COMM_WORLD, mpi_faults_fired()) == 1,
+             "MPI_FAULTS_RULE fired %ld times, expected once",
+             tc_sum(MPI_COMM_WORLD, mpi_faults_fired()));
+    TC_CHECK(drained_everywhere(f1) != -1, "the ranks disagree on the first drain");
+    TC_CHECK(took < 9.0, "the aborted file took %.3f s: its writers waited on", took);
+    MPI_Barrier(MPI_COMM_WORLD);
+    n = tc_rank == 0 ? local_files(d2, 0) : 0;
+    MPI_Bcast(&n, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    TC_CHECK(n == 0, "%d local files of the aborted file: its writers opened after all", n);
+    TC_EXPECT(fwdio_drain_wait(f1), FWDIO_OK, "fwdio_drain_wait (first)");
+    MPI_Barrier(MPI_COMM_WORLD);
+    TC_CHECK(tc_verify_full(MPI_COMM_WORLD, p1, FILE_SIZE, 161) == 0, "first file");
+    /* nothing of the aborted file stays counted: the next file fits (the
+     * first's drained copies evicted for it) */
+    fwdio_file_t *f3 = tier_file(rt, p3, d3, room, 0, 163, &c3, &n);
+    TC_CHECK(n == writers, "%d local files of the file after the aborted one, expected %d", n,
+             writers);
+    TC_EXPECT(fwdio_drain_wait(f3), FWDIO_OK, "fwdio_drain_wait (third)");
+    MPI_Barrier(MPI_COMM_WORLD);
+    TC_CHECK(tc_verify_full(MPI_COMM_WORLD, p3, FILE_SIZE, 163) == 0, "third file");
+    MPI_Barrier(MPI_COMM_WORLD);
+    fwdio_file_free(f1);
+    fwdio_file_free(f2);
+    fwdio_file_free(f3);
+    TC_EXPECT(fwdio_finalize(rt), FWDIO_OK, "fwdio_finalize");
+    return 0;
+}
+
 /* ---- fullstore: a local store without room ---- */
 
 static const char *g_store;
@@ -1118,6 +1191,8 @@ int main(int argc, char **argv)
         agree_fault_main();
     if (only && !strcmp(only, "wait"))
         wait_main();
+    if (only && !strcmp(only, "waitabort"))
+        wait_abort_main();
     if (!only || !strcmp(only, "fullstore"))
         full_store_main();
     if (!only || !strcmp(only, "finalize"))
