@@ -44,6 +44,7 @@
 #include <string.h>
 
 static void drain_agree(fwdio_file_t *f);
+static void open_next(fwdio_file_t *f);
 static void drain_over(fwdio_file_t *f);
 static void abort_continue(fwdio_file_t *f);
 static void on_commit_done(fwdioi_storage_job_t *job);
@@ -89,7 +90,9 @@ static void submit(fwdio_file_t *f, fwdioi_drain_step_t step)
     j->sync = (f->opts.durable || l->committer >= 0) && l->drain_local.status == FWDIO_OK;
     j->size = f->size;
     j->buf = l->buf;
-    j->next_stripe = l->next_stripe;
+    j->runs = l->runs;
+    j->nruns = l->nruns;
+    j->next_run = l->next_run;
     j->next_off = l->next_off;
     j->moved = l->moved;
     j->bandwidth = l->bandwidth;
@@ -112,7 +115,7 @@ static void drain_job_done(fwdioi_io_job_t *io)
                                 j->call);
     l->in_fd = j->in_fd;
     l->out_fd = j->out_fd;
-    l->next_stripe = j->next_stripe;
+    l->next_run = j->next_run;
     l->next_off = j->next_off;
     l->moved += j->copied;
     l->busy = 0;
@@ -124,16 +127,14 @@ static void drain_job_done(fwdioi_io_job_t *io)
     switch (step) {
     case FWDIOI_DRAIN_OPEN:
     case FWDIOI_DRAIN_COPY: {
-        int w = l->drain_writers[l->drain_at];
-        int more = l->next_stripe < fwdioi_plan_writer_stripes(&f->plan, w);
+        int more = l->next_run < l->nruns;
         submit(f, l->drain_local.status == FWDIO_OK && more ? FWDIOI_DRAIN_COPY : FWDIOI_DRAIN_CLOSE);
         return;
     }
     case FWDIOI_DRAIN_CLOSE:
         if (l->drain_local.status == FWDIO_OK && l->drain_at + 1 < l->ndrain) {
             l->drain_at++; /* the next writer's units this rank drains */
-            l->next_stripe = l->next_off = 0;
-            submit(f, FWDIOI_DRAIN_OPEN);
+            open_next(f);
             return;
         }
         drain_agree(f);
@@ -405,6 +406,23 @@ static void drain_agree(fwdio_file_t *f)
     start(f, FWDIOI_MPI_AGREE_DRAIN, &l->drain_local, &l->drain_agreed, on_drain_agreed);
 }
 
+/* Open the local file of drain_writers[drain_at], with the runs its units
+ * are (its stripes: a stream's writer has what it wrote). */
+static void open_next(fwdio_file_t *f)
+{
+    struct fwdioi_local *l = f->local;
+    int w = l->drain_writers[l->drain_at];
+    free(l->runs);
+    l->runs = fwdioi_local_runs_of(f, w, &l->nruns);
+    l->next_run = l->next_off = 0;
+    if (!l->runs) {
+        fwdioi_errinfo_set(&l->drain_local, FWDIO_ENOMEM, f->rank, 0, 0);
+        drain_agree(f);
+        return;
+    }
+    submit(f, FWDIOI_DRAIN_OPEN);
+}
+
 /* Copy the units of the writers in drain_writers (ndrain of them) to the
  * target, one writer after the other, then agree. */
 static void copy_assigned(fwdio_file_t *f)
@@ -421,7 +439,7 @@ static void copy_assigned(fwdio_file_t *f)
         return;
     }
     l->drain_at = 0;
-    submit(f, FWDIOI_DRAIN_OPEN);
+    open_next(f);
 }
 
 /* ---- partner copies (local_copies 2): which copy each writer's units
@@ -573,7 +591,7 @@ void fwdioi_drain_start(fwdio_file_t *f)
     l->drain_local = l->drain_agreed = l->commit_local = l->commit_agreed = FWDIOI_ERRINFO_OK;
     l->t0 = fwdioi_now();
     l->moved = 0;
-    l->next_stripe = l->next_off = 0;
+    l->next_run = l->next_off = 0;
     l->started = 1;
     if (l->aborted) { /* another rank's drain failed before this one began */
         abort_continue(f);

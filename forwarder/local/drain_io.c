@@ -59,15 +59,12 @@ static void pace(const fwdioi_drain_job_t *j, uint64_t moved)
 
 static void run_copy(fwdioi_drain_job_t *j)
 {
-    const fwdio_file_t *f = j->file;
-    const fwdioi_plan_t *p = &f->plan;
-    uint64_t nstripes = fwdioi_plan_writer_stripes(p, j->writer);
-    while (j->next_stripe < nstripes && j->copied < FWDIOI_DRAIN_CHUNK) {
-        uint64_t s = fwdioi_plan_writer_stripe_at(p, j->writer, j->next_stripe);
-        uint64_t start = s * p->stripe_size;
-        uint64_t end = start + p->stripe_size < p->size ? start + p->stripe_size : p->size;
-        uint64_t at = start + j->next_off;
-        uint64_t len = end > at ? (end - at < p->write_size ? end - at : p->write_size) : 0;
+    const uint64_t unit = j->file->plan.write_size;
+    while (j->next_run < j->nruns && j->copied < FWDIOI_DRAIN_CHUNK) {
+        const fwdioi_local_run_t *r = &j->runs[j->next_run];
+        uint64_t end = r->offset + r->len;
+        uint64_t at = r->offset + j->next_off;
+        uint64_t len = end > at ? (end - at < unit ? end - at : unit) : 0;
         uint64_t failed_at;
         if (len > 0 && fwdioi_pread_all(j->in_fd, j->buf, len, at, &failed_at) != 0) {
             if (errno == 0)
@@ -82,7 +79,7 @@ static void run_copy(fwdioi_drain_job_t *j)
         j->copied += len;
         j->next_off += len;
         if (at + len >= end) {
-            j->next_stripe++;
+            j->next_run++;
             j->next_off = 0;
         }
     }

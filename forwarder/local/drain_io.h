@@ -8,6 +8,7 @@
 #ifndef FWDIOI_DRAIN_IO_H
 #define FWDIOI_DRAIN_IO_H
 
+#include "local/local_index.h"
 #include "state.h"
 
 /* Bytes one COPY job moves at most (whole units; at least one): a job
@@ -48,7 +49,11 @@ typedef struct fwdioi_drain_job {
     int sets_length, sync;
     uint64_t size;
     uint8_t *buf;
-    uint64_t next_stripe, next_off, moved, bandwidth;
+    /* COPY: the target bytes the local file holds (its index's runs), and
+     * where the copy is: run next_run, next_off bytes into it */
+    const fwdioi_local_run_t *runs;
+    size_t nruns;
+    uint64_t next_run, next_off, moved, bandwidth;
     double t0;
     /* results */
     uint64_t copied;

@@ -176,6 +176,7 @@ void fwdioi_local_free(fwdio_file_t *f)
     free(l->avail);
     free(l->avail_in);
     free(l->drain_writers);
+    free(l->runs);
     free(l->drain_paths);
     free(l->check_paths);
     free(l->check_writers);

@@ -82,8 +82,11 @@ struct fwdioi_local {
     int committer, committers; /* as the close agreed them */
     int in_fd, out_fd;
     uint8_t *buf;  /* one write unit */
-    uint64_t next_stripe, next_off; /* the writer's next unit: its stripe
-                                       (index among the writer's) and offset */
+    /* the runs of the writer being drained (its index's: its stripes, or
+     * for a stream what it wrote), and where the copy is in them */
+    fwdioi_local_run_t *runs;
+    size_t nruns;
+    uint64_t next_run, next_off;
     uint64_t moved; /* bytes drained so far */
     double t0;      /* when the drain started */
     fwdioi_errinfo_t drain_local, drain_agreed, commit_local, commit_agreed;
@@ -114,6 +117,11 @@ void fwdioi_drain_start(fwdio_file_t *f);
 /** The target bytes writer `w` holds, as runs of adjacent stripes (`*n` of
  *  them; malloc'ed, NULL without memory) (any thread). */
 fwdioi_local_run_t *fwdioi_local_writer_runs(const fwdioi_plan_t *p, int w, size_t *n);
+/** The target bytes writer `w`'s local file holds, in order (`*n` runs,
+ *  malloc'ed; NULL without memory): its stripes (fwdioi_local_writer_runs),
+ *  or for this writer of a stream what it wrote (progress thread, after
+ *  its seal). */
+fwdioi_local_run_t *fwdioi_local_runs_of(const fwdio_file_t *f, int w, size_t *n);
 /** Bytes writer `w`'s local file takes in a local store: its units, and
  *  its index rounded up to a block (0 without memory) (any thread). */
 uint64_t fwdioi_local_file_bytes(const fwdio_file_t *f, int w);

@@ -46,6 +46,11 @@ fwdioi_local_run_t *fwdioi_local_writer_runs(const fwdioi_plan_t *p, int w, size
     return runs;
 }
 
+fwdioi_local_run_t *fwdioi_local_runs_of(const fwdio_file_t *f, int w, size_t *n)
+{
+    return fwdioi_local_writer_runs(&f->plan, w, n);
+}
+
 const char *fwdioi_local_data_path(const fwdio_file_t *f)
 {
     return f->local && !f->local->direct ? f->local->data_path : NULL;
