@@ -392,6 +392,20 @@ static int open_checked(fwdio_runtime_t *rt, const char *path, uint64_t size,
             rc = fwdioi_refuse(&why.base, "fwdio_open of %s: atomic_replace does not apply to a "
                                           "stream (FWDIO_SIZE_GROWS), which is read as it grows",
                                path);
+        /* The node-local tier takes a stream only when the code or a hint
+         * asks: its bytes reach the path once drained after the close,
+         * while a stream is usually read as it grows, so FWDIO_LOCAL_DIR or
+         * FWDIO_CONFIG, meant for checkpoints, leave streams as they are. */
+        if (resolved.local_dir && *resolved.local_dir &&
+            !fwdioi_settings_from_code(&why, "local_dir"))
+            resolved.local_dir = NULL;
+        if (rc == FWDIO_OK && resolved.local_dir && *resolved.local_dir &&
+            resolved.local_copies > 1)
+            rc = fwdioi_refuse(&why.base, "fwdio_open of %s: local_copies 2 does not apply to a "
+                                          "stream (FWDIO_SIZE_GROWS) written through the "
+                                          "node-local tier: its partner copies are not made; "
+                                          "set local_copies 1 for it",
+                               path);
         /* The block layout cuts the final size into one run per writer; a
          * stream has none, so block means cyclic. */
         if (resolved.layout == FWDIO_LAYOUT_BLOCK)
@@ -492,9 +506,10 @@ static int open_checked(fwdio_runtime_t *rt, const char *path, uint64_t size,
         fwdioi_file_release(f);
         return FWDIO_ENOMEM;
     }
-    /* the node-local tier: files written with a size (local_tier.h), and
-     * reads, which may restart from the local copies (local_restart.h) */
-    if (!stream && resolved.local_dir && *resolved.local_dir) {
+    /* the node-local tier (local_tier.h): files written, streams when asked
+     * (above), and reads, which may restart from the local copies
+     * (local_restart.h) */
+    if (resolved.local_dir && *resolved.local_dir) {
         rc = fwdioi_local_create(f, resolved.local_dir, resolved.drain_bandwidth,
                                  resolved.local_capacity, resolved.local_copies, &why.base);
         if (rc != FWDIO_OK) {
@@ -856,6 +871,13 @@ int fwdio_set_commit(fwdio_file_t *f, const void *buf, size_t len, uint64_t offs
                                               : !buf ? "no buffer"
                                               : len == 0 ? "an empty commit block (len 0)"
                                                          : "a file opened for reading");
+        return FWDIO_EINVAL;
+    }
+    if (f->stream && f->local) {
+        /* a step's block would land before the step's bytes, which reach
+         * the path only with the drain after the close */
+        fwdioi_log(FWDIOI_LOG_WARN, "fwdio_set_commit of %s: a stream written through the "
+                   "node-local tier (local_dir) takes no commit blocks", f->path);
         return FWDIO_EINVAL;
     }
     if (!in_file(f, len, offset)) {

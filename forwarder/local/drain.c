@@ -84,7 +84,7 @@ static void submit(fwdio_file_t *f, fwdioi_drain_step_t step)
     j->final_path = f->path;
     j->in_fd = l->in_fd;
     j->out_fd = l->out_fd;
-    j->sets_length = j->writer == 0;
+    j->sets_length = j->writer == 0 && !f->stream; /* a stream's open set it */
     /* durable as asked; always before a commit block or a rename; not after
      * a failure (the drain's status is settled) */
     j->sync = (f->opts.durable || l->committer >= 0) && l->drain_local.status == FWDIO_OK;
@@ -143,7 +143,9 @@ static void drain_job_done(fwdioi_io_job_t *io)
         return;
     case FWDIOI_DRAIN_REMOVE: /* the partner copies gone: this rank's own copy is kept */
         fwdioi_local_partner_room_give(f, l->partner_bytes);
-        if (l->data_path && !l->direct) {
+        if (f->stream) { /* its local file went too: its room goes back */
+            fwdioi_local_space_free(f);
+        } else if (l->data_path && !l->direct) {
             submit(f, FWDIOI_DRAIN_KEEP);
             return;
         }
@@ -189,6 +191,10 @@ static void drain_finish(fwdio_file_t *f, const fwdioi_errinfo_t *result)
     l->nremove = 0;
     for (int i = 0; result->status == FWDIO_OK && l->drain_paths && i < l->nkept; i++)
         l->drain_paths[l->nremove++] = l->kept_paths[i];
+    /* a stream's local file holds only what its writer wrote, never a
+     * restart's copy: drained, it goes */
+    if (result->status == FWDIO_OK && f->stream && l->drain_paths && l->data_path && !l->direct)
+        l->drain_paths[l->nremove++] = l->data_path;
     if (l->nremove > 0)
         submit(f, FWDIOI_DRAIN_REMOVE);
     else if (result->status == FWDIO_OK && l->data_path && !l->direct)

@@ -160,6 +160,7 @@ void fwdioi_local_free(fwdio_file_t *f)
     struct fwdioi_local *l = f->local;
     if (!l)
         return;
+    fwdioi_local_stream_room_absorb(f); /* a stream's jobs took it */
     fwdioi_local_space_free(f); /* a failed file's, or a failed drain's, kept copy */
     if (l->partner_bytes > 0) /* partner copies a failed drain left */
         fwdioi_area_local_give(&f->owner->area, l->partner_bytes);
@@ -177,6 +178,7 @@ void fwdioi_local_free(fwdio_file_t *f)
     free(l->avail_in);
     free(l->drain_writers);
     free(l->runs);
+    free(l->written);
     free(l->drain_paths);
     free(l->check_paths);
     free(l->check_writers);

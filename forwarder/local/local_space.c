@@ -73,6 +73,15 @@ int fwdioi_local_room_take(fwdio_file_t *f, uint64_t bytes)
     return 0;
 }
 
+int fwdioi_local_stream_take(fwdio_file_t *f, uint64_t bytes)
+{
+    fwdioi_area_t *a = &f->owner->area;
+    if (fwdioi_area_local_take(a, f->local->capacity, share_of(f), bytes) != 0)
+        return -1;
+    fwdioi_area_local_pending(a, bytes, 0);
+    return 0;
+}
+
 int fwdioi_local_partner_room_take(fwdio_file_t *f, uint64_t bytes)
 {
     FWDIOI_ASSERT_PROGRESS();

@@ -43,6 +43,14 @@ int fwdioi_local_partner_room_take(fwdio_file_t *f, uint64_t bytes);
  *  thread). */
 void fwdioi_local_partner_room_give(fwdio_file_t *f, uint64_t bytes);
 
+/**
+ * A stream's writer (no size at the open): take `bytes` its write adds to
+ * its local file from the node's count, counted as not drained yet; no
+ * eviction, no wait. 0, or -1: no room (the file moves to the target, as
+ * from a full store) (any thread: its WRITE jobs call it).
+ */
+int fwdioi_local_stream_take(fwdio_file_t *f, uint64_t bytes);
+
 /** What the waiting ends with: `resolved(f, job, taken)` (the tier points
  *  the job at the local file, or leaves it on the target), then
  *  `go(f, job, 1)` submits it; a file aborted meanwhile gets `go(f, job,

@@ -30,6 +30,12 @@ struct fwdioi_local {
      * drain removes them or the file is freed (also in `pending` until the
      * drain is over) */
     uint64_t partner_bytes;
+    /* a stream's writer (progress thread, from its seal): the target bytes
+     * its local file holds (what its jobs wrote, failover.h), in order, and
+     * where they end */
+    fwdioi_local_run_t *written;
+    size_t nwritten;
+    uint64_t stream_end;
     /* progress thread: the writer waits for room (local_space.c), in the
      * runtime's `local_waiting`, its open job held: the bytes it needs,
      * since when, and how the wait ends */
@@ -122,6 +128,10 @@ fwdioi_local_run_t *fwdioi_local_writer_runs(const fwdioi_plan_t *p, int w, size
  *  or for this writer of a stream what it wrote (progress thread, after
  *  its seal). */
 fwdioi_local_run_t *fwdioi_local_runs_of(const fwdio_file_t *f, int w, size_t *n);
+/** A stream's writer: the room its jobs took in the local store
+ *  (local_capacity) becomes the writer's own (`reserved`, `pending`), given
+ *  back as a file's is (progress thread, once its jobs are done). */
+void fwdioi_local_stream_room_absorb(fwdio_file_t *f);
 /** Bytes writer `w`'s local file takes in a local store: its units, and
  *  its index rounded up to a block (0 without memory) (any thread). */
 uint64_t fwdioi_local_file_bytes(const fwdio_file_t *f, int w);

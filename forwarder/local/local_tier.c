@@ -48,7 +48,24 @@ fwdioi_local_run_t *fwdioi_local_writer_runs(const fwdioi_plan_t *p, int w, size
 
 fwdioi_local_run_t *fwdioi_local_runs_of(const fwdio_file_t *f, int w, size_t *n)
 {
-    return fwdioi_local_writer_runs(&f->plan, w, n);
+    const struct fwdioi_local *l = f->local;
+    if (!f->stream || w != f->my_writer)
+        return fwdioi_local_writer_runs(&f->plan, w, n);
+    fwdioi_local_run_t *runs = malloc((l->nwritten ? l->nwritten : 1) * sizeof *runs);
+    *n = 0;
+    if (!runs)
+        return NULL;
+    if (l->nwritten)
+        memcpy(runs, l->written, l->nwritten * sizeof *runs);
+    *n = l->nwritten;
+    return runs;
+}
+
+/* The size an index records, and past which it lies: the file's, or for a
+ * stream's writer the end of what it wrote. */
+static uint64_t index_size(const fwdio_file_t *f)
+{
+    return f->stream ? f->local->stream_end : f->size;
 }
 
 const char *fwdioi_local_data_path(const fwdio_file_t *f)
@@ -120,6 +137,61 @@ static void room_resolved(fwdio_file_t *f, fwdioi_storage_job_t *job, int taken)
         f->local->direct = 1;
 }
 
+/* local_capacity for a stream's writer: its WRITE jobs take room for the
+ * bytes each adds (failover.h's take_room; I/O thread). */
+static int stream_take(void *arg, uint64_t bytes)
+{
+    return fwdioi_local_stream_take((fwdio_file_t *)arg, bytes);
+}
+
+/* A stream's writer: its size is not known, so nothing is counted at the
+ * open: the writer writes its steps into its local file where they land in
+ * the target, its jobs record what they wrote and take room for it
+ * (failover.h), and the open job prepares the target as the stream's open
+ * would (created, its length set by writer 0 unless keep_contents) and
+ * removes an older version record of the local file's name. Without
+ * memory for the failover (which records the bytes), the writer writes
+ * straight to the target (progress thread). */
+static void open_stream_locally(fwdio_file_t *f, fwdioi_storage_job_t *job)
+{
+    struct fwdioi_local *l = f->local;
+    char record[PATH_MAX];
+    int has_record = fwdioi_local_record_path(l->data_path, record, sizeof record) == 0;
+    l->failover = fwdioi_failover_new_stream(l->data_path, job->path,
+                                             l->capacity > 0 ? stream_take : NULL, f);
+    if (l->failover && has_record && !(l->failover->record_path = strdup(record))) {
+        fwdioi_failover_free(l->failover);
+        l->failover = NULL;
+    }
+    if (!l->failover) {
+        fwdioi_log(FWDIOI_LOG_WARN, "rank %d: %s: no memory for the node-local tier's record of "
+                   "the stream: written straight to the target", f->rank, f->path);
+        l->direct = 1;
+        return;
+    }
+    job->prepare_path = job->path;
+    job->prepare_size = job->size;
+    job->prepare_sets_length = job->sets_length;
+    job->forget_path = l->failover->record_path;
+    job->path = l->data_path;
+    job->size = 0;
+    job->sets_length = 1; /* emptied */
+    job->keeps_prefix = 0;
+    job->make_dirs = 1;
+}
+
+void fwdioi_local_stream_room_absorb(fwdio_file_t *f)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    struct fwdioi_local *l = f->local;
+    fwdioi_failover_t *fo = l ? l->failover : NULL;
+    if (!fo || !fo->grows || fo->room_taken == 0)
+        return;
+    l->reserved += fo->room_taken;
+    l->pending += fo->room_taken; /* counted as not drained when taken */
+    fo->room_taken = 0;
+}
+
 int fwdioi_local_prepare_open(fwdio_file_t *f, fwdioi_storage_job_t *job,
                               void (*go)(fwdio_file_t *f, fwdioi_storage_job_t *job, int run))
 {
@@ -127,6 +199,11 @@ int fwdioi_local_prepare_open(fwdio_file_t *f, fwdioi_storage_job_t *job,
     struct fwdioi_local *l = f->local;
     if (!l || !l->data_path || l->direct)
         return 0;
+    if (f->stream) {
+        fwdioi_local_kept_forget(f->owner, l->data_path); /* a file's copy of that name */
+        open_stream_locally(f, job);
+        return 0;
+    }
     /* the version id: the open's agreement keeps the largest of the
      * writers' open times, the same in every writer's index (local_version.h) */
     f->s.outcome.open_local.offset = (int64_t)l->created_ns;
@@ -183,6 +260,7 @@ static void local_moved(fwdio_file_t *f)
                (unsigned long long)fo->copied);
     l->went_to_target = 1;
     l->direct = 1;
+    fwdioi_local_stream_room_absorb(f);
     fwdioi_local_space_free(f);
 }
 
@@ -203,6 +281,7 @@ typedef struct seal_job {
     uint64_t at, version;
     uint32_t writer;
     int status, sys_errno, call;
+    int no_record; /* a stream's: never a restart's copy (local_restart.h) */
     fwdioi_failover_t *failover; /* the writer's: a failed index write moves
                                     the file to the target */
     int on_target;               /* the failure was the target's */
@@ -249,7 +328,7 @@ static void run_seal(fwdioi_io_job_t *io)
     }
     /* the version record, for a restart (local_restart.h): not the file's
      * status, which is about its bytes */
-    if (j->status == FWDIO_OK &&
+    if (j->status == FWDIO_OK && !j->no_record &&
         fwdioi_local_record_seal(j->path, j->target, j->version, j->writer) != 0)
         fwdioi_log(FWDIOI_LOG_INFO, "the version record of %s could not be written (%s): a "
                    "restart reads the target", j->path, strerror(errno));
@@ -277,7 +356,7 @@ static void seal_done(fwdioi_io_job_t *io)
 
 uint8_t *fwdioi_local_index_of(const fwdio_file_t *f, int w, uint64_t created_ns, size_t *len)
 {
-    fwdioi_local_index_t ix = {.size = f->size,
+    fwdioi_local_index_t ix = {.size = index_size(f),
                                .stripe_size = f->plan.stripe_size,
                                .write_size = f->plan.write_size,
                                .writer = (uint32_t)w,
@@ -285,7 +364,7 @@ uint8_t *fwdioi_local_index_of(const fwdio_file_t *f, int w, uint64_t created_ns
                                .version = f->seq,
                                .created_ns = created_ns,
                                .path = f->path_key};
-    ix.runs = fwdioi_local_writer_runs(&f->plan, w, &ix.nruns);
+    ix.runs = fwdioi_local_runs_of(f, w, &ix.nruns);
     uint8_t *out = NULL;
     if (ix.runs) {
         *len = fwdioi_local_index_len(&ix);
@@ -297,6 +376,29 @@ uint8_t *fwdioi_local_index_of(const fwdio_file_t *f, int w, uint64_t created_ns
     return out;
 }
 
+/* A stream's writer, its jobs done: what they wrote becomes its runs (the
+ * index's, the drain's) and the room they took its own. 0, or -1 without
+ * memory. */
+static int stream_written(fwdio_file_t *f)
+{
+    struct fwdioi_local *l = f->local;
+    const fwdioi_ranges_t *w = &l->failover->written;
+    fwdioi_local_stream_room_absorb(f);
+    free(l->written);
+    l->written = malloc((w->n ? w->n : 1) * sizeof *l->written);
+    fwdioi_range_t *list = w->n ? fwdioi_ranges_list(w) : NULL;
+    if (!l->written || (w->n && !list)) {
+        free(list);
+        return -1;
+    }
+    for (size_t i = 0; i < w->n; i++)
+        l->written[i] = (fwdioi_local_run_t){list[i].start, list[i].end - list[i].start};
+    l->nwritten = w->n;
+    l->stream_end = w->n ? list[w->n - 1].end : 0;
+    free(list);
+    return 0;
+}
+
 int fwdioi_local_seal(fwdio_file_t *f, void (*then)(fwdio_file_t *f))
 {
     FWDIOI_ASSERT_PROGRESS();
@@ -306,6 +408,11 @@ int fwdioi_local_seal(fwdio_file_t *f, void (*then)(fwdio_file_t *f))
     if (l->failover && l->failover->active) {
         local_moved(f); /* a write or the fdatasync moved it: no index */
         return -1;
+    }
+    if (f->stream && stream_written(f) != 0) {
+        fwdioi_errinfo_set(&f->s.outcome.local_error, FWDIO_ENOMEM, f->rank, 0, 0);
+        then(f);
+        return 0;
     }
     seal_job_t *j = calloc(1, sizeof *j);
     uint64_t version = fwdioi_local_version_id(f);
@@ -325,7 +432,8 @@ int fwdioi_local_seal(fwdio_file_t *f, void (*then)(fwdio_file_t *f))
     j->target = f->path;
     j->version = version;
     j->writer = (uint32_t)f->my_writer;
-    j->at = fwdioi_local_index_offset(f->size);
+    j->at = fwdioi_local_index_offset(index_size(f));
+    j->no_record = f->stream;
     j->failover = l->failover;
     f->s.io_pending++;
     fwdioi_rt_io_submit(f->engine, &j->io);

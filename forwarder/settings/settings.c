@@ -425,6 +425,12 @@ static int apply(const fwdioi_settings_file_t *file, key_scope_t scope, void *ba
     return FWDIO_OK;
 }
 
+int fwdioi_settings_from_code(const fwdioi_settings_origins_t *o, const char *key)
+{
+    const setting_t *k = find_key(key);
+    return k && o->from[k - keys] == FROM_CODE;
+}
+
 int fwdioi_settings_check_args(const fwdio_config_t *cfg, int rank)
 {
     if (!cfg)

@@ -100,6 +100,11 @@ int fwdioi_settings_apply_config(const fwdioi_settings_file_t *file, fwdio_confi
 int fwdioi_settings_apply_options(const fwdioi_settings_file_t *file, fwdio_options_t *opts,
                                   int **list_storage, fwdioi_settings_origins_t *why);
 
+/** Whether `key` of the struct `o` describes was set by the code (or an
+ *  MPI_Info hint), not taken from the environment, the file or the
+ *  default. */
+int fwdioi_settings_from_code(const fwdioi_settings_origins_t *o, const char *key);
+
 /** Print the effective runtime configuration (FWDIO_VERBOSE). */
 void fwdioi_settings_print_config(const fwdio_config_t *cfg, FILE *out);
 

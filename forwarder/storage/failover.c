@@ -43,6 +43,36 @@ fwdioi_failover_t *fwdioi_failover_new(const char *local_path, const char *recor
     return fo;
 }
 
+fwdioi_failover_t *fwdioi_failover_new_stream(const char *local_path, const char *target_path,
+                                              int (*take_room)(void *arg, uint64_t bytes),
+                                              void *room_arg)
+{
+    fwdioi_failover_t *fo = fwdioi_failover_new(local_path, NULL, target_path, 0, 0, NULL, 0);
+    if (fo) {
+        fo->grows = 1;
+        fo->take_room = take_room;
+        fo->room_arg = room_arg;
+    }
+    return fo;
+}
+
+int fwdioi_failover_claim(fwdioi_failover_t *fo, uint64_t offset, uint64_t len)
+{
+    if (!fo || !fo->grows || fo->active || len == 0)
+        return 0;
+    uint64_t added = 0;
+    if (fwdioi_ranges_merge(&fo->written, offset, offset + len, &added) != FWDIOI_RANGES_OK) {
+        errno = ENOMEM;
+        return -1;
+    }
+    if (added > 0 && fo->take_room) {
+        if (fo->take_room(fo->room_arg, added) != 0)
+            return 1; /* recorded all the same: the move copies what is there */
+        fo->room_taken += added;
+    }
+    return 0;
+}
+
 void fwdioi_failover_free(fwdioi_failover_t *fo)
 {
     if (!fo)
@@ -52,6 +82,7 @@ void fwdioi_failover_free(fwdioi_failover_t *fo)
     free(fo->local_path);
     free(fo->record_path);
     free(fo->runs);
+    fwdioi_ranges_free(&fo->written);
     free(fo);
 }
 
@@ -110,6 +141,15 @@ static int copy_written(fwdioi_failover_t *fo)
         return -1;
     }
     int rc = 0;
+    if (fo->grows) { /* a stream's writer: what it wrote */
+        free(fo->runs);
+        fo->nruns = fo->written.n;
+        fo->runs = fo->nruns ? fwdioi_ranges_list(&fo->written) : NULL;
+        if (fo->nruns && !fo->runs) {
+            errno = ENOMEM;
+            rc = failed(fo, FWDIOI_CALL_NONE, 0, 0);
+        }
+    }
     for (size_t i = 0; rc == 0 && i < fo->nruns; i++) {
         uint64_t end = fo->runs[i].end < end_of_local ? fo->runs[i].end : end_of_local;
         for (uint64_t at = fo->runs[i].start; rc == 0 && at < end;) {

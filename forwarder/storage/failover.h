@@ -38,6 +38,17 @@ typedef struct fwdioi_failover {
     int sets_length;   /* writer 0: ftruncate the target to `size` */
     fwdioi_range_t *runs; /* the target bytes this writer holds (owned) */
     size_t nruns;
+    /* a stream's writer (fwdioi_failover_new_stream): no runs known ahead;
+     * the bytes it holds are what its WRITE jobs wrote locally, which they
+     * record in `written` (fwdioi_failover_claim) after taking room for
+     * the new ones with take_room(room_arg, bytes) (local_capacity; NULL:
+     * none), `room_taken` in all; the progress thread reads them once the
+     * writer's last job is done */
+    int grows;
+    fwdioi_ranges_t written;
+    int (*take_room)(void *arg, uint64_t bytes);
+    void *room_arg;
+    uint64_t room_taken;
     /* the jobs' (I/O thread) */
     int active;    /* failed over: the jobs write to target_fd */
     int target_fd; /* -1 until then, and after the last job closed it */
@@ -61,6 +72,26 @@ typedef struct fwdioi_failover {
 fwdioi_failover_t *fwdioi_failover_new(const char *local_path, const char *record_path,
                                        const char *target_path, uint64_t size, int sets_length,
                                        fwdioi_range_t *runs, size_t nruns);
+/**
+ * A failover for a stream's writer, whose local file `local_path` holds
+ * only what it wrote (fwdioi_failover_claim records it): moving copies
+ * those bytes to `target_path`, whose length it never sets (the writer's
+ * open prepared the target as a stream's open does). `take_room`, NULL
+ * for none, takes room in the local store for the bytes a write adds. NULL
+ * without memory (any thread).
+ */
+fwdioi_failover_t *fwdioi_failover_new_stream(const char *local_path, const char *target_path,
+                                              int (*take_room)(void *arg, uint64_t bytes),
+                                              void *room_arg);
+/**
+ * A stream's WRITE job is about to write [offset, offset + len) locally:
+ * record it and take room for the bytes not written before. 0: write it
+ * locally; 1: no room (take_room refused): the caller moves the file
+ * (fwdioi_failover_move, errno ENOSPC) and writes to the target; -1: no
+ * memory (errno ENOMEM). A failover that is not a stream's, or moved: 0,
+ * nothing recorded (I/O thread).
+ */
+int fwdioi_failover_claim(fwdioi_failover_t *fo, uint64_t offset, uint64_t len);
 /** Free it; its target descriptor, if still open, is closed (any thread,
  *  once no job carries it). */
 void fwdioi_failover_free(fwdioi_failover_t *fo);

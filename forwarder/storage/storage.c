@@ -102,6 +102,33 @@ int fwdioi_make_parents(const char *path)
 
 static void dir_of(const char *path, char *buf, size_t len);
 
+/* A stream written in a local store (storage.h, prepare_path): the target
+ * exists from the open and its length is set as the stream's open sets it
+ * (kept bytes below the length); an older version record of the local
+ * file goes (a stream's local file is never a restart's copy). 0, or -1
+ * with the job failed (on the target). */
+static int prepare_target(fwdioi_storage_job_t *job)
+{
+    if (job->forget_path && fwdioi_sys_unlink(job->forget_path) != 0 && errno != ENOENT) {
+        fail(job, FWDIO_EOPEN, FWDIOI_CALL_UNLINK, 0);
+        return -1;
+    }
+    int fd = fwdioi_sys_open(job->prepare_path, O_CREAT | O_WRONLY | O_CLOEXEC, 0666);
+    if (fd < 0) {
+        fail(job, FWDIO_EOPEN, FWDIOI_CALL_OPEN, 0);
+        job->err_on_target = 1;
+        return -1;
+    }
+    int rc = 0;
+    if (job->prepare_sets_length && fwdioi_sys_ftruncate(fd, (off_t)job->prepare_size) != 0) {
+        fail(job, FWDIO_EOPEN, FWDIOI_CALL_FTRUNCATE, job->prepare_size);
+        job->err_on_target = 1;
+        rc = -1;
+    }
+    fwdioi_sys_close(fd);
+    return rc;
+}
+
 static void run_open(fwdioi_storage_job_t *job)
 {
     if (job->make_dirs && fwdioi_make_parents(job->path) != 0) {
@@ -134,6 +161,11 @@ static void run_open(fwdioi_storage_job_t *job)
     }
     if (job->sets_length && fwdioi_sys_ftruncate(job->fd, (off_t)job->size) != 0) {
         fail(job, FWDIO_EOPEN, FWDIOI_CALL_FTRUNCATE, job->size);
+        fwdioi_sys_close(job->fd);
+        job->fd = -1;
+        return;
+    }
+    if (job->prepare_path && prepare_target(job) != 0) {
         fwdioi_sys_close(job->fd);
         job->fd = -1;
     }
@@ -174,6 +206,25 @@ static void fail_failover(fwdioi_storage_job_t *job)
     job->err_on_target = !fo->fail_local;
 }
 
+/* A stream's writer in a local store (failover.h): record the job's bytes,
+ * taking room for the new ones. 0: write locally; 1: no room, the file
+ * moves first (at *at); -1: no memory. */
+static int claim_all(fwdioi_storage_job_t *job, fwdioi_failover_t *fo, uint64_t *at)
+{
+    int rc = 0;
+    for (size_t i = 0; rc >= 0 && i < job->nextents + job->nsegs; i++) {
+        uint64_t offset = job->nextents ? job->base + job->extents[i].start : job->segs[i].offset;
+        uint64_t len = job->nextents ? job->extents[i].end - job->extents[i].start
+                                     : job->segs[i].len;
+        int r = fwdioi_failover_claim(fo, offset, len);
+        if (r < 0 || (r > 0 && rc == 0)) {
+            rc = r;
+            *at = offset;
+        }
+    }
+    return rc;
+}
+
 static void run_write(fwdioi_storage_job_t *job)
 {
     uint64_t failed_at = 0;
@@ -181,6 +232,25 @@ static void run_write(fwdioi_storage_job_t *job)
         return;
     fwdioi_failover_t *fo = job->failover;
     int moved = fo && fo->active;
+    if (fo && fo->grows && !moved) {
+        int claimed = claim_all(job, fo, &failed_at);
+        if (claimed < 0) {
+            fail(job, FWDIO_ENOMEM, FWDIOI_CALL_NONE, failed_at);
+            if (job->write_failed)
+                *job->write_failed = 1;
+            return;
+        }
+        if (claimed > 0) { /* local_capacity has no room: as a full store */
+            errno = ENOSPC;
+            if (fwdioi_failover_move(fo, FWDIOI_CALL_PWRITE, failed_at) != 0) {
+                fail_failover(job);
+                if (job->write_failed)
+                    *job->write_failed = 1;
+                return;
+            }
+            moved = 1;
+        }
+    }
     int rc = write_all(job, fwdioi_failover_fd(fo, job->fd), &failed_at);
     if (rc != 0 && fo && !moved) {
         /* the local store failed: the file moves to its target, and this
@@ -237,8 +307,20 @@ static void run_sync(fwdioi_storage_job_t *job)
     if (!job->durable || write_failed(job))
         return;
     uint64_t t_trace = fwdioi_trace_begin();
-    if (fwdioi_sys_fdatasync(job->fd) != 0)
-        fail(job, FWDIO_ESYNC, FWDIOI_CALL_FDATASYNC, 0);
+    fwdioi_failover_t *fo = job->failover;
+    if (fwdioi_sys_fdatasync(fwdioi_failover_fd(fo, job->fd)) != 0) {
+        /* a local store's failure moves the file (the target is synced
+         * once its bytes are there); the target's fails the step */
+        if (!fo || fo->active) {
+            fail(job, FWDIO_ESYNC, FWDIOI_CALL_FDATASYNC, 0);
+            job->err_on_target = fo != NULL;
+        } else if (fwdioi_failover_move(fo, FWDIOI_CALL_FDATASYNC, 0) != 0) {
+            fail_failover(job);
+        } else if (fwdioi_sys_fdatasync(fo->target_fd) != 0) {
+            fail(job, FWDIO_ESYNC, FWDIOI_CALL_FDATASYNC, 0);
+            job->err_on_target = 1;
+        }
+    }
     fwdioi_trace_end_file(t_trace, "fdatasync", FWDIOI_TRACE_NONE);
 }
 

@@ -49,7 +49,7 @@ typedef struct fwdioi_storage_job {
      * reader's close). The file's jobs run in order, one at a time, so it
      * needs no lock. */
     int *write_failed;
-    /* WRITE, FINISH of a writer's file in a node-local store: the writer's
+    /* WRITE, SYNC, FINISH of a writer's file in a node-local store: the writer's
      * failover (failover.h), shared by the file's jobs as write_failed is:
      * a local pwrite or fdatasync that fails moves the file to its target
      * instead of failing it. NULL: no failover (a file written straight to
@@ -72,6 +72,13 @@ typedef struct fwdioi_storage_job {
     const char *fallback_path;
     uint64_t fallback_size;
     int fallback_sets_length, fell_back;
+    /* the node-local tier, a stream's writer: once path is open, remove
+     * forget_path (NULL: none; missing is fine), create prepare_path
+     * (O_CREAT) and, with prepare_sets_length, set its length to
+     * prepare_size, as the stream's open would have done to it */
+    const char *prepare_path, *forget_path;
+    uint64_t prepare_size;
+    int prepare_sets_length;
     /* WRITE, buffered: buf (owned) holds file bytes from base; the extents,
      * relative to base, are written */
     uint8_t *buf;

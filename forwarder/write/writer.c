@@ -371,6 +371,7 @@ static void check_step(fwdio_file_t *f)
     }
     job->fd = s->fd;
     job->write_failed = &w->write_failed;
+    job->failover = fwdioi_local_failover(f); /* a stream's in a local store */
     /* a commit block follows durable data only */
     job->durable = f->opts.durable || fwdioi_steps_head_commits(f);
     s->io_pending++;

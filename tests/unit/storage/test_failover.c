@@ -5,7 +5,9 @@
  * its runs (another writer's bytes there stay), never O_TRUNC, the length
  * set by writer 0, later writes go to the target, the end syncs it and
  * removes the local file and its record; a target that cannot be opened and
- * a local file that cannot be read back say so.
+ * a local file that cannot be read back say so. A stream's writer: what it
+ * claimed is what moves (the target's other bytes, below and between,
+ * stay), room is taken for new bytes only, and a refusal asks for the move.
  */
 #include "storage/failover.h"
 
@@ -114,6 +116,70 @@ static void test_failures(void)
     CHECK(fwdioi_failover_fd(NULL, 5) == 5);
 }
 
+/* Room for 120 new bytes in all. */
+static uint64_t g_room;
+static int take_room(void *arg, uint64_t bytes)
+{
+    CHECK(arg == &g_room);
+    if (bytes > g_room)
+        return -1;
+    g_room -= bytes;
+    return 0;
+}
+
+static void test_stream(void)
+{
+    char local[300], target[300];
+    snprintf(local, sizeof local, "%s/s.w0.fwdio-local", g_dir);
+    snprintf(target, sizeof target, "%s/s.dat", g_dir);
+    /* the target's kept bytes: 600 'k' (a stream that keeps its contents) */
+    fill(target, O_TRUNC, 'k', 0, 300);
+    fill(target, 0, 'k', 300, 300);
+    g_room = 120;
+    fwdioi_failover_t *fo = fwdioi_failover_new_stream(local, target, take_room, &g_room);
+    CHECK(fo != NULL && fo->grows && fo->nruns == 0);
+    /* steps write [100, 150) and [400, 450) locally, then [120, 160) again
+     * (a rewrite: 10 new bytes) */
+    CHECK(fwdioi_failover_claim(fo, 100, 50) == 0);
+    fill(local, O_TRUNC, 'S', 100, 50);
+    CHECK(fwdioi_failover_claim(fo, 400, 50) == 0);
+    fill(local, 0, 'S', 400, 50);
+    CHECK(fwdioi_failover_claim(fo, 120, 40) == 0);
+    fill(local, 0, 'T', 120, 40);
+    CHECK(fo->room_taken == 110 && g_room == 10);
+    CHECK(fwdioi_ranges_bytes(&fo->written) == 110 && fo->written.n == 2);
+    /* 50 more bytes do not fit: recorded, and the caller moves */
+    CHECK(fwdioi_failover_claim(fo, 500, 50) == 1);
+    CHECK(fo->room_taken == 110 && g_room == 10);
+    errno = ENOSPC;
+    CHECK(fwdioi_failover_move(fo, FWDIOI_CALL_PWRITE, 500) == 0);
+    CHECK(fo->copied == 110); /* as far as the local file reaches: not [500, 550) */
+    CHECK(fwdioi_failover_claim(fo, 560, 10) == 0 && fo->room_taken == 110); /* moved */
+    char u[50];
+    memset(u, 'U', sizeof u);
+    CHECK(pwrite(fo->target_fd, u, sizeof u, 500) == (ssize_t)sizeof u); /* the job's bytes */
+    CHECK(fwdioi_failover_end(fo, 0) == 0);
+    struct stat st;
+    CHECK(stat(local, &st) != 0 && errno == ENOENT);
+    unsigned char got[600];
+    int fd = open(target, O_RDONLY);
+    CHECK(fd >= 0 && read(fd, got, sizeof got) == (ssize_t)sizeof got);
+    if (fd >= 0)
+        close(fd);
+    int bad = 0;
+    for (int i = 0; i < 600; i++) {
+        int want = i < 100 ? 'k' : i < 120 ? 'S' : i < 160 ? 'T' : i < 400 ? 'k' : i < 450 ? 'S'
+                 : i < 500 ? 'k' : i < 550 ? 'U' : 'k';
+        bad += got[i] != want;
+    }
+    CHECK(bad == 0);
+    fwdioi_failover_free(fo);
+    /* a failover that is not a stream's records nothing */
+    fo = fwdioi_failover_new(local, NULL, target, 100, 0, two_runs(), 2);
+    CHECK(fwdioi_failover_claim(fo, 0, 10) == 0 && fo->written.n == 0);
+    fwdioi_failover_free(fo);
+}
+
 int main(void)
 {
     const char *tmp = getenv("TMPDIR");
@@ -124,6 +190,7 @@ int main(void)
     }
     test_move();
     test_failures();
+    test_stream();
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
     if (system(cmd) != 0)

@@ -1,0 +1,267 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Streams through the node-local tier (local_dir on a stream, asked for by
+ * the code): the same program of steps written straight to one path and
+ * through the tier to another leaves the two files byte for byte the same.
+ *
+ * The program: over an old version of OLD_SIZE bytes of 'o', three steps;
+ * in each, every rank writes PIECES pieces of PIECE bytes with holes between
+ * them, interleaved with the other ranks'; the second step rewrites half of
+ * the first's span and goes past it, the third writes far beyond (a hole
+ * of a few MiB). Two writers (rank 0 and the last), cyclic layout.
+ *
+ *   keep       the MPI-IO layer's options (keep_contents, append_start at
+ *              the old size, rewrites, overlaps, offsets_only): the old
+ *              bytes no step wrote stay;
+ *   cut        keep_contents off, append_start 1 MiB: the old bytes below
+ *              it stay, the rest goes (as the stream's open cuts it);
+ *   capacity   keep, with a local_capacity below a writer's bytes: the
+ *              writer's file moves to the target during the stream;
+ *   fault      keep, the last writer's second local pwrite failing
+ *              (FWDIO_FAULT enospc): its file moves to the target;
+ * in each, the tier's steps and file complete OK with the writers' local
+ * files there (none of a moved writer), the drain is OK, no local file is
+ * left after it, and the target equals the straight one; and
+ *   refusals   fwdio_set_commit on such a stream: FWDIO_EINVAL; local_copies
+ *              2: fwdio_open refuses it (FWDIO_EINVAL); FWDIO_LOCAL_DIR in
+ *              the environment leaves a stream straight (no local file, the
+ *              bytes at the path at completion).
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fwdio.h"
+#include "test_common.h"
+
+enum { STRIPE = 64 << 10, WRITE_UNIT = 16 << 10, PIECE = 40000, GAP = 3000, PIECES = 8 };
+static const uint64_t OLD_SIZE = 4 << 20;
+static fwdio_callback_mode_t g_mode = FWDIO_CALLBACKS_ON_POLL;
+static int g_writers[2];
+
+typedef enum { KEEP, CUT } variant_t;
+
+static void stream_options(fwdio_options_t *o, variant_t v)
+{
+    fwdio_options_init(o);
+    g_writers[0] = 0;
+    g_writers[1] = tc_size - 1;
+    o->writer_list = g_writers;
+    o->writer_list_len = tc_size > 1 ? 2 : 1;
+    o->stripe_size = STRIPE;
+    o->write_size = WRITE_UNIT;
+    o->layout = FWDIO_LAYOUT_CYCLIC;
+    o->rewrites = 1;
+    if (v == KEEP) {
+        o->keep_contents = 1;
+        o->append_start = OLD_SIZE;
+        o->overlaps = 1;
+        o->offsets_only = 1;
+    } else {
+        o->append_start = 1 << 20;
+    }
+}
+
+/* OLD_SIZE bytes of 'o' at path (rank 0), before the stream opens it. */
+static void write_old(const char *path)
+{
+    if (tc_rank == 0) {
+        FILE *p = fopen(path, "w");
+        for (uint64_t i = 0; p && i < OLD_SIZE; i++)
+            fputc('o', p);
+        if (p)
+            fclose(p);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+/* Where step k's pieces start. */
+static uint64_t step_base(int k)
+{
+    const uint64_t span = (uint64_t)PIECES * (uint64_t)tc_size * (PIECE + GAP);
+    return k == 0 ? 10000 : k == 1 ? 10000 + span / 2 : OLD_SIZE + (3 << 20) + 777;
+}
+
+static int local_files(const char *dir)
+{
+    int n = 0;
+    if (tc_rank == 0) {
+        DIR *d = opendir(dir);
+        struct dirent *e;
+        while (d && (e = readdir(d)) != NULL) {
+            size_t len = strlen(e->d_name);
+            n += len >= 12 && !strcmp(e->d_name + len - 12, ".fwdio-local");
+        }
+        if (d)
+            closedir(d);
+    }
+    MPI_Bcast(&n, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    return n;
+}
+
+/* The program: open, three steps, close, wait; with local_dir, the local
+ * files at completion (`*at_complete`), the drain, and none after it. */
+static void run_stream(fwdio_runtime_t *rt, const char *path, variant_t v, const char *local_dir,
+                       uint64_t capacity, int *at_complete)
+{
+    write_old(path);
+    fwdio_options_t o;
+    stream_options(&o, v);
+    o.local_dir = local_dir;
+    o.local_capacity = capacity;
+    fwdio_file_t *f = NULL;
+    TC_EXPECT(fwdio_open(rt, path, FWDIO_SIZE_GROWS, &o, NULL, &f), FWDIO_OK, "fwdio_open");
+    for (int k = 0; k < 3; k++) {
+        for (int i = 0; i < PIECES; i++) {
+            uint64_t off = step_base(k) + ((uint64_t)i * (uint64_t)tc_size + (uint64_t)tc_rank) *
+                                              (PIECE + GAP);
+            TC_EXPECT(tc_write_pattern(f, off, PIECE, 500 + (uint64_t)k, 7000), FWDIO_OK,
+                      "write");
+        }
+        TC_EXPECT(fwdio_step_end(f), FWDIO_OK, "fwdio_step_end");
+        if (k == 1)
+            TC_EXPECT(fwdio_step_wait(f, 1), FWDIO_OK, "fwdio_step_wait");
+    }
+    TC_EXPECT(fwdio_close(f), FWDIO_OK, "fwdio_close");
+    TC_EXPECT(fwdio_wait(f), FWDIO_OK, "fwdio_wait");
+    if (local_dir) {
+        *at_complete = local_files(local_dir);
+        TC_EXPECT(fwdio_drain_wait(f), FWDIO_OK, "fwdio_drain_wait");
+        MPI_Barrier(MPI_COMM_WORLD);
+        int left = local_files(local_dir);
+        TC_CHECK(left == 0, "%s: %d local files left after the drain", path, left);
+    }
+    fwdio_file_free(f);
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+/* Rank 0: the two files byte for byte the same. */
+static void expect_same(const char *a, const char *b)
+{
+    int same = 1;
+    if (tc_rank == 0) {
+        FILE *fa = fopen(a, "r"), *fb = fopen(b, "r");
+        long at = 0;
+        int ca = 0, cb = 0;
+        while (fa && fb && (ca = fgetc(fa)) == (cb = fgetc(fb)) && ca != EOF)
+            at++;
+        same = fa && fb && ca == cb;
+        if (!same)
+            tc_fail("%s and %s differ at byte %ld (%d against %d)", a, b, at, ca, cb);
+        if (fa)
+            fclose(fa);
+        if (fb)
+            fclose(fb);
+    }
+    MPI_Bcast(&same, 1, MPI_INT, 0, MPI_COMM_WORLD);
+}
+
+static void case_variant(fwdio_runtime_t *rt, const char *name, variant_t v, uint64_t capacity,
+                         int want_local)
+{
+    char straight[4096], tier[4096], dir[4096];
+    snprintf(straight, sizeof straight, "%s/%s-straight.dat", tc_tmpdir(), name);
+    snprintf(tier, sizeof tier, "%s/%s-tier.dat", tc_tmpdir(), name);
+    snprintf(dir, sizeof dir, "%s/%s-local", tc_tmpdir(), name);
+    tc_phase("%s", name);
+    int n = -1;
+    run_stream(rt, straight, v, NULL, 0, &n);
+    run_stream(rt, tier, v, dir, capacity, &n);
+    int writers = tc_size > 1 ? 2 : 1;
+    if (want_local >= 0)
+        TC_CHECK(n == want_local, "%s: %d local files at completion, expected %d", name, n,
+                 want_local);
+    else
+        TC_CHECK(n < writers, "%s: %d local files at completion: a writer should have moved",
+                 name, n);
+    expect_same(straight, tier);
+}
+
+static void case_refusals(fwdio_runtime_t *rt)
+{
+    char path[4096], dir[4096];
+    snprintf(dir, sizeof dir, "%s/refusals-local", tc_tmpdir());
+    tc_phase("refusals");
+    fwdio_options_t o;
+    stream_options(&o, KEEP);
+    o.local_dir = dir;
+    snprintf(path, sizeof path, "%s/commit.dat", tc_tmpdir());
+    write_old(path);
+    fwdio_file_t *f = NULL;
+    TC_EXPECT(fwdio_open(rt, path, FWDIO_SIZE_GROWS, &o, NULL, &f), FWDIO_OK, "fwdio_open");
+    TC_EXPECT(fwdio_set_commit(f, "x", 1, 0), FWDIO_EINVAL, "fwdio_set_commit on a tier stream");
+    TC_EXPECT(fwdio_close(f), FWDIO_OK, "fwdio_close");
+    TC_EXPECT(fwdio_wait(f), FWDIO_OK, "fwdio_wait");
+    TC_EXPECT(fwdio_drain_wait(f), FWDIO_OK, "fwdio_drain_wait");
+    fwdio_file_free(f);
+
+    snprintf(path, sizeof path, "%s/copies.dat", tc_tmpdir());
+    o.local_copies = 2;
+    f = NULL;
+    TC_EXPECT(fwdio_open(rt, path, FWDIO_SIZE_GROWS, &o, NULL, &f), FWDIO_EINVAL,
+              "fwdio_open of a tier stream with local_copies 2");
+    TC_CHECK(f == NULL, "a refused open gave a handle");
+
+    /* FWDIO_LOCAL_DIR is for checkpoints: a stream stays straight */
+    char envdir[4096];
+    snprintf(envdir, sizeof envdir, "%s/env-local", tc_tmpdir());
+    snprintf(path, sizeof path, "%s/env.dat", tc_tmpdir());
+    setenv("FWDIO_LOCAL_DIR", envdir, 1);
+    stream_options(&o, KEEP);
+    write_old(path);
+    TC_EXPECT(fwdio_open(rt, path, FWDIO_SIZE_GROWS, &o, NULL, &f), FWDIO_OK, "fwdio_open");
+    TC_EXPECT(tc_write_pattern(f, 100, PIECE, 900 + (uint64_t)tc_rank, 7000), FWDIO_OK, "write");
+    TC_EXPECT(fwdio_close(f), FWDIO_OK, "fwdio_close");
+    TC_EXPECT(fwdio_wait(f), FWDIO_OK, "fwdio_wait");
+    int n = local_files(envdir);
+    TC_CHECK(n == 0, "%d local files of a stream under FWDIO_LOCAL_DIR", n);
+    fwdio_file_free(f);
+    unsetenv("FWDIO_LOCAL_DIR");
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+int main(int argc, char **argv)
+{
+    unsigned timeout = 60;
+    tc_mpi_init(&argc, &argv, timeout);
+    const char *only = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (tc_common_option(argc, argv, &i, &timeout, &g_mode))
+            continue;
+        if (!strcmp(argv[i], "--case") && i + 1 < argc) {
+            only = argv[++i];
+        } else {
+            fprintf(stderr, "usage: test_local_stream [--case NAME] [--timeout S] "
+                            "[--callback-mode poll|progress]\n");
+            return 2;
+        }
+    }
+    tc_watchdog_start(timeout);
+    int writers = tc_size > 1 ? 2 : 1;
+    fwdio_runtime_t *rt = tc_start_runtime(MPI_COMM_WORLD, g_mode);
+    if (!only || !strcmp(only, "keep"))
+        case_variant(rt, "keep", KEEP, 0, writers);
+    if (!only || !strcmp(only, "cut"))
+        case_variant(rt, "cut", CUT, 0, writers);
+    if (!only || !strcmp(only, "capacity"))
+        case_variant(rt, "capacity", KEEP, 256 << 10, -1);
+    if (!only || !strcmp(only, "refusals"))
+        case_refusals(rt);
+    TC_EXPECT(fwdio_finalize(rt), FWDIO_OK, "fwdio_finalize");
+    if (!only || !strcmp(only, "fault")) {
+        char spec[128];
+        snprintf(spec, sizeof spec, "pwrite:enospc:path=fwdio-local:nth=2:rank=%d", tc_size - 1);
+        setenv("FWDIO_FAULT", spec, 1);
+        rt = tc_start_runtime(MPI_COMM_WORLD, g_mode);
+        unsetenv("FWDIO_FAULT");
+        case_variant(rt, "fault", KEEP, 0, -1);
+        TC_EXPECT(fwdio_finalize(rt), FWDIO_OK, "fwdio_finalize");
+    }
+    return tc_finish("test_local_stream");
+}
