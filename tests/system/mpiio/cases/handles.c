@@ -332,6 +332,30 @@ void case_info_reuse(void)
         info_case_write(fh, &m, 1000 + 300 * (int64_t)i, seed_of(2 + i));
         close_file(&fh);
     }
+    /* The node-local tier's hints, which the layer ignores (its reads do
+     * not wait for a drain): taken, written straight to the path, what a
+     * rank wrote read back right after a sync, nothing in the local store. */
+    char local[4300];
+    snprintf(local, sizeof local, "%s.local", p);
+    MPI_Info_set(used, "fwdio_local_dir", local);
+    MPI_Info_set(used, "fwdio_local_capacity", "64M");
+    fh = MPI_FILE_NULL;
+    if (OK(MPI_File_open(MPI_COMM_WORLD, p, MPI_MODE_RDWR, used, &fh))) {
+        MPI_File_set_errhandler(fh, MPI_ERRORS_RETURN);
+        expect_state(fh, "reopened with the node-local tier's hints", ST_TAKEN);
+        info_case_write(fh, &m, 2000, seed_of(4));
+        OK(MPI_File_sync(fh));
+        uint8_t got[1000];
+        MPI_Status st;
+        if (OK(MPI_File_read_at(fh, (int64_t)g_rank * 2000, got, 1000, MPI_BYTE, &st)))
+            check_buf("own bytes read back with the tier's hints", got, &m,
+                      (int64_t)g_rank * 2000, 1000);
+        close_file(&fh);
+        MPI_Barrier(MPI_COMM_WORLD);
+        struct stat sb;
+        if (stat(local, &sb) == 0)
+            fail("%s: the layer made a node-local store for its file", local);
+    }
     MPI_Info_free(&used);
     check_file(name, &m);
     model_free(&m);
