@@ -766,13 +766,27 @@ typedef struct fwdio_options {
      * the local copies when every reader reaches them, else the target
      * (see fwdio_open_read, "Restart from the nearest copy").
      *
-     * Not in this version (a later stage of the tier, said here so nobody
-     * counts on it): the MPI-IO layer's use of the tier (its files are
-     * streams, which the tier leaves alone).
+     * Streams (FWDIO_SIZE_GROWS) take the tier only when local_dir is set
+     * in code or by the hint fwdio_local_dir (FWDIO_LOCAL_DIR and
+     * FWDIO_CONFIG, meant for checkpoints, leave a stream writing its path
+     * as it grows, since through the tier its bytes reach the path only
+     * after the close). Then each writer writes the steps into its local
+     * file at the target's offsets (no room counted at the open: each
+     * write takes room for the bytes it adds against local_capacity, and
+     * one that does not fit moves that writer's file to the target, as a
+     * full store does); a step completes (fwdio_step_wait, the step
+     * callback) when its bytes are in the local stores (durable there with
+     * durable); the open creates `path` and, unless keep_contents, cuts it
+     * to append_start as a stream's open does; after the close the drain
+     * copies to `path` exactly the bytes each writer wrote (the path's
+     * other bytes stay), and removes the local files: a stream's local
+     * file is never a restart's copy (reads of the path read the target;
+     * fwdio_open_read of it waits for the drain as any later open). Such a
+     * stream refuses local_copies 2 (FWDIO_EINVAL at fwdio_open) and commit
+     * blocks (fwdio_set_commit: FWDIO_EINVAL). The MPI-IO layer does not
+     * use the tier in this version (its reads do not wait for a drain).
      * (Checkpoint sets, fwdio_ckpt_*, use the tier: a version is complete
-     * once drained, and found in the local stores before.) Streams
-     * (FWDIO_SIZE_GROWS) ignore local_dir: they use the target path
-     * directly.
+     * once drained, and found in the local stores before.)
      */
     const char *local_dir;
     /** The node-local tier: the most bytes per second each writer drains
