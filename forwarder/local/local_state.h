@@ -130,7 +130,8 @@ fwdioi_local_run_t *fwdioi_local_writer_runs(const fwdioi_plan_t *p, int w, size
 fwdioi_local_run_t *fwdioi_local_runs_of(const fwdio_file_t *f, int w, size_t *n);
 /** A stream's writer: the room its jobs took in the local store
  *  (local_capacity) becomes the writer's own (`reserved`, `pending`), given
- *  back as a file's is (progress thread, once its jobs are done). */
+ *  back as a file's is (progress thread once its jobs are done, or the
+ *  file's release). */
 void fwdioi_local_stream_room_absorb(fwdio_file_t *f);
 /** Bytes writer `w`'s local file takes in a local store: its units, and
  *  its index rounded up to a block (0 without memory) (any thread). */

@@ -182,7 +182,6 @@ static void open_stream_locally(fwdio_file_t *f, fwdioi_storage_job_t *job)
 
 void fwdioi_local_stream_room_absorb(fwdio_file_t *f)
 {
-    FWDIOI_ASSERT_PROGRESS();
     struct fwdioi_local *l = f->local;
     fwdioi_failover_t *fo = l ? l->failover : NULL;
     if (!fo || !fo->grows || fo->room_taken == 0)

@@ -636,11 +636,11 @@ static void copies_within(fwdio_runtime_t *rt, const char *name, uint64_t capaci
         int own = count_files(base, ".fwdio-local") - partners;
         TC_CHECK(own == nw, "%s: %d writers' own files at completion, expected %d", name, own,
                  nw);
-        int found = check_pairs(base);
-        TC_CHECK(found == pairs && partners == pairs,
-                 "%s: %d partner copies (%d matching their writer's) at completion with "
-                 "local_capacity %llu, expected %d", name, partners, found,
-                 (unsigned long long)capacity, pairs);
+        /* counted only (case copies compares them byte for byte): the
+         * drain, ~1 s, removes them */
+        TC_CHECK(partners == pairs,
+                 "%s: %d partner copies at completion with local_capacity %llu, expected %d",
+                 name, partners, (unsigned long long)capacity, pairs);
     }
     MPI_Barrier(MPI_COMM_WORLD);
     TC_EXPECT(fwdio_drain_wait(f), FWDIO_OK, "fwdio_drain_wait");
