@@ -248,6 +248,7 @@ static int run_melt(const lfw_options_t *o, int rank, int nranks)
     app_quiet_barrier(MPI_COMM_WORLD);
     double t0 = MPI_Wtime();
     int open_failed = 0;
+    out[OUT_TEXT].local_dir = out[OUT_BINARY].local_dir = o->local_dir;
     for (int i = 0; i < N_OUTPUTS; i++)
         if (out[i].path && lfw_output_open(&out[i], rt, o->writers, rank) != FWDIO_OK)
             open_failed = 1;

@@ -43,6 +43,11 @@ static void usage(FILE *out)
             "                    centre, run the rest (the atom count changes; lammps format)\n"
             "  --append          append to existing dumps, as dump_modify append yes (lammps\n"
             "                    format)\n"
+            "  --local-dir DIR   write the fwdio dumps through fwdio's node-local tier in DIR\n"
+            "                    (\"%%h\" the host name): a snapshot completes in the nodes'\n"
+            "                    stores, the dump reaches its path when drained after the run\n"
+            "                    (also the stream of --format lammps, which FWDIO_LOCAL_DIR\n"
+            "                    alone leaves straight)\n"
             "  --help            this text\n"
             "Without any output option the run writes nothing (the reference of time to\n"
             "solution). Rank 0 prints the time to solution: from the start of the run until\n"
@@ -53,7 +58,7 @@ static void usage(FILE *out)
 enum {
     OPT_ATOMS = 256, OPT_STEPS, OPT_EVERY, OPT_DUMP, OPT_BINARY, OPT_NATIVE, OPT_MPIIO, OPT_IDLE,
     OPT_PRECISION, OPT_SEED, OPT_WRITERS, OPT_LAMMPS_LOG, OPT_LAMMPS_SCREEN, OPT_FORMAT,
-    OPT_DELETE_AT, OPT_APPEND
+    OPT_DELETE_AT, OPT_APPEND, OPT_LOCAL_DIR
 };
 
 static const struct option options[] = {
@@ -73,6 +78,7 @@ static const struct option options[] = {
     {"format", required_argument, NULL, OPT_FORMAT},
     {"delete-at", required_argument, NULL, OPT_DELETE_AT},
     {"append", no_argument, NULL, OPT_APPEND},
+    {"local-dir", required_argument, NULL, OPT_LOCAL_DIR},
     CLI_HELP_OPTION,
     {0}};
 
@@ -99,6 +105,7 @@ static int parse_option(cli_t *c, int key, void *ctx)
     case OPT_FORMAT: return cli_choice(c, formats, 2, &o->lammps_format);
     case OPT_DELETE_AT: return cli_i64(c, 1, INT32_MAX, &o->delete_at);
     case OPT_APPEND: o->append = 1; return 0;
+    case OPT_LOCAL_DIR: o->local_dir = c->arg; return 0;
     default: return CLI_BAD; /* cli_next printed why */
     }
 }

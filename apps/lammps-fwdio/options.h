@@ -22,6 +22,7 @@ typedef struct lfw_options {
     int64_t delete_at;     /**< > 0: delete the atoms of a sphere after this many steps */
     int append;            /**< non-zero: append to existing dumps (dump_modify append yes) */
     int lammps_screen;     /**< non-zero: LAMMPS's screen output on stdout */
+    const char *local_dir; /**< fwdio's node-local tier for the dumps ("%h": the host), or NULL */
 } lfw_options_t;
 
 /**

@@ -12,6 +12,7 @@ int lfw_output_open(lfw_output_t *o, fwdio_runtime_t *rt, int writers, int rank)
     opts.writers = writers;
     opts.append_start = o->append_start;
     opts.pinned |= FWDIO_PIN_APPEND_START;
+    opts.local_dir = o->local_dir; /* NULL: FWDIO_LOCAL_DIR, for the files with a size */
     int rc = fwdio_open(rt, o->path, o->stream ? FWDIO_SIZE_GROWS : o->size, &opts, NULL,
                         &o->file);
     if (rc != FWDIO_OK && rank == 0)

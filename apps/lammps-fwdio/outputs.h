@@ -20,6 +20,7 @@ typedef struct lfw_output {
     uint64_t size;        /**< bytes of the file: the layout's size, 0 for the idle reference */
     int stream;           /**< a fwdio stream (FWDIO_SIZE_GROWS): its size is not known */
     uint64_t append_start; /**< a stream: the bytes of an existing file it keeps */
+    const char *local_dir; /**< fwdio's node-local tier (local_dir), or NULL */
     fwdio_file_t *file;   /**< open between lfw_output_open and lfw_output_free */
 } lfw_output_t;
 
