@@ -154,6 +154,7 @@ static int stream_take(void *arg, uint64_t bytes)
  * straight to the target (progress thread). */
 static void open_stream_locally(fwdio_file_t *f, fwdioi_storage_job_t *job)
 {
+    FWDIOI_ASSERT_PROGRESS();
     struct fwdioi_local *l = f->local;
     char record[PATH_MAX];
     int has_record = fwdioi_local_record_path(l->data_path, record, sizeof record) == 0;
