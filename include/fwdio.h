@@ -781,7 +781,10 @@ typedef struct fwdio_options {
      * copies to `path` exactly the bytes each writer wrote (the path's
      * other bytes stay), and removes the local files: a stream's local
      * file is never a restart's copy (reads of the path read the target;
-     * fwdio_open_read of it waits for the drain as any later open). Such a
+     * fwdio_open_read of it waits for the drain as any later open), so a
+     * job killed before the drain ends leaves at the path only what was
+     * drained (the rest is in the writers' local files, under the local
+     * file names, for a person to recover: nothing reads them). Such a
      * stream refuses local_copies 2 (FWDIO_EINVAL at fwdio_open) and commit
      * blocks (fwdio_set_commit: FWDIO_EINVAL). The MPI-IO layer does not
      * use the tier in this version (its reads do not wait for a drain).
