@@ -206,6 +206,17 @@ int64_t fwdioi_local_check_value(const fwdio_file_t *f)
     return (int64_t)fwdioi_hash(FWDIOI_HASH_INIT, f->local->pattern, strlen(f->local->pattern));
 }
 
+void fwdioi_local_stream_room_absorb(fwdio_file_t *f)
+{
+    struct fwdioi_local *l = f->local;
+    fwdioi_failover_t *fo = l ? l->failover : NULL;
+    if (!fo || !fo->grows || fo->room_taken == 0)
+        return;
+    l->reserved += fo->room_taken;
+    l->pending += fo->room_taken; /* counted as not drained when taken */
+    fo->room_taken = 0;
+}
+
 void fwdioi_local_pending_end(fwdio_file_t *f)
 {
     struct fwdioi_local *l = f->local;

@@ -25,42 +25,6 @@
 #include <time.h>
 #include <unistd.h>
 
-fwdioi_local_run_t *fwdioi_local_writer_runs(const fwdioi_plan_t *p, int w, size_t *n)
-{
-    uint64_t ns = fwdioi_plan_writer_stripes(p, w);
-    fwdioi_local_run_t *runs = malloc((ns ? ns : 1) * sizeof *runs);
-    *n = 0;
-    if (!runs)
-        return NULL;
-    for (uint64_t i = 0; i < ns; i++) {
-        uint64_t s = fwdioi_plan_writer_stripe_at(p, w, i);
-        uint64_t start = s * p->stripe_size;
-        uint64_t end = start + p->stripe_size < p->size ? start + p->stripe_size : p->size;
-        if (end <= start)
-            continue;
-        if (*n > 0 && runs[*n - 1].offset + runs[*n - 1].len == start)
-            runs[*n - 1].len += end - start;
-        else
-            runs[(*n)++] = (fwdioi_local_run_t){start, end - start};
-    }
-    return runs;
-}
-
-fwdioi_local_run_t *fwdioi_local_runs_of(const fwdio_file_t *f, int w, size_t *n)
-{
-    const struct fwdioi_local *l = f->local;
-    if (!f->stream || w != f->my_writer)
-        return fwdioi_local_writer_runs(&f->plan, w, n);
-    fwdioi_local_run_t *runs = malloc((l->nwritten ? l->nwritten : 1) * sizeof *runs);
-    *n = 0;
-    if (!runs)
-        return NULL;
-    if (l->nwritten)
-        memcpy(runs, l->written, l->nwritten * sizeof *runs);
-    *n = l->nwritten;
-    return runs;
-}
-
 /* The size an index records, and past which it lies: the file's, or for a
  * stream's writer the end of what it wrote. */
 static uint64_t index_size(const fwdio_file_t *f)
@@ -179,17 +143,6 @@ static void open_stream_locally(fwdio_file_t *f, fwdioi_storage_job_t *job)
     job->sets_length = 1; /* emptied */
     job->keeps_prefix = 0;
     job->make_dirs = 1;
-}
-
-void fwdioi_local_stream_room_absorb(fwdio_file_t *f)
-{
-    struct fwdioi_local *l = f->local;
-    fwdioi_failover_t *fo = l ? l->failover : NULL;
-    if (!fo || !fo->grows || fo->room_taken == 0)
-        return;
-    l->reserved += fo->room_taken;
-    l->pending += fo->room_taken; /* counted as not drained when taken */
-    fo->room_taken = 0;
 }
 
 int fwdioi_local_prepare_open(fwdio_file_t *f, fwdioi_storage_job_t *job,

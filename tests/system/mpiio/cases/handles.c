@@ -335,8 +335,12 @@ void case_info_reuse(void)
     /* The node-local tier's hints, which the layer ignores (its reads do
      * not wait for a drain): taken, written straight to the path, what a
      * rank wrote read back right after a sync, nothing in the local store. */
-    char local[4300];
+    char local[4300], rm[4400];
     snprintf(local, sizeof local, "%s.local", p);
+    snprintf(rm, sizeof rm, "rm -rf '%s'", local); /* an earlier run's */
+    if (g_rank == 0 && system(rm) != 0)
+        fail("%s: could not remove it", local);
+    MPI_Barrier(MPI_COMM_WORLD);
     MPI_Info_set(used, "fwdio_local_dir", local);
     MPI_Info_set(used, "fwdio_local_capacity", "64M");
     fh = MPI_FILE_NULL;
