@@ -22,6 +22,10 @@
  * in each, the tier's steps and file complete OK with the writers' local
  * files there (none of a moved writer), the drain is OK, no local file is
  * left after it, and the target equals the straight one; and
+ *   drainfail  (own runtime, FWDIO_FAULT: the last writer's pwrites to the
+ *              target fail) the steps and the file complete OK in the local
+ *              stores, the drain fails with FWDIO_EWRITE on every rank (one
+ *              text), the local files stay (the only copy);
  *   refusals   fwdio_set_commit on such a stream: FWDIO_EINVAL; local_copies
  *              2: fwdio_open refuses it (FWDIO_EINVAL); FWDIO_LOCAL_DIR in
  *              the environment leaves a stream straight (no local file, the
@@ -226,18 +230,59 @@ static void case_refusals(fwdio_runtime_t *rt)
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
+static void case_drain_fail(fwdio_runtime_t *rt)
+{
+    char target_dir[4096], path[4200], dir[4096];
+    snprintf(target_dir, sizeof target_dir, "%s/drainfail-target", tc_tmpdir());
+    snprintf(path, sizeof path, "%s/x.dat", target_dir);
+    snprintf(dir, sizeof dir, "%s/drainfail-local", tc_tmpdir());
+    if (tc_rank == 0)
+        mkdir(target_dir, 0777);
+    MPI_Barrier(MPI_COMM_WORLD);
+    tc_phase("drainfail");
+    write_old(path);
+    fwdio_options_t o;
+    stream_options(&o, KEEP);
+    o.local_dir = dir;
+    fwdio_file_t *f = NULL;
+    TC_EXPECT(fwdio_open(rt, path, FWDIO_SIZE_GROWS, &o, NULL, &f), FWDIO_OK, "fwdio_open");
+    for (int i = 0; i < PIECES; i++)
+        TC_EXPECT(tc_write_pattern(f, ((uint64_t)i * (uint64_t)tc_size + (uint64_t)tc_rank) *
+                                          (PIECE + GAP), PIECE, 700, 7000),
+                  FWDIO_OK, "write");
+    TC_EXPECT(fwdio_step_end(f), FWDIO_OK, "fwdio_step_end");
+    TC_EXPECT(fwdio_step_wait(f, 0), FWDIO_OK, "fwdio_step_wait: in the local stores");
+    TC_EXPECT(fwdio_close(f), FWDIO_OK, "fwdio_close");
+    TC_EXPECT(fwdio_wait(f), FWDIO_OK, "fwdio_wait: complete in the local stores");
+    TC_EXPECT(fwdio_drain_wait(f), FWDIO_EWRITE, "fwdio_drain_wait");
+    char text[256], first[256];
+    snprintf(text, sizeof text, "%s", fwdio_file_error(f));
+    memcpy(first, text, sizeof text);
+    MPI_Bcast(first, sizeof first, MPI_CHAR, 0, MPI_COMM_WORLD);
+    TC_CHECK(!strcmp(first, text), "drain error texts differ: \"%s\" on rank 0, \"%s\" here",
+             first, text);
+    int n = local_files(dir);
+    TC_CHECK(n == (tc_size > 1 ? 2 : 1), "%d local files after a failed drain: they are the "
+             "only copy", n);
+    fwdio_file_free(f);
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
 int main(int argc, char **argv)
 {
     unsigned timeout = 60;
     tc_mpi_init(&argc, &argv, timeout);
     const char *only = NULL;
+    int faults = 1;
     for (int i = 1; i < argc; i++) {
         if (tc_common_option(argc, argv, &i, &timeout, &g_mode))
             continue;
         if (!strcmp(argv[i], "--case") && i + 1 < argc) {
             only = argv[++i];
+        } else if (!strcmp(argv[i], "--no-faults")) {
+            faults = 0; /* built without FWDIO_FAULT */
         } else {
-            fprintf(stderr, "usage: test_local_stream [--case NAME] [--timeout S] "
+            fprintf(stderr, "usage: test_local_stream [--case NAME] [--no-faults] [--timeout S] "
                             "[--callback-mode poll|progress]\n");
             return 2;
         }
@@ -254,13 +299,22 @@ int main(int argc, char **argv)
     if (!only || !strcmp(only, "refusals"))
         case_refusals(rt);
     TC_EXPECT(fwdio_finalize(rt), FWDIO_OK, "fwdio_finalize");
-    if (!only || !strcmp(only, "fault")) {
+    if (faults && (!only || !strcmp(only, "fault"))) {
         char spec[128];
         snprintf(spec, sizeof spec, "pwrite:enospc:path=fwdio-local:nth=2:rank=%d", tc_size - 1);
         setenv("FWDIO_FAULT", spec, 1);
         rt = tc_start_runtime(MPI_COMM_WORLD, g_mode);
         unsetenv("FWDIO_FAULT");
         case_variant(rt, "fault", KEEP, 0, -1);
+        TC_EXPECT(fwdio_finalize(rt), FWDIO_OK, "fwdio_finalize");
+    }
+    if (faults && (!only || !strcmp(only, "drainfail"))) {
+        char spec[128];
+        snprintf(spec, sizeof spec, "pwrite:eio:path=drainfail-target/:rank=%d", tc_size - 1);
+        setenv("FWDIO_FAULT", spec, 1);
+        rt = tc_start_runtime(MPI_COMM_WORLD, g_mode);
+        unsetenv("FWDIO_FAULT");
+        case_drain_fail(rt);
         TC_EXPECT(fwdio_finalize(rt), FWDIO_OK, "fwdio_finalize");
     }
     return tc_finish("test_local_stream");
