@@ -774,7 +774,8 @@ typedef struct fwdio_options {
      * file at the target's offsets (no room counted at the open: each
      * write takes room for the bytes it adds against local_capacity, and
      * one that does not fit moves that writer's file to the target, as a
-     * full store does); a step completes (fwdio_step_wait, the step
+     * full store does; a stream's writes neither wait for room nor evict
+     * drained copies kept for restarts); a step completes (fwdio_step_wait, the step
      * callback) when its bytes are in the local stores (durable there with
      * durable); the open creates `path` and, unless keep_contents, cuts it
      * to append_start as a stream's open does; after the close the drain
