@@ -751,7 +751,7 @@ static int before_shared(MPI_File fh, const char *call)
 {
     int rc;
     mpiio_file_t *f = taken_known(fh, 0, call, &rc);
-    if (!f)
+    if (!f || rc != MPI_SUCCESS)
         return rc;
     if (mpiio_has_unended(f))
         return mpiio_refuse(f, MPI_ERR_UNSUPPORTED_OPERATION,
