@@ -281,6 +281,14 @@ static int wait_stream(mpiio_file_t *f, int closed, const char *call)
     int rc = closed;
     if (rc == FWDIO_OK)
         rc = fwdio_wait(f->stream);
+    /* A close that did not wait for the stream's open (mpiio_close): its
+     * status is known by now (ready comes before complete); a failed open
+     * is not the file's failure, its bytes are the layer's to write. */
+    if (atomic_load(&f->opening) == MPIIO_OPEN_PENDING) {
+        int given = mpiio_opening_close(f, call);
+        if (!f->stream)
+            return given;
+    }
     int code = rc == FWDIO_OK ? MPI_SUCCESS : mpiio_file_error(f, rc, call);
     fwdio_file_free(f->stream);
     f->stream = NULL;
@@ -346,14 +354,8 @@ static int handler_returns(MPI_File fh)
 int mpiio_close(mpiio_file_t *f, MPI_File *fh)
 {
     double t0 = PMPI_Wtime();
-    /* A pending open is known first: a failed one leaves the file to MPI-IO
-     * with its bytes written by the layer, and the agreement below makes
-     * every rank return how that went (wherever it was resolved). */
-    int resolved = mpiio_opening_resolve(f, "MPI_File_close");
-    if (atomic_load(&f->opening) == MPIIO_OPEN_GIVEN_BACK)
-        atomic_store(&f->opening, MPIIO_OPEN_KNOWN);
     mpiio_untaken_remove(*fh);
-    int code = f->error_code != MPI_SUCCESS ? f->error_code : resolved;
+    int code = f->error_code;
     /* A failure of the layer's own writes is one rank's: every rank's close
      * reports the file's outcome, and every rank decides alike whether the
      * close may return before the stream is done. The same round says
@@ -363,11 +365,33 @@ int mpiio_close(mpiio_file_t *f, MPI_File *fh)
      * with the close itself, which saves the step's own agreements. The
      * outcome is agreed again either way (a blocking allreduce, about a
      * microsecond), so that a rank whose first agreement failed, and which
-     * cannot know what the others chose, makes the same calls as they do. */
-    int last_step = f->stream && f->overlay != NULL;
-    code = mpiio_agree_error_flag(f, code, "MPI_File_close", &last_step);
-    if (f->stream) {
-        int rc = last_step ? mpiio_end_step(f, "MPI_File_close") : MPI_SUCCESS;
+     * cannot know what the others chose, makes the same calls as they do.
+     *
+     * The stream's open may not be known yet (opening.c): its outcome is
+     * then waited for as late as can be, with the stream itself after
+     * MPI-IO's close (below), so that the wait for fwdio's ready overlaps
+     * the close's own work. That needs the wait after MPI-IO's close and no
+     * last step on this rank; the same round says whether any rank cannot
+     * (or gave the file back already, at a call whose outcome no collective
+     * call agreed yet): then every rank resolves its open first, alike. A
+     * failed open's replay is agreed at the end, on every rank whose open's
+     * outcome was not agreed before this close (every rank alike, as the
+     * outcome is the same everywhere). */
+    int opening = atomic_load(&f->opening);
+    int unsettled = opening != MPIIO_OPEN_KNOWN;
+    int late = opening == MPIIO_OPEN_PENDING && f->overlay == NULL && !f->sync_owed &&
+               !mpiio_close_async() && handler_returns(*fh);
+    int flags[2] = {f->stream && f->overlay != NULL, unsettled && !late};
+    code = mpiio_agree_error_flags(f, code, "MPI_File_close", flags, 2);
+    int last_step = flags[0];
+    if (flags[0] || flags[1]) {
+        int rc = mpiio_opening_close(f, "MPI_File_close");
+        code = code != MPI_SUCCESS ? code : rc;
+    }
+    /* made by every rank (with or without the stream), so that a rank whose
+     * first agreement failed makes as many as the others */
+    {
+        int rc = f->stream && last_step ? mpiio_end_step(f, "MPI_File_close") : MPI_SUCCESS;
         code = mpiio_agree_error(f, code != MPI_SUCCESS ? code : rc, "MPI_File_close");
     }
     /* fwdio's close, then the wait for it (every byte in the file), unless
@@ -395,10 +419,14 @@ int mpiio_close(mpiio_file_t *f, MPI_File *fh)
         code = PMPI_File_sync(*fh);
     mpiio_remove_file(f);
     int rc = PMPI_File_close(fh);
-    if (wait_after) {
-        f->fh = MPI_FILE_NULL; /* its handler returns errors: nothing to call */
+    f->fh = MPI_FILE_NULL; /* nothing to call a handler on from here */
+    if (wait_after) { /* its handler returns errors: nothing to call */
         int fin = wait_stream(f, FWDIO_OK, "MPI_File_close");
         code = code != MPI_SUCCESS ? code : fin;
+    }
+    if (unsettled && atomic_load(&f->opening) == MPIIO_OPEN_GIVEN_BACK) {
+        atomic_store(&f->opening, MPIIO_OPEN_KNOWN);
+        code = mpiio_agree_error(f, code, "MPI_File_close");
     }
     f->blocked[MPIIO_T_CLOSE] += PMPI_Wtime() - t0;
     if (mpiio_verbose())

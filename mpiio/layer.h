@@ -218,6 +218,10 @@ int mpiio_agree_error(mpiio_file_t *f, int code, const char *call);
 /* The same, in the same round: *flag (this rank's) becomes whether any rank
  * set it. */
 int mpiio_agree_error_flag(mpiio_file_t *f, int code, const char *call, int *flag);
+/* The same with nflags flags (at most MPIIO_AGREE_FLAGS_MAX), each set
+ * where any rank set it. */
+#define MPIIO_AGREE_FLAGS_MAX 2
+int mpiio_agree_error_flags(mpiio_file_t *f, int code, const char *call, int *flags, int nflags);
 /* A failure of this rank's own (its part of a write): the call's code
  * through the file's handler, remembered until the next collective call
  * makes every rank return it. `status` is fwdio's; the text says `call`. */
@@ -257,6 +261,10 @@ int mpiio_opening_resolve(mpiio_file_t *f, const char *call);
  * replay outcome is then agreed on every rank, also where it was resolved
  * by an earlier independent call. */
 int mpiio_opening_resolve_all(mpiio_file_t *f, const char *call);
+/* The same at the file's close (mpiio_close): a failed open's handle is not
+ * remembered as MPI-IO's, and the pointer not handed over (the handle is
+ * being closed, or closed already); the close agrees on the outcome. */
+int mpiio_opening_close(mpiio_file_t *f, const char *call);
 
 /* --- steps.c: ending steps and settling them ----------------------------------- */
 /* End a step on every rank (collective) and wait until every byte written

@@ -80,7 +80,7 @@ static int replay(mpiio_file_t *f, const char *call)
 
 /* fwdio could not open the file (status agreed on every rank): it goes back
  * to MPI-IO with every byte written through it in place. */
-static int give_back(mpiio_file_t *f, const char *call)
+static int give_back(mpiio_file_t *f, const char *call, int closing)
 {
     snprintf(f->released, sizeof f->released, "released: fwdio could not open it: %s",
              fwdio_file_error(f->stream));
@@ -100,18 +100,20 @@ static int give_back(mpiio_file_t *f, const char *call)
     mpiio_extents_clear(&f->own);
     mpiio_copies_clear(&f->copies);
     atomic_store(&f->opening, MPIIO_OPEN_GIVEN_BACK);
-    mpiio_untaken_add(f->fh, f->path); /* MPI-IO's now, and ordered as any */
+    if (!closing)
+        mpiio_untaken_add(f->fh, f->path); /* MPI-IO's now, and ordered as any */
     if (mpiio_verbose())
         mpiio_say("%s: rank %d: handed back to MPI-IO at %s: %s; the layer wrote the %lld "
                   "bytes written through it so far itself%s",
                   f->path, f->rank, call, why, (long long)logged,
                   code == MPI_SUCCESS ? "" : ", which failed");
     /* MPI-IO keeps the individual file pointer from now on. */
-    PMPI_File_seek(f->fh, f->fp, MPI_SEEK_SET);
+    if (!closing)
+        PMPI_File_seek(f->fh, f->fp, MPI_SEEK_SET);
     return code;
 }
 
-int mpiio_opening_resolve(mpiio_file_t *f, const char *call)
+static int resolve(mpiio_file_t *f, const char *call, int closing)
 {
     if (atomic_load(&f->opening) != MPIIO_OPEN_PENDING)
         return MPI_SUCCESS;
@@ -130,7 +132,17 @@ int mpiio_opening_resolve(mpiio_file_t *f, const char *call)
         known_good(f);
         return MPI_SUCCESS;
     }
-    return give_back(f, call);
+    return give_back(f, call, closing);
+}
+
+int mpiio_opening_resolve(mpiio_file_t *f, const char *call)
+{
+    return resolve(f, call, 0);
+}
+
+int mpiio_opening_close(mpiio_file_t *f, const char *call)
+{
+    return resolve(f, call, 1);
 }
 
 int mpiio_opening_resolve_all(mpiio_file_t *f, const char *call)

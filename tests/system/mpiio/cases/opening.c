@@ -173,6 +173,35 @@ static void late_at_close(void)
     model_free(&m);
 }
 
+/* 5: the close as the first call that needs the outcome, where ranks stand
+   differently: rank 0 read its bytes (and so gave the file back) before,
+   the last rank wrote its bytes twice (kept for after the step); the
+   others know nothing yet. */
+static void late_mixed_close(void)
+{
+    const char *name = "late_mixed.mpiio";
+    const int64_t piece = 5000, r = g_rank, last = g_size - 1;
+    model_t m = {0};
+    MPI_File fh = open_disagreeing(name);
+    if (fh == MPI_FILE_NULL)
+        return;
+    put(fh, r * piece, piece, 11, 0);
+    model_all(&m, 0, piece, 0, piece, 11);
+    if (r == last)
+        put(fh, r * piece + 100, 300, 12, 0);
+    model_put(&m, last * piece + 100, 300, seed_of(12));
+    if (r == 0) {
+        model_t mine = {0};
+        model_put(&mine, 0, piece, seed_of(11));
+        read_check(fh, "rank 0's own bytes", &mine, 0, piece, 0);
+        expect_state(fh, "rank 0 after its read", ST_RELEASED);
+        model_free(&mine);
+    }
+    close_file(&fh);
+    check_file(name, &m);
+    model_free(&m);
+}
+
 void case_late_refusal(void)
 {
     if (g_size < 2) {
@@ -184,12 +213,13 @@ void case_late_refusal(void)
     late_collective();
     late_past_log();
     late_at_close();
+    late_mixed_close();
 }
 
 /* The layer's own writes of the logged bytes failing on the last rank (a
    file size limit below them, EFBIG; not in --all: it lowers RLIMIT_FSIZE):
    the collective call that learns the outcome returns the failure on every
-   rank, and so does the close. */
+   rank, and so does the close; a close that learns it itself does too. */
 void case_late_refusal_fault(void)
 {
     if (!g_layer || g_size < 2) {
@@ -212,6 +242,18 @@ void case_late_refusal_fault(void)
         expect_error(MPI_File_sync(fh), "MPI_File_sync after the layer's replay failed",
                      MPI_ERR_IO, strerror(EFBIG));
         expect_error(MPI_File_close(&fh), "MPI_File_close after the layer's replay failed",
+                     MPI_ERR_IO, strerror(EFBIG));
+    }
+    /* the close as the first call that needs the outcome: it learns it after
+       MPI-IO's own close, and still fails on every rank */
+    fh = open_disagreeing("late_fault_close.mpiio");
+    if (fh != MPI_FILE_NULL) {
+        if (g_rank == last) {
+            uint8_t *a = pattern_buf(at, len, seed_of(2));
+            OK(MPI_File_write_at(fh, at, a, (int)len, MPI_BYTE, MPI_STATUS_IGNORE));
+            free(a);
+        }
+        expect_error(MPI_File_close(&fh), "MPI_File_close when the layer's replay failed there",
                      MPI_ERR_IO, strerror(EFBIG));
     }
     if (g_rank == last)
