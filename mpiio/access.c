@@ -93,6 +93,10 @@ static int write_extent(void *arg, int64_t off, int64_t len, int64_t data_pos)
         if (w->code != MPI_SUCCESS)
             return 1;
         rc = FWDIO_OK;
+    } else if (mpiio_opening_log(f, data, len, off) != 0) {
+        /* While the stream's open is pending the layer keeps a copy of what
+         * it hands over (opening.c; the caller saw the log has room). */
+        rc = FWDIO_ENOMEM;
     } else {
         rc = fwdio_write(f->stream, data, (size_t)len, (uint64_t)off);
         /* The stream failed (some ranks know it sooner than others): the

@@ -7,11 +7,42 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The taken file of fh, or NULL when the real MPI-IO handles it. */
+/* The taken file of fh, or NULL when the real MPI-IO handles it. Its
+ * stream's open may still be pending (opening.c): checked without waiting. */
 static mpiio_file_t *taken(MPI_File fh)
 {
     mpiio_file_t *f = mpiio_find(fh);
+    if (f && f->stream)
+        mpiio_opening_check(f);
     return f && f->stream ? f : NULL;
+}
+
+/* The taken file of fh for a call that needs its stream's outcome: a pending
+ * open is resolved first (a failed one gives the file back to MPI-IO: NULL).
+ * A collective call (every rank makes it) also agrees on a failed open's
+ * outcome, wherever it was resolved. *rc: MPI_SUCCESS, or the error the
+ * call returns as it is (the same on every rank for a collective one). */
+static mpiio_file_t *taken_known(MPI_File fh, int collective, const char *call, int *rc)
+{
+    *rc = MPI_SUCCESS;
+    mpiio_file_t *f = mpiio_find(fh);
+    if (!f)
+        return NULL;
+    *rc = collective ? mpiio_opening_resolve_all(f, call) : mpiio_opening_resolve(f, call);
+    return f->stream ? f : NULL;
+}
+
+/* The taken file of fh for a write of count x type: a collective one ends
+ * the step (the open must be known), an independent one waits only when the
+ * open log has no room for it. */
+static mpiio_file_t *taken_for_write(MPI_File fh, int count, MPI_Datatype type, int collective,
+                                     const char *call, int *rc)
+{
+    *rc = MPI_SUCCESS;
+    if (collective)
+        return taken_known(fh, 1, call, rc);
+    mpiio_file_t *f = taken(fh);
+    return f && mpiio_opening_log_full(f, count, type) ? taken_known(fh, 0, call, rc) : f;
 }
 
 static void set_status(MPI_Status *status, int64_t bytes)
@@ -261,8 +292,13 @@ MPIIO_EXPORT int MPI_File_delete(const char *filename, MPI_Info info)
 MPIIO_EXPORT int MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
                       const char *datarep, MPI_Info info)
 {
-    int rc = PMPI_File_set_view(fh, disp, etype, filetype, datarep, info);
-    mpiio_file_t *f = taken(fh);
+    /* The open is known before the view changes (a failed one gives the
+     * file back with the individual pointer in the old view). */
+    int rc;
+    mpiio_file_t *f = taken_known(fh, 1, "MPI_File_set_view", &rc);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    rc = PMPI_File_set_view(fh, disp, etype, filetype, datarep, info);
     if (rc != MPI_SUCCESS || !f)
         return rc;
     char why[MPIIO_REASON_LEN] = "";
@@ -297,7 +333,12 @@ MPIIO_EXPORT int MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype et
 
 MPIIO_EXPORT int MPI_File_get_info(MPI_File fh, MPI_Info *info_used)
 {
-    int rc = PMPI_File_get_info(fh, info_used);
+    /* Whether the file is taken: its open must be known. */
+    int rc;
+    taken_known(fh, 0, "MPI_File_get_info", &rc);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    rc = PMPI_File_get_info(fh, info_used);
     if (rc != MPI_SUCCESS)
         return rc;
     mpiio_file_t *f = mpiio_find(fh);
@@ -318,9 +359,12 @@ MPIIO_EXPORT int MPI_File_get_info(MPI_File fh, MPI_Info *info_used)
 
 MPIIO_EXPORT int MPI_File_set_atomicity(MPI_File fh, int flag)
 {
-    mpiio_file_t *f = taken(fh);
+    int rc;
+    mpiio_file_t *f = taken_known(fh, 1, "MPI_File_set_atomicity", &rc);
+    if (rc != MPI_SUCCESS)
+        return rc;
     if (f && flag) {
-        int rc = mpiio_release(f, "MPI_File_set_atomicity(1): atomic mode");
+        rc = mpiio_release(f, "MPI_File_set_atomicity(1): atomic mode");
         if (rc != MPI_SUCCESS)
             return rc;
     }
@@ -358,7 +402,10 @@ static int write_view(mpiio_file_t *f, int64_t offset, int at_pointer, const voi
 MPIIO_EXPORT int MPI_File_write_at(MPI_File fh, MPI_Offset offset, const void *buf, int count,
                       MPI_Datatype type, MPI_Status *status)
 {
-    mpiio_file_t *f = taken(fh);
+    int rc0;
+    mpiio_file_t *f = taken_for_write(fh, count, type, 0, "MPI_File_write_at", &rc0);
+    if (rc0 != MPI_SUCCESS)
+        return rc0;
     if (!f) { /* MPI-IO's, after this process's writes through taken handles */
         mpiio_untaken_write_t w;
         int copy = mpiio_untaken_begin(fh, offset, 0, &w);
@@ -371,7 +418,10 @@ MPIIO_EXPORT int MPI_File_write_at(MPI_File fh, MPI_Offset offset, const void *b
 MPIIO_EXPORT int MPI_File_write_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int count,
                           MPI_Datatype type, MPI_Status *status)
 {
-    mpiio_file_t *f = taken(fh);
+    int rc0;
+    mpiio_file_t *f = taken_for_write(fh, count, type, 1, "MPI_File_write_at_all", &rc0);
+    if (rc0 != MPI_SUCCESS)
+        return rc0;
     if (!f) { /* MPI-IO's, after this process's writes through taken handles */
         mpiio_untaken_write_t w;
         int copy = mpiio_untaken_begin(fh, offset, 0, &w);
@@ -384,7 +434,10 @@ MPIIO_EXPORT int MPI_File_write_at_all(MPI_File fh, MPI_Offset offset, const voi
 MPIIO_EXPORT int MPI_File_write(MPI_File fh, const void *buf, int count, MPI_Datatype type,
                    MPI_Status *status)
 {
-    mpiio_file_t *f = taken(fh);
+    int rc0;
+    mpiio_file_t *f = taken_for_write(fh, count, type, 0, "MPI_File_write", &rc0);
+    if (rc0 != MPI_SUCCESS)
+        return rc0;
     if (!f) { /* MPI-IO's, after this process's writes through taken handles */
         mpiio_untaken_write_t w;
         int copy = mpiio_untaken_begin(fh, 0, 1, &w);
@@ -397,7 +450,10 @@ MPIIO_EXPORT int MPI_File_write(MPI_File fh, const void *buf, int count, MPI_Dat
 MPIIO_EXPORT int MPI_File_write_all(MPI_File fh, const void *buf, int count, MPI_Datatype type,
                        MPI_Status *status)
 {
-    mpiio_file_t *f = taken(fh);
+    int rc0;
+    mpiio_file_t *f = taken_for_write(fh, count, type, 1, "MPI_File_write_all", &rc0);
+    if (rc0 != MPI_SUCCESS)
+        return rc0;
     if (!f) { /* MPI-IO's, after this process's writes through taken handles */
         mpiio_untaken_write_t w;
         int copy = mpiio_untaken_begin(fh, 0, 1, &w);
@@ -422,7 +478,12 @@ static int as_request(int rc, const MPI_Status *st, MPI_Request *request)
 MPIIO_EXPORT int MPI_File_iwrite_at(MPI_File fh, MPI_Offset offset, const void *buf, int count,
                        MPI_Datatype type, MPI_Request *request)
 {
-    mpiio_file_t *f = taken(fh);
+    int rc0;
+    mpiio_file_t *f = taken_for_write(fh, count, type, 0, "MPI_File_iwrite_at", &rc0);
+    if (rc0 != MPI_SUCCESS) {
+        *request = MPI_REQUEST_NULL;
+        return rc0;
+    }
     if (!f) { /* MPI-IO's, after this process's writes through taken handles */
         mpiio_untaken_write_t w;
         int copy = mpiio_untaken_begin(fh, offset, 0, &w);
@@ -437,7 +498,12 @@ MPIIO_EXPORT int MPI_File_iwrite_at(MPI_File fh, MPI_Offset offset, const void *
 MPIIO_EXPORT int MPI_File_iwrite_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int count,
                            MPI_Datatype type, MPI_Request *request)
 {
-    mpiio_file_t *f = taken(fh);
+    int rc0;
+    mpiio_file_t *f = taken_for_write(fh, count, type, 1, "MPI_File_iwrite_at_all", &rc0);
+    if (rc0 != MPI_SUCCESS) {
+        *request = MPI_REQUEST_NULL;
+        return rc0;
+    }
     if (!f) { /* MPI-IO's, after this process's writes through taken handles */
         mpiio_untaken_write_t w;
         int copy = mpiio_untaken_begin(fh, offset, 0, &w);
@@ -452,7 +518,12 @@ MPIIO_EXPORT int MPI_File_iwrite_at_all(MPI_File fh, MPI_Offset offset, const vo
 MPIIO_EXPORT int MPI_File_iwrite(MPI_File fh, const void *buf, int count, MPI_Datatype type,
                     MPI_Request *request)
 {
-    mpiio_file_t *f = taken(fh);
+    int rc0;
+    mpiio_file_t *f = taken_for_write(fh, count, type, 0, "MPI_File_iwrite", &rc0);
+    if (rc0 != MPI_SUCCESS) {
+        *request = MPI_REQUEST_NULL;
+        return rc0;
+    }
     if (!f) { /* MPI-IO's, after this process's writes through taken handles */
         mpiio_untaken_write_t w;
         int copy = mpiio_untaken_begin(fh, 0, 1, &w);
@@ -467,7 +538,12 @@ MPIIO_EXPORT int MPI_File_iwrite(MPI_File fh, const void *buf, int count, MPI_Da
 MPIIO_EXPORT int MPI_File_iwrite_all(MPI_File fh, const void *buf, int count, MPI_Datatype type,
                         MPI_Request *request)
 {
-    mpiio_file_t *f = taken(fh);
+    int rc0;
+    mpiio_file_t *f = taken_for_write(fh, count, type, 1, "MPI_File_iwrite_all", &rc0);
+    if (rc0 != MPI_SUCCESS) {
+        *request = MPI_REQUEST_NULL;
+        return rc0;
+    }
     if (!f) { /* MPI-IO's, after this process's writes through taken handles */
         mpiio_untaken_write_t w;
         int copy = mpiio_untaken_begin(fh, 0, 1, &w);
@@ -515,7 +591,10 @@ static int before_independent_read(mpiio_file_t *f, int64_t pos, int count, MPI_
  * before, and reads it back after. */
 #define READ_COLLECTIVE(name, at_pointer, ...)                      \
     do {                                                            \
-        mpiio_file_t *f = taken(fh);                                \
+        int known_;                                                 \
+        mpiio_file_t *f = taken_known(fh, 1, #name, &known_);       \
+        if (known_ != MPI_SUCCESS)                                  \
+            return known_;                                          \
         if (!f)                                                     \
             return P##name(__VA_ARGS__);                            \
         double t0_ = PMPI_Wtime();                                  \
@@ -591,7 +670,10 @@ static int read_independent(mpiio_file_t *f, int64_t offset, int at_pointer, voi
 MPIIO_EXPORT int MPI_File_read_at(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype type,
                      MPI_Status *status)
 {
-    mpiio_file_t *f = taken(fh);
+    int known;
+    mpiio_file_t *f = taken_known(fh, 0, "MPI_File_read_at", &known);
+    if (known != MPI_SUCCESS)
+        return known;
     if (!f)
         return PMPI_File_read_at(fh, offset, buf, count, type, status);
     return read_independent(f, offset, 0, buf, count, type, status, NULL, "MPI_File_read_at");
@@ -606,7 +688,12 @@ MPIIO_EXPORT int MPI_File_read_at_all(MPI_File fh, MPI_Offset offset, void *buf,
 MPIIO_EXPORT int MPI_File_iread_at(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype type,
                       MPI_Request *request)
 {
-    mpiio_file_t *f = taken(fh);
+    int known;
+    mpiio_file_t *f = taken_known(fh, 0, "MPI_File_iread_at", &known);
+    if (known != MPI_SUCCESS) {
+        *request = MPI_REQUEST_NULL;
+        return known;
+    }
     if (!f)
         return PMPI_File_iread_at(fh, offset, buf, count, type, request);
     return read_independent(f, offset, 0, buf, count, type, MPI_STATUS_IGNORE, request,
@@ -621,7 +708,10 @@ MPIIO_EXPORT int MPI_File_iread_at_all(MPI_File fh, MPI_Offset offset, void *buf
 
 MPIIO_EXPORT int MPI_File_read(MPI_File fh, void *buf, int count, MPI_Datatype type, MPI_Status *status)
 {
-    mpiio_file_t *f = taken(fh);
+    int known;
+    mpiio_file_t *f = taken_known(fh, 0, "MPI_File_read", &known);
+    if (known != MPI_SUCCESS)
+        return known;
     if (!f)
         return PMPI_File_read(fh, buf, count, type, status);
     return read_independent(f, 0, 1, buf, count, type, status, NULL, "MPI_File_read");
@@ -634,7 +724,12 @@ MPIIO_EXPORT int MPI_File_read_all(MPI_File fh, void *buf, int count, MPI_Dataty
 
 MPIIO_EXPORT int MPI_File_iread(MPI_File fh, void *buf, int count, MPI_Datatype type, MPI_Request *request)
 {
-    mpiio_file_t *f = taken(fh);
+    int known;
+    mpiio_file_t *f = taken_known(fh, 0, "MPI_File_iread", &known);
+    if (known != MPI_SUCCESS) {
+        *request = MPI_REQUEST_NULL;
+        return known;
+    }
     if (!f)
         return PMPI_File_iread(fh, buf, count, type, request);
     return read_independent(f, 0, 1, buf, count, type, MPI_STATUS_IGNORE, request,
@@ -654,9 +749,10 @@ MPIIO_EXPORT int MPI_File_iread_all(MPI_File fh, void *buf, int count, MPI_Datat
  * call has ended (it could overtake them). */
 static int before_shared(MPI_File fh, const char *call)
 {
-    mpiio_file_t *f = taken(fh);
-    if (!f)
-        return MPI_SUCCESS;
+    int rc;
+    mpiio_file_t *f = taken_known(fh, 0, call, &rc);
+    if (!f || rc != MPI_SUCCESS)
+        return rc;
     if (mpiio_has_unended(f))
         return mpiio_refuse(f, MPI_ERR_UNSUPPORTED_OPERATION,
                             "%s after writes of this rank that no collective call on the file "
@@ -672,8 +768,9 @@ static int before_shared(MPI_File fh, const char *call)
 /* A collective call on the shared pointer: the file goes back to MPI-IO. */
 static int release_for(MPI_File fh, const char *call)
 {
-    mpiio_file_t *f = taken(fh);
-    return f ? mpiio_release(f, call) : MPI_SUCCESS;
+    int rc;
+    mpiio_file_t *f = taken_known(fh, 1, call, &rc);
+    return f && rc == MPI_SUCCESS ? mpiio_release(f, call) : rc;
 }
 
 #define VIA_SHARED(before, name, ...)                          \
@@ -809,7 +906,10 @@ MPIIO_EXPORT int MPI_File_get_byte_offset(MPI_File fh, MPI_Offset offset, MPI_Of
 
 MPIIO_EXPORT int MPI_File_sync(MPI_File fh)
 {
-    mpiio_file_t *f = taken(fh);
+    int known;
+    mpiio_file_t *f = taken_known(fh, 1, "MPI_File_sync", &known);
+    if (known != MPI_SUCCESS)
+        return known;
     if (!f)
         return PMPI_File_sync(fh);
     double t0 = PMPI_Wtime();
@@ -857,7 +957,10 @@ MPIIO_EXPORT int MPI_File_get_size(MPI_File fh, MPI_Offset *size)
 
 MPIIO_EXPORT int MPI_File_set_size(MPI_File fh, MPI_Offset size)
 {
-    mpiio_file_t *f = taken(fh);
+    int known;
+    mpiio_file_t *f = taken_known(fh, 1, "MPI_File_set_size", &known);
+    if (known != MPI_SUCCESS)
+        return known;
     if (!f)
         return PMPI_File_set_size(fh, size);
     /* A size at or past every byte written so far changes none of them: the
@@ -883,7 +986,10 @@ MPIIO_EXPORT int MPI_File_set_size(MPI_File fh, MPI_Offset size)
 
 MPIIO_EXPORT int MPI_File_preallocate(MPI_File fh, MPI_Offset size)
 {
-    mpiio_file_t *f = taken(fh);
+    int known;
+    mpiio_file_t *f = taken_known(fh, 1, "MPI_File_preallocate", &known);
+    if (known != MPI_SUCCESS)
+        return known;
     if (!f)
         return PMPI_File_preallocate(fh, size);
     double t0 = PMPI_Wtime();

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Bytes the layer writes itself, with pwrite on a descriptor of its own: the
  * overlay's (overlay.c), independent writes past the read-back limit, and
- * MPI_File_preallocate's allocation (access.c). */
+ * MPI_File_preallocate's allocation (access.c), and the bytes kept while
+ * the stream's open was pending once it failed (opening.c). */
 #include "layer.h"
 
 #include <errno.h>

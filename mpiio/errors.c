@@ -170,7 +170,7 @@ int mpiio_refuse(mpiio_file_t *f, int cls, const char *fmt, ...)
     return through_handler(f, text_code(cls, text, mpiio_verbose()));
 }
 
-static int agree(mpiio_file_t *f, int code, const char *call, int *flag);
+static int agree(mpiio_file_t *f, int code, const char *call, int *flags, int nflags);
 
 int mpiio_local_error(mpiio_file_t *f, int status, int sys_errno, const char *text)
 {
@@ -184,37 +184,51 @@ int mpiio_local_error(mpiio_file_t *f, int status, int sys_errno, const char *te
 
 int mpiio_agree_error(mpiio_file_t *f, int code, const char *call)
 {
-    return mpiio_agree_error_flag(f, code, call, NULL);
+    return mpiio_agree_error_flags(f, code, call, NULL, 0);
 }
 
 int mpiio_agree_error_flag(mpiio_file_t *f, int code, const char *call, int *flag)
 {
+    return mpiio_agree_error_flags(f, code, call, flag, flag ? 1 : 0);
+}
+
+int mpiio_agree_error_flags(mpiio_file_t *f, int code, const char *call, int *flags, int nflags)
+{
     if (code == MPI_SUCCESS) /* this rank's own failure since the last collective call */
         code = f->local_code;
     f->local_code = MPI_SUCCESS;
-    code = agree(f, code, call, flag);
+    code = agree(f, code, call, flags, nflags);
     if (code != MPI_SUCCESS && f->error_code == MPI_SUCCESS)
         f->error_code = code; /* failed on every rank alike from now on */
     return code;
 }
 
-static int agree(mpiio_file_t *f, int code, const char *call, int *flag)
+static int agree(mpiio_file_t *f, int code, const char *call, int *flags, int nflags)
 {
     int size = 1;
     PMPI_Comm_size(f->comm, &size);
-    /* the lowest failing rank (size: none), and whether no rank set the flag */
-    int mine[2] = {code != MPI_SUCCESS ? f->rank : size, !(flag && *flag)};
-    int all[2] = {size, 1};
-    int rc = PMPI_Allreduce(mine, all, 2, MPI_INT, MPI_MIN, f->comm);
+    /* the lowest failing rank (size: none), and for each flag whether no
+     * rank set it (one slot at least: every call sends as many) */
+    if (nflags > MPIIO_AGREE_FLAGS_MAX)
+        nflags = MPIIO_AGREE_FLAGS_MAX;
+    int slots = nflags > 0 ? nflags : 1;
+    int mine[1 + MPIIO_AGREE_FLAGS_MAX], all[1 + MPIIO_AGREE_FLAGS_MAX];
+    mine[0] = code != MPI_SUCCESS ? f->rank : size;
+    all[0] = size;
+    for (int i = 0; i < slots; i++) {
+        mine[1 + i] = !(i < nflags && flags[i]);
+        all[1 + i] = 1;
+    }
+    int rc = PMPI_Allreduce(mine, all, 1 + slots, MPI_INT, MPI_MIN, f->comm);
     if (rc != MPI_SUCCESS) {
         /* The agreement itself failed: this rank cannot know what the
          * others decided. It never reports success over it, and it takes
-         * the flag as set: a rank with the flag set makes the same calls
+         * the flags as set: a rank with a flag set makes the same calls
          * whatever the others chose (mpiio_close: a last step, whose
          * disagreement fwdio's close then reports on every rank, and the
          * second agreement, which every rank makes). */
-        if (flag)
-            *flag = 1;
+        for (int i = 0; i < nflags; i++)
+            flags[i] = 1;
         if (code != MPI_SUCCESS)
             return code;
         char why[MPI_MAX_ERROR_STRING];
@@ -226,8 +240,8 @@ static int agree(mpiio_file_t *f, int code, const char *call, int *flag)
                             call, f->rank, why);
     }
     int first = all[0];
-    if (flag)
-        *flag = !all[1];
+    for (int i = 0; i < nflags; i++)
+        flags[i] = !all[1 + i];
     if (first == size)
         return code;
     /* The lowest failing rank's class and text go to every rank. */

@@ -42,9 +42,16 @@ static const char *refuse_reason(const char *path, int amode)
 
 static void free_file(mpiio_file_t *f)
 {
+    /* A stream whose ready callback has not run (a close from inside an
+     * fwdio callback, where nothing can wait for it) may still call it with
+     * f: the record is left, not freed. */
+    if (atomic_load(&f->opening) == MPIIO_OPEN_PENDING &&
+        atomic_load(&f->ready_status) == MPIIO_READY_UNKNOWN)
+        return;
     mpiio_overlay_drop(f);
     mpiio_extents_clear(&f->own);
     mpiio_copies_free(&f->copies);
+    mpiio_copies_free(&f->open_log);
     if (f->direct_fd >= 0)
         close(f->direct_fd);
     /* Kept for a later file of the group when the file ended well: after a
@@ -69,12 +76,12 @@ static void drop_stream(mpiio_file_t *f)
     f->stream = NULL;
 }
 
-/* Open the stream (collective, nonblocking: wait_stream_ready follows). A
- * refusal here on some ranks only (an environment only they have, out of
- * memory) still takes the stream's place in fwdio's open order (fwdio.h,
- * "Refusals"): the other ranks' streams fail their open check with it, so
- * their wait_stream_ready returns too and every rank leaves the file to
- * MPI-IO alike (mpiio_open's last agreement). */
+/* Open the stream (collective, nonblocking: its ready status comes later,
+ * opening.c). A refusal here on some ranks only (an environment only they
+ * have, out of memory) still takes the stream's place in fwdio's open order
+ * (fwdio.h, "Refusals"): the other ranks' streams fail their open check with
+ * it, and mpiio_open's last agreement leaves the file to MPI-IO on every
+ * rank alike. */
 static int start_stream(mpiio_file_t *f, int64_t size, char *why, size_t why_len)
 {
     fwdio_options_t opts = f->opts;
@@ -95,22 +102,12 @@ static int start_stream(mpiio_file_t *f, int64_t size, char *why, size_t why_len
     /* Every byte has its offset (the layer places shared-pointer and
      * ordered writes itself): a step and the close skip the appends' round. */
     opts.offsets_only = 1;
-    int rc = fwdio_open(f->rt, f->path, FWDIO_SIZE_GROWS, &opts, NULL, &f->stream);
+    fwdio_callbacks_t cbs;
+    mpiio_opening_callbacks(f, &cbs);
+    int rc = fwdio_open(f->rt, f->path, FWDIO_SIZE_GROWS, &opts, &cbs, &f->stream);
     if (rc != FWDIO_OK) {
         snprintf(why, why_len, "fwdio_open refused it: %s", fwdio_strerror(rc));
         f->stream = NULL;
-        return -1;
-    }
-    return 0;
-}
-
-/* Wait until the stream's writers have the file (so that nothing the
- * application does to the real file afterwards races fwdio's open). */
-static int wait_stream_ready(mpiio_file_t *f, char *why, size_t why_len)
-{
-    if (fwdio_wait_ready(f->stream) != FWDIO_OK) {
-        snprintf(why, why_len, "fwdio could not open it: %s", fwdio_file_error(f->stream));
-        drop_stream(f);
         return -1;
     }
     return 0;
@@ -132,7 +129,7 @@ static void remember_untaken(MPI_File fh, const char *path, int amode)
 static size_t release_same_group(fwdio_runtime_t *rt, const char *path)
 {
     mpiio_file_t *same[MPIIO_ALIASES_MAX];
-    size_t n = mpiio_taken_in(path, rt, same, MPIIO_ALIASES_MAX);
+    size_t n = mpiio_held_in(path, rt, same, MPIIO_ALIASES_MAX);
     for (size_t i = 0; i < n; i++)
         mpiio_release(same[i], "the same ranks opened the path again");
     return n;
@@ -240,19 +237,23 @@ int mpiio_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info, MP
         f->fh = *fh;
         f->rt = rt;
         /* fwdio's open runs on its progress thread while the layer takes
-         * the file's own communicator: a kept one, or a new duplicate */
+         * the file's own communicator: a kept one, or a new duplicate. The
+         * open is not waited for (opening.c): the ranks agree only that
+         * every rank's fwdio_open accepted the stream (a refusal is known at
+         * the call), and its ready status is checked at the file's calls. */
         ok = start_stream(f, size, why, sizeof(why)) == 0;
         f->comm_slot = mpiio_comms_choose(rt, comm, reserved, every[2], every[1] != 0, &f->comm);
         reserved = 0;
         PMPI_Comm_rank(f->comm, &f->rank);
         f->readback_limit = mpiio_readback_limit(f->rank);
-        ok = ok && wait_stream_ready(f, why, sizeof(why)) == 0;
         PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, f->comm);
         if (!all && f->stream) { /* another rank could not: give ours up */
             drop_stream(f);
             if (!why[0])
                 snprintf(why, sizeof(why), "another rank could not take it");
         }
+        if (all)
+            atomic_store(&f->opening, MPIIO_OPEN_PENDING);
     }
     if (!all) {
         if (mpiio_verbose())
@@ -280,6 +281,14 @@ static int wait_stream(mpiio_file_t *f, int closed, const char *call)
     int rc = closed;
     if (rc == FWDIO_OK)
         rc = fwdio_wait(f->stream);
+    /* A close that did not wait for the stream's open (mpiio_close): its
+     * status is known by now (ready comes before complete); a failed open
+     * is not the file's failure, its bytes are the layer's to write. */
+    if (atomic_load(&f->opening) == MPIIO_OPEN_PENDING) {
+        int given = mpiio_opening_close(f, call);
+        if (!f->stream)
+            return given;
+    }
     int code = rc == FWDIO_OK ? MPI_SUCCESS : mpiio_file_error(f, rc, call);
     fwdio_file_free(f->stream);
     f->stream = NULL;
@@ -294,9 +303,12 @@ static int finish_stream(mpiio_file_t *f, const char *call)
 
 int mpiio_release(mpiio_file_t *f, const char *reason)
 {
+    /* Collective: a pending open is known first (a failed one gave the
+     * file back already). */
+    int code = mpiio_opening_resolve_all(f, reason);
     if (!f->stream)
-        return MPI_SUCCESS;
-    int code = mpiio_settle_all(f, reason);
+        return code;
+    code = mpiio_settle_all(f, reason);
     int fin = finish_stream(f, "MPI_File_close");
     code = code != MPI_SUCCESS ? code : fin;
     snprintf(f->released, sizeof(f->released), "released: %s", reason);
@@ -353,11 +365,33 @@ int mpiio_close(mpiio_file_t *f, MPI_File *fh)
      * with the close itself, which saves the step's own agreements. The
      * outcome is agreed again either way (a blocking allreduce, about a
      * microsecond), so that a rank whose first agreement failed, and which
-     * cannot know what the others chose, makes the same calls as they do. */
-    int last_step = f->stream && f->overlay != NULL;
-    code = mpiio_agree_error_flag(f, code, "MPI_File_close", &last_step);
-    if (f->stream) {
-        int rc = last_step ? mpiio_end_step(f, "MPI_File_close") : MPI_SUCCESS;
+     * cannot know what the others chose, makes the same calls as they do.
+     *
+     * The stream's open may not be known yet (opening.c): its outcome is
+     * then waited for as late as can be, with the stream itself after
+     * MPI-IO's close (below), so that the wait for fwdio's ready overlaps
+     * the close's own work. That needs the wait after MPI-IO's close and no
+     * last step on this rank; the same round says whether any rank cannot
+     * (or gave the file back already, at a call whose outcome no collective
+     * call agreed yet): then every rank resolves its open first, alike. A
+     * failed open's replay is agreed at the end, on every rank whose open's
+     * outcome was not agreed before this close (every rank alike, as the
+     * outcome is the same everywhere). */
+    int opening = atomic_load(&f->opening);
+    int unsettled = opening != MPIIO_OPEN_KNOWN;
+    int late = opening == MPIIO_OPEN_PENDING && f->overlay == NULL && !f->sync_owed &&
+               !mpiio_close_async() && handler_returns(*fh);
+    int flags[2] = {f->stream && f->overlay != NULL, unsettled && !late};
+    code = mpiio_agree_error_flags(f, code, "MPI_File_close", flags, 2);
+    int last_step = flags[0];
+    if (flags[0] || flags[1]) {
+        int rc = mpiio_opening_close(f, "MPI_File_close");
+        code = code != MPI_SUCCESS ? code : rc;
+    }
+    /* made by every rank (with or without the stream), so that a rank whose
+     * first agreement failed makes as many as the others */
+    {
+        int rc = f->stream && last_step ? mpiio_end_step(f, "MPI_File_close") : MPI_SUCCESS;
         code = mpiio_agree_error(f, code != MPI_SUCCESS ? code : rc, "MPI_File_close");
     }
     /* fwdio's close, then the wait for it (every byte in the file), unless
@@ -385,10 +419,14 @@ int mpiio_close(mpiio_file_t *f, MPI_File *fh)
         code = PMPI_File_sync(*fh);
     mpiio_remove_file(f);
     int rc = PMPI_File_close(fh);
-    if (wait_after) {
-        f->fh = MPI_FILE_NULL; /* its handler returns errors: nothing to call */
+    f->fh = MPI_FILE_NULL; /* nothing to call a handler on from here */
+    if (wait_after) { /* its handler returns errors: nothing to call */
         int fin = wait_stream(f, FWDIO_OK, "MPI_File_close");
         code = code != MPI_SUCCESS ? code : fin;
+    }
+    if (unsettled && atomic_load(&f->opening) == MPIIO_OPEN_GIVEN_BACK) {
+        atomic_store(&f->opening, MPIIO_OPEN_KNOWN);
+        code = mpiio_agree_error(f, code, "MPI_File_close");
     }
     f->blocked[MPIIO_T_CLOSE] += PMPI_Wtime() - t0;
     if (mpiio_verbose())

@@ -11,6 +11,7 @@
 #ifndef FWDIO_MPIIO_LAYER_H
 #define FWDIO_MPIIO_LAYER_H
 
+#include "copies.h"
 #include "ranges.h"
 #include "view.h"
 
@@ -48,23 +49,32 @@ typedef struct mpiio_overlay {
     struct mpiio_overlay *next;
 } mpiio_overlay_t;
 
-/* Copies of this rank's bytes in the stream's current step, so that its
- * independent reads of them see them (readback.c): disjoint, in call order,
- * their data in one buffer reused from step to step. */
-typedef struct mpiio_copy {
-    int64_t off, len;
-    size_t at; /* where the bytes are in `data` */
-} mpiio_copy_t;
-
-typedef struct mpiio_copies {
-    char *data;
-    size_t used, data_cap;
-    mpiio_copy_t *c;
-    size_t n, cap;
-} mpiio_copies_t;
-
 /* The default of FWDIO_MPIIO_READBACK: bytes kept per file and step. */
 #define MPIIO_READBACK_DEFAULT ((int64_t)64 << 20)
+
+/*
+ * The stream's open, not waited for at MPI_File_open (opening.c): a taken
+ * file's stream is `pending` until its ready status is known. Meanwhile the
+ * bytes handed to it are also kept (the open log, at most
+ * MPIIO_OPEN_LOG_MAX bytes), so that if fwdio's open fails the layer can
+ * still write them itself and give the file back to MPI-IO (`given_back`
+ * until the next collective call on the file agrees on how that went).
+ */
+enum { MPIIO_OPEN_KNOWN, MPIIO_OPEN_PENDING, MPIIO_OPEN_GIVEN_BACK };
+/* ready_status before the ready callback came (fwdio's statuses are <= 0). */
+#define MPIIO_READY_UNKNOWN 1
+/* The most bytes the open log keeps, per file and rank: a write that would
+ * take it past them waits for the ready status first (and the log goes, or
+ * the file is given back). The open's status comes tens to hundreds of
+ * microseconds after MPI_File_open; a small file's writes (headers, a
+ * 64 KiB piece per rank) fit many times over, so they never wait, and the
+ * extra memory of every file open at once stays small. Waiting past it
+ * costs that latency once, little beside copying 4 MiB (about a
+ * millisecond). It is also fwdio's default staging share at 128 ranks a
+ * node (README.md, staging_buffer): fwdio holds the writes made before
+ * ready against that budget, so a log within it rarely makes fwdio_write
+ * wait for room itself (it would wait for the ready status too). */
+#define MPIIO_OPEN_LOG_MAX ((int64_t)4 << 20)
 
 /* Kinds of calls whose time FWDIO_VERBOSE reports at the close. */
 enum { MPIIO_T_WRITE, MPIIO_T_SIZE, MPIIO_T_SYNC, MPIIO_T_READ, MPIIO_T_CLOSE,
@@ -106,6 +116,11 @@ typedef struct mpiio_file {
                                     (set under state.c's lock by any thread's open or
                                     close, read by this handle's writes) */
     int write_only;              /* MPI_MODE_WRONLY: this handle never reads (no copies) */
+    atomic_int opening;          /* MPIIO_OPEN_*: the stream's open (opening.c); atomic
+                                    for state.c's lists, read by other threads' opens */
+    atomic_int ready_status;     /* the ready callback's status (progress thread), or
+                                    MPIIO_READY_UNKNOWN */
+    mpiio_copies_t open_log;     /* bytes handed to the stream while the open is pending */
     struct mpiio_file *next;
 } mpiio_file_t;
 
@@ -147,6 +162,11 @@ size_t mpiio_aliases(const mpiio_file_t *f, mpiio_file_t **out, size_t max);
 size_t mpiio_taken_in(const char *path, const fwdio_runtime_t *rt, mpiio_file_t **out,
                       size_t max);
 #define mpiio_taken_with_path(path, out, max) mpiio_taken_in((path), NULL, (out), (max))
+/* The same, with the handles whose failed open the layer gave back to MPI-IO
+ * without a collective call since (the ranks still agree on them: every
+ * rank of the group holds them, whether it resolved the open yet or not). */
+size_t mpiio_held_in(const char *path, const fwdio_runtime_t *rt, mpiio_file_t **out,
+                     size_t max);
 
 /* Files closed with FWDIO_MPIIO_CLOSE=async that may still be writing. */
 int mpiio_close_async(void);
@@ -198,6 +218,10 @@ int mpiio_agree_error(mpiio_file_t *f, int code, const char *call);
 /* The same, in the same round: *flag (this rank's) becomes whether any rank
  * set it. */
 int mpiio_agree_error_flag(mpiio_file_t *f, int code, const char *call, int *flag);
+/* The same with nflags flags (at most MPIIO_AGREE_FLAGS_MAX), each set
+ * where any rank set it. */
+#define MPIIO_AGREE_FLAGS_MAX 2
+int mpiio_agree_error_flags(mpiio_file_t *f, int code, const char *call, int *flags, int nflags);
 /* A failure of this rank's own (its part of a write): the call's code
  * through the file's handler, remembered until the next collective call
  * makes every rank return it. `status` is fwdio's; the text says `call`. */
@@ -215,6 +239,32 @@ MPI_Info mpiio_hints_for_fwdio(MPI_Info info, const char *path);
 int mpiio_close(mpiio_file_t *f, MPI_File *fh);
 /* Hand the file back to MPI-IO for good (collective). */
 int mpiio_release(mpiio_file_t *f, const char *reason);
+
+/* --- opening.c: the stream's open after MPI_File_open returned ------------------ */
+/* The callbacks to open the stream with (its ready status lands in f). */
+void mpiio_opening_callbacks(mpiio_file_t *f, fwdio_callbacks_t *cbs);
+/* Cheap, never blocks (every call on a taken file): the log goes once the
+ * open is known good. */
+void mpiio_opening_check(mpiio_file_t *f);
+/* Would a write of count x type take the open log past MPIIO_OPEN_LOG_MAX? */
+int mpiio_opening_log_full(const mpiio_file_t *f, int count, MPI_Datatype type);
+/* Keep bytes handed to the pending stream: 0, or -1 (no memory). */
+int mpiio_opening_log(mpiio_file_t *f, const char *data, int64_t len, int64_t off);
+/* Resolve a pending open (independent; blocks for fwdio's ready): known
+ * good, the file stays taken; failed (the same on every rank), the stream
+ * is freed, the logged bytes written by the layer in call order, and the
+ * file is MPI-IO's from now on (f->stream NULL). An MPI error code: the
+ * replay's failure, or a call from an fwdio callback before the status is
+ * known (the open stays pending). */
+int mpiio_opening_resolve(mpiio_file_t *f, const char *call);
+/* The same for a collective call (every rank calls it): a failed open's
+ * replay outcome is then agreed on every rank, also where it was resolved
+ * by an earlier independent call. */
+int mpiio_opening_resolve_all(mpiio_file_t *f, const char *call);
+/* The same at the file's close (mpiio_close): a failed open's handle is not
+ * remembered as MPI-IO's, and the pointer not handed over (the handle is
+ * being closed, or closed already); the close agrees on the outcome. */
+int mpiio_opening_close(mpiio_file_t *f, const char *call);
 
 /* --- steps.c: ending steps and settling them ----------------------------------- */
 /* End a step on every rank (collective) and wait until every byte written
@@ -311,13 +361,9 @@ int mpiio_write(mpiio_file_t *f, int64_t pos, const void *buf, int count, MPI_Da
                 int collective, int64_t *bytes, const char *call);
 
 /* --- readback.c: this rank's reads of its own bytes of the current step -------- */
-/* Keep a copy of len bytes at file offset off that go to the stream: 0, or
- * -1 past `limit` bytes in the step (or out of memory): then they must not
- * go to the stream (the layer writes them itself). */
-int mpiio_copies_keep(mpiio_copies_t *k, const char *data, int64_t len, int64_t off,
-                      int64_t limit);
-void mpiio_copies_clear(mpiio_copies_t *k);
-void mpiio_copies_free(mpiio_copies_t *k);
+/* The copies of this rank's bytes of the current step (mpiio_copies_t,
+ * copies.h) are kept with mpiio_copies_keep, up to readback_limit bytes: past
+ * them, bytes must not go to the stream (the layer writes them itself). */
 /* Read count x type at `offset` etypes of the view through MPI-IO (blocking,
  * after the ended steps are in the file) and lay this rank's bytes of the
  * current step over it; *bytes: the bytes read, counting those. */

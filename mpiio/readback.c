@@ -11,49 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* --- the copies ------------------------------------------------------------- */
-
-static int grow(void **p, size_t *cap, size_t need, size_t elem)
-{
-    if (need <= *cap)
-        return 0;
-    size_t n = *cap ? *cap : 64;
-    while (n < need)
-        n *= 2;
-    void *q = realloc(*p, n * elem);
-    if (!q)
-        return -1;
-    *p = q;
-    *cap = n;
-    return 0;
-}
-
-int mpiio_copies_keep(mpiio_copies_t *k, const char *data, int64_t len, int64_t off,
-                      int64_t limit)
-{
-    if ((int64_t)k->used + len > limit ||
-        grow((void **)&k->data, &k->data_cap, k->used + (size_t)len, 1) != 0 ||
-        grow((void **)&k->c, &k->cap, k->n + 1, sizeof(*k->c)) != 0)
-        return -1;
-    memcpy(k->data + k->used, data, (size_t)len);
-    k->c[k->n++] = (mpiio_copy_t){.off = off, .len = len, .at = k->used};
-    k->used += (size_t)len;
-    return 0;
-}
-
-void mpiio_copies_clear(mpiio_copies_t *k)
-{
-    k->used = 0;
-    k->n = 0;
-}
-
-void mpiio_copies_free(mpiio_copies_t *k)
-{
-    free(k->data);
-    free(k->c);
-    *k = (mpiio_copies_t){0};
-}
-
 /* --- laying them over a read ------------------------------------------------- */
 
 typedef struct patch_ctx {

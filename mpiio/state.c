@@ -272,16 +272,29 @@ mpiio_file_t *mpiio_find(MPI_File fh)
     return f;
 }
 
-size_t mpiio_taken_in(const char *path, const fwdio_runtime_t *rt, mpiio_file_t **out,
-                      size_t max)
+static size_t listed_in(const char *path, const fwdio_runtime_t *rt, int held,
+                        mpiio_file_t **out, size_t max)
 {
     size_t n = 0;
     fwdioi_mutex_lock(&state_lock);
     for (mpiio_file_t *g = files; g && n < max; g = g->next)
-        if (g->stream && (!rt || g->rt == rt) && strcmp(g->path, path) == 0)
+        if ((g->stream || (held && atomic_load(&g->opening) == MPIIO_OPEN_GIVEN_BACK)) &&
+            (!rt || g->rt == rt) && strcmp(g->path, path) == 0)
             out[n++] = g;
     fwdioi_mutex_unlock(&state_lock);
     return n;
+}
+
+size_t mpiio_taken_in(const char *path, const fwdio_runtime_t *rt, mpiio_file_t **out,
+                      size_t max)
+{
+    return listed_in(path, rt, 0, out, max);
+}
+
+size_t mpiio_held_in(const char *path, const fwdio_runtime_t *rt, mpiio_file_t **out,
+                     size_t max)
+{
+    return listed_in(path, rt, 1, out, max);
 }
 
 void mpiio_remove_file(mpiio_file_t *f)

@@ -113,6 +113,8 @@ static const case_t cases[] = {
     {"own_read_limit", case_own_read_limit, 0},
     {"async_close_fault", case_async_close_fault, 0},
     {"agree_fault", case_agree_fault, 0},
+    {"late_refusal", case_late_refusal, 1},
+    {"late_refusal_fault", case_late_refusal_fault, 0},
 };
 enum { NCASES = sizeof cases / sizeof cases[0] };
 

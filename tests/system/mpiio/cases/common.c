@@ -351,10 +351,15 @@ static void track(const char *path)
 /* Collective over comm. Returns MPI_FILE_NULL after a failure (reported). */
 MPI_File open_comm(MPI_Comm comm, const char *name, int amode)
 {
+    return open_comm_info(comm, name, amode, MPI_INFO_NULL);
+}
+
+MPI_File open_comm_info(MPI_Comm comm, const char *name, int amode, MPI_Info info)
+{
     char p[4200];
     path_of(p, sizeof p, name);
     MPI_File fh = MPI_FILE_NULL;
-    int rc = MPI_File_open(comm, p, amode, MPI_INFO_NULL, &fh);
+    int rc = MPI_File_open(comm, p, amode, info, &fh);
     if (rc != MPI_SUCCESS) {
         fail("MPI_File_open(%s, amode 0x%x): %s", p, amode, err_text(rc));
         return MPI_FILE_NULL;

@@ -187,7 +187,7 @@ void case_fault_nospc(void)
 /* Case: the layer's own writes failing (not in --all: it lowers RLIMIT_FSIZE) */
 /* ------------------------------------------------------------------------- */
 
-static void set_file_limit(rlim_t bytes)
+void set_file_limit(rlim_t bytes)
 {
     struct rlimit rl;
     if (getrlimit(RLIMIT_FSIZE, &rl) != 0)

@@ -21,6 +21,8 @@
  *               error's text under a long path
  *   types.c     memory types listed out of address order, a memory type of
  *               2^31 bytes
+ *   opening.c   fwdio's open of a taken file failing after MPI_File_open
+ *               returned (the layer does not wait for it)
  *
  * Every case runs on every rank of MPI_COMM_WORLD, reports what is wrong with
  * fail() (or CHECK, OK) and never stops at a failure; the driver sums them.
@@ -31,6 +33,7 @@
 #include <mpi.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/resource.h>
 
 #include "pattern.h"
 
@@ -145,6 +148,8 @@ extern int g_ntrack;
 
 /* Collective over comm. Returns MPI_FILE_NULL after a failure (reported). */
 MPI_File open_comm(MPI_Comm comm, const char *name, int amode);
+/* The same with the open's hints. */
+MPI_File open_comm_info(MPI_Comm comm, const char *name, int amode, MPI_Info info);
 MPI_File open_file(const char *name, int amode);
 void close_file(MPI_File *fh);
 
@@ -236,11 +241,16 @@ void case_async_close_fault(void);
 void case_fault_eio(void);
 void case_fault_nospc(void);
 void case_own_failures(void);
+/* This rank's soft RLIMIT_FSIZE (RLIM_INFINITY lifts it again). */
+void set_file_limit(rlim_t bytes);
 void case_long_path(void);
 void case_agree_fault(void);
 /* types.c */
 void case_memtype_order(void);
 void case_large_memtype(void);
+/* opening.c */
+void case_late_refusal(void);
+void case_late_refusal_fault(void);
 
 /* What the driver checks after MPI_Finalize (finalize.c). */
 extern model_t g_after_finalize; /* async_close: the file checked after MPI_Finalize */
