@@ -10,6 +10,7 @@
 #include "runtime_internal.h"
 
 #include "lock_check.h"
+#include "thread_name.h"
 #include "log.h"
 #include "trace.h"
 
@@ -64,6 +65,7 @@ static void *io_main(void *arg)
 {
     fwdioi_engine_t *rt = arg;
     fwdioi_trace_thread("io");
+    fwdioi_thread_name("fwdio-io");
     run_jobs(rt, &rt->io_jobs, &rt->io_cond, NULL);
     return NULL;
 }
@@ -72,6 +74,7 @@ static void *pool_main(void *arg)
 {
     fwdioi_engine_t *rt = arg;
     fwdioi_trace_thread("io-pool");
+    fwdioi_thread_name("fwdio-io-pool");
     run_jobs(rt, &rt->io_pool_jobs, &rt->io_pool_cond, &rt->io_pool_idle);
     return NULL;
 }

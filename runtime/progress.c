@@ -8,6 +8,7 @@
 
 #include "clock.h"
 #include "log.h"
+#include "thread_name.h"
 #include "trace.h"
 
 #include <event2/thread.h>
@@ -196,6 +197,7 @@ static void *progress_main(void *arg)
     fwdioi_engine_t *rt = arg;
     on_progress_thread = 1;
     fwdioi_trace_thread("progress");
+    fwdioi_thread_name("fwdio-progress");
     event_base_loop(rt->base, EVLOOP_NO_EXIT_ON_EMPTY);
     return NULL;
 }
