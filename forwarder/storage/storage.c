@@ -207,20 +207,17 @@ static void fail_failover(fwdioi_storage_job_t *job)
 }
 
 /* A stream's writer in a local store (failover.h): record the job's bytes,
- * taking room for the new ones. 0: write locally; 1: no room, the file
- * moves first (at *at); -1: no memory. */
+ * taking room for the new ones. 0: write locally; 1: no room for the piece
+ * at *at, the file moves first (the pieces after it are written to the
+ * target, so they need neither room nor a record); -1: no memory. */
 static int claim_all(fwdioi_storage_job_t *job, fwdioi_failover_t *fo, uint64_t *at)
 {
     int rc = 0;
-    for (size_t i = 0; rc >= 0 && i < job->nextents + job->nsegs; i++) {
-        uint64_t offset = job->nextents ? job->base + job->extents[i].start : job->segs[i].offset;
+    for (size_t i = 0; rc == 0 && i < job->nextents + job->nsegs; i++) {
+        *at = job->nextents ? job->base + job->extents[i].start : job->segs[i].offset;
         uint64_t len = job->nextents ? job->extents[i].end - job->extents[i].start
                                      : job->segs[i].len;
-        int r = fwdioi_failover_claim(fo, offset, len);
-        if (r < 0 || (r > 0 && rc == 0)) {
-            rc = r;
-            *at = offset;
-        }
+        rc = fwdioi_failover_claim(fo, *at, len);
     }
     return rc;
 }
