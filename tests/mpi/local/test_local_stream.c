@@ -27,7 +27,9 @@
  *              stores, the drain fails with FWDIO_EWRITE on every rank (one
  *              text), the local files stay (the only copy);
  *   refusals   fwdio_set_commit on such a stream: FWDIO_EINVAL; local_copies
- *              2: fwdio_open refuses it (FWDIO_EINVAL); FWDIO_LOCAL_DIR in
+ *              2: fwdio_open refuses it (FWDIO_EINVAL); rank 0 alone asking
+ *              for the tier: FWDIO_EINVAL on every rank naming local_dir;
+ *              FWDIO_LOCAL_DIR in
  *              the environment leaves a stream straight (no local file, the
  *              bytes at the path at completion).
  */
@@ -212,6 +214,13 @@ static void case_refusals(fwdio_runtime_t *rt)
               "fwdio_open of a tier stream with local_copies 2");
     TC_CHECK(f == NULL, "a refused open gave a handle");
 
+    /* ranks that disagree: one writes the stream through the tier, the
+     * others straight */
+    snprintf(path, sizeof path, "%s/disagree.dat", tc_tmpdir());
+    stream_options(&o, KEEP);
+    o.local_dir = tc_rank == 0 ? dir : NULL;
+    tc_expect_disagreement(rt, path, FWDIO_SIZE_GROWS, &o, "local_dir");
+
     /* FWDIO_LOCAL_DIR is for checkpoints: a stream stays straight */
     char envdir[4096];
     snprintf(envdir, sizeof envdir, "%s/env-local", tc_tmpdir());
@@ -268,6 +277,18 @@ static void case_drain_fail(fwdio_runtime_t *rt)
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
+/* A runtime of its own whose last rank breaks a call as FWDIO_FAULT's rule
+ * `fmt` (its %d: that rank) says. */
+static fwdio_runtime_t *fault_runtime(const char *fmt)
+{
+    char spec[128];
+    snprintf(spec, sizeof spec, fmt, tc_size - 1);
+    setenv("FWDIO_FAULT", spec, 1);
+    fwdio_runtime_t *rt = tc_start_runtime(MPI_COMM_WORLD, g_mode);
+    unsetenv("FWDIO_FAULT");
+    return rt;
+}
+
 int main(int argc, char **argv)
 {
     unsigned timeout = 60;
@@ -300,20 +321,12 @@ int main(int argc, char **argv)
         case_refusals(rt);
     TC_EXPECT(fwdio_finalize(rt), FWDIO_OK, "fwdio_finalize");
     if (faults && (!only || !strcmp(only, "fault"))) {
-        char spec[128];
-        snprintf(spec, sizeof spec, "pwrite:enospc:path=fwdio-local:nth=2:rank=%d", tc_size - 1);
-        setenv("FWDIO_FAULT", spec, 1);
-        rt = tc_start_runtime(MPI_COMM_WORLD, g_mode);
-        unsetenv("FWDIO_FAULT");
+        rt = fault_runtime("pwrite:enospc:path=fwdio-local:nth=2:rank=%d");
         case_variant(rt, "fault", KEEP, 0, -1);
         TC_EXPECT(fwdio_finalize(rt), FWDIO_OK, "fwdio_finalize");
     }
     if (faults && (!only || !strcmp(only, "drainfail"))) {
-        char spec[128];
-        snprintf(spec, sizeof spec, "pwrite:eio:path=drainfail-target/:rank=%d", tc_size - 1);
-        setenv("FWDIO_FAULT", spec, 1);
-        rt = tc_start_runtime(MPI_COMM_WORLD, g_mode);
-        unsetenv("FWDIO_FAULT");
+        rt = fault_runtime("pwrite:eio:path=drainfail-target/:rank=%d");
         case_drain_fail(rt);
         TC_EXPECT(fwdio_finalize(rt), FWDIO_OK, "fwdio_finalize");
     }
