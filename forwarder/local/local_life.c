@@ -155,7 +155,7 @@ int fwdioi_local_abandoned(const fwdio_file_t *f)
     return f->local && f->local->abandoned;
 }
 
-void fwdioi_local_free(fwdio_file_t *f)
+void fwdioi_local_room_release(fwdio_file_t *f)
 {
     struct fwdioi_local *l = f->local;
     if (!l)
@@ -165,6 +165,14 @@ void fwdioi_local_free(fwdio_file_t *f)
     if (l->partner_bytes > 0) /* partner copies a failed drain left */
         fwdioi_area_local_give(&f->owner->area, l->partner_bytes);
     l->partner_bytes = 0;
+}
+
+void fwdioi_local_free(fwdio_file_t *f)
+{
+    struct fwdioi_local *l = f->local;
+    if (!l)
+        return;
+    fwdioi_local_room_release(f);
     free(l->pattern);
     free(l->dir);
     free(l->data_path);

@@ -23,6 +23,13 @@ int fwdioi_local_create(fwdio_file_t *f, const char *pattern, uint64_t bandwidth
                         uint64_t capacity, int copies, fwdioi_origins_t *why);
 /** Free the tier state of `f` (fwdioi_file_release; any thread). */
 void fwdioi_local_free(fwdio_file_t *f);
+/** Give back what the file's local stores hold of the node's count
+ *  (local_capacity): its writer's file, a stream's writes, the partner
+ *  copies. fwdioi_local_free does it; a file kept whole for MPI (its
+ *  agreements given up, never freed) does it alone, so that the node's
+ *  room does not shrink for the process's life. Once is enough (any
+ *  thread, the file's jobs done). */
+void fwdioi_local_room_release(fwdio_file_t *f);
 /** Whether the file's drain gave up an agreement (drain.c), whose buffers
  *  MPI may still write: then the file is never freed (file_life.c). */
 int fwdioi_local_abandoned(const fwdio_file_t *f);

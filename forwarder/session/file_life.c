@@ -50,8 +50,10 @@ static int keep_for_mpi(fwdio_file_t *f)
 
 void fwdioi_file_release(fwdio_file_t *f)
 {
-    if ((f->s.outcome.abandoned || fwdioi_local_abandoned(f)) && keep_for_mpi(f) == 0)
+    if ((f->s.outcome.abandoned || fwdioi_local_abandoned(f)) && keep_for_mpi(f) == 0) {
+        fwdioi_local_room_release(f); /* the node's room is no MPI buffer */
         return;
+    }
     if (f->refused) { /* a stand-in owns nothing but itself (refused.c) */
         free(f);
         return;
