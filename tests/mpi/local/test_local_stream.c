@@ -26,6 +26,12 @@
  *              target fail) the steps and the file complete OK in the local
  *              stores, the drain fails with FWDIO_EWRITE on every rank (one
  *              text), the local files stay (the only copy);
+ *   mpifault   (only with --case, under MPI_FAULTS_RULE failing one rank's
+ *              agreement of the third step) local_capacity 4.2 MB: the
+ *              stream ends with FWDIO_EMPI on every rank (one text), its
+ *              drain too, nobody hangs; the room its writes took comes
+ *              back, so the same program then fits the store again and
+ *              equals the straight one;
  *   refusals   fwdio_set_commit on such a stream: FWDIO_EINVAL; local_copies
  *              2: fwdio_open refuses it (FWDIO_EINVAL); rank 0 alone asking
  *              for the tier: FWDIO_EINVAL on every rank naming local_dir;
@@ -44,6 +50,7 @@
 #include <unistd.h>
 
 #include "fwdio.h"
+#include "mpi_faults.h"
 #include "test_common.h"
 
 enum { STRIPE = 64 << 10, WRITE_UNIT = 16 << 10, PIECE = 40000, GAP = 3000, PIECES = 8 };
@@ -277,6 +284,63 @@ static void case_drain_fail(fwdio_runtime_t *rt)
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
+static void case_mpi_fault(fwdio_runtime_t *rt)
+{
+    /* room for one run of the program at 3 ranks (3.5-3.8 MB as its
+     * writers write it), not with the failed run's first two steps still
+     * counted */
+    const uint64_t room = 4200000;
+    char path[4096], dir[4096];
+    snprintf(path, sizeof path, "%s/mpifault.dat", tc_tmpdir());
+    snprintf(dir, sizeof dir, "%s/mpifault-local", tc_tmpdir());
+    tc_phase("mpifault");
+    write_old(path);
+    fwdio_options_t o;
+    stream_options(&o, KEEP);
+    o.local_dir = dir;
+    o.local_capacity = room;
+    fwdio_file_t *f = NULL;
+    TC_EXPECT(fwdio_open(rt, path, FWDIO_SIZE_GROWS, &o, NULL, &f), FWDIO_OK, "fwdio_open");
+    for (int k = 0; k < 3; k++) {
+        for (int i = 0; i < PIECES; i++) {
+            uint64_t off = step_base(k) + ((uint64_t)i * (uint64_t)tc_size + (uint64_t)tc_rank) *
+                                              (PIECE + GAP);
+            int rc = tc_write_pattern(f, off, PIECE, 800 + (uint64_t)k, 7000);
+            if (rc != FWDIO_EFAILED) /* refused once the stream failed */
+                TC_EXPECT(rc, FWDIO_OK, "write");
+        }
+        int rc = fwdio_step_end(f);
+        if (rc != FWDIO_EFAILED)
+            TC_EXPECT(rc, FWDIO_OK, "fwdio_step_end");
+    }
+    fwdio_close(f);
+    TC_EXPECT(fwdio_wait(f), FWDIO_EMPI, "fwdio_wait: an agreement failed on one rank");
+    TC_EXPECT(fwdio_drain_wait(f), FWDIO_EMPI, "fwdio_drain_wait: no drain after a failure");
+    char text[256], first[256];
+    snprintf(text, sizeof text, "%s", fwdio_file_error(f));
+    memcpy(first, text, sizeof text);
+    MPI_Bcast(first, sizeof first, MPI_CHAR, 0, MPI_COMM_WORLD);
+    TC_CHECK(!strcmp(first, text), "error texts differ: \"%s\" on rank 0, \"%s\" here", first,
+             text);
+    TC_CHECK(strstr(text, "MPI_Iallreduce") != NULL, "the error does not name the call: %s",
+             text);
+    TC_CHECK(tc_sum(MPI_COMM_WORLD, mpi_faults_fired()) == 1,
+             "MPI_FAULTS_RULE fired %ld times, expected once",
+             tc_sum(MPI_COMM_WORLD, mpi_faults_fired()));
+    fwdio_file_free(f); /* the room its writes took goes back */
+    MPI_Barrier(MPI_COMM_WORLD);
+    char straight[4096], tier[4096], dir2[4096];
+    snprintf(straight, sizeof straight, "%s/mpifault-straight.dat", tc_tmpdir());
+    snprintf(tier, sizeof tier, "%s/mpifault-tier.dat", tc_tmpdir());
+    snprintf(dir2, sizeof dir2, "%s/mpifault-local2", tc_tmpdir());
+    int n = -1;
+    run_stream(rt, straight, KEEP, NULL, 0, &n);
+    run_stream(rt, tier, KEEP, dir2, room, &n);
+    TC_CHECK(n == (tc_size > 1 ? 2 : 1), "%d local files of the stream after the failed one: "
+             "its room did not come back", n);
+    expect_same(straight, tier);
+}
+
 /* A runtime of its own whose last rank breaks a call as FWDIO_FAULT's rule
  * `fmt` (its %d: that rank) says. */
 static fwdio_runtime_t *fault_runtime(const char *fmt)
@@ -323,6 +387,11 @@ int main(int argc, char **argv)
     if (faults && (!only || !strcmp(only, "fault"))) {
         rt = fault_runtime("pwrite:enospc:path=fwdio-local:nth=2:rank=%d");
         case_variant(rt, "fault", KEEP, 0, -1);
+        TC_EXPECT(fwdio_finalize(rt), FWDIO_OK, "fwdio_finalize");
+    }
+    if (only && !strcmp(only, "mpifault")) {
+        rt = tc_start_runtime(MPI_COMM_WORLD, g_mode);
+        case_mpi_fault(rt);
         TC_EXPECT(fwdio_finalize(rt), FWDIO_OK, "fwdio_finalize");
     }
     if (faults && (!only || !strcmp(only, "drainfail"))) {
