@@ -26,6 +26,18 @@
 # shared memory, and MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) splits by host.
 # The host names are added to /etc/hosts (lines ending in "# fwdio-cluster").
 #
+# CPU: the hosts share this machine's cores as the ranks of one job on one
+# node do. Open MPI's daemon starts a session of its own on every host, and
+# where the kernel groups CPU time by session (sched_autogroup_enabled), each
+# host's ranks would be a scheduling group of their own: with more slots than
+# cores, the kernel then balances the groups' weights instead of the ranks, so
+# one rank may keep a core to itself while the others share the other one (a
+# run 10-40x longer than it should be, at random). The agent therefore puts
+# every command it runs into one CPU cgroup of the cluster's
+# (/sys/fs/cgroup/cpu/fwdio-cluster, or fwdio-cluster under a cgroup2 mount
+# whose root delegates the cpu controller), as a batch system puts a job's
+# processes into one; `up` says so, or says why it could not.
+#
 # `up` prints what it made and, as its last line, the options to add to mpirun:
 # the hosts with S slots each (default 2), the agent (with tree spawn off, so
 # that mpirun itself starts every daemon), pml ob1 with the tcp, self and vader
@@ -69,6 +81,7 @@ readonly AGENT=$STATE_DIR/agent
 readonly ETC_HOSTS=/etc/hosts
 readonly HOSTS_MARK="# fwdio-cluster"
 readonly MAX_HOSTS=64
+readonly CGROUP_NAME=fwdio-cluster
 readonly EXIT_UNSUPPORTED=77
 readonly EXIT_NOT_UP=3
 readonly EXIT_ALREADY_UP=4
@@ -292,6 +305,74 @@ shape_host() {
     [[ -z $rate ]] || add_tbf "$name" "$rate" "$bytes"
 }
 
+# The cgroup directory of the cluster's CPU group, if this machine has a place
+# for one: a cgroup v1 cpu hierarchy, or a cgroup2 root that delegates cpu.
+cgroup_parent() {
+    if [[ -w /sys/fs/cgroup/cpu/cgroup.procs ]]; then
+        echo /sys/fs/cgroup/cpu
+        return 0
+    fi
+    local root
+    for root in /sys/fs/cgroup /sys/fs/cgroup/unified; do
+        if [[ -f $root/cgroup.subtree_control ]] &&
+            grep -qw cpu "$root/cgroup.subtree_control" 2>/dev/null; then
+            echo "$root"
+            return 0
+        fi
+    done
+    return 1
+}
+
+# One CPU group for every process of the hosts (see the header), where the
+# kernel would otherwise make one per session. CPU_NOTE says what it did.
+CPU_NOTE=""
+make_cpu_group() {
+    local autogroup parent
+    autogroup=$(cat /proc/sys/kernel/sched_autogroup_enabled 2>/dev/null || echo 0)
+    if [[ $autogroup != 1 ]]; then
+        CPU_NOTE="cpu: the kernel does not group CPU time by session; no cgroup needed"
+        return 0
+    fi
+    if ! parent=$(cgroup_parent); then
+        CPU_NOTE="cpu: WARNING: the kernel groups CPU time by session (kernel.sched_autogroup_enabled=1) and no cpu cgroup can be made here: each host's ranks are a group of their own, which skews CPU sharing when the slots outnumber the cores"
+        return 0
+    fi
+    local dir=$parent/$CGROUP_NAME
+    if [[ -d $dir ]]; then
+        # Left by a cluster whose down could not remove it (a process still
+        # in it then); reused when empty, as nothing else names it.
+        [[ -z $(cat "$dir/cgroup.procs" 2>/dev/null) ]] ||
+            die "$dir exists and holds processes: not made by a cluster that is up; remove it first"
+    else
+        mkdir "$dir"
+    fi
+    made cgroup "$dir"
+    record cgroup "$dir"
+    CPU_NOTE="cpu: the hosts' processes share the CPU group $dir (one job's, not one per host)"
+}
+
+# Move this process (about to exec a host's command) into the cluster's CPU
+# group, if it has one: its children stay in it.
+join_cpu_group() {
+    local dir
+    dir=$(state_get cgroup)
+    [[ -z $dir ]] || echo $$ >"$dir/cgroup.procs" ||
+        die "cannot join the cluster's CPU group $dir"
+}
+
+# Remove the cluster's CPU group once its processes have gone (they were
+# stopped with the hosts' processes; an exiting one may take a moment).
+remove_cpu_group() {
+    local dir=$1 waited
+    [[ -d $dir ]] || return 0
+    for ((waited = 0; waited < 50; waited++)); do
+        rmdir "$dir" 2>/dev/null && return 0
+        sleep 0.1
+    done
+    say "cannot remove $dir: still in it: $(tr '\n' ' ' <"$dir/cgroup.procs")"
+    return 1
+}
+
 write_agent() {
     cat >"$AGENT" <<EOF
 #!/bin/sh
@@ -412,10 +493,12 @@ cmd_up() {
         make_host "$i" "$subnet"
         [[ -z $rate && -z $delay ]] || shape_host "$PREFIX-h$i" "$rate" "$bytes" "$delay"
     done
+    make_cpu_group
     write_agent
     trap - EXIT
 
     echo "up: $n hosts $PREFIX-h0..$PREFIX-h$((n - 1)) on $subnet.0/24 (mpirun side $subnet.254, bridge $BRIDGE), $slots slots each${rate:+, $rate per link}${delay:+, +${delay} ms per packet sent}"
+    echo "$CPU_NOTE"
     echo "run: mpirun \$($0 options) -np $((n * slots)) ./app    then: $0 down"
     mpirun_options
 }
@@ -464,6 +547,7 @@ teardown() {
     while read -r kind a b; do
         case $kind in
             file) rm -f -- "$a" || failed=1 ;;
+            cgroup) remove_cpu_group "$a" || failed=1 ;;
             hosts-line) hosts_remove_line "$a" "$b" || failed=1 ;;
             link)
                 if ip link show dev "$a" >/dev/null 2>&1; then
@@ -564,6 +648,7 @@ cmd_exec() {
     local host=$1
     shift
     require_host "$host"
+    join_cpu_group
     # shellcheck disable=SC2016 # expanded by the inner shell
     exec ip netns exec "$host" unshare --uts /bin/sh -c 'hostname "$0" && exec "$@"' "$host" "$@"
 }
@@ -575,6 +660,7 @@ cmd_agent() {
     local host=$1
     shift
     require_host "$host"
+    join_cpu_group
     # shellcheck disable=SC2016 # expanded by the inner shell
     exec ip netns exec "$host" unshare --uts /bin/sh -c 'hostname "$0" && exec /bin/sh -c "$1"' \
         "$host" "$*"
