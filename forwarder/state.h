@@ -390,6 +390,10 @@ struct fwdio_runtime {
      * and when the tick tries them next (local/local_space.c) */
     TAILQ_HEAD(fwdioi_local_waiting, fwdioi_local) local_waiting;
     double local_wait_next;
+    /* what this rank last published as its waiting writer's shortfall
+     * (node-wide eviction, local_space.c): a lower value in its segment
+     * means another rank evicted for it */
+    uint64_t local_short_set;
     /* progress: the active files by sequence number, and by the hash of
      * their path_key, each hash's value the first of its files in open
      * order (a ring through s.links.path_next; session.c, "one file per path") */

@@ -2,10 +2,13 @@
 /*
  * The drained local copies a writer rank keeps for restarts, counted in the
  * node's local space (local_capacity) and evicted oldest first when a new
- * file of this rank needs room (local_tier.c asks). One list per runtime on
- * each rank, owned by the progress thread: a rank evicts the copies it
- * wrote, never another rank's (their count is the node's, their list that
- * rank's). Files not yet drained are never in it. Copies left by an earlier
+ * file needs room: a file of this rank (local_tier.c asks), then, when this
+ * rank's copies cannot make the room, the node's oldest copies whichever
+ * rank holds them (each rank evicting its own when asked through the node
+ * area: fwdioi_local_kept_node_poll). One list per runtime on each rank,
+ * owned by the progress thread: a rank removes only the copies it wrote
+ * (their count is the node's, their list that rank's). Files not yet
+ * drained are never in it. Copies left by an earlier
  * runtime are not counted and not evicted.
  */
 #ifndef FWDIOI_LOCAL_KEEP_H
@@ -22,6 +25,16 @@ void fwdioi_local_kept_add(struct fwdio_runtime *o, const char *local_path, uint
  *  there leaves the list and its bytes go back to the count (progress
  *  thread). */
 void fwdioi_local_kept_forget(struct fwdio_runtime *o, const char *local_path);
+/**
+ * Node-wide eviction (node_area.h), on every tick of this rank's progress
+ * thread and its doorbell: while writers of the node wait for room they
+ * lack (the ranks' published shortfalls) and this rank holds the node's
+ * oldest kept copy, evict its copies older than every other rank's, oldest
+ * first, until they cover what is lacking; their bytes go back to the
+ * node's count once their files are removed, and the waiting ranks are rung
+ * (progress thread). One such eviction at a time per rank.
+ */
+void fwdioi_local_kept_node_poll(struct fwdio_runtime *o);
 /**
  * A new file of this rank needs `shortfall` bytes of the count: evict this
  * rank's oldest kept copies that cover it (local_evict.h) and remove their

@@ -7,11 +7,11 @@ fwdioi_local_room_t fwdioi_local_room_choose(const fwdioi_local_room_in_t *in)
         return FWDIOI_ROOM_OFF;
     if (in->bytes > in->limit)
         return FWDIOI_ROOM_NEVER;
-    /* what stays counted whatever drains end: other ranks' drained copies
-     * (and files failed but not yet freed) */
+    /* what stays counted whatever drains end and evictions free: files
+     * failed but not yet freed, copies no rank may evict for this one */
     uint64_t freeable = in->pending + in->kept;
     uint64_t stays = in->used > freeable ? in->used - freeable : 0;
-    if (in->pending == 0 || stays > in->limit - in->bytes)
+    if (freeable == 0 || stays > in->limit - in->bytes)
         return FWDIOI_ROOM_NOTHING;
     if (in->waited_ms >= in->wait_ms)
         return FWDIOI_ROOM_TIMED_OUT;
@@ -24,7 +24,7 @@ const char *fwdioi_local_room_why(fwdioi_local_room_t r)
     case FWDIOI_ROOM_WAIT: return "waiting for room";
     case FWDIOI_ROOM_OFF: return "local_wait is off";
     case FWDIOI_ROOM_NEVER: return "larger than local_capacity: it can never fit";
-    case FWDIOI_ROOM_NOTHING: return "no drain in flight can make room for it";
+    case FWDIOI_ROOM_NOTHING: return "no drain in flight or eviction can make room for it";
     case FWDIOI_ROOM_TIMED_OUT: return "no room within local_wait";
     }
     return "?";

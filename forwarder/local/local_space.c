@@ -128,7 +128,9 @@ static fwdioi_local_room_t choose(fwdio_file_t *f, uint64_t bytes, double waited
     uint64_t peak = 0;
     fwdioi_area_local_usage(a, &in.used, &peak);
     in.pending = fwdioi_area_local_pending_now(a);
-    in.kept = fwdioi_local_kept_bytes(f->owner);
+    /* every rank's drained copies where the area lets ranks evict for one
+     * another, else this rank's own */
+    in.kept = a->enabled ? fwdioi_area_kept_node(a, NULL) : fwdioi_local_kept_bytes(f->owner);
     in.waited_ms = (uint64_t)(waited * 1000.0);
     in.wait_ms = fwdioi_rt_config(f->engine)->local_wait_ms;
     return fwdioi_local_room_choose(&in);
@@ -152,6 +154,33 @@ static void log_direct(const fwdio_file_t *f, uint64_t bytes, fwdioi_local_room_
                fwdioi_local_room_why(why));
 }
 
+/* What the node's count lacks for `bytes` more now. */
+static uint64_t shortfall_of(fwdio_file_t *f, uint64_t bytes)
+{
+    uint64_t used = 0, peak = 0, limit = limit_of(f);
+    fwdioi_area_local_usage(&f->owner->area, &used, &peak);
+    return used > limit - bytes ? used - (limit - bytes) : 0;
+}
+
+/* Node-wide eviction (local_keep.h): publish what this rank's oldest waiting
+ * writer lacks (0: none waits) and ring the rank holding the node's oldest
+ * drained copy, which evicts for it. */
+static void ask_node(struct fwdio_runtime *o)
+{
+    fwdioi_area_t *a = &o->area;
+    if (!a->enabled)
+        return;
+    struct fwdioi_local *l = TAILQ_FIRST(&o->local_waiting);
+    uint64_t lacks = l ? shortfall_of(l->file, l->wait_bytes) : 0;
+    if (lacks == o->local_short_set && lacks == fwdioi_area_room_short_mine(a))
+        return; /* as published, nothing covered since */
+    fwdioi_area_room_short_set(a, lacks);
+    o->local_short_set = lacks;
+    int holder = lacks > 0 ? fwdioi_area_kept_oldest(a, NULL, NULL) : -1;
+    if (holder >= 0 && holder != a->local)
+        fwdioi_area_ring(a, holder);
+}
+
 int fwdioi_local_room_wait(fwdio_file_t *f, struct fwdioi_storage_job *job, uint64_t bytes,
                            const fwdioi_room_wait_t *then)
 {
@@ -172,9 +201,11 @@ int fwdioi_local_room_wait(fwdio_file_t *f, struct fwdioi_storage_job *job, uint
     o->local_wait_next = l->wait_t0 + FWDIOI_WAIT_TICK_US / 1e6;
     fwdioi_log(FWDIOI_LOG_INFO,
                "rank %d: %s: %llu bytes do not fit local_capacity now: the writer waits for "
-               "drains to make room (at most %.3f s)",
+               "drains or evictions to make room (at most %.3f s)",
                f->rank, f->path, (unsigned long long)bytes,
                (double)fwdioi_rt_config(f->engine)->local_wait_ms / 1000.0);
+    ask_node(o);
+    fwdioi_local_kept_node_poll(o); /* this rank may hold the node's oldest copy */
     return 1;
 }
 
@@ -219,10 +250,16 @@ static int try_one(struct fwdioi_local *l, double now)
 int fwdioi_local_room_poll(struct fwdio_runtime *o)
 {
     FWDIOI_ASSERT_PROGRESS();
-    if (TAILQ_EMPTY(&o->local_waiting))
+    fwdioi_local_kept_node_poll(o); /* another rank's writer may lack room */
+    if (TAILQ_EMPTY(&o->local_waiting)) {
+        if (o->local_short_set > 0)
+            ask_node(o); /* none waits any more */
         return 0;
+    }
     double now = fwdioi_now();
-    if (now < o->local_wait_next)
+    /* before the tick only when another rank evicted for this one */
+    int covered = fwdioi_area_room_short_mine(&o->area) < o->local_short_set;
+    if (now < o->local_wait_next && !covered)
         return 1;
     o->local_wait_next = now + FWDIOI_WAIT_TICK_US / 1e6;
     /* Oldest first. Take the list: what a wait's end runs (an aborted
@@ -240,5 +277,6 @@ int fwdioi_local_room_poll(struct fwdio_runtime *o)
     /* the ones still waiting first, in order, then any newcomer */
     TAILQ_CONCAT(&still, &o->local_waiting, wait_link);
     TAILQ_CONCAT(&o->local_waiting, &still, wait_link);
+    ask_node(o);
     return !TAILQ_EMPTY(&o->local_waiting);
 }

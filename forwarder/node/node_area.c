@@ -30,13 +30,19 @@ enum { RING_CAP_MAX = 256, RING_CAP_MIN = 16, RING_BYTES = 512 << 10 };
 /* The first SEG_HEADER bytes of a segment. The counters are used in local
  * rank 0's segment only: the heap bytes committed on the node, and their
  * peak; the bytes the node-local tier's files hold in the node's local
- * store (local_capacity), and their peak. */
+ * store (local_capacity), and their peak. Every segment's owner publishes
+ * its drained local copies (their bytes, the oldest one's version) and the
+ * room its waiting writers lack, for node-wide eviction. */
 enum { SEG_HEADER = 128 };
 typedef struct seg_header {
     uint64_t magic, nlocal, ring_cap, heap_off, heap_size, node_budget;
     _Atomic uint64_t node_committed, node_peak;
     _Atomic uint64_t local_used, local_peak;
     _Atomic uint64_t local_pending; /* of local_used: files not drained yet */
+    _Atomic uint64_t kept_bytes;    /* the owner's drained copies */
+    _Atomic uint64_t kept_oldest;   /* their oldest version (UINT64_MAX: none) */
+    _Atomic uint64_t room_short;    /* what the owner's waiting writer lacks */
+    _Atomic uint64_t kept_evicting; /* the owner's copies being evicted, still counted */
 } seg_header_t;
 
 _Static_assert(sizeof(seg_header_t) <= SEG_HEADER, "the rings start at byte SEG_HEADER");
@@ -215,6 +221,10 @@ static int create_own(fwdioi_area_t *a, const char *prefix)
     atomic_init(&h->local_used, 0);
     atomic_init(&h->local_peak, 0);
     atomic_init(&h->local_pending, 0);
+    atomic_init(&h->kept_bytes, 0);
+    atomic_init(&h->kept_oldest, UINT64_MAX);
+    atomic_init(&h->room_short, 0);
+    atomic_init(&h->kept_evicting, 0);
     return 0;
 }
 
@@ -607,4 +617,102 @@ uint64_t fwdioi_area_local_pending_now(fwdioi_area_t *a)
     const _Atomic uint64_t *pending =
         a->enabled ? &node_header(a)->local_pending : &a->local_alone_pending;
     return atomic_load_explicit(pending, memory_order_relaxed);
+}
+
+/* ---- node-wide eviction of drained local copies ---- */
+
+static seg_header_t *header_of(const fwdioi_area_t *a, int local)
+{
+    return (seg_header_t *)a->seg[local];
+}
+
+void fwdioi_area_kept_publish(fwdioi_area_t *a, uint64_t bytes, uint64_t oldest,
+                              uint64_t evicting)
+{
+    if (!a->enabled)
+        return;
+    seg_header_t *h = header_of(a, a->local);
+    atomic_store_explicit(&h->kept_oldest, bytes ? oldest : UINT64_MAX, memory_order_relaxed);
+    atomic_store_explicit(&h->kept_evicting, evicting, memory_order_release);
+    atomic_store_explicit(&h->kept_bytes, bytes, memory_order_release);
+}
+
+uint64_t fwdioi_area_kept_node(const fwdioi_area_t *a, uint64_t *evicting)
+{
+    uint64_t sum = 0, out = 0;
+    for (int i = 0; a->enabled && i < a->nlocal; i++) {
+        const seg_header_t *h = header_of(a, i);
+        sum += atomic_load_explicit(&h->kept_bytes, memory_order_acquire);
+        out += atomic_load_explicit(&h->kept_evicting, memory_order_acquire);
+    }
+    if (evicting)
+        *evicting = out;
+    return sum + out;
+}
+
+int fwdioi_area_kept_oldest(const fwdioi_area_t *a, uint64_t *oldest, uint64_t *next)
+{
+    int holder = -1;
+    uint64_t best = UINT64_MAX, second = UINT64_MAX;
+    for (int i = 0; a->enabled && i < a->nlocal; i++) {
+        const seg_header_t *h = header_of(a, i);
+        if (atomic_load_explicit(&h->kept_bytes, memory_order_acquire) == 0)
+            continue;
+        uint64_t v = atomic_load_explicit(&h->kept_oldest, memory_order_relaxed);
+        if (holder < 0 || v < best) { /* ties: the lower index */
+            second = best;
+            best = v;
+            holder = i;
+        } else if (v < second) {
+            second = v;
+        }
+    }
+    if (oldest)
+        *oldest = best;
+    if (next)
+        *next = second;
+    return holder;
+}
+
+void fwdioi_area_room_short_set(fwdioi_area_t *a, uint64_t bytes)
+{
+    if (a->enabled)
+        atomic_store_explicit(&header_of(a, a->local)->room_short, bytes, memory_order_release);
+}
+
+uint64_t fwdioi_area_room_short_mine(const fwdioi_area_t *a)
+{
+    return a->enabled
+               ? atomic_load_explicit(&header_of(a, a->local)->room_short, memory_order_acquire)
+               : 0;
+}
+
+uint64_t fwdioi_area_room_short_node(const fwdioi_area_t *a)
+{
+    uint64_t sum = 0;
+    for (int i = 0; a->enabled && i < a->nlocal; i++)
+        sum += atomic_load_explicit(&header_of(a, i)->room_short, memory_order_acquire);
+    return sum;
+}
+
+void fwdioi_area_room_short_cover(fwdioi_area_t *a, uint64_t freed)
+{
+    for (int i = 0; a->enabled && freed > 0 && i < a->nlocal; i++) {
+        _Atomic uint64_t *s = &header_of(a, i)->room_short;
+        uint64_t cur = atomic_load_explicit(s, memory_order_relaxed), cut;
+        do {
+            cut = cur < freed ? cur : freed;
+        } while (cut > 0 && !atomic_compare_exchange_weak_explicit(s, &cur, cur - cut,
+                                                                   memory_order_acq_rel,
+                                                                   memory_order_relaxed));
+        freed -= cut;
+        if (cut > 0)
+            ring_bell_checked(a, i);
+    }
+}
+
+void fwdioi_area_ring(fwdioi_area_t *a, int local)
+{
+    if (a->enabled && local >= 0 && local < a->nlocal)
+        ring_bell_checked(a, local);
 }

@@ -175,6 +175,41 @@ void fwdioi_area_local_pending(fwdioi_area_t *a, uint64_t add, uint64_t sub);
 /** The count's bytes of files not drained yet, now. Any thread. */
 uint64_t fwdioi_area_local_pending_now(fwdioi_area_t *a);
 
+/*
+ * Node-wide eviction of the tier's drained local copies (local_keep.h): each
+ * rank publishes in its own segment the bytes its kept copies hold and the
+ * oldest one's version, and what its waiting writer lacks; a rank whose
+ * copy is the node's oldest evicts it while some rank lacks room. Without
+ * the area (off on the node) these do nothing and read as none: each rank
+ * evicts only its own copies for its own files. Any thread.
+ */
+/** Publish this rank's kept copies: their bytes, the oldest's version, and
+ *  the bytes of its copies being evicted (no longer listed, still counted
+ *  until their files are removed). */
+void fwdioi_area_kept_publish(fwdioi_area_t *a, uint64_t bytes, uint64_t oldest,
+                              uint64_t evicting);
+/** The bytes of the node's drained copies, kept or being evicted (all of
+ *  them room that is coming or can be made); *evicting (if not NULL) the
+ *  part being evicted. */
+uint64_t fwdioi_area_kept_node(const fwdioi_area_t *a, uint64_t *evicting);
+/** The local index of the rank holding the node's oldest kept copy (ties:
+ *  the lowest index), or -1 when none; *oldest its version, *next the
+ *  oldest version any other rank holds (UINT64_MAX: none). */
+int fwdioi_area_kept_oldest(const fwdioi_area_t *a, uint64_t *oldest, uint64_t *next);
+/** Publish what this rank's waiting writer lacks (0: none waits). */
+void fwdioi_area_room_short_set(fwdioi_area_t *a, uint64_t bytes);
+/** What this rank has published as lacking, less what others covered. */
+uint64_t fwdioi_area_room_short_mine(const fwdioi_area_t *a);
+/** What the node's waiting writers lack, summed. */
+uint64_t fwdioi_area_room_short_node(const fwdioi_area_t *a);
+/** `freed` bytes went back to the count: take them off the ranks' published
+ *  shortfalls (lowest index first) and ring those ranks, so that their
+ *  writers try again now and no second copy is evicted for room already
+ *  made. */
+void fwdioi_area_room_short_cover(fwdioi_area_t *a, uint64_t freed);
+/** Ring the doorbell of local rank `local`: its progress thread wakes. */
+void fwdioi_area_ring(fwdioi_area_t *a, int local);
+
 /** Offset within this rank's segment of p (inside its heap), or UINT64_MAX. */
 uint64_t fwdioi_area_own_offset(const fwdioi_area_t *a, const void *p, uint64_t len);
 

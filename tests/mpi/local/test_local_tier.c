@@ -85,6 +85,13 @@
  *              no local file of it; the first drains OK and a third file
  *              fits locally (nothing of the aborted one stays counted);
  *              bytes right;
+ *   nodeevict  (own runtime; only with --case, the ranks on one node) local_capacity
+ *              with room for two files, two files written by rank 0 alone
+ *              and drained (their copies kept), then a file written by the
+ *              last rank alone, which has no copy of its own to evict: it
+ *              waits while rank 0 evicts the node's oldest copy for it
+ *              (the first file's, not the second's), and completes locally
+ *              in well under local_wait; every file's bytes right;
  *   fullstore  (own runtime) a local store without room for the last
  *              writer's file (FWDIO_FAULT statvfs, or with --store DIR a
  *              small tmpfs mounted there, tests/mpi/local/local_tmpfs.sh): that
@@ -1033,6 +1040,80 @@ static int wait_abort_main(void)
 
 static const char *g_store;
 
+/* ---- nodeevict: another rank's drained copies evicted for a file ---- */
+
+/* tier_file with one writer, `writer`, and the default local_wait. */
+static fwdio_file_t *one_writer_file(fwdio_runtime_t *rt, const char *path, const char *dir,
+                                     uint64_t capacity, int writer, uint64_t seed, cbs_t *c,
+                                     int *local_at_complete)
+{
+    fwdio_options_t o;
+    tier_options(&o, dir);
+    g_writers[0] = writer;
+    o.writer_list_len = 1;
+    o.local_capacity = capacity;
+    fwdio_callbacks_t cb = callbacks(c);
+    fwdio_file_t *f = NULL;
+    TC_EXPECT(fwdio_open(rt, path, FILE_SIZE, &o, &cb, &f), FWDIO_OK, "fwdio_open");
+    write_share(f, seed);
+    TC_EXPECT(fwdio_close(f), FWDIO_OK, "fwdio_close");
+    TC_EXPECT(fwdio_wait(f), FWDIO_OK, "fwdio_wait");
+    int n = tc_rank == 0 ? local_files(dir, 1) : 0;
+    MPI_Bcast(&n, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    *local_at_complete = n;
+    return f;
+}
+
+static int node_evict_main(void)
+{
+    if (tc_node_count(MPI_COMM_WORLD) != 1) {
+        tc_note("nodeevict: the ranks are on %d nodes; it needs one", tc_node_count(MPI_COMM_WORLD));
+        return 0;
+    }
+    const uint64_t room = 7 << 20; /* two one-writer files (~3 MiB each), not three */
+    fwdio_runtime_t *rt = wait_runtime(0); /* the default local_wait: 10 s */
+    char d1[4096], d2[4096], d3[4096], p1[4096], p2[4096], p3[4096];
+    cbs_t c1, c2, c3;
+    int n = -1;
+    tc_path(d1, sizeof d1, "local-nodeevict-1");
+    tc_path(d2, sizeof d2, "local-nodeevict-2");
+    tc_path(d3, sizeof d3, "local-nodeevict-3");
+    tc_path(p1, sizeof p1, "nodeevict-1.dat");
+    tc_path(p2, sizeof p2, "nodeevict-2.dat");
+    tc_path(p3, sizeof p3, "nodeevict-3.dat");
+    tc_phase("nodeevict: two files of rank 0, drained and kept");
+    fwdio_file_t *f1 = one_writer_file(rt, p1, d1, room, 0, 161, &c1, &n);
+    TC_CHECK(n == 1, "%d local files of the first file, expected 1", n);
+    TC_EXPECT(fwdio_drain_wait(f1), FWDIO_OK, "fwdio_drain_wait (first)");
+    fwdio_file_t *f2 = one_writer_file(rt, p2, d2, room, 0, 162, &c2, &n);
+    TC_CHECK(n == 1, "%d local files of the second file, expected 1", n);
+    TC_EXPECT(fwdio_drain_wait(f2), FWDIO_OK, "fwdio_drain_wait (second)");
+    MPI_Barrier(MPI_COMM_WORLD);
+
+    tc_phase("nodeevict: a file of the last rank, which has no copy to evict");
+    double t0 = MPI_Wtime();
+    fwdio_file_t *f3 = one_writer_file(rt, p3, d3, room, tc_size - 1, 163, &c3, &n);
+    double took = MPI_Wtime() - t0;
+    TC_CHECK(n == 1, "%d local files of the third file, expected 1: rank 0's drained copies "
+             "were not evicted for it", n);
+    TC_CHECK(took < 5.0, "the third file took %.3f s to complete (local_wait is 10 s)", took);
+    int left1 = tc_rank == 0 ? local_files(d1, 0) : -1, left2 = tc_rank == 0 ? local_files(d2, 0) : -1;
+    TC_CHECK(tc_rank != 0 || (left1 == 0 && left2 == 1),
+             "the first (oldest) file's copy should be evicted and the second's kept: %d and %d "
+             "local files left", left1, left2);
+    TC_EXPECT(fwdio_drain_wait(f3), FWDIO_OK, "fwdio_drain_wait (third)");
+    MPI_Barrier(MPI_COMM_WORLD);
+    TC_CHECK(tc_verify_full(MPI_COMM_WORLD, p1, FILE_SIZE, 161) == 0, "first file");
+    TC_CHECK(tc_verify_full(MPI_COMM_WORLD, p2, FILE_SIZE, 162) == 0, "second file");
+    TC_CHECK(tc_verify_full(MPI_COMM_WORLD, p3, FILE_SIZE, 163) == 0, "third file");
+    MPI_Barrier(MPI_COMM_WORLD);
+    fwdio_file_free(f1);
+    fwdio_file_free(f2);
+    fwdio_file_free(f3);
+    TC_EXPECT(fwdio_finalize(rt), FWDIO_OK, "fwdio_finalize");
+    return 0;
+}
+
 static int full_store_main(void)
 {
     char dir[4096], path[4096];
@@ -1193,6 +1274,8 @@ int main(int argc, char **argv)
         wait_main();
     if (only && !strcmp(only, "waitabort"))
         wait_abort_main();
+    if (only && !strcmp(only, "nodeevict"))
+        node_evict_main();
     if (!only || !strcmp(only, "fullstore"))
         full_store_main();
     if (!only || !strcmp(only, "finalize"))

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Whether a writer whose file does not fit local_capacity waits for room
- * (local_room.c): only while drains in flight can free enough and the
- * limit has not passed; never for a file larger than the limit, with
- * local_wait off, or when what stays counted (other ranks' drained copies)
- * leaves no room even once every file in flight is drained and this
- * rank's copies evicted.
+ * (local_room.c): only while drains in flight or evictions of drained
+ * copies can free enough and the limit has not passed; never for a file
+ * larger than the limit, with local_wait off, or when what stays counted
+ * leaves no room even once every file in flight is drained and every
+ * evictable copy evicted.
  */
 #include "local/local_room.h"
 
@@ -43,19 +43,24 @@ static void test_choose(void)
     in.bytes = 4 * MIB; /* exactly the limit: it fits once the node is empty */
     in.used = in.pending = 1;
     CHECK(fwdioi_local_room_choose(&in) == FWDIOI_ROOM_WAIT);
-    /* nothing in flight: no drain will free anything */
+    /* nothing in flight and no drained copy: nothing will free anything */
     in = base();
     in.pending = 0;
-    in.kept = 3 * MIB; /* (this rank's copies could not cover the shortfall now) */
     CHECK(fwdioi_local_room_choose(&in) == FWDIOI_ROOM_NOTHING);
-    /* 2 MiB of other ranks' drained copies stay: 2 MiB left, just enough;
+    /* nothing in flight, but drained copies that may be evicted for it (the
+     * node's, whose ranks evict them when asked): wait for the evictions */
+    in.kept = MIB;
+    CHECK(fwdioi_local_room_choose(&in) == FWDIOI_ROOM_WAIT);
+    in.kept = MIB - 1; /* not enough of them */
+    CHECK(fwdioi_local_room_choose(&in) == FWDIOI_ROOM_NOTHING);
+    /* 2 MiB that no drain or eviction frees stay: 2 MiB left, just enough;
      * a byte more stays and it can never fit by waiting */
     in = base();
     in.pending = MIB;
     CHECK(fwdioi_local_room_choose(&in) == FWDIOI_ROOM_WAIT);
     in.pending = MIB - 1;
     CHECK(fwdioi_local_room_choose(&in) == FWDIOI_ROOM_NOTHING);
-    /* this rank's own drained copies count as room it can make */
+    /* evictable drained copies count as room that can be made */
     in.kept = 1;
     CHECK(fwdioi_local_room_choose(&in) == FWDIOI_ROOM_WAIT);
     /* counters read one after the other may disagree (pending above used) */
