@@ -448,8 +448,10 @@ typedef struct fwdio_config {
      *  It waits only when the room can come: the file is no larger than
      *  local_capacity (than its rank's share where the node-shared area is
      *  off), and files of the node (of this rank where the area is off)
-     *  still being written or drained hold enough of the count that the
-     *  file would fit once their drains end and their copies can be evicted;
+     *  still being written or drained, and drained copies that can be
+     *  evicted for it (any rank's of the node; this rank's where the area is
+     *  off), hold enough of the count that the file would fit once their
+     *  drains end and the copies are evicted;
      *  a file that could never fit, or finds nothing in flight to wait
      *  for, goes to the target at once, and so does one still waiting when
      *  the limit passes (logged at FWDIO_VERBOSE=2 with the time it waited).
@@ -812,12 +814,16 @@ typedef struct fwdio_options {
      * drained copies are removed, oldest version first, as many as hold
      * the new file's bytes (their room passes straight to it), or if they
      * hold less, as many as cover the shortfall (none if all of them would
-     * not); files not yet drained
-     * are never evicted, nor another rank's copies (each rank evicts its
-     * own), nor copies an earlier runtime left (not counted). A new
+     * not); when that rank's copies cannot make the room, the node's
+     * drained copies go, oldest version first whichever rank of the node
+     * wrote them (each rank removes its own when asked through the
+     * node-shared area; where the area is off, only this rank's own go),
+     * until the room is there; files not yet drained are never evicted,
+     * nor copies an earlier runtime left (not counted). A new
      * version of a path takes its old copy's place. A failed file's bytes
      * come back when it is freed. A writer whose
-     * bytes do not fit waits for room while drains in flight can make it,
+     * bytes do not fit waits for room while drains in flight or evictions
+     * can make it,
      * at most fwdio_config_t.local_wait_ms (default 10 s; see there: only
      * that writer's open waits, and only when the file is no larger than
      * local_capacity and the node's files not yet drained hold enough).
