@@ -106,6 +106,7 @@ static const case_t cases[] = {
     {"two_handles", case_two_handles, 1},
     {"finalize_close", case_finalize_close, 1},
     {"large_memtype", case_large_memtype, 0},
+    {"large_count", case_large_count, 1},
     {"long_path", case_long_path, 1},
     {"fault_eio", case_fault_eio, 0},
     {"fault_nospc", case_fault_nospc, 0},

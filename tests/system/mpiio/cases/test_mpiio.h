@@ -248,6 +248,7 @@ void case_agree_fault(void);
 /* types.c */
 void case_memtype_order(void);
 void case_large_memtype(void);
+void case_large_count(void);
 /* opening.c */
 void case_late_refusal(void);
 void case_late_refusal_fault(void);
