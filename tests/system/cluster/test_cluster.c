@@ -15,10 +15,6 @@
  *                   the ranks of each host exchange --size bytes in pairs,
  *                   and its interfaces, loopback included, count less than a
  *                   quarter of them (shared memory within a host).
- *                   Every case first checks that all ranks share one CPU
- *                   scheduling group, as one node's ranks do (cluster.sh's
- *                   cgroup, where the kernel would make one per host's
- *                   session: see its header).
  *   placement       Files written by every rank with the spread placement
  *                   (default writer count, writers_per_node 1, W = 2, W = N,
  *                   W = 6): every writer sits on the host the documented rule
@@ -198,46 +194,6 @@ static int local_index(const cluster_t *c, int r)
     return k;
 }
 
-/* The CPU scheduling group this process is in: its cpu cgroup when that is
- * not the root (cgroup v1's cpu line, else v2's "0::" line), else its session's
- * autogroup when the kernel groups by session, else the root's. */
-static void cpu_group(char *key, size_t len)
-{
-    char line[512], group[400] = "/";
-    FILE *f = fopen("/proc/self/cgroup", "r");
-    while (f && fgets(line, sizeof line, f)) {
-        line[strcspn(line, "\n")] = '\0';
-        char *ctl = strchr(line, ':'), *path = ctl ? strchr(ctl + 1, ':') : NULL;
-        if (!path)
-            continue;
-        *path++ = '\0';
-        ctl++;
-        int v1_cpu = 0;
-        for (char *w = strtok(ctl, ","); w; w = strtok(NULL, ","))
-            v1_cpu |= strcmp(w, "cpu") == 0;
-        if (v1_cpu || (!ctl[0] && strcmp(group, "/") == 0))
-            snprintf(group, sizeof group, "%s", path);
-        if (v1_cpu)
-            break;
-    }
-    if (f)
-        fclose(f);
-    int autogroup = 0;
-    f = fopen("/proc/sys/kernel/sched_autogroup_enabled", "r");
-    if (f) {
-        autogroup = fgetc(f) == '1';
-        fclose(f);
-    }
-    char ag[128] = "";
-    f = autogroup && strcmp(group, "/") == 0 ? fopen("/proc/self/autogroup", "r") : NULL;
-    if (f) {
-        if (fgets(ag, sizeof ag, f))
-            ag[strcspn(ag, " \n")] = '\0';
-        fclose(f);
-    }
-    snprintf(key, len, "%s%s%s", ag[0] ? "autogroup " : "cgroup ", ag[0] ? ag : "", ag[0] ? "" : group);
-}
-
 /* Collective: the ranks sit on o->hosts hosts, and each rank's
  * MPI_COMM_TYPE_SHARED communicator holds exactly the ranks of its host.
  * Returns the number of ranks that found otherwise (the same on every rank). */
@@ -264,21 +220,6 @@ static int check_hosts(const opts_t *o, const cluster_t *c)
                 "rank %d",
                 node_size, lowest, c->names[tc_rank], c->host_size[h], host_leader(c, h));
         bad = 1;
-    }
-    /* One CPU group for all, as one job's ranks on one node share the cores:
-     * a group per host (a session's autogroup each) would let the kernel
-     * balance the groups instead of the ranks. */
-    char key[128], first[128];
-    cpu_group(key, sizeof key);
-    memcpy(first, key, sizeof key);
-    MPI_Bcast(first, sizeof first, MPI_CHAR, 0, MPI_COMM_WORLD);
-    if (strcmp(key, first) != 0) {
-        tc_fail("rank %d is in the CPU scheduling group '%s', rank 0 in '%s': the hosts' ranks "
-                "do not share the cores as one node's do (see scripts/cluster.sh, CPU)",
-                tc_rank, key, first);
-        bad = 1;
-    } else if (tc_rank == 0) {
-        tc_note("every rank in the CPU scheduling group '%s'", key);
     }
     int nodes = tc_node_count(MPI_COMM_WORLD);
     if (nodes != c->nhosts) {
