@@ -748,14 +748,11 @@ static int agree_fault_main(void)
 
 /* Open, write, close and wait for one file of the tier; the number of
  * local files in `dir` at its completion (rank 0's count, to all). */
-static fwdio_file_t *tier_file(fwdio_runtime_t *rt, const char *path, const char *dir,
-                               uint64_t capacity, uint64_t cap_bw, uint64_t seed, cbs_t *c,
-                               int *local_at_complete)
+static fwdio_file_t *tier_file_with(fwdio_runtime_t *rt, const char *path, const char *dir,
+                                    const fwdio_options_t *opts, uint64_t seed, cbs_t *c,
+                                    int *local_at_complete)
 {
-    fwdio_options_t o;
-    tier_options(&o, dir);
-    o.local_capacity = capacity;
-    o.drain_bandwidth = cap_bw;
+    fwdio_options_t o = *opts;
     fwdio_callbacks_t cb = callbacks(c);
     fwdio_file_t *f = NULL;
     TC_EXPECT(fwdio_open(rt, path, FILE_SIZE, &o, &cb, &f), FWDIO_OK, "fwdio_open");
@@ -766,6 +763,17 @@ static fwdio_file_t *tier_file(fwdio_runtime_t *rt, const char *path, const char
     MPI_Bcast(&n, 1, MPI_INT, 0, MPI_COMM_WORLD);
     *local_at_complete = n;
     return f;
+}
+
+static fwdio_file_t *tier_file(fwdio_runtime_t *rt, const char *path, const char *dir,
+                               uint64_t capacity, uint64_t cap_bw, uint64_t seed, cbs_t *c,
+                               int *local_at_complete)
+{
+    fwdio_options_t o;
+    tier_options(&o, dir);
+    o.local_capacity = capacity;
+    o.drain_bandwidth = cap_bw;
+    return tier_file_with(rt, path, dir, &o, seed, c, local_at_complete);
 }
 
 static void case_capacity(fwdio_runtime_t *rt)
@@ -1042,7 +1050,7 @@ static const char *g_store;
 
 /* ---- nodeevict: another rank's drained copies evicted for a file ---- */
 
-/* tier_file with one writer, `writer`, and the default local_wait. */
+/* tier_file with one writer, `writer`. */
 static fwdio_file_t *one_writer_file(fwdio_runtime_t *rt, const char *path, const char *dir,
                                      uint64_t capacity, int writer, uint64_t seed, cbs_t *c,
                                      int *local_at_complete)
@@ -1052,16 +1060,7 @@ static fwdio_file_t *one_writer_file(fwdio_runtime_t *rt, const char *path, cons
     g_writers[0] = writer;
     o.writer_list_len = 1;
     o.local_capacity = capacity;
-    fwdio_callbacks_t cb = callbacks(c);
-    fwdio_file_t *f = NULL;
-    TC_EXPECT(fwdio_open(rt, path, FILE_SIZE, &o, &cb, &f), FWDIO_OK, "fwdio_open");
-    write_share(f, seed);
-    TC_EXPECT(fwdio_close(f), FWDIO_OK, "fwdio_close");
-    TC_EXPECT(fwdio_wait(f), FWDIO_OK, "fwdio_wait");
-    int n = tc_rank == 0 ? local_files(dir, 1) : 0;
-    MPI_Bcast(&n, 1, MPI_INT, 0, MPI_COMM_WORLD);
-    *local_at_complete = n;
-    return f;
+    return tier_file_with(rt, path, dir, &o, seed, c, local_at_complete);
 }
 
 static int node_evict_main(void)
