@@ -163,8 +163,10 @@ static uint64_t shortfall_of(fwdio_file_t *f, uint64_t bytes)
 }
 
 /* Node-wide eviction (local_keep.h): publish what this rank's oldest waiting
- * writer lacks (0: none waits) and ring the rank holding the node's oldest
- * drained copy, which evicts for it. */
+ * writer lacks (0: none waits) and, on every try while it lacks room, ring
+ * the rank holding the node's oldest drained copy, which evicts for it: the
+ * holder changes as copies go, and an idle rank's progress thread looks at
+ * the node's shortfalls only when rung. */
 static void ask_node(struct fwdio_runtime *o)
 {
     fwdioi_area_t *a = &o->area;
@@ -172,10 +174,10 @@ static void ask_node(struct fwdio_runtime *o)
         return;
     struct fwdioi_local *l = TAILQ_FIRST(&o->local_waiting);
     uint64_t lacks = l ? shortfall_of(l->file, l->wait_bytes) : 0;
-    if (lacks == o->local_short_set && lacks == fwdioi_area_room_short_mine(a))
-        return; /* as published, nothing covered since */
-    fwdioi_area_room_short_set(a, lacks);
-    o->local_short_set = lacks;
+    if (lacks != o->local_short_set || lacks != fwdioi_area_room_short_mine(a)) {
+        fwdioi_area_room_short_set(a, lacks); /* changed, or others covered some */
+        o->local_short_set = lacks;
+    }
     int holder = lacks > 0 ? fwdioi_area_kept_oldest(a, NULL, NULL) : -1;
     if (holder >= 0 && holder != a->local)
         fwdioi_area_ring(a, holder);
