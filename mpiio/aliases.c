@@ -9,6 +9,7 @@
  * (another rank of their group could not, say) or handed back to MPI-IO,
  * whose writes go to MPI-IO at once but are ordered the same way. */
 #include "layer.h"
+#include "type_contents.h"
 
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -83,9 +84,8 @@ static int real_view(MPI_File fh, mpiio_view_t *v)
     /* get_view returns new handles of derived types */
     MPI_Datatype types[2] = {etype, ftype};
     for (int i = 0; i < 2; i++) {
-        int ni, na, nt, combiner;
-        if (PMPI_Type_get_envelope(types[i], &ni, &na, &nt, &combiner) == MPI_SUCCESS &&
-            combiner != MPI_COMBINER_NAMED)
+        int combiner = mpiio_type_combiner(types[i]);
+        if (combiner >= 0 && combiner != MPI_COMBINER_NAMED)
             PMPI_Type_free(&types[i]);
     }
     return rc;

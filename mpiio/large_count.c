@@ -30,10 +30,9 @@ static int as_int_count(MPI_Count count, MPI_Datatype type, int *n, MPI_Datatype
         *n = count < INT_MIN ? -1 : (int)count;
         return MPI_SUCCESS;
     }
-    /* Made with the int-count constructors only, so that the layer's type
-     * analysis (MPI_Type_get_envelope, which MPICH refuses for a type made
-     * with an MPI_Count one) reads it: `count / CHUNK` chunks of CHUNK
-     * elements, then the rest. */
+    /* Made with the int-count constructors, which every MPI the layer
+     * builds with has: `count / CHUNK` chunks of CHUNK elements, then the
+     * rest. */
     enum { CHUNK = 1 << 30 };
     MPI_Count q = count / CHUNK, r = count % CHUNK;
     MPI_Aint lb = 0, extent = 0;

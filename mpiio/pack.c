@@ -5,6 +5,7 @@
  * MPI_Pack counts in int, so data of 2^31 bytes or more is gathered (or
  * scattered) run by run from the flattened type instead. */
 #include "layer.h"
+#include "type_contents.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -34,7 +35,6 @@ int mpiio_type_bytes(int count, MPI_Datatype type, int64_t *bytes)
 int mpiio_one_run(int count, MPI_Datatype type, MPI_Aint *start)
 {
     MPI_Count size = 0, lb, extent, true_lb, true_extent;
-    int nints, naddrs, ntypes, combiner;
     PMPI_Type_size_x(type, &size);
     PMPI_Type_get_extent_x(type, &lb, &extent);
     PMPI_Type_get_true_extent_x(type, &true_lb, &true_extent);
@@ -43,8 +43,7 @@ int mpiio_one_run(int count, MPI_Datatype type, MPI_Aint *start)
         return 0; /* gaps: not one run, whatever the order */
     if (size == 0)
         return 1;
-    if (PMPI_Type_get_envelope(type, &nints, &naddrs, &ntypes, &combiner) == MPI_SUCCESS &&
-        combiner == MPI_COMBINER_NAMED)
+    if (mpiio_type_combiner(type) == MPI_COMBINER_NAMED)
         return 1;
     mpiio_runs_t runs = {0};
     char why[128];

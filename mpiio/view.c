@@ -3,6 +3,8 @@
  * walked over the flattened filetype. */
 #include "view.h"
 
+#include "type_contents.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,13 +53,6 @@ static int64_t type_extent(MPI_Datatype t)
     return (int64_t)extent;
 }
 
-static int is_named(MPI_Datatype t)
-{
-    int ni, na, nd, combiner;
-    PMPI_Type_get_envelope(t, &ni, &na, &nd, &combiner);
-    return combiner == MPI_COMBINER_NAMED;
-}
-
 static int flatten_at(flatten_ctx_t *c, MPI_Datatype t, int64_t base, int depth);
 
 /* A type's runs at displacement 0, flattened once and then placed wherever
@@ -95,14 +90,15 @@ static int place(flatten_ctx_t *c, const tmpl_t *tp, int64_t base, int64_t n)
 }
 
 /* `count` blocks of `blocklen` instances of `old`, block i at base + disp(i). */
-static int flatten_blocks(flatten_ctx_t *c, MPI_Datatype old, int64_t base, int count,
-                          const int *blocklens, int blocklen, const int64_t *disps, int depth)
+static int flatten_blocks(flatten_ctx_t *c, MPI_Datatype old, int64_t base, int64_t count,
+                          const int64_t *blocklens, int64_t blocklen, const int64_t *disps,
+                          int depth)
 {
     tmpl_t tp;
     if (make_tmpl(c, old, depth, &tp) != 0)
         return -1;
     int rc = 0;
-    for (int i = 0; i < count && rc == 0; i++)
+    for (int64_t i = 0; i < count && rc == 0; i++)
         rc = place(c, &tp, base + disps[i], blocklens ? blocklens[i] : blocklen);
     mpiio_runs_free(&tp.runs);
     return rc;
@@ -110,12 +106,12 @@ static int flatten_blocks(flatten_ctx_t *c, MPI_Datatype old, int64_t base, int 
 
 /* A subarray: the elements of the subsizes box, in the array's own order;
  * a row along the fastest dimension at a time. */
-static int flatten_subarray(flatten_ctx_t *c, const int *ints, MPI_Datatype old, int64_t base,
-                            int depth)
+static int flatten_subarray(flatten_ctx_t *c, const int64_t *ints, MPI_Datatype old,
+                            int64_t base, int depth)
 {
-    int nd = ints[0];
-    const int *sizes = ints + 1, *subsizes = ints + 1 + nd, *starts = ints + 1 + 2 * nd;
-    int order = ints[1 + 3 * nd];
+    int64_t nd = ints[0];
+    const int64_t *sizes = ints + 1, *subsizes = ints + 1 + nd, *starts = ints + 1 + 2 * nd;
+    int64_t order = ints[1 + 3 * nd];
     if (nd <= 0 || nd > 32)
         return fail(c, "a subarray of an unusual number of dimensions");
     int64_t stride[32], idx[32];
@@ -155,26 +151,21 @@ static int flatten_subarray(flatten_ctx_t *c, const int *ints, MPI_Datatype old,
 
 static int flatten_at(flatten_ctx_t *c, MPI_Datatype t, int64_t base, int depth)
 {
-    int ni, na, nd, combiner;
     if (depth > 64)
         return fail(c, "the datatype nests too deeply");
-    PMPI_Type_get_envelope(t, &ni, &na, &nd, &combiner);
-    if (combiner == MPI_COMBINER_NAMED) {
-        int size;
-        PMPI_Type_size(t, &size);
-        return append_run(c, base, size);
+    mpiio_type_contents_t k;
+    if (mpiio_type_contents(t, &k) != 0)
+        return fail(c, "MPI could not describe the datatype, or out of memory");
+    if (k.combiner == MPI_COMBINER_NAMED) {
+        MPI_Count size = 0;
+        PMPI_Type_size_x(t, &size);
+        return append_run(c, base, (int64_t)size);
     }
-    int *ints = malloc(sizeof(int) * (ni + 1));
-    MPI_Aint *addrs = malloc(sizeof(MPI_Aint) * (na + 1));
-    MPI_Datatype *types = malloc(sizeof(MPI_Datatype) * (nd + 1));
+    const int64_t *ints = k.ints, *addrs = k.addrs;
+    MPI_Datatype *types = k.types;
+    int64_t count = k.nints > 0 ? ints[0] : 0;
     int64_t *disps = NULL;
     int rc = -1;
-    if (!ints || !addrs || !types) {
-        fail(c, "out of memory flattening the datatype");
-        goto out;
-    }
-    PMPI_Type_get_contents(t, ni, na, nd, ints, addrs, types);
-    int count = ni > 0 ? ints[0] : 0;
     if (count > 0) {
         disps = malloc(sizeof(int64_t) * (size_t)count);
         if (!disps) {
@@ -182,7 +173,7 @@ static int flatten_at(flatten_ctx_t *c, MPI_Datatype t, int64_t base, int depth)
             goto out;
         }
     }
-    switch (combiner) {
+    switch (k.combiner) {
     case MPI_COMBINER_DUP:
     case MPI_COMBINER_RESIZED: /* the typemap is the old type's */
         rc = flatten_at(c, types[0], base, depth + 1);
@@ -194,33 +185,33 @@ static int flatten_at(flatten_ctx_t *c, MPI_Datatype t, int64_t base, int depth)
     }
     case MPI_COMBINER_VECTOR:
     case MPI_COMBINER_HVECTOR: {
-        int64_t step = combiner == MPI_COMBINER_VECTOR ? (int64_t)ints[2] * type_extent(types[0])
-                                                       : (int64_t)addrs[0];
-        for (int i = 0; i < count; i++)
-            disps[i] = (int64_t)i * step;
+        int64_t step = k.combiner == MPI_COMBINER_VECTOR ? ints[2] * type_extent(types[0])
+                                                         : addrs[0];
+        for (int64_t i = 0; i < count; i++)
+            disps[i] = i * step;
         rc = flatten_blocks(c, types[0], base, count, NULL, ints[1], disps, depth);
         break;
     }
     case MPI_COMBINER_INDEXED:
     case MPI_COMBINER_HINDEXED:
-        for (int i = 0; i < count; i++)
-            disps[i] = combiner == MPI_COMBINER_INDEXED
-                           ? (int64_t)ints[1 + count + i] * type_extent(types[0])
-                           : (int64_t)addrs[i];
+        for (int64_t i = 0; i < count; i++)
+            disps[i] = k.combiner == MPI_COMBINER_INDEXED
+                           ? ints[1 + count + i] * type_extent(types[0])
+                           : addrs[i];
         rc = flatten_blocks(c, types[0], base, count, ints + 1, 0, disps, depth);
         break;
     case MPI_COMBINER_INDEXED_BLOCK:
     case MPI_COMBINER_HINDEXED_BLOCK:
-        for (int i = 0; i < count; i++)
-            disps[i] = combiner == MPI_COMBINER_INDEXED_BLOCK
-                           ? (int64_t)ints[2 + i] * type_extent(types[0])
-                           : (int64_t)addrs[i];
+        for (int64_t i = 0; i < count; i++)
+            disps[i] = k.combiner == MPI_COMBINER_INDEXED_BLOCK
+                           ? ints[2 + i] * type_extent(types[0])
+                           : addrs[i];
         rc = flatten_blocks(c, types[0], base, count, NULL, ints[1], disps, depth);
         break;
     case MPI_COMBINER_STRUCT:
         rc = 0;
-        for (int i = 0; i < count && rc == 0; i++) {
-            int64_t d = (int64_t)addrs[i];
+        for (int64_t i = 0; i < count && rc == 0; i++) {
+            int64_t d = addrs[i];
             rc = flatten_blocks(c, types[i], base, 1, NULL, ints[1 + i], &d, depth);
         }
         break;
@@ -235,14 +226,8 @@ static int flatten_at(flatten_ctx_t *c, MPI_Datatype t, int64_t base, int depth)
         break;
     }
 out:
-    if (types)
-        for (int i = 0; i < nd; i++)
-            if (!is_named(types[i]))
-                PMPI_Type_free(&types[i]);
     free(disps);
-    free(types);
-    free(addrs);
-    free(ints);
+    mpiio_type_contents_free(&k);
     return rc;
 }
 
