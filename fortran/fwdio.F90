@@ -58,7 +58,7 @@ module fwdio
               fwdio_ckpt_test, fwdio_ckpt_free, fwdio_ckpt_latest, fwdio_ckpt_open_read
     public :: fwdio_init, fwdio_finalize, fwdio_open, fwdio_open_read, fwdio_write, &
               fwdio_append, fwdio_set_commit, fwdio_step_end, fwdio_step_test, &
-              fwdio_step_wait, fwdio_read, fwdio_file_size, fwdio_close, fwdio_wait_ready, &
+              fwdio_step_wait, fwdio_step_drain_wait, fwdio_read, fwdio_file_size, fwdio_close, fwdio_wait_ready, &
               fwdio_wait, fwdio_test, fwdio_drain_wait, fwdio_drain_test, fwdio_poll, fwdio_file_free, fwdio_strerror, &
               fwdio_file_error, fwdio_version
 
@@ -123,6 +123,11 @@ module fwdio
             integer(c_int) :: done
         end function
         integer(c_int) function c_step_wait(f, step) bind(c, name='fwdio_step_wait')
+            import :: c_int, c_ptr, c_int64_t
+            type(c_ptr), value :: f
+            integer(c_int64_t), value :: step
+        end function
+        integer(c_int) function c_step_drain_wait(f, step) bind(c, name='fwdio_step_drain_wait')
             import :: c_int, c_ptr, c_int64_t
             type(c_ptr), value :: f
             integer(c_int64_t), value :: step
@@ -512,6 +517,15 @@ contains
         integer, intent(out), optional :: ierr
         call done(c_step_wait(file%ptr, step), 'fwdio_step_wait', ierr, file%ptr)
     end subroutine fwdio_step_wait
+
+    !> Wait until steps 0..step of a stream of the node-local tier are drained
+    !> to the path (a stream written straight: fwdio_step_wait); ierr their status.
+    subroutine fwdio_step_drain_wait(file, step, ierr)
+        type(fwdio_file), intent(in) :: file
+        integer(c_int64_t), intent(in) :: step
+        integer, intent(out), optional :: ierr
+        call done(c_step_drain_wait(file%ptr, step), 'fwdio_step_drain_wait', ierr, file%ptr)
+    end subroutine fwdio_step_drain_wait
 
     !> Read `len` bytes at `offset` into `buf` (nonblocking: `buf` is filled
     !> by the time fwdio_wait of the file returns; leave it alone until then).

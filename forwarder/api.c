@@ -484,6 +484,7 @@ static int open_checked(fwdio_runtime_t *rt, const char *path, uint64_t size,
     f->reading = reading;
     f->role = reading ? &fwdioi_reader_role : &fwdioi_writer_role;
     f->step_fail_from = UINT64_MAX;
+    f->step_drain_fail_from = UINT64_MAX;
     fwdioi_append_list_init(&f->appends);
     f->opts = resolved;
     if (cbs)

@@ -114,6 +114,59 @@ typedef struct step_wait {
     uint64_t step;
 } step_wait_t;
 
+/* A stream of the node-local tier: whether step `k` is drained here (its
+ * drain agreed), and the drain's status (runtime lock held). Another
+ * stream: as complete. */
+static int in_tier(const fwdio_file_t *f) { return f->local != NULL && !f->reading; }
+
+static int drained_status_locked(const fwdio_file_t *f, uint64_t k, int *done)
+{
+    FWDIOI_ASSERT_LOCKED(f->engine);
+    int status = step_status_locked(f, k, done);
+    if (!*done || !in_tier(f))
+        return status;
+    if (status != FWDIO_OK) /* failed: never drained, and known now */
+        return status;
+    /* the whole file's drain has ended (e.g. after an abort of it): its
+     * status stands for the steps not drained one by one */
+    *done = k < f->steps_drained || f->drained_delivered;
+    if (!*done)
+        return FWDIO_OK;
+    if (k >= f->step_drain_fail_from)
+        return f->step_drain_status;
+    return k < f->steps_drained ? FWDIO_OK : f->drain_status;
+}
+
+static int step_drained(void *arg)
+{
+    const step_wait_t *w = arg;
+    const fwdio_file_t *f = w->file;
+    int done;
+    (void)drained_status_locked(f, w->step, &done);
+    return done;
+}
+
+int fwdio_step_drain_test(fwdio_file_t *f, uint64_t k, int *done)
+{
+    if (!f || !done)
+        return FWDIO_EINVAL;
+    if (!f->stream)
+        return refuse_not_stream(f, "fwdio_step_drain_test");
+    fwdioi_rt_lock(f->engine);
+    uint64_t ended = f->steps_ended;
+    if (k < ended)
+        fwdioi_combine_flush_all_locked(f->owner);
+    fwdioi_rt_unlock(f->engine);
+    if (k >= ended)
+        return refuse_step(f, "fwdio_step_drain_test", k, ended);
+    if (!fwdioi_rt_on_progress_thread())
+        fwdioi_rt_run_calls(f->engine);
+    fwdioi_rt_lock(f->engine);
+    int status = drained_status_locked(f, k, done);
+    fwdioi_rt_unlock(f->engine);
+    return *done ? status : FWDIO_OK;
+}
+
 static int step_completed(void *arg)
 {
     const step_wait_t *w = arg;
@@ -143,6 +196,33 @@ int fwdio_step_wait(fwdio_file_t *f, uint64_t k)
     int status = step_status_locked(f, k, &done);
     fwdioi_rt_unlock(f->engine);
     fwdioi_trace_end(t_trace, "step wait", (int64_t)f->seq, (int64_t)k, FWDIOI_TRACE_NONE,
+                     FWDIOI_TRACE_NONE);
+    return status;
+}
+
+int fwdio_step_drain_wait(fwdio_file_t *f, uint64_t k)
+{
+    if (!f)
+        return FWDIO_EINVAL;
+    if (!f->stream)
+        return refuse_not_stream(f, "fwdio_step_drain_wait");
+    if (fwdioi_rt_on_progress_thread() || fwdioi_rt_in_callback())
+        return FWDIO_ECONTEXT;
+    fwdioi_rt_lock(f->engine);
+    uint64_t ended = f->steps_ended;
+    if (k < ended)
+        fwdioi_combine_flush_all_locked(f->owner);
+    fwdioi_rt_unlock(f->engine);
+    if (k >= ended)
+        return refuse_step(f, "fwdio_step_drain_wait", k, ended);
+    uint64_t t_trace = fwdioi_trace_begin();
+    step_wait_t w = {f, k};
+    fwdioi_rt_wait(f->engine, step_drained, &w);
+    int done;
+    fwdioi_rt_lock(f->engine);
+    int status = drained_status_locked(f, k, &done);
+    fwdioi_rt_unlock(f->engine);
+    fwdioi_trace_end(t_trace, "step drain wait", (int64_t)f->seq, (int64_t)k, FWDIOI_TRACE_NONE,
                      FWDIOI_TRACE_NONE);
     return status;
 }

@@ -532,6 +532,12 @@ struct fwdio_file {
      * step that failed (UINT64_MAX: none) with its status */
     uint64_t steps_ended, steps_done, step_fail_from;
     int step_fail_status;
+    /* a stream of the node-local tier: steps whose drain is agreed, the
+     * first whose drain failed (UINT64_MAX: none), its status and text
+     * (local/step_drain.c) */
+    uint64_t steps_drained, step_drain_fail_from;
+    int step_drain_status;
+    char step_drain_text[256];
     fwdioi_append_list_t appends; /* fwdio_append since the last step end */
     /* a read file: its size and plan are set (after ready, when the open
      * succeeded); reads accepted */

@@ -780,17 +780,27 @@ typedef struct fwdio_options {
      * drained copies kept for restarts); a step completes (fwdio_step_wait, the step
      * callback) when its bytes are in the local stores (durable there with
      * durable); the open creates `path` and, unless keep_contents, cuts it
-     * to append_start as a stream's open does; after the close the drain
-     * copies to `path` exactly the bytes each writer wrote (the path's
-     * other bytes stay), and removes the local files: a stream's local
-     * file is never a restart's copy (reads of the path read the target;
-     * fwdio_open_read of it waits for the drain as any later open), so a
-     * job killed before the drain ends leaves at the path only what was
-     * drained (the rest is in the writers' local files, under the local
-     * file names, for a person to recover: nothing reads them). Such a
-     * stream refuses local_copies 2 (FWDIO_EINVAL at fwdio_open) and commit
-     * blocks (fwdio_set_commit: FWDIO_EINVAL). The MPI-IO layer does not
-     * use the tier in this version (its reads do not wait for a drain).
+     * to append_start as a stream's open does. Each complete step then
+     * *drains* in the background, in step order, while the stream is
+     * written: its writers copy to `path` exactly the bytes they wrote
+     * locally during the step (the path's other bytes stay), paced by
+     * drain_bandwidth, and every rank agrees on the step's drain status
+     * (on a duplicate of the file's communicator, named "fwdio step
+     * drains", made right after the open agreement); fwdio_step_drain_test
+     * and fwdio_step_drain_wait report it, so a reader may read a step at
+     * the path while the stream grows. After the close the drain copies
+     * what was written after the last step, once every step's drain is
+     * over, and removes the local files; a failed step drain fails every
+     * later one and the drain after the close (the local files stay). A
+     * stream's local file is never a restart's copy (reads of the path
+     * read the target; fwdio_open_read of it waits for the drain as any
+     * later open), so a job killed before the drain ends leaves at the
+     * path only what was drained (the rest is in the writers' local files,
+     * under the local file names, for a person to recover: nothing reads
+     * them). Such a stream refuses local_copies 2 (FWDIO_EINVAL at
+     * fwdio_open) and commit blocks (fwdio_set_commit: FWDIO_EINVAL). The
+     * MPI-IO layer uses the tier for its files when FWDIO_LOCAL_DIR (or the
+     * hint fwdio_local_dir) is set (mpiio/README.md).
      * (Checkpoint sets, fwdio_ckpt_*, use the tier: a version is complete
      * once drained, and found in the local stores before.)
      */
@@ -1298,6 +1308,33 @@ FWDIO_API int fwdio_step_test(fwdio_file_t *file, uint64_t step, int *done);
  *         FWDIO_ECONTEXT (from a callback).
  */
 FWDIO_API int fwdio_step_wait(fwdio_file_t *file, uint64_t step);
+
+/**
+ * A stream of the node-local tier (local_dir; see fwdio_options_t.local_dir):
+ * check without blocking whether steps 0..`step` are *drained*, every byte
+ * they wrote copied from the writers' local files to the path (fdatasync'ed
+ * there with durable), as agreed on every rank. Each step drains in the
+ * background once it is complete, in step order; a byte a later step wrote
+ * again may be at the path with that step's value. A stream not in the
+ * tier: the same as fwdio_step_test (its steps are written at the path).
+ * @param done  set to 1 when drained (or its drain failed), else 0.
+ * @return the step's drain status when *done is 1, else FWDIO_OK: the
+ *         step's own failure, or the agreed failure of its drain or of an
+ *         earlier step's (every later step's drain fails with it, as does
+ *         the stream's drain after the close); FWDIO_EINVAL (NULL
+ *         arguments, not a stream, or a step this rank has not ended).
+ */
+FWDIO_API int fwdio_step_drain_test(fwdio_file_t *file, uint64_t step, int *done);
+
+/**
+ * Block until steps 0..`step` of a stream of the node-local tier are drained
+ * (fwdio_step_drain_test) and return the drain's status; for a stream not
+ * in the tier, fwdio_step_wait. Runs queued callbacks while waiting.
+ * @return as fwdio_step_drain_test; FWDIO_EINVAL (NULL file, not a stream,
+ *         or a step this rank has not ended); FWDIO_ECONTEXT (from a
+ *         callback).
+ */
+FWDIO_API int fwdio_step_drain_wait(fwdio_file_t *file, uint64_t step);
 
 /*
  * Reads. fwdio_open_read opens an existing file for collective,

@@ -91,6 +91,7 @@ static const char *const mpi_call_names[FWDIOI_MPI_CALL_COUNT] = {
     [FWDIOI_MPI_AGREE_INTACT] = "MPI_Iallreduce (intact local copies)",
     [FWDIOI_MPI_AGREE_LOCAL_COPY] = "MPI_Iallreduce (restart's local copy)",
     [FWDIOI_MPI_COMM_PICK] = "MPI_Iallreduce (a kept communicator)",
+    [FWDIOI_MPI_AGREE_STEP_DRAIN] = "MPI_Iallreduce (a step's drain status)",
 };
 
 const char *fwdioi_mpi_call_name(int call)

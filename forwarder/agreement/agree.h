@@ -126,6 +126,7 @@ typedef enum fwdioi_mpi_call {
     FWDIOI_MPI_AGREE_INTACT, /* MPI_Iallreduce of the copies a drain finds intact */
     FWDIOI_MPI_AGREE_LOCAL_COPY, /* MPI_Iallreduce of a restart's local copy (node-local tier) */
     FWDIOI_MPI_COMM_PICK,    /* MPI_Iallreduce choosing a kept communicator (comm_pool.h) */
+    FWDIOI_MPI_AGREE_STEP_DRAIN, /* MPI_Iallreduce of a stream step's drain status */
     FWDIOI_MPI_CALL_COUNT
 } fwdioi_mpi_call_t;
 

@@ -73,6 +73,8 @@ static void submit(fwdio_file_t *f, fwdioi_drain_step_t step)
     j->io.done = drain_job_done;
     j->file = f;
     j->step = step;
+    j->unit = f->plan.write_size;
+    j->seq = f->seq;
     if (step == FWDIOI_DRAIN_REMOVE) {
         j->paths = l->drain_paths;
         j->npaths = l->nremove;
@@ -261,12 +263,20 @@ static void drain_abort(fwdio_file_t *f, const fwdioi_errinfo_t *why, int announ
                f->path, fwdio_strerror((int)why->status), (long long)why->rank);
     if (announce && l->announce)
         l->announce(f, why);
+    fwdioi_step_drains_give_up(f, why); /* and a stream's steps not drained yet */
     if (l->agreeing) { /* one that cannot complete: left to MPI, with its communicator */
         fwdioi_rt_forget(f->engine, f);
         l->agreeing = 0;
         l->abandoned = 1;
     }
     abort_continue(f);
+}
+
+void fwdioi_local_drain_abort(fwdio_file_t *f, const fwdioi_errinfo_t *why)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    if (f->local)
+        drain_abort(f, why, 1);
 }
 
 void fwdioi_local_abort_heard(fwdio_file_t *f, const fwdioi_errinfo_t *why)
@@ -579,6 +589,8 @@ static void check_copies(fwdio_file_t *f)
     j->io.run = fwdioi_drain_job_run;
     j->io.done = check_done;
     j->file = f;
+    j->unit = f->plan.write_size;
+    j->seq = f->seq;
     j->step = FWDIOI_DRAIN_CHECK;
     j->paths = l->check_paths;
     j->path_writers = l->check_writers;
@@ -594,6 +606,10 @@ void fwdioi_drain_start(fwdio_file_t *f)
 {
     FWDIOI_ASSERT_PROGRESS();
     struct fwdioi_local *l = f->local;
+    /* a stream's steps drain first, in order; this drain copies what was
+     * written after the last one (called again once they are over) */
+    if (!fwdioi_step_drains_idle(f, fwdioi_drain_start))
+        return;
     l->drain_local = l->drain_agreed = l->commit_local = l->commit_agreed = FWDIOI_ERRINFO_OK;
     l->t0 = fwdioi_now();
     l->moved = 0;
@@ -618,11 +634,26 @@ void fwdioi_drain_start(fwdio_file_t *f)
         return;
     }
     l->ndrain = 0;
+    const fwdioi_errinfo_t *steps_failed = fwdioi_step_drains_failed(f);
+    if (steps_failed) { /* agreed on every rank: nothing more is copied */
+        l->drain_local = *steps_failed;
+        drain_agree(f);
+        return;
+    }
     if (f->my_writer >= 0 && !l->direct) {
         l->drain_writers[0] = f->my_writer;
         l->drain_paths[l->ndrain++] = l->data_path;
     }
     copy_assigned(f);
+}
+
+void fwdioi_drain_over_failed(fwdio_file_t *f)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    struct fwdioi_local *l = f->local;
+    l->over = 1;
+    fwdioi_local_pending_end(f); /* never a drained copy */
+    drain_over(f);
 }
 
 /* ---- the report ---- */

@@ -27,7 +27,7 @@ static void job_fail(fwdioi_drain_job_t *j, int status, int call, uint64_t offse
     j->err_offset = offset;
 }
 
-static void run_open(fwdioi_drain_job_t *j)
+static void open_files(fwdioi_drain_job_t *j)
 {
     j->in_fd = fwdioi_sys_open(j->local_path, O_RDONLY | O_CLOEXEC, 0);
     if (j->in_fd < 0) {
@@ -41,6 +41,17 @@ static void run_open(fwdioi_drain_job_t *j)
     }
     if (j->sets_length && fwdioi_sys_ftruncate(j->out_fd, (off_t)j->size) != 0)
         job_fail(j, FWDIO_EOPEN, FWDIOI_CALL_FTRUNCATE, j->size);
+}
+
+/* A step drain opens nothing once the file moved to the target. */
+static void run_open(fwdioi_drain_job_t *j)
+{
+    if (j->guard && fwdioi_failover_hold(j->guard))
+        j->moved_away = 1;
+    else
+        open_files(j);
+    if (j->guard)
+        fwdioi_failover_release(j->guard);
 }
 
 /* Sleep until `moved` bytes since t0 are within the cap. */
@@ -59,23 +70,32 @@ static void pace(const fwdioi_drain_job_t *j, uint64_t moved)
 
 static void run_copy(fwdioi_drain_job_t *j)
 {
-    const uint64_t unit = j->file->plan.write_size;
+    const uint64_t unit = j->unit;
     while (j->next_run < j->nruns && j->copied < FWDIOI_DRAIN_CHUNK) {
         const fwdioi_local_run_t *r = &j->runs[j->next_run];
         uint64_t end = r->offset + r->len;
         uint64_t at = r->offset + j->next_off;
         uint64_t len = end > at ? (end - at < unit ? end - at : unit) : 0;
         uint64_t failed_at;
+        if (j->guard && fwdioi_failover_hold(j->guard)) { /* moved: it copied these */
+            fwdioi_failover_release(j->guard);
+            j->moved_away = 1;
+            return;
+        }
+        int rc = 0;
         if (len > 0 && fwdioi_pread_all(j->in_fd, j->buf, len, at, &failed_at) != 0) {
             if (errno == 0)
                 errno = ENODATA; /* the local file ended before its units: not ours */
             job_fail(j, FWDIO_EREAD, FWDIOI_CALL_PREAD, failed_at);
-            return;
-        }
-        if (len > 0 && fwdioi_pwrite_all(j->out_fd, j->buf, len, at, &failed_at) != 0) {
+            rc = -1;
+        } else if (len > 0 && fwdioi_pwrite_all(j->out_fd, j->buf, len, at, &failed_at) != 0) {
             job_fail(j, FWDIO_EWRITE, FWDIOI_CALL_PWRITE, failed_at);
-            return;
+            rc = -1;
         }
+        if (j->guard)
+            fwdioi_failover_release(j->guard);
+        if (rc != 0)
+            return;
         j->copied += len;
         j->next_off += len;
         if (at + len >= end) {
@@ -148,7 +168,7 @@ void fwdioi_drain_job_run(fwdioi_io_job_t *io)
         break;
     case FWDIOI_DRAIN_COPY:
         run_copy(j);
-        fwdioi_trace_end(t_trace, "drain", (int64_t)j->file->seq, (int64_t)j->copied,
+        fwdioi_trace_end(t_trace, "drain", (int64_t)j->seq, (int64_t)j->copied,
                          FWDIOI_TRACE_NONE, FWDIOI_TRACE_NONE);
         break;
     case FWDIOI_DRAIN_CLOSE:

@@ -10,6 +10,7 @@
 
 #include "local/local_index.h"
 #include "state.h"
+#include "storage/failover.h"
 
 /* Bytes one COPY job moves at most (whole units; at least one): a job
  * costs a round trip through the progress thread. */
@@ -38,6 +39,13 @@ typedef struct fwdioi_drain_job {
     /* inputs, copied from the file's state (the job owns nothing of it) */
     const char *local_path, *target_path, *final_path; /* final: the target's own name */
     int writer; /* whose units the local file holds (OPEN, COPY) */
+    uint64_t unit; /* COPY: bytes per pread/pwrite (the file's write unit) */
+    /* a stream's step drain (step_drain.c): the writer's failover, held
+     * around each unit (OPEN, COPY); once the file moved to the target the
+     * job copies nothing more and says so (moved_away) */
+    struct fwdioi_failover *guard;
+    int moved_away;
+    uint64_t seq;  /* the file's, for traces */
     /* REMOVE, CHECK: the local files, and for CHECK the writer each holds,
      * whether it is intact (out) and why not (out) */
     const char *const *paths;

@@ -13,7 +13,9 @@
 #include "plan/plan.h"
 #include "storage/failover.h"
 
+#include <inttypes.h>
 #include <limits.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,6 +91,27 @@ static int place_copies(fwdio_file_t *f, const char *dir, fwdioi_origins_t *why)
     return FWDIO_OK;
 }
 
+/* A stream's local file is never a restart's copy, nobody looks it up by
+ * name, and two streams of one path may be open at once in one process (an
+ * MPI-IO code's two handles of a file, through two runtimes): its name is
+ * made unique on the node, "<name>.<hash>.w<writer>.p<pid>s<n>.fwdio-local"
+ * (still ending .fwdio-local, for a person cleaning up after a killed job). */
+static int stream_name(char *name, size_t len)
+{
+    static atomic_uint_fast64_t serial;
+    const char *suffix = ".fwdio-local";
+    size_t n = strlen(name), s = strlen(suffix);
+    if (n < s || strcmp(name + n - s, suffix) != 0)
+        return -1;
+    char tail[64];
+    snprintf(tail, sizeof tail, ".p%ld" "s%" PRIuFAST64 "%s", (long)getpid(),
+             atomic_fetch_add(&serial, 1), suffix);
+    if (n - s + strlen(tail) >= len)
+        return -1;
+    strcpy(name + n - s, tail);
+    return 0;
+}
+
 int fwdioi_local_create(fwdio_file_t *f, const char *pattern, uint64_t bandwidth,
                         uint64_t capacity, int copies, fwdioi_origins_t *why)
 {
@@ -102,7 +125,8 @@ int fwdioi_local_create(fwdio_file_t *f, const char *pattern, uint64_t bandwidth
                                   "name, \"%%%%\" a '%%'; no other '%%' sequence; at most %d "
                                   "bytes)",
                              pattern, PATH_MAX - 1);
-    if (fwdioi_local_file_name(dir, f->path_key, f->my_writer, name, sizeof name) != 0)
+    if (fwdioi_local_file_name(dir, f->path_key, f->my_writer, name, sizeof name) != 0 ||
+        (f->stream && stream_name(name, sizeof name) != 0))
         return fwdioi_refuse(why, "local_dir \"%s\": the local file of %s would be longer than "
                                   "%d bytes",
                              pattern, f->path, PATH_MAX - 1);
@@ -173,6 +197,7 @@ void fwdioi_local_free(fwdio_file_t *f)
     if (!l)
         return;
     fwdioi_local_room_release(f);
+    fwdioi_step_drains_free(f);
     free(l->pattern);
     free(l->dir);
     free(l->data_path);

@@ -114,11 +114,34 @@ struct fwdioi_local {
      * into the restart) */
     struct fwdioi_restart *restart;
     void (*drop_restart)(struct fwdioi_restart *r);
+    /* a stream's drain of its steps while it is written (step_drain.c) */
+    struct fwdioi_step_drains *steps;
 };
 
-/** Start the drain of `f` (local_tier.c hands over at the session's end)
- *  (progress thread). */
+/** Start the drain of `f` (local_tier.c hands over at the session's end),
+ *  once its steps' drains are over (progress thread). */
 void fwdioi_drain_start(fwdio_file_t *f);
+/** A failed stream's drain is over, with l->drain_agreed, once its step
+ *  drains are (local_tier.c) (progress thread). */
+void fwdioi_drain_over_failed(fwdio_file_t *f);
+/** The drain of `f` fails with `why` (an MPI failure here): every rank is
+ *  told and gives it up (progress thread). */
+void fwdioi_local_drain_abort(fwdio_file_t *f, const fwdioi_errinfo_t *why);
+
+/* ---- a stream's steps drained while it is written (step_drain.c) ---- */
+
+/** 1 when the step drains of `f` are over (nothing queued or in flight),
+ *  else 0 and then(f) is called once they are (progress thread). */
+int fwdioi_step_drains_idle(fwdio_file_t *f, void (*then)(fwdio_file_t *f));
+/** The first failed step drain's agreed error, or NULL (progress thread). */
+const fwdioi_errinfo_t *fwdioi_step_drains_failed(const fwdio_file_t *f);
+/** An MPI call of the step drains failed on this rank (or no memory for a
+ *  step's place in their agreements): the file, or its drain after the
+ *  close, fails on every rank (progress thread). */
+void fwdioi_step_drains_fail_mpi(fwdio_file_t *f, const fwdioi_errinfo_t *why);
+/** Free them with the file; a copy job in flight frees them when it ends
+ *  (any thread). */
+void fwdioi_step_drains_free(fwdio_file_t *f);
 
 /** The target bytes writer `w` holds, as runs of adjacent stripes (`*n` of
  *  them; malloc'ed, NULL without memory) (any thread). */

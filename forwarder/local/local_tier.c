@@ -335,7 +335,11 @@ uint8_t *fwdioi_local_index_of(const fwdio_file_t *f, int w, uint64_t created_ns
 static int stream_written(fwdio_file_t *f)
 {
     struct fwdioi_local *l = f->local;
-    const fwdioi_ranges_t *w = &l->failover->written;
+    /* with its steps drained one by one, what is left for the drain after
+     * the close: what was written after the last step */
+    const fwdioi_ranges_t *w =
+        fwdioi_step_drains_on(f) ? &l->failover->fresh : &l->failover->written;
+    const fwdioi_ranges_t *all = &l->failover->written;
     fwdioi_local_stream_room_absorb(f);
     free(l->written);
     l->written = malloc((w->n ? w->n : 1) * sizeof *l->written);
@@ -347,8 +351,13 @@ static int stream_written(fwdio_file_t *f)
     for (size_t i = 0; i < w->n; i++)
         l->written[i] = (fwdioi_local_run_t){list[i].start, list[i].end - list[i].start};
     l->nwritten = w->n;
-    l->stream_end = w->n ? list[w->n - 1].end : 0;
     free(list);
+    /* the index goes after every byte of the local file */
+    fwdioi_range_t *every = all->n ? fwdioi_ranges_list(all) : NULL;
+    if (all->n && !every)
+        return -1;
+    l->stream_end = all->n ? every[all->n - 1].end : 0;
+    free(every);
     return 0;
 }
 
@@ -400,6 +409,35 @@ static void start_drain_task(fwdioi_task_t *task)
     fwdioi_drain_start(l->file);
 }
 
+/* A stream whose steps drain ended failed: its step drains are given up.
+ * 1 when nothing of them is in flight; 0 when a copy job is: then the
+ * file's drain (failed with the file's error) is over once that job is
+ * done, and the path stays taken until then (progress thread). */
+static int steps_given_up(fwdio_file_t *f, const fwdioi_errinfo_t *final, MPI_Comm *comm,
+                          void (*path_free)(fwdio_file_t *f))
+{
+    FWDIOI_ASSERT_PROGRESS();
+    struct fwdioi_local *l = f->local;
+    /* a duplication of the file's communicator still in flight for the
+     * step drains keeps it: left to MPI, never freed */
+    if (fwdioi_step_drains_dup_pending(f))
+        *comm = MPI_COMM_NULL;
+    fwdioi_errinfo_t why = *final;
+    if (why.status == FWDIO_OK)
+        why = f->s.outcome.abort_info;
+    if (why.status == FWDIO_OK)
+        fwdioi_errinfo_set(&why, FWDIO_EFAILED, f->rank, 0, 0);
+    fwdioi_step_drains_give_up(f, &why);
+    if (fwdioi_step_drains_idle(f, fwdioi_drain_over_failed))
+        return 1;
+    l->drain_agreed = why;
+    l->path_free = path_free;
+    fwdioi_rt_lock(f->engine);
+    f->drain_pending = 1;
+    fwdioi_rt_unlock(f->engine);
+    return 0;
+}
+
 int fwdioi_local_session_done(fwdio_file_t *f, const fwdioi_errinfo_t *final, MPI_Comm *comm,
                               void (*path_free)(fwdio_file_t *f),
                               void (*announce)(fwdio_file_t *f, const fwdioi_errinfo_t *why),
@@ -411,6 +449,8 @@ int fwdioi_local_session_done(fwdio_file_t *f, const fwdioi_errinfo_t *final, MP
         /* no drain: the writer's bytes (a failed file's, given back when
          * it is freed) never become a drained copy, so writers waiting
          * for room stop counting on them */
+        if (l && l->steps && !steps_given_up(f, final, comm, path_free))
+            return 1; /* a step's copy is in flight: the drain is over after it */
         fwdioi_local_pending_end(f);
         return 0;
     }

@@ -13,6 +13,7 @@
 #ifndef FWDIOI_LOCAL_TIER_H
 #define FWDIOI_LOCAL_TIER_H
 
+#include "ranges.h"
 #include "state.h"
 
 struct fwdioi_storage_job; /* storage/storage.h */
@@ -110,6 +111,31 @@ int fwdioi_local_session_done(fwdio_file_t *f, const fwdioi_errinfo_t *final, MP
  * rank). Nothing after the drain's end (progress thread).
  */
 void fwdioi_local_abort_heard(fwdio_file_t *f, const fwdioi_errinfo_t *why);
+/** A stream of the tier drains its steps while it is written: once its
+ *  open agreement has started, duplicate `file_comm` for their agreements
+ *  (every rank at the same place in the file's collectives); no other
+ *  collective of the file may start until it is done
+ *  (fwdioi_step_drains_dup_pending), when resume(f) is called. MPI_SUCCESS,
+ *  or the MPI error (then the file fails) (progress thread). */
+int fwdioi_step_drains_start(fwdio_file_t *f, MPI_Comm file_comm,
+                             void (*resume)(fwdio_file_t *f));
+/** 1 while that duplication is in flight, or once it was given up in
+ *  flight (then the file's communicator is left to MPI, never freed)
+ *  (progress thread). */
+int fwdioi_step_drains_dup_pending(const fwdio_file_t *f);
+/** Whether `f`'s steps drain one by one (its SYNC jobs take their ranges). */
+int fwdioi_step_drains_on(const fwdio_file_t *f);
+/** A writer's step SYNC job took the ranges it wrote locally since the step
+ *  before (`list`, n of them, malloc'ed: taken over) (progress thread). */
+void fwdioi_step_drains_synced(fwdio_file_t *f, fwdioi_range_t *list, size_t n);
+/** Step `index` is complete with its agreed `status`: its drain follows, in
+ *  step order (progress thread). */
+void fwdioi_step_drains_complete(fwdio_file_t *f, uint64_t index, const fwdioi_errinfo_t *status);
+/** Give up the step drains (the file failed, or its drain was aborted):
+ *  queued steps fail with `why`, agreements in flight are left to MPI
+ *  (progress thread). */
+void fwdioi_step_drains_give_up(fwdio_file_t *f, const fwdioi_errinfo_t *why);
+
 /**
  * Another rank announced that an MPI call of file `seq`'s drain failed with
  * `why`: this rank's drain of it, if one runs (in the runtime's `draining`

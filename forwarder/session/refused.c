@@ -53,6 +53,7 @@ int fwdioi_refused_join(struct fwdio_runtime *rt, int status)
     f->role = &fwdioi_writer_role; /* writing nothing: no writer of its own */
     f->my_writer = -1;
     f->step_fail_from = UINT64_MAX;
+    f->step_drain_fail_from = UINT64_MAX;
     fwdioi_append_list_init(&f->appends);
     f->t_open = fwdioi_now();
     f->known_error = FWDIOI_ERRINFO_OK;

@@ -658,7 +658,7 @@ static void try_close(fwdio_file_t *f)
     FWDIOI_ASSERT_PROGRESS();
     fwdioi_session_t *s = &f->s;
     if (!s->close_requested || s->outcome.aborted || s->phase != FWDIOI_PHASE_OPEN ||
-        fwdioi_steps_pending(f))
+        fwdioi_steps_pending(f) || fwdioi_step_drains_dup_pending(f))
         return;
     /* A stream's bytes appended after its last step end get their offsets
      * first (steps.c; it calls here again once they have). */
@@ -759,6 +759,15 @@ static void start_open_agreement(fwdio_file_t *f)
                                     &s->outcome.open_agreed, on_open_agreed) != 0)
         return;
     s->open_agreement_started = 1;
+    /* a stream of the node-local tier: a communicator for its step drains,
+     * duplicated here on every rank; the file's next collectives wait for
+     * it (Open MPI's MPI_Comm_idup starts its later rounds as it
+     * progresses, so a collective started meanwhile on the same
+     * communicator may meet another on another rank); once it is done,
+     * the steps (and the close) go on */
+    int rc = fwdioi_step_drains_start(f, s->comm, fwdioi_steps_pump);
+    if (rc != MPI_SUCCESS)
+        fwdioi_outcome_mpi_failed(f, FWDIOI_MPI_COMM_IDUP, rc);
     try_close_early(f); /* closed here already: its agreement right behind */
 }
 
@@ -1117,6 +1126,7 @@ static void on_aborted(fwdio_file_t *f, const fwdioi_errinfo_t *why, int notify)
     fwdioi_outcome_publish_error(f, why);
     drop_held(f, (int)why->status);
     fwdioi_steps_fail_all(f, why);
+    fwdioi_step_drains_give_up(f, why); /* a tier stream's: none waits for them */
     if (f->my_writer >= 0 && f->role->drop_deferred)
         f->role->drop_deferred(f); /* dropped: the file failed */
     if (s->phase < FWDIOI_PHASE_OPEN)

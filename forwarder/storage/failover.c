@@ -4,6 +4,7 @@
 
 #include "fwdio.h"
 
+#include "lock_check.h"
 #include "storage/sysio.h"
 
 #include <errno.h>
@@ -40,6 +41,7 @@ fwdioi_failover_t *fwdioi_failover_new(const char *local_path, const char *recor
     fo->runs = runs;
     fo->nruns = nruns;
     fo->target_fd = -1;
+    pthread_mutex_init(&fo->guard, NULL);
     return fo;
 }
 
@@ -61,7 +63,9 @@ int fwdioi_failover_claim(fwdioi_failover_t *fo, uint64_t offset, uint64_t len)
     if (!fo || !fo->grows || fo->active || len == 0)
         return 0;
     uint64_t added = 0;
-    if (fwdioi_ranges_merge(&fo->written, offset, offset + len, &added) != FWDIOI_RANGES_OK) {
+    uint64_t again = 0;
+    if (fwdioi_ranges_merge(&fo->written, offset, offset + len, &added) != FWDIOI_RANGES_OK ||
+        fwdioi_ranges_merge(&fo->fresh, offset, offset + len, &again) != FWDIOI_RANGES_OK) {
         errno = ENOMEM;
         return -1;
     }
@@ -70,6 +74,21 @@ int fwdioi_failover_claim(fwdioi_failover_t *fo, uint64_t offset, uint64_t len)
             return 1; /* recorded all the same: the move copies what is there */
         fo->room_taken += added;
     }
+    return 0;
+}
+
+int fwdioi_failover_take_fresh(fwdioi_failover_t *fo, fwdioi_range_t **list, size_t *n)
+{
+    *list = NULL;
+    *n = 0;
+    if (!fo || !fo->grows || fo->active || fo->fresh.n == 0)
+        return 0;
+    fwdioi_range_t *l = fwdioi_ranges_list(&fo->fresh);
+    if (!l)
+        return -1;
+    *list = l;
+    *n = fo->fresh.n;
+    fwdioi_ranges_free(&fo->fresh);
     return 0;
 }
 
@@ -83,6 +102,8 @@ void fwdioi_failover_free(fwdioi_failover_t *fo)
     free(fo->record_path);
     free(fo->runs);
     fwdioi_ranges_free(&fo->written);
+    fwdioi_ranges_free(&fo->fresh);
+    pthread_mutex_destroy(&fo->guard);
     free(fo);
 }
 
@@ -168,10 +189,32 @@ static int copy_written(fwdioi_failover_t *fo)
     return rc;
 }
 
+int fwdioi_failover_hold(fwdioi_failover_t *fo)
+{
+    fwdioi_mutex_lock(&fo->guard);
+    return fo->active;
+}
+
+void fwdioi_failover_release(fwdioi_failover_t *fo) { fwdioi_mutex_unlock(&fo->guard); }
+
+static int move_guarded(fwdioi_failover_t *fo, int call, uint64_t offset);
+
 int fwdioi_failover_move(fwdioi_failover_t *fo, int call, uint64_t offset)
 {
     if (!fo || fo->active)
         return -1;
+    int err = errno;
+    fwdioi_mutex_lock(&fo->guard); /* no step drain copies meanwhile */
+    errno = err;
+    int rc = move_guarded(fo, call, offset);
+    err = errno;
+    fwdioi_mutex_unlock(&fo->guard);
+    errno = err;
+    return rc;
+}
+
+static int move_guarded(fwdioi_failover_t *fo, int call, uint64_t offset)
+{
     fo->cause_errno = errno;
     fo->cause_call = call;
     fo->cause_offset = offset;

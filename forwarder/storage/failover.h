@@ -25,6 +25,7 @@
 
 #include "ranges.h"
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -46,10 +47,16 @@ typedef struct fwdioi_failover {
      * writer's last job is done */
     int grows;
     fwdioi_ranges_t written;
+    /* of those, what they wrote since the last take (a step's SYNC job
+     * takes it for that step's drain: fwdioi_failover_take_fresh) */
+    fwdioi_ranges_t fresh;
     int (*take_room)(void *arg, uint64_t bytes);
     void *room_arg;
     uint64_t room_taken;
-    /* the jobs' (I/O thread) */
+    /* held by fwdioi_failover_move, and by a step drain's copy
+     * (fwdioi_failover_hold) so that the file never moves under it */
+    pthread_mutex_t guard;
+    /* the jobs' (I/O thread; written under `guard`) */
     int active;    /* failed over: the jobs write to target_fd */
     int target_fd; /* -1 until then, and after the last job closed it */
     int cause_errno;     /* the local failure that moved it */
@@ -92,6 +99,22 @@ fwdioi_failover_t *fwdioi_failover_new_stream(const char *local_path, const char
  * nothing recorded (I/O thread).
  */
 int fwdioi_failover_claim(fwdioi_failover_t *fo, uint64_t offset, uint64_t len);
+/**
+ * A stream's writer: the bytes its jobs wrote locally since the last take,
+ * as a malloc'ed list of *n ranges in order (NULL and 0 when none), and
+ * forget them. -1 without memory (they stay for the next take). A
+ * failover that is not a stream's, or moved: 0 and nothing (I/O thread).
+ */
+int fwdioi_failover_take_fresh(fwdioi_failover_t *fo, fwdioi_range_t **list, size_t *n);
+/**
+ * A stream's step drain (local/step_drain.c, an I/O pool thread) is about to
+ * read the local file and write the target: hold the file where it is.
+ * Returns 1 if it moved already (the move copied every byte written so far
+ * to the target, and later writes go there: the caller copies nothing), else
+ * 0. Either way release it after (any thread).
+ */
+int fwdioi_failover_hold(fwdioi_failover_t *fo);
+void fwdioi_failover_release(fwdioi_failover_t *fo);
 /** Free it; its target descriptor, if still open, is closed (any thread,
  *  once no job carries it). */
 void fwdioi_failover_free(fwdioi_failover_t *fo);

@@ -299,7 +299,16 @@ static void run_finish(fwdioi_storage_job_t *job)
 
 /* The end of a stream's step: its bytes are written (jobs run in order);
  * made durable when asked, unless a write of the file failed already. */
-static void run_sync(fwdioi_storage_job_t *job)
+/* The step's bytes written locally, for its drain (storage.h, take_fresh):
+ * after the step's last write, as the file's jobs run in order. Without
+ * memory they stay in the failover, for the next step or the close. */
+static void take_fresh(fwdioi_storage_job_t *job)
+{
+    if (job->take_fresh && !write_failed(job))
+        (void)fwdioi_failover_take_fresh(job->failover, &job->fresh, &job->nfresh);
+}
+
+static void sync_step(fwdioi_storage_job_t *job)
 {
     if (!job->durable || write_failed(job))
         return;
@@ -319,6 +328,14 @@ static void run_sync(fwdioi_storage_job_t *job)
         }
     }
     fwdioi_trace_end_file(t_trace, "fdatasync", FWDIOI_TRACE_NONE);
+}
+
+/* After the sync: a failed one that moved the file to the target leaves
+ * nothing local to drain. */
+static void run_sync(fwdioi_storage_job_t *job)
+{
+    sync_step(job);
+    take_fresh(job);
 }
 
 /* "dir/.name.fwdio-tmp" -> "dir" (or "." for a bare name), in buf. */
@@ -483,6 +500,7 @@ int fwdioi_storage_job_add_blocks(fwdioi_storage_job_t *job, const fwdioi_commit
 
 void fwdioi_storage_job_free(fwdioi_storage_job_t *job)
 {
+    free(job->fresh);
     free(job->buf);
     free(job->extents);
     free(job->segs);

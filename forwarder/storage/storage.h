@@ -101,6 +101,13 @@ typedef struct fwdioi_storage_job {
     uint8_t *dst;
     /* FINISH, SYNC */
     int durable;
+    /* SYNC of a stream's writer in a node-local store whose steps drain one
+     * by one (take_fresh): out, the bytes the writer's jobs wrote locally
+     * since the last step's SYNC (fwdioi_failover_take_fresh; malloc'ed,
+     * the taker frees it; NULL when none or the failover moved) */
+    int take_fresh;
+    fwdioi_range_t *fresh;
+    size_t nfresh;
     /* COMMIT: path is the file written. Unless `discard`, write the commit
      * block (src, len at base; len may be 0) and make it durable, then, when
      * `target` is set, rename path over it and sync the directory. With

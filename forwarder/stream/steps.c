@@ -5,6 +5,7 @@
  */
 #include "stream/steps.h"
 
+#include "local/local_tier.h"
 #include "stream/appends.h"
 #include "stream/stream.h"
 #include "stream/stream_state.h"
@@ -203,7 +204,9 @@ static void complete_first(fwdio_file_t *f, const fwdioi_errinfo_t *result)
         sm->steps_failed_at = step->index;
         fwdioi_outcome_publish_error(f, result); /* later writes are refused */
     }
+    uint64_t index = step->index; /* the step is the callback's from here */
     fwdioi_rt_deliver(f->engine, &step->call);
+    fwdioi_step_drains_complete(f, index, result); /* a tier stream's */
     if (f->my_writer >= 0) { /* the next step's bytes may go to the file now */
         if (f->opts.rewrites && !s->outcome.aborted)
             fwdioi_writer_forget_step(f); /* and may write this one's again */
@@ -448,6 +451,10 @@ void fwdioi_steps_pump(fwdio_file_t *f)
     fwdioi_session_t *s = &f->s;
     struct fwdioi_stream *sm = stream_of(f);
     if (s->outcome.aborted || !fwdioi_file_in_open_phase(f))
+        return;
+    /* a tier stream's step drains are getting their communicator from the
+     * file's: no collective of the file meanwhile (it pumps again) */
+    if (fwdioi_step_drains_dup_pending(f))
         return;
     if (!sm) { /* no steps: the close may start */
         fwdioi_outcome_try_close(f);

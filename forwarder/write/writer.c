@@ -331,6 +331,8 @@ static void on_step_synced(fwdioi_storage_job_t *job)
     record_job_error(f, job);
     s->io_pending--;
     s->stats.sync_seconds += job->seconds;
+    fwdioi_step_drains_synced(f, job->fresh, job->nfresh); /* taken over */
+    job->fresh = NULL;
     fwdioi_storage_job_free(job);
     step_window_advance(writer_of(f)); /* the step is written */
     if (s->outcome.aborted) {
@@ -372,6 +374,7 @@ static void check_step(fwdio_file_t *f)
     job->fd = s->fd;
     job->write_failed = &w->write_failed;
     job->failover = fwdioi_local_failover(f); /* a stream's in a local store */
+    job->take_fresh = job->failover && fwdioi_step_drains_on(f); /* the step's drain */
     /* a commit block follows durable data only */
     job->durable = f->opts.durable || fwdioi_steps_head_commits(f);
     s->io_pending++;

@@ -84,9 +84,17 @@ int mpi_faults_fired(void) { return atomic_load(&fired); }
 MPI_FAULTS_EXPORT int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                    MPI_Comm comm, MPI_Request *request)
 {
-    /* fwdio's choice of a kept communicator is the only bitwise AND: counted
-     * apart, so that N keeps naming a file's N-th agreement */
-    if (should_fail(op == MPI_BAND ? "MPI_Iallreduce(MPI_BAND)" : "MPI_Iallreduce", -1))
+    /* fwdio's choice of a kept communicator is the only bitwise AND, and a
+     * tier stream's step drains agree on a communicator of their own, named
+     * so: both counted apart, so that N keeps naming a file's N-th agreement
+     * whenever the step drains' agreements come */
+    char name[MPI_MAX_OBJECT_NAME] = "";
+    int len = 0;
+    PMPI_Comm_get_name(comm, name, &len);
+    const char *kind = op == MPI_BAND                          ? "MPI_Iallreduce(MPI_BAND)"
+                       : !strcmp(name, "fwdio step drains") ? "MPI_Iallreduce(step drains)"
+                                                              : "MPI_Iallreduce";
+    if (should_fail(kind, -1))
         return MPI_ERR_OTHER;
     return PMPI_Iallreduce(sendbuf, recvbuf, count, datatype, op, comm, request);
 }

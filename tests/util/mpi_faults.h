@@ -11,7 +11,9 @@
  * CALL is MPI_Iallreduce, MPI_Iexscan, MPI_Comm_idup, MPI_Isend, MPI_Issend, MPI_Improbe,
  * MPI_Irecv or MPI_Imrecv, or MPI_Iallreduce(MPI_BAND): the reductions with
  * MPI_BAND (fwdio's choice of a kept communicator for a file, on the
- * runtime's communicator), counted apart from MPI_Iallreduce's, so that a
+ * runtime's communicator), and MPI_Iallreduce(step drains): the agreements
+ * of a node-local tier stream's step drains (on the communicator fwdio names
+ * "fwdio step drains"), both counted apart from MPI_Iallreduce's, so that a
  * file's agreements keep their numbers; rank is the rank in MPI_COMM_WORLD (default: every
  * rank); nth the N-th matching call of the process, counted from 1 (default
  * 1); tag (MPI_Isend, MPI_Issend, MPI_Improbe, MPI_Irecv) counts only calls

@@ -134,6 +134,8 @@ program test_fortran
     call fwdio_step_end(f, ierr)
     call fwdio_step_wait(f, 1_int64, ierr)
     call expect(ierr, FWDIO_OK, 'fwdio_step_wait')
+    call fwdio_step_drain_wait(f, 1_int64, ierr)
+    call expect(ierr, FWDIO_OK, 'fwdio_step_drain_wait')
     call fwdio_step_test(f, 0_int64, flag, ierr)
     call expect(ierr, FWDIO_OK, 'fwdio_step_test')
     if (.not. flag) call fail('step 0 not complete after step 1')

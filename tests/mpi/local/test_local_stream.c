@@ -20,7 +20,10 @@
  *   fault      keep, the last writer's second local pwrite failing
  *              (FWDIO_FAULT enospc): its file moves to the target;
  * in each, the tier's steps and file complete OK with the writers' local
- * files there (none of a moved writer), the drain is OK, no local file is
+ * files there (none of a moved writer), each step is drained to the path
+ * while the stream is open (fwdio_step_drain_wait: every rank finds its
+ * pieces of the second step at the path, and the third step's drain tested
+ * until it is done before the close), the drain is OK, no local file is
  * left after it, and the target equals the straight one; and
  *   drainfail  (own runtime, FWDIO_FAULT: the last writer's pwrites to the
  *              target fail) the steps and the file complete OK in the local
@@ -32,6 +35,10 @@
  *              drain too, nobody hangs; the room its writes took comes
  *              back, so the same program then fits the store again and
  *              equals the straight one;
+ *   stepfault  (only with --case, under MPI_FAULTS_RULE failing one rank's
+ *              agreement of the second step's drain) each step's drain
+ *              waited for: the first OK, the second FWDIO_EMPI on every
+ *              rank (one text), the stream and its drain too, nobody hangs;
  *   refusals   fwdio_set_commit on such a stream: FWDIO_EINVAL; local_copies
  *              2: fwdio_open refuses it (FWDIO_EINVAL); rank 0 alone asking
  *              for the tier: FWDIO_EINVAL on every rank naming local_dir;
@@ -51,6 +58,7 @@
 
 #include "fwdio.h"
 #include "mpi_faults.h"
+#include "pattern.h"
 #include "test_common.h"
 
 enum { STRIPE = 64 << 10, WRITE_UNIT = 16 << 10, PIECE = 40000, GAP = 3000, PIECES = 8 };
@@ -118,10 +126,40 @@ static int local_files(const char *dir)
     return n;
 }
 
+/* Every rank: its pieces of step k are at `path` now (read with POSIX
+ * calls while the stream is open). */
+static void expect_step_at_path(const char *path, int k)
+{
+    uint8_t *buf = malloc(PIECE);
+    int fd = open(path, O_RDONLY);
+    TC_CHECK(buf && fd >= 0, "cannot read %s", path);
+    for (int i = 0; buf && fd >= 0 && i < PIECES; i++) {
+        uint64_t off = step_base(k) + ((uint64_t)i * (uint64_t)tc_size + (uint64_t)tc_rank) *
+                                          (PIECE + GAP);
+        ssize_t n = pread(fd, buf, PIECE, (off_t)off);
+        int bad = n != PIECE ? 0 : -1;
+        for (int b = 0; n == PIECE && b < PIECE && bad < 0; b++)
+            if (buf[b] != pattern_byte(500 + (uint64_t)k, off + (uint64_t)b))
+                bad = b;
+        if (n != PIECE || bad >= 0) {
+            tc_fail("%s: step %d drained, but rank %d's piece at %llu is not at the path "
+                    "(read %zd bytes, byte %d differs)", path, k, tc_rank,
+                    (unsigned long long)off, n, bad);
+            break;
+        }
+    }
+    if (fd >= 0)
+        close(fd);
+    free(buf);
+}
+
 /* The program: open, three steps, close, wait; with local_dir, the local
- * files at completion (`*at_complete`), the drain, and none after it. */
+ * files while the stream is open (after its second step, `*during`) and at
+ * completion (`*at_complete`: the drain after the close, which copies only
+ * the bytes after the last step, may have removed some by then), the drain,
+ * and none after it. */
 static void run_stream(fwdio_runtime_t *rt, const char *path, variant_t v, const char *local_dir,
-                       uint64_t capacity, int *at_complete)
+                       uint64_t capacity, int *during, int *at_complete)
 {
     write_old(path);
     fwdio_options_t o;
@@ -138,9 +176,27 @@ static void run_stream(fwdio_runtime_t *rt, const char *path, variant_t v, const
                       "write");
         }
         TC_EXPECT(fwdio_step_end(f), FWDIO_OK, "fwdio_step_end");
-        if (k == 1)
+        if (k == 1) {
             TC_EXPECT(fwdio_step_wait(f, 1), FWDIO_OK, "fwdio_step_wait");
+            /* at the path while the stream is open (a stream not in the
+             * tier: as fwdio_step_wait) */
+            TC_EXPECT(fwdio_step_drain_wait(f, 1), FWDIO_OK, "fwdio_step_drain_wait");
+            MPI_Barrier(MPI_COMM_WORLD);
+            expect_step_at_path(path, 1);
+            if (local_dir)
+                *during = local_files(local_dir);
+        }
     }
+    int done = 0;
+    TC_EXPECT(fwdio_step_drain_test(f, 3, &done), FWDIO_EINVAL,
+              "fwdio_step_drain_test of a step not ended");
+    while (!done) { /* the last step drains before the close too */
+        TC_EXPECT(fwdio_step_drain_test(f, 2, &done), FWDIO_OK, "fwdio_step_drain_test");
+        if (!done)
+            usleep(1000);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    expect_step_at_path(path, 2);
     TC_EXPECT(fwdio_close(f), FWDIO_OK, "fwdio_close");
     TC_EXPECT(fwdio_wait(f), FWDIO_OK, "fwdio_wait");
     if (local_dir) {
@@ -183,14 +239,14 @@ static void case_variant(fwdio_runtime_t *rt, const char *name, variant_t v, uin
     snprintf(tier, sizeof tier, "%s/%s-tier.dat", tc_tmpdir(), name);
     snprintf(dir, sizeof dir, "%s/%s-local", tc_tmpdir(), name);
     tc_phase("%s", name);
-    int n = -1;
-    run_stream(rt, straight, v, NULL, 0, &n);
-    run_stream(rt, tier, v, dir, capacity, &n);
+    int during = -1, n = -1;
+    run_stream(rt, straight, v, NULL, 0, &during, &n);
+    run_stream(rt, tier, v, dir, capacity, &during, &n);
     int writers = tc_size > 1 ? 2 : 1;
     if (want_local >= 0)
-        TC_CHECK(n == want_local, "%s: %d local files at completion, expected %d", name, n,
-                 want_local);
-    else
+        TC_CHECK(during == want_local, "%s: %d local files while the stream is open, expected %d",
+                 name, during, want_local);
+    else /* a moved writer's local file goes with its last job */
         TC_CHECK(n < writers, "%s: %d local files at completion: a writer should have moved",
                  name, n);
     expect_same(straight, tier);
@@ -333,12 +389,61 @@ static void case_mpi_fault(fwdio_runtime_t *rt)
     snprintf(straight, sizeof straight, "%s/mpifault-straight.dat", tc_tmpdir());
     snprintf(tier, sizeof tier, "%s/mpifault-tier.dat", tc_tmpdir());
     snprintf(dir2, sizeof dir2, "%s/mpifault-local2", tc_tmpdir());
-    int n = -1;
-    run_stream(rt, straight, KEEP, NULL, 0, &n);
-    run_stream(rt, tier, KEEP, dir2, room, &n);
-    TC_CHECK(n == (tc_size > 1 ? 2 : 1), "%d local files of the stream after the failed one: "
-             "its room did not come back", n);
+    int during = -1, n = -1;
+    run_stream(rt, straight, KEEP, NULL, 0, &during, &n);
+    run_stream(rt, tier, KEEP, dir2, room, &during, &n);
+    TC_CHECK(during == (tc_size > 1 ? 2 : 1), "%d local files of the stream after the failed "
+             "one: its room did not come back", during);
     expect_same(straight, tier);
+}
+
+static void case_step_fault(fwdio_runtime_t *rt)
+{
+    char path[4096], dir[4096];
+    snprintf(path, sizeof path, "%s/stepfault.dat", tc_tmpdir());
+    snprintf(dir, sizeof dir, "%s/stepfault-local", tc_tmpdir());
+    tc_phase("stepfault");
+    write_old(path);
+    fwdio_options_t o;
+    stream_options(&o, KEEP);
+    o.local_dir = dir;
+    fwdio_file_t *f = NULL;
+    TC_EXPECT(fwdio_open(rt, path, FWDIO_SIZE_GROWS, &o, NULL, &f), FWDIO_OK, "fwdio_open");
+    for (int k = 0; k < 3; k++) {
+        for (int i = 0; i < PIECES; i++) {
+            uint64_t off = step_base(k) + ((uint64_t)i * (uint64_t)tc_size + (uint64_t)tc_rank) *
+                                              (PIECE + GAP);
+            int rc = tc_write_pattern(f, off, PIECE, 500 + (uint64_t)k, 7000);
+            if (rc != FWDIO_EFAILED) /* refused once the stream failed */
+                TC_EXPECT(rc, FWDIO_OK, "write");
+        }
+        int rc = fwdio_step_end(f);
+        if (rc != FWDIO_EFAILED)
+            TC_EXPECT(rc, FWDIO_OK, "fwdio_step_end");
+        if (k == 0) {
+            TC_EXPECT(fwdio_step_drain_wait(f, 0), FWDIO_OK, "fwdio_step_drain_wait(0)");
+            expect_step_at_path(path, 0);
+        } else if (k == 1) {
+            TC_EXPECT(fwdio_step_drain_wait(f, 1), FWDIO_EMPI,
+                      "fwdio_step_drain_wait(1): its agreement failed on one rank");
+        }
+    }
+    fwdio_close(f);
+    TC_EXPECT(fwdio_wait(f), FWDIO_EMPI, "fwdio_wait: the stream failed with it");
+    TC_EXPECT(fwdio_drain_wait(f), FWDIO_EMPI, "fwdio_drain_wait");
+    char text[256], first[256];
+    snprintf(text, sizeof text, "%s", fwdio_file_error(f));
+    memcpy(first, text, sizeof text);
+    MPI_Bcast(first, sizeof first, MPI_CHAR, 0, MPI_COMM_WORLD);
+    TC_CHECK(!strcmp(first, text), "error texts differ: \"%s\" on rank 0, \"%s\" here", first,
+             text);
+    TC_CHECK(strstr(text, "drain") != NULL, "the error does not name the step's drain: %s",
+             text);
+    TC_CHECK(tc_sum(MPI_COMM_WORLD, mpi_faults_fired()) == 1,
+             "MPI_FAULTS_RULE fired %ld times, expected once",
+             tc_sum(MPI_COMM_WORLD, mpi_faults_fired()));
+    fwdio_file_free(f);
+    MPI_Barrier(MPI_COMM_WORLD);
 }
 
 /* A runtime of its own whose last rank breaks a call as FWDIO_FAULT's rule
@@ -387,6 +492,11 @@ int main(int argc, char **argv)
     if (faults && (!only || !strcmp(only, "fault"))) {
         rt = fault_runtime("pwrite:enospc:path=fwdio-local:nth=2:rank=%d");
         case_variant(rt, "fault", KEEP, 0, -1);
+        TC_EXPECT(fwdio_finalize(rt), FWDIO_OK, "fwdio_finalize");
+    }
+    if (only && !strcmp(only, "stepfault")) {
+        rt = tc_start_runtime(MPI_COMM_WORLD, g_mode);
+        case_step_fault(rt);
         TC_EXPECT(fwdio_finalize(rt), FWDIO_OK, "fwdio_finalize");
     }
     if (only && !strcmp(only, "mpifault")) {

@@ -414,6 +414,27 @@ int fwdioi_local_session_done(fwdio_file_t *f, const fwdioi_errinfo_t *final, MP
     return 0; /* not of the tier: no drain */
 }
 
+int fwdioi_step_drains_start(fwdio_file_t *f, MPI_Comm file_comm,
+                             void (*resume)(fwdio_file_t *f))
+{
+    (void)f;
+    (void)file_comm;
+    (void)resume;
+    return MPI_SUCCESS; /* not a stream of the tier */
+}
+
+int fwdioi_step_drains_dup_pending(const fwdio_file_t *f)
+{
+    (void)f;
+    return 0;
+}
+
+void fwdioi_step_drains_give_up(fwdio_file_t *f, const fwdioi_errinfo_t *why)
+{
+    (void)f;
+    (void)why;
+}
+
 int fwdioi_local_defers_commit(const fwdio_file_t *f) { (void)f; return 0; }
 /* no tier: a read file opens its target at once */
 int fwdioi_local_restart_look(fwdio_file_t *f, void (*then)(fwdio_file_t *f))

@@ -830,6 +830,20 @@ void fwdioi_outcome_try_close(fwdio_file_t *f)
 
 void fwdioi_outcome_finish_if_aborted(fwdio_file_t *f) { (void)f; }
 
+/* No stream of the node-local tier here: its steps do not drain. */
+int fwdioi_step_drains_dup_pending(const fwdio_file_t *f)
+{
+    (void)f;
+    return 0;
+}
+
+void fwdioi_step_drains_complete(fwdio_file_t *f, uint64_t index, const fwdioi_errinfo_t *status)
+{
+    (void)f;
+    (void)index;
+    (void)status;
+}
+
 void fwdioi_writer_drain_step(fwdio_file_t *f, uint64_t expected)
 {
     (void)f;

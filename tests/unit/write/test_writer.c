@@ -600,11 +600,24 @@ void fwdioi_local_open_done(fwdio_file_t *f, const struct fwdioi_storage_job *jo
     (void)job;
 }
 
-/* No file of the tier here: no failover. */
+/* No file of the tier here: no failover, no step drains. */
 struct fwdioi_failover *fwdioi_local_failover(const fwdio_file_t *f)
 {
     (void)f;
     return NULL;
+}
+
+int fwdioi_step_drains_on(const fwdio_file_t *f)
+{
+    (void)f;
+    return 0;
+}
+
+void fwdioi_step_drains_synced(fwdio_file_t *f, fwdioi_range_t *list, size_t n)
+{
+    (void)f;
+    (void)n;
+    free(list);
 }
 
 void fwdioi_outcome_step_data_done(fwdio_file_t *f)
