@@ -919,8 +919,8 @@ MPIIO_EXPORT int MPI_File_sync(MPI_File fh)
         /* Opt-in: the step ends now and the bytes are durable by the close. */
         rc = mpiio_end_step(f, "MPI_File_sync");
         f->sync_owed = 1;
-    } else {
-        rc = mpiio_settle_all(f, "MPI_File_sync");
+    } else { /* in the node-local tier: durable in the local stores */
+        rc = mpiio_settle_durable(f, "MPI_File_sync");
     }
     /* Every rank returns the same (and reaches MPI-IO's collective sync or
      * none does). */

@@ -102,6 +102,18 @@ static int start_stream(mpiio_file_t *f, int64_t size, char *why, size_t why_len
     /* Every byte has its offset (the layer places shared-pointer and
      * ordered writes itself): a step and the close skip the appends' round. */
     opts.offsets_only = 1;
+    /* The node-local tier (FWDIO_LOCAL_DIR, or the hint fwdio_local_dir):
+     * fwdio leaves a stream straight unless the code asks, and the layer
+     * asks, since it waits for the steps' drains wherever MPI-IO would
+     * find the bytes at the path (steps.c); one copy (a stream has no
+     * partner copies). */
+    const char *local = getenv("FWDIO_LOCAL_DIR");
+    if (!opts.local_dir && local && *local)
+        opts.local_dir = local;
+    if (opts.local_dir) {
+        opts.local_copies = 1;
+        opts.pinned |= FWDIO_PIN_LOCAL_COPIES;
+    }
     fwdio_callbacks_t cbs;
     mpiio_opening_callbacks(f, &cbs);
     int rc = fwdio_open(f->rt, f->path, FWDIO_SIZE_GROWS, &opts, &cbs, &f->stream);
@@ -290,7 +302,14 @@ static int wait_stream(mpiio_file_t *f, int closed, const char *call)
             return given;
     }
     int code = rc == FWDIO_OK ? MPI_SUCCESS : mpiio_file_error(f, rc, call);
-    fwdio_file_free(f->stream);
+    /* In the node-local tier the file is complete in the local stores and
+     * drains to its path in the background: the path's next open, its
+     * MPI_File_delete and MPI_Finalize wait for that (state.c). */
+    int drained = 1;
+    if (rc == FWDIO_OK && fwdio_drain_test(f->stream, &drained) == FWDIO_OK && !drained)
+        mpiio_add_pending(f->stream, f->path);
+    else
+        fwdio_file_free(f->stream);
     f->stream = NULL;
     return code;
 }

@@ -31,12 +31,9 @@ static const char *unusable(const char *key, const char *value)
     uint64_t bytes;
     if (!strcmp(key, "fwdio_mpiio"))
         return "the layer's own report of a file (MPI_File_get_info)";
-    /* A stream takes the node-local tier when asked in code or by hint; the
-     * layer's reads and later opens of the path do not wait for its drain
-     * yet, so its files are written straight to their paths. */
-    if (!strncmp(key, "fwdio_local_", 12) || !strcmp(key, "fwdio_drain_bandwidth"))
-        return "the MPI-IO layer writes its files straight to their paths (the node-local "
-               "tier does not apply to it)";
+    /* A stream drains its steps one by one: the layer's own copy count */
+    if (!strcmp(key, "fwdio_local_copies"))
+        return "the MPI-IO layer's files keep one copy in the node-local tier";
     if (!strcmp(key, "cb_config_list") &&
         (strncmp(value, "*:", 2) != 0 || hint_int(value + 2) <= 0))
         return "only \"*:N\" (N writers on every node) is used";

@@ -173,6 +173,9 @@ int mpiio_close_async(void);
 int mpiio_sync_async(void);         /* FWDIO_MPIIO_SYNC=async */
 /* FWDIO_MPIIO_READBACK, or its default (rank 0 says when the value is bad). */
 int64_t mpiio_readback_limit(int rank);
+/* Remember a closed file's stream still writing (FWDIO_MPIIO_CLOSE=async) or
+ * draining from the node-local tier to its path; the next open of the path,
+ * its MPI_File_delete and MPI_Finalize wait for it (mpiio_wait_pending). */
 void mpiio_add_pending(fwdio_file_t *stream, const char *path);
 int mpiio_wait_pending(const char *path); /* NULL: every path; MPI error code */
 int mpiio_finalize_runtimes(void);
@@ -268,8 +271,11 @@ int mpiio_opening_close(mpiio_file_t *f, const char *call);
 
 /* --- steps.c: ending steps and settling them ----------------------------------- */
 /* End a step on every rank (collective) and wait until every byte written
- * before is in the file. */
+ * before is in the file (in the node-local tier: drained to it). */
 int mpiio_settle_all(mpiio_file_t *f, const char *call);
+/* The same, waiting only until those bytes are durable where fwdio keeps
+ * them (in the node-local tier: the local stores): MPI_File_sync's wait. */
+int mpiio_settle_durable(mpiio_file_t *f, const char *call);
 /* Wait (independently) until the steps this rank ended are in the file. */
 int mpiio_settle_ended(mpiio_file_t *f, const char *call);
 /* Wait (independently) for the steps this rank ended, reporting nothing: a

@@ -372,12 +372,17 @@ int mpiio_wait_pending(const char *path)
         if (!p)
             return code;
         int rc = fwdio_wait(p->stream);
-        if (rc != FWDIO_OK) {
+        int drain = rc == FWDIO_OK ? fwdio_drain_wait(p->stream) : FWDIO_OK;
+        if (rc != FWDIO_OK || drain != FWDIO_OK) {
             char text[MPI_MAX_ERROR_STRING];
             fwdio_error_info_t info;
             fwdio_file_error_info(p->stream, &info);
-            mpiio_error_text(text, sizeof text, p->path, "the asynchronous close failed: %s",
+            mpiio_error_text(text, sizeof text, p->path,
+                             rc != FWDIO_OK ? "the asynchronous close failed: %s"
+                                            : "the drain from the node-local tier to the path "
+                                              "failed: %s",
                              fwdio_file_error(p->stream));
+            rc = rc != FWDIO_OK ? rc : drain;
             mpiio_say("%s", text + strlen("fwdio-mpiio: "));
             if (code == MPI_SUCCESS)
                 code = mpiio_error_code(rc, info.sys_errno, text);

@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* A taken file's steps: the stream's step that a collective call ends, and
  * the waits for the steps already ended (settling) that calls needing the
- * bytes in the file make. */
+ * bytes in the file make. In the node-local tier a step is complete once
+ * in the local stores and in the file once drained: settling waits for the
+ * drain (fwdio_step_drain_wait, which is fwdio_step_wait for a stream
+ * written straight), MPI_File_sync only for the local stores. */
 #include "layer.h"
 
 int mpiio_end_step(mpiio_file_t *f, const char *call)
@@ -29,18 +32,24 @@ int mpiio_end_step(mpiio_file_t *f, const char *call)
     return code != MPI_SUCCESS ? code : over;
 }
 
-int mpiio_settle_ended(mpiio_file_t *f, const char *call)
+/* Wait for the steps ended so far: complete, and with `drained` at the path. */
+static int wait_ended(mpiio_file_t *f, int drained, const char *call)
 {
     if (!f->stream || f->steps_ended == 0)
         return MPI_SUCCESS;
     int rc = fwdio_step_wait(f->stream, f->steps_ended - 1);
+    if (rc == FWDIO_OK && drained)
+        rc = fwdio_step_drain_wait(f->stream, f->steps_ended - 1);
     return rc == FWDIO_OK ? MPI_SUCCESS : mpiio_file_error(f, rc, call);
 }
 
+int mpiio_settle_ended(mpiio_file_t *f, const char *call) { return wait_ended(f, 1, call); }
+
 void mpiio_settle_quietly(mpiio_file_t *f)
 {
-    if (f->stream && f->steps_ended > 0)
-        (void)fwdio_step_wait(f->stream, f->steps_ended - 1);
+    if (f->stream && f->steps_ended > 0 &&
+        fwdio_step_wait(f->stream, f->steps_ended - 1) == FWDIO_OK)
+        (void)fwdio_step_drain_wait(f->stream, f->steps_ended - 1);
 }
 
 int mpiio_settle_all(mpiio_file_t *f, const char *call)
@@ -49,5 +58,14 @@ int mpiio_settle_all(mpiio_file_t *f, const char *call)
         return MPI_SUCCESS;
     int rc = mpiio_end_step(f, call);
     int wait = mpiio_settle_ended(f, call);
+    return rc != MPI_SUCCESS ? rc : wait;
+}
+
+int mpiio_settle_durable(mpiio_file_t *f, const char *call)
+{
+    if (!f->stream)
+        return MPI_SUCCESS;
+    int rc = mpiio_end_step(f, call);
+    int wait = wait_ended(f, 0, call);
     return rc != MPI_SUCCESS ? rc : wait;
 }

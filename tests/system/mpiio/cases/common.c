@@ -308,8 +308,9 @@ void check_path_local(const char *path, const model_t *m)
     free(got);
 }
 
-/* FWDIO_MPIIO_CLOSE=async: a closed file is complete only once the next
-   MPI_File_open (or delete) of its path returned (or MPI_Finalize). */
+/* FWDIO_MPIIO_CLOSE=async, or FWDIO_LOCAL_DIR: a closed file is complete (at
+   its path) only once the next MPI_File_open (or delete) of its path
+   returned (or MPI_Finalize). */
 int g_async_close;
 
 /* After every rank closed the file: rank 0 checks it against the model. */

@@ -249,6 +249,7 @@ void case_agree_fault(void);
 void case_memtype_order(void);
 void case_large_memtype(void);
 void case_large_count(void);
+void case_tier(void);
 /* opening.c */
 void case_late_refusal(void);
 void case_late_refusal_fault(void);

@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * test_mpiio case: the node-local tier through the layer (FWDIO_LOCAL_DIR
+ * set for the run; without it, or without the layer, the case checks only
+ * the bytes). Each rank writes its region collectively; MPI_File_sync makes
+ * it durable in the local stores, where the writers' local files are while
+ * the file is open; after sync-barrier-sync every rank reads the next
+ * rank's region with an independent read (the layer waits for the step's
+ * drain to the path); a second write lands after it; after the close the
+ * file's next open waits for the rest of the drain (check_file), every byte
+ * is at the path and no local file is left.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <mpi.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "test_mpiio.h"
+
+/* Rank 0: the writers' local files (*.fwdio-local) in `dir`. */
+static int local_files(const char *dir)
+{
+    int n = 0;
+    if (g_rank == 0) {
+        DIR *d = opendir(dir);
+        struct dirent *e;
+        while (d && (e = readdir(d)) != NULL) {
+            size_t len = strlen(e->d_name);
+            n += len >= 12 && !strcmp(e->d_name + len - 12, ".fwdio-local");
+        }
+        if (d)
+            closedir(d);
+    }
+    MPI_Bcast(&n, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    return n;
+}
+
+void case_tier(void)
+{
+    enum { REGION = 300000, TAIL = 5000 };
+    const char *name = "tier.mpiio";
+    const char *dir = getenv("FWDIO_LOCAL_DIR");
+    int tier = g_layer && dir && *dir && !strchr(dir, '%');
+    if (g_rank == 0 && !tier)
+        note("tier: no FWDIO_LOCAL_DIR (or not through the layer): the bytes only");
+    remove_file(name);
+    int before = tier ? local_files(dir) : 0; /* an earlier run's, killed */
+    MPI_File fh = open_file(name, MPI_MODE_RDWR | MPI_MODE_CREATE);
+    expect_state(fh, "after open", ST_TAKEN);
+    model_t m = {.holes_zero = g_layer};
+    const int64_t tails = (int64_t)g_size * REGION;
+    for (int q = 0; q < g_size; q++) {
+        model_put(&m, (int64_t)q * REGION, REGION, seed_of(1));
+        model_put(&m, tails + (int64_t)q * TAIL, TAIL, seed_of(2));
+    }
+    MPI_Status st;
+    int64_t mine = (int64_t)g_rank * REGION;
+    uint8_t *b = pattern_buf(mine, REGION, seed_of(1));
+    OK(MPI_File_write_at_all(fh, mine, b, REGION, MPI_BYTE, &st));
+    free(b);
+    OK(MPI_File_sync(fh)); /* durable in the local stores */
+    if (tier) {
+        int n = local_files(dir);
+        CHECK(n > before, "tier: no local file in %s after MPI_File_sync: the file is not in "
+                          "the node-local tier", dir);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    OK(MPI_File_sync(fh));
+    int next = (g_rank + 1) % g_size;
+    int64_t at = (int64_t)next * REGION;
+    uint8_t *got = malloc(REGION);
+    memset(got, 0xEE, REGION);
+    if (OK(MPI_File_read_at(fh, at, got, REGION, MPI_BYTE, &st)))
+        check_buf("tier: read_at of the next rank's synced region", got, &m, at, REGION);
+    free(got);
+    int64_t t = tails + (int64_t)g_rank * TAIL;
+    b = pattern_buf(t, TAIL, seed_of(2));
+    OK(MPI_File_write_at(fh, t, b, TAIL, MPI_BYTE, &st));
+    free(b);
+    expect_state(fh, "before close", ST_TAKEN);
+    close_file(&fh);
+    check_file(name, &m); /* its open waits for the drain */
+    if (tier) {
+        int n = local_files(dir);
+        CHECK(n == before, "tier: %d local files left in %s after the drain", n - before, dir);
+    }
+    model_free(&m);
+}
