@@ -925,8 +925,10 @@ MPIIO_EXPORT int MPI_File_sync(MPI_File fh)
     /* Every rank returns the same (and reaches MPI-IO's collective sync or
      * none does). */
     rc = mpiio_agree_error(f, rc, "MPI_File_sync");
-    /* Durable: fsync reaches the bytes fwdio's writers wrote too. */
-    if (rc == MPI_SUCCESS && !mpiio_sync_async())
+    /* Durable: fsync reaches the bytes fwdio's writers wrote too. In the
+     * node-local tier the steps are durable in the local stores already
+     * (every rank of the file decides alike: the tier is the file's). */
+    if (rc == MPI_SUCCESS && !mpiio_sync_async() && !f->tier)
         rc = PMPI_File_sync(fh);
     /* Every rank's bytes so far are in the file (or owed to it, with
      * FWDIO_MPIIO_SYNC=async): MPI_File_get_size counts them from now on. */

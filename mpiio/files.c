@@ -113,6 +113,11 @@ static int start_stream(mpiio_file_t *f, int64_t size, char *why, size_t why_len
     if (opts.local_dir) {
         opts.local_copies = 1;
         opts.pinned |= FWDIO_PIN_LOCAL_COPIES;
+        /* a step durable in the local stores, as MPI_File_sync promises
+         * there (and each step's drain durable at the path) */
+        opts.durable = 1;
+        opts.pinned |= FWDIO_PIN_DURABLE;
+        f->tier = 1;
     }
     fwdio_callbacks_t cbs;
     mpiio_opening_callbacks(f, &cbs);
@@ -434,7 +439,7 @@ int mpiio_close(mpiio_file_t *f, MPI_File *fh)
     }
     /* Syncs that returned early (FWDIO_MPIIO_SYNC=async) promised durability
      * by the close at the latest. */
-    if (f->sync_owed && code == MPI_SUCCESS)
+    if (f->sync_owed && code == MPI_SUCCESS && !f->tier) /* the tier's steps are durable */
         code = PMPI_File_sync(*fh);
     mpiio_remove_file(f);
     int rc = PMPI_File_close(fh);

@@ -116,6 +116,7 @@ typedef struct mpiio_file {
                                     (set under state.c's lock by any thread's open or
                                     close, read by this handle's writes) */
     int write_only;              /* MPI_MODE_WRONLY: this handle never reads (no copies) */
+    int tier;                    /* its stream is in fwdio's node-local tier (files.c) */
     atomic_int opening;          /* MPIIO_OPEN_*: the stream's open (opening.c); atomic
                                     for state.c's lists, read by other threads' opens */
     atomic_int ready_status;     /* the ready callback's status (progress thread), or
