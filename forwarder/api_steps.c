@@ -88,32 +88,6 @@ static int refuse_step(const fwdio_file_t *f, const char *call, uint64_t k, uint
     return FWDIO_EINVAL;
 }
 
-int fwdio_step_test(fwdio_file_t *f, uint64_t k, int *done)
-{
-    if (!f || !done)
-        return FWDIO_EINVAL;
-    if (!f->stream)
-        return refuse_not_stream(f, "fwdio_step_test");
-    fwdioi_rt_lock(f->engine);
-    uint64_t ended = f->steps_ended;
-    if (k < ended)
-        fwdioi_combine_flush_all_locked(f->owner);
-    fwdioi_rt_unlock(f->engine);
-    if (k >= ended)
-        return refuse_step(f, "fwdio_step_test", k, ended);
-    if (!fwdioi_rt_on_progress_thread())
-        fwdioi_rt_run_calls(f->engine);
-    fwdioi_rt_lock(f->engine);
-    int status = step_status_locked(f, k, done);
-    fwdioi_rt_unlock(f->engine);
-    return status;
-}
-
-typedef struct step_wait {
-    const fwdio_file_t *file;
-    uint64_t step;
-} step_wait_t;
-
 /* A stream of the node-local tier: whether step `k` is drained here (its
  * drain agreed), and the drain's status (runtime lock held). Another
  * stream: as complete. */
@@ -137,92 +111,91 @@ static int drained_status_locked(const fwdio_file_t *f, uint64_t k, int *done)
     return k < f->steps_drained ? FWDIO_OK : f->drain_status;
 }
 
-static int step_drained(void *arg)
-{
-    const step_wait_t *w = arg;
-    const fwdio_file_t *f = w->file;
-    int done;
-    (void)drained_status_locked(f, w->step, &done);
-    return done;
-}
+/* What a step's test or wait asks (runtime lock held): complete, drained. */
+typedef int (*step_status_fn)(const fwdio_file_t *f, uint64_t k, int *done);
 
-int fwdio_step_drain_test(fwdio_file_t *f, uint64_t k, int *done)
+/* The checks of a step's test and wait: FWDIO_OK (and every rank's bytes
+ * combined so far go, so that the step can end), or the refusal. */
+static int step_ask(fwdio_file_t *f, uint64_t k, const char *call)
 {
-    if (!f || !done)
-        return FWDIO_EINVAL;
     if (!f->stream)
-        return refuse_not_stream(f, "fwdio_step_drain_test");
-    fwdioi_rt_lock(f->engine);
-    uint64_t ended = f->steps_ended;
-    if (k < ended)
-        fwdioi_combine_flush_all_locked(f->owner);
-    fwdioi_rt_unlock(f->engine);
-    if (k >= ended)
-        return refuse_step(f, "fwdio_step_drain_test", k, ended);
-    if (!fwdioi_rt_on_progress_thread())
-        fwdioi_rt_run_calls(f->engine);
-    fwdioi_rt_lock(f->engine);
-    int status = drained_status_locked(f, k, done);
-    fwdioi_rt_unlock(f->engine);
-    return *done ? status : FWDIO_OK;
-}
-
-static int step_completed(void *arg)
-{
-    const step_wait_t *w = arg;
-    return w->step < w->file->steps_done;
-}
-
-int fwdio_step_wait(fwdio_file_t *f, uint64_t k)
-{
-    if (!f)
-        return FWDIO_EINVAL;
-    if (!f->stream)
-        return refuse_not_stream(f, "fwdio_step_wait");
-    if (fwdioi_rt_on_progress_thread() || fwdioi_rt_in_callback())
-        return FWDIO_ECONTEXT;
+        return refuse_not_stream(f, call);
     fwdioi_rt_lock(f->engine);
     uint64_t ended = f->steps_ended;
     if (k < ended)
         fwdioi_combine_flush_all_locked(f->owner); /* other files' bytes go while we wait */
     fwdioi_rt_unlock(f->engine);
-    if (k >= ended)
-        return refuse_step(f, "fwdio_step_wait", k, ended);
+    return k < ended ? FWDIO_OK : refuse_step(f, call, k, ended);
+}
+
+static int step_test(fwdio_file_t *f, uint64_t k, int *done, step_status_fn what,
+                     const char *call)
+{
+    if (!f || !done)
+        return FWDIO_EINVAL;
+    int rc = step_ask(f, k, call);
+    if (rc != FWDIO_OK)
+        return rc;
+    if (!fwdioi_rt_on_progress_thread())
+        fwdioi_rt_run_calls(f->engine);
+    fwdioi_rt_lock(f->engine);
+    int status = what(f, k, done);
+    fwdioi_rt_unlock(f->engine);
+    return *done ? status : FWDIO_OK;
+}
+
+typedef struct step_wait {
+    const fwdio_file_t *file;
+    uint64_t step;
+    step_status_fn what;
+} step_wait_t;
+
+static int step_reached(void *arg)
+{
+    const step_wait_t *w = arg;
+    int done;
+    (void)w->what(w->file, w->step, &done);
+    return done;
+}
+
+static int step_wait(fwdio_file_t *f, uint64_t k, step_status_fn what, const char *call,
+                     const char *trace)
+{
+    if (!f)
+        return FWDIO_EINVAL;
+    int rc = f->stream && (fwdioi_rt_on_progress_thread() || fwdioi_rt_in_callback())
+                 ? FWDIO_ECONTEXT
+                 : step_ask(f, k, call);
+    if (rc != FWDIO_OK)
+        return rc;
     uint64_t t_trace = fwdioi_trace_begin();
-    step_wait_t w = {f, k};
-    fwdioi_rt_wait(f->engine, step_completed, &w);
+    step_wait_t w = {f, k, what};
+    fwdioi_rt_wait(f->engine, step_reached, &w);
     int done;
     fwdioi_rt_lock(f->engine);
-    int status = step_status_locked(f, k, &done);
+    int status = what(f, k, &done);
     fwdioi_rt_unlock(f->engine);
-    fwdioi_trace_end(t_trace, "step wait", (int64_t)f->seq, (int64_t)k, FWDIOI_TRACE_NONE,
+    fwdioi_trace_end(t_trace, trace, (int64_t)f->seq, (int64_t)k, FWDIOI_TRACE_NONE,
                      FWDIOI_TRACE_NONE);
     return status;
 }
 
+int fwdio_step_test(fwdio_file_t *f, uint64_t k, int *done)
+{
+    return step_test(f, k, done, step_status_locked, "fwdio_step_test");
+}
+
+int fwdio_step_wait(fwdio_file_t *f, uint64_t k)
+{
+    return step_wait(f, k, step_status_locked, "fwdio_step_wait", "step wait");
+}
+
+int fwdio_step_drain_test(fwdio_file_t *f, uint64_t k, int *done)
+{
+    return step_test(f, k, done, drained_status_locked, "fwdio_step_drain_test");
+}
+
 int fwdio_step_drain_wait(fwdio_file_t *f, uint64_t k)
 {
-    if (!f)
-        return FWDIO_EINVAL;
-    if (!f->stream)
-        return refuse_not_stream(f, "fwdio_step_drain_wait");
-    if (fwdioi_rt_on_progress_thread() || fwdioi_rt_in_callback())
-        return FWDIO_ECONTEXT;
-    fwdioi_rt_lock(f->engine);
-    uint64_t ended = f->steps_ended;
-    if (k < ended)
-        fwdioi_combine_flush_all_locked(f->owner);
-    fwdioi_rt_unlock(f->engine);
-    if (k >= ended)
-        return refuse_step(f, "fwdio_step_drain_wait", k, ended);
-    uint64_t t_trace = fwdioi_trace_begin();
-    step_wait_t w = {f, k};
-    fwdioi_rt_wait(f->engine, step_drained, &w);
-    int done;
-    fwdioi_rt_lock(f->engine);
-    int status = drained_status_locked(f, k, &done);
-    fwdioi_rt_unlock(f->engine);
-    fwdioi_trace_end(t_trace, "step drain wait", (int64_t)f->seq, (int64_t)k, FWDIOI_TRACE_NONE,
-                     FWDIOI_TRACE_NONE);
-    return status;
+    return step_wait(f, k, drained_status_locked, "fwdio_step_drain_wait", "step drain wait");
 }

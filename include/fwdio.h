@@ -791,7 +791,10 @@ typedef struct fwdio_options {
      * the path while the stream grows. After the close the drain copies
      * what was written after the last step, once every step's drain is
      * over, and removes the local files; a failed step drain fails every
-     * later one and the drain after the close (the local files stay). A
+     * later one and the drain after the close (the local files stay). The
+     * drains never create the path again: one removed since the open (a
+     * program's unlink) is left removed, the bytes not drained yet going
+     * nowhere, as writes to an unlinked file. A
      * stream's local file is never a restart's copy (reads of the path
      * read the target; fwdio_open_read of it waits for the drain as any
      * later open), so a job killed before the drain ends leaves at the

@@ -87,6 +87,7 @@ static void submit(fwdio_file_t *f, fwdioi_drain_step_t step)
     j->in_fd = l->in_fd;
     j->out_fd = l->out_fd;
     j->sets_length = j->writer == 0 && !f->stream; /* a stream's open set it */
+    j->no_create = f->stream; /* a stream's open made it: never again after an unlink */
     /* durable as asked; always before a commit block or a rename; not after
      * a failure (the drain's status is settled) */
     j->sync = (f->opts.durable || l->committer >= 0) && l->drain_local.status == FWDIO_OK;
@@ -112,6 +113,7 @@ static void drain_job_done(fwdioi_io_job_t *io)
     struct fwdioi_local *l = f->local;
     fwdioi_drain_step_t step = j->step;
     int removed = j->removed;
+    int gone = j->target_gone;
     if (j->status != FWDIO_OK)
         fwdioi_errinfo_set_call(&l->drain_local, j->status, f->rank, j->sys_errno, j->err_offset,
                                 j->call);
@@ -129,7 +131,10 @@ static void drain_job_done(fwdioi_io_job_t *io)
     switch (step) {
     case FWDIOI_DRAIN_OPEN:
     case FWDIOI_DRAIN_COPY: {
-        int more = l->next_run < l->nruns;
+        if (gone)
+            fwdioi_log(FWDIOI_LOG_INFO, "rank %d: %s was removed since the stream's open: its "
+                       "last bytes are not drained", f->rank, f->path);
+        int more = l->next_run < l->nruns && !gone;
         submit(f, l->drain_local.status == FWDIO_OK && more ? FWDIOI_DRAIN_COPY : FWDIOI_DRAIN_CLOSE);
         return;
     }

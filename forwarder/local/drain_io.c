@@ -34,7 +34,12 @@ static void open_files(fwdioi_drain_job_t *j)
         job_fail(j, FWDIO_EREAD, FWDIOI_CALL_OPEN, 0);
         return;
     }
-    j->out_fd = fwdioi_sys_open(j->target_path, O_CREAT | O_WRONLY | O_CLOEXEC, 0666);
+    j->out_fd = fwdioi_sys_open(j->target_path, (j->no_create ? 0 : O_CREAT) | O_WRONLY | O_CLOEXEC,
+                                0666);
+    if (j->out_fd < 0 && j->no_create && errno == ENOENT) {
+        j->target_gone = 1;
+        return;
+    }
     if (j->out_fd < 0) {
         job_fail(j, FWDIO_EOPEN, FWDIOI_CALL_OPEN, 0);
         return;

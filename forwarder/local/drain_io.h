@@ -45,6 +45,11 @@ typedef struct fwdioi_drain_job {
      * job copies nothing more and says so (moved_away) */
     struct fwdioi_failover *guard;
     int moved_away;
+    /* a stream's (its open created the target): OPEN never creates it; a
+     * target removed since (a program's unlink after the close) is not
+     * made again, its bytes go nowhere, as writes to an unlinked file
+     * (target_gone; not a failure) */
+    int no_create, target_gone;
     uint64_t seq;  /* the file's, for traces */
     /* REMOVE, CHECK: the local files, and for CHECK the writer each holds,
      * whether it is intact (out) and why not (out) */

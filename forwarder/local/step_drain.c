@@ -331,6 +331,7 @@ static void submit(struct fwdioi_step_drains *sd, fwdioi_drain_step_t step)
     j->bandwidth = sd->bandwidth;
     j->t0 = sd->t0;
     j->guard = sd->file->local->failover;
+    j->no_create = 1; /* the stream's open made the target */
     j->status = FWDIO_OK;
     sd->busy = 1;
     fwdioi_rt_io_submit_any(sd->engine, &j->io);
@@ -351,7 +352,8 @@ static void job_done(fwdioi_io_job_t *io)
     if (j->status != FWDIO_OK && sd->local.status == FWDIO_OK)
         fwdioi_errinfo_set_call(&sd->local, j->status, sd->file->rank, j->sys_errno,
                                 j->err_offset, j->call);
-    int moved_away = j->moved_away; /* the target has these bytes already */
+    /* the target has these bytes already, or was removed since the open */
+    int moved_away = j->moved_away || j->target_gone;
     free(sj);
     sd->busy = 0;
     step_batch_t *b = STAILQ_FIRST(&sd->queue);

@@ -340,6 +340,22 @@ static void case_drain_fail(fwdio_runtime_t *rt)
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
+/* Step k of the program with the pattern of `seed`, on a stream that may
+ * fail meanwhile: its writes and its end are refused then (FWDIO_EFAILED). */
+static void write_step_failing(fwdio_file_t *f, int k, uint64_t seed)
+{
+    for (int i = 0; i < PIECES; i++) {
+        uint64_t off = step_base(k) + ((uint64_t)i * (uint64_t)tc_size + (uint64_t)tc_rank) *
+                                          (PIECE + GAP);
+        int rc = tc_write_pattern(f, off, PIECE, seed, 7000);
+        if (rc != FWDIO_EFAILED) /* refused once the stream failed */
+            TC_EXPECT(rc, FWDIO_OK, "write");
+    }
+    int rc = fwdio_step_end(f);
+    if (rc != FWDIO_EFAILED)
+        TC_EXPECT(rc, FWDIO_OK, "fwdio_step_end");
+}
+
 static void case_mpi_fault(fwdio_runtime_t *rt)
 {
     /* room for one run of the program at 3 ranks (3.5-3.8 MB as its
@@ -357,18 +373,8 @@ static void case_mpi_fault(fwdio_runtime_t *rt)
     o.local_capacity = room;
     fwdio_file_t *f = NULL;
     TC_EXPECT(fwdio_open(rt, path, FWDIO_SIZE_GROWS, &o, NULL, &f), FWDIO_OK, "fwdio_open");
-    for (int k = 0; k < 3; k++) {
-        for (int i = 0; i < PIECES; i++) {
-            uint64_t off = step_base(k) + ((uint64_t)i * (uint64_t)tc_size + (uint64_t)tc_rank) *
-                                              (PIECE + GAP);
-            int rc = tc_write_pattern(f, off, PIECE, 800 + (uint64_t)k, 7000);
-            if (rc != FWDIO_EFAILED) /* refused once the stream failed */
-                TC_EXPECT(rc, FWDIO_OK, "write");
-        }
-        int rc = fwdio_step_end(f);
-        if (rc != FWDIO_EFAILED)
-            TC_EXPECT(rc, FWDIO_OK, "fwdio_step_end");
-    }
+    for (int k = 0; k < 3; k++)
+        write_step_failing(f, k, 800 + (uint64_t)k);
     fwdio_close(f);
     TC_EXPECT(fwdio_wait(f), FWDIO_EMPI, "fwdio_wait: an agreement failed on one rank");
     TC_EXPECT(fwdio_drain_wait(f), FWDIO_EMPI, "fwdio_drain_wait: no drain after a failure");
@@ -410,16 +416,7 @@ static void case_step_fault(fwdio_runtime_t *rt)
     fwdio_file_t *f = NULL;
     TC_EXPECT(fwdio_open(rt, path, FWDIO_SIZE_GROWS, &o, NULL, &f), FWDIO_OK, "fwdio_open");
     for (int k = 0; k < 3; k++) {
-        for (int i = 0; i < PIECES; i++) {
-            uint64_t off = step_base(k) + ((uint64_t)i * (uint64_t)tc_size + (uint64_t)tc_rank) *
-                                              (PIECE + GAP);
-            int rc = tc_write_pattern(f, off, PIECE, 500 + (uint64_t)k, 7000);
-            if (rc != FWDIO_EFAILED) /* refused once the stream failed */
-                TC_EXPECT(rc, FWDIO_OK, "write");
-        }
-        int rc = fwdio_step_end(f);
-        if (rc != FWDIO_EFAILED)
-            TC_EXPECT(rc, FWDIO_OK, "fwdio_step_end");
+        write_step_failing(f, k, 500 + (uint64_t)k);
         if (k == 0) {
             TC_EXPECT(fwdio_step_drain_wait(f, 0), FWDIO_OK, "fwdio_step_drain_wait(0)");
             expect_step_at_path(path, 0);

@@ -8,7 +8,9 @@
  * rank's region with an independent read (the layer waits for the step's
  * drain to the path); a second write lands after it; after the close the
  * file's next open waits for the rest of the drain (check_file), every byte
- * is at the path and no local file is left.
+ * is at the path and no local file is left. Then a file removed with
+ * unlink(2) right after its close (as MPICH's simple_collective test does)
+ * is not made again by the drain: an exclusive open of the path succeeds.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -17,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "test_mpiio.h"
 
@@ -88,4 +91,32 @@ void case_tier(void)
         CHECK(n == before, "tier: %d local files left in %s after the drain", n - before, dir);
     }
     model_free(&m);
+
+    /* 1 MiB per rank drained at 8 MB/s per writer: the unlink comes while
+     * the drain runs */
+    enum { PIECE = 1 << 20 };
+    const char *gone = "tier_unlinked.mpiio";
+    char p[4200];
+    path_of(p, sizeof p, gone);
+    remove_file(gone);
+    MPI_Info slow;
+    MPI_Info_create(&slow);
+    MPI_Info_set(slow, "fwdio_drain_bandwidth", "8M");
+    uint8_t *piece = malloc(PIECE);
+    memset(piece, g_rank + 1, PIECE);
+    for (int round = 0; round < 2; round++) {
+        MPI_File g = MPI_FILE_NULL;
+        if (!OK(MPI_File_open(MPI_COMM_WORLD, p, MPI_MODE_CREATE | MPI_MODE_WRONLY | MPI_MODE_EXCL,
+                              slow, &g)))
+            break; /* the second round: the file came back after the unlink */
+        MPI_File_set_errhandler(g, MPI_ERRORS_RETURN);
+        OK(MPI_File_write_at_all(g, (MPI_Offset)g_rank * PIECE, piece, PIECE, MPI_BYTE, &st));
+        OK(MPI_File_close(&g));
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (g_rank == 0 && unlink(p) != 0)
+            fail("tier: unlink(%s) after the close failed", p);
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
+    free(piece);
+    MPI_Info_free(&slow);
 }
