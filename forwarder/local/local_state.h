@@ -124,9 +124,6 @@ void fwdioi_drain_start(fwdio_file_t *f);
 /** A failed stream's drain is over, with l->drain_agreed, once its step
  *  drains are (local_tier.c) (progress thread). */
 void fwdioi_drain_over_failed(fwdio_file_t *f);
-/** The drain of `f` fails with `why` (an MPI failure here): every rank is
- *  told and gives it up (progress thread). */
-void fwdioi_local_drain_abort(fwdio_file_t *f, const fwdioi_errinfo_t *why);
 
 /* ---- a stream's steps drained while it is written (step_drain.c) ---- */
 
@@ -135,10 +132,6 @@ void fwdioi_local_drain_abort(fwdio_file_t *f, const fwdioi_errinfo_t *why);
 int fwdioi_step_drains_idle(fwdio_file_t *f, void (*then)(fwdio_file_t *f));
 /** The first failed step drain's agreed error, or NULL (progress thread). */
 const fwdioi_errinfo_t *fwdioi_step_drains_failed(const fwdio_file_t *f);
-/** An MPI call of the step drains failed on this rank (or no memory for a
- *  step's place in their agreements): the file, or its drain after the
- *  close, fails on every rank (progress thread). */
-void fwdioi_step_drains_fail_mpi(fwdio_file_t *f, const fwdioi_errinfo_t *why);
 /** Free them with the file; a copy job in flight frees them when it ends
  *  (any thread). */
 void fwdioi_step_drains_free(fwdio_file_t *f);

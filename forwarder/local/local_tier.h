@@ -115,10 +115,14 @@ void fwdioi_local_abort_heard(fwdio_file_t *f, const fwdioi_errinfo_t *why);
  *  open agreement has started, duplicate `file_comm` for their agreements
  *  (every rank at the same place in the file's collectives); no other
  *  collective of the file may start until it is done
- *  (fwdioi_step_drains_dup_pending), when resume(f) is called. MPI_SUCCESS,
- *  or the MPI error (then the file fails) (progress thread). */
+ *  (fwdioi_step_drains_dup_pending), when resume(f) is called; an MPI call
+ *  of the step drains that fails here (or no memory for a step's place in
+ *  their agreements) calls fail(f, why), which must fail the file, or its
+ *  drain after the close, on every rank. MPI_SUCCESS, or the MPI error
+ *  (then the file fails) (progress thread). */
 int fwdioi_step_drains_start(fwdio_file_t *f, MPI_Comm file_comm,
-                             void (*resume)(fwdio_file_t *f));
+                             void (*resume)(fwdio_file_t *f),
+                             void (*fail)(fwdio_file_t *f, const fwdioi_errinfo_t *why));
 /** 1 while that duplication is in flight, or once it was given up in
  *  flight (then the file's communicator is left to MPI, never freed)
  *  (progress thread). */
@@ -131,6 +135,9 @@ void fwdioi_step_drains_synced(fwdio_file_t *f, fwdioi_range_t *list, size_t n);
 /** Step `index` is complete with its agreed `status`: its drain follows, in
  *  step order (progress thread). */
 void fwdioi_step_drains_complete(fwdio_file_t *f, uint64_t index, const fwdioi_errinfo_t *status);
+/** The drain of `f` after its session fails with `why` (an MPI failure
+ *  here): every rank is told and gives it up (progress thread). */
+void fwdioi_local_drain_abort(fwdio_file_t *f, const fwdioi_errinfo_t *why);
 /** Give up the step drains (the file failed, or its drain was aborted):
  *  queued steps fail with `why`, agreements in flight are left to MPI
  *  (progress thread). */

@@ -41,9 +41,7 @@
  */
 #include "local/local_state.h"
 
-#include "agreement/outcome.h"
 #include "local/drain_io.h"
-#include "local/local_life.h"
 #include "log.h"
 
 #include <stdlib.h>
@@ -84,6 +82,9 @@ struct fwdioi_step_drains {
     uint64_t drained;        /* steps whose drain is agreed */
     void (*idle)(fwdio_file_t *f); /* once the queue is empty and nothing runs */
     void (*resume)(fwdio_file_t *f); /* the file's collectives go on */
+    /* an MPI call of theirs failed here: the file (or its drain) fails on
+     * every rank (the session's) */
+    void (*fail)(fwdio_file_t *f, const fwdioi_errinfo_t *why);
 };
 
 typedef struct step_job {
@@ -123,8 +124,11 @@ static void on_dup_done(void *arg, const MPI_Status *st)
     fwdio_file_t *f = sd->file;
     if (st->MPI_ERROR != MPI_SUCCESS) {
         sd->comm = MPI_COMM_NULL;
-        if (f) /* the others have it: tell them (the file fails everywhere) */
-            fwdioi_outcome_mpi_failed(f, FWDIOI_MPI_COMM_IDUP, st->MPI_ERROR);
+        if (f) { /* the others have it: tell them (the file fails everywhere) */
+            fwdioi_errinfo_t e = FWDIOI_ERRINFO_OK;
+            fwdioi_errinfo_set_mpi(&e, f->rank, FWDIOI_MPI_COMM_IDUP, st->MPI_ERROR);
+            sd->fail(f, &e);
+        }
         return;
     }
     (void)MPI_Comm_set_errhandler(sd->comm, MPI_ERRORS_RETURN);
@@ -136,7 +140,8 @@ static void on_dup_done(void *arg, const MPI_Status *st)
 }
 
 int fwdioi_step_drains_start(fwdio_file_t *f, MPI_Comm file_comm,
-                             void (*resume)(fwdio_file_t *f))
+                             void (*resume)(fwdio_file_t *f),
+                             void (*fail)(fwdio_file_t *f, const fwdioi_errinfo_t *why))
 {
     FWDIOI_ASSERT_PROGRESS();
     struct fwdioi_local *l = f->local;
@@ -147,6 +152,7 @@ int fwdioi_step_drains_start(fwdio_file_t *f, MPI_Comm file_comm,
         return MPI_ERR_NO_MEM;
     sd->file = f;
     sd->resume = resume;
+    sd->fail = fail;
     sd->engine = f->engine;
     sd->comm = MPI_COMM_NULL;
     sd->in_fd = sd->out_fd = -1;
@@ -213,7 +219,7 @@ void fwdioi_step_drains_complete(fwdio_file_t *f, uint64_t index, const fwdioi_e
     if (!b) { /* its place in the agreements is lost: the others must hear */
         fwdioi_errinfo_t e = FWDIOI_ERRINFO_OK;
         fwdioi_errinfo_set(&e, FWDIO_ENOMEM, f->rank, 0, 0);
-        fwdioi_step_drains_fail_mpi(f, &e);
+        sd->fail(f, &e);
         return;
     }
     b->index = index;
@@ -266,7 +272,7 @@ static void on_agreed(void *arg, const MPI_Status *st)
         fwdioi_errinfo_t e = FWDIOI_ERRINFO_OK;
         fwdioi_errinfo_set_mpi(&e, f ? f->rank : -1, FWDIOI_MPI_AGREE_STEP_DRAIN, st->MPI_ERROR);
         if (f)
-            fwdioi_step_drains_fail_mpi(f, &e);
+            sd->fail(f, &e);
         return;
     }
     fwdioi_errinfo_unpack(sd->out, &sd->agreed);
@@ -286,7 +292,7 @@ static void agree(struct fwdioi_step_drains *sd)
     if (rc != MPI_SUCCESS) {
         fwdioi_errinfo_t e = FWDIOI_ERRINFO_OK;
         fwdioi_errinfo_set_mpi(&e, f->rank, FWDIOI_MPI_AGREE_STEP_DRAIN, rc);
-        fwdioi_step_drains_fail_mpi(f, &e);
+        sd->fail(f, &e);
         return;
     }
     sd->agreeing = 1;
@@ -461,20 +467,6 @@ void fwdioi_step_drains_give_up(fwdio_file_t *f, const fwdioi_errinfo_t *why)
     pump(sd); /* the queued steps fail; a job in flight closes its files */
 }
 
-void fwdioi_step_drains_fail_mpi(fwdio_file_t *f, const fwdioi_errinfo_t *why)
-{
-    FWDIOI_ASSERT_PROGRESS();
-    fwdioi_log(FWDIOI_LOG_WARN, "rank %d: %s: the drain of a step failed in MPI", f->rank,
-               f->path);
-    if (f->s.phase != FWDIOI_PHASE_DONE) {
-        /* the file is open: it is aborted on every rank, and the session's
-         * end gives the step drains up */
-        fwdioi_outcome_abort(f, why, 1);
-        return;
-    }
-    fwdioi_step_drains_give_up(f, why);
-    fwdioi_local_drain_abort(f, why); /* tells the others */
-}
 
 void fwdioi_step_drains_free(fwdio_file_t *f)
 {

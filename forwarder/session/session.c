@@ -751,6 +751,20 @@ static void on_open_agreed(void *arg, const MPI_Status *st)
     open_decided(f);
 }
 
+/* An MPI call of a tier stream's step drains failed on this rank: while
+ * the file is open it is aborted (every rank hears, and gives the step
+ * drains up); after, its drain is (progress thread). */
+static void step_drains_failed(fwdio_file_t *f, const fwdioi_errinfo_t *why)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    fwdioi_log(FWDIOI_LOG_WARN, "rank %d: %s: the drain of a step failed in MPI", f->rank,
+               f->path);
+    if (f->s.phase != FWDIOI_PHASE_DONE)
+        fwdioi_outcome_abort(f, why, 1);
+    else
+        fwdioi_local_drain_abort(f, why);
+}
+
 static void start_open_agreement(fwdio_file_t *f)
 {
     fwdioi_session_t *s = &f->s;
@@ -765,7 +779,7 @@ static void start_open_agreement(fwdio_file_t *f)
      * progresses, so a collective started meanwhile on the same
      * communicator may meet another on another rank); once it is done,
      * the steps (and the close) go on */
-    int rc = fwdioi_step_drains_start(f, s->comm, fwdioi_steps_pump);
+    int rc = fwdioi_step_drains_start(f, s->comm, fwdioi_steps_pump, step_drains_failed);
     if (rc != MPI_SUCCESS)
         fwdioi_outcome_mpi_failed(f, FWDIOI_MPI_COMM_IDUP, rc);
     try_close_early(f); /* closed here already: its agreement right behind */

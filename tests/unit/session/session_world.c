@@ -415,11 +415,13 @@ int fwdioi_local_session_done(fwdio_file_t *f, const fwdioi_errinfo_t *final, MP
 }
 
 int fwdioi_step_drains_start(fwdio_file_t *f, MPI_Comm file_comm,
-                             void (*resume)(fwdio_file_t *f))
+                             void (*resume)(fwdio_file_t *f),
+                             void (*fail)(fwdio_file_t *f, const fwdioi_errinfo_t *why))
 {
     (void)f;
     (void)file_comm;
     (void)resume;
+    (void)fail;
     return MPI_SUCCESS; /* not a stream of the tier */
 }
 
@@ -430,6 +432,12 @@ int fwdioi_step_drains_dup_pending(const fwdio_file_t *f)
 }
 
 void fwdioi_step_drains_give_up(fwdio_file_t *f, const fwdioi_errinfo_t *why)
+{
+    (void)f;
+    (void)why;
+}
+
+void fwdioi_local_drain_abort(fwdio_file_t *f, const fwdioi_errinfo_t *why)
 {
     (void)f;
     (void)why;
