@@ -52,6 +52,7 @@ typedef struct step_batch {
     STAILQ_ENTRY(step_batch) link;
     uint64_t index;
     fwdioi_errinfo_t status; /* the step's own, agreed */
+    fwdioi_errinfo_t lost;   /* this rank could not keep its ranges (no memory) */
     fwdioi_local_run_t *runs; /* this writer's ranges of it */
     size_t nruns;
 } step_batch_t;
@@ -69,6 +70,7 @@ struct fwdioi_step_drains {
     /* this writer's ranges handed over by SYNC jobs, not yet a step's */
     fwdioi_local_run_t *synced;
     size_t nsynced, synced_cap;
+    fwdioi_errinfo_t synced_lost; /* some of them could not be kept: that step's drain fails */
     STAILQ_HEAD(, step_batch) queue;
     /* the head's copy and agreement */
     int busy, agreeing;
@@ -160,7 +162,7 @@ int fwdioi_step_drains_start(fwdio_file_t *f, MPI_Comm file_comm,
     sd->seq = f->seq;
     sd->bandwidth = l->bandwidth;
     sd->durable = f->opts.durable;
-    sd->failed = sd->local = sd->agreed = FWDIOI_ERRINFO_OK;
+    sd->failed = sd->local = sd->agreed = sd->synced_lost = FWDIOI_ERRINFO_OK;
     STAILQ_INIT(&sd->queue);
     if ((l->data_path && !(sd->local_path = strdup(l->data_path))) ||
         !(sd->target_path = strdup(f->write_path))) {
@@ -196,7 +198,7 @@ void fwdioi_step_drains_synced(fwdio_file_t *f, fwdioi_range_t *list, size_t n)
             cap *= 2;
         fwdioi_local_run_t *r = realloc(sd->synced, cap * sizeof *r);
         if (!r) { /* the step's drain cannot know its bytes: it fails */
-            fwdioi_errinfo_set(&sd->local, FWDIO_ENOMEM, f->rank, 0, 0);
+            fwdioi_errinfo_set(&sd->synced_lost, FWDIO_ENOMEM, f->rank, 0, 0);
             free(list);
             return;
         }
@@ -226,8 +228,10 @@ void fwdioi_step_drains_complete(fwdio_file_t *f, uint64_t index, const fwdioi_e
     b->status = *status;
     b->runs = sd->synced;
     b->nruns = sd->nsynced;
+    b->lost = sd->synced_lost;
     sd->synced = NULL;
     sd->nsynced = sd->synced_cap = 0;
+    sd->synced_lost = FWDIOI_ERRINFO_OK;
     STAILQ_INSERT_TAIL(&sd->queue, b, link);
     pump(sd);
 }
@@ -242,7 +246,6 @@ static void head_done(struct fwdioi_step_drains *sd, const fwdioi_errinfo_t *res
     if (result->status != FWDIO_OK && sd->failed.status == FWDIO_OK)
         sd->failed = *result;
     sd->drained = b->index + 1;
-    sd->local = FWDIOI_ERRINFO_OK;
     fwdio_file_t *f = sd->file;
     if (f) {
         char text[sizeof f->step_drain_text] = "";
@@ -404,6 +407,7 @@ static void pump(struct fwdioi_step_drains *sd)
         }
         if (!sd->comm_ready)
             return; /* on_dup_done pumps */
+        sd->local = b->lost; /* this step's own, from here to its agreement */
         if (b->nruns > 0 && sd->local.status == FWDIO_OK && sd->local_path) {
             if (!sd->buf && !(sd->buf = malloc(sd->unit))) {
                 fwdioi_errinfo_set(&sd->local, FWDIO_ENOMEM, f->rank, 0, 0);

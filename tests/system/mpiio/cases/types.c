@@ -173,7 +173,7 @@ void case_large_memtype(void)
  * Memory datatypes made with MPI 4's MPI_Count constructors (MPICH refuses
  * the int-count MPI_Type_get_envelope for them, fatally under the default
  * error handler; MPICH 4.0's own MPI-IO does so too, so no filetype made
- * so is used here): a permuted hindexed_block_c (collective), a struct_c of
+ * so is used here, and without the layer the part is skipped): a permuted hindexed_block_c (collective), a struct_c of
  * two halves high first (independent), and every other block of a buffer
  * as a resized_c hvector_c of contiguous_c blocks (collective). Every
  * rank's bytes must land in typemap order (as MPI_Pack orders them), read
@@ -183,6 +183,12 @@ static void large_count_types(void)
 {
     enum { BLOCK = 100, NB = 4, N = 96, PIECE = N * 4, REGION = 2 * PIECE + NB * BLOCK };
     const char *name = "large_count_types.mpiio";
+    if (!g_layer) { /* MPICH 4.0's own MPI-IO aborts in MPI_Type_get_envelope on them */
+        if (g_rank == 0)
+            note("large_count: memory types of MPI_Count constructors are checked through the "
+                 "layer only");
+        return;
+    }
     remove_file(name);
     MPI_File fh = open_file(name, MPI_MODE_WRONLY | MPI_MODE_CREATE);
     expect_state(fh, "after open", ST_TAKEN);
