@@ -78,10 +78,9 @@ struct fwdioi_step_drains {
     uint8_t *buf;
     uint64_t next_run, next_off, moved;
     double t0;
-    fwdioi_errinfo_t local, agreed;
+    fwdioi_errinfo_t local;
     fwdioi_agree_pair_t in[FWDIOI_ERRINFO_PAIRS], out[FWDIOI_ERRINFO_PAIRS];
     fwdioi_errinfo_t failed; /* the first failed step drain (agreed) */
-    uint64_t drained;        /* steps whose drain is agreed */
     void (*idle)(fwdio_file_t *f); /* once the queue is empty and nothing runs */
     void (*resume)(fwdio_file_t *f); /* the file's collectives go on */
     /* an MPI call of theirs failed here: the file (or its drain) fails on
@@ -162,7 +161,7 @@ int fwdioi_step_drains_start(fwdio_file_t *f, MPI_Comm file_comm,
     sd->seq = f->seq;
     sd->bandwidth = l->bandwidth;
     sd->durable = f->opts.durable;
-    sd->failed = sd->local = sd->agreed = sd->synced_lost = FWDIOI_ERRINFO_OK;
+    sd->failed = sd->local = sd->synced_lost = FWDIOI_ERRINFO_OK;
     STAILQ_INIT(&sd->queue);
     if ((l->data_path && !(sd->local_path = strdup(l->data_path))) ||
         !(sd->target_path = strdup(f->write_path))) {
@@ -245,7 +244,6 @@ static void head_done(struct fwdioi_step_drains *sd, const fwdioi_errinfo_t *res
     STAILQ_REMOVE_HEAD(&sd->queue, link);
     if (result->status != FWDIO_OK && sd->failed.status == FWDIO_OK)
         sd->failed = *result;
-    sd->drained = b->index + 1;
     fwdio_file_t *f = sd->file;
     if (f) {
         char text[sizeof f->step_drain_text] = "";
@@ -278,8 +276,9 @@ static void on_agreed(void *arg, const MPI_Status *st)
             sd->fail(f, &e);
         return;
     }
-    fwdioi_errinfo_unpack(sd->out, &sd->agreed);
-    head_done(sd, &sd->agreed);
+    fwdioi_errinfo_t agreed;
+    fwdioi_errinfo_unpack(sd->out, &agreed);
+    head_done(sd, &agreed);
     pump(sd);
 }
 
