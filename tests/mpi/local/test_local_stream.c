@@ -302,6 +302,17 @@ static void case_refusals(fwdio_runtime_t *rt)
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
+/* Every rank has the same error text for f (in text, for further checks). */
+static void expect_one_text(fwdio_file_t *f, char *text, size_t len)
+{
+    char first[256];
+    snprintf(text, len, "%s", fwdio_file_error(f));
+    snprintf(first, sizeof first, "%s", text);
+    MPI_Bcast(first, sizeof first, MPI_CHAR, 0, MPI_COMM_WORLD);
+    TC_CHECK(!strcmp(first, text), "error texts differ: \"%s\" on rank 0, \"%s\" here", first,
+             text);
+}
+
 static void case_drain_fail(fwdio_runtime_t *rt)
 {
     char target_dir[4096], path[4200], dir[4096];
@@ -327,12 +338,8 @@ static void case_drain_fail(fwdio_runtime_t *rt)
     TC_EXPECT(fwdio_close(f), FWDIO_OK, "fwdio_close");
     TC_EXPECT(fwdio_wait(f), FWDIO_OK, "fwdio_wait: complete in the local stores");
     TC_EXPECT(fwdio_drain_wait(f), FWDIO_EWRITE, "fwdio_drain_wait");
-    char text[256], first[256];
-    snprintf(text, sizeof text, "%s", fwdio_file_error(f));
-    memcpy(first, text, sizeof text);
-    MPI_Bcast(first, sizeof first, MPI_CHAR, 0, MPI_COMM_WORLD);
-    TC_CHECK(!strcmp(first, text), "drain error texts differ: \"%s\" on rank 0, \"%s\" here",
-             first, text);
+    char text[256];
+    expect_one_text(f, text, sizeof text);
     int n = local_files(dir);
     TC_CHECK(n == (tc_size > 1 ? 2 : 1), "%d local files after a failed drain: they are the "
              "only copy", n);
@@ -378,12 +385,8 @@ static void case_mpi_fault(fwdio_runtime_t *rt)
     fwdio_close(f);
     TC_EXPECT(fwdio_wait(f), FWDIO_EMPI, "fwdio_wait: an agreement failed on one rank");
     TC_EXPECT(fwdio_drain_wait(f), FWDIO_EMPI, "fwdio_drain_wait: no drain after a failure");
-    char text[256], first[256];
-    snprintf(text, sizeof text, "%s", fwdio_file_error(f));
-    memcpy(first, text, sizeof text);
-    MPI_Bcast(first, sizeof first, MPI_CHAR, 0, MPI_COMM_WORLD);
-    TC_CHECK(!strcmp(first, text), "error texts differ: \"%s\" on rank 0, \"%s\" here", first,
-             text);
+    char text[256];
+    expect_one_text(f, text, sizeof text);
     TC_CHECK(strstr(text, "MPI_Iallreduce") != NULL, "the error does not name the call: %s",
              text);
     TC_CHECK(tc_sum(MPI_COMM_WORLD, mpi_faults_fired()) == 1,
@@ -428,12 +431,8 @@ static void case_step_fault(fwdio_runtime_t *rt)
     fwdio_close(f);
     TC_EXPECT(fwdio_wait(f), FWDIO_EMPI, "fwdio_wait: the stream failed with it");
     TC_EXPECT(fwdio_drain_wait(f), FWDIO_EMPI, "fwdio_drain_wait");
-    char text[256], first[256];
-    snprintf(text, sizeof text, "%s", fwdio_file_error(f));
-    memcpy(first, text, sizeof text);
-    MPI_Bcast(first, sizeof first, MPI_CHAR, 0, MPI_COMM_WORLD);
-    TC_CHECK(!strcmp(first, text), "error texts differ: \"%s\" on rank 0, \"%s\" here", first,
-             text);
+    char text[256];
+    expect_one_text(f, text, sizeof text);
     TC_CHECK(strstr(text, "drain") != NULL, "the error does not name the step's drain: %s",
              text);
     TC_CHECK(tc_sum(MPI_COMM_WORLD, mpi_faults_fired()) == 1,
