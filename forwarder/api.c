@@ -1029,6 +1029,8 @@ const char *fwdio_file_error(const fwdio_file_t *f)
     const char *text = f->failed_known ? f->error_text : fwdio_strerror(FWDIO_OK);
     if (!f->failed_known && f->drained_delivered && f->drain_status != FWDIO_OK)
         text = f->drain_text; /* set once, before drained was delivered */
+    else if (!f->failed_known && f->step_drain_fail_from != UINT64_MAX)
+        text = f->step_drain_text; /* set once, with step_drain_fail_from */
     fwdioi_rt_unlock(f->engine);
     return text;
 }
@@ -1038,11 +1040,13 @@ int fwdio_file_error_info(const fwdio_file_t *f, fwdio_error_info_t *info)
     if (!f || !info)
         return FWDIO_EINVAL;
     fwdioi_rt_lock(f->engine);
-    /* as fwdio_file_error: a drain's failure once the file itself did not fail */
-    const fwdioi_errinfo_t *e = !f->failed_known && f->drained_delivered &&
-                                        f->drain_status != FWDIO_OK
-                                    ? &f->drain_error
-                                    : &f->known_error;
+    /* as fwdio_file_error: a drain's failure, or a step's drain's, once the
+     * file itself did not fail */
+    const fwdioi_errinfo_t *e = &f->known_error;
+    if (!f->failed_known && f->drained_delivered && f->drain_status != FWDIO_OK)
+        e = &f->drain_error;
+    else if (!f->failed_known && f->step_drain_fail_from != UINT64_MAX)
+        e = &f->step_drain_error;
     info->status = (int)e->status;
     info->rank = (int)e->rank;
     info->sys_errno = (int)e->sys_errno;

@@ -537,6 +537,7 @@ struct fwdio_file {
      * (local/step_drain.c) */
     uint64_t steps_drained, step_drain_fail_from;
     int step_drain_status;
+    fwdioi_errinfo_t step_drain_error;
     char step_drain_text[256];
     fwdioi_append_list_t appends; /* fwdio_append since the last step end */
     /* a read file: its size and plan are set (after ready, when the open

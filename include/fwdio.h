@@ -1554,7 +1554,9 @@ FWDIO_API const char *fwdio_strerror(int status);
  * same bytes of the file (/x/y, rank 0, offset 100000)". A path too long
  * for the text loses its beginning. "success" while the file has not failed.
  * A file of the node-local tier that completed and whose drain failed
- * gives the drain's failure here (its complete status stays FWDIO_OK).
+ * gives the drain's failure here (its complete status stays FWDIO_OK); a
+ * stream of the tier whose step's drain failed (fwdio_step_drain_test) gives
+ * that failure while the stream itself has not failed.
  * Valid until fwdio_file_free().
  */
 FWDIO_API const char *fwdio_file_error(const fwdio_file_t *file);

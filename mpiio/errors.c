@@ -135,7 +135,8 @@ static int through_handler(mpiio_file_t *f, int code)
     return code;
 }
 
-int mpiio_file_error(mpiio_file_t *f, int status, const char *call)
+/* The file's sticky error for `status`, its text "<call>: <what><detail>". */
+static int stream_error(mpiio_file_t *f, int status, const char *call, const char *what)
 {
     if (f->error_code == MPI_SUCCESS) {
         char text[MPI_MAX_ERROR_STRING];
@@ -149,12 +150,22 @@ int mpiio_file_error(mpiio_file_t *f, int status, const char *call)
                    info.status == status) {
             detail = fwdio_file_error(f->stream);
         }
-        mpiio_error_text(text, sizeof text, f->path, "%s: %s", call, detail);
+        mpiio_error_text(text, sizeof text, f->path, "%s: %s%s", call, what, detail);
         if (mpiio_verbose())
             mpiio_say("%s", text + strlen("fwdio-mpiio: "));
         f->error_code = mpiio_error_code(status, info.sys_errno, text);
     }
     return through_handler(f, f->error_code);
+}
+
+int mpiio_file_error(mpiio_file_t *f, int status, const char *call)
+{
+    return stream_error(f, status, call, "");
+}
+
+int mpiio_drain_error(mpiio_file_t *f, int status, const char *call)
+{
+    return stream_error(f, status, call, MPIIO_DRAIN_FAILED ": ");
 }
 
 int mpiio_refuse(mpiio_file_t *f, int cls, const char *fmt, ...)

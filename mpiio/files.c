@@ -309,10 +309,12 @@ static int wait_stream(mpiio_file_t *f, int closed, const char *call)
     int code = rc == FWDIO_OK ? MPI_SUCCESS : mpiio_file_error(f, rc, call);
     /* In the node-local tier the file is complete in the local stores and
      * drains to its path in the background: the path's next open, its
-     * MPI_File_delete and MPI_Finalize wait for that (state.c). */
-    int drained = 1;
-    if (rc == FWDIO_OK && fwdio_drain_test(f->stream, &drained) == FWDIO_OK && !drained)
-        mpiio_add_pending(f->stream, f->path);
+     * MPI_File_delete and MPI_Finalize wait for that and return its failure
+     * (state.c), also where the drain has ended by now (it may have on some
+     * ranks only: the next open is the same call everywhere), unless the
+     * file's failure is the close's to return already (agreed by now). */
+    if (rc == FWDIO_OK && f->tier)
+        mpiio_add_pending(f->stream, f->path, f->error_code != MPI_SUCCESS);
     else
         fwdio_file_free(f->stream);
     f->stream = NULL;
@@ -428,7 +430,7 @@ int mpiio_close(mpiio_file_t *f, MPI_File *fh)
     if (f->stream) {
         int closing = fwdio_close(f->stream);
         if (closing == FWDIO_OK && mpiio_close_async() && code == MPI_SUCCESS) {
-            mpiio_add_pending(f->stream, f->path);
+            mpiio_add_pending(f->stream, f->path, 0);
             f->stream = NULL;
         } else if (closing == FWDIO_OK && !f->sync_owed && handler_returns(*fh)) {
             wait_after = 1;

@@ -176,8 +176,10 @@ int mpiio_sync_async(void);         /* FWDIO_MPIIO_SYNC=async */
 int64_t mpiio_readback_limit(int rank);
 /* Remember a closed file's stream still writing (FWDIO_MPIIO_CLOSE=async) or
  * draining from the node-local tier to its path; the next open of the path,
- * its MPI_File_delete and MPI_Finalize wait for it (mpiio_wait_pending). */
-void mpiio_add_pending(fwdio_file_t *stream, const char *path);
+ * its MPI_File_delete and MPI_Finalize wait for it (mpiio_wait_pending) and
+ * return its failure, unless `reported` (the close returned the file's
+ * failure already: it is waited for quietly). */
+void mpiio_add_pending(fwdio_file_t *stream, const char *path, int reported);
 int mpiio_wait_pending(const char *path); /* NULL: every path; MPI error code */
 int mpiio_finalize_runtimes(void);
 
@@ -212,6 +214,10 @@ int mpiio_error_code(int status, int sys_errno, const char *text);
 /* The file's stream failed (or a call on it returned `status`): the file's
  * sticky error code, through the file's error handler. */
 int mpiio_file_error(mpiio_file_t *f, int status, const char *call);
+/* The same for a failed drain of the node-local tier to the path (a step's,
+ * before the close): its text says so. */
+#define MPIIO_DRAIN_FAILED "the drain from the node-local tier to the path failed"
+int mpiio_drain_error(mpiio_file_t *f, int status, const char *call);
 /* A collective call's outcome made the same on every rank (collective), also
  * for a failure of this rank's own since its last collective call
  * (local_code): when any rank failed, a rank that did not returns an error

@@ -27,6 +27,7 @@ static runtime_entry_t *runtimes; /* in creation order */
 typedef struct pending {
     fwdio_file_t *stream;
     char *path;
+    int reported; /* its close returned the failure: not again */
     struct pending *next;
 } pending_t;
 static pending_t *pendings;
@@ -336,13 +337,15 @@ int64_t mpiio_readback_limit(int rank)
     return (int64_t)n;
 }
 
-void mpiio_add_pending(fwdio_file_t *stream, const char *path)
+void mpiio_add_pending(fwdio_file_t *stream, const char *path, int reported)
 {
     pending_t *p = calloc(1, sizeof(*p));
     char *copy = strdup(path);
     if (!p || !copy) { /* cannot remember it: complete it now */
         int rc = fwdio_wait(stream);
-        if (rc != FWDIO_OK)
+        if (rc == FWDIO_OK)
+            rc = fwdio_drain_wait(stream);
+        if (rc != FWDIO_OK && !reported)
             mpiio_say("%s: the close failed: %s", path, fwdio_file_error(stream));
         fwdio_file_free(stream);
         free(p);
@@ -351,6 +354,7 @@ void mpiio_add_pending(fwdio_file_t *stream, const char *path)
     }
     p->stream = stream;
     p->path = copy;
+    p->reported = reported;
     fwdioi_mutex_lock(&state_lock);
     p->next = pendings;
     pendings = p;
@@ -373,14 +377,13 @@ int mpiio_wait_pending(const char *path)
             return code;
         int rc = fwdio_wait(p->stream);
         int drain = rc == FWDIO_OK ? fwdio_drain_wait(p->stream) : FWDIO_OK;
-        if (rc != FWDIO_OK || drain != FWDIO_OK) {
+        if ((rc != FWDIO_OK || drain != FWDIO_OK) && !p->reported) {
             char text[MPI_MAX_ERROR_STRING];
             fwdio_error_info_t info;
             fwdio_file_error_info(p->stream, &info);
             mpiio_error_text(text, sizeof text, p->path,
                              rc != FWDIO_OK ? "the asynchronous close failed: %s"
-                                            : "the drain from the node-local tier to the path "
-                                              "failed: %s",
+                                            : MPIIO_DRAIN_FAILED ": %s",
                              fwdio_file_error(p->stream));
             rc = rc != FWDIO_OK ? rc : drain;
             mpiio_say("%s", text + strlen("fwdio-mpiio: "));

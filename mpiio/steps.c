@@ -38,9 +38,10 @@ static int wait_ended(mpiio_file_t *f, int drained, const char *call)
     if (!f->stream || f->steps_ended == 0)
         return MPI_SUCCESS;
     int rc = fwdio_step_wait(f->stream, f->steps_ended - 1);
-    if (rc == FWDIO_OK && drained)
-        rc = fwdio_step_drain_wait(f->stream, f->steps_ended - 1);
-    return rc == FWDIO_OK ? MPI_SUCCESS : mpiio_file_error(f, rc, call);
+    if (rc != FWDIO_OK)
+        return mpiio_file_error(f, rc, call);
+    rc = drained ? fwdio_step_drain_wait(f->stream, f->steps_ended - 1) : FWDIO_OK;
+    return rc == FWDIO_OK ? MPI_SUCCESS : mpiio_drain_error(f, rc, call);
 }
 
 int mpiio_settle_ended(mpiio_file_t *f, const char *call) { return wait_ended(f, 1, call); }

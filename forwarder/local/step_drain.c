@@ -254,6 +254,7 @@ static void head_done(struct fwdioi_step_drains *sd, const fwdioi_errinfo_t *res
         if (result->status != FWDIO_OK && f->step_drain_fail_from == UINT64_MAX) {
             f->step_drain_fail_from = b->index;
             f->step_drain_status = (int)result->status;
+            f->step_drain_error = *result;
             memcpy(f->step_drain_text, text, sizeof text);
         }
         fwdioi_rt_broadcast(f->engine); /* fwdio_step_drain_wait */

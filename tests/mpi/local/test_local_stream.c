@@ -23,12 +23,16 @@
  * files there (none of a moved writer), each step is drained to the path
  * while the stream is open (fwdio_step_drain_wait: every rank finds its
  * pieces of the second step at the path, and the third step's drain tested
- * until it is done before the close), the drain is OK, no local file is
+ * until it is done before the close; in each step's callback
+ * fwdio_step_drain_wait is refused with FWDIO_ECONTEXT and
+ * fwdio_step_drain_test works), the drain is OK, no local file is
  * left after it, and the target equals the straight one; and
  *   drainfail  (own runtime, FWDIO_FAULT: the last writer's pwrites to the
  *              target fail) the steps and the file complete OK in the local
- *              stores, the drain fails with FWDIO_EWRITE on every rank (one
- *              text), the local files stay (the only copy);
+ *              stores, the step's drain fails with FWDIO_EWRITE (named by
+ *              fwdio_file_error while the stream is open), the drain fails
+ *              with FWDIO_EWRITE on every rank (one text), the local files
+ *              stay (the only copy);
  *   mpifault   (only with --case, under MPI_FAULTS_RULE failing one rank's
  *              agreement of the third step) local_capacity 4.2 MB: the
  *              stream ends with FWDIO_EMPI on every rank (one text), its
@@ -158,6 +162,23 @@ static void expect_step_at_path(const char *path, int k)
  * completion (`*at_complete`: the drain after the close, which copies only
  * the bytes after the last step, may have removed some by then), the drain,
  * and none after it. */
+/* A step's callback: waiting for a drain there could never end (the
+ * callback holds up what the wait needs), so fwdio_step_drain_wait says so;
+ * testing works. Counts the steps seen (checks recorded with tc_fail are
+ * thread-safe). */
+static void on_step(fwdio_file_t *f, uint64_t step, int status, void *user)
+{
+    TC_EXPECT(status, FWDIO_OK, "the step's status in its callback");
+    TC_EXPECT(fwdio_step_drain_wait(f, step), FWDIO_ECONTEXT,
+              "fwdio_step_drain_wait from a step callback");
+    int done = -1;
+    int rc = fwdio_step_drain_test(f, step, &done);
+    TC_CHECK(rc == FWDIO_OK && (done == 0 || done == 1),
+             "fwdio_step_drain_test from a step callback: %d (%s), done %d", rc,
+             fwdio_strerror(rc), done);
+    atomic_fetch_add((atomic_int *)user, 1);
+}
+
 static void run_stream(fwdio_runtime_t *rt, const char *path, variant_t v, const char *local_dir,
                        uint64_t capacity, int *during, int *at_complete)
 {
@@ -167,7 +188,9 @@ static void run_stream(fwdio_runtime_t *rt, const char *path, variant_t v, const
     o.local_dir = local_dir;
     o.local_capacity = capacity;
     fwdio_file_t *f = NULL;
-    TC_EXPECT(fwdio_open(rt, path, FWDIO_SIZE_GROWS, &o, NULL, &f), FWDIO_OK, "fwdio_open");
+    atomic_int steps_seen = 0;
+    fwdio_callbacks_t cbs = {.step = on_step, .user = &steps_seen};
+    TC_EXPECT(fwdio_open(rt, path, FWDIO_SIZE_GROWS, &o, &cbs, &f), FWDIO_OK, "fwdio_open");
     for (int k = 0; k < 3; k++) {
         for (int i = 0; i < PIECES; i++) {
             uint64_t off = step_base(k) + ((uint64_t)i * (uint64_t)tc_size + (uint64_t)tc_rank) *
@@ -199,6 +222,8 @@ static void run_stream(fwdio_runtime_t *rt, const char *path, variant_t v, const
     expect_step_at_path(path, 2);
     TC_EXPECT(fwdio_close(f), FWDIO_OK, "fwdio_close");
     TC_EXPECT(fwdio_wait(f), FWDIO_OK, "fwdio_wait");
+    TC_CHECK(atomic_load(&steps_seen) == 3, "%d step callbacks ran, expected 3",
+             atomic_load(&steps_seen));
     if (local_dir) {
         *at_complete = local_files(local_dir);
         TC_EXPECT(fwdio_drain_wait(f), FWDIO_OK, "fwdio_drain_wait");
@@ -335,6 +360,13 @@ static void case_drain_fail(fwdio_runtime_t *rt)
                   FWDIO_OK, "write");
     TC_EXPECT(fwdio_step_end(f), FWDIO_OK, "fwdio_step_end");
     TC_EXPECT(fwdio_step_wait(f, 0), FWDIO_OK, "fwdio_step_wait: in the local stores");
+    /* the step's drain fails too, and the open stream names why */
+    TC_EXPECT(fwdio_step_drain_wait(f, 0), FWDIO_EWRITE, "fwdio_step_drain_wait");
+    TC_CHECK(strstr(fwdio_file_error(f), "pwrite of ") != NULL,
+             "fwdio_file_error after a failed step drain: \"%s\"", fwdio_file_error(f));
+    fwdio_error_info_t info;
+    TC_EXPECT(fwdio_file_error_info(f, &info), FWDIO_OK, "fwdio_file_error_info");
+    TC_EXPECT(info.status, FWDIO_EWRITE, "fwdio_file_error_info's status after a failed step drain");
     TC_EXPECT(fwdio_close(f), FWDIO_OK, "fwdio_close");
     TC_EXPECT(fwdio_wait(f), FWDIO_OK, "fwdio_wait: complete in the local stores");
     TC_EXPECT(fwdio_drain_wait(f), FWDIO_EWRITE, "fwdio_drain_wait");

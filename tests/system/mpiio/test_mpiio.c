@@ -108,6 +108,7 @@ static const case_t cases[] = {
     {"large_memtype", case_large_memtype, 0},
     {"large_count", case_large_count, 1},
     {"tier", case_tier, 1},
+    {"tier_fault", case_tier_fault, 0},
     {"long_path", case_long_path, 1},
     {"fault_eio", case_fault_eio, 0},
     {"fault_nospc", case_fault_nospc, 0},

@@ -250,6 +250,7 @@ void case_memtype_order(void);
 void case_large_memtype(void);
 void case_large_count(void);
 void case_tier(void);
+void case_tier_fault(void);
 /* opening.c */
 void case_late_refusal(void);
 void case_late_refusal_fault(void);

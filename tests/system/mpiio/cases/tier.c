@@ -120,3 +120,107 @@ void case_tier(void)
     free(piece);
     MPI_Info_free(&slow);
 }
+
+/* Every rank: `rc` failed on every rank or on none (the same outcome from the
+ * same call everywhere); returns whether it failed. */
+static int failed_alike(int rc, const char *what)
+{
+    int mine = rc != MPI_SUCCESS, all = 0;
+    MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    CHECK(all == 0 || all == g_size, "tier_fault: %s failed on %d of %d ranks", what, all,
+          g_size);
+    return mine;
+}
+
+/*
+ * The drain to the path failing (FWDIO_FAULT fails every pwrite on the
+ * test's own directory, so the local stores work and the drains fail):
+ * - a read that needs a synced step at the path returns the drain's failure
+ *   on every rank (MPI_ERR_IO), and so does the close after it;
+ * - a file closed before its drain failed: the close returns success (the
+ *   file is complete in the local stores), the path's next MPI_File_open
+ *   returns the failure on every rank and no handle, and the open after that
+ *   (read-only, so MPI-IO's own) works;
+ * - a second such file is left to MPI_Finalize, which returns the failure
+ *   (checked by the driver).
+ */
+void case_tier_fault(void)
+{
+    const char *dir = getenv("FWDIO_LOCAL_DIR");
+    if (!g_layer || !dir || !*dir || !getenv("FWDIO_FAULT")) {
+        if (g_rank == 0)
+            note("skipped: needs the layer, FWDIO_LOCAL_DIR and a FWDIO_FAULT rule");
+        return;
+    }
+    enum { PIECE = 65536 };
+    uint8_t *b = pattern_buf((int64_t)g_rank * PIECE, PIECE, seed_of(1));
+    MPI_Status st;
+
+    /* a read after sync-barrier-sync needs the step at the path */
+    const char *read_name = "tier_fault_read.mpiio";
+    remove_file(read_name);
+    MPI_File fh = open_file(read_name, MPI_MODE_RDWR | MPI_MODE_CREATE);
+    expect_state(fh, "after open", ST_TAKEN);
+    if (fh != MPI_FILE_NULL) {
+        OK(MPI_File_write_at_all(fh, (MPI_Offset)g_rank * PIECE, b, PIECE, MPI_BYTE, &st));
+        OK(MPI_File_sync(fh)); /* durable in the local stores: no drain needed */
+        MPI_Barrier(MPI_COMM_WORLD);
+        OK(MPI_File_sync(fh));
+        uint8_t *got = malloc(PIECE);
+        int64_t at = (int64_t)((g_rank + 1) % g_size) * PIECE;
+        int rc = MPI_File_read_at(fh, at, got, PIECE, MPI_BYTE, &st);
+        free(got);
+        if (failed_alike(rc, "the read after a failed step drain"))
+            expect_error(rc, "tier_fault: read_at after a failed step drain", MPI_ERR_IO,
+                         "drain");
+        else
+            fail("tier_fault: read_at of a step whose drain failed succeeded");
+        rc = MPI_File_close(&fh);
+        if (failed_alike(rc, "the close after a failed read"))
+            expect_error(rc, "tier_fault: the close after a failed step drain", MPI_ERR_IO,
+                         "drain");
+        else
+            fail("tier_fault: the close of a file whose step drain failed succeeded");
+        CHECK(fh == MPI_FILE_NULL, "tier_fault: a close left the handle");
+    }
+
+    /* closed before the drain's failure is known: the next open says it */
+    const char *name = "tier_fault.mpiio";
+    char p[4200];
+    path_of(p, sizeof p, name);
+    remove_file(name);
+    fh = open_file(name, MPI_MODE_WRONLY | MPI_MODE_CREATE);
+    expect_state(fh, "after open", ST_TAKEN);
+    if (fh != MPI_FILE_NULL) {
+        int rc = MPI_File_write_at_all(fh, (MPI_Offset)g_rank * PIECE, b, PIECE, MPI_BYTE, &st);
+        failed_alike(rc, "write_at_all");
+        rc = MPI_File_close(&fh);
+        if (!failed_alike(rc, "the close")) {
+            fh = MPI_FILE_NULL;
+            rc = MPI_File_open(MPI_COMM_WORLD, p, MPI_MODE_WRONLY, MPI_INFO_NULL, &fh);
+            if (failed_alike(rc, "the open after a failed drain"))
+                expect_error(rc, "tier_fault: MPI_File_open after a failed drain", MPI_ERR_IO,
+                             "drain");
+            else
+                fail("tier_fault: the open after a failed drain succeeded");
+            CHECK(fh == MPI_FILE_NULL, "tier_fault: a failed open returned a file handle");
+            if (rc == MPI_SUCCESS && fh != MPI_FILE_NULL)
+                MPI_File_close(&fh);
+        } else if (g_rank == 0) {
+            note("tier_fault: the failure came by the close already");
+        }
+        fh = open_file(name, MPI_MODE_RDONLY); /* reported once: this one works */
+        close_file(&fh);
+    }
+
+    /* a second file, closed and left to MPI_Finalize */
+    const char *last = "tier_fault_final.mpiio";
+    remove_file(last);
+    fh = open_file(last, MPI_MODE_WRONLY | MPI_MODE_CREATE);
+    if (fh != MPI_FILE_NULL) {
+        int rc = MPI_File_write_at_all(fh, (MPI_Offset)g_rank * PIECE, b, PIECE, MPI_BYTE, &st);
+        int close_rc = MPI_File_close(&fh);
+        g_expect_finalize_error = rc == MPI_SUCCESS && close_rc == MPI_SUCCESS;
+    }
+    free(b);
+}
