@@ -76,6 +76,26 @@ static void drop_stream(mpiio_file_t *f)
     f->stream = NULL;
 }
 
+/* The node-local tier this rank would open the file in: the hint
+ * fwdio_local_dir (in opts), else FWDIO_LOCAL_DIR; NULL for none. */
+static const char *tier_dir(const fwdio_options_t *opts)
+{
+    const char *local = getenv("FWDIO_LOCAL_DIR");
+    return opts->local_dir ? opts->local_dir : local && *local ? local : NULL;
+}
+
+/* A digest of tier_dir for the open's agreement (0: none). */
+static uint64_t tier_digest(const fwdio_options_t *opts)
+{
+    const char *dir = tier_dir(opts);
+    if (!dir)
+        return 0;
+    uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a */
+    for (const char *c = dir; *c; c++)
+        h = (h ^ (unsigned char)*c) * 0x100000001b3ull;
+    return h | 1;
+}
+
 /* Open the stream (collective, nonblocking: its ready status comes later,
  * opening.c). A refusal here on some ranks only (an environment only they
  * have, out of memory) still takes the stream's place in fwdio's open order
@@ -107,9 +127,7 @@ static int start_stream(mpiio_file_t *f, int64_t size, char *why, size_t why_len
      * asks, since it waits for the steps' drains wherever MPI-IO would
      * find the bytes at the path (steps.c); one copy (a stream has no
      * partner copies). */
-    const char *local = getenv("FWDIO_LOCAL_DIR");
-    if (!opts.local_dir && local && *local)
-        opts.local_dir = local;
+    opts.local_dir = tier_dir(&opts);
     if (opts.local_dir) {
         opts.local_copies = 1;
         opts.pinned |= FWDIO_PIN_LOCAL_COPIES;
@@ -216,13 +234,24 @@ int mpiio_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info, MP
      * every rank (reserved here until the file takes one or is not taken),
      * so that a file takes one of them instead of a new duplication. A
      * bitwise AND of all-ones (yes) or zeros (no) and of the idle slots. */
+    /* With them the node-local tier each rank would use, as a digest d and
+     * its complement: the AND is d and ~d on every rank exactly when every
+     * rank has the same d (FWDIO_LOCAL_DIR set on some ranks only leaves
+     * the file to MPI-IO, as FWDIO_MPIIO does). */
     uint64_t reserved = ok ? mpiio_comms_reserve(comm) : 0;
-    uint64_t mine[3] = {ok ? ~(uint64_t)0 : 0,
-                        ok && mpiio_runtime_exists(comm) ? ~(uint64_t)0 : 0, reserved};
-    uint64_t every[3] = {0, 0, 0};
-    if (PMPI_Allreduce(mine, every, 3, MPI_UINT64_T, MPI_BAND, comm) != MPI_SUCCESS)
-        every[0] = every[1] = every[2] = 0;
+    uint64_t tier = ok ? tier_digest(&f->opts) : 0;
+    uint64_t mine[5] = {ok ? ~(uint64_t)0 : 0,
+                        ok && mpiio_runtime_exists(comm) ? ~(uint64_t)0 : 0, reserved, tier,
+                        ok ? ~tier : 0};
+    uint64_t every[5] = {0, 0, 0, 0, 0};
+    if (PMPI_Allreduce(mine, every, 5, MPI_UINT64_T, MPI_BAND, comm) != MPI_SUCCESS)
+        memset(every, 0, sizeof every);
     int all = every[0] != 0;
+    if (all && (every[3] != tier || every[4] != ~tier)) {
+        snprintf(why, sizeof(why), "the ranks' node-local tiers differ (FWDIO_LOCAL_DIR or "
+                                   "the hint fwdio_local_dir)");
+        all = 0;
+    }
     if (rc != MPI_SUCCESS) {
         if (f)
             free_file(f);

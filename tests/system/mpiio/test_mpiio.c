@@ -212,6 +212,9 @@ int main(int argc, char **argv)
     else
         MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
+    /* the same on every rank, also where the ranks' environments differ
+     * (FWDIO_LOCAL_DIR on some ranks only): check_file's open is collective */
+    MPI_Allreduce(MPI_IN_PLACE, &g_async_close, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     MPI_Comm_size(MPI_COMM_WORLD, &g_size);
     g_code_text = mpi_keeps_code_text();
     if (!g_code_text && g_rank == 0)

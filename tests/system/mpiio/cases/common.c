@@ -313,16 +313,21 @@ void check_path_local(const char *path, const model_t *m)
    returned (or MPI_Finalize). */
 int g_async_close;
 
+void settle_path(MPI_Comm comm, const char *p)
+{
+    if (!g_async_close)
+        return;
+    MPI_File fh = MPI_FILE_NULL;
+    if (OK(MPI_File_open(comm, p, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh)))
+        OK(MPI_File_close(&fh));
+}
+
 /* After every rank closed the file: rank 0 checks it against the model. */
 void check_file(const char *name, const model_t *m)
 {
     char p[4200];
     path_of(p, sizeof p, name);
-    if (g_async_close) {
-        MPI_File fh = MPI_FILE_NULL;
-        if (OK(MPI_File_open(MPI_COMM_WORLD, p, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh)))
-            OK(MPI_File_close(&fh));
-    }
+    settle_path(MPI_COMM_WORLD, p);
     MPI_Barrier(MPI_COMM_WORLD);
     if (g_rank == 0)
         check_path_local(p, m);

@@ -47,6 +47,7 @@ void case_comm_self(void)
         free(b);
     }
     close_file(&fh);
+    settle_path(MPI_COMM_SELF, p);
     check_path_local(p, &m);
     model_free(&m);
     MPI_Barrier(MPI_COMM_WORLD);
@@ -78,6 +79,7 @@ void case_split(void)
     OK(MPI_File_write_at_all(fh, hr * 4099, b, 4000 + color, MPI_BYTE, &st));
     free(b);
     close_file(&fh);
+    settle_path(half, p);
     MPI_Barrier(half);
     if (hr == 0)
         check_path_local(p, &m);

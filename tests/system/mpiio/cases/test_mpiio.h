@@ -139,6 +139,10 @@ extern int g_async_close;
 
 /* After every rank closed the file: rank 0 checks it against the model. */
 void check_file(const char *name, const model_t *m);
+/* With g_async_close (FWDIO_MPIIO_CLOSE=async, FWDIO_LOCAL_DIR): a closed
+ * file is whole at path p once its next open returned; open and close it
+ * read-only on comm (collective over comm's ranks). */
+void settle_path(MPI_Comm comm, const char *p);
 int file_exists(const char *name);
 
 /* The files opened in the current case (removed when it passes). */
