@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # A job killed while its checkpoint drains from the node-local tier, then the
 # next run (as commit_kill.cmake). Run with cmake -P and -DMPIEXEC=... -DNP=...
-# -DPROG=... -DDIR=...:
+# -DPROG=... -DDIR=... (PROG test_local_copies as below; test_local_stream
+# plays the same two sides for a stream whose step drains when it dies):
 #   1. test_local_copies --kill: the new version is complete in the local
 #      stores and its drain is writing the target's temporary when every rank
 #      dies; the launcher must report the failure;

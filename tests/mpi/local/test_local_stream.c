@@ -474,6 +474,120 @@ static void case_step_fault(fwdio_runtime_t *rt)
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
+/* ---- a job killed while a step drains ---- */
+
+enum { KILL_STEP = 2 }; /* the killed run's second step: step_base(2), past the old size */
+
+/* Every rank: the bytes of its pieces of step KILL_STEP that reached `path`
+ * are that step's (a piece may be cut short or missing: it was draining). */
+static void expect_kill_step_partial(const char *path)
+{
+    uint8_t *buf = malloc(PIECE);
+    int fd = open(path, O_RDONLY);
+    TC_CHECK(buf && fd >= 0, "cannot read %s", path);
+    for (int i = 0; buf && fd >= 0 && i < PIECES; i++) {
+        uint64_t off = step_base(KILL_STEP) +
+                       ((uint64_t)i * (uint64_t)tc_size + (uint64_t)tc_rank) * (PIECE + GAP);
+        ssize_t n = pread(fd, buf, PIECE, (off_t)off);
+        for (ssize_t b = 0; b < n; b++) {
+            uint8_t want = pattern_byte(500 + (uint64_t)KILL_STEP, off + (uint64_t)b);
+            if (buf[b] != want && buf[b] != 0) {
+                tc_fail("%s: byte %llu of the step draining when the job was killed is %#x, "
+                        "neither the step's %#x nor a hole", path,
+                        (unsigned long long)(off + (uint64_t)b), buf[b], want);
+                break;
+            }
+        }
+    }
+    if (fd >= 0)
+        close(fd);
+    free(buf);
+}
+
+/* Rank 0: below the old size, every byte no piece of step 0 covers is still
+ * the old version's. */
+static void expect_old_around_step0(const char *path)
+{
+    if (tc_rank != 0)
+        return;
+    const uint64_t span = (uint64_t)PIECES * (uint64_t)tc_size * (PIECE + GAP);
+    uint8_t *buf = malloc(OLD_SIZE);
+    int fd = open(path, O_RDONLY);
+    ssize_t n = buf && fd >= 0 ? pread(fd, buf, OLD_SIZE, 0) : -1;
+    TC_CHECK(n == (ssize_t)OLD_SIZE, "%s: read %zd of the old version's %llu bytes", path, n,
+             (unsigned long long)OLD_SIZE);
+    for (uint64_t at = 0; n == (ssize_t)OLD_SIZE && at < OLD_SIZE; at++) {
+        uint64_t rel = at - step_base(0);
+        int in_piece = at >= step_base(0) && rel < span && rel % (PIECE + GAP) < PIECE;
+        if (!in_piece && buf[at] != 'o') {
+            tc_fail("%s: old byte %llu is %#x after the killed drain", path,
+                    (unsigned long long)at, buf[at]);
+            break;
+        }
+    }
+    if (fd >= 0)
+        close(fd);
+    free(buf);
+}
+
+/*
+ * With --dir DIR, one side of a job killed while its stream's steps drain
+ * (driven by drain_kill.cmake): `--kill` writes an old version, opens a
+ * tier stream (drain capped at 1 MiB/s per writer), drains step 0, writes
+ * a second step past the old size, and once that step is complete in the
+ * local stores but still draining, every rank dies; `--after-kill` checks
+ * that the path holds what was drained (step 0 whole, the old bytes around
+ * it, of the draining step only its own bytes or holes) and that the
+ * writers' local files are still there (the rest of the stream, for a
+ * person to recover).
+ */
+static void killed_step_drain(fwdio_runtime_t *rt, const char *dir, int kill)
+{
+    char path[4200], local[4200];
+    snprintf(path, sizeof path, "%s/stream.dat", dir);
+    snprintf(local, sizeof local, "%s/local", dir);
+    int writers = tc_size > 1 ? 2 : 1;
+    if (!kill) {
+        tc_phase("after the kill: the path and the local files");
+        expect_step_at_path(path, 0);
+        expect_old_around_step0(path);
+        expect_kill_step_partial(path);
+        int n = local_files(local);
+        TC_CHECK(n == writers, "%d local files after the killed drain, expected %d", n,
+                 writers);
+        return;
+    }
+    tc_phase("kill: step 0, drained");
+    if (tc_rank == 0)
+        mkdir(local, 0777);
+    write_old(path);
+    fwdio_options_t o;
+    stream_options(&o, KEEP);
+    o.local_dir = local;
+    o.drain_bandwidth = 1 << 20;
+    fwdio_file_t *f = NULL;
+    TC_EXPECT(fwdio_open(rt, path, FWDIO_SIZE_GROWS, &o, NULL, &f), FWDIO_OK, "fwdio_open");
+    for (int step = 0; step < 2; step++) {
+        int k = step == 0 ? 0 : KILL_STEP;
+        for (int i = 0; i < PIECES; i++) {
+            uint64_t off = step_base(k) + ((uint64_t)i * (uint64_t)tc_size + (uint64_t)tc_rank) *
+                                              (PIECE + GAP);
+            TC_EXPECT(tc_write_pattern(f, off, PIECE, 500 + (uint64_t)k, 7000), FWDIO_OK,
+                      "write");
+        }
+        TC_EXPECT(fwdio_step_end(f), FWDIO_OK, "fwdio_step_end");
+        TC_EXPECT(fwdio_step_wait(f, (uint64_t)step), FWDIO_OK, "fwdio_step_wait");
+    }
+    TC_EXPECT(fwdio_step_drain_wait(f, 0), FWDIO_OK, "fwdio_step_drain_wait(0)");
+    int done = -1;
+    TC_EXPECT(fwdio_step_drain_test(f, 1, &done), FWDIO_OK, "fwdio_step_drain_test(1)");
+    TC_CHECK(done == 0, "the second step had drained already: the kill comes too late");
+    tc_phase("kill: every rank dies while the second step drains");
+    fflush(NULL);
+    MPI_Barrier(MPI_COMM_WORLD);
+    _exit(tc_failures() ? 1 : 3);
+}
+
 /* A runtime of its own whose last rank breaks a call as FWDIO_FAULT's rule
  * `fmt` (its %d: that rank) says. */
 static fwdio_runtime_t *fault_runtime(const char *fmt)
@@ -490,8 +604,8 @@ int main(int argc, char **argv)
 {
     unsigned timeout = 60;
     tc_mpi_init(&argc, &argv, timeout);
-    const char *only = NULL;
-    int faults = 1;
+    const char *only = NULL, *kill_dir = NULL;
+    int faults = 1, kill = 0;
     for (int i = 1; i < argc; i++) {
         if (tc_common_option(argc, argv, &i, &timeout, &g_mode))
             continue;
@@ -499,15 +613,24 @@ int main(int argc, char **argv)
             only = argv[++i];
         } else if (!strcmp(argv[i], "--no-faults")) {
             faults = 0; /* built without FWDIO_FAULT */
+        } else if (!strcmp(argv[i], "--dir") && i + 1 < argc) {
+            kill_dir = argv[++i];
+        } else if (!strcmp(argv[i], "--kill") || !strcmp(argv[i], "--after-kill")) {
+            kill = !strcmp(argv[i], "--kill");
         } else {
             fprintf(stderr, "usage: test_local_stream [--case NAME] [--no-faults] [--timeout S] "
-                            "[--callback-mode poll|progress]\n");
+                            "[--callback-mode poll|progress] [--dir DIR --kill|--after-kill]\n");
             return 2;
         }
     }
     tc_watchdog_start(timeout);
     int writers = tc_size > 1 ? 2 : 1;
     fwdio_runtime_t *rt = tc_start_runtime(MPI_COMM_WORLD, g_mode);
+    if (kill_dir) {
+        killed_step_drain(rt, kill_dir, kill);
+        TC_EXPECT(fwdio_finalize(rt), FWDIO_OK, "fwdio_finalize");
+        return tc_finish("test_local_stream (a job killed while a step drains)");
+    }
     if (!only || !strcmp(only, "keep"))
         case_variant(rt, "keep", KEEP, 0, writers);
     if (!only || !strcmp(only, "cut"))
