@@ -8,7 +8,8 @@
  * ones come from malloc, which serves them from its arenas without faults.
  * Shared by application and progress threads, so guarded by its own lock.
  */
-#include "runtime_internal.h"
+#include "engine_state.h"
+#include "runtime.h"
 
 #include <stdlib.h>
 

@@ -5,7 +5,8 @@
  * (FWDIO_CALLBACKS_ON_PROGRESS) or waits in a queue for an application thread
  * inside fwdio_poll/fwdio_test/fwdio_wait (FWDIO_CALLBACKS_ON_POLL).
  */
-#include "runtime_internal.h"
+#include "engine_state.h"
+#include "runtime.h"
 
 #include <stdlib.h>
 

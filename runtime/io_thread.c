@@ -7,7 +7,8 @@
  * that a reader keeps several storage requests in flight: on a striped file
  * system each may go to another target.
  */
-#include "runtime_internal.h"
+#include "engine_state.h"
+#include "runtime.h"
 
 #include "lock_check.h"
 #include "thread_name.h"

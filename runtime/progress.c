@@ -4,7 +4,8 @@
  * polls MPI requests and the client, and finishes I/O jobs. The polling policy
  * lives in schedule_next_poll().
  */
-#include "runtime_internal.h"
+#include "engine_state.h"
+#include "runtime.h"
 
 #include "clock.h"
 #include "log.h"

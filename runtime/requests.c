@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* MPI requests polled by the progress thread, each with a completion callback. */
-#include "runtime_internal.h"
+#include "engine_state.h"
+#include "runtime.h"
 
 #include "log.h"
 

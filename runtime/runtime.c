@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Runtime lifetime, identity and the shared lock. */
-#include "runtime_internal.h"
+#include "engine_state.h"
+#include "runtime.h"
 
 #include "config.h"
 #include "log.h"

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* What the runtime's own threads cost: their CPU time, read from the kernel's
  * per-thread clocks, and their wakeup counts (fwdio_runtime_stats). */
-#include "runtime_internal.h"
+#include "engine_state.h"
+#include "runtime.h"
 
 #include <time.h>
 

@@ -1,9 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The runtime's private state, shared by the files of runtime/ only. */
-#ifndef FWDIOI_RUNTIME_INTERNAL_H
-#define FWDIOI_RUNTIME_INTERNAL_H
+/* The runtime engine's private state (struct fwdioi_engine) and the calls
+ * between its parts, shared by the files of runtime/ only. */
+#ifndef FWDIOI_ENGINE_STATE_H
+#define FWDIOI_ENGINE_STATE_H
 
-#include "runtime.h"
+#include "engine.h"
+#include "fwdio.h"
+
+#include <pthread.h>
 
 #include <event2/event.h>
 #include <stdatomic.h>
