@@ -14,7 +14,8 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 REPS=${REPS:-3}
 BUILD=${BUILD:-build}
 PFS4="--targets 4 --stripe 1M --bw 50M --latency 1 --start-target 0"
-ARGS="--client lammps --cells 20 --steps 60 --every 5 --reps $REPS --tier --build $BUILD"
+# EXTRA: more bench/mpiio_compare options (2026-11-30-layer-stripe.sh: --stripe 1M)
+ARGS="--client lammps --cells 20 --steps 60 --every 5 --reps $REPS --tier --build $BUILD ${EXTRA:-}"
 run() {
     case $1 in
     np2) bench/mpiio_compare --ranks 2 --hosts 2 --pfs "$PFS4" $ARGS \

@@ -162,6 +162,23 @@ static void expect_step_at_path(const char *path, int k)
  * completion (`*at_complete`: the drain after the close, which copies only
  * the bytes after the last step, may have removed some by then), the drain,
  * and none after it. */
+/* Step k of the program with the pattern of `seed`: this rank's pieces, then
+ * the step's end. With may_fail, on a stream that may fail meanwhile: its
+ * writes and its end are refused then (FWDIO_EFAILED). */
+static void write_step(fwdio_file_t *f, int k, uint64_t seed, int may_fail)
+{
+    for (int i = 0; i < PIECES; i++) {
+        uint64_t off = step_base(k) + ((uint64_t)i * (uint64_t)tc_size + (uint64_t)tc_rank) *
+                                          (PIECE + GAP);
+        int rc = tc_write_pattern(f, off, PIECE, seed, 7000);
+        if (!may_fail || rc != FWDIO_EFAILED)
+            TC_EXPECT(rc, FWDIO_OK, "write");
+    }
+    int rc = fwdio_step_end(f);
+    if (!may_fail || rc != FWDIO_EFAILED)
+        TC_EXPECT(rc, FWDIO_OK, "fwdio_step_end");
+}
+
 /* A step's callback: waiting for a drain there could never end (the
  * callback holds up what the wait needs), so fwdio_step_drain_wait says so;
  * testing works. Counts the steps seen (checks recorded with tc_fail are
@@ -192,13 +209,7 @@ static void run_stream(fwdio_runtime_t *rt, const char *path, variant_t v, const
     fwdio_callbacks_t cbs = {.step = on_step, .user = &steps_seen};
     TC_EXPECT(fwdio_open(rt, path, FWDIO_SIZE_GROWS, &o, &cbs, &f), FWDIO_OK, "fwdio_open");
     for (int k = 0; k < 3; k++) {
-        for (int i = 0; i < PIECES; i++) {
-            uint64_t off = step_base(k) + ((uint64_t)i * (uint64_t)tc_size + (uint64_t)tc_rank) *
-                                              (PIECE + GAP);
-            TC_EXPECT(tc_write_pattern(f, off, PIECE, 500 + (uint64_t)k, 7000), FWDIO_OK,
-                      "write");
-        }
-        TC_EXPECT(fwdio_step_end(f), FWDIO_OK, "fwdio_step_end");
+        write_step(f, k, 500 + (uint64_t)k, 0);
         if (k == 1) {
             TC_EXPECT(fwdio_step_wait(f, 1), FWDIO_OK, "fwdio_step_wait");
             /* at the path while the stream is open (a stream not in the
@@ -379,22 +390,6 @@ static void case_drain_fail(fwdio_runtime_t *rt)
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
-/* Step k of the program with the pattern of `seed`, on a stream that may
- * fail meanwhile: its writes and its end are refused then (FWDIO_EFAILED). */
-static void write_step_failing(fwdio_file_t *f, int k, uint64_t seed)
-{
-    for (int i = 0; i < PIECES; i++) {
-        uint64_t off = step_base(k) + ((uint64_t)i * (uint64_t)tc_size + (uint64_t)tc_rank) *
-                                          (PIECE + GAP);
-        int rc = tc_write_pattern(f, off, PIECE, seed, 7000);
-        if (rc != FWDIO_EFAILED) /* refused once the stream failed */
-            TC_EXPECT(rc, FWDIO_OK, "write");
-    }
-    int rc = fwdio_step_end(f);
-    if (rc != FWDIO_EFAILED)
-        TC_EXPECT(rc, FWDIO_OK, "fwdio_step_end");
-}
-
 static void case_mpi_fault(fwdio_runtime_t *rt)
 {
     /* room for one run of the program at 3 ranks (3.5-3.8 MB as its
@@ -413,7 +408,7 @@ static void case_mpi_fault(fwdio_runtime_t *rt)
     fwdio_file_t *f = NULL;
     TC_EXPECT(fwdio_open(rt, path, FWDIO_SIZE_GROWS, &o, NULL, &f), FWDIO_OK, "fwdio_open");
     for (int k = 0; k < 3; k++)
-        write_step_failing(f, k, 800 + (uint64_t)k);
+        write_step(f, k, 800 + (uint64_t)k, 1);
     fwdio_close(f);
     TC_EXPECT(fwdio_wait(f), FWDIO_EMPI, "fwdio_wait: an agreement failed on one rank");
     TC_EXPECT(fwdio_drain_wait(f), FWDIO_EMPI, "fwdio_drain_wait: no drain after a failure");
@@ -451,7 +446,7 @@ static void case_step_fault(fwdio_runtime_t *rt)
     fwdio_file_t *f = NULL;
     TC_EXPECT(fwdio_open(rt, path, FWDIO_SIZE_GROWS, &o, NULL, &f), FWDIO_OK, "fwdio_open");
     for (int k = 0; k < 3; k++) {
-        write_step_failing(f, k, 500 + (uint64_t)k);
+        write_step(f, k, 500 + (uint64_t)k, 1);
         if (k == 0) {
             TC_EXPECT(fwdio_step_drain_wait(f, 0), FWDIO_OK, "fwdio_step_drain_wait(0)");
             expect_step_at_path(path, 0);
@@ -569,13 +564,7 @@ static void killed_step_drain(fwdio_runtime_t *rt, const char *dir, int kill)
     TC_EXPECT(fwdio_open(rt, path, FWDIO_SIZE_GROWS, &o, NULL, &f), FWDIO_OK, "fwdio_open");
     for (int step = 0; step < 2; step++) {
         int k = step == 0 ? 0 : KILL_STEP;
-        for (int i = 0; i < PIECES; i++) {
-            uint64_t off = step_base(k) + ((uint64_t)i * (uint64_t)tc_size + (uint64_t)tc_rank) *
-                                              (PIECE + GAP);
-            TC_EXPECT(tc_write_pattern(f, off, PIECE, 500 + (uint64_t)k, 7000), FWDIO_OK,
-                      "write");
-        }
-        TC_EXPECT(fwdio_step_end(f), FWDIO_OK, "fwdio_step_end");
+        write_step(f, k, 500 + (uint64_t)k, 0);
         TC_EXPECT(fwdio_step_wait(f, (uint64_t)step), FWDIO_OK, "fwdio_step_wait");
     }
     TC_EXPECT(fwdio_step_drain_wait(f, 0), FWDIO_OK, "fwdio_step_drain_wait(0)");
