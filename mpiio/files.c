@@ -122,6 +122,13 @@ static int start_stream(mpiio_file_t *f, int64_t size, char *why, size_t why_len
     /* Every byte has its offset (the layer places shared-pointer and
      * ordered writes itself): a step and the close skip the appends' round. */
     opts.offsets_only = 1;
+    /* The layer's default stripe, where nothing else chooses one: a hint
+     * pins stripe_size; the environment and a config file are fwdio's to
+     * apply (a config file may set it, and the layer cannot read one). */
+    if (!opts.stripe_size && !(opts.pinned & FWDIO_PIN_STRIPE_SIZE) && !opts.write_size &&
+        !(opts.pinned & FWDIO_PIN_WRITE_SIZE) && !getenv("FWDIO_STRIPE_SIZE") &&
+        !getenv("FWDIO_WRITE_SIZE") && !getenv("FWDIO_CONFIG"))
+        opts.stripe_size = MPIIO_DEFAULT_STRIPE;
     /* The node-local tier (FWDIO_LOCAL_DIR, or the hint fwdio_local_dir):
      * fwdio leaves a stream straight unless the code asks, and the layer
      * asks, since it waits for the steps' drains wherever MPI-IO would

@@ -51,6 +51,13 @@ typedef struct mpiio_overlay {
 
 /* The default of FWDIO_MPIIO_READBACK: bytes kept per file and step. */
 #define MPIIO_READBACK_DEFAULT ((int64_t)64 << 20)
+/* The stripe of the layer's files when nothing else sets one (no
+ * striping_unit hint, no FWDIO_STRIPE_SIZE, FWDIO_WRITE_SIZE or FWDIO_CONFIG
+ * in the environment): Lustre's default stripe unit, so that a step smaller
+ * than fwdio's own default stripe (16 MiB) is spread over the writers as
+ * MPI-IO's collective buffering spreads it over its aggregators
+ * (docs/results/mpiio-layer.md, "The layer's default stripe"). */
+#define MPIIO_DEFAULT_STRIPE ((uint64_t)1 << 20)
 
 /*
  * The stream's open, not waited for at MPI_File_open (opening.c): a taken
