@@ -187,7 +187,10 @@ typedef enum fwdio_callback_mode {
     /** Default. Callbacks are queued and run on an application thread inside
      *  fwdio_poll(), fwdio_test() or fwdio_wait(). A callback may call any fwdio
      *  function except the blocking ones, fwdio_wait() and fwdio_finalize(),
-     *  which return FWDIO_ECONTEXT there (they would wait for the callback). */
+     *  which return FWDIO_ECONTEXT there (they would wait for the callback).
+     *  Callbacks never nest: a fwdio call made inside a callback runs no
+     *  queued callback (fwdio_poll() there returns 0); the queued ones run,
+     *  in order, once the callback has returned. */
     FWDIO_CALLBACKS_ON_POLL = 0,
     /** Callbacks run on the progress thread as soon as the status is known. They
      *  must be short and thread-safe against the application. They may call the

@@ -86,6 +86,14 @@ void fwdioi_rt_deliver_later(fwdioi_engine_t *rt, fwdioi_call_t *call)
 
 int fwdioi_rt_run_calls(fwdioi_engine_t *rt)
 {
+    /* Never inside a callback: a call made there (fwdio_test, fwdio_poll,
+     * a step's test) would run the next callbacks before this one returns,
+     * out of order (a file's complete before its last step's callback has
+     * returned; a later step's done before an earlier one's, which made
+     * fwdio_step_wait of the earlier step wait for ever). They run once it
+     * returns, from the loop below. */
+    if (callback_depth > 0)
+        return 0;
     int n = 0;
     for (;;) {
         pthread_mutex_lock(&rt->calls_lock);

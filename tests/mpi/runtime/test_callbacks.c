@@ -21,6 +21,7 @@
  *     rank (in ON_POLL mode it runs it), with the open status: FWDIO_OK, and
  *     FWDIO_EOPEN on every rank for a file whose directory does not exist;
  *     FWDIO_EINVAL for NULL. (From a callback: FWDIO_ECONTEXT, in 3.)
+ *  8. callbacks never nest (test_nesting).
  *  7. only with --only finalize-in-callback (a hang would hide the rest):
  *     fwdio_finalize from a complete callback gives FWDIO_ECONTEXT.
  *  Every file is verified byte for byte.
@@ -31,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "fwdio.h"
 #include "pattern.h"
@@ -431,6 +433,84 @@ static void test_wait_ready(void)
     TC_EXPECT(fwdio_wait_ready(NULL), FWDIO_EINVAL, "fwdio_wait_ready(NULL)");
 }
 
+/* 8. Callbacks never nest: a stream's two steps complete before the
+ *    application polls, so both step callbacks are queued; the first calls
+ *    fwdio_poll, fwdio_test and fwdio_step_test, which must not run the
+ *    second (nor the complete) inside it. Every callback runs once, in
+ *    order, none inside another, and fwdio_step_wait of the second step
+ *    returns (it waited for ever when a nested later step's callback had
+ *    counted itself done before the earlier one's). */
+typedef struct nest_state {
+    atomic_int depth, max_depth, steps, complete, order_bad;
+} nest_state_t;
+
+static void nest_enter(nest_state_t *n)
+{
+    int d = atomic_fetch_add(&n->depth, 1) + 1;
+    if (d > atomic_load(&n->max_depth))
+        atomic_store(&n->max_depth, d);
+}
+
+static void nest_step(fwdio_file_t *f, uint64_t step, int status, void *user)
+{
+    nest_state_t *n = user;
+    nest_enter(n);
+    TC_EXPECT(status, FWDIO_OK, "nesting: step status");
+    if ((int)step != atomic_load(&n->steps) || atomic_load(&n->complete))
+        atomic_fetch_add(&n->order_bad, 1);
+    if (g_mode == FWDIO_CALLBACKS_ON_POLL)
+        TC_EXPECT(fwdio_poll(g_rt), 0, "nesting: fwdio_poll inside a callback runs none");
+    int done = -1;
+    TC_EXPECT(fwdio_test(f, &done), FWDIO_OK, "nesting: fwdio_test inside a step callback");
+    TC_EXPECT(fwdio_step_test(f, step, &done), FWDIO_OK,
+              "nesting: fwdio_step_test inside a step callback");
+    atomic_fetch_add(&n->steps, 1);
+    atomic_fetch_sub(&n->depth, 1);
+}
+
+static void nest_complete(fwdio_file_t *f, int status, void *user)
+{
+    (void)f;
+    nest_state_t *n = user;
+    nest_enter(n);
+    TC_EXPECT(status, FWDIO_OK, "nesting: complete status");
+    if (atomic_load(&n->steps) != 2)
+        atomic_fetch_add(&n->order_bad, 1);
+    atomic_store(&n->complete, 1);
+    atomic_fetch_sub(&n->depth, 1);
+}
+
+static void test_nesting(void)
+{
+    char path[4096];
+    nest_state_t n;
+    memset(&n, 0, sizeof n);
+    fwdio_callbacks_t cbs = {.step = nest_step, .complete = nest_complete, .user = &n};
+    fwdio_options_t o = small_opts(2);
+    tc_phase("nesting");
+    fwdio_file_t *f = open_or_die("nesting.dat", FWDIO_SIZE_GROWS, &o, &cbs, path, sizeof path);
+    const uint64_t step_len = 40000;
+    for (int k = 0; k < 2; k++) {
+        uint64_t off, len;
+        my_slice(step_len, &off, &len);
+        TC_EXPECT(tc_write_pattern(f, (uint64_t)k * step_len + off, len, 91, 500), FWDIO_OK,
+                  "nesting: write");
+        TC_EXPECT(fwdio_step_end(f), FWDIO_OK, "nesting: fwdio_step_end");
+    }
+    TC_EXPECT(fwdio_close(f), FWDIO_OK, "nesting: close");
+    usleep(300000); /* both steps and the file complete meanwhile: their callbacks queue */
+    TC_EXPECT(fwdio_step_wait(f, 1), FWDIO_OK, "nesting: fwdio_step_wait(1)");
+    TC_EXPECT(fwdio_wait(f), FWDIO_OK, "nesting: fwdio_wait");
+    TC_CHECK(atomic_load(&n.max_depth) == 1, "nesting: callbacks nested %d deep",
+             atomic_load(&n.max_depth));
+    TC_CHECK(atomic_load(&n.steps) == 2 && atomic_load(&n.complete) == 1 &&
+                 atomic_load(&n.order_bad) == 0,
+             "nesting: %d step callbacks, complete %d, %d out of order", atomic_load(&n.steps),
+             atomic_load(&n.complete), atomic_load(&n.order_bad));
+    tc_verify_full(MPI_COMM_WORLD, path, 2 * step_len, 91);
+    fwdio_file_free(f);
+}
+
 int main(int argc, char **argv)
 {
     unsigned timeout = 100;
@@ -442,7 +522,7 @@ int main(int argc, char **argv)
             continue;
         else {
             fprintf(stderr, "usage: %s [--callback-mode poll|progress] [--timeout SEC]\n"
-                            "  [--only plain|empty|chain|partial|threads|wait-ready|\n"
+                            "  [--only plain|empty|chain|partial|threads|wait-ready|nesting|\n"
                             "          finalize-in-callback]\n"
                             "  (finalize-in-callback runs only when named)\n",
                     argv[0]);
@@ -469,6 +549,7 @@ int main(int argc, char **argv)
         {"partial", test_partial_callbacks, 1},
         {"threads", test_threads, 1},
         {"wait-ready", test_wait_ready, 1},
+        {"nesting", test_nesting, 1},
         {"finalize-in-callback", test_finalize_in_callback, 0},
     };
     int ran = 0;
