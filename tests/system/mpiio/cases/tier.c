@@ -132,6 +132,16 @@ static int failed_alike(int rc, const char *what)
     return mine;
 }
 
+/* Every rank: `rc` is the drain's failure (MPI_ERR_IO, a text naming the
+ * drain), on every rank alike; `what` names the call. */
+static void expect_drain_failed(int rc, const char *what)
+{
+    if (failed_alike(rc, what))
+        expect_error(rc, what, MPI_ERR_IO, "drain");
+    else
+        fail("tier_fault: %s succeeded after a failed drain", what);
+}
+
 /*
  * The drain to the path failing (FWDIO_FAULT fails every pwrite on the
  * test's own directory, so the local stores work and the drains fail):
@@ -170,17 +180,9 @@ void case_tier_fault(void)
         int64_t at = (int64_t)((g_rank + 1) % g_size) * PIECE;
         int rc = MPI_File_read_at(fh, at, got, PIECE, MPI_BYTE, &st);
         free(got);
-        if (failed_alike(rc, "the read after a failed step drain"))
-            expect_error(rc, "tier_fault: read_at after a failed step drain", MPI_ERR_IO,
-                         "drain");
-        else
-            fail("tier_fault: read_at of a step whose drain failed succeeded");
+        expect_drain_failed(rc, "read_at of a step whose drain failed");
         rc = MPI_File_close(&fh);
-        if (failed_alike(rc, "the close after a failed read"))
-            expect_error(rc, "tier_fault: the close after a failed step drain", MPI_ERR_IO,
-                         "drain");
-        else
-            fail("tier_fault: the close of a file whose step drain failed succeeded");
+        expect_drain_failed(rc, "the close of a file whose step drain failed");
         CHECK(fh == MPI_FILE_NULL, "tier_fault: a close left the handle");
     }
 
@@ -198,11 +200,7 @@ void case_tier_fault(void)
         if (!failed_alike(rc, "the close")) {
             fh = MPI_FILE_NULL;
             rc = MPI_File_open(MPI_COMM_WORLD, p, MPI_MODE_WRONLY, MPI_INFO_NULL, &fh);
-            if (failed_alike(rc, "the open after a failed drain"))
-                expect_error(rc, "tier_fault: MPI_File_open after a failed drain", MPI_ERR_IO,
-                             "drain");
-            else
-                fail("tier_fault: the open after a failed drain succeeded");
+            expect_drain_failed(rc, "MPI_File_open after a failed drain");
             CHECK(fh == MPI_FILE_NULL, "tier_fault: a failed open returned a file handle");
             if (rc == MPI_SUCCESS && fh != MPI_FILE_NULL)
                 MPI_File_close(&fh);
