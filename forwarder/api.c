@@ -406,6 +406,11 @@ static int open_checked(fwdio_runtime_t *rt, const char *path, uint64_t size,
                                           "node-local tier: its partner copies are not made; "
                                           "set local_copies 1 for it",
                                path);
+        if (rc == FWDIO_OK && resolved.must_exist && resolved.local_dir && *resolved.local_dir)
+            rc = fwdioi_refuse(&why.base, "fwdio_open of %s: must_exist does not apply to a "
+                                          "stream of the node-local tier (local_dir), whose "
+                                          "writers make their local files",
+                               path);
         /* The block layout cuts the final size into one run per writer; a
          * stream has none, so block means cyclic. */
         if (resolved.layout == FWDIO_LAYOUT_BLOCK)
@@ -420,6 +425,7 @@ static int open_checked(fwdio_runtime_t *rt, const char *path, uint64_t size,
         resolved.append_start = 0; /* a stream's options */
         resolved.keep_contents = 0;
         resolved.offsets_only = 0;
+        resolved.must_exist = 0;
         if (rc == FWDIO_OK && resolved.rewrites)
             rc = fwdioi_refuse(&why.base, "fwdio_open of %s: rewrites applies to streams "
                                           "(FWDIO_SIZE_GROWS) only: a file with a size takes "

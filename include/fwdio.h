@@ -900,6 +900,17 @@ typedef struct fwdio_options {
      * same value (FWDIO_EINVAL naming "local_copies" otherwise).
      */
     int local_copies;
+    /** Streams (FWDIO_SIZE_GROWS) only: non-zero opens the path as it is
+     *  and never creates it: where it is missing at the writers' open (another
+     *  process renamed or deleted it) the open fails with FWDIO_EOPEN
+     *  (ENOENT), and nothing is made in its place. For a file another open
+     *  made (the MPI-IO layer's: MPI_File_open created it), whose stream may
+     *  open the path after the code has moved on. Every rank must pass the
+     *  same value (FWDIO_EINVAL naming "must_exist" otherwise). Not with the
+     *  node-local tier, whose writers make their local files (FWDIO_EINVAL).
+     *  Set by the code only; ignored for a file with a size and for reads.
+     *  Default 0: the open creates the path. */
+    int must_exist;
     /** Room for fields of later versions: leave it zero (see "Growing the
      *  structs"). */
     uint64_t reserved[1];

@@ -22,6 +22,7 @@ static const char *const field_names[FWDIOI_OPEN_FIELDS] = {
     [FWDIOI_FIELD_LOCAL_DIR] = "local_dir",
     [FWDIOI_FIELD_LOCAL_CAPACITY] = "local_capacity",
     [FWDIOI_FIELD_LOCAL_COPIES] = "local_copies",
+    [FWDIOI_FIELD_MUST_EXIST] = "must_exist",
 };
 
 const char *fwdioi_open_field_name(int field)

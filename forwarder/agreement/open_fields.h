@@ -25,6 +25,7 @@ typedef enum fwdioi_open_field {
     FWDIOI_FIELD_LOCAL_DIR,    /* hash of local_dir as given (0: none) */
     FWDIOI_FIELD_LOCAL_CAPACITY, /* local_capacity (0 without the tier) */
     FWDIOI_FIELD_LOCAL_COPIES, /* local_copies (0 without the tier, else 1 or 2) */
+    FWDIOI_FIELD_MUST_EXIST,
     FWDIOI_OPEN_FIELDS
 } fwdioi_open_field_t;
 

@@ -248,6 +248,7 @@ int fwdioi_options_resolve(const fwdio_options_t *in, int nranks, int nnodes,
     out->rewrites = out->rewrites != 0;
     out->overlaps = out->overlaps != 0;
     out->keep_contents = out->keep_contents != 0;
+    out->must_exist = out->must_exist != 0;
     out->durable = out->durable != 0 || out->atomic_replace; /* rename only durable data */
     return FWDIO_OK;
 }

@@ -116,6 +116,7 @@ void fwdioi_file_fill_check(fwdio_file_t *f)
     c[FWDIOI_FIELD_LOCAL_DIR] = fwdioi_local_check_value(f);
     c[FWDIOI_FIELD_LOCAL_CAPACITY] = (int64_t)fwdioi_local_capacity(f);
     c[FWDIOI_FIELD_LOCAL_COPIES] = fwdioi_local_copies(f);
+    c[FWDIOI_FIELD_MUST_EXIST] = f->opts.must_exist;
 }
 
 /* "dir/name" -> "dir/.name.fwdio-tmp": beside the target, so the rename stays

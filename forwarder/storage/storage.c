@@ -152,7 +152,7 @@ static void run_open(fwdioi_storage_job_t *job)
         }
     }
     /* the old contents go, unless the first `size` bytes are kept (a stream) */
-    int flags = O_CREAT | O_WRONLY | O_CLOEXEC |
+    int flags = (job->no_create ? 0 : O_CREAT) | O_WRONLY | O_CLOEXEC |
                 (job->sets_length && !job->keeps_prefix ? O_TRUNC : 0);
     job->fd = fwdioi_sys_open(job->path, flags, 0666);
     if (job->fd < 0) {

@@ -60,6 +60,7 @@ typedef struct fwdioi_storage_job {
     uint64_t size;
     int sets_length;
     int keeps_prefix; /* the length set keeps the bytes below it (no O_TRUNC) */
+    int no_create;    /* the path must exist (no O_CREAT: options.must_exist) */
     int make_dirs;    /* create the missing directories of path first (0777
                          less the umask), as mkdir -p */
     int read_only;    /* a reader's open: O_RDONLY, and `size` is set to the

@@ -854,6 +854,7 @@ void fwdioi_writer_open(fwdio_file_t *f)
     job->size = f->stream ? f->opts.append_start : f->size; /* a stream grows from there */
     job->sets_length = f->my_writer == 0 && !f->opts.keep_contents;
     job->keeps_prefix = f->stream; /* its first append_start bytes stay */
+    job->no_create = f->opts.must_exist;
     /* counted from now: a job held while the writer waits for room in the
      * local store keeps an aborted file from ending before it lets go */
     f->s.io_pending++;

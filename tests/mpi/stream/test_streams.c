@@ -41,6 +41,10 @@
  *                stream is open, keeps every byte (nothing cut at the open);
  *                the ranks' writes land over it; ranks that disagree on the
  *                option: FWDIO_EINVAL naming "keep_contents";
+ *   must_exist   options.must_exist: a missing path's stream fails with
+ *                FWDIO_EOPEN and nothing is made there; an existing one
+ *                takes the bytes; refused with local_dir; ranks that
+ *                disagree: FWDIO_EINVAL naming "must_exist";
  *   offsets      the random case on a stream opened with offsets_only (no
  *                appends' round at a step's end or the close);
  *   offsets_only fwdio_append refused on such a stream, before and after a
@@ -116,6 +120,7 @@ int main(int argc, char **argv)
     case_mismatch(rt, seed + 2);
     case_keep(rt, seed + 6);
     case_offsets_only(rt);
+    case_must_exist(rt);
     TC_EXPECT(fwdio_finalize(rt), FWDIO_OK, "fwdio_finalize");
     case_fault(7, seed + 3);
     case_ahead(seed + 5);

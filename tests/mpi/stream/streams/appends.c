@@ -5,6 +5,7 @@
  * budget (ahead), and an existing file's contents kept (keep).
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -280,6 +281,86 @@ void case_keep(fwdio_runtime_t *rt, uint64_t seed)
     tc_phase("keep: ranks that disagree");
     o.keep_contents = tc_rank == 1;
     tc_expect_disagreement(rt, path, FWDIO_SIZE_GROWS, &o, "keep_contents");
+}
+
+/* ---- must_exist: the path is opened as it is, never made ---- */
+
+void case_must_exist(fwdio_runtime_t *rt)
+{
+    enum { PIECE = 1000 };
+    char path[4096];
+    tc_path(path, sizeof path, "must_exist");
+    uint8_t piece[PIECE];
+    memset(piece, 0x31 + tc_rank, sizeof piece);
+    fwdio_options_t o = stream_options(2, FWDIO_LAYOUT_CYCLIC);
+    o.keep_contents = 1;
+    o.must_exist = 1;
+
+    tc_phase("must_exist: a missing path");
+    if (tc_rank == 0)
+        unlink(path);
+    MPI_Barrier(MPI_COMM_WORLD);
+    fwdio_file_t *f = NULL;
+    TC_EXPECT(fwdio_open(rt, path, FWDIO_SIZE_GROWS, &o, NULL, &f), FWDIO_OK, "fwdio_open");
+    int rc = fwdio_write(f, piece, sizeof piece, (uint64_t)tc_rank * PIECE);
+    TC_CHECK(rc == FWDIO_OK || rc == FWDIO_EFAILED, "must_exist: fwdio_write: %s",
+             fwdio_strerror(rc)); /* the open may have failed by now */
+    TC_EXPECT(fwdio_close(f), FWDIO_OK, "fwdio_close");
+    rc = fwdio_wait(f);
+    TC_CHECK(rc == FWDIO_EOPEN, "must_exist: a missing path's stream ends with %s, want "
+             "FWDIO_EOPEN (%s)", fwdio_strerror(rc), fwdio_file_error(f));
+    fwdio_file_free(f);
+    MPI_Barrier(MPI_COMM_WORLD);
+    struct stat st;
+    TC_CHECK(stat(path, &st) != 0 && errno == ENOENT, "must_exist: %s was made", path);
+    MPI_Barrier(MPI_COMM_WORLD);
+
+    tc_phase("must_exist: a path that exists");
+    if (tc_rank == 0) {
+        int fd = open(path, O_CREAT | O_WRONLY | O_TRUNC, 0644);
+        TC_CHECK(fd >= 0, "cannot make %s", path);
+        if (fd >= 0)
+            close(fd);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    TC_EXPECT(fwdio_open(rt, path, FWDIO_SIZE_GROWS, &o, NULL, &f), FWDIO_OK, "fwdio_open");
+    TC_EXPECT(fwdio_write(f, piece, sizeof piece, (uint64_t)tc_rank * PIECE), FWDIO_OK,
+              "fwdio_write");
+    TC_EXPECT(fwdio_close(f), FWDIO_OK, "fwdio_close");
+    rc = fwdio_wait(f);
+    TC_CHECK(rc == FWDIO_OK, "must_exist: %s", fwdio_file_error(f));
+    fwdio_file_free(f);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (tc_rank == 0) {
+        size_t n = (size_t)tc_size * PIECE;
+        uint8_t *got = calloc(n + 1, 1);
+        int fd = open(path, O_RDONLY);
+        ssize_t len = fd < 0 ? -1 : pread(fd, got, n + 1, 0);
+        if (fd >= 0)
+            close(fd);
+        TC_CHECK(len == (ssize_t)n, "must_exist: %s has %zd bytes, want %zu", path, len, n);
+        for (size_t i = 0; len == (ssize_t)n && i < n; i++)
+            if (got[i] != (uint8_t)(0x31 + i / PIECE)) {
+                tc_fail("must_exist: byte %zu of %s is %u, want %u", i, path, got[i],
+                        (unsigned)(0x31 + i / PIECE));
+                break;
+            }
+        free(got);
+    }
+
+    tc_phase("must_exist: with the node-local tier");
+    char local[4096];
+    tc_path(local, sizeof local, "must_exist-local");
+    fwdio_options_t a = o;
+    a.local_dir = local;
+    f = NULL;
+    TC_EXPECT(fwdio_open(rt, path, FWDIO_SIZE_GROWS, &a, NULL, &f), FWDIO_EINVAL,
+              "fwdio_open with local_dir");
+    if (tc_size < 2)
+        return;
+    tc_phase("must_exist: ranks that disagree");
+    o.must_exist = tc_rank == 1;
+    tc_expect_disagreement(rt, path, FWDIO_SIZE_GROWS, &o, "must_exist");
 }
 
 /* ---- offsets_only: no appends, and no round to place them ---- */

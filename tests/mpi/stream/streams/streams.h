@@ -63,6 +63,7 @@ void case_append(fwdio_runtime_t *rt, int nsteps, uint64_t seed, int writers,
                  fwdio_layout_t layout);
 void case_keep(fwdio_runtime_t *rt, uint64_t seed);
 void case_offsets_only(fwdio_runtime_t *rt);
+void case_must_exist(fwdio_runtime_t *rt);
 /* killed.c */
 void killed_run(fwdio_runtime_t *rt, const char *dir, uint64_t seed);
 void after_kill(const char *dir, uint64_t seed);
