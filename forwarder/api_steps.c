@@ -107,7 +107,7 @@ static int drained_status_locked(const fwdio_file_t *f, uint64_t k, int *done)
     if (!*done)
         return FWDIO_OK;
     if (k >= f->step_drain_fail_from)
-        return f->step_drain_status;
+        return (int)f->step_drain_error.status;
     return k < f->steps_drained ? FWDIO_OK : f->drain_status;
 }
 

@@ -533,10 +533,9 @@ struct fwdio_file {
     uint64_t steps_ended, steps_done, step_fail_from;
     int step_fail_status;
     /* a stream of the node-local tier: steps whose drain is agreed, the
-     * first whose drain failed (UINT64_MAX: none), its status and text
+     * first whose drain failed (UINT64_MAX: none), its failure and text
      * (local/step_drain.c) */
     uint64_t steps_drained, step_drain_fail_from;
-    int step_drain_status;
     fwdioi_errinfo_t step_drain_error;
     char step_drain_text[256];
     fwdioi_append_list_t appends; /* fwdio_append since the last step end */

@@ -253,7 +253,6 @@ static void head_done(struct fwdioi_step_drains *sd, const fwdioi_errinfo_t *res
         f->steps_drained = b->index + 1;
         if (result->status != FWDIO_OK && f->step_drain_fail_from == UINT64_MAX) {
             f->step_drain_fail_from = b->index;
-            f->step_drain_status = (int)result->status;
             f->step_drain_error = *result;
             memcpy(f->step_drain_text, text, sizeof text);
         }
