@@ -93,21 +93,14 @@ static int write_extent(void *arg, int64_t off, int64_t len, int64_t data_pos)
         if (w->code != MPI_SUCCESS)
             return 1;
         rc = FWDIO_OK;
-    } else if (mpiio_opening_log(f, data, len, off) != 0) {
-        /* While the stream's open is pending the layer keeps a copy of what
-         * it hands over (opening.c; the caller saw the log has room). */
-        rc = FWDIO_ENOMEM;
     } else {
-        rc = fwdio_write(f->stream, data, (size_t)len, (uint64_t)off);
-        /* The stream failed (some ranks know it sooner than others): the
-         * bytes are dropped, and the failure comes back from the calls that
-         * wait for the steps, on every rank alike. */
-        if (rc == FWDIO_EFAILED)
-            rc = FWDIO_OK;
-        else if (rc == FWDIO_OK && mpiio_extents_add(&f->own, off, off + len) != 0)
+        /* held back while the file may stay small (hold.c), else the
+         * stream's */
+        rc = mpiio_hold_keep(f, data, len, off);
+        if (rc == MPIIO_NOT_HELD)
+            rc = mpiio_stream_write(f, data, len, off);
+        if (rc == FWDIO_OK && mpiio_extents_add(&f->own, off, off + len) != 0)
             rc = FWDIO_ENOMEM;
-        if (rc == FWDIO_OK)
-            f->bytes_stream += len;
     }
     if (rc != FWDIO_OK) {
         w->status = rc;
@@ -116,6 +109,23 @@ static int write_extent(void *arg, int64_t off, int64_t len, int64_t data_pos)
     if (off + len > f->max_end)
         f->max_end = off + len;
     return 0;
+}
+
+int mpiio_stream_write(mpiio_file_t *f, const char *data, int64_t len, int64_t off)
+{
+    /* While the stream's open is pending the layer keeps a copy of what it
+     * hands over (opening.c; the caller saw the log has room). */
+    if (mpiio_opening_log(f, data, len, off) != 0)
+        return FWDIO_ENOMEM;
+    int rc = fwdio_write(f->stream, data, (size_t)len, (uint64_t)off);
+    /* The stream failed (some ranks know it sooner than others): the bytes
+     * are dropped, and the failure comes back from the calls that wait for
+     * the steps, on every rank alike. */
+    if (rc == FWDIO_EFAILED)
+        rc = FWDIO_OK;
+    if (rc == FWDIO_OK)
+        f->bytes_stream += len;
+    return rc;
 }
 
 /* This rank's part of a write failed in fwdio (no memory, say). */

@@ -17,12 +17,12 @@ static mpiio_file_t *taken(MPI_File fh)
     return f && f->stream ? f : NULL;
 }
 
-/* The taken file of fh for a call that needs its stream's outcome: a pending
- * open is resolved first (a failed one gives the file back to MPI-IO: NULL).
- * A collective call (every rank makes it) also agrees on a failed open's
+/* The taken file of fh once its stream's outcome is known: a pending open
+ * is resolved first (a failed one gives the file back to MPI-IO: NULL). A
+ * collective call (every rank makes it) also agrees on a failed open's
  * outcome, wherever it was resolved. *rc: MPI_SUCCESS, or the error the
  * call returns as it is (the same on every rank for a collective one). */
-static mpiio_file_t *taken_known(MPI_File fh, int collective, const char *call, int *rc)
+static mpiio_file_t *taken_resolved(MPI_File fh, int collective, const char *call, int *rc)
 {
     *rc = MPI_SUCCESS;
     mpiio_file_t *f = mpiio_find(fh);
@@ -30,6 +30,18 @@ static mpiio_file_t *taken_known(MPI_File fh, int collective, const char *call, 
         return NULL;
     *rc = collective ? mpiio_opening_resolve_all(f, call) : mpiio_opening_resolve(f, call);
     return f->stream ? f : NULL;
+}
+
+/* The same for a call that needs the stream itself (its bytes, its steps):
+ * the bytes held back from it go to it first (hold.c). */
+static mpiio_file_t *taken_known(MPI_File fh, int collective, const char *call, int *rc)
+{
+    mpiio_file_t *f = taken_resolved(fh, collective, call, rc);
+    if (f) {
+        int held = mpiio_hold_release_call(f, call);
+        *rc = *rc != MPI_SUCCESS ? *rc : held;
+    }
+    return f;
 }
 
 /* The taken file of fh for a write of count x type: a collective one ends
@@ -335,7 +347,7 @@ MPIIO_EXPORT int MPI_File_get_info(MPI_File fh, MPI_Info *info_used)
 {
     /* Whether the file is taken: its open must be known. */
     int rc;
-    taken_known(fh, 0, "MPI_File_get_info", &rc);
+    taken_resolved(fh, 0, "MPI_File_get_info", &rc); /* its state: the bytes may stay held */
     if (rc != MPI_SUCCESS)
         return rc;
     rc = PMPI_File_get_info(fh, info_used);

@@ -44,14 +44,15 @@ static void free_file(mpiio_file_t *f)
 {
     /* A stream whose ready callback has not run (a close from inside an
      * fwdio callback, where nothing can wait for it) may still call it with
-     * f: the record is left, not freed. */
-    if (atomic_load(&f->opening) == MPIIO_OPEN_PENDING &&
+     * f: the record is left, not freed (unless its stream frees it: below). */
+    if (!f->record_pending && atomic_load(&f->opening) == MPIIO_OPEN_PENDING &&
         atomic_load(&f->ready_status) == MPIIO_READY_UNKNOWN)
         return;
     mpiio_overlay_drop(f);
     mpiio_extents_clear(&f->own);
     mpiio_copies_free(&f->copies);
     mpiio_copies_free(&f->open_log);
+    mpiio_copies_free(&f->hold);
     if (f->direct_fd >= 0)
         close(f->direct_fd);
     /* Kept for a later file of the group when the file ended well: after a
@@ -62,6 +63,8 @@ static void free_file(mpiio_file_t *f)
         mpiio_comms_give_back(f->rt, f->error_code == MPI_SUCCESS ? f->comm_slot : -1,
                               &f->comm);
     mpiio_view_free(&f->view);
+    if (f->record_pending) /* freed with its stream (hold.c) */
+        return;
     free(f->path);
     free(f);
 }
@@ -111,6 +114,9 @@ static int start_stream(mpiio_file_t *f, int64_t size, char *why, size_t why_len
     /* ... and never cuts it: other handles of the path, here or in other
      * processes, may have written past the size measured a moment ago. */
     opts.keep_contents = 1;
+    /* ... nor makes it: MPI_File_open made it, and the stream's writers may
+     * open it after the code renamed or deleted it (hold.c) */
+    opts.must_exist = !tier_dir(&opts);
     /* MPI lets later writes change bytes written before: a later step's
      * bytes replace an earlier step's in the stream. */
     opts.rewrites = 1;
@@ -319,6 +325,7 @@ int mpiio_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info, MP
     if (amode & MPI_MODE_APPEND)
         f->fp = size;
     f->write_only = (amode & MPI_MODE_WRONLY) != 0;
+    mpiio_hold_start(f);
     f->t_open = PMPI_Wtime() - t0;
     mpiio_add_file(f);
     if (mpiio_verbose() && f->rank == 0)
@@ -350,7 +357,7 @@ static int wait_stream(mpiio_file_t *f, int closed, const char *call)
      * ranks only: the next open is the same call everywhere), unless the
      * file's failure is the close's to return already (agreed by now). */
     if (rc == FWDIO_OK && f->tier)
-        mpiio_add_pending(f->stream, f->path, f->error_code != MPI_SUCCESS);
+        mpiio_add_pending(f->stream, f->path, f->error_code != MPI_SUCCESS, NULL);
     else
         fwdio_file_free(f->stream);
     f->stream = NULL;
@@ -439,15 +446,24 @@ int mpiio_close(mpiio_file_t *f, MPI_File *fh)
      * failed open's replay is agreed at the end, on every rank whose open's
      * outcome was not agreed before this close (every rank alike, as the
      * outcome is the same everywhere). */
+    /* The same round says whether every rank still holds all it wrote
+     * (hold.c): then each writes its own bytes and the stream got none. */
     int opening = atomic_load(&f->opening);
     int unsettled = opening != MPIIO_OPEN_KNOWN;
     int late = opening == MPIIO_OPEN_PENDING && f->overlay == NULL && !f->sync_owed &&
                !mpiio_close_async() && handler_returns(*fh);
-    int flags[2] = {f->stream && f->overlay != NULL, unsettled && !late};
-    code = mpiio_agree_error_flags(f, code, "MPI_File_close", flags, 2);
-    int last_step = flags[0];
-    if (flags[0] || flags[1]) {
-        int rc = mpiio_opening_close(f, "MPI_File_close");
+    int flags[3] = {f->stream && f->overlay != NULL, unsettled && !late,
+                    !(f->stream && f->holding)};
+    code = mpiio_agree_error_flags(f, code, "MPI_File_close", flags, 3);
+    int held = !flags[2];
+    int last_step = flags[0] && !held;
+    if (held) {
+        int rc = mpiio_hold_write(f, "MPI_File_close");
+        code = code != MPI_SUCCESS ? code : rc;
+    } else {
+        int rc = flags[0] || flags[1] ? mpiio_opening_close(f, "MPI_File_close") : MPI_SUCCESS;
+        code = code != MPI_SUCCESS ? code : rc;
+        rc = f->stream ? mpiio_hold_release_call(f, "MPI_File_close") : MPI_SUCCESS;
         code = code != MPI_SUCCESS ? code : rc;
     }
     /* made by every rank (with or without the stream), so that a rank whose
@@ -465,8 +481,9 @@ int mpiio_close(mpiio_file_t *f, MPI_File *fh)
     int wait_after = 0;
     if (f->stream) {
         int closing = fwdio_close(f->stream);
-        if (closing == FWDIO_OK && mpiio_close_async() && code == MPI_SUCCESS) {
-            mpiio_add_pending(f->stream, f->path, 0);
+        if (held) { /* it got no byte: its open is waited for after MPI-IO's close */
+        } else if (closing == FWDIO_OK && mpiio_close_async() && code == MPI_SUCCESS) {
+            mpiio_add_pending(f->stream, f->path, 0, NULL);
             f->stream = NULL;
         } else if (closing == FWDIO_OK && !f->sync_owed && handler_returns(*fh)) {
             wait_after = 1;
@@ -482,6 +499,11 @@ int mpiio_close(mpiio_file_t *f, MPI_File *fh)
     mpiio_remove_file(f);
     int rc = PMPI_File_close(fh);
     f->fh = MPI_FILE_NULL; /* nothing to call a handler on from here */
+    fwdio_file_t *leftover = held ? f->stream : NULL; /* no byte in it */
+    if (leftover) {
+        f->stream = NULL;
+        f->record_pending = 1;
+    }
     if (wait_after) { /* its handler returns errors: nothing to call */
         int fin = wait_stream(f, FWDIO_OK, "MPI_File_close");
         code = code != MPI_SUCCESS ? code : fin;
@@ -494,5 +516,7 @@ int mpiio_close(mpiio_file_t *f, MPI_File *fh)
     if (mpiio_verbose())
         say_closed(f);
     free_file(f);
+    if (leftover)
+        mpiio_hold_leave(f, leftover);
     return code != MPI_SUCCESS ? code : rc;
 }

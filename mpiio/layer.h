@@ -83,6 +83,14 @@ enum { MPIIO_OPEN_KNOWN, MPIIO_OPEN_PENDING, MPIIO_OPEN_GIVEN_BACK };
  * wait for room itself (it would wait for the ready status too). */
 #define MPIIO_OPEN_LOG_MAX ((int64_t)4 << 20)
 
+/* The default of FWDIO_MPIIO_HOLD: bytes a rank holds before its file's
+ * stream gets them (hold.c). A small file's pieces (64 KiB per rank in
+ * bench/mpiio_write_call.c) fit; a file that grows past it goes through
+ * the stream after a copy of at most this much. */
+#define MPIIO_HOLD_DEFAULT ((int64_t)256 << 10)
+/* mpiio_hold_keep: the bytes are not held (the caller hands them over). */
+#define MPIIO_NOT_HELD 1
+
 /* Kinds of calls whose time FWDIO_VERBOSE reports at the close. */
 enum { MPIIO_T_WRITE, MPIIO_T_SIZE, MPIIO_T_SYNC, MPIIO_T_READ, MPIIO_T_CLOSE,
        MPIIO_BLOCKED_KINDS };
@@ -129,6 +137,10 @@ typedef struct mpiio_file {
     atomic_int ready_status;     /* the ready callback's status (progress thread), or
                                     MPIIO_READY_UNKNOWN */
     mpiio_copies_t open_log;     /* bytes handed to the stream while the open is pending */
+    mpiio_copies_t hold;         /* bytes held back from the stream (hold.c) */
+    int64_t hold_max;            /* FWDIO_MPIIO_HOLD for this file: 0, never held */
+    int holding;                 /* every byte for the stream so far is in `hold` */
+    int record_pending;          /* this struct is freed with its stream (hold.c) */
     struct mpiio_file *next;
 } mpiio_file_t;
 
@@ -181,12 +193,18 @@ int mpiio_close_async(void);
 int mpiio_sync_async(void);         /* FWDIO_MPIIO_SYNC=async */
 /* FWDIO_MPIIO_READBACK, or its default (rank 0 says when the value is bad). */
 int64_t mpiio_readback_limit(int rank);
-/* Remember a closed file's stream still writing (FWDIO_MPIIO_CLOSE=async) or
- * draining from the node-local tier to its path; the next open of the path,
- * its MPI_File_delete and MPI_Finalize wait for it (mpiio_wait_pending) and
- * return its failure, unless `reported` (the close returned the file's
- * failure already: it is waited for quietly). */
-void mpiio_add_pending(fwdio_file_t *stream, const char *path, int reported);
+/* Remember a closed file's stream still writing (FWDIO_MPIIO_CLOSE=async),
+ * draining from the node-local tier to its path, or finishing without a
+ * byte (hold.c); the next open of the path, its MPI_File_delete and
+ * MPI_Finalize wait for it (mpiio_wait_pending) and return its failure,
+ * unless `reported` (the close returned the file's failure already, or the
+ * stream had nothing to write: it is waited for quietly). `record`, if not
+ * NULL, is freed once the stream is (its callbacks' argument). Streams found
+ * done are let go at each call, and past MPIIO_PENDING_MAX quiet ones the
+ * oldest is waited for, so that a code closing many files does not pile
+ * them up. */
+void mpiio_add_pending(fwdio_file_t *stream, const char *path, int reported, void *record);
+#define MPIIO_PENDING_MAX 16
 int mpiio_wait_pending(const char *path); /* NULL: every path; MPI error code */
 int mpiio_finalize_runtimes(void);
 
@@ -237,7 +255,7 @@ int mpiio_agree_error(mpiio_file_t *f, int code, const char *call);
 int mpiio_agree_error_flag(mpiio_file_t *f, int code, const char *call, int *flag);
 /* The same with nflags flags (at most MPIIO_AGREE_FLAGS_MAX), each set
  * where any rank set it. */
-#define MPIIO_AGREE_FLAGS_MAX 2
+#define MPIIO_AGREE_FLAGS_MAX 3
 int mpiio_agree_error_flags(mpiio_file_t *f, int code, const char *call, int *flags, int nflags);
 /* A failure of this rank's own (its part of a write): the call's code
  * through the file's handler, remembered until the next collective call
@@ -282,6 +300,28 @@ int mpiio_opening_resolve_all(mpiio_file_t *f, const char *call);
  * remembered as MPI-IO's, and the pointer not handed over (the handle is
  * being closed, or closed already); the close agrees on the outcome. */
 int mpiio_opening_close(mpiio_file_t *f, const char *call);
+
+/* --- hold.c: a small file's bytes, held back from its stream ------------------- */
+/* At the take: how much this file holds (0 in the node-local tier and with
+ * FWDIO_MPIIO_CLOSE=async), and holding from now on. */
+void mpiio_hold_start(mpiio_file_t *f);
+/* Hold len bytes for off: FWDIO_OK (held), MPIIO_NOT_HELD (the file holds
+ * nothing more: anything held went to the stream first, in order; the
+ * caller hands these over), or fwdio's failure of that hand-over. */
+int mpiio_hold_keep(mpiio_file_t *f, const char *data, int64_t len, int64_t off);
+/* Hand the held bytes to the stream, in order, and hold nothing more:
+ * FWDIO_OK or fwdio's failure (mpiio_hold_release_call: MPI_SUCCESS or this
+ * rank's error, through the handler, agreed at the next collective call). */
+int mpiio_hold_release(mpiio_file_t *f);
+int mpiio_hold_release_call(mpiio_file_t *f, const char *call);
+/* At a close where every rank holds all it wrote: write the held bytes, then
+ * the overlay, as the layer writes its own (MPI_SUCCESS or this rank's
+ * error). */
+int mpiio_hold_write(mpiio_file_t *f, const char *call);
+/* After that close, once free_file freed all but f's struct and path (f
+ * has record_pending): the stream (closed, no byte in it) finishes in the
+ * background, and f goes with it. */
+void mpiio_hold_leave(mpiio_file_t *f, fwdio_file_t *stream);
 
 /* --- steps.c: ending steps and settling them ----------------------------------- */
 /* End a step on every rank (collective) and wait until every byte written
@@ -379,6 +419,10 @@ int mpiio_unpack(const char *packed, int64_t bytes, void *buf, int count, MPI_Da
  * collective write (which ends the step next) keeps no copy for reads. */
 int mpiio_write(mpiio_file_t *f, int64_t pos, const void *buf, int count, MPI_Datatype type,
                 int collective, int64_t *bytes, const char *call);
+/* Hand len bytes for off to the stream (logged while its open is pending):
+ * FWDIO_OK (also where the stream failed: the waits report that), or
+ * FWDIO_ENOMEM. */
+int mpiio_stream_write(mpiio_file_t *f, const char *data, int64_t len, int64_t off);
 
 /* --- readback.c: this rank's reads of its own bytes of the current step -------- */
 /* The copies of this rank's bytes of the current step (mpiio_copies_t,

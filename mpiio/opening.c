@@ -50,9 +50,10 @@ void mpiio_opening_check(mpiio_file_t *f)
 int mpiio_opening_log_full(const mpiio_file_t *f, int count, MPI_Datatype type)
 {
     int64_t n = 0;
+    /* the held bytes (hold.c) go to the log first when these do not fit */
     return atomic_load(&f->opening) == MPIIO_OPEN_PENDING &&
            mpiio_type_bytes(count, type, &n) == MPI_SUCCESS &&
-           !mpiio_copies_fit(&f->open_log, n, MPIIO_OPEN_LOG_MAX);
+           !mpiio_copies_fit(&f->open_log, n + (int64_t)f->hold.used, MPIIO_OPEN_LOG_MAX);
 }
 
 int mpiio_opening_log(mpiio_file_t *f, const char *data, int64_t len, int64_t off)
@@ -62,11 +63,13 @@ int mpiio_opening_log(mpiio_file_t *f, const char *data, int64_t len, int64_t of
     return mpiio_copies_keep(&f->open_log, data, len, off, MPIIO_OPEN_LOG_MAX);
 }
 
-/* The logged bytes, then the overlay, written by the layer: MPI_SUCCESS or
- * the first failure (this rank's, mpiio_local_error: the next agreement
- * makes every rank return it). */
+/* The held bytes (hold.c), the logged bytes, then the overlay, written by
+ * the layer: MPI_SUCCESS or the first failure (this rank's,
+ * mpiio_local_error: the next agreement makes every rank return it). */
 static int replay(mpiio_file_t *f, const char *call)
 {
+    if (f->holding) /* nothing logged yet: the held bytes, then the overlay */
+        return mpiio_hold_write(f, call);
     const mpiio_copies_t *k = &f->open_log;
     int code = MPI_SUCCESS;
     for (size_t i = 0; i < k->n && code == MPI_SUCCESS; i++)

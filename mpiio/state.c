@@ -27,7 +27,8 @@ static runtime_entry_t *runtimes; /* in creation order */
 typedef struct pending {
     fwdio_file_t *stream;
     char *path;
-    int reported; /* its close returned the failure: not again */
+    int reported; /* its close returned the failure (or it had no byte): not again */
+    void *record; /* freed with it (mpiio_add_pending) */
     struct pending *next;
 } pending_t;
 static pending_t *pendings;
@@ -337,7 +338,58 @@ int64_t mpiio_readback_limit(int rank)
     return (int64_t)n;
 }
 
-void mpiio_add_pending(fwdio_file_t *stream, const char *path, int reported)
+static void pending_free(pending_t *p)
+{
+    fwdio_file_free(p->stream);
+    free(p->record);
+    free(p->path);
+    free(p);
+}
+
+/* Whether p's stream has ended with nothing left to report (state_lock
+ * held: the layer's stream callbacks never take it). */
+static int pending_done_locked(pending_t *p)
+{
+    FWDIOI_ASSERT_HELD(&state_lock);
+    int done = 0, drained = 0;
+    int rc = fwdio_test(p->stream, &done);
+    if (!done)
+        return 0;
+    if (rc != FWDIO_OK)
+        return p->reported;
+    rc = fwdio_drain_test(p->stream, &drained);
+    return drained && (rc == FWDIO_OK || p->reported);
+}
+
+/* Let the streams go that are done and have nothing to report; returns the
+ * oldest quiet one when more than MPIIO_PENDING_MAX quiet ones are left,
+ * taken off the list for the caller to wait for (state_lock held). */
+static pending_t *pending_reap_locked(void)
+{
+    FWDIOI_ASSERT_HELD(&state_lock);
+    size_t quiet = 0;
+    pending_t **oldest = NULL;
+    for (pending_t **pp = &pendings; *pp;) {
+        pending_t *p = *pp;
+        if (pending_done_locked(p)) {
+            *pp = p->next;
+            pending_free(p);
+            continue;
+        }
+        if (p->reported) {
+            quiet++;
+            oldest = pp; /* the list is newest first */
+        }
+        pp = &p->next;
+    }
+    if (quiet <= MPIIO_PENDING_MAX || !oldest)
+        return NULL;
+    pending_t *p = *oldest;
+    *oldest = p->next;
+    return p;
+}
+
+void mpiio_add_pending(fwdio_file_t *stream, const char *path, int reported, void *record)
 {
     pending_t *p = calloc(1, sizeof(*p));
     char *copy = strdup(path);
@@ -348,6 +400,7 @@ void mpiio_add_pending(fwdio_file_t *stream, const char *path, int reported)
         if (rc != FWDIO_OK && !reported)
             mpiio_say("%s: the close failed: %s", path, fwdio_file_error(stream));
         fwdio_file_free(stream);
+        free(record);
         free(p);
         free(copy);
         return;
@@ -355,10 +408,17 @@ void mpiio_add_pending(fwdio_file_t *stream, const char *path, int reported)
     p->stream = stream;
     p->path = copy;
     p->reported = reported;
+    p->record = record;
     fwdioi_mutex_lock(&state_lock);
     p->next = pendings;
     pendings = p;
+    pending_t *wait = pending_reap_locked();
     fwdioi_mutex_unlock(&state_lock);
+    if (wait) { /* quiet: nothing to say, whatever its outcome */
+        if (fwdio_wait(wait->stream) == FWDIO_OK)
+            (void)fwdio_drain_wait(wait->stream);
+        pending_free(wait);
+    }
 }
 
 int mpiio_wait_pending(const char *path)
@@ -390,9 +450,7 @@ int mpiio_wait_pending(const char *path)
             if (code == MPI_SUCCESS)
                 code = mpiio_error_code(rc, info.sys_errno, text);
         }
-        fwdio_file_free(p->stream);
-        free(p->path);
-        free(p);
+        pending_free(p);
     }
 }
 

@@ -3,20 +3,33 @@
 # test_mpiio_layer's contig case on 2 ranks with FWDIO_VERBOSE=1, which
 # prints each file's plan, and check that the run passes and that every
 # plan has the stripe and write unit expected. Run with cmake -P and
-# -DMPIEXEC=... -DPROG=... -DDIR=... -DSTRIPE=<bytes> [-DSTRIPE_ENV=<size>]
-# (FWDIO_STRIPE_SIZE for the run; unset: none, the layer's default).
+# -DMPIEXEC=... -DPROG=... -DDIR=... -DSTRIPE=<bytes> [-DUNIT=<bytes>]
+# (the write unit expected; default STRIPE) and at most one of
+# -DSTRIPE_ENV=<size> (FWDIO_STRIPE_SIZE for the run), -DWRITE_ENV=<size>
+# (FWDIO_WRITE_SIZE), -DCONFIG_LINE=<line> (a config file holding that line,
+# or nothing when empty, named by FWDIO_CONFIG); none: the layer's default.
 set(oversubscribe)
 if("$ENV{TC_MPI}" STREQUAL "openmpi")
   set(oversubscribe --oversubscribe)
 endif()
+if(NOT DEFINED UNIT)
+  set(UNIT ${STRIPE})
+endif()
 set(ENV{FWDIO_VERBOSE} 1)
 set(ENV{FWDIO_MPIIO} "*.mpiio")
 unset(ENV{FWDIO_STRIPE_SIZE})
-if(DEFINED STRIPE_ENV)
-  set(ENV{FWDIO_STRIPE_SIZE} ${STRIPE_ENV})
-endif()
+unset(ENV{FWDIO_WRITE_SIZE})
+unset(ENV{FWDIO_CONFIG})
 file(REMOVE_RECURSE "${DIR}")
 file(MAKE_DIRECTORY "${DIR}")
+if(DEFINED STRIPE_ENV)
+  set(ENV{FWDIO_STRIPE_SIZE} ${STRIPE_ENV})
+elseif(DEFINED WRITE_ENV)
+  set(ENV{FWDIO_WRITE_SIZE} ${WRITE_ENV})
+elseif(DEFINED CONFIG_LINE)
+  file(WRITE "${DIR}/fwdio.conf" "${CONFIG_LINE}\n")
+  set(ENV{FWDIO_CONFIG} "${DIR}/fwdio.conf")
+endif()
 execute_process(
   COMMAND ${MPIEXEC} -n 2 ${oversubscribe} ${PROG} --timeout 60 --dir ${DIR} --case contig
   RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
@@ -28,8 +41,8 @@ if(NOT plans)
   message(FATAL_ERROR "no file's plan printed:\n${out}")
 endif()
 foreach(p ${plans})
-  if(NOT p STREQUAL "stripe ${STRIPE}, write unit ${STRIPE}")
-    message(FATAL_ERROR "a plan has '${p}', expected stripe and write unit ${STRIPE}:\n${out}")
+  if(NOT p STREQUAL "stripe ${STRIPE}, write unit ${UNIT}")
+    message(FATAL_ERROR "a plan has '${p}', expected stripe ${STRIPE} and write unit ${UNIT}:\n${out}")
   endif()
 endforeach()
 file(REMOVE_RECURSE "${DIR}")

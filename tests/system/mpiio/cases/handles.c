@@ -122,6 +122,55 @@ void case_two_files(void)
     model_free(&mb);
 }
 
+/* --- a small file renamed right after its close ----------------------------- */
+
+/*
+ * Every rank writes a small piece (an independent write), the file is
+ * closed and rank 0 renames it at once, three times over. The new name
+ * holds every byte, and the old one stays gone: the layer's stream of a
+ * small file (every byte held, hold.c) finishes after the close, and its
+ * writers must not make the path again when they open it late. The open of
+ * the old path read-only waits for that stream first (a path's next open
+ * does), and must fail as no file is there.
+ */
+void case_renamed(void)
+{
+    const char *na = "renamed_a.mpiio", *nb = "renamed_b.mpiio";
+    char pa[4096], pb[4096];
+    path_of(pa, sizeof pa, na);
+    path_of(pb, sizeof pb, nb);
+    remove_file(nb);
+    enum { PIECE = 3000 };
+    for (int k = 0; k < 3; k++) {
+        remove_file(na);
+        /* no MPI_File_get_info (expect_state) before the close: it would
+         * wait for the stream's open, and the writers' open must be left to
+         * come after the rename */
+        MPI_File fh = open_file(na, MPI_MODE_WRONLY | MPI_MODE_CREATE);
+        model_t m = {.holes_zero = g_layer};
+        for (int q = 0; q < g_size; q++)
+            model_put(&m, (int64_t)q * PIECE, PIECE, seed_of(k));
+        uint8_t *b = pattern_buf((int64_t)g_rank * PIECE, PIECE, seed_of(k));
+        MPI_Status st;
+        OK(MPI_File_write_at(fh, (MPI_Offset)g_rank * PIECE, b, PIECE, MPI_BYTE, &st));
+        free(b);
+        close_file(&fh);
+        if (g_rank == 0)
+            CHECK(rename(pa, pb) == 0, "renaming %s: %s", pa, strerror(errno));
+        MPI_Barrier(MPI_COMM_WORLD);
+        check_file(nb, &m);
+        model_free(&m);
+        MPI_File again = MPI_FILE_NULL;
+        int rc = MPI_File_open(MPI_COMM_WORLD, pa, MPI_MODE_RDONLY, MPI_INFO_NULL, &again);
+        CHECK(rc != MPI_SUCCESS, "round %d: %s was made again after its close and rename", k,
+              pa);
+        if (rc == MPI_SUCCESS)
+            MPI_File_close(&again);
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
+    remove_file(nb);
+}
+
 /* --- communicators kept from file to file ------------------------------------- */
 
 /* write_at_all of `len` pattern bytes per rank at generation `k`, modelled. */

@@ -234,6 +234,7 @@ void case_own_read_limit(void);
 void case_comm_self(void);
 void case_split(void);
 void case_two_files(void);
+void case_renamed(void);
 void case_kept_comms(void);
 void case_two_handles(void);
 void case_info_reuse(void);

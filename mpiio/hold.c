@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * A taken file's first bytes, held by the layer. A small file written with
+ * independent writes and then closed (a header, a frame, a restart piece
+ * per rank) gains nothing from its stream: the close waits until its bytes
+ * are in the file, and fwdio's rounds, the forwarding and its writer's one
+ * pwrite cost more than each rank writing its own bytes, as MPI-IO does
+ * (docs/results/mpiio-layer.md, "Small files held"). So the bytes a rank
+ * gives the stream are first kept here, up to FWDIO_MPIIO_HOLD bytes
+ * (MPIIO_HOLD_DEFAULT; 0: never held), in call order. The first call that
+ * needs them in the stream hands them over, in order, and the file goes on
+ * as if they had gone at once: a write past the hold (access.c), and every
+ * call that resolves the stream's open or ends a step (collective writes,
+ * syncs, reads, a release: opening.c, steps.c). A close where every rank
+ * still holds all it wrote (agreed in the close's first round) has each
+ * rank write its own bytes itself, then its overlay; the stream, which got
+ * no byte, finishes in the background (state.c's pending list, quietly: it
+ * writes nothing, and its writers never create the path, so a rename or
+ * unlink after the close stays as the code made it). Not in the node-local tier (its steps
+ * are the point) nor with FWDIO_MPIIO_CLOSE=async (its close does not wait
+ * for the stream, so the stream is what keeps the writes off the caller).
+ */
+#include "layer.h"
+#include "parse_size.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+static int64_t hold_size(int rank)
+{
+    const char *v = getenv("FWDIO_MPIIO_HOLD");
+    uint64_t n = 0;
+    if (!v || !*v)
+        return MPIIO_HOLD_DEFAULT;
+    if (fwdioi_parse_size(v, &n) != 0 || n > (uint64_t)MPIIO_OPEN_LOG_MAX) {
+        if (rank == 0)
+            mpiio_say("FWDIO_MPIIO_HOLD=\"%s\" is not a size from 0 to 4M (e.g. 256K, 0): "
+                      "%lld bytes are held",
+                      v, (long long)MPIIO_HOLD_DEFAULT);
+        return MPIIO_HOLD_DEFAULT;
+    }
+    return (int64_t)n;
+}
+
+void mpiio_hold_start(mpiio_file_t *f)
+{
+    f->hold_max = f->tier || mpiio_close_async() ? 0 : hold_size(f->rank);
+    f->holding = f->hold_max > 0;
+}
+
+int mpiio_hold_keep(mpiio_file_t *f, const char *data, int64_t len, int64_t off)
+{
+    if (!f->holding)
+        return MPIIO_NOT_HELD;
+    if (mpiio_copies_fit(&f->hold, len, f->hold_max))
+        return mpiio_copies_keep(&f->hold, data, len, off, f->hold_max) == 0 ? FWDIO_OK
+                                                                            : FWDIO_ENOMEM;
+    int rc = mpiio_hold_release(f);
+    return rc == FWDIO_OK ? MPIIO_NOT_HELD : rc;
+}
+
+int mpiio_hold_release(mpiio_file_t *f)
+{
+    if (!f->holding)
+        return FWDIO_OK;
+    f->holding = 0;
+    const mpiio_copies_t *k = &f->hold;
+    int rc = FWDIO_OK;
+    for (size_t i = 0; i < k->n && rc == FWDIO_OK; i++)
+        rc = mpiio_stream_write(f, k->data + k->c[i].at, k->c[i].len, k->c[i].off);
+    mpiio_copies_free(&f->hold);
+    return rc;
+}
+
+int mpiio_hold_release_call(mpiio_file_t *f, const char *call)
+{
+    int rc = mpiio_hold_release(f);
+    if (rc == FWDIO_OK)
+        return MPI_SUCCESS;
+    char text[MPI_MAX_ERROR_STRING];
+    mpiio_error_text(text, sizeof text, f->path, "%s: handing the held bytes to fwdio: %s",
+                     call, fwdio_strerror(rc));
+    return mpiio_local_error(f, rc, 0, text);
+}
+
+int mpiio_hold_write(mpiio_file_t *f, const char *call)
+{
+    f->holding = 0;
+    const mpiio_copies_t *k = &f->hold;
+    int code = MPI_SUCCESS;
+    for (size_t i = 0; i < k->n && code == MPI_SUCCESS; i++)
+        code = mpiio_direct_write(f, k->data + k->c[i].at, k->c[i].len, k->c[i].off, call);
+    mpiio_copies_free(&f->hold);
+    /* overwrites kept for after the step follow, as after any step */
+    if (code == MPI_SUCCESS)
+        code = mpiio_overlay_apply(f, call);
+    else
+        mpiio_overlay_drop(f);
+    return code;
+}
+
+void mpiio_hold_leave(mpiio_file_t *f, fwdio_file_t *stream)
+{
+    /* Nothing to wait for: its writers open the path only as it is
+     * (must_exist, files.c), so one that opens it late makes nothing where
+     * the code renamed or deleted the file. Its ready callback may still
+     * come with f: the struct goes with the stream (the pending list may
+     * free it at once, if the stream is done). */
+    char *path = f->path;
+    f->path = NULL;
+    mpiio_add_pending(stream, path, 1, f);
+    free(path);
+}
