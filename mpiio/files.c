@@ -52,7 +52,7 @@ static void free_file(mpiio_file_t *f)
     mpiio_extents_clear(&f->own);
     mpiio_copies_free(&f->copies);
     mpiio_copies_free(&f->open_log);
-    mpiio_copies_free(&f->hold);
+    mpiio_hold_drop(f);
     if (f->direct_fd >= 0)
         close(f->direct_fd);
     /* Kept for a later file of the group when the file ended well: after a

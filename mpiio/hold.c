@@ -23,8 +23,22 @@
 #include "layer.h"
 #include "parse_size.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+
+/* Bytes held by every file of this process (at most MPIIO_HOLD_TOTAL): the
+ * hold is memory outside fwdio's budgets, so many files open at once hand
+ * theirs over instead of holding more. */
+static atomic_llong held_total;
+
+/* Forget the held bytes (counted out of held_total) and hold no more. */
+static void hold_forget(mpiio_file_t *f)
+{
+    atomic_fetch_sub(&held_total, (long long)f->hold.used);
+    mpiio_copies_free(&f->hold);
+    f->holding = 0;
+}
 
 static int64_t hold_size(int rank)
 {
@@ -52,9 +66,15 @@ int mpiio_hold_keep(mpiio_file_t *f, const char *data, int64_t len, int64_t off)
 {
     if (!f->holding)
         return MPIIO_NOT_HELD;
-    if (mpiio_copies_fit(&f->hold, len, f->hold_max))
-        return mpiio_copies_keep(&f->hold, data, len, off, f->hold_max) == 0 ? FWDIO_OK
-                                                                            : FWDIO_ENOMEM;
+    if (mpiio_copies_fit(&f->hold, len, f->hold_max) &&
+        atomic_fetch_add(&held_total, (long long)len) + len <= MPIIO_HOLD_TOTAL) {
+        if (mpiio_copies_keep(&f->hold, data, len, off, f->hold_max) == 0)
+            return FWDIO_OK;
+        atomic_fetch_sub(&held_total, (long long)len);
+        return FWDIO_ENOMEM;
+    }
+    if (mpiio_copies_fit(&f->hold, len, f->hold_max)) /* counted above, not held */
+        atomic_fetch_sub(&held_total, (long long)len);
     int rc = mpiio_hold_release(f);
     return rc == FWDIO_OK ? MPIIO_NOT_HELD : rc;
 }
@@ -68,7 +88,7 @@ int mpiio_hold_release(mpiio_file_t *f)
     int rc = FWDIO_OK;
     for (size_t i = 0; i < k->n && rc == FWDIO_OK; i++)
         rc = mpiio_stream_write(f, k->data + k->c[i].at, k->c[i].len, k->c[i].off);
-    mpiio_copies_free(&f->hold);
+    hold_forget(f);
     return rc;
 }
 
@@ -90,7 +110,7 @@ int mpiio_hold_write(mpiio_file_t *f, const char *call)
     int code = MPI_SUCCESS;
     for (size_t i = 0; i < k->n && code == MPI_SUCCESS; i++)
         code = mpiio_direct_write(f, k->data + k->c[i].at, k->c[i].len, k->c[i].off, call);
-    mpiio_copies_free(&f->hold);
+    hold_forget(f);
     /* overwrites kept for after the step follow, as after any step */
     if (code == MPI_SUCCESS)
         code = mpiio_overlay_apply(f, call);
@@ -98,6 +118,8 @@ int mpiio_hold_write(mpiio_file_t *f, const char *call)
         mpiio_overlay_drop(f);
     return code;
 }
+
+void mpiio_hold_drop(mpiio_file_t *f) { hold_forget(f); }
 
 void mpiio_hold_leave(mpiio_file_t *f, fwdio_file_t *stream)
 {

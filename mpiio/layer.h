@@ -88,6 +88,9 @@ enum { MPIIO_OPEN_KNOWN, MPIIO_OPEN_PENDING, MPIIO_OPEN_GIVEN_BACK };
  * bench/mpiio_write_call.c) fit; a file that grows past it goes through
  * the stream after a copy of at most this much. */
 #define MPIIO_HOLD_DEFAULT ((int64_t)256 << 10)
+/* The most bytes held by all files of a process at once (hold.c): a write
+ * past it hands its file's held bytes over instead. */
+#define MPIIO_HOLD_TOTAL ((int64_t)16 << 20)
 /* mpiio_hold_keep: the bytes are not held (the caller hands them over). */
 #define MPIIO_NOT_HELD 1
 
@@ -318,6 +321,9 @@ int mpiio_hold_release_call(mpiio_file_t *f, const char *call);
  * the overlay, as the layer writes its own (MPI_SUCCESS or this rank's
  * error). */
 int mpiio_hold_write(mpiio_file_t *f, const char *call);
+/* Forget whatever is held (a file freed without its close: out of memory at
+ * the open). */
+void mpiio_hold_drop(mpiio_file_t *f);
 /* After that close, once free_file freed all but f's struct and path (f
  * has record_pending): the stream (closed, no byte in it) finishes in the
  * background, and f goes with it. */
