@@ -16,9 +16,14 @@
  * rank write its own bytes itself, then its overlay; the stream, which got
  * no byte, finishes in the background (state.c's pending list, quietly: it
  * writes nothing, and its writers never create the path, so a rename or
- * unlink after the close stays as the code made it). Not in the node-local tier (its steps
- * are the point) nor with FWDIO_MPIIO_CLOSE=async (its close does not wait
- * for the stream, so the stream is what keeps the writes off the caller).
+ * unlink after the close stays as the code made it). Only for a handle
+ * opened MPI_MODE_WRONLY: through one that can read, ranks may read each
+ * other's bytes after a mere barrier (MPI leaves that undefined without a
+ * sync, but MPI-IO over POSIX shows them, and HDF5's and PnetCDF's tests
+ * expect it), and a held byte is further from the file than one sent to a
+ * writer. Not in the node-local tier (its steps are the point) nor with
+ * FWDIO_MPIIO_CLOSE=async (its close does not wait for the stream, so the
+ * stream is what keeps the writes off the caller).
  */
 #include "layer.h"
 #include "parse_size.h"
@@ -58,7 +63,7 @@ static int64_t hold_size(int rank)
 
 void mpiio_hold_start(mpiio_file_t *f)
 {
-    f->hold_max = f->tier || mpiio_close_async() ? 0 : hold_size(f->rank);
+    f->hold_max = f->tier || mpiio_close_async() || !f->write_only ? 0 : hold_size(f->rank);
     f->holding = f->hold_max > 0;
 }
 

@@ -305,8 +305,9 @@ int mpiio_opening_resolve_all(mpiio_file_t *f, const char *call);
 int mpiio_opening_close(mpiio_file_t *f, const char *call);
 
 /* --- hold.c: a small file's bytes, held back from its stream ------------------- */
-/* At the take: how much this file holds (0 in the node-local tier and with
- * FWDIO_MPIIO_CLOSE=async), and holding from now on. */
+/* At the take: how much this file holds (0 for a handle that can read, in
+ * the node-local tier and with FWDIO_MPIIO_CLOSE=async), and holding from
+ * now on. */
 void mpiio_hold_start(mpiio_file_t *f);
 /* Hold len bytes for off: FWDIO_OK (held), MPIIO_NOT_HELD (the file holds
  * nothing more: anything held went to the stream first, in order; the
