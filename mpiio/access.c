@@ -16,6 +16,7 @@ typedef struct write_ctx {
     const char *data;
     const char *call;
     int keep; /* keep a copy for this rank's reads (see readback.c) */
+    int direct; /* an independent write with another handle of the path open */
     int status;
     int code; /* an MPI error of the layer's own write (through the handler already) */
     mpiio_file_t *alias[MPIIO_ALIASES_MAX]; /* other handles of the path (state.c) */
@@ -82,11 +83,16 @@ static int write_extent(void *arg, int64_t off, int64_t len, int64_t data_pos)
     }
     if (mpiio_touches_unended(f, off, off + len)) {
         rc = mpiio_overlay_add(f, data, len, off);
-    } else if (w->keep &&
-               mpiio_copies_keep(&f->copies, data, len, off, f->readback_limit) != 0) {
-        /* Past the bytes kept for this rank's reads of its own writes: the
-         * layer writes these now, as MPI-IO would, so the reads see them
-         * (after the steps ended before, which they may write over). */
+    } else if (w->direct ||
+               (w->keep &&
+                mpiio_copies_keep(&f->copies, data, len, off, f->readback_limit) != 0)) {
+        /* Past the bytes kept for this rank's reads of its own writes, or
+         * with the path open through another handle here (whose reads,
+         * and other ranks' reads through theirs, cannot see this handle's
+         * bytes on their way: PnetCDF reads its independent handle's bytes
+         * through its collective one after a barrier): the layer writes
+         * these now, as MPI-IO would, so the reads see them (after the
+         * steps ended before, which they may write over). */
         w->code = mpiio_settle_ended(f, w->call);
         if (w->code == MPI_SUCCESS)
             w->code = mpiio_direct_write(f, data, len, off, w->call);
@@ -162,6 +168,7 @@ int mpiio_write(mpiio_file_t *f, int64_t pos, const void *buf, int count, MPI_Da
                      .code = MPI_SUCCESS};
     /* Steps other handles of the path ended are in the file first. */
     w.naliases = mpiio_aliases(f, w.alias, MPIIO_ALIASES_MAX);
+    w.direct = !collective && w.naliases > 0;
     for (size_t i = 0; i < w.naliases; i++)
         mpiio_settle_quietly(w.alias[i]);
     int rc = mpiio_map_data(&f->view, pos, buf, count, type, n, &w.data, write_extent, &w);

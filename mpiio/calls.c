@@ -580,6 +580,18 @@ static int touches(void *arg, int64_t off, int64_t len, int64_t data_pos)
     return mpiio_touches_unended(t->f, off, off + len);
 }
 
+/* The steps the other handles of f's path in this process ended are in the
+ * file (their independent writes since are in it already: access.c), so a
+ * read through f sees what this process wrote through them, as in any
+ * MPI-IO. */
+static void settle_aliases(mpiio_file_t *f)
+{
+    mpiio_file_t *alias[MPIIO_ALIASES_MAX];
+    size_t n = mpiio_aliases(f, alias, MPIIO_ALIASES_MAX);
+    for (size_t i = 0; i < n; i++)
+        mpiio_settle_quietly(alias[i]);
+}
+
 /* An independent read of `count` x `type` at data position pos: waits for the
  * ended steps. *own says whether it touches bytes this rank wrote since its
  * last collective call on the file (they may still be on their way, and only
@@ -591,6 +603,7 @@ static int before_independent_read(mpiio_file_t *f, int64_t pos, int count, MPI_
 {
     int64_t n = 0;
     *own = 0;
+    settle_aliases(f);
     if (mpiio_type_bytes(count, type, &n) == MPI_SUCCESS && n > 0 && mpiio_has_unended(f)) {
         touch_ctx_t t = {.f = f};
         *own = mpiio_view_map(&f->view, pos, n, touches, &t) != 0;
@@ -611,6 +624,7 @@ static int before_independent_read(mpiio_file_t *f, int64_t pos, int count, MPI_
             return P##name(__VA_ARGS__);                            \
         double t0_ = PMPI_Wtime();                                  \
         int rc_ = mpiio_settle_all(f, #name);                       \
+        settle_aliases(f);                                          \
         rc_ = mpiio_agree_error(f, rc_, #name);                     \
         int read_ = rc_ == MPI_SUCCESS;                             \
         if (read_ && at_pointer)                                    \

@@ -33,7 +33,7 @@
 #define COST_PAIR_BYTES 12
 /* forwarder/agreement/open_check.h: the fields the open check compares (two
  * pairs each, after an error report) */
-#define COST_OPEN_FIELDS 19
+#define COST_OPEN_FIELDS 20
 /* forwarder/state.h: sums beside the bytes per writer in the close and step counts */
 #define COST_CLOSE_EXTRA 5
 /* forwarder/state.h: fwdioi_wire_header_t and fwdioi_piece_t */

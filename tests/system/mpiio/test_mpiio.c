@@ -98,6 +98,7 @@ static const case_t cases[] = {
     {"split", case_split, 1},
     {"two_files", case_two_files, 1},
     {"renamed", case_renamed, 1},
+    {"read_other_handle", case_read_other_handle, 1},
     {"many_open", case_many_open, 0},
     {"kept_comms", case_kept_comms, 1},
     {"async_close", case_async_close, 1},

@@ -122,6 +122,60 @@ void case_two_files(void)
     model_free(&mb);
 }
 
+/* --- reads through one handle of bytes written through another --------------- */
+
+/* Whether len bytes at buf are pattern seed's bytes from file offset off. */
+static int pattern_at(const uint8_t *buf, int64_t off, int64_t len, uint64_t seed)
+{
+    for (int64_t i = 0; i < len; i++)
+        if (buf[i] != pattern_byte(seed, (uint64_t)(off + i)))
+            return 0;
+    return 1;
+}
+
+/*
+ * A process reads, through one handle, bytes it wrote through another
+ * handle of the same path with no sync between, as PnetCDF's independent
+ * data mode does (its MPI_COMM_SELF handle writes, then its collective
+ * handle reads and moves the data when the header grows); every MPI-IO over
+ * POSIX shows them. Each rank writes its block through its MPI_COMM_SELF
+ * handle, then reads it back through the collective one, with read_at_all
+ * and with read_at. (A write_at_all read back through the other handle
+ * without a sync is not shown by ompio itself: not checked.)
+ */
+void case_read_other_handle(void)
+{
+    const char *name = "read_other_handle.mpiio";
+    enum { BLK = 4040 };
+    remove_file(name);
+    MPI_File fc = open_file(name, MPI_MODE_RDWR | MPI_MODE_CREATE);
+    MPI_File fs = open_comm(MPI_COMM_SELF, name, MPI_MODE_RDWR);
+    int64_t mine = 1024 + (int64_t)g_rank * BLK;
+    uint8_t *b = pattern_buf(mine, BLK, seed_of(1));
+    uint8_t *got = malloc(BLK);
+    MPI_Status st;
+    OK(MPI_File_write_at(fs, mine, b, BLK, MPI_BYTE, &st));
+    memset(got, 0x7f, BLK);
+    OK(MPI_File_read_at_all(fc, mine, got, BLK, MPI_BYTE, &st));
+    CHECK(pattern_at(got, mine, BLK, seed_of(1)),
+          "read_at_all through the collective handle missed this rank's write through "
+          "its MPI_COMM_SELF handle");
+    memset(got, 0x7f, BLK);
+    OK(MPI_File_read_at(fc, mine, got, BLK, MPI_BYTE, &st));
+    CHECK(pattern_at(got, mine, BLK, seed_of(1)),
+          "read_at through the collective handle missed this rank's write through its "
+          "MPI_COMM_SELF handle");
+    free(b);
+    free(got);
+    close_file(&fs);
+    close_file(&fc);
+    model_t m = {.holes_zero = g_layer};
+    for (int q = 0; q < g_size; q++)
+        model_put(&m, 1024 + (int64_t)q * BLK, BLK, seed_of(1));
+    check_file(name, &m);
+    model_free(&m);
+}
+
 /* --- a small file renamed right after its close ----------------------------- */
 
 /*
