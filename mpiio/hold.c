@@ -26,7 +26,6 @@
  * stream is what keeps the writes off the caller).
  */
 #include "layer.h"
-#include "parse_size.h"
 
 #include <stdatomic.h>
 #include <stdio.h>
@@ -45,25 +44,12 @@ static void hold_forget(mpiio_file_t *f)
     f->holding = 0;
 }
 
-static int64_t hold_size(int rank)
-{
-    const char *v = getenv("FWDIO_MPIIO_HOLD");
-    uint64_t n = 0;
-    if (!v || !*v)
-        return MPIIO_HOLD_DEFAULT;
-    if (fwdioi_parse_size(v, &n) != 0 || n > (uint64_t)MPIIO_OPEN_LOG_MAX) {
-        if (rank == 0)
-            mpiio_say("FWDIO_MPIIO_HOLD=\"%s\" is not a size from 0 to 4M (e.g. 256K, 0): "
-                      "%lld bytes are held",
-                      v, (long long)MPIIO_HOLD_DEFAULT);
-        return MPIIO_HOLD_DEFAULT;
-    }
-    return (int64_t)n;
-}
-
 void mpiio_hold_start(mpiio_file_t *f)
 {
-    f->hold_max = f->tier || mpiio_close_async() || !f->write_only ? 0 : hold_size(f->rank);
+    f->hold_max = f->tier || mpiio_close_async() || !f->write_only
+                      ? 0
+                      : mpiio_env_size("FWDIO_MPIIO_HOLD", MPIIO_HOLD_DEFAULT,
+                                       MPIIO_OPEN_LOG_MAX, "held", f->rank);
     f->holding = f->hold_max > 0;
 }
 

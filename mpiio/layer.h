@@ -194,6 +194,10 @@ size_t mpiio_held_in(const char *path, const fwdio_runtime_t *rt, mpiio_file_t *
 /* Files closed with FWDIO_MPIIO_CLOSE=async that may still be writing. */
 int mpiio_close_async(void);
 int mpiio_sync_async(void);         /* FWDIO_MPIIO_SYNC=async */
+/* The size in environment variable `name` (fwdioi_parse_size), def when it
+ * is unset, or (rank 0 says so) not a size from 0 to max; `what` ends the
+ * message ("... bytes are <what>"). */
+int64_t mpiio_env_size(const char *name, int64_t def, int64_t max, const char *what, int rank);
 /* FWDIO_MPIIO_READBACK, or its default (rank 0 says when the value is bad). */
 int64_t mpiio_readback_limit(int rank);
 /* Remember a closed file's stream still writing (FWDIO_MPIIO_CLOSE=async),

@@ -323,19 +323,26 @@ int mpiio_sync_async(void)
     return v && strcmp(v, "async") == 0;
 }
 
-int64_t mpiio_readback_limit(int rank)
+int64_t mpiio_env_size(const char *name, int64_t def, int64_t max, const char *what, int rank)
 {
-    const char *v = getenv("FWDIO_MPIIO_READBACK");
+    const char *v = getenv(name);
     uint64_t n = 0;
     if (!v || !*v)
-        return MPIIO_READBACK_DEFAULT;
-    if (fwdioi_parse_size(v, &n) != 0 || n > (uint64_t)INT64_MAX) {
+        return def;
+    if (fwdioi_parse_size(v, &n) != 0 || n > (uint64_t)max) {
         if (rank == 0)
-            mpiio_say("FWDIO_MPIIO_READBACK=\"%s\" is not a size (e.g. 64M, 0): %lld bytes "
-                      "are kept", v, (long long)MPIIO_READBACK_DEFAULT);
-        return MPIIO_READBACK_DEFAULT;
+            mpiio_say("%s=\"%s\" is not a size from 0 to %lld bytes (e.g. 64K, 0): %lld bytes "
+                      "are %s",
+                      name, v, (long long)max, (long long)def, what);
+        return def;
     }
     return (int64_t)n;
+}
+
+int64_t mpiio_readback_limit(int rank)
+{
+    return mpiio_env_size("FWDIO_MPIIO_READBACK", MPIIO_READBACK_DEFAULT, INT64_MAX, "kept",
+                          rank);
 }
 
 static void pending_free(pending_t *p)

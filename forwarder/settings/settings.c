@@ -102,7 +102,7 @@ static const char *const other_vars[] = {"FWDIO_CONFIG", "FWDIO_VERBOSE", "FWDIO
                                            "FWDIO_TRACE_MAX_EVENTS", "FWDIO_FAULT",
                                            /* libfwdio-mpiio.so's (mpiio/README.md) */
                                            "FWDIO_MPIIO", "FWDIO_MPIIO_CLOSE", "FWDIO_MPIIO_SYNC",
-                                           "FWDIO_MPIIO_READBACK",
+                                           "FWDIO_MPIIO_READBACK", "FWDIO_MPIIO_HOLD",
                                            /* the bench scripts' (bench/README.md): a user
                                             * exports it beside the runs */
                                            "FWDIO_RESULTS_DIR", NULL};

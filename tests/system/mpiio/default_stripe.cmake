@@ -8,10 +8,7 @@
 # -DSTRIPE_ENV=<size> (FWDIO_STRIPE_SIZE for the run), -DWRITE_ENV=<size>
 # (FWDIO_WRITE_SIZE), -DCONFIG_LINE=<line> (a config file holding that line,
 # or nothing when empty, named by FWDIO_CONFIG); none: the layer's default.
-set(oversubscribe)
-if("$ENV{TC_MPI}" STREQUAL "openmpi")
-  set(oversubscribe --oversubscribe)
-endif()
+include(${CMAKE_CURRENT_LIST_DIR}/run_layer_case.cmake)
 if(NOT DEFINED UNIT)
   set(UNIT ${STRIPE})
 endif()
@@ -30,12 +27,7 @@ elseif(DEFINED CONFIG_LINE)
   file(WRITE "${DIR}/fwdio.conf" "${CONFIG_LINE}\n")
   set(ENV{FWDIO_CONFIG} "${DIR}/fwdio.conf")
 endif()
-execute_process(
-  COMMAND ${MPIEXEC} -n 2 ${oversubscribe} ${PROG} --timeout 60 --dir ${DIR} --case contig
-  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
-if(NOT rc EQUAL 0)
-  message(FATAL_ERROR "the run failed (exit ${rc}):\n${out}")
-endif()
+run_layer_case(2 contig out)
 string(REGEX MATCHALL "stripe [0-9]+, write unit [0-9]+" plans "${out}")
 if(NOT plans)
   message(FATAL_ERROR "no file's plan printed:\n${out}")

@@ -6,21 +6,13 @@
 # the layer prints at each close: the first files' bytes were written by the
 # ranks themselves (held), the later ones' went through fwdio (past the
 # total). Run with cmake -P and -DMPIEXEC=... -DPROG=... -DDIR=...
-set(oversubscribe)
-if("$ENV{TC_MPI}" STREQUAL "openmpi")
-  set(oversubscribe --oversubscribe)
-endif()
+include(${CMAKE_CURRENT_LIST_DIR}/run_layer_case.cmake)
 set(ENV{FWDIO_VERBOSE} 1)
 set(ENV{FWDIO_MPIIO} "*.mpiio")
 set(ENV{FWDIO_MPIIO_HOLD} 4M)
 file(REMOVE_RECURSE "${DIR}")
 file(MAKE_DIRECTORY "${DIR}")
-execute_process(
-  COMMAND ${MPIEXEC} -n 2 ${oversubscribe} ${PROG} --timeout 60 --dir ${DIR} --case many_open
-  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
-if(NOT rc EQUAL 0)
-  message(FATAL_ERROR "the run failed (exit ${rc}):\n${out}")
-endif()
+run_layer_case(2 many_open out)
 foreach(i 0 1)
   if(NOT out MATCHES "many_${i}\\.mpiio: closed: 0 bytes through fwdio, 7800000 written by the layer itself")
     message(FATAL_ERROR "many_${i}.mpiio was not written by the ranks themselves (held):\n${out}")
