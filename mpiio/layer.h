@@ -51,6 +51,9 @@ typedef struct mpiio_overlay {
 
 /* The default of FWDIO_MPIIO_READBACK: bytes kept per file and step. */
 #define MPIIO_READBACK_DEFAULT ((int64_t)64 << 20)
+/* A read of a rank's own bytes patches at most this many kept copies: past
+ * them the copies are written to the file first (readback.c). */
+#define MPIIO_PATCH_MAX 256
 /* The stripe of the layer's files when nothing else sets one (no
  * striping_unit hint, no FWDIO_STRIPE_SIZE, FWDIO_WRITE_SIZE or FWDIO_CONFIG
  * in the environment): Lustre's default stripe unit, so that a step smaller

@@ -48,6 +48,30 @@ static int patch_extent(void *arg, int64_t off, int64_t len, int64_t data_pos)
     return 0;
 }
 
+/* Write the kept copies to the file, in call order (adjacent ones in one
+ * pwrite), and keep none: a read patches every copy it meets, so many small
+ * ones (HDF5's point selections: millions of 16-byte pieces, each read back)
+ * would make every read cost as many copies as the step holds. The stream
+ * still has the same bytes of this rank's and writes them again, the same;
+ * the rank's later writes of them in the step are in the overlay, laid over
+ * reads and written after the step, as before. The steps ended before are
+ * in the file (the caller settled them). */
+static int flush_copies(mpiio_file_t *f, const char *call)
+{
+    mpiio_copies_t *k = &f->copies;
+    int code = MPI_SUCCESS;
+    for (size_t i = 0; i < k->n && code == MPI_SUCCESS;) {
+        size_t j = i + 1;
+        int64_t len = k->c[i].len;
+        while (j < k->n && k->c[j].off == k->c[i].off + len && k->c[j].at == k->c[i].at + (size_t)len)
+            len += k->c[j++].len;
+        code = mpiio_direct_write(f, k->data + k->c[i].at, len, k->c[i].off, call);
+        i = j;
+    }
+    mpiio_copies_clear(k);
+    return code;
+}
+
 int mpiio_read_own(mpiio_file_t *f, int64_t offset, void *buf, int count, MPI_Datatype type,
                    int64_t *bytes, const char *call)
 {
@@ -55,6 +79,11 @@ int mpiio_read_own(mpiio_file_t *f, int64_t offset, void *buf, int count, MPI_Da
     int cls = mpiio_type_bytes(count, type, &n);
     if (cls != MPI_SUCCESS)
         return mpiio_refuse(f, cls, "%s: a negative count or an invalid datatype", call);
+    if (f->copies.n > MPIIO_PATCH_MAX) {
+        int code = flush_copies(f, call);
+        if (code != MPI_SUCCESS)
+            return code;
+    }
     MPI_Status st;
     int rc = PMPI_File_read_at(f->fh, offset, buf, count, type, &st);
     if (rc != MPI_SUCCESS)

@@ -94,6 +94,7 @@ static const case_t cases[] = {
     {"not_taken", case_not_taken, 1},
     {"refused_on_one", case_refused_on_one, 1},
     {"own_read", case_own_read, 1},
+    {"own_read_many", case_own_read_many, 1},
     {"comm_self", case_comm_self, 1},
     {"split", case_split, 1},
     {"two_files", case_two_files, 1},
