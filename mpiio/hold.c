@@ -99,8 +99,25 @@ int mpiio_hold_write(mpiio_file_t *f, const char *call)
     f->holding = 0;
     const mpiio_copies_t *k = &f->hold;
     int code = MPI_SUCCESS;
-    for (size_t i = 0; i < k->n && code == MPI_SUCCESS; i++)
-        code = mpiio_direct_write(f, k->data + k->c[i].at, k->c[i].len, k->c[i].off, call);
+    /* Through MPI-IO's own handle, whose view is still the default (a
+     * set_view releases the hold), as MPI-IO would have written them: no
+     * descriptor of the layer's to open for a small file. */
+    for (size_t i = 0; i < k->n && code == MPI_SUCCESS; i++) {
+        MPI_Status st;
+        code = PMPI_File_write_at(f->fh, (MPI_Offset)k->c[i].off, k->data + k->c[i].at,
+                                  (int)k->c[i].len, MPI_BYTE, &st);
+        if (code == MPI_SUCCESS)
+            f->bytes_direct += k->c[i].len;
+    }
+    if (code != MPI_SUCCESS) {
+        char why[MPI_MAX_ERROR_STRING], text[MPI_MAX_ERROR_STRING];
+        int len = 0;
+        if (PMPI_Error_string(code, why, &len) != MPI_SUCCESS)
+            why[0] = '\0';
+        mpiio_error_text(text, sizeof text, f->path, "%s: writing the held bytes: %s", call,
+                         why);
+        code = mpiio_local_error(f, FWDIO_EWRITE, 0, text);
+    }
     hold_forget(f);
     /* overwrites kept for after the step follow, as after any step */
     if (code == MPI_SUCCESS)
