@@ -209,10 +209,10 @@ int64_t mpiio_readback_limit(int rank);
  * MPI_Finalize wait for it (mpiio_wait_pending) and return its failure,
  * unless `reported` (the close returned the file's failure already, or the
  * stream had nothing to write: it is waited for quietly). `record`, if not
- * NULL, is freed once the stream is (its callbacks' argument). Streams found
- * done are let go at each call, and past MPIIO_PENDING_MAX quiet ones the
- * oldest is waited for, so that a code closing many files does not pile
- * them up. */
+ * NULL, is freed once the stream is (its callbacks' argument). Quiet streams
+ * found done are let go at each call, and past MPIIO_PENDING_MAX quiet ones
+ * the oldest is waited for, so that a code closing many small files does not
+ * pile them up. */
 void mpiio_add_pending(fwdio_file_t *stream, const char *path, int reported, void *record);
 #define MPIIO_PENDING_MAX 16
 int mpiio_wait_pending(const char *path); /* NULL: every path; MPI error code */

@@ -353,22 +353,23 @@ static void pending_free(pending_t *p)
     free(p);
 }
 
-/* Whether p's stream has ended with nothing left to report (state_lock
- * held: the layer's stream callbacks never take it). */
+/* Whether p's stream is quiet (nothing to report, whatever its outcome)
+ * and has ended, drain included (state_lock held: the layer's stream
+ * callbacks never take it). A stream whose failure is still to be reported
+ * stays for the path's next open or MPI_Finalize to wait for and report. */
 static int pending_done_locked(pending_t *p)
 {
     FWDIOI_ASSERT_HELD(&state_lock);
     int done = 0, drained = 0;
-    int rc = fwdio_test(p->stream, &done);
-    if (!done)
+    if (!p->reported)
         return 0;
-    if (rc != FWDIO_OK)
-        return p->reported;
-    rc = fwdio_drain_test(p->stream, &drained);
-    return drained && (rc == FWDIO_OK || p->reported);
+    (void)fwdio_test(p->stream, &done);
+    if (done)
+        (void)fwdio_drain_test(p->stream, &drained);
+    return done && drained;
 }
 
-/* Let the streams go that are done and have nothing to report; returns the
+/* Let the quiet streams go that are done; returns the
  * oldest quiet one when more than MPIIO_PENDING_MAX quiet ones are left,
  * taken off the list for the caller to wait for (state_lock held). */
 static pending_t *pending_reap_locked(void)
