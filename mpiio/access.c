@@ -117,23 +117,6 @@ static int write_extent(void *arg, int64_t off, int64_t len, int64_t data_pos)
     return 0;
 }
 
-int mpiio_stream_write(mpiio_file_t *f, const char *data, int64_t len, int64_t off)
-{
-    /* While the stream's open is pending the layer keeps a copy of what it
-     * hands over (opening.c; the caller saw the log has room). */
-    if (mpiio_opening_log(f, data, len, off) != 0)
-        return FWDIO_ENOMEM;
-    int rc = fwdio_write(f->stream, data, (size_t)len, (uint64_t)off);
-    /* The stream failed (some ranks know it sooner than others): the bytes
-     * are dropped, and the failure comes back from the calls that wait for
-     * the steps, on every rank alike. */
-    if (rc == FWDIO_EFAILED)
-        rc = FWDIO_OK;
-    if (rc == FWDIO_OK)
-        f->bytes_stream += len;
-    return rc;
-}
-
 /* This rank's part of a write failed in fwdio (no memory, say). */
 static int write_failed(mpiio_file_t *f, int status, const char *call)
 {

@@ -377,7 +377,9 @@ int mpiio_release(mpiio_file_t *f, const char *reason)
     int code = mpiio_opening_resolve_all(f, reason);
     if (!f->stream)
         return code;
-    code = mpiio_settle_all(f, reason);
+    code = mpiio_hold_release_call(f, reason); /* the held bytes are the step's */
+    int settled = mpiio_settle_all(f, reason);
+    code = code != MPI_SUCCESS ? code : settled;
     int fin = finish_stream(f, "MPI_File_close");
     code = code != MPI_SUCCESS ? code : fin;
     snprintf(f->released, sizeof(f->released), "released: %s", reason);

@@ -293,6 +293,10 @@ void mpiio_opening_callbacks(mpiio_file_t *f, fwdio_callbacks_t *cbs);
 void mpiio_opening_check(mpiio_file_t *f);
 /* Would a write of count x type take the open log past MPIIO_OPEN_LOG_MAX? */
 int mpiio_opening_log_full(const mpiio_file_t *f, int count, MPI_Datatype type);
+/* Hand len bytes for off to the stream (logged while its open is pending):
+ * FWDIO_OK (also where the stream failed: the waits report that), or
+ * FWDIO_ENOMEM. */
+int mpiio_stream_write(mpiio_file_t *f, const char *data, int64_t len, int64_t off);
 /* Keep bytes handed to the pending stream: 0, or -1 (no memory). */
 int mpiio_opening_log(mpiio_file_t *f, const char *data, int64_t len, int64_t off);
 /* Resolve a pending open (independent; blocks for fwdio's ready): known
@@ -433,10 +437,6 @@ int mpiio_unpack(const char *packed, int64_t bytes, void *buf, int count, MPI_Da
  * collective write (which ends the step next) keeps no copy for reads. */
 int mpiio_write(mpiio_file_t *f, int64_t pos, const void *buf, int count, MPI_Datatype type,
                 int collective, int64_t *bytes, const char *call);
-/* Hand len bytes for off to the stream (logged while its open is pending):
- * FWDIO_OK (also where the stream failed: the waits report that), or
- * FWDIO_ENOMEM. */
-int mpiio_stream_write(mpiio_file_t *f, const char *data, int64_t len, int64_t off);
 
 /* --- readback.c: this rank's reads of its own bytes of the current step -------- */
 /* The copies of this rank's bytes of the current step (mpiio_copies_t,

@@ -63,15 +63,37 @@ int mpiio_opening_log(mpiio_file_t *f, const char *data, int64_t len, int64_t of
     return mpiio_copies_keep(&f->open_log, data, len, off, MPIIO_OPEN_LOG_MAX);
 }
 
-/* The held bytes (hold.c), the logged bytes, then the overlay, written by
- * the layer: MPI_SUCCESS or the first failure (this rank's,
- * mpiio_local_error: the next agreement makes every rank return it). */
+int mpiio_stream_write(mpiio_file_t *f, const char *data, int64_t len, int64_t off)
+{
+    /* While the stream's open is pending the layer keeps a copy of what it
+     * hands over (opening.c; the caller saw the log has room). */
+    if (mpiio_opening_log(f, data, len, off) != 0)
+        return FWDIO_ENOMEM;
+    int rc = fwdio_write(f->stream, data, (size_t)len, (uint64_t)off);
+    /* The stream failed (some ranks know it sooner than others): the bytes
+     * are dropped, and the failure comes back from the calls that wait for
+     * the steps, on every rank alike. */
+    if (rc == FWDIO_EFAILED)
+        rc = FWDIO_OK;
+    if (rc == FWDIO_OK)
+        f->bytes_stream += len;
+    return rc;
+}
+
+/* The held bytes (hold.c: while a file holds, nothing is logged), the
+ * logged bytes, then the overlay, written by the layer: MPI_SUCCESS or the
+ * first failure (this rank's, mpiio_local_error: the next agreement makes
+ * every rank return it). The held copies stay until the close frees them
+ * (mpiio_hold_drop): the file is MPI-IO's from now on and holds nothing. */
 static int replay(mpiio_file_t *f, const char *call)
 {
-    if (f->holding) /* nothing logged yet: the held bytes, then the overlay */
-        return mpiio_hold_write(f, call);
-    const mpiio_copies_t *k = &f->open_log;
     int code = MPI_SUCCESS;
+    const mpiio_copies_t *held = &f->hold;
+    for (size_t i = 0; i < held->n && code == MPI_SUCCESS; i++)
+        code = mpiio_direct_write(f, held->data + held->c[i].at, held->c[i].len,
+                                  held->c[i].off, call);
+    f->holding = 0;
+    const mpiio_copies_t *k = &f->open_log;
     for (size_t i = 0; i < k->n && code == MPI_SUCCESS; i++)
         code = mpiio_direct_write(f, k->data + k->c[i].at, k->c[i].len, k->c[i].off, call);
     if (code == MPI_SUCCESS)

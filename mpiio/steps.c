@@ -9,8 +9,6 @@
 
 int mpiio_end_step(mpiio_file_t *f, const char *call)
 {
-    /* the held bytes belong to this step (resolved opens released them) */
-    int held = mpiio_hold_release_call(f, call);
     int rc = fwdio_step_end(f->stream);
     f->steps_ended++;
     /* A failed stream (known here sooner than elsewhere, perhaps) is the
@@ -31,7 +29,6 @@ int mpiio_end_step(mpiio_file_t *f, const char *call)
         mpiio_overlay_drop(f);
     mpiio_extents_clear(&f->own); /* the next step may write any of them again */
     mpiio_copies_clear(&f->copies);
-    code = held != MPI_SUCCESS ? held : code;
     return code != MPI_SUCCESS ? code : over;
 }
 
