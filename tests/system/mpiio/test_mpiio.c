@@ -141,8 +141,7 @@ static void remove_case_files(void)
 {
     if (!g_keep_files)
         for (int i = 0; i < g_ntrack; i++)
-            if (!strstr(g_track[i], AFTER_FINALIZE_NAME))
-                unlink(g_track[i]);
+            unlink(g_track[i]);
     g_ntrack = 0;
 }
 
@@ -289,8 +288,6 @@ int main(int argc, char **argv)
         path_of(p, sizeof p, AFTER_FINALIZE_NAME);
         check_path_local(p, &g_after_finalize);
         CHECK(!file_exists(DELETED_NAME), "%s came back after MPI_Finalize", DELETED_NAME);
-        if (!g_failures && !g_keep_files)
-            unlink(p);
     }
     /* after MPI_Finalize: the file closed inside it is complete */
     if (g_check_self_closed && g_rank == 0) {
@@ -301,6 +298,10 @@ int main(int argc, char **argv)
         if (!g_failures && !g_keep_files)
             unlink(p);
     }
+    /* the files left to MPI_Finalize, once it has reported on them */
+    if (g_rank == 0 && !g_failures && !g_keep_files)
+        for (int i = 0; i < g_nleft; i++)
+            unlink(g_left[i]);
 #if MPIIO_TEST_LAYER
     g_case = "MPI_Op_create (after MPI_Finalize)";
     CHECK(atomic_load(&fwdio_ops_created) == 0,

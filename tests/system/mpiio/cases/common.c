@@ -354,6 +354,23 @@ static void track(const char *path)
         snprintf(g_track[g_ntrack++], sizeof g_track[0], "%s", path);
 }
 
+char g_left[MAX_LEFT][4200];
+int g_nleft;
+
+void leave_to_finalize(const char *name)
+{
+    char p[4200];
+    path_of(p, sizeof p, name);
+    for (int i = 0; i < g_ntrack; i++)
+        if (strcmp(g_track[i], p) == 0) {
+            memmove(g_track[i], g_track[i + 1], (size_t)(g_ntrack - i - 1) * sizeof g_track[0]);
+            g_ntrack--;
+            break;
+        }
+    if (g_nleft < MAX_LEFT)
+        snprintf(g_left[g_nleft++], sizeof g_left[0], "%s", p);
+}
+
 /* Collective over comm. Returns MPI_FILE_NULL after a failure (reported). */
 MPI_File open_comm(MPI_Comm comm, const char *name, int amode)
 {

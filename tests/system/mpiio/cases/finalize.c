@@ -77,6 +77,7 @@ void case_async_close(void)
     {
         remove_file(AFTER_FINALIZE_NAME);
         MPI_File fh = open_file(AFTER_FINALIZE_NAME, MPI_MODE_WRONLY | MPI_MODE_CREATE);
+        leave_to_finalize(AFTER_FINALIZE_NAME);
         model_free(&g_after_finalize);
         g_after_finalize.holes_zero = g_layer;
         write_rounds(fh, &g_after_finalize, 3, 250000 / g_size + 3, 20);
@@ -218,6 +219,7 @@ void case_async_close_fault(void)
     const char *name2 = "async_fault_final.mpiio";
     remove_file(name2);
     fh = open_file(name2, MPI_MODE_WRONLY | MPI_MODE_CREATE);
+    leave_to_finalize(name2);
     if (fh != MPI_FILE_NULL) {
         rc = MPI_File_write_at_all(fh, g_rank * piece, b, (int)piece, MPI_BYTE,
                                    MPI_STATUS_IGNORE);

@@ -149,6 +149,14 @@ int file_exists(const char *name);
 enum { MAX_TRACK = 32 };
 extern char g_track[MAX_TRACK][4200];
 extern int g_ntrack;
+/* A file whose drain or asynchronous close MPI_Finalize waits for and
+ * reports on: kept past its case (removing the path would end its drain
+ * early, as MPI_File_delete would), removed after MPI_Finalize when every
+ * case passed. Call it after the file's open. */
+enum { MAX_LEFT = 8 };
+extern char g_left[MAX_LEFT][4200];
+extern int g_nleft;
+void leave_to_finalize(const char *name);
 
 /* Collective over comm. Returns MPI_FILE_NULL after a failure (reported). */
 MPI_File open_comm(MPI_Comm comm, const char *name, int amode);

@@ -215,6 +215,7 @@ void case_tier_fault(void)
     const char *last = "tier_fault_final.mpiio";
     remove_file(last);
     fh = open_file(last, MPI_MODE_WRONLY | MPI_MODE_CREATE);
+    leave_to_finalize(last);
     if (fh != MPI_FILE_NULL) {
         int rc = MPI_File_write_at_all(fh, (MPI_Offset)g_rank * PIECE, b, PIECE, MPI_BYTE, &st);
         int close_rc = MPI_File_close(&fh);
