@@ -61,25 +61,23 @@ static uint64_t local_unit_offset(const fwdioi_assembly_t *a, uint64_t i)
 
 /* ---- bookkeeping bytes ---- */
 
-/* Add [start, end) to a unit's set, counting the set's memory: strictly
- * (an overlap is refused) or, where the file allows overlaps, as a union
- * (*added: the bytes new to the set). */
-static int ranges_add_counted(fwdioi_assembly_t *a, fwdioi_ranges_t *set, uint64_t start,
-                              uint64_t end, int strict, uint64_t *overlap_at, uint64_t *added)
+/* Add [start, end) to a unit's set (of its `ulen` bytes), counting the
+ * set's memory: strictly (an overlap is refused) or, where the file allows
+ * overlaps, as a union (*added: the bytes new to the set). */
+static int set_add_counted(fwdioi_assembly_t *a, fwdioi_byteset_t *set, uint64_t ulen,
+                           uint64_t start, uint64_t end, int strict, uint64_t *overlap_at,
+                           uint64_t *added)
 {
-    uint64_t before = fwdioi_ranges_memory(set);
-    int rc = strict ? fwdioi_ranges_add(set, start, end, overlap_at)
-                    : fwdioi_ranges_merge(set, start, end, added);
-    if (strict && rc == FWDIOI_RANGES_OK)
-        *added = end - start;
-    a->meta += fwdioi_ranges_memory(set) - before; /* a set's memory only grows */
+    uint64_t before = fwdioi_byteset_memory(set);
+    int rc = fwdioi_byteset_add(set, ulen, start, end, strict, overlap_at, added);
+    a->meta = a->meta - before + fwdioi_byteset_memory(set); /* a bitmap may be smaller */
     return rc;
 }
 
-static void ranges_free_counted(fwdioi_assembly_t *a, fwdioi_ranges_t *set)
+static void set_free_counted(fwdioi_assembly_t *a, fwdioi_byteset_t *set)
 {
-    a->meta -= fwdioi_ranges_memory(set);
-    fwdioi_ranges_free(set);
+    a->meta -= fwdioi_byteset_memory(set);
+    fwdioi_byteset_free(set);
 }
 
 /* Tell the caller how the bookkeeping changed since the last call. */
@@ -303,10 +301,10 @@ static void table_remove(fwdioi_assembly_t *a, fwdioi_unit_t *u)
 static uint64_t flush_buffer(fwdioi_assembly_t *a, fwdioi_unit_t *u, uint64_t start)
 {
     uint64_t size = unit_length(a->plan, start);
-    size_t n = u->pending.n;
-    fwdioi_range_t *extents = fwdioi_ranges_list(&u->pending);
+    size_t n;
+    fwdioi_range_t *extents = fwdioi_byteset_list(&u->pending, &n);
     uint8_t *buf = u->buf;
-    ranges_free_counted(a, &u->pending);
+    set_free_counted(a, &u->pending);
     u->pending_bytes = 0;
     u->buf = NULL;
     a->nbuffered--;
@@ -365,15 +363,15 @@ static int add_to_unit(fwdioi_assembly_t *a, uint64_t start, uint64_t offset, co
         }
     }
     uint64_t added;
-    int rc = ranges_add_counted(a, &u->filled, offset - start, offset - start + take,
-                                !a->overlaps, bad_offset, &added);
+    int rc = set_add_counted(a, &u->filled, ulen, offset - start, offset - start + take,
+                             !a->overlaps, bad_offset, &added);
     if (rc == FWDIOI_RANGES_OVERLAP) {
         *bad_offset += start;
         return FWDIO_EOVERLAP;
     }
     if (rc != FWDIOI_RANGES_OK)
         return FWDIO_ENOMEM;
-    int whole = fwdioi_ranges_covers(&u->filled, ulen);
+    int whole = fwdioi_byteset_covers(&u->filled, ulen);
 
     /* A piece that completes a unit without a buffer goes direct: a buffer
      * would only be copied into and flushed at once. */
@@ -391,8 +389,8 @@ static int add_to_unit(fwdioi_assembly_t *a, uint64_t start, uint64_t offset, co
         /* Pending bytes are a union: with overlaps allowed, a later copy of
          * a byte that is still in the buffer replaces it there. */
         uint64_t ignored, fresh;
-        if (ranges_add_counted(a, &u->pending, offset - start, offset - start + take, 0,
-                               &ignored, &fresh) != FWDIOI_RANGES_OK)
+        if (set_add_counted(a, &u->pending, ulen, offset - start, offset - start + take, 0,
+                            &ignored, &fresh) != FWDIOI_RANGES_OK)
             return FWDIO_ENOMEM;
         memcpy(u->buf + (offset - start), data, take);
         a->copied += take;
@@ -401,7 +399,7 @@ static int add_to_unit(fwdioi_assembly_t *a, uint64_t start, uint64_t offset, co
     if (whole) { /* complete: touched and out of the table */
         if (u->buf)
             flush_buffer(a, u, start);
-        ranges_free_counted(a, &u->filled);
+        set_free_counted(a, &u->filled);
         table_remove(a, u);
     }
     return FWDIO_OK;
@@ -516,8 +514,8 @@ void fwdioi_assembly_free(fwdioi_assembly_t *a)
             free(u->buf);
             a->hooks.unreserve(a->hooks.arg, unit_length(a->plan, local_unit_offset(a, u->index)));
         }
-        fwdioi_ranges_free(&u->filled);
-        fwdioi_ranges_free(&u->pending);
+        fwdioi_byteset_free(&u->filled);
+        fwdioi_byteset_free(&u->pending);
     }
     free(a->slots);
     a->slots = NULL;

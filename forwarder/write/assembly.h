@@ -17,7 +17,8 @@
  * the file: a bitmap of the units touched so far, allocated a page at a time
  * (a page whose units are all touched is dropped for a marker), and a hash
  * table of the units in progress (touched, not complete), each with its byte
- * ranges and its buffer if it has one. A touched unit that is not in the
+ * ranges (byteset.h: at most about an eighth of the unit whatever the pieces)
+ * and its buffer if it has one. A touched unit that is not in the
  * table is complete. Runs of whole untouched units only set bits and go
  * direct, without a table lookup. Every byte of this bookkeeping is reported
  * through the meta hook, so that it counts against the writer's budget.
@@ -26,7 +27,7 @@
 #define FWDIOI_ASSEMBLY_H
 
 #include "plan/plan.h"
-#include "ranges.h"
+#include "byteset.h"
 
 typedef struct fwdioi_assembly_hooks {
     /** Takes a unit buffer (ownership passes) of `size` bytes holding file bytes
@@ -52,8 +53,8 @@ typedef struct fwdioi_unit {
     uint64_t index;          /* local unit index; FWDIOI_UNIT_NONE: a free slot */
     uint8_t *buf;            /* current buffer, or NULL */
     uint64_t pending_bytes;  /* bytes of `pending` */
-    fwdioi_ranges_t filled;  /* every byte that arrived (overlap detection) */
-    fwdioi_ranges_t pending; /* bytes in buf not yet handed to flush */
+    fwdioi_byteset_t filled;  /* every byte that arrived (overlap detection) */
+    fwdioi_byteset_t pending; /* bytes in buf not yet handed to flush */
 } fwdioi_unit_t;
 
 #define FWDIOI_UNIT_NONE UINT64_MAX
