@@ -48,3 +48,18 @@ int mpiio_direct_write(mpiio_file_t *f, const char *data, int64_t len, int64_t o
                      (long long)len, (long long)off, strerror(err));
     return mpiio_local_error(f, FWDIO_EWRITE, err, text);
 }
+
+int mpiio_direct_write_copies(mpiio_file_t *f, const mpiio_copies_t *k, const char *call)
+{
+    int code = MPI_SUCCESS;
+    for (size_t i = 0; i < k->n && code == MPI_SUCCESS;) {
+        size_t j = i + 1;
+        int64_t len = k->c[i].len;
+        while (j < k->n && k->c[j].off == k->c[i].off + len &&
+               k->c[j].at == k->c[i].at + (size_t)len)
+            len += k->c[j++].len;
+        code = mpiio_direct_write(f, k->data + k->c[i].at, len, k->c[i].off, call);
+        i = j;
+    }
+    return code;
+}

@@ -53,19 +53,27 @@ void mpiio_hold_start(mpiio_file_t *f)
     f->holding = f->hold_max > 0;
 }
 
+/* Count len more bytes in held_total if they fit in MPIIO_HOLD_TOTAL. */
+static int total_reserve(int64_t len)
+{
+    long long now = atomic_load(&held_total);
+    do {
+        if (now + len > MPIIO_HOLD_TOTAL)
+            return 0;
+    } while (!atomic_compare_exchange_weak(&held_total, &now, now + len));
+    return 1;
+}
+
 int mpiio_hold_keep(mpiio_file_t *f, const char *data, int64_t len, int64_t off)
 {
     if (!f->holding)
         return MPIIO_NOT_HELD;
-    if (mpiio_copies_fit(&f->hold, len, f->hold_max) &&
-        atomic_fetch_add(&held_total, (long long)len) + len <= MPIIO_HOLD_TOTAL) {
+    if (mpiio_copies_fit(&f->hold, len, f->hold_max) && total_reserve(len)) {
         if (mpiio_copies_keep(&f->hold, data, len, off, f->hold_max) == 0)
             return FWDIO_OK;
         atomic_fetch_sub(&held_total, (long long)len);
         return FWDIO_ENOMEM;
     }
-    if (mpiio_copies_fit(&f->hold, len, f->hold_max)) /* counted above, not held */
-        atomic_fetch_sub(&held_total, (long long)len);
     int rc = mpiio_hold_release(f);
     return rc == FWDIO_OK ? MPIIO_NOT_HELD : rc;
 }

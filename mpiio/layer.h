@@ -198,8 +198,8 @@ size_t mpiio_held_in(const char *path, const fwdio_runtime_t *rt, mpiio_file_t *
 int mpiio_close_async(void);
 int mpiio_sync_async(void);         /* FWDIO_MPIIO_SYNC=async */
 /* The size in environment variable `name` (fwdioi_parse_size), def when it
- * is unset, or (rank 0 says so) not a size from 0 to max; `what` ends the
- * message ("... bytes are <what>"). */
+ * is unset, or (rank 0 says so, once per process) not a size from 0 to max;
+ * `what` ends the message ("... bytes are <what>"). `name` a literal. */
 int64_t mpiio_env_size(const char *name, int64_t def, int64_t max, const char *what, int rank);
 /* FWDIO_MPIIO_READBACK, or its default (rank 0 says when the value is bad). */
 int64_t mpiio_readback_limit(int rank);
@@ -395,6 +395,9 @@ int mpiio_direct_fd(mpiio_file_t *f);
 /* pwrite len bytes at off: MPI_SUCCESS, or this rank's error (mpiio_local_error). */
 int mpiio_direct_write(mpiio_file_t *f, const char *data, int64_t len, int64_t off,
                        const char *call);
+/* Write copies k in call order, adjacent ones in one pwrite: MPI_SUCCESS, or
+ * the first failure (this rank's, as mpiio_direct_write's; none after it). */
+int mpiio_direct_write_copies(mpiio_file_t *f, const mpiio_copies_t *k, const char *call);
 
 /* --- pack.c: memory types' bytes in typemap order ------------------------------ */
 /* count x type's bytes (MPI_Type_size_x: 2^31 and more too): MPI_SUCCESS,

@@ -87,15 +87,10 @@ int mpiio_stream_write(mpiio_file_t *f, const char *data, int64_t len, int64_t o
  * (mpiio_hold_drop): the file is MPI-IO's from now on and holds nothing. */
 static int replay(mpiio_file_t *f, const char *call)
 {
-    int code = MPI_SUCCESS;
-    const mpiio_copies_t *held = &f->hold;
-    for (size_t i = 0; i < held->n && code == MPI_SUCCESS; i++)
-        code = mpiio_direct_write(f, held->data + held->c[i].at, held->c[i].len,
-                                  held->c[i].off, call);
+    int code = mpiio_direct_write_copies(f, &f->hold, call);
     f->holding = 0;
-    const mpiio_copies_t *k = &f->open_log;
-    for (size_t i = 0; i < k->n && code == MPI_SUCCESS; i++)
-        code = mpiio_direct_write(f, k->data + k->c[i].at, k->c[i].len, k->c[i].off, call);
+    if (code == MPI_SUCCESS)
+        code = mpiio_direct_write_copies(f, &f->open_log, call);
     if (code == MPI_SUCCESS)
         code = mpiio_overlay_apply(f, call);
     else

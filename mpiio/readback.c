@@ -58,17 +58,8 @@ static int patch_extent(void *arg, int64_t off, int64_t len, int64_t data_pos)
  * in the file (the caller settled them). */
 static int flush_copies(mpiio_file_t *f, const char *call)
 {
-    mpiio_copies_t *k = &f->copies;
-    int code = MPI_SUCCESS;
-    for (size_t i = 0; i < k->n && code == MPI_SUCCESS;) {
-        size_t j = i + 1;
-        int64_t len = k->c[i].len;
-        while (j < k->n && k->c[j].off == k->c[i].off + len && k->c[j].at == k->c[i].at + (size_t)len)
-            len += k->c[j++].len;
-        code = mpiio_direct_write(f, k->data + k->c[i].at, len, k->c[i].off, call);
-        i = j;
-    }
-    mpiio_copies_clear(k);
+    int code = mpiio_direct_write_copies(f, &f->copies, call);
+    mpiio_copies_clear(&f->copies);
     return code;
 }
 
