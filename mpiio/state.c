@@ -323,6 +323,24 @@ int mpiio_sync_async(void)
     return v && strcmp(v, "async") == 0;
 }
 
+/* Whether this is the first time the process tells about variable `name`
+ * (read at every open: said once, not at every file's). */
+static int first_said(const char *name)
+{
+    enum { SAID_MAX = 8 };
+    static const char *said[SAID_MAX];
+    static int nsaid;
+    static pthread_mutex_t said_lock = PTHREAD_MUTEX_INITIALIZER;
+    int first = 1;
+    pthread_mutex_lock(&said_lock);
+    for (int i = 0; i < nsaid && first; i++)
+        first = strcmp(said[i], name) != 0;
+    if (first && nsaid < SAID_MAX)
+        said[nsaid++] = name;
+    pthread_mutex_unlock(&said_lock);
+    return first;
+}
+
 int64_t mpiio_env_size(const char *name, int64_t def, int64_t max, const char *what, int rank)
 {
     const char *v = getenv(name);
@@ -330,7 +348,7 @@ int64_t mpiio_env_size(const char *name, int64_t def, int64_t max, const char *w
     if (!v || !*v)
         return def;
     if (fwdioi_parse_size(v, &n) != 0 || n > (uint64_t)max) {
-        if (rank == 0)
+        if (rank == 0 && first_said(name))
             mpiio_say("%s=\"%s\" is not a size from 0 to %lld bytes (e.g. 64K, 0): %lld bytes "
                       "are %s",
                       name, v, (long long)max, (long long)def, what);

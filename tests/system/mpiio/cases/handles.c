@@ -262,6 +262,37 @@ void case_many_open(void)
     }
 }
 
+/*
+ * Forty small files written and closed one after another (a code writing a
+ * frame or a restart piece per file): every close of a held file leaves its
+ * stream (which got no byte) to finish in the background, and past 16 such
+ * streams the layer waits for the oldest (mpiio/state.c, MPIIO_PENDING_MAX).
+ * Every byte is checked.
+ */
+void case_many_closed(void)
+{
+    enum { NFILES = 40, PIECE = 2000 };
+    model_t m = {.holes_zero = g_layer};
+    for (int q = 0; q < g_size; q++)
+        model_put(&m, (int64_t)q * PIECE, PIECE, seed_of(7));
+    uint8_t *b = pattern_buf((int64_t)g_rank * PIECE, PIECE, seed_of(7));
+    char name[64];
+    MPI_Status st;
+    for (int i = 0; i < NFILES; i++) {
+        snprintf(name, sizeof name, "closed_%d.mpiio", i);
+        remove_file(name);
+        MPI_File fh = open_file(name, MPI_MODE_WRONLY | MPI_MODE_CREATE);
+        OK(MPI_File_write_at(fh, (MPI_Offset)g_rank * PIECE, b, PIECE, MPI_BYTE, &st));
+        close_file(&fh);
+    }
+    for (int i = 0; i < NFILES; i++) {
+        snprintf(name, sizeof name, "closed_%d.mpiio", i);
+        check_file(name, &m);
+    }
+    free(b);
+    model_free(&m);
+}
+
 /* --- communicators kept from file to file ------------------------------------- */
 
 /* write_at_all of `len` pattern bytes per rank at generation `k`, modelled. */

@@ -146,7 +146,7 @@ void settle_path(MPI_Comm comm, const char *p);
 int file_exists(const char *name);
 
 /* The files opened in the current case (removed when it passes). */
-enum { MAX_TRACK = 32 };
+enum { MAX_TRACK = 64 };
 extern char g_track[MAX_TRACK][4200];
 extern int g_ntrack;
 /* A file whose drain or asynchronous close MPI_Finalize waits for and
@@ -246,6 +246,7 @@ void case_renamed(void);
 void case_own_read_many(void);
 void case_read_other_handle(void);
 void case_many_open(void);
+void case_many_closed(void);
 void case_kept_comms(void);
 void case_two_handles(void);
 void case_info_reuse(void);
