@@ -7,9 +7,15 @@
  *
  *   write   every rank MPI_File_write_at's --size bytes at its own offset,
  *           --calls times into one file, timing only the calls; then
- *           MPI_File_sync and MPI_File_close, timed apart;
+ *           MPI_File_sync and MPI_File_close, timed apart. With --compute S
+ *           every rank computes (busy, on its core) S seconds before each
+ *           call, as a simulation does between frames: the calls then meet
+ *           no write of the call before still under way in the background,
+ *           and the loop's whole time (compute and calls) says what that
+ *           background cost the computing;
  *   small   --files times: open a new file, every rank writes --small bytes
- *           at its own offset, close (the whole, timed: a file per frame).
+ *           at its own offset, close (the whole, timed: a file per frame);
+ *           with --compute S, after S seconds of computing each.
  *
  * Prints one line per figure: the median and the best over calls (write
  * calls: the max over ranks of each call), in seconds and GB/s per rank.
@@ -39,6 +45,18 @@ static void check(int rc, const char *call, const char *path)
     MPI_Abort(MPI_COMM_WORLD, 1);
 }
 
+/* Busy for s seconds (arithmetic between clock reads), as a rank that
+ * computes holds its core. */
+static volatile double sink;
+static void compute(double s)
+{
+    double x = 1.0, end = MPI_Wtime() + s;
+    while (MPI_Wtime() < end)
+        for (int i = 0; i < 1000; i++)
+            x = x * 1.0000001 + 1e-9;
+    sink = x;
+}
+
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -64,18 +82,19 @@ static void usage(FILE *out)
 {
     fprintf(out,
             "usage: mpiexec -n N fwdio-mpiio-calls [--dir DIR] [--size BYTES] [--calls N]\n"
-            "                                    [--small BYTES] [--files N]\n"
+            "                                    [--small BYTES] [--files N] [--compute S]\n"
             "  --dir DIR      where the files go; it must exist (.)\n"
             "  --size BYTES   bytes of each timed MPI_File_write_at per rank (4M)\n"
             "  --calls N      timed write calls per rank into calls.out (20)\n"
             "  --small BYTES  bytes per rank of each small file (64K)\n"
             "  --files N      small files opened, written and closed (20)\n"
+            "  --compute S    seconds of busy computing before each write call (0)\n"
             "  --help         this text\n"
             "Run it plain, then with LD_PRELOAD of libfwdio-mpiio.so and FWDIO_MPIIO naming\n"
             "*.out (bench/runs has the recipe).\n" CLI_SIZE_GRAMMAR);
 }
 
-enum { OPT_DIR = 256, OPT_SIZE, OPT_CALLS, OPT_SMALL, OPT_FILES };
+enum { OPT_DIR = 256, OPT_SIZE, OPT_CALLS, OPT_SMALL, OPT_FILES, OPT_COMPUTE };
 
 static const struct option options[] = {
     {"dir", required_argument, NULL, OPT_DIR},
@@ -83,6 +102,7 @@ static const struct option options[] = {
     {"calls", required_argument, NULL, OPT_CALLS},
     {"small", required_argument, NULL, OPT_SMALL},
     {"files", required_argument, NULL, OPT_FILES},
+    {"compute", required_argument, NULL, OPT_COMPUTE},
     CLI_HELP_OPTION,
     {0}};
 
@@ -90,6 +110,7 @@ struct opts {
     const char *dir;
     uint64_t size, small;
     int calls, files;
+    double compute;
 };
 
 static int parse_option(cli_t *c, int key, void *ctx)
@@ -101,6 +122,7 @@ static int parse_option(cli_t *c, int key, void *ctx)
     case OPT_SMALL: return cli_size(c, 1, INT32_MAX, &o->small);
     case OPT_CALLS: return cli_int(c, 1, 1000000, &o->calls);
     case OPT_FILES: return cli_int(c, 1, 1000000, &o->files);
+    case OPT_COMPUTE: return cli_double(c, 0.0, 10.0, &o->compute);
     default: return CLI_BAD;
     }
 }
@@ -111,7 +133,7 @@ int main(int argc, char **argv)
     MPI_Init_thread(&argc, &argv, MPI_THREAD_SINGLE, &provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nranks);
-    struct opts o = {".", 4 << 20, 64 << 10, 20, 20};
+    struct opts o = {".", 4 << 20, 64 << 10, 20, 20, 0.0};
     cli_t cli;
     cli_begin(&cli, "fwdio-mpiio-calls", argc, argv, options, rank != 0);
     int parsed = cli_parse(&cli, parse_option, &o, usage, 0);
@@ -134,13 +156,17 @@ int main(int argc, char **argv)
           "MPI_File_open", path);
     double *t = malloc(sizeof(double) * (size_t)(calls > files ? calls : files));
     MPI_Barrier(MPI_COMM_WORLD);
+    double t_loop = MPI_Wtime();
     for (int i = 0; i < calls; i++) {
         MPI_Offset at = ((MPI_Offset)i * nranks + rank) * size;
+        if (o.compute > 0)
+            compute(o.compute);
         double t0 = MPI_Wtime();
         int rc = MPI_File_write_at(fh, at, buf, (int)size, MPI_BYTE, MPI_STATUS_IGNORE);
         t[i] = MPI_Wtime() - t0;
         check(rc, "MPI_File_write_at", path);
     }
+    t_loop = MPI_Wtime() - t_loop;
     double t0 = MPI_Wtime();
     check(MPI_File_sync(fh), "MPI_File_sync", path);
     double t_sync = MPI_Wtime() - t0;
@@ -148,14 +174,23 @@ int main(int argc, char **argv)
     check(MPI_File_close(&fh), "MPI_File_close", path);
     double t_close = MPI_Wtime() - t0;
     report("write call", t, calls, size);
+    if (o.compute > 0) {
+        MPI_Allreduce(MPI_IN_PLACE, &t_loop, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+        if (rank == 0)
+            printf("%-14s %.6f s: %d x %.4f s computing, and the calls (max over ranks)\n",
+                   "compute+calls", t_loop, calls, o.compute);
+    }
     double ends[2] = {t_sync, t_close};
     MPI_Allreduce(MPI_IN_PLACE, ends, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     if (rank == 0)
         printf("%-14s %.6f s, close %.6f s (max over ranks)\n", "then sync", ends[0], ends[1]);
 
-    /* small: a new file each time */
+    /* small: a new file each time (after computing, with --compute) */
+    double t_files = MPI_Wtime();
     for (int i = 0; i < files; i++) {
         snprintf(path, sizeof path, "%s/small-%d.out", dir, i);
+        if (o.compute > 0)
+            compute(o.compute);
         MPI_Barrier(MPI_COMM_WORLD);
         t0 = MPI_Wtime();
         int rc = MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_WRONLY | MPI_MODE_CREATE,
@@ -170,7 +205,14 @@ int main(int argc, char **argv)
         check(rc_write, "MPI_File_write_at", path);
         check(rc_close, "MPI_File_close", path);
     }
+    t_files = MPI_Wtime() - t_files;
     report("small file", t, files, small);
+    if (o.compute > 0) {
+        MPI_Allreduce(MPI_IN_PLACE, &t_files, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+        if (rank == 0)
+            printf("%-14s %.6f s: %d x %.4f s computing, and the files (max over ranks)\n",
+                   "compute+files", t_files, files, o.compute);
+    }
     if (rank == 0)
         for (int i = 0; i < files; i++) {
             snprintf(path, sizeof path, "%s/small-%d.out", dir, i);
