@@ -102,26 +102,56 @@ int mpiio_hold_release_call(mpiio_file_t *f, const char *call)
     return mpiio_local_error(f, rc, 0, text);
 }
 
+/* Write len bytes at off through MPI-IO's handle, all of them: a write that
+ * returns success having written fewer (Open MPI's ompio does so when the
+ * file system refuses the rest, a full disk or a file size limit) is asked
+ * for the rest, and one that writes none is a failure. MPI_SUCCESS, or the
+ * error class of MPI-IO's failure (MPI_ERR_IO for no progress) with its text
+ * in why. */
+static int held_write_all(MPI_File fh, int64_t off, const char *data, int64_t len, char *why,
+                          size_t why_len)
+{
+    while (len > 0) {
+        MPI_Status st;
+        int code = PMPI_File_write_at(fh, (MPI_Offset)off, data, (int)len, MPI_BYTE, &st);
+        int n = 0;
+        if (code == MPI_SUCCESS && PMPI_Get_count(&st, MPI_BYTE, &n) != MPI_SUCCESS)
+            n = 0;
+        if (code != MPI_SUCCESS) {
+            int wlen = 0;
+            if (PMPI_Error_string(code, why, &wlen) != MPI_SUCCESS)
+                snprintf(why, why_len, "MPI error %d", code);
+            return code;
+        }
+        if (n <= 0 || n > len) {
+            snprintf(why, why_len, "MPI-IO wrote %d of %lld bytes at %lld (no space left on the "
+                     "device, or a file size limit?)", n, (long long)len, (long long)off);
+            return MPI_ERR_IO;
+        }
+        data += n;
+        off += n;
+        len -= n;
+    }
+    return MPI_SUCCESS;
+}
+
 int mpiio_hold_write(mpiio_file_t *f, const char *call)
 {
     f->holding = 0;
     const mpiio_copies_t *k = &f->hold;
     int code = MPI_SUCCESS;
+    char why[MPI_MAX_ERROR_STRING] = "";
     /* Through MPI-IO's own handle, whose view is still the default (a
      * set_view releases the hold), as MPI-IO would have written them: no
      * descriptor of the layer's to open for a small file. */
     for (size_t i = 0; i < k->n && code == MPI_SUCCESS; i++) {
-        MPI_Status st;
-        code = PMPI_File_write_at(f->fh, (MPI_Offset)k->c[i].off, k->data + k->c[i].at,
-                                  (int)k->c[i].len, MPI_BYTE, &st);
+        code = held_write_all(f->fh, k->c[i].off, k->data + k->c[i].at, k->c[i].len, why,
+                              sizeof why);
         if (code == MPI_SUCCESS)
             f->bytes_direct += k->c[i].len;
     }
     if (code != MPI_SUCCESS) {
-        char why[MPI_MAX_ERROR_STRING], text[MPI_MAX_ERROR_STRING];
-        int len = 0;
-        if (PMPI_Error_string(code, why, &len) != MPI_SUCCESS)
-            why[0] = '\0';
+        char text[MPI_MAX_ERROR_STRING];
         mpiio_error_text(text, sizeof text, f->path, "%s: writing the held bytes: %s", call,
                          why);
         code = mpiio_local_error(f, FWDIO_EWRITE, 0, text);

@@ -198,7 +198,9 @@ void set_file_limit(rlim_t bytes)
 }
 
 /* The writes the layer makes itself are the second copy of bytes a rank
-   writes twice in one step, and MPI_File_preallocate's allocation. A file
+   writes twice in one step, MPI_File_preallocate's allocation, a held small
+   file's bytes at its close, an independent write while another handle of
+   the path is open, and a rank's many kept pieces before it reads. A file
    size limit (RLIMIT_FSIZE) makes them fail with EFBIG on one rank: the last
    rank's limit is below the bytes it writes twice, rank 0's (which
    allocates) below the size preallocated. The collective call in which it
@@ -253,6 +255,78 @@ void case_own_failures(void)
             expect_error(MPI_File_preallocate(fh, 2 << 20), "MPI_File_preallocate past the limit",
                          MPI_ERR_IO, too_large);
             close_file(&fh);
+        }
+    }
+    /* 3: a small file every rank still holds at the close (hold.c): each
+     * rank writes its own bytes there, the last rank's past its limit; every
+     * rank's close returns that failure */
+    {
+        const char *name = "own_held.mpiio";
+        remove_file(name);
+        MPI_File fh = open_file(name, MPI_MODE_WRONLY | MPI_MODE_CREATE);
+        expect_state(fh, "after open", ST_TAKEN);
+        if (fh != MPI_FILE_NULL) {
+            const int64_t piece = 3000, off = g_rank == last ? 300 << 10 : g_rank * piece;
+            uint8_t *a = pattern_buf(off, piece, seed_of(3));
+            OK(MPI_File_write_at(fh, off, a, (int)piece, MPI_BYTE, MPI_STATUS_IGNORE));
+            free(a);
+            expect_error(MPI_File_close(&fh), "MPI_File_close of a held file, a write failing",
+                         MPI_ERR_IO, "writing the held bytes");
+        }
+    }
+    /* 4: another handle of the path open (aliases.c): the last rank's
+     * independent write through its own MPI_COMM_SELF handle is written by
+     * the layer at once, past the limit: that call fails, and so does the
+     * close of that handle; the collective handle closes well */
+    {
+        const char *name = "own_alias.mpiio";
+        remove_file(name);
+        MPI_File world = open_file(name, MPI_MODE_RDWR | MPI_MODE_CREATE);
+        MPI_File self = open_comm(MPI_COMM_SELF, name, MPI_MODE_RDWR);
+        if (world != MPI_FILE_NULL && self != MPI_FILE_NULL) {
+            const int64_t off = g_rank == last ? 300 << 10 : g_rank * len;
+            uint8_t *a = pattern_buf(off, len, seed_of(4));
+            int rc = MPI_File_write_at(self, off, a, (int)len, MPI_BYTE, MPI_STATUS_IGNORE);
+            free(a);
+            if (g_rank == last) {
+                expect_error(rc, "write_at through a second handle, past the limit", MPI_ERR_IO,
+                             too_large);
+                expect_error(MPI_File_close(&self), "the close of that handle", MPI_ERR_IO,
+                             too_large);
+            } else {
+                OK(rc);
+                close_file(&self);
+            }
+            close_file(&world);
+        } else {
+            close_file(&self);
+            close_file(&world);
+        }
+    }
+    /* 5: a rank's read back of its own bytes past MPIIO_PATCH_MAX kept
+     * pieces (readback.c) writes the pieces to the file first, here past the
+     * last rank's limit: its read fails, and the close on every rank */
+    {
+        const char *name = "own_flush.mpiio";
+        remove_file(name);
+        MPI_File fh = open_file(name, MPI_MODE_RDWR | MPI_MODE_CREATE);
+        expect_state(fh, "after open", ST_TAKEN);
+        if (fh != MPI_FILE_NULL) {
+            int rc = MPI_SUCCESS;
+            if (g_rank == last) {
+                uint8_t b[16], got[16];
+                for (int i = 0; i < 300 && rc == MPI_SUCCESS; i++) {
+                    memset(b, i, sizeof b);
+                    rc = MPI_File_write_at(fh, (300 << 10) + 32 * i, b, 16, MPI_BYTE,
+                                           MPI_STATUS_IGNORE);
+                }
+                OK(rc);
+                rc = MPI_File_read_at(fh, 300 << 10, got, 16, MPI_BYTE, MPI_STATUS_IGNORE);
+                expect_error(rc, "read_at of its own 300 pieces, their writes failing",
+                             MPI_ERR_IO, too_large);
+            }
+            expect_error(MPI_File_close(&fh), "MPI_File_close after the pieces' writes failed",
+                         MPI_ERR_IO, too_large);
         }
     }
     if (g_rank == last || g_rank == 0)
