@@ -416,23 +416,29 @@ __attribute__((visibility("default"))) int PMPI_Allreduce(const void *sendbuf, v
     return rc;
 }
 
-/* One file: every rank writes its piece (collectively or, with `overlay`,
+/* One file: every rank writes its piece (collectively; or, with AF_OVERLAY,
  * independently, rank 0 then writing over its own piece through a second
- * handle, so that the others agree on a last step at the close); rank 1's
- * agreement at the close fails. Rank 1's close must fail, no rank may wait
- * for ever, and every rank's close reports the failure (the second
- * agreement of the close tells them). */
-static void agree_fault_file(const char *name, int overlay)
+ * handle, so that the others agree on a last step at the close; or, with
+ * AF_HELD, independently through a write-only handle, so that every rank
+ * still holds its bytes at the close, hold.c, and rank 1, whose agreement
+ * takes every flag as set, goes the stream's way alone); rank 1's agreement
+ * at the close fails. Rank 1's close must fail, no rank may wait for ever,
+ * and every rank's close reports the failure (the second agreement of the
+ * close tells them). */
+enum { AF_COLLECTIVE, AF_OVERLAY, AF_HELD };
+static void agree_fault_file(const char *name, int how)
 {
+    const int overlay = how == AF_OVERLAY;
     remove_file(name);
     model_t m = {.holes_zero = 1};
-    MPI_File fh = open_file(name, MPI_MODE_RDWR | MPI_MODE_CREATE);
+    MPI_File fh = open_file(name, how == AF_HELD ? MPI_MODE_WRONLY | MPI_MODE_CREATE
+                                                 : MPI_MODE_RDWR | MPI_MODE_CREATE);
     if (fh == MPI_FILE_NULL)
         return;
     OK(MPI_File_set_errhandler(fh, MPI_ERRORS_RETURN));
     const int64_t piece = 4096;
     uint8_t *b = pattern_buf(g_rank * piece, piece, seed_of(1));
-    if (overlay)
+    if (how != AF_COLLECTIVE)
         OK(MPI_File_write_at(fh, g_rank * piece, b, (int)piece, MPI_BYTE, MPI_STATUS_IGNORE));
     else
         OK(MPI_File_write_at_all(fh, g_rank * piece, b, (int)piece, MPI_BYTE,
@@ -481,8 +487,9 @@ void case_agree_fault(void)
         note("agree_fault needs 2 ranks or more");
         return;
     }
-    agree_fault_file("agree_fault.mpiio", 0);
-    agree_fault_file("agree_fault_overlay.mpiio", 1);
+    agree_fault_file("agree_fault.mpiio", AF_COLLECTIVE);
+    agree_fault_file("agree_fault_overlay.mpiio", AF_OVERLAY);
+    agree_fault_file("agree_fault_held.mpiio", AF_HELD);
 #else
     note("agree_fault tests the layer's own agreement: nothing to do without it");
 #endif
