@@ -100,6 +100,11 @@ int fwdioi_byteset_add(fwdioi_byteset_t *set, uint64_t limit, uint64_t start, ui
     return FWDIOI_RANGES_OK;
 }
 
+uint64_t fwdioi_byteset_bytes(const fwdioi_byteset_t *set)
+{
+    return set->bits ? set->bytes : fwdioi_ranges_bytes(&set->tree);
+}
+
 int fwdioi_byteset_covers(const fwdioi_byteset_t *set, uint64_t len)
 {
     if (!set->bits)

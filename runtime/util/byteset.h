@@ -35,6 +35,8 @@ typedef struct fwdioi_byteset {
  */
 int fwdioi_byteset_add(fwdioi_byteset_t *set, uint64_t limit, uint64_t start, uint64_t end,
                        int strict, uint64_t *overlap_at, uint64_t *added);
+/** Bytes in the set. */
+uint64_t fwdioi_byteset_bytes(const fwdioi_byteset_t *set);
 /** True when the set is exactly [0, len). */
 int fwdioi_byteset_covers(const fwdioi_byteset_t *set, uint64_t len);
 /** The set's ranges in increasing order (merged: no two touch), in a new

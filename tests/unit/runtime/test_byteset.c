@@ -50,6 +50,8 @@ static int check_against(const fwdioi_byteset_t *set, const unsigned char *have,
     free(r);
     if (!rc && listed != count)
         rc = fail("the ranges miss present bytes", listed, count);
+    if (!rc && fwdioi_byteset_bytes(set) != count)
+        rc = fail("bytes() differs from the oracle", fwdioi_byteset_bytes(set), count);
     if (!rc && fwdioi_byteset_covers(set, limit) != (count == limit))
         rc = fail("covers() is wrong", 0, count);
     if (!rc && fwdioi_byteset_memory(set) > bound(limit))

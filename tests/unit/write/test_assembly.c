@@ -446,6 +446,46 @@ static void case_overlaps_allowed(void)
         }
 }
 
+/* 8-byte pieces of 4 "ranks" interleaved over 8 units of 1 MiB (HDF5's
+ * column writes), rank by rank, where pieces may overlap and the budget
+ * holds 2 unit buffers: the units without a buffer write their pieces
+ * direct and keep no record of them (fwdioi_unit_t), so the bookkeeping
+ * stays near the two buffered units' records (a bitmap of each unit's
+ * bytes for what arrived and what is buffered) instead of growing with the
+ * units in progress; every byte lands once, and every unit completes. */
+static void case_interleaved_overlaps(void)
+{
+    const uint64_t U = 1 << 20, size = 8 * U;
+    fwdioi_plan_t plan;
+    make_plan(&plan, size, U, U, 1, FWDIO_LAYOUT_CYCLIC);
+    uint8_t *src = source(size);
+    image_t img = new_image(size, 2 * U);
+    fwdioi_assembly_hooks_t hooks = image_hooks(&img);
+    fwdioi_assembly_t a;
+    fwdioi_assembly_init(&a, &plan, 0, &hooks);
+    a.overlaps = 1;
+    uint64_t bad;
+    for (uint64_t r = 0; r < 4; r++)
+        for (uint64_t off = r * 8; off < size; off += 32)
+            if (add(&a, src, off, 8, &bad) != FWDIO_OK) {
+                EXPECT(0, "interleaved piece at %llu refused", (unsigned long long)off);
+                r = 4;
+                break;
+            }
+    EXPECT(fwdioi_assembly_units_in_progress(&a) == 0, "%zu units still in progress",
+           fwdioi_assembly_units_in_progress(&a));
+    const int64_t records = 2 * 2 * (int64_t)(U / 8 + 64); /* two buffered units' */
+    EXPECT(img.meta_peak <= records + 65536, "bookkeeping peaked at %lld bytes (records of the "
+           "buffered units: %lld)", (long long)img.meta_peak, (long long)records);
+    EXPECT(fwdioi_assembly_flush_partial(&a) == 0, "nothing partial left");
+    fwdioi_assembly_free(&a);
+    EXPECT(image_has(&img, src, 0, size), "every byte once");
+    EXPECT(img.reserved == 0 && img.meta == 0, "reserved %llu, meta %lld",
+           (unsigned long long)img.reserved, (long long)img.meta);
+    free_image(&img);
+    free(src);
+}
+
 /* Pieces of 77 bytes (cut at stripe boundaries, as routing does) arrive last
  * first: walking down the file, one unit is in progress at a time, and every
  * unit completes. */
@@ -662,6 +702,7 @@ int main(void)
                     }
     case_overlaps();
     case_overlaps_allowed();
+    case_interleaved_overlaps();
     case_reverse_order();
     case_flush_choice();
     case_not_mine();
