@@ -362,22 +362,16 @@ static int add_to_unit(fwdioi_assembly_t *a, uint64_t start, uint64_t offset, co
             return FWDIO_ENOMEM;
         }
     }
-    int whole;
-    if (u->untracked) {
-        u->counted += take;
-        whole = u->counted >= ulen;
-    } else {
-        uint64_t added;
-        int rc = set_add_counted(a, &u->filled, ulen, offset - start, offset - start + take,
-                                 !a->overlaps, bad_offset, &added);
-        if (rc == FWDIOI_RANGES_OVERLAP) {
-            *bad_offset += start;
-            return FWDIO_EOVERLAP;
-        }
-        if (rc != FWDIOI_RANGES_OK)
-            return FWDIO_ENOMEM;
-        whole = fwdioi_byteset_covers(&u->filled, ulen);
+    uint64_t added;
+    int rc = set_add_counted(a, &u->filled, ulen, offset - start, offset - start + take,
+                             !a->overlaps, bad_offset, &added);
+    if (rc == FWDIOI_RANGES_OVERLAP) {
+        *bad_offset += start;
+        return FWDIO_EOVERLAP;
     }
+    if (rc != FWDIOI_RANGES_OK)
+        return FWDIO_ENOMEM;
+    int whole = fwdioi_byteset_covers(&u->filled, ulen);
 
     /* A piece that completes a unit without a buffer goes direct: a buffer
      * would only be copied into and flushed at once. */
@@ -391,10 +385,9 @@ static int add_to_unit(fwdioi_assembly_t *a, uint64_t start, uint64_t offset, co
     if (!u->buf) {
         /* No room for a buffer: write the piece from the message itself. */
         a->hooks.direct(a->hooks.arg, data, offset, take);
-        if (a->overlaps && !whole && !u->untracked) { /* see fwdioi_unit_t */
-            u->counted = fwdioi_byteset_bytes(&u->filled);
-            set_free_counted(a, &u->filled);
-            u->untracked = 1;
+        if (a->overlaps && !whole && !fwdioi_byteset_counting(&u->filled)) {
+            a->meta -= fwdioi_byteset_memory(&u->filled); /* see fwdioi_unit_t */
+            fwdioi_byteset_count_only(&u->filled);
         }
     } else {
         /* Pending bytes are a union: with overlaps allowed, a later copy of

@@ -50,18 +50,16 @@ typedef struct fwdioi_assembly_hooks {
 
 /* A unit in progress: some of its bytes arrived, not all. Where pieces may
  * overlap, a unit that wrote a piece direct keeps no record of which bytes
- * arrived (nothing is refused, and its direct bytes need no buffer): it
- * counts the bytes instead (`counted`, overlapping ones twice) and is taken
- * as complete once they reach its length, after which its pieces go direct,
- * as every piece of a complete unit does there. So the record of a file
- * with overlaps takes memory only for the units that have a buffer, which
- * the budget bounds. */
+ * arrived (nothing is refused, and its direct bytes need no buffer): its
+ * `filled` only counts them (fwdioi_byteset_count_only, overlapping ones
+ * twice), and it is taken as complete once the count reaches its length,
+ * after which its pieces go direct, as every piece of a complete unit does
+ * there. So the record of a file with overlaps takes memory only for the
+ * units that have a buffer, which the budget bounds. */
 typedef struct fwdioi_unit {
     uint64_t index;          /* local unit index; FWDIOI_UNIT_NONE: a free slot */
     uint8_t *buf;            /* current buffer, or NULL */
     uint64_t pending_bytes;  /* bytes of `pending` */
-    uint64_t counted;        /* untracked: the bytes that arrived, counted */
-    int untracked;           /* no `filled` record kept (overlaps only) */
     fwdioi_byteset_t filled;  /* every byte that arrived (overlap detection) */
     fwdioi_byteset_t pending; /* bytes in buf not yet handed to flush */
 } fwdioi_unit_t;

@@ -8,8 +8,13 @@
  * unit arrived: 8-byte pieces of several ranks interleaved left a range per
  * piece, 64 bytes of tree for 16 bytes of data).
  *
+ * A set whose adds may overlap can also give up knowing which bytes it
+ * holds and only count them (fwdioi_byteset_count_only: no memory at all).
+ *
  * `limit` is given at the first add and kept (a zeroed struct is an empty
- * set); every range must lie in [0, limit).
+ * set); every range must lie in [0, limit). The struct is kept small (a
+ * writer has one or two per write unit in progress): the three forms share
+ * their storage, and the form is kept in the top bits of the limit.
  */
 #ifndef FWDIOI_BYTESET_H
 #define FWDIOI_BYTESET_H
@@ -20,28 +25,42 @@
 #include "ranges.h"
 
 typedef struct fwdioi_byteset {
-    fwdioi_ranges_t tree; /* while bits == NULL */
-    uint64_t *bits;       /* [ceil(limit / 64)] once the tree grew past them */
-    uint64_t limit;       /* bytes described (0: not yet known) */
-    uint64_t bytes;       /* bytes in the set (bitmap mode) */
+    union {
+        fwdioi_ranges_t tree; /* the ranges (the form at first) */
+        struct {
+            uint64_t *bits; /* [ceil(limit / 64)] */
+            uint64_t bytes; /* bits set */
+        } map;              /* once the tree grew past the bitmap */
+        uint64_t counted;   /* counting only: the bytes added */
+    } u;
+    uint64_t limit_form; /* the limit (0: not yet known), the form in bits 62-63 */
 } fwdioi_byteset_t;
 
 /**
  * Add [start, end) (start < end <= limit). Strict (`strict` non-zero): it
  * must not overlap the set; on overlap nothing is added and *overlap_at is
  * the first byte of [start, end) already present. Otherwise the union is
- * taken. *added: the bytes new to the set. Returns a FWDIOI_RANGES_* code
- * (NOMEM: nothing added).
+ * taken. *added: the bytes new to the set (counting only: end - start, and
+ * nothing is refused). Returns a FWDIOI_RANGES_* code (NOMEM: nothing
+ * added).
  */
 int fwdioi_byteset_add(fwdioi_byteset_t *set, uint64_t limit, uint64_t start, uint64_t end,
                        int strict, uint64_t *overlap_at, uint64_t *added);
-/** Bytes in the set. */
+/** Forget which bytes the set holds and give its memory back, keeping their
+ *  count: from now on adds are counted (overlapping bytes twice), never
+ *  refused, and fwdioi_byteset_covers says whether the count reached len.
+ *  For sets whose adds may overlap. */
+void fwdioi_byteset_count_only(fwdioi_byteset_t *set);
+/** Whether the set only counts (fwdioi_byteset_count_only). */
+int fwdioi_byteset_counting(const fwdioi_byteset_t *set);
+/** Bytes in the set (counting only: bytes added). */
 uint64_t fwdioi_byteset_bytes(const fwdioi_byteset_t *set);
-/** True when the set is exactly [0, len). */
+/** True when the set is exactly [0, len) (counting only: when len bytes or
+ *  more were added). */
 int fwdioi_byteset_covers(const fwdioi_byteset_t *set, uint64_t len);
 /** The set's ranges in increasing order (merged: no two touch), in a new
  *  array the caller frees, their number in *n; NULL with *n = 0 when the set
- *  is empty, NULL with *n > 0 without memory. */
+ *  is empty or only counts, NULL with *n > 0 without memory. */
 fwdioi_range_t *fwdioi_byteset_list(const fwdioi_byteset_t *set, size_t *n);
 /** Whether the set is a bitmap now (for tests). */
 int fwdioi_byteset_is_bitmap(const fwdioi_byteset_t *set);

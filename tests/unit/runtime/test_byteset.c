@@ -6,7 +6,7 @@
  * first byte present) and unions (the bytes added), the listing and covers
  * after every change, and its memory never past the bitmap's. Then a unit
  * of interleaved 8-byte pieces (the writer's worst case: a range per piece)
- * held in an eighth of the unit.
+ * held in an eighth of the unit, and a set that only counts.
  */
 #include "byteset.h"
 
@@ -127,6 +127,43 @@ static int interleaved(void)
     return rc;
 }
 
+/* A set that gives up its ranges (the tree, then a bitmap) keeps their
+ * count, takes no memory, lists nothing, refuses nothing and covers a
+ * length once the count reaches it. */
+static int counting(void)
+{
+    const uint64_t U = 4096;
+    for (int bitmap = 0; bitmap < 2; bitmap++) {
+        fwdioi_byteset_t set = {0};
+        uint64_t at, added;
+        int n_pieces = bitmap ? 600 : 3; /* 600 ranges: past the bitmap's size */
+        for (int i = 0; i < n_pieces; i++)
+            fwdioi_byteset_add(&set, U, (uint64_t)i * 6, (uint64_t)i * 6 + 3, 1, &at, &added);
+        if (fwdioi_byteset_is_bitmap(&set) != bitmap)
+            return fail("the set is not in the form the test wants", (uint64_t)bitmap, 0);
+        fwdioi_byteset_count_only(&set);
+        size_t n = 9;
+        fwdioi_range_t *r = fwdioi_byteset_list(&set, &n);
+        if (!fwdioi_byteset_counting(&set) || fwdioi_byteset_memory(&set) != 0 || r || n != 0)
+            return fail("a counting set holds memory or lists ranges", 0, n);
+        if (fwdioi_byteset_bytes(&set) != (uint64_t)n_pieces * 3)
+            return fail("the count lost the bytes before", fwdioi_byteset_bytes(&set), 0);
+        /* an overlap is counted, not refused */
+        if (fwdioi_byteset_add(&set, U, 0, 3, 1, &at, &added) != FWDIOI_RANGES_OK || added != 3)
+            return fail("a counting set refused an add", 0, 3);
+        uint64_t before = fwdioi_byteset_bytes(&set);
+        if (fwdioi_byteset_covers(&set, U))
+            return fail("covers before the count reached the length", before, U);
+        fwdioi_byteset_add(&set, U, 0, U - before, 0, &at, &added);
+        if (!fwdioi_byteset_covers(&set, U))
+            return fail("does not cover once the count reached the length", before, U);
+        fwdioi_byteset_free(&set);
+        if (fwdioi_byteset_memory(&set) != 0 || fwdioi_byteset_counting(&set))
+            return fail("free left a counting set", 0, 0);
+    }
+    return 0;
+}
+
 int main(void)
 {
     unsigned seed = 4242;
@@ -153,7 +190,7 @@ int main(void)
     if (bitmaps[0] != 0 || bitmaps[1] != 200 || bitmaps[2] == 0 || bitmaps[3] == 0)
         return fail("the rounds did not exercise both forms", (uint64_t)bitmaps[0],
                     (uint64_t)bitmaps[2]);
-    if (interleaved())
+    if (interleaved() || counting())
         return 1;
     printf("test_byteset: 800 rounds (tree, bitmap, both) and a unit of interleaved pieces "
            "passed\n");
