@@ -114,16 +114,14 @@ static int held_write_all(MPI_File fh, int64_t off, const char *data, int64_t le
     while (len > 0) {
         MPI_Status st;
         int code = PMPI_File_write_at(fh, (MPI_Offset)off, data, (int)len, MPI_BYTE, &st);
-        int n = 0;
-        if (code == MPI_SUCCESS && PMPI_Get_count(&st, MPI_BYTE, &n) != MPI_SUCCESS)
-            n = 0;
         if (code != MPI_SUCCESS) {
             int wlen = 0;
             if (PMPI_Error_string(code, why, &wlen) != MPI_SUCCESS)
                 snprintf(why, why_len, "MPI error %d", code);
             return code;
         }
-        if (n <= 0 || n > len) {
+        int n = 0;
+        if (PMPI_Get_count(&st, MPI_BYTE, &n) != MPI_SUCCESS || n <= 0 || n > len) {
             snprintf(why, why_len, "MPI-IO wrote %d of %lld bytes at %lld (no space left on the "
                      "device, or a file size limit?)", n, (long long)len, (long long)off);
             return MPI_ERR_IO;
