@@ -296,8 +296,6 @@ int main(int argc, char **argv)
         char p[4200];
         path_of(p, sizeof p, SELF_CLOSED_NAME);
         check_path_local(p, &g_self_closed);
-        if (!g_failures && !g_keep_files)
-            unlink(p);
     }
     /* the files left to MPI_Finalize, once it has reported on them */
     if (g_rank == 0 && !g_failures && !g_keep_files)

@@ -162,6 +162,7 @@ void case_finalize_close(void)
     OK(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, close_at_finalize, &keyval, NULL));
     OK(MPI_Comm_set_attr(MPI_COMM_SELF, keyval, NULL));
     g_check_self_closed = 1;
+    leave_to_finalize(SELF_CLOSED_NAME);
 }
 
 /* ------------------------------------------------------------------------- */
