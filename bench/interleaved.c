@@ -104,6 +104,8 @@ int main(int argc, char **argv)
     MPI_Barrier(MPI_COMM_WORLD);
     double t0 = MPI_Wtime();
     int rc = 0;
+    /* the writers' pwrite calls, partial flushes and peak memory, summed */
+    uint64_t wstats[3] = {0, 0, 0};
     if (!strcmp(mode, "core")) {
         fwdio_runtime_t *rt;
         fwdio_file_t *f;
@@ -117,6 +119,12 @@ int main(int argc, char **argv)
         rc = rc != FWDIO_OK ? rc : st;
         if (rc != FWDIO_OK)
             fprintf(stderr, "rank %d: %s\n", rank, fwdio_file_error(f));
+        fwdio_file_stats_t fs;
+        if (fwdio_file_stats(f, &fs) == FWDIO_OK) {
+            wstats[0] = fs.pwrite_calls;
+            wstats[1] = fs.partial_flushes;
+            wstats[2] = fs.peak_writer_bytes;
+        }
         fwdio_file_free(f);
         t0 = MPI_Wtime() - t0;
         fwdio_finalize(rt);
@@ -140,6 +148,7 @@ int main(int argc, char **argv)
     }
     double t = t0;
     MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    MPI_Allreduce(MPI_IN_PLACE, wstats, 3, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
     long bad = 0;
     if (rank == 0) {
         FILE *fp = fopen(path, "rb");
@@ -153,6 +162,9 @@ int main(int argc, char **argv)
         free(all);
         printf("interleaved %s: %d ranks x %ld pieces of %ld bytes: %.4f s, %s\n", mode,
                nranks, pieces, piece, t, rc != 0 ? "FAILED" : bad ? "WRONG BYTES" : "bytes right");
+        if (!strcmp(mode, "core"))
+            printf("writers: %llu pwrite calls, %llu partial flushes, peak %.1f MB (summed)\n",
+                   (unsigned long long)wstats[0], (unsigned long long)wstats[1], wstats[2] / 1e6);
     }
     free(mine);
     MPI_Finalize();

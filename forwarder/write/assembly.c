@@ -454,6 +454,15 @@ int fwdioi_assembly_add(fwdioi_assembly_t *a, uint64_t offset, const uint8_t *da
     return rc;
 }
 
+int fwdioi_assembly_unit_buffered(fwdioi_assembly_t *a, uint64_t offset)
+{
+    uint64_t i = unit_index(a, offset);
+    if (!is_touched(a, i))
+        return 0;
+    const fwdioi_unit_t *u = table_find(a, i);
+    return !u || u->buf != NULL;
+}
+
 /* The buffered unit with the most pending bytes, or NULL. */
 static fwdioi_unit_t *fullest(const fwdioi_assembly_t *a)
 {

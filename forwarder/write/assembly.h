@@ -103,6 +103,10 @@ void fwdioi_assembly_init(fwdioi_assembly_t *a, const fwdioi_plan_t *plan, int w
 int fwdioi_assembly_add(fwdioi_assembly_t *a, uint64_t offset, const uint8_t *data,
                         uint64_t len, uint64_t *bad_offset);
 
+/** Whether the unit holding `offset` (one of this writer's bytes) takes a
+ *  piece without a new buffer: it has one, or it is complete. */
+int fwdioi_assembly_unit_buffered(fwdioi_assembly_t *a, uint64_t offset);
+
 /** Pending bytes of the fullest partly filled unit (0 if none). */
 uint64_t fwdioi_assembly_fullest_pending(const fwdioi_assembly_t *a);
 

@@ -13,10 +13,12 @@
 #include "write/assembly.h"
 #include "write/budget.h"
 #include "write/message.h"
+#include "write/parking.h"
 #include "read/reader.h"
 #include "agreement/outcome.h"
 #include "stream/stream.h"
 #include "storage/storage.h"
+#include "clock.h"
 #include "trace.h"
 #include "u64map.h"
 
@@ -26,6 +28,19 @@
 /* Messages a writer starts receiving per file and per poll: keeps one busy file
  * from starving the others. */
 enum { RECVS_PER_POLL = 16 };
+
+/* Past its budget, a writer parks the pieces of a unit it has no buffer for
+ * (parking.h) when they average less than this many bytes: below it a
+ * pwrite per piece costs more than the copy into a buffer and one pwrite
+ * of the unit; above it the piece is written straight from its message. */
+enum { PARK_PIECE_MAX = 32 * 1024 };
+/* Parked pieces wait for the writes under way to give memory back, or for
+ * the pieces that complete their units. When nothing was taken or written
+ * for this long they are written as they are (straight from their messages,
+ * or in buffers where room came): a sender whose staging the parked
+ * messages fill waits for them, and the pieces the writer waits for may be
+ * behind that. */
+enum { PARK_STALL_NS = 100 * 1000 * 1000 };
 
 /*
  * The writer side of one file (progress thread): made at fwdio_open for a
@@ -75,11 +90,17 @@ struct fwdioi_writer {
     size_t ndeferred, deferred_cap;
     uint64_t deferred_received;
     int deferred_capped;
+    /* pieces waiting for a unit buffer, the bytes of their records counted
+     * against the budget, and when the writer last took or wrote anything */
+    fwdioi_parking_t parking;
+    uint64_t parking_counted;
+    uint64_t last_progress_ns;
 };
 
 static struct fwdioi_writer *writer_of(const fwdio_file_t *f) { return f->s.writer; }
 
 static void on_finish_done(fwdioi_storage_job_t *job);
+static void feed_parked(fwdio_file_t *f, int all);
 
 /* ---- storage jobs ---- */
 
@@ -160,6 +181,17 @@ static void hold_release(fwdio_file_t *f, fwdioi_hold_t *h)
     fwdioi_rt_buf_put(f->engine, h->block, h->size);
 }
 
+/* The writer is done with a message it took: drop its reference; when only
+ * writes keep the message then, its bytes count as being released. */
+static void let_go(fwdio_file_t *f, fwdioi_hold_t *h)
+{
+    if (h->kind == FWDIOI_HOLD_RECEIVED && h->refs > 1 && !h->releasing) {
+        h->releasing = 1;
+        fwdioi_wbudget_releasing(&f->owner->wbuf, h->size);
+    }
+    hold_release(f, h);
+}
+
 static void on_write_done(fwdioi_storage_job_t *job)
 {
     FWDIOI_ASSERT_PROGRESS();
@@ -174,6 +206,11 @@ static void on_write_done(fwdioi_storage_job_t *job)
     if (job->buf_size)
         fwdioi_wbudget_released(&f->owner->wbuf, &f->s.wbuf, job->buf_size);
     fwdioi_storage_job_free(job);
+    if (writer_of(f)) { /* memory came back: parked pieces may have a buffer now */
+        writer_of(f)->last_progress_ns = fwdioi_now_ns();
+        feed_parked(f, 0);
+        fwdioi_writer_check_drained(f); /* the last of them, once every byte came */
+    }
     fwdioi_outcome_finish_if_aborted(f);
 }
 
@@ -342,6 +379,28 @@ static void on_step_synced(fwdioi_storage_job_t *job)
     fwdioi_outcome_step_data_done(f);
 }
 
+/* Every byte of the file (or of the step) has come: parked pieces go out a
+ * unit at a time as the writes under way give memory back (units that
+ * still have holes are final now, so they go first), and only when none
+ * is under way are the rest written from their messages. 1 once nothing is
+ * parked; 0 while they wait (on_write_done comes back here through
+ * fwdioi_writer_check_drained). */
+static int settle_parked(fwdio_file_t *f)
+{
+    fwdioi_session_t *s = &f->s;
+    struct fwdioi_writer *w = writer_of(f);
+    if (fwdioi_parking_empty(&w->parking))
+        return 1;
+    if (s->outcome.local_error.status == FWDIO_OK && !s->outcome.aborted) {
+        fwdioi_assembly_flush_partial(&w->assembly);
+        feed_parked(f, 0);
+        if (!fwdioi_parking_empty(&w->parking) && s->io_pending > 0)
+            return 0;
+    }
+    feed_parked(f, 1);
+    return 1;
+}
+
 /* Once the first step's bytes have all arrived: flush its partial units,
  * write and sync them, then fwdioi_outcome_step_data_done (progress thread). */
 static void check_step(fwdio_file_t *f)
@@ -352,7 +411,7 @@ static void check_step(fwdio_file_t *f)
     if (!w->step_draining || s->outcome.aborted)
         return;
     uint64_t got = w->step_recv_len > 0 ? w->step_recv[0] : 0;
-    if (got < w->step_expected)
+    if (got < w->step_expected || !settle_parked(f))
         return;
     w->step_draining = 0;
     if (got > w->step_expected && s->outcome.local_error.status == FWDIO_OK) {
@@ -395,6 +454,8 @@ void fwdioi_writer_check_drained(fwdio_file_t *f)
     uint64_t expected = s->expected_bytes[f->my_writer];
     uint64_t received = w->received;
     if (received < expected)
+        return;
+    if (!settle_parked(f))
         return;
     if (received > expected)
         fwdioi_log(FWDIOI_LOG_WARN, "rank %d: %s: received %llu bytes, %llu announced", f->rank,
@@ -525,6 +586,8 @@ void fwdioi_writer_release_deferred(fwdio_file_t *f)
         take_message(f, &d.v, d.hold, d.source);
     }
     w->ndeferred = kept;
+    if (s->outcome.aborted)
+        feed_parked(f, 1); /* dropped: the file failed */
 }
 
 void fwdioi_writer_forget_step(fwdio_file_t *f)
@@ -579,7 +642,192 @@ void fwdioi_writer_accept(fwdio_file_t *f, const fwdioi_pieces_view_t *v, fwdioi
     take_message(f, v, hold, source);
 }
 
-/* Check and assemble a message's pieces, then drop the reference to it. */
+/* ---- taking pieces, and parking those without a buffer ---- */
+
+/* The message whose pieces are being taken, and its parking record once
+ * it has one. */
+typedef struct taken_msg {
+    const fwdioi_pieces_view_t *v;
+    fwdioi_hold_t *hold;
+    int source;
+    fwdioi_parked_msg_t *rec; /* set when its pieces come back from the parking */
+} taken_msg_t;
+
+static fwdioi_piece_t piece_at(const fwdioi_pieces_view_t *v, uint32_t i)
+{
+    fwdioi_piece_t p;
+    memcpy(&p, v->table + (size_t)i * sizeof p, sizeof p);
+    return p;
+}
+
+/* The parking's records count against the budget, as bookkeeping does. */
+static void count_parking(fwdio_file_t *f)
+{
+    struct fwdioi_writer *w = writer_of(f);
+    uint64_t now = w->parking.memory;
+    if (now > w->parking_counted)
+        wbuf_add(f, now - w->parking_counted);
+    else
+        wbuf_sub(f, w->parking_counted - now);
+    w->parking_counted = now;
+}
+
+static void take_pieces(fwdio_file_t *f, taken_msg_t *m, uint32_t first, uint32_t n,
+                        uint64_t packed_at, int may_park);
+
+/* Take back the parked groups `g` (one unit's, in arrival order): their
+ * pieces are taken as if they came now; with `may_park` those that still
+ * find no buffer park again. */
+static void feed_groups(fwdio_file_t *f, fwdioi_parked_group_t *g, int may_park)
+{
+    struct fwdioi_writer *w = writer_of(f);
+    while (g) {
+        fwdioi_parked_group_t *next = g->next;
+        fwdioi_parked_msg_t *rec = g->msg;
+        if (f->s.outcome.local_error.status == FWDIO_OK && !f->s.outcome.aborted) {
+            taken_msg_t m = {&rec->v, rec->hold, rec->source, rec};
+            take_pieces(f, &m, g->first, g->count, g->packed_at, may_park);
+        }
+        fwdioi_hold_t *done = fwdioi_parking_group_done(&w->parking, g);
+        if (done)
+            let_go(f, done);
+        g = next;
+    }
+    count_parking(f);
+    w->last_progress_ns = fwdioi_now_ns();
+}
+
+/* Take parked pieces back: all of them (`all`: those without a buffer are
+ * written from their messages, or dropped when the file failed), or the
+ * oldest units' while a buffer can be had (progress thread). */
+static void feed_parked(fwdio_file_t *f, int all)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    struct fwdioi_writer *w = writer_of(f);
+    if (!w || fwdioi_parking_empty(&w->parking))
+        return;
+    size_t rounds = w->parking.units.n; /* a unit taken back may park again */
+    while (!fwdioi_parking_empty(&w->parking) &&
+           (all || (rounds-- > 0 && !fwdioi_wbudget_over(&f->owner->wbuf, f->plan.write_size)))) {
+        uint64_t unit;
+        fwdioi_parked_group_t *g = fwdioi_parking_take_first(&w->parking, &unit);
+        feed_groups(f, g, !all);
+    }
+}
+
+/* Pieces that reach into units with parked pieces come after those: the
+ * parked ones are taken first (file bytes [lo, hi)). */
+static void feed_units_of(fwdio_file_t *f, uint64_t lo, uint64_t hi)
+{
+    struct fwdioi_writer *w = writer_of(f);
+    const uint64_t usize = f->plan.write_size;
+    for (uint64_t u = lo - lo % usize; u < hi && !fwdioi_parking_empty(&w->parking); u += usize) {
+        fwdioi_parked_group_t *g = fwdioi_parking_take_unit(&w->parking, u);
+        if (g)
+            feed_groups(f, g, 0);
+    }
+}
+
+/*
+ * Park pieces [first, first + count) of m (`bytes`, all in the unit at
+ * `unit`, theirs starting at `packed_at` among the packed bytes) if they
+ * should wait: the unit has parked pieces (they come after those, and
+ * refusing them would write the parked ones a piece a call), or it has no
+ * buffer, none can be had, the pieces are small and the parked messages
+ * (those received over MPI: their bytes are the budget's) and the records
+ * take less than half the budget, leaving the rest for buffers. 1 when
+ * parked.
+ */
+static int park_group(fwdio_file_t *f, taken_msg_t *m, uint64_t unit, uint32_t first,
+                      uint32_t count, uint64_t packed_at, uint64_t bytes)
+{
+    struct fwdioi_writer *w = writer_of(f);
+    fwdioi_parking_t *pk = &w->parking;
+    fwdioi_parked_msg_t *rec = m->rec;
+    if (!fwdioi_parking_has(pk, unit)) {
+        uint64_t ulen = f->plan.size - unit < f->plan.write_size ? f->plan.size - unit
+                                                                 : f->plan.write_size;
+        if (bytes >= ulen || bytes / count >= PARK_PIECE_MAX ||
+            fwdioi_assembly_unit_buffered(&w->assembly, unit) ||
+            !fwdioi_wbudget_over(&f->owner->wbuf, ulen))
+            return 0;
+        uint64_t more = rec || (pk->open && pk->open->hold == m->hold) ? 0 : m->hold->size;
+        if (pk->msg_bytes + more + pk->memory > writer_budget(f) / 2)
+            return 0;
+    }
+    if (!rec)
+        rec = fwdioi_parking_msg(pk, m->v, m->hold, m->source);
+    fwdioi_hold_t *drop = NULL;
+    int rc = rec ? fwdioi_parking_park(pk, rec, unit, first, count, packed_at, bytes, &drop) : -1;
+    count_parking(f);
+    if (drop)
+        hold_release(f, drop); /* the record made for it went unused */
+    return rc == 0;
+}
+
+/* Give pieces [first, end) of m to the assembly; their bytes start at
+ * `packed` (packed messages) or lie spread. */
+static void add_run(fwdio_file_t *f, taken_msg_t *m, uint32_t first, uint32_t end,
+                    const uint8_t *packed)
+{
+    fwdioi_session_t *s = &f->s;
+    struct fwdioi_writer *w = writer_of(f);
+    const fwdioi_pieces_view_t *v = m->v;
+    for (uint32_t i = first; i < end && s->outcome.local_error.status == FWDIO_OK; i++) {
+        fwdioi_piece_t p = piece_at(v, i);
+        uint64_t bad_offset = p.offset;
+        const uint8_t *bytes = packed ? packed : v->spread_base + (p.offset - v->spread_offset);
+        int rc = fwdioi_assembly_add(&w->assembly, p.offset, bytes, p.len, &bad_offset);
+        if (rc != FWDIO_OK)
+            fwdioi_errinfo_set(&s->outcome.local_error, rc, f->rank, 0, bad_offset);
+        if (packed)
+            packed += p.len;
+    }
+}
+
+/* Take pieces [first, first + n) of m, checked, whose bytes start at
+ * `packed_at` among its packed bytes: a run of them in one unit at a time,
+ * parked (may_park) or given to the assembly. Their direct writes go out
+ * as one job. */
+static void take_pieces(fwdio_file_t *f, taken_msg_t *m, uint32_t first, uint32_t n,
+                        uint64_t packed_at, int may_park)
+{
+    fwdioi_session_t *s = &f->s;
+    struct fwdioi_writer *w = writer_of(f);
+    const fwdioi_pieces_view_t *v = m->v;
+    const uint64_t usize = f->plan.write_size;
+    const uint8_t *packed = v->packed ? v->packed + packed_at : NULL;
+    submit_direct(f); /* another message's direct writes, if it is taking back these */
+    fwdioi_hold_t *outer = w->accepting;
+    w->accepting = m->hold;
+    for (uint32_t i = first, end = first + n; i < end && s->outcome.local_error.status == FWDIO_OK;) {
+        fwdioi_piece_t p = piece_at(v, i);
+        uint64_t unit = p.offset - p.offset % usize, bytes = p.len;
+        int one_unit = p.offset + p.len <= unit + usize;
+        uint32_t j = i + 1;
+        while (one_unit && j < end) { /* the run of pieces in the same unit */
+            fwdioi_piece_t q = piece_at(v, j);
+            if (q.offset < unit || q.offset + q.len > unit + usize)
+                break;
+            bytes += q.len;
+            j++;
+        }
+        uint64_t at = packed ? (uint64_t)(packed - v->packed) : 0;
+        if (!(one_unit && may_park && park_group(f, m, unit, i, j - i, at, bytes))) {
+            if (!fwdioi_parking_empty(&w->parking))
+                feed_units_of(f, p.offset, one_unit ? p.offset + 1 : p.offset + p.len);
+            w->accepting = m->hold;
+            add_run(f, m, i, j, packed);
+        }
+        if (packed)
+            packed += bytes;
+        i = j;
+    }
+    submit_direct(f);
+    w->accepting = outer;
+}
+
+/* Check and take a message's pieces, then drop the reference to it. */
 static void take_message(fwdio_file_t *f, const fwdioi_pieces_view_t *v, fwdioi_hold_t *hold,
                          int source)
 {
@@ -596,29 +844,22 @@ static void take_message(fwdio_file_t *f, const fwdioi_pieces_view_t *v, fwdioi_
         fwdioi_log(FWDIOI_LOG_WARN, "rank %d: %s: a message from rank %d does not match the plan",
                    f->rank, f->path, source);
     }
-    w->accepting = hold;
-    const uint8_t *packed = v->packed;
-    for (uint32_t i = 0; ok && i < v->npieces && s->outcome.local_error.status == FWDIO_OK; i++) {
-        fwdioi_piece_t p;
-        memcpy(&p, v->table + i * sizeof p, sizeof p);
-        uint64_t bad_offset = p.offset;
-        const uint8_t *bytes = packed ? packed : v->spread_base + (p.offset - v->spread_offset);
-        int rc = fwdioi_assembly_add(&w->assembly, p.offset, bytes, p.len, &bad_offset);
-        if (rc != FWDIO_OK)
-            fwdioi_errinfo_set(&s->outcome.local_error, rc, f->rank, 0, bad_offset);
-        if (packed)
-            packed += p.len;
+    if (ok) {
+        taken_msg_t m = {v, hold, source, NULL};
+        int may_park = !s->outcome.aborted && !s->finishing;
+        take_pieces(f, &m, 0, v->npieces, 0, may_park);
     }
-    submit_direct(f);
-    w->accepting = NULL;
+    /* Pieces of it that parked keep it: its record's reference goes last. */
+    int parked = w->parking.open && w->parking.open->hold == hold;
+    fwdioi_parking_msg_end(&w->parking);
+    w->last_progress_ns = fwdioi_now_ns();
     fwdioi_trace_end(t_trace, "assemble", (int64_t)f->seq, (int64_t)v->payload,
                      FWDIOI_TRACE_NONE, FWDIOI_TRACE_NONE);
     s->stats.messages_received++;
-    if (hold->kind == FWDIOI_HOLD_RECEIVED && hold->refs > 1) { /* now only writes keep it */
-        hold->releasing = 1;
-        fwdioi_wbudget_releasing(&f->owner->wbuf, hold->size);
-    }
-    hold_release(f, hold);
+    if (parked)
+        hold_release(f, hold);
+    else
+        let_go(f, hold);
 }
 
 typedef struct recv_op {
@@ -740,6 +981,13 @@ int fwdioi_writer_probe(fwdio_file_t *f)
     struct fwdioi_writer *w = writer_of(f);
     struct fwdio_runtime *o = f->owner;
     int started = 0;
+    if (!fwdioi_parking_empty(&w->parking) &&
+        fwdioi_now_ns() - w->last_progress_ns > PARK_STALL_NS) {
+        fwdioi_log(FWDIOI_LOG_DEBUG, "rank %d: %s: %llu parked bytes waited %d ms: written now",
+                   f->rank, f->path, (unsigned long long)w->parking.bytes,
+                   PARK_STALL_NS / 1000000);
+        feed_parked(f, 1);
+    }
     /* an aborted file only drops what arrives */
     while (started < RECVS_PER_POLL && f->s.comm != MPI_COMM_NULL) {
         if (fwdioi_rt_track_reserve(f->engine) != 0)
@@ -925,7 +1173,8 @@ int fwdioi_writer_expects_mpi(const fwdio_file_t *f)
 {
     FWDIOI_ASSERT_PROGRESS();
     const struct fwdioi_writer *w = writer_of(f);
-    return w && (w->mpi_notes > 0 || w->has_waiting);
+    /* parked pieces too: the probe is where their wait is timed */
+    return w && (w->mpi_notes > 0 || w->has_waiting || !fwdioi_parking_empty(&w->parking));
 }
 
 void fwdioi_writer_note_mpi(fwdio_file_t *f)
@@ -943,6 +1192,20 @@ void fwdioi_writer_end(fwdio_file_t *f)
     if (!w)
         return;
     f->s.stats.writer_bytes = w->received;
+    uint64_t unit;
+    fwdioi_parked_group_t *g;
+    while ((g = fwdioi_parking_take_first(&w->parking, &unit)) != NULL) {
+        /* none left once the file is complete or failed: its messages go back */
+        while (g) {
+            fwdioi_parked_group_t *next = g->next;
+            fwdioi_hold_t *done = fwdioi_parking_group_done(&w->parking, g);
+            if (done)
+                hold_release(f, done);
+            g = next;
+        }
+    }
+    fwdioi_parking_free(&w->parking);
+    count_parking(f);
     fwdioi_assembly_free(&w->assembly);
     f->s.stats.writer_copied = w->assembly.copied;
     free(w->step_recv);
