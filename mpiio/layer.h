@@ -36,8 +36,9 @@
  * of them again cannot go to the stream in the same step (MPI orders a
  * rank's own writes; fwdio's writers do not order a step's overlapping
  * pieces), so the layer keeps it and writes it itself once the step is in
- * the file (see access.c). Neighbours are joined when there are too many: a
- * larger extent only sends more writes that way. */
+ * the file (see access.c). Past MPIIO_EXTENTS_MAX a new extent joins its
+ * nearest neighbour (extents.c): a larger extent only sends more writes
+ * that way. */
 typedef fwdioi_ranges_t mpiio_extents_t;
 
 #define MPIIO_EXTENTS_MAX ((size_t)1 << 20)

@@ -130,6 +130,25 @@ int fwdioi_ranges_touch(const fwdioi_ranges_t *set, uint64_t start, uint64_t end
     return i && set->pool[i].start < end;
 }
 
+int fwdioi_ranges_neighbour(const fwdioi_ranges_t *set, uint64_t pos, fwdioi_range_t *out)
+{
+    uint32_t t = set->root, below = 0, lowest = 0;
+    while (t) {
+        if (set->pool[t].start <= pos) {
+            below = t;
+            t = set->pool[t].right;
+        } else {
+            lowest = t; /* the lowest start above pos seen so far */
+            t = set->pool[t].left;
+        }
+    }
+    uint32_t i = below ? below : lowest;
+    if (!i)
+        return 0;
+    *out = (fwdioi_range_t){set->pool[i].start, set->pool[i].end};
+    return 1;
+}
+
 int fwdioi_ranges_add(fwdioi_ranges_t *set, uint64_t start, uint64_t end, uint64_t *overlap_at)
 {
     uint32_t i = first_ending_after(set, start);

@@ -45,6 +45,9 @@ int fwdioi_ranges_add(fwdioi_ranges_t *set, uint64_t start, uint64_t end, uint64
 int fwdioi_ranges_merge(fwdioi_ranges_t *set, uint64_t start, uint64_t end, uint64_t *added);
 /** Does [start, end) share a byte with the set? */
 int fwdioi_ranges_touch(const fwdioi_ranges_t *set, uint64_t start, uint64_t end);
+/** The range whose start is the highest at or below `pos`, else (none is)
+ *  the lowest one: into *out, and 1; 0 when the set is empty. */
+int fwdioi_ranges_neighbour(const fwdioi_ranges_t *set, uint64_t pos, fwdioi_range_t *out);
 /** Bytes covered. */
 uint64_t fwdioi_ranges_bytes(const fwdioi_ranges_t *set);
 /** True when the set is exactly [0, len). */

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The byte-range set against a bitmap oracle: random strict adds and unions,
- * touches, the listing and the byte count after every change; then many
+ * touches, the listing, each position's neighbour and the byte count after
+ * every change; then many
  * small interleaved ranges, kept in a tree of logarithmic height (the time
  * they take is bench/ranges's).
  */
@@ -39,6 +40,17 @@ static int check_against(const fwdioi_ranges_t *set, const unsigned char *have)
         for (uint64_t j = r[i].start; j < r[i].end && !rc; j++)
             if (!have[j])
                 rc = fail("a range covers an absent byte", j, j + 1);
+    }
+    /* the neighbour of every position: the last range starting at or
+     * before it, else the first */
+    for (uint64_t pos = 0; pos < LEN + 2 && !rc; pos++) {
+        fwdioi_range_t got, want = {0, 0};
+        int found = fwdioi_ranges_neighbour(set, pos, &got);
+        for (size_t i = 0; i < set->n; i++)
+            if (r[i].start <= pos || i == 0)
+                want = r[i];
+        if (found != (set->n > 0) || (found && (got.start != want.start || got.end != want.end)))
+            rc = fail("neighbour() is wrong", pos, found ? got.start : 0);
     }
     free(r);
     if (!rc && fwdioi_ranges_covers(set, LEN) != (count == LEN))
