@@ -418,7 +418,8 @@ typedef struct mpiio_packer {
     int count;
     mpiio_runs_t runs;
     int k;          /* instance */
-    size_t i;       /* run of the instance */
+    size_t i;       /* entry of the flattened type */
+    int64_t m;      /* run of the entry */
     int64_t in_run; /* bytes of the run given */
 } mpiio_packer_t;
 /* 0, or -1 when the type cannot be flattened (*p is then empty). */

@@ -48,7 +48,7 @@ int mpiio_one_run(int count, MPI_Datatype type, MPI_Aint *start)
     mpiio_runs_t runs = {0};
     char why[128];
     int in_order = mpiio_flatten(type, &runs, why, sizeof why) == 0 && runs.n == 1 &&
-                   runs.r[0].len == size && runs.r[0].disp == true_lb;
+                   runs.r[0].count == 1 && runs.r[0].len == size && runs.r[0].disp == true_lb;
     mpiio_runs_free(&runs);
     return in_order;
 }
@@ -66,12 +66,16 @@ int64_t mpiio_packer_next(mpiio_packer_t *p, char *out, int64_t cap)
     while (got < cap && p->k < p->count && p->runs.n > 0) {
         const mpiio_run_t *r = &p->runs.r[p->i];
         int64_t take = r->len - p->in_run < cap - got ? r->len - p->in_run : cap - got;
-        memcpy(out + got, p->buf + (int64_t)p->k * p->runs.extent + r->disp + p->in_run,
+        memcpy(out + got,
+               p->buf + (int64_t)p->k * p->runs.extent + r->disp + p->m * r->stride + p->in_run,
                (size_t)take);
         got += take;
         p->in_run += take;
-        if (p->in_run == r->len) { /* next run, next instance */
+        if (p->in_run == r->len) { /* next run, next entry, next instance */
             p->in_run = 0;
+            if (++p->m < r->count)
+                continue;
+            p->m = 0;
             if (++p->i == p->runs.n) {
                 p->i = 0;
                 p->k++;
@@ -98,12 +102,15 @@ static int by_runs(const char *buf_c, char *buf, int count, MPI_Datatype type, c
     int64_t at = 0;
     for (int k = 0; k < count; k++)
         for (size_t i = 0; i < runs.n; i++) {
-            int64_t from = (int64_t)k * runs.extent + runs.r[i].disp;
-            if (packed)
-                memcpy(packed + at, buf_c + from, (size_t)runs.r[i].len);
-            else
-                memcpy(buf + from, packed_c + at, (size_t)runs.r[i].len);
-            at += runs.r[i].len;
+            const mpiio_run_t *r = &runs.r[i];
+            for (int64_t m = 0; m < r->count; m++) {
+                int64_t from = (int64_t)k * runs.extent + r->disp + m * r->stride;
+                if (packed)
+                    memcpy(packed + at, buf_c + from, (size_t)r->len);
+                else
+                    memcpy(buf + from, packed_c + at, (size_t)r->len);
+                at += r->len;
+            }
         }
     mpiio_runs_free(&runs);
     return MPI_SUCCESS;

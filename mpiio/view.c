@@ -26,13 +26,22 @@ static int append_run(flatten_ctx_t *c, int64_t disp, int64_t len)
     mpiio_runs_t *o = c->out;
     if (len <= 0)
         return 0;
-    if (o->n > 0 && o->r[o->n - 1].disp + o->r[o->n - 1].len == disp) {
-        o->r[o->n - 1].len += len;
+    mpiio_run_t *last = o->n > 0 ? &o->r[o->n - 1] : NULL;
+    if (last && last->count == 1 && last->disp + last->len == disp) { /* it continues */
+        last->len += len;
+        o->size += len;
+        return 0;
+    }
+    if (last && last->len == len && disp != last->disp &&
+        (last->count == 1 || disp == last->disp + last->count * last->stride)) {
+        if (last->count == 1) /* a second run of its length: a stride */
+            last->stride = disp - last->disp;
+        last->count++; /* one more at its stride */
         o->size += len;
         return 0;
     }
     if (o->n == MPIIO_MAX_RUNS)
-        return fail(c, "the datatype has more than 4194304 separate runs of bytes");
+        return fail(c, "the datatype has more than 4194304 runs of bytes at no common stride");
     if (o->n == o->cap) {
         size_t cap = o->cap ? o->cap * 2 : 16;
         mpiio_run_t *r = realloc(o->r, cap * sizeof(*r));
@@ -41,7 +50,7 @@ static int append_run(flatten_ctx_t *c, int64_t disp, int64_t len)
         o->r = r;
         o->cap = cap;
     }
-    o->r[o->n++] = (mpiio_run_t){.disp = disp, .len = len, .before = o->size};
+    o->r[o->n++] = (mpiio_run_t){.disp = disp, .len = len, .before = o->size, .count = 1};
     o->size += len;
     return 0;
 }
@@ -73,7 +82,8 @@ static int make_tmpl(flatten_ctx_t *c, MPI_Datatype t, int depth, tmpl_t *tp)
         return -1;
     }
     tp->extent = type_extent(t);
-    tp->dense = tp->runs.n == 1 && tp->runs.r[0].disp == 0 && tp->runs.r[0].len == tp->extent;
+    tp->dense = tp->runs.n == 1 && tp->runs.r[0].count == 1 && tp->runs.r[0].disp == 0 &&
+                tp->runs.r[0].len == tp->extent;
     return 0;
 }
 
@@ -83,9 +93,12 @@ static int place(flatten_ctx_t *c, const tmpl_t *tp, int64_t base, int64_t n)
     if (tp->dense || tp->runs.n == 0)
         return tp->runs.n ? append_run(c, base, n * tp->extent) : 0;
     for (int64_t j = 0; j < n; j++)
-        for (size_t k = 0; k < tp->runs.n; k++)
-            if (append_run(c, base + j * tp->extent + tp->runs.r[k].disp, tp->runs.r[k].len) != 0)
-                return -1;
+        for (size_t k = 0; k < tp->runs.n; k++) {
+            const mpiio_run_t *r = &tp->runs.r[k];
+            for (int64_t m = 0; m < r->count; m++)
+                if (append_run(c, base + j * tp->extent + r->disp + m * r->stride, r->len) != 0)
+                    return -1;
+        }
     return 0;
 }
 
@@ -260,7 +273,7 @@ int mpiio_view_default(mpiio_view_t *v)
     v->ft.r = malloc(sizeof(mpiio_run_t));
     if (!v->ft.r)
         return -1;
-    v->ft.r[0] = (mpiio_run_t){.disp = 0, .len = 1, .before = 0};
+    v->ft.r[0] = (mpiio_run_t){.disp = 0, .len = 1, .before = 0, .count = 1};
     v->ft.n = v->ft.cap = 1;
     v->ft.size = v->ft.extent = 1;
     return 0;
@@ -271,8 +284,9 @@ void mpiio_view_free(mpiio_view_t *v)
     mpiio_runs_free(&v->ft);
 }
 
-/* The run of the filetype holding data byte `within` of an instance. */
-static size_t run_of(const mpiio_runs_t *ft, int64_t within)
+/* The entry of the filetype holding data byte `within` of an instance, and
+ * which of its runs (*m). */
+static size_t run_of(const mpiio_runs_t *ft, int64_t within, int64_t *m)
 {
     size_t lo = 0, hi = ft->n;
     while (hi - lo > 1) {
@@ -282,6 +296,7 @@ static size_t run_of(const mpiio_runs_t *ft, int64_t within)
         else
             hi = mid;
     }
+    *m = (within - ft->r[lo].before) / ft->r[lo].len;
     return lo;
 }
 
@@ -293,16 +308,16 @@ int mpiio_view_map(const mpiio_view_t *v, int64_t pos, int64_t len, mpiio_extent
     /* A filetype that is one run filling its extent (the default view's
      * MPI_BYTE, any contiguous type): its instances touch, so the data is
      * one extent, however many instances (walking them cost a step a byte). */
-    if (ft->n == 1 && ft->r[0].len == ft->extent)
+    if (ft->n == 1 && ft->r[0].count == 1 && ft->r[0].len == ft->extent)
         return fn(arg, v->disp + ft->r[0].disp + pos, len, 0);
-    int64_t inst = pos / ft->size, within = pos % ft->size;
-    size_t i = run_of(ft, within);
+    int64_t inst = pos / ft->size, within = pos % ft->size, m;
+    size_t i = run_of(ft, within, &m);
     int64_t done = 0, cur_off = -1, cur_len = 0, cur_pos = 0;
     while (done < len) {
         const mpiio_run_t *r = &ft->r[i];
-        int64_t skip = within - r->before;
+        int64_t skip = within - r->before - m * r->len;
         int64_t take = r->len - skip < len - done ? r->len - skip : len - done;
-        int64_t off = v->disp + inst * ft->extent + r->disp + skip;
+        int64_t off = v->disp + inst * ft->extent + r->disp + m * r->stride + skip;
         if (cur_len > 0 && cur_off + cur_len == off) {
             cur_len += take;
         } else {
@@ -317,6 +332,11 @@ int mpiio_view_map(const mpiio_view_t *v, int64_t pos, int64_t len, mpiio_extent
         }
         done += take;
         within += take;
+        if (skip + take < r->len)
+            continue; /* the data ended inside this run */
+        if (++m < r->count)
+            continue; /* the entry's next run */
+        m = 0;
         if (++i == ft->n || within == ft->size) {
             i = 0;
             within = 0;
@@ -331,9 +351,9 @@ int64_t mpiio_view_byte_offset(const mpiio_view_t *v, int64_t pos)
     const mpiio_runs_t *ft = &v->ft;
     if (ft->size <= 0)
         return v->disp;
-    int64_t inst = pos / ft->size, within = pos % ft->size;
-    const mpiio_run_t *r = &ft->r[run_of(ft, within)];
-    return v->disp + inst * ft->extent + r->disp + (within - r->before);
+    int64_t inst = pos / ft->size, within = pos % ft->size, m;
+    const mpiio_run_t *r = &ft->r[run_of(ft, within, &m)];
+    return v->disp + inst * ft->extent + r->disp + m * r->stride + (within - r->before - m * r->len);
 }
 
 int64_t mpiio_view_bytes_below(const mpiio_view_t *v, int64_t file_size)
@@ -346,9 +366,19 @@ int64_t mpiio_view_bytes_below(const mpiio_view_t *v, int64_t file_size)
     int64_t bytes = inst * ft->size;
     for (size_t i = 0; i < ft->n; i++) {
         const mpiio_run_t *r = &ft->r[i];
-        if (r->disp >= rest)
-            continue;
-        bytes += r->disp + r->len <= rest ? r->len : rest - r->disp;
+        int64_t m = 0, n = r->count;
+        if (r->stride > 0) { /* the runs wholly below rest, at once */
+            int64_t whole = r->disp + r->len <= rest ? (rest - r->disp - r->len) / r->stride + 1 : 0;
+            m = whole < n ? whole : n;
+            bytes += m * r->len;
+        }
+        for (; m < n; m++) { /* the one cut by rest; any order for the others */
+            int64_t d = r->disp + m * r->stride;
+            if (d < rest)
+                bytes += d + r->len <= rest ? r->len : rest - d;
+            else if (r->stride > 0)
+                break;
+        }
     }
     return bytes;
 }

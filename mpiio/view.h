@@ -8,24 +8,30 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* One contiguous run of a datatype's bytes: `len` bytes at `disp` from the
- * start of the type's instance; `before` counts the type's bytes in the runs
- * ahead of it (the position of its first byte in packed data). */
+/* `count` contiguous runs of a datatype's bytes, `len` bytes each, the
+ * m-th at `disp` + m `stride` from the start of the type's instance (a
+ * vector's blocks: one entry however many); `before` counts the type's
+ * bytes in the runs ahead of the first (the position of its first byte in
+ * packed data), the m-th's are m `len` after. count 1: one run (stride 0). */
 typedef struct mpiio_run {
     int64_t disp;
     int64_t len;
     int64_t before;
+    int64_t count;
+    int64_t stride;
 } mpiio_run_t;
 
-/* A flattened datatype, in typemap order, adjacent runs merged. */
+/* A flattened datatype, in typemap order, adjacent runs merged, runs of
+ * one length at one stride kept as one entry. */
 typedef struct mpiio_runs {
     mpiio_run_t *r;
-    size_t n, cap;
+    size_t n, cap;  /* entries */
     int64_t size;   /* bytes of data in one instance (sum of run lengths) */
     int64_t extent; /* the type's extent: instance k starts k * extent later */
 } mpiio_runs_t;
 
-/* The most runs a flattened type may have; a type with more is not handled. */
+/* The most entries a flattened type may have (each of any number of runs
+ * at one stride); a type with more is not handled. */
 #define MPIIO_MAX_RUNS ((size_t)1 << 22)
 
 /* A file view: displacement, etype size and the flattened filetype. */

@@ -228,6 +228,7 @@ void case_view_vector(void);
 void case_view_hindexed(void);
 void case_view_struct(void);
 void case_view_sequence(void);
+void case_view_many_runs(void);
 void case_darray(void);
 /* fallback.c */
 void case_shared(void);

@@ -489,3 +489,61 @@ void case_darray(void)
     check_file(name, &m);
     model_free(&m);
 }
+
+/*
+ * A filetype of more runs than the layer once flattened (2^22 + 3 one-byte
+ * blocks, each rank's bytes interleaved with the others'), kept as one
+ * entry at its stride, so the file stays taken: a collective write at the
+ * view's start and an independent one across the end of the first tile
+ * into the second land where MPI puts them, and the byte offset of a data
+ * byte in the second tile is MPI's.
+ */
+void case_view_many_runs(void)
+{
+    const char *name = "view_many_runs.mpiio";
+    remove_file(name);
+    MPI_File fh = open_file(name, MPI_MODE_WRONLY | MPI_MODE_CREATE);
+    expect_state(fh, "after open", ST_TAKEN);
+    model_t m = {.holes_zero = g_layer};
+    const int64_t blocks = ((int64_t)1 << 22) + 3, tile = blocks * g_size;
+    MPI_Datatype v, ft;
+    MPI_Type_vector((int)blocks, 1, g_size, MPI_BYTE, &v);
+    MPI_Type_create_resized(v, 0, tile, &ft);
+    MPI_Type_commit(&ft);
+    MPI_Type_free(&v);
+    OK(MPI_File_set_view(fh, g_rank, MPI_BYTE, ft, "native", MPI_INFO_NULL));
+    expect_state(fh, "after set_view", ST_TAKEN);
+    const struct {
+        int64_t k0;
+        uint64_t seed;
+        int collective;
+    } w[2] = {{0, seed_of(1), 1}, {blocks - 2, seed_of(2), 0}};
+    enum { N = 100 };
+    for (int i = 0; i < 2; i++) {
+        uint8_t mem[N];
+        for (int r = 0; r < g_size; r++)
+            for (int64_t j = 0; j < N; j++) {
+                int64_t k = w[i].k0 + j;
+                int64_t o = r + (k / blocks) * tile + (k % blocks) * g_size;
+                uint8_t b = pattern_byte(w[i].seed, (uint64_t)o);
+                model_byte(&m, o, b);
+                if (r == g_rank)
+                    mem[j] = b;
+            }
+        MPI_Status st;
+        int rc = w[i].collective ? MPI_File_write_at_all(fh, w[i].k0, mem, N, MPI_BYTE, &st)
+                                 : MPI_File_write_at(fh, w[i].k0, mem, N, MPI_BYTE, &st);
+        if (mpi_ok(rc, w[i].collective ? "write_at_all" : "write_at", __LINE__))
+            check_count("a write through the view", &st, MPI_BYTE, N);
+    }
+    MPI_Offset off = -1;
+    OK(MPI_File_get_byte_offset(fh, blocks + 5, &off));
+    if (off != g_rank + tile + 5 * g_size)
+        fail("view_many_runs: byte offset of data byte %lld: %lld, not %lld",
+                (long long)(blocks + 5), (long long)off, (long long)(g_rank + tile + 5 * g_size));
+    expect_state(fh, "before close", ST_TAKEN);
+    close_file(&fh);
+    MPI_Type_free(&ft);
+    check_file(name, &m);
+    model_free(&m);
+}
