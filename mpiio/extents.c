@@ -3,8 +3,6 @@
  * a new one joined to its neighbour when it holds too many. */
 #include "layer.h"
 
-#include <stdlib.h>
-
 int mpiio_extents_touch(const mpiio_extents_t *x, int64_t start, int64_t end)
 {
     return fwdioi_ranges_touch(x, (uint64_t)start, (uint64_t)end);
