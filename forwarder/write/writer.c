@@ -816,8 +816,7 @@ static void take_pieces(fwdio_file_t *f, taken_msg_t *m, uint32_t first, uint32_
         if (!(one_unit && may_park && park_group(f, m, unit, i, j - i, at, bytes))) {
             if (!fwdioi_parking_empty(&w->parking))
                 feed_units_of(f, p.offset, one_unit ? p.offset + 1 : p.offset + p.len);
-            w->accepting = m->hold;
-            add_run(f, m, i, j, packed);
+            add_run(f, m, i, j, packed); /* (a feed above gave `accepting` back) */
         }
         if (packed)
             packed += bytes;
