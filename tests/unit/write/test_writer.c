@@ -15,7 +15,8 @@
  * pwrite that fails; a malformed message; a step named in a file without
  * steps; no buffer for a message; a rank without a writer side; small
  * interleaved pieces past the budget parked until a buffer frees, their
- * order kept, and written after a stall when none frees.
+ * order kept, written after a stall when none frees, and dropped when the
+ * file fails or is aborted.
  * Milliseconds, no mpiexec, MPI never initialized.
  */
 #include "fake_file.h"
@@ -672,6 +673,50 @@ static void test_parked_stall(void)
     world_free(&w);
 }
 
+/* Parked pieces when the file fails: a pwrite that fails (ENOSPC) while
+ * pieces are parked, then the close: the file's error is the pwrite's, the
+ * parked pieces are dropped unwritten, the close still finishes and every
+ * message goes back; and an abort with pieces parked (the session's
+ * drop_deferred): dropped, their messages back, nothing written. */
+static void test_parked_failure(void)
+{
+    const uint64_t unit = 4096;
+    for (int abort_it = 0; abort_it <= 1; abort_it++) {
+        world_t w;
+        world_init(&w, 8 * unit, unit, unit, 1, 1, FWDIO_LAYOUT_BLOCK, 0,
+                   BOOKKEEPING + 2 * unit + 2048);
+        open_file();
+        fwdioi_piece_t a = {0, 100}, b = {unit, 100}, x = {2 * unit, 8};
+        send_pieces(0, &a, 1);
+        tick();
+        send_pieces(0, &b, 1);
+        tick();
+        send_pieces(0, &x, 1);
+        tick();
+        CHECK(w.write_jobs == 0 && fwdioi_writer_expects_mpi(&w.f)); /* x parked */
+        if (abort_it) {
+            fwdioi_errinfo_t why = FWDIOI_ERRINFO_OK;
+            fwdioi_errinfo_set(&why, FWDIO_EMPI, 0, 0, 0);
+            fwdioi_outcome_abort(&w.f, &why, 1);
+            fwdioi_writer_release_deferred(&w.f); /* the session's drop_deferred */
+            CHECK(!fwdioi_writer_expects_mpi(&w.f) && w.written[2 * unit] == 0);
+        } else {
+            w.fail_write = 1;
+            fwdioi_piece_t rest = {100, unit - 100}; /* unit 0 complete: its write fails */
+            send_pieces(0, &rest, 1);
+            for (int i = 0; i < 100 && fwdioi_writer_received(&w.f) < 100 + 100 + 8 + unit - 100; i++)
+                tick(); /* it waits for room: a partly filled unit is written (and fails) */
+            close_file(100 + 100 + 8 + unit - 100);
+            const fwdioi_errinfo_t *e = &w.f.s.outcome.local_error;
+            CHECK(e->status == FWDIO_EWRITE && e->sys_errno == ENOSPC);
+            CHECK(w.data_done == 1 && w.finish_jobs == 1 && w.written[2 * unit] == 0);
+        }
+        fwdioi_writer_end(&w.f);
+        CHECK(w.o.wbuf.held == 0 && w.f.s.wbuf.held == 0 && fake_rt_bufs_out() == 0);
+        world_free(&w);
+    }
+}
+
 int main(void)
 {
     test_random_order();
@@ -686,6 +731,7 @@ int main(void)
     test_parks_small_pieces_past_budget();
     test_parked_order();
     test_parked_stall();
+    test_parked_failure();
     return unit_result("test_writer");
 }
 
