@@ -29,7 +29,7 @@ int mpiio_preallocate(mpiio_file_t *f, MPI_Offset size)
     if (size < 0)
         return mpiio_refuse(f, MPI_ERR_ARG, "%s: a negative size", call);
     /* MPI-IO may read and rewrite blocks to allocate them: every write first. */
-    int code = mpiio_agree_error(f, mpiio_settle_all(f, call), call);
+    int code = mpiio_settle_collective(f, 1, call);
     if (code != MPI_SUCCESS)
         return code;
     /* One rank allocates (the size grows to `size` if smaller; no byte

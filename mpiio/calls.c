@@ -623,9 +623,8 @@ static int before_independent_read(mpiio_file_t *f, int64_t pos, int count, MPI_
         if (!f)                                                     \
             return P##name(__VA_ARGS__);                            \
         double t0_ = PMPI_Wtime();                                  \
-        int rc_ = mpiio_settle_all(f, #name);                       \
+        int rc_ = mpiio_settle_collective(f, 1, #name);             \
         settle_aliases(f);                                          \
-        rc_ = mpiio_agree_error(f, rc_, #name);                     \
         int read_ = rc_ == MPI_SUCCESS;                             \
         if (read_ && at_pointer)                                    \
             PMPI_File_seek(fh, f->fp, MPI_SEEK_SET);                \
@@ -945,12 +944,12 @@ MPIIO_EXPORT int MPI_File_sync(MPI_File fh)
         /* Opt-in: the step ends now and the bytes are durable by the close. */
         rc = mpiio_end_step(f, "MPI_File_sync");
         f->sync_owed = 1;
+        rc = mpiio_agree_error(f, rc, "MPI_File_sync");
     } else { /* in the node-local tier: durable in the local stores */
-        rc = mpiio_settle_durable(f, "MPI_File_sync");
+        rc = mpiio_settle_collective(f, 0, "MPI_File_sync");
     }
     /* Every rank returns the same (and reaches MPI-IO's collective sync or
      * none does). */
-    rc = mpiio_agree_error(f, rc, "MPI_File_sync");
     /* Durable: fsync reaches the bytes fwdio's writers wrote too. In the
      * node-local tier the steps are durable in the local stores already
      * (every rank of the file decides alike: the tier is the file's). */
@@ -997,15 +996,14 @@ MPIIO_EXPORT int MPI_File_set_size(MPI_File fh, MPI_Offset size)
     double t0 = PMPI_Wtime();
     int64_t top = f->max_end;
     PMPI_Allreduce(&f->max_end, &top, 1, MPI_INT64_T, MPI_MAX, f->comm);
-    int rc = MPI_SUCCESS;
-    if (size < top) {
-        rc = mpiio_settle_all(f, "MPI_File_set_size");
-        if (rc == MPI_SUCCESS && f->max_end > size)
+    int rc = size < top ? mpiio_settle_collective(f, 1, "MPI_File_set_size")
+                        : mpiio_agree_error(f, MPI_SUCCESS, "MPI_File_set_size");
+    if (rc == MPI_SUCCESS && size < top) {
+        if (f->max_end > size)
             f->max_end = size;
-        if (rc == MPI_SUCCESS && f->synced_end > size)
+        if (f->synced_end > size)
             f->synced_end = size;
     }
-    rc = mpiio_agree_error(f, rc, "MPI_File_set_size");
     if (rc == MPI_SUCCESS)
         rc = PMPI_File_set_size(fh, size);
     f->blocked[MPIIO_T_SIZE] += PMPI_Wtime() - t0;

@@ -349,6 +349,10 @@ int mpiio_settle_all(mpiio_file_t *f, const char *call);
 /* The same, waiting only until those bytes are durable where fwdio keeps
  * them (in the node-local tier: the local stores): MPI_File_sync's wait. */
 int mpiio_settle_durable(mpiio_file_t *f, const char *call);
+/* mpiio_settle_all (drained) or mpiio_settle_durable, with the outcome the
+ * same on every rank (mpiio_agree_error, this rank's earlier failure
+ * included); no step is ended where no rank wrote since the last one. */
+int mpiio_settle_collective(mpiio_file_t *f, int drained, const char *call);
 /* Wait (independently) until the steps this rank ended are in the file. */
 int mpiio_settle_ended(mpiio_file_t *f, const char *call);
 /* Wait (independently) for the steps this rank ended, reporting nothing: a

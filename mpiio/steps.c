@@ -70,3 +70,26 @@ int mpiio_settle_durable(mpiio_file_t *f, const char *call)
     int wait = wait_ended(f, 0, call);
     return rc != MPI_SUCCESS ? rc : wait;
 }
+
+/*
+ * Where no rank wrote since the last collective call (a collective read
+ * after a collective write, HDF5's every metadata read), a new step would
+ * hold nothing, yet cost two more of fwdio's agreements before the wait
+ * returned. The agreement that makes the outcome the same everywhere comes
+ * first and says whether any rank wrote: if none did, the steps ended so
+ * far are waited for, whose statuses fwdio agrees (the same on every rank),
+ * and nothing else can fail; if one did, a step ends on every rank and its
+ * outcome, which may be this rank's own (the overlay's writes), is agreed
+ * again.
+ */
+int mpiio_settle_collective(mpiio_file_t *f, int drained, const char *call)
+{
+    int wrote = f->stream && mpiio_has_unended(f);
+    int rc = mpiio_agree_error_flag(f, MPI_SUCCESS, call, &wrote);
+    if (rc != MPI_SUCCESS || !f->stream)
+        return rc;
+    if (!wrote)
+        return wait_ended(f, drained, call);
+    rc = drained ? mpiio_settle_all(f, call) : mpiio_settle_durable(f, call);
+    return mpiio_agree_error(f, rc, call);
+}

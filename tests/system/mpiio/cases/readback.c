@@ -331,3 +331,77 @@ void case_own_read_many(void)
     check_file(name, &m);
     model_free(&m);
 }
+
+/* ------------------------------------------------------------------------- */
+/* Case: collective reads where no rank, or one rank, wrote since the last    */
+/* collective call                                                            */
+/* ------------------------------------------------------------------------- */
+
+/* A collective read ends a step only where some rank wrote since the last
+ * collective call on the file, and every rank must decide alike (a rank
+ * that ended a step alone would part from the others' steps). Reads of a
+ * rank's own bytes, with nothing written since, with one rank's
+ * independent write only, after a sync with nothing to sync, and after
+ * sync-barrier-sync: each sees what MPI says it must. */
+void case_read_all_steps(void)
+{
+    const char *name = "read_all_steps.mpiio";
+    remove_file(name);
+    MPI_File fh = open_file(name, MPI_MODE_RDWR | MPI_MODE_CREATE);
+    model_t m = {.holes_zero = g_layer};
+    MPI_Status st;
+    int P = g_size, r = g_rank, last = P - 1;
+    const int64_t A = 1000 * (int64_t)r, B = 1000 * (int64_t)P;
+    uint8_t got[1000];
+    for (int q = 0; q < P; q++)
+        model_put(&m, 1000 * (int64_t)q, 1000, seed_of(1));
+    uint8_t *b = pattern_buf(A, 1000, seed_of(1));
+    OK(MPI_File_write_at_all(fh, A, b, 1000, MPI_BYTE, &st));
+    free(b);
+    /* nothing written since the collective write, twice over */
+    for (int k = 0; k < 2; k++) {
+        memset(got, 0xEE, sizeof got);
+        if (OK(MPI_File_read_at_all(fh, A, got, 1000, MPI_BYTE, &st)))
+            check_buf("read_at_all of its own collective write", got, &m, A, 1000);
+    }
+    /* one rank's independent write, then a collective read: that rank reads
+     * it, the others their own bytes */
+    model_put(&m, B, 1000, seed_of(2));
+    if (r == last) {
+        b = pattern_buf(B, 1000, seed_of(2));
+        OK(MPI_File_write_at(fh, B, b, 1000, MPI_BYTE, &st));
+        free(b);
+    }
+    int64_t at = r == last ? B : A;
+    memset(got, 0xEE, sizeof got);
+    if (OK(MPI_File_read_at_all(fh, at, got, 1000, MPI_BYTE, &st)))
+        check_buf("read_at_all after one rank's independent write", got, &m, at, 1000);
+    /* a sync with nothing written since; then every rank reads that write */
+    OK(MPI_File_sync(fh));
+    MPI_Barrier(MPI_COMM_WORLD);
+    OK(MPI_File_sync(fh));
+    memset(got, 0xEE, sizeof got);
+    if (OK(MPI_File_read_at_all(fh, B, got, 1000, MPI_BYTE, &st)))
+        check_buf("read_at_all of the last rank's write after sync-barrier-sync", got, &m, B,
+                  1000);
+    /* rank 0 writes its bytes again: its collective read sees the new ones */
+    model_put(&m, 0, 1000, seed_of(3));
+    if (r == 0) {
+        b = pattern_buf(0, 1000, seed_of(3));
+        OK(MPI_File_write_at(fh, 0, b, 1000, MPI_BYTE, &st));
+        free(b);
+    }
+    memset(got, 0xEE, sizeof got);
+    if (OK(MPI_File_read_at_all(fh, A, got, 1000, MPI_BYTE, &st)))
+        check_buf("read_at_all of its bytes after rank 0 wrote its own again", got, &m, A, 1000);
+    /* a smaller size cuts written bytes: they are in the file first */
+    OK(MPI_File_set_size(fh, B + 500));
+    model_set_size(&m, B + 500);
+    memset(got, 0xEE, sizeof got);
+    if (OK(MPI_File_read_at_all(fh, A, got, 1000, MPI_BYTE, &st)))
+        check_buf("read_at_all after MPI_File_set_size", got, &m, A, 1000);
+    expect_state(fh, "before close", ST_TAKEN);
+    close_file(&fh);
+    check_file(name, &m);
+    model_free(&m);
+}
