@@ -15,7 +15,11 @@
  *           background cost the computing;
  *   small   --files times: open a new file, every rank writes --small bytes
  *           at its own offset, close (the whole, timed: a file per frame);
- *           with --compute S, after S seconds of computing each.
+ *           with --compute S, after S seconds of computing each;
+ *   rounds  --rounds times into one file: every rank MPI_File_write_at_all's
+ *           --piece bytes at its own offset, then MPI_File_read_at_all's
+ *           them back (checked), each call timed: a parallel HDF5 code's
+ *           metadata and chunks, written collectively and read back.
  *
  * Prints one line per figure: the median and the best over calls (write
  * calls: the max over ranks of each call), in seconds and GB/s per rank.
@@ -78,23 +82,68 @@ static void report(const char *what, double *t, int n, long bytes)
                t[n / 2], bytes / t[n / 2] / 1e9, t[0], t[n - 1]);
 }
 
+/* --rounds collective writes of `piece` bytes per rank into one file, each
+ * read back by a collective read; both calls timed, the bytes checked. */
+static void rounds(const char *dir, long piece, int n)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/rounds.out", dir);
+    MPI_File fh;
+    check(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_RDWR | MPI_MODE_CREATE, MPI_INFO_NULL,
+                        &fh),
+          "MPI_File_open", path);
+    char *out = malloc((size_t)piece), *in = malloc((size_t)piece);
+    double *tw = malloc(sizeof(double) * (size_t)n), *tr = malloc(sizeof(double) * (size_t)n);
+    MPI_Barrier(MPI_COMM_WORLD);
+    for (int i = 0; i < n; i++) {
+        MPI_Offset at = ((MPI_Offset)i * nranks + rank) * piece;
+        memset(out, 'a' + (i + rank) % 26, (size_t)piece);
+        memset(in, 0, (size_t)piece);
+        double t0 = MPI_Wtime();
+        check(MPI_File_write_at_all(fh, at, out, (int)piece, MPI_BYTE, MPI_STATUS_IGNORE),
+              "MPI_File_write_at_all", path);
+        double t1 = MPI_Wtime();
+        check(MPI_File_read_at_all(fh, at, in, (int)piece, MPI_BYTE, MPI_STATUS_IGNORE),
+              "MPI_File_read_at_all", path);
+        tr[i] = MPI_Wtime() - t1;
+        tw[i] = t1 - t0;
+        if (memcmp(in, out, (size_t)piece) != 0) {
+            fprintf(stderr, "fwdio-mpiio-calls: rank %d: round %d read back other bytes\n",
+                    rank, i);
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        }
+    }
+    check(MPI_File_close(&fh), "MPI_File_close", path);
+    report("write_at_all", tw, n, piece);
+    report("read_at_all", tr, n, piece);
+    if (rank == 0)
+        unlink(path);
+    free(tw);
+    free(tr);
+    free(in);
+    free(out);
+}
+
 static void usage(FILE *out)
 {
     fprintf(out,
             "usage: mpiexec -n N fwdio-mpiio-calls [--dir DIR] [--size BYTES] [--calls N]\n"
             "                                    [--small BYTES] [--files N] [--compute S]\n"
+            "                                    [--piece BYTES] [--rounds N]\n"
             "  --dir DIR      where the files go; it must exist (.)\n"
             "  --size BYTES   bytes of each timed MPI_File_write_at per rank (4M)\n"
             "  --calls N      timed write calls per rank into calls.out (20)\n"
             "  --small BYTES  bytes per rank of each small file (64K)\n"
             "  --files N      small files opened, written and closed (20)\n"
             "  --compute S    seconds of busy computing before each write call (0)\n"
+            "  --piece BYTES  bytes per rank of each collective write and read (1K)\n"
+            "  --rounds N     collective writes, each read back collectively (20)\n"
             "  --help         this text\n"
             "Run it plain, then with LD_PRELOAD of libfwdio-mpiio.so and FWDIO_MPIIO naming\n"
             "*.out (bench/runs has the recipe).\n" CLI_SIZE_GRAMMAR);
 }
 
-enum { OPT_DIR = 256, OPT_SIZE, OPT_CALLS, OPT_SMALL, OPT_FILES, OPT_COMPUTE };
+enum { OPT_DIR = 256, OPT_SIZE, OPT_CALLS, OPT_SMALL, OPT_FILES, OPT_COMPUTE, OPT_PIECE, OPT_ROUNDS };
 
 static const struct option options[] = {
     {"dir", required_argument, NULL, OPT_DIR},
@@ -103,13 +152,15 @@ static const struct option options[] = {
     {"small", required_argument, NULL, OPT_SMALL},
     {"files", required_argument, NULL, OPT_FILES},
     {"compute", required_argument, NULL, OPT_COMPUTE},
+    {"piece", required_argument, NULL, OPT_PIECE},
+    {"rounds", required_argument, NULL, OPT_ROUNDS},
     CLI_HELP_OPTION,
     {0}};
 
 struct opts {
     const char *dir;
-    uint64_t size, small;
-    int calls, files;
+    uint64_t size, small, piece;
+    int calls, files, rounds;
     double compute;
 };
 
@@ -123,6 +174,8 @@ static int parse_option(cli_t *c, int key, void *ctx)
     case OPT_CALLS: return cli_int(c, 1, 1000000, &o->calls);
     case OPT_FILES: return cli_int(c, 1, 1000000, &o->files);
     case OPT_COMPUTE: return cli_double(c, 0.0, 10.0, &o->compute);
+    case OPT_PIECE: return cli_size(c, 1, 64 << 20, &o->piece);
+    case OPT_ROUNDS: return cli_int(c, 1, 1000000, &o->rounds);
     default: return CLI_BAD;
     }
 }
@@ -133,7 +186,7 @@ int main(int argc, char **argv)
     MPI_Init_thread(&argc, &argv, MPI_THREAD_SINGLE, &provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nranks);
-    struct opts o = {".", 4 << 20, 64 << 10, 20, 20, 0.0};
+    struct opts o = {".", 4 << 20, 64 << 10, 1 << 10, 20, 20, 20, 0.0};
     cli_t cli;
     cli_begin(&cli, "fwdio-mpiio-calls", argc, argv, options, rank != 0);
     int parsed = cli_parse(&cli, parse_option, &o, usage, 0);
@@ -218,6 +271,9 @@ int main(int argc, char **argv)
             snprintf(path, sizeof path, "%s/small-%d.out", dir, i);
             unlink(path);
         }
+
+    /* rounds: a collective write, read back collectively */
+    rounds(dir, (long)o.piece, o.rounds);
     free(t);
     free(buf);
     MPI_Finalize();
