@@ -182,6 +182,10 @@ int mpiio_refuse(mpiio_file_t *f, int cls, const char *fmt, ...)
 }
 
 static int agree(mpiio_file_t *f, int code, const char *call, int *flags, int nflags);
+static int round_failed(mpiio_file_t *f, int rc, int code, const char *call, int *flags,
+                        int nflags);
+static int round_outcome(mpiio_file_t *f, int code, const char *call, const int *all,
+                         int *flags, int nflags);
 
 int mpiio_local_error(mpiio_file_t *f, int status, int sys_errno, const char *text)
 {
@@ -214,42 +218,66 @@ int mpiio_agree_error_flags(mpiio_file_t *f, int code, const char *call, int *fl
     return code;
 }
 
-static int agree(mpiio_file_t *f, int code, const char *call, int *flags, int nflags)
+/* This rank's part of a round (mine) and the identity to reduce into (all):
+ * the lowest failing rank (the communicator's size: none), and for each
+ * flag whether no rank set it (one slot at least: every call sends as
+ * many). The number of ints. */
+static int round_fill(const mpiio_file_t *f, int code, const int *flags, int nflags, int *mine,
+                      int *all)
 {
     int size = 1;
     PMPI_Comm_size(f->comm, &size);
-    /* the lowest failing rank (size: none), and for each flag whether no
-     * rank set it (one slot at least: every call sends as many) */
-    if (nflags > MPIIO_AGREE_FLAGS_MAX)
-        nflags = MPIIO_AGREE_FLAGS_MAX;
     int slots = nflags > 0 ? nflags : 1;
-    int mine[1 + MPIIO_AGREE_FLAGS_MAX], all[1 + MPIIO_AGREE_FLAGS_MAX];
     mine[0] = code != MPI_SUCCESS ? f->rank : size;
     all[0] = size;
     for (int i = 0; i < slots; i++) {
         mine[1 + i] = !(i < nflags && flags[i]);
         all[1 + i] = 1;
     }
-    int rc = PMPI_Allreduce(mine, all, 1 + slots, MPI_INT, MPI_MIN, f->comm);
-    if (rc != MPI_SUCCESS) {
-        /* The agreement itself failed: this rank cannot know what the
-         * others decided. It never reports success over it, and it takes
-         * the flags as set: a rank with a flag set makes the same calls
-         * whatever the others chose (mpiio_close: a last step, whose
-         * disagreement fwdio's close then reports on every rank, and the
-         * second agreement, which every rank makes). */
-        for (int i = 0; i < nflags; i++)
-            flags[i] = 1;
-        if (code != MPI_SUCCESS)
-            return code;
-        char why[MPI_MAX_ERROR_STRING];
-        int cls = MPI_ERR_OTHER;
-        PMPI_Error_class(rc, &cls);
-        code_text(rc, why, sizeof why);
-        return mpiio_refuse(f, cls, "%s: the ranks' agreement on the outcome (MPI_Allreduce) "
-                                    "failed on rank %d: %s",
-                            call, f->rank, why);
-    }
+    return 1 + slots;
+}
+
+static int agree(mpiio_file_t *f, int code, const char *call, int *flags, int nflags)
+{
+    if (nflags > MPIIO_AGREE_FLAGS_MAX)
+        nflags = MPIIO_AGREE_FLAGS_MAX;
+    int mine[1 + MPIIO_AGREE_FLAGS_MAX], all[1 + MPIIO_AGREE_FLAGS_MAX];
+    int n = round_fill(f, code, flags, nflags, mine, all);
+    int rc = PMPI_Allreduce(mine, all, n, MPI_INT, MPI_MIN, f->comm);
+    if (rc != MPI_SUCCESS)
+        return round_failed(f, rc, code, call, flags, nflags);
+    return round_outcome(f, code, call, all, flags, nflags);
+}
+
+/* The round's MPI call failed on this rank. */
+static int round_failed(mpiio_file_t *f, int rc, int code, const char *call, int *flags,
+                        int nflags)
+{
+    /* The agreement itself failed: this rank cannot know what the others
+     * decided. It never reports success over it, and it takes the flags as
+     * set: a rank with a flag set makes the same calls whatever the others
+     * chose (mpiio_close: a last step, whose disagreement fwdio's close then
+     * reports on every rank, and the second agreement, which every rank
+     * makes). */
+    for (int i = 0; i < nflags; i++)
+        flags[i] = 1;
+    if (code != MPI_SUCCESS)
+        return code;
+    char why[MPI_MAX_ERROR_STRING];
+    int cls = MPI_ERR_OTHER;
+    PMPI_Error_class(rc, &cls);
+    code_text(rc, why, sizeof why);
+    return mpiio_refuse(f, cls, "%s: the ranks' agreement on the outcome (MPI_Allreduce) "
+                                "failed on rank %d: %s",
+                        call, f->rank, why);
+}
+
+/* What the round's reduction `all` says, the same on every rank. */
+static int round_outcome(mpiio_file_t *f, int code, const char *call, const int *all,
+                         int *flags, int nflags)
+{
+    int size = 1;
+    PMPI_Comm_size(f->comm, &size);
     int first = all[0];
     for (int i = 0; i < nflags; i++)
         flags[i] = !all[1 + i];
@@ -272,4 +300,25 @@ static int agree(mpiio_file_t *f, int code, const char *call, int *flags, int nf
     text[MPI_MAX_ERROR_STRING - 1] = '\0';
     /* said already on the failing rank when this MPI loses the text */
     return through_handler(f, text_code(e.cls, text, 1));
+}
+
+int mpiio_agree_error_start(mpiio_file_t *f, int code, mpiio_agreement_t *a)
+{
+    if (code == MPI_SUCCESS) /* this rank's own failure since the last collective call */
+        code = f->local_code;
+    f->local_code = MPI_SUCCESS;
+    a->code = code;
+    round_fill(f, code, NULL, 0, a->mine, a->all);
+    a->rc = PMPI_Iallreduce(a->mine, a->all, 2, MPI_INT, MPI_MIN, f->comm, &a->req);
+    return a->rc;
+}
+
+int mpiio_agree_error_finish(mpiio_file_t *f, mpiio_agreement_t *a, const char *call)
+{
+    int rc = a->rc == MPI_SUCCESS ? PMPI_Wait(&a->req, MPI_STATUS_IGNORE) : a->rc;
+    int code = rc != MPI_SUCCESS ? round_failed(f, rc, a->code, call, NULL, 0)
+                                 : round_outcome(f, a->code, call, a->all, NULL, 0);
+    if (code != MPI_SUCCESS && f->error_code == MPI_SUCCESS)
+        f->error_code = code; /* failed on every rank alike from now on */
+    return code;
 }

@@ -469,10 +469,22 @@ int mpiio_close(mpiio_file_t *f, MPI_File *fh)
         code = code != MPI_SUCCESS ? code : rc;
     }
     /* made by every rank (with or without the stream), so that a rank whose
-     * first agreement failed makes as many as the others */
+     * first agreement failed makes as many as the others. Where nothing
+     * before MPI-IO's close needs its outcome (no asynchronous close, no
+     * sync owed, a handler that only returns errors, so that none is
+     * called once the handle is closed), it runs beside that close, which
+     * waits for every rank anyway, and is finished after it. */
+    mpiio_agreement_t second;
+    const int beside = !mpiio_close_async() && !f->sync_owed && handler_returns(*fh);
     {
         int rc = f->stream && last_step ? mpiio_end_step(f, "MPI_File_close") : MPI_SUCCESS;
-        code = mpiio_agree_error(f, code != MPI_SUCCESS ? code : rc, "MPI_File_close");
+        rc = code != MPI_SUCCESS ? code : rc;
+        if (beside) {
+            mpiio_agree_error_start(f, rc, &second);
+            code = MPI_SUCCESS; /* the agreement carries it */
+        } else {
+            code = mpiio_agree_error(f, rc, "MPI_File_close");
+        }
     }
     /* fwdio's close, then the wait for it (every byte in the file), unless
      * the close may return early (FWDIO_MPIIO_CLOSE=async). The wait goes
@@ -501,6 +513,10 @@ int mpiio_close(mpiio_file_t *f, MPI_File *fh)
     mpiio_remove_file(f);
     int rc = PMPI_File_close(fh);
     f->fh = MPI_FILE_NULL; /* nothing to call a handler on from here */
+    if (beside) { /* its failure goes before any found since */
+        int agreed = mpiio_agree_error_finish(f, &second, "MPI_File_close");
+        code = agreed != MPI_SUCCESS ? agreed : code;
+    }
     fwdio_file_t *leftover = held ? f->stream : NULL; /* no byte in it */
     if (leftover) {
         f->stream = NULL;

@@ -268,6 +268,20 @@ int mpiio_agree_error_flag(mpiio_file_t *f, int code, const char *call, int *fla
  * where any rank set it. */
 #define MPIIO_AGREE_FLAGS_MAX 3
 int mpiio_agree_error_flags(mpiio_file_t *f, int code, const char *call, int *flags, int nflags);
+/* The same in two halves, for a round that may overlap a blocking call of
+ * MPI's (the close's second agreement beside MPI_File_close): start takes
+ * `code` (and this rank's earlier failure) into an MPI_Iallreduce (its
+ * failure to start, an MPI code, comes back from finish too); finish waits
+ * and returns what mpiio_agree_error would. Every rank makes both, and no
+ * other agreement of the file between them. */
+typedef struct mpiio_agreement {
+    int code;
+    int mine[2], all[2];
+    MPI_Request req;
+    int rc;
+} mpiio_agreement_t;
+int mpiio_agree_error_start(mpiio_file_t *f, int code, mpiio_agreement_t *a);
+int mpiio_agree_error_finish(mpiio_file_t *f, mpiio_agreement_t *a, const char *call);
 /* A failure of this rank's own (its part of a write): the call's code
  * through the file's handler, remembered until the next collective call
  * makes every rank return it. `status` is fwdio's; the text says `call`. */
