@@ -82,16 +82,22 @@ static void report(const char *what, double *t, int n, long bytes)
                t[n / 2], bytes / t[n / 2] / 1e9, t[0], t[n - 1]);
 }
 
+/* Open (make) DIR/NAME on every rank with amode, its path in path. */
+static MPI_File open_out(const char *dir, const char *name, int amode, char *path, size_t len)
+{
+    snprintf(path, len, "%s/%s", dir, name);
+    MPI_File fh;
+    check(MPI_File_open(MPI_COMM_WORLD, path, amode | MPI_MODE_CREATE, MPI_INFO_NULL, &fh),
+          "MPI_File_open", path);
+    return fh;
+}
+
 /* --rounds collective writes of `piece` bytes per rank into one file, each
  * read back by a collective read; both calls timed, the bytes checked. */
 static void rounds(const char *dir, long piece, int n)
 {
     char path[4096];
-    snprintf(path, sizeof path, "%s/rounds.out", dir);
-    MPI_File fh;
-    check(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_RDWR | MPI_MODE_CREATE, MPI_INFO_NULL,
-                        &fh),
-          "MPI_File_open", path);
+    MPI_File fh = open_out(dir, "rounds.out", MPI_MODE_RDWR, path, sizeof path);
     char *out = malloc((size_t)piece), *in = malloc((size_t)piece);
     double *tw = malloc(sizeof(double) * (size_t)n), *tr = malloc(sizeof(double) * (size_t)n);
     MPI_Barrier(MPI_COMM_WORLD);
@@ -202,11 +208,7 @@ int main(int argc, char **argv)
     char path[4096];
 
     /* write: calls into one file */
-    snprintf(path, sizeof path, "%s/calls.out", dir);
-    MPI_File fh;
-    check(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_WRONLY | MPI_MODE_CREATE, MPI_INFO_NULL,
-                        &fh),
-          "MPI_File_open", path);
+    MPI_File fh = open_out(dir, "calls.out", MPI_MODE_WRONLY, path, sizeof path);
     double *t = malloc(sizeof(double) * (size_t)(calls > files ? calls : files));
     MPI_Barrier(MPI_COMM_WORLD);
     double t_loop = MPI_Wtime();
@@ -227,6 +229,8 @@ int main(int argc, char **argv)
     check(MPI_File_close(&fh), "MPI_File_close", path);
     double t_close = MPI_Wtime() - t0;
     report("write call", t, calls, size);
+    if (rank == 0) /* --calls x --size per rank: gone, as the small files go */
+        unlink(path);
     if (o.compute > 0) {
         MPI_Allreduce(MPI_IN_PLACE, &t_loop, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
         if (rank == 0)
