@@ -181,7 +181,8 @@ int mpiio_refuse(mpiio_file_t *f, int cls, const char *fmt, ...)
     return through_handler(f, text_code(cls, text, mpiio_verbose()));
 }
 
-static int agree(mpiio_file_t *f, int code, const char *call, int *flags, int nflags);
+static int agree(mpiio_file_t *f, int code, const char *call, int *flags, int nflags,
+                 int *failed);
 static int round_failed(mpiio_file_t *f, int rc, int code, const char *call, int *flags,
                         int nflags);
 static int round_outcome(mpiio_file_t *f, int code, const char *call, const int *all,
@@ -207,15 +208,30 @@ int mpiio_agree_error_flag(mpiio_file_t *f, int code, const char *call, int *fla
     return mpiio_agree_error_flags(f, code, call, flag, flag ? 1 : 0);
 }
 
-int mpiio_agree_error_flags(mpiio_file_t *f, int code, const char *call, int *flags, int nflags)
+/* mpiio_agree_error_flags, and *failed: whether the round's MPI call itself
+ * failed on this rank (its flags are then taken as set). */
+static int agree_error(mpiio_file_t *f, int code, const char *call, int *flags, int nflags,
+                       int *failed)
 {
     if (code == MPI_SUCCESS) /* this rank's own failure since the last collective call */
         code = f->local_code;
     f->local_code = MPI_SUCCESS;
-    code = agree(f, code, call, flags, nflags);
+    code = agree(f, code, call, flags, nflags, failed);
     if (code != MPI_SUCCESS && f->error_code == MPI_SUCCESS)
         f->error_code = code; /* failed on every rank alike from now on */
     return code;
+}
+
+int mpiio_agree_error_flags(mpiio_file_t *f, int code, const char *call, int *flags, int nflags)
+{
+    int failed;
+    return agree_error(f, code, call, flags, nflags, &failed);
+}
+
+int mpiio_agree_error_round(mpiio_file_t *f, int code, const char *call, int *flag,
+                            int *failed)
+{
+    return agree_error(f, code, call, flag, 1, failed);
 }
 
 /* This rank's part of a round (mine) and the identity to reduce into (all):
@@ -237,13 +253,15 @@ static int round_fill(const mpiio_file_t *f, int code, const int *flags, int nfl
     return 1 + slots;
 }
 
-static int agree(mpiio_file_t *f, int code, const char *call, int *flags, int nflags)
+static int agree(mpiio_file_t *f, int code, const char *call, int *flags, int nflags,
+                 int *failed)
 {
     if (nflags > MPIIO_AGREE_FLAGS_MAX)
         nflags = MPIIO_AGREE_FLAGS_MAX;
     int mine[1 + MPIIO_AGREE_FLAGS_MAX], all[1 + MPIIO_AGREE_FLAGS_MAX];
     int n = round_fill(f, code, flags, nflags, mine, all);
     int rc = PMPI_Allreduce(mine, all, n, MPI_INT, MPI_MIN, f->comm);
+    *failed = rc != MPI_SUCCESS;
     if (rc != MPI_SUCCESS)
         return round_failed(f, rc, code, call, flags, nflags);
     return round_outcome(f, code, call, all, flags, nflags);

@@ -264,6 +264,11 @@ int mpiio_agree_error(mpiio_file_t *f, int code, const char *call);
 /* The same, in the same round: *flag (this rank's) becomes whether any rank
  * set it. */
 int mpiio_agree_error_flag(mpiio_file_t *f, int code, const char *call, int *flag);
+/* The same with one flag, and *failed: whether the agreement's MPI call
+ * itself failed on this rank (the flag is then taken as set, and this rank
+ * cannot know what the others chose). */
+int mpiio_agree_error_round(mpiio_file_t *f, int code, const char *call, int *flag,
+                            int *failed);
 /* The same with nflags flags (at most MPIIO_AGREE_FLAGS_MAX), each set
  * where any rank set it. */
 #define MPIIO_AGREE_FLAGS_MAX 3
@@ -365,7 +370,8 @@ int mpiio_settle_all(mpiio_file_t *f, const char *call);
 int mpiio_settle_durable(mpiio_file_t *f, const char *call);
 /* mpiio_settle_all (drained) or mpiio_settle_durable, with the outcome the
  * same on every rank (mpiio_agree_error, this rank's earlier failure
- * included); no step is ended where no rank wrote since the last one. */
+ * included); no step is ended where no rank wrote since the last one (an
+ * agreement before says so). */
 int mpiio_settle_collective(mpiio_file_t *f, int drained, const char *call);
 /* Wait (independently) until the steps this rank ended are in the file. */
 int mpiio_settle_ended(mpiio_file_t *f, const char *call);

@@ -75,21 +75,29 @@ int mpiio_settle_durable(mpiio_file_t *f, const char *call)
  * Where no rank wrote since the last collective call (a collective read
  * after a collective write, HDF5's every metadata read), a new step would
  * hold nothing, yet cost two more of fwdio's agreements before the wait
- * returned. The agreement that makes the outcome the same everywhere comes
- * first and says whether any rank wrote: if none did, the steps ended so
- * far are waited for, whose statuses fwdio agrees (the same on every rank),
- * and nothing else can fail; if one did, a step ends on every rank and its
- * outcome, which may be this rank's own (the overlay's writes), is agreed
- * again.
+ * returned. A first agreement (with this rank's earlier failure) says
+ * whether any rank wrote: if none did, the steps ended so far are waited
+ * for; if one did, a step ends on every rank and is waited for. A second
+ * agreement then makes the outcome the same everywhere, made in every
+ * branch. A rank whose first agreement itself failed cannot know what the
+ * others chose: it ends a step as if some rank wrote (where the others did
+ * too, they wait for it, and it is the same step everywhere; where they did
+ * not, the ranks' steps are out of step and fwdio fails the file at the
+ * next one), waits for nothing (a step the others never end would never
+ * complete), and makes the second agreement, which carries its failure to
+ * every rank.
  */
 int mpiio_settle_collective(mpiio_file_t *f, int drained, const char *call)
 {
-    int wrote = f->stream && mpiio_has_unended(f);
-    int rc = mpiio_agree_error_flag(f, MPI_SUCCESS, call, &wrote);
-    if (rc != MPI_SUCCESS || !f->stream)
+    int wrote = f->stream && mpiio_has_unended(f), failed = 0;
+    int rc = mpiio_agree_error_round(f, MPI_SUCCESS, call, &wrote, &failed);
+    if (!f->stream) /* released, or given back, on every rank alike */
         return rc;
-    if (!wrote)
-        return wait_ended(f, drained, call);
-    rc = drained ? mpiio_settle_all(f, call) : mpiio_settle_durable(f, call);
-    return mpiio_agree_error(f, rc, call);
+    if (failed) /* its overlay would wait for the step: the file fails anyway */
+        mpiio_overlay_drop(f);
+    int settled = failed    ? mpiio_end_step(f, call)
+                  : !wrote  ? wait_ended(f, drained, call)
+                  : drained ? mpiio_settle_all(f, call)
+                            : mpiio_settle_durable(f, call);
+    return mpiio_agree_error(f, rc != MPI_SUCCESS ? rc : settled, call);
 }

@@ -478,6 +478,45 @@ static void agree_fault_file(const char *name, int how)
         check_file(name, &m);
     model_free(&m);
 }
+
+/* A collective read whose first agreement (has any rank written since the
+ * last collective call?) fails on rank 1, after every rank wrote
+ * independently (`wrote`) or after a collective write only: rank 1 cannot
+ * know what the others chose and takes "written" as set. No rank may wait
+ * for ever, in the read or the close; every rank's read fails (the failure
+ * is agreed), and every rank's close says the same. */
+static void agree_fault_read(const char *name, int wrote)
+{
+    remove_file(name);
+    MPI_File fh = open_file(name, MPI_MODE_RDWR | MPI_MODE_CREATE);
+    if (fh == MPI_FILE_NULL)
+        return;
+    OK(MPI_File_set_errhandler(fh, MPI_ERRORS_RETURN));
+    const int64_t piece = 4096;
+    uint8_t *b = pattern_buf(g_rank * piece, piece, seed_of(3));
+    if (wrote)
+        OK(MPI_File_write_at(fh, g_rank * piece, b, (int)piece, MPI_BYTE, MPI_STATUS_IGNORE));
+    else
+        OK(MPI_File_write_at_all(fh, g_rank * piece, b, (int)piece, MPI_BYTE,
+                                 MPI_STATUS_IGNORE));
+    free(b);
+    uint8_t got[64];
+    fail_next_allreduce = g_rank == 1;
+    int rc = MPI_File_read_at_all(fh, g_rank * piece, got, (int)sizeof got, MPI_BYTE,
+                                  MPI_STATUS_IGNORE);
+    int failed_to_inject = fail_next_allreduce;
+    fail_next_allreduce = 0;
+    CHECK(!failed_to_inject, "%s: the collective read made no agreement on rank 1", name);
+    int ok = rc == MPI_SUCCESS, any_ok = 0;
+    MPI_Allreduce(&ok, &any_ok, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    CHECK(!any_ok, "%s: the collective read succeeded on some ranks (here: %s) although "
+                   "rank 1's agreement failed", name, ok ? "succeeded" : err_text(rc));
+    rc = MPI_File_close(&fh);
+    int closed_ok = rc == MPI_SUCCESS, closes[2] = {closed_ok, !closed_ok}, all[2] = {0, 0};
+    MPI_Allreduce(closes, all, 2, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    CHECK(!(all[0] && all[1]), "%s: the close succeeded on some ranks and failed on others",
+          name);
+}
 #endif
 
 void case_agree_fault(void)
@@ -490,6 +529,8 @@ void case_agree_fault(void)
     agree_fault_file("agree_fault.mpiio", AF_COLLECTIVE);
     agree_fault_file("agree_fault_overlay.mpiio", AF_OVERLAY);
     agree_fault_file("agree_fault_held.mpiio", AF_HELD);
+    agree_fault_read("agree_fault_read.mpiio", 1);
+    agree_fault_read("agree_fault_read_none.mpiio", 0);
 #else
     note("agree_fault tests the layer's own agreement: nothing to do without it");
 #endif
