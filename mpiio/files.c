@@ -452,8 +452,9 @@ int mpiio_close(mpiio_file_t *f, MPI_File *fh)
      * (hold.c): then each writes its own bytes and the stream got none. */
     int opening = atomic_load(&f->opening);
     int unsettled = opening != MPIIO_OPEN_KNOWN;
+    const int returns = handler_returns(*fh); /* the handler, asked once */
     int late = opening == MPIIO_OPEN_PENDING && f->overlay == NULL && !f->sync_owed &&
-               !mpiio_close_async() && handler_returns(*fh);
+               !mpiio_close_async() && returns;
     int flags[3] = {f->stream && f->overlay != NULL, unsettled && !late,
                     !(f->stream && f->holding)};
     code = mpiio_agree_error_flags(f, code, "MPI_File_close", flags, 3);
@@ -475,7 +476,7 @@ int mpiio_close(mpiio_file_t *f, MPI_File *fh)
      * called once the handle is closed), it runs beside that close, which
      * waits for every rank anyway, and is finished after it. */
     mpiio_agreement_t second;
-    const int beside = !mpiio_close_async() && !f->sync_owed && handler_returns(*fh);
+    const int beside = !mpiio_close_async() && !f->sync_owed && returns;
     {
         int rc = f->stream && last_step ? mpiio_end_step(f, "MPI_File_close") : MPI_SUCCESS;
         rc = code != MPI_SUCCESS ? code : rc;
@@ -499,7 +500,7 @@ int mpiio_close(mpiio_file_t *f, MPI_File *fh)
         } else if (closing == FWDIO_OK && mpiio_close_async() && code == MPI_SUCCESS) {
             mpiio_add_pending(f->stream, f->path, 0, NULL);
             f->stream = NULL;
-        } else if (closing == FWDIO_OK && !f->sync_owed && handler_returns(*fh)) {
+        } else if (closing == FWDIO_OK && !f->sync_owed && returns) {
             wait_after = 1;
         } else { /* an earlier failure stays the one reported */
             int fin = wait_stream(f, closing, "MPI_File_close");
