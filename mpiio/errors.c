@@ -326,8 +326,8 @@ int mpiio_agree_error_start(mpiio_file_t *f, int code, mpiio_agreement_t *a)
         code = f->local_code;
     f->local_code = MPI_SUCCESS;
     a->code = code;
-    round_fill(f, code, NULL, 0, a->mine, a->all);
-    a->rc = PMPI_Iallreduce(a->mine, a->all, 2, MPI_INT, MPI_MIN, f->comm, &a->req);
+    int n = round_fill(f, code, NULL, 0, a->mine, a->all); /* 2: what a->mine holds */
+    a->rc = PMPI_Iallreduce(a->mine, a->all, n, MPI_INT, MPI_MIN, f->comm, &a->req);
     return a->rc;
 }
 

@@ -281,7 +281,7 @@ int mpiio_agree_error_flags(mpiio_file_t *f, int code, const char *call, int *fl
  * other agreement of the file between them. */
 typedef struct mpiio_agreement {
     int code;
-    int mine[2], all[2];
+    int mine[2], all[2]; /* a round without flags: the failing rank and one slot */
     MPI_Request req;
     int rc;
 } mpiio_agreement_t;
