@@ -640,11 +640,12 @@ static void test_parked_order(void)
 /* Parked pieces whose units never get a buffer (no write under way gives
  * memory back, nothing more comes): after the stall time the probe writes
  * them from their messages, so no sender waits on them for ever. */
-static void test_parked_stall(void)
+/* A writer whose budget holds two partly filled units of `unit` bytes: 100
+ * bytes at 0 and at unit take them, and 8 bytes at 2 unit park (polled,
+ * nothing written). */
+static void park_third_unit(world_t *w, uint64_t unit)
 {
-    world_t w;
-    const uint64_t unit = 4096;
-    world_init(&w, 8 * unit, unit, unit, 1, 1, FWDIO_LAYOUT_BLOCK, 0, BOOKKEEPING + 2 * unit + 2048);
+    world_init(w, 8 * unit, unit, unit, 1, 1, FWDIO_LAYOUT_BLOCK, 0, BOOKKEEPING + 2 * unit + 2048);
     open_file();
     fwdioi_piece_t a = {0, 100}, b = {unit, 100}, x = {2 * unit, 8};
     send_pieces(0, &a, 1);
@@ -653,7 +654,14 @@ static void test_parked_stall(void)
     tick();
     send_pieces(0, &x, 1);
     tick();
-    CHECK(w.write_jobs == 0 && fwdioi_writer_expects_mpi(&w.f)); /* parked: polled */
+    CHECK(w->write_jobs == 0 && fwdioi_writer_expects_mpi(&w->f)); /* parked: polled */
+}
+
+static void test_parked_stall(void)
+{
+    world_t w;
+    const uint64_t unit = 4096;
+    park_third_unit(&w, unit);
     struct timespec pause = {0, 150 * 1000 * 1000};
     nanosleep(&pause, NULL);
     tick();
@@ -683,17 +691,7 @@ static void test_parked_failure(void)
     const uint64_t unit = 4096;
     for (int abort_it = 0; abort_it <= 1; abort_it++) {
         world_t w;
-        world_init(&w, 8 * unit, unit, unit, 1, 1, FWDIO_LAYOUT_BLOCK, 0,
-                   BOOKKEEPING + 2 * unit + 2048);
-        open_file();
-        fwdioi_piece_t a = {0, 100}, b = {unit, 100}, x = {2 * unit, 8};
-        send_pieces(0, &a, 1);
-        tick();
-        send_pieces(0, &b, 1);
-        tick();
-        send_pieces(0, &x, 1);
-        tick();
-        CHECK(w.write_jobs == 0 && fwdioi_writer_expects_mpi(&w.f)); /* x parked */
+        park_third_unit(&w, unit);
         if (abort_it) {
             fwdioi_errinfo_t why = FWDIOI_ERRINFO_OK;
             fwdioi_errinfo_set(&why, FWDIO_EMPI, 0, 0, 0);
