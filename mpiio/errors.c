@@ -183,8 +183,8 @@ int mpiio_refuse(mpiio_file_t *f, int cls, const char *fmt, ...)
 
 static int agree(mpiio_file_t *f, int code, const char *call, int *flags, int nflags,
                  int *failed);
-static int round_failed(mpiio_file_t *f, int rc, int code, const char *call, int *flags,
-                        int nflags);
+static int round_failed(mpiio_file_t *f, int rc, int code, const char *call,
+                        const char *mpi_call, int *flags, int nflags);
 static int round_outcome(mpiio_file_t *f, int code, const char *call, const int *all,
                          int *flags, int nflags);
 
@@ -263,13 +263,13 @@ static int agree(mpiio_file_t *f, int code, const char *call, int *flags, int nf
     int rc = PMPI_Allreduce(mine, all, n, MPI_INT, MPI_MIN, f->comm);
     *failed = rc != MPI_SUCCESS;
     if (rc != MPI_SUCCESS)
-        return round_failed(f, rc, code, call, flags, nflags);
+        return round_failed(f, rc, code, call, "MPI_Allreduce", flags, nflags);
     return round_outcome(f, code, call, all, flags, nflags);
 }
 
 /* The round's MPI call failed on this rank. */
-static int round_failed(mpiio_file_t *f, int rc, int code, const char *call, int *flags,
-                        int nflags)
+static int round_failed(mpiio_file_t *f, int rc, int code, const char *call,
+                        const char *mpi_call, int *flags, int nflags)
 {
     /* The agreement itself failed: this rank cannot know what the others
      * decided. It never reports success over it, and it takes the flags as
@@ -285,9 +285,9 @@ static int round_failed(mpiio_file_t *f, int rc, int code, const char *call, int
     int cls = MPI_ERR_OTHER;
     PMPI_Error_class(rc, &cls);
     code_text(rc, why, sizeof why);
-    return mpiio_refuse(f, cls, "%s: the ranks' agreement on the outcome (MPI_Allreduce) "
+    return mpiio_refuse(f, cls, "%s: the ranks' agreement on the outcome (%s) "
                                 "failed on rank %d: %s",
-                        call, f->rank, why);
+                        call, mpi_call, f->rank, why);
 }
 
 /* What the round's reduction `all` says, the same on every rank. */
@@ -334,7 +334,7 @@ int mpiio_agree_error_start(mpiio_file_t *f, int code, mpiio_agreement_t *a)
 int mpiio_agree_error_finish(mpiio_file_t *f, mpiio_agreement_t *a, const char *call)
 {
     int rc = a->rc == MPI_SUCCESS ? PMPI_Wait(&a->req, MPI_STATUS_IGNORE) : a->rc;
-    int code = rc != MPI_SUCCESS ? round_failed(f, rc, a->code, call, NULL, 0)
+    int code = rc != MPI_SUCCESS ? round_failed(f, rc, a->code, call, "MPI_Iallreduce", NULL, 0)
                                  : round_outcome(f, a->code, call, a->all, NULL, 0);
     if (code != MPI_SUCCESS && f->error_code == MPI_SUCCESS)
         f->error_code = code; /* failed on every rank alike from now on */

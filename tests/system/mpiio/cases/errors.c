@@ -416,6 +416,60 @@ __attribute__((visibility("default"))) int PMPI_Allreduce(const void *sendbuf, v
     return rc;
 }
 
+/* Set on one rank just before a close: that rank's next PMPI_Wait (the
+ * close's second agreement, an MPI_Iallreduce finished after MPI-IO's
+ * close) completes and then returns MPI_ERR_OTHER. */
+static volatile int fail_next_wait;
+
+__attribute__((visibility("default"))) int PMPI_Wait(MPI_Request *request, MPI_Status *status)
+{
+    typedef int (*wait_fn)(MPI_Request *, MPI_Status *);
+    static wait_fn real;
+    if (!real)
+        *(void **)&real = dlsym(RTLD_NEXT, "PMPI_Wait");
+    int rc = real(request, status);
+    if (rc == MPI_SUCCESS && fail_next_wait) {
+        fail_next_wait = 0;
+        return MPI_ERR_OTHER;
+    }
+    return rc;
+}
+
+/* The close's second agreement fails on rank 1 (after its exchange): rank
+ * 1's close returns the failure, naming the agreement, no rank waits for
+ * ever, and a rank told its close succeeded has every byte in the file. */
+static void agree_fault_second(const char *name)
+{
+    remove_file(name);
+    model_t m = {.holes_zero = 1};
+    MPI_File fh = open_file(name, MPI_MODE_RDWR | MPI_MODE_CREATE);
+    if (fh == MPI_FILE_NULL)
+        return;
+    OK(MPI_File_set_errhandler(fh, MPI_ERRORS_RETURN)); /* the close's nonblocking way */
+    const int64_t piece = 4096;
+    uint8_t *b = pattern_buf(g_rank * piece, piece, seed_of(4));
+    OK(MPI_File_write_at_all(fh, g_rank * piece, b, (int)piece, MPI_BYTE, MPI_STATUS_IGNORE));
+    free(b);
+    for (int q = 0; q < g_size; q++)
+        model_put(&m, q * piece, piece, seed_of(4));
+    fail_next_wait = g_rank == 1;
+    int rc = MPI_File_close(&fh);
+    int failed_to_inject = fail_next_wait;
+    fail_next_wait = 0;
+    CHECK(!failed_to_inject, "%s: the close made no nonblocking agreement on rank 1", name);
+    if (g_rank == 1) {
+        CHECK(rc != MPI_SUCCESS, "%s: rank 1's close returned MPI_SUCCESS although its "
+                                 "second agreement failed", name);
+        CHECK(rc == MPI_SUCCESS || strstr(err_text(rc), "MPI_Iallreduce") || !g_code_text,
+              "%s: rank 1's close error does not name the agreement: %s", name, err_text(rc));
+    }
+    int ok = rc == MPI_SUCCESS, any_ok = 0;
+    MPI_Allreduce(&ok, &any_ok, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (any_ok)
+        check_file(name, &m);
+    model_free(&m);
+}
+
 /* One file: every rank writes its piece (collectively; or, with AF_OVERLAY,
  * independently, rank 0 then writing over its own piece through a second
  * handle, so that the others agree on a last step at the close; or, with
@@ -531,6 +585,7 @@ void case_agree_fault(void)
     agree_fault_file("agree_fault_held.mpiio", AF_HELD);
     agree_fault_read("agree_fault_read.mpiio", 1);
     agree_fault_read("agree_fault_read_none.mpiio", 0);
+    agree_fault_second("agree_fault_second.mpiio");
 #else
     note("agree_fault tests the layer's own agreement: nothing to do without it");
 #endif
