@@ -89,6 +89,25 @@ size_t lfw_text_line(const lfw_text_format_t *fmt, char *out, int64_t id, int ty
     return len < 0 ? 0 : (size_t)len;
 }
 
+size_t lfw_text_default_line(char *out, int id, int type, const double x[3])
+{
+    char *p = out;
+    p += lfw_put_decimal(p, id);
+    *p++ = ' ';
+    p += lfw_put_decimal(p, type);
+    for (int d = 0; d < 3; d++) {
+        *p++ = ' ';
+        size_t n = lfw_put_general(p, x[d]);
+        if (n == 0) /* too close to call, or not finite: printf's own */
+            return (size_t)snprintf(out, LFW_TEXT_DEFAULT_LINE_MAX, "%d %d %g %g %g\n", id, type,
+                                    x[0], x[1], x[2]);
+        p += n;
+    }
+    *p++ = '\n';
+    *p = '\0';
+    return (size_t)(p - out);
+}
+
 size_t lfw_text_header(char *out, size_t cap, int64_t step, int64_t natoms, const lfw_box_t *box)
 {
     int n = snprintf(out, cap,

@@ -12,6 +12,8 @@
  * followed by one line per atom in id order (`dump_modify sort id`), each the
  * format line's columns separated by one space and ended by '\n' — what
  * LAMMPS writes, as it formats every column with the format given.
+ * The same header over LAMMPS's default format ("%d %d %g %g %g", variable
+ * width, no sort) is lfw_text_default_line's.
  */
 #ifndef LFW_DUMP_TEXT_H
 #define LFW_DUMP_TEXT_H
@@ -68,6 +70,18 @@ int lfw_text_format_init(lfw_text_format_t *fmt, int64_t natoms, int ntypes, con
  * bytes either way).
  */
 size_t lfw_text_line(const lfw_text_format_t *fmt, char *out, int64_t id, int type, const double x[3]);
+
+/** Longest line lfw_text_default_line writes, NUL included (two "%d" of an
+ *  int, three "%g", blanks and '\n'). */
+#define LFW_TEXT_DEFAULT_LINE_MAX 80
+
+/**
+ * One atom line of LAMMPS's default `dump custom id type x y z` format,
+ * "%d %d %g %g %g\n", into out (room for LFW_TEXT_DEFAULT_LINE_MAX bytes; a
+ * NUL follows the line): the bytes snprintf gives, through fixed_format.h
+ * and snprintf itself where that cannot be sure. Returns the line's length.
+ */
+size_t lfw_text_default_line(char *out, int id, int type, const double x[3]);
 
 /**
  * Format a snapshot header into out[0 .. cap) as snprintf does, and return its

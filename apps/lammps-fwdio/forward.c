@@ -156,27 +156,6 @@ static int forward_binary(lfw_forward_t *fw, int64_t s, int64_t step, int n, con
 
 /* ---- LAMMPS's own format, appended ---- */
 
-/* Append `len` bytes of "fmt" to fw->lines at *at, growing it. */
-static int put_line(lfw_forward_t *fw, size_t *at, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static int put_line(lfw_forward_t *fw, size_t *at, const char *fmt, ...)
-{
-    for (;;) {
-        va_list ap;
-        va_start(ap, fmt);
-        int n = vsnprintf(fw->lines + *at, fw->lines_cap - *at, fmt, ap);
-        va_end(ap);
-        if (n < 0)
-            return -1;
-        if ((size_t)n < fw->lines_cap - *at) {
-            *at += (size_t)n;
-            return 0;
-        }
-        if (reserve((void **)&fw->lines, &fw->lines_cap, *at + (size_t)n + 4096, 1))
-            return -1;
-    }
-}
-
 /* One snapshot in LAMMPS's default `dump custom id type x y z` format: rank
  * 0's header, then every rank's atoms in its local order ("%d %d %g %g %g"),
  * appended in rank order; the snapshot is a step of the stream. */
@@ -198,9 +177,11 @@ static void forward_lammps(lfw_forward_t *fw, int64_t step, int nlocal, const lf
             at = lfw_text_header(fw->lines, fw->lines_cap, step, natoms, &box);
     }
     const int *types = lammps_extract_atom(fw->lmp, "type");
+    if (!bad)
+        bad = reserve((void **)&fw->lines, &fw->lines_cap,
+                      at + (size_t)nlocal * LFW_TEXT_DEFAULT_LINE_MAX, 1);
     for (int i = 0; i < nlocal && !bad; i++)
-        bad = put_line(fw, &at, "%d %d %g %g %g\n", (int)ids[i], types[i], x[i][0], x[i][1],
-                       x[i][2]);
+        at += lfw_text_default_line(fw->lines + at, (int)ids[i], types[i], x[i]);
     int rc = bad ? FWDIO_ENOMEM : fwdio_append(fw->text.file, fw->lines, at);
     if (rc == FWDIO_OK)
         fw->write_calls++;
