@@ -301,6 +301,28 @@ MPIIO_EXPORT int MPI_File_delete(const char *filename, MPI_Info info)
     return PMPI_File_delete(filename, info);
 }
 
+/* The layer's map of a view (its filetype flattened): 1, or 0 with why;
+ * -1 for arguments MPI-IO's own set_view refuses (null handles), which are
+ * no reason to give the file back. */
+static int view_map(mpiio_view_t *v, MPI_Datatype etype, MPI_Datatype filetype,
+                    const char *datarep, char *why, size_t why_len)
+{
+    if (etype == MPI_DATATYPE_NULL || filetype == MPI_DATATYPE_NULL || !datarep)
+        return -1;
+    int esize = 0;
+    PMPI_Type_size(etype, &esize);
+    v->etype_size = esize;
+    if (strcmp(datarep, "native") != 0) {
+        snprintf(why, why_len, "data representation \"%s\"", datarep);
+        return 0;
+    }
+    if (esize <= 0) {
+        snprintf(why, why_len, "an etype of no bytes");
+        return 0;
+    }
+    return mpiio_flatten(filetype, &v->ft, why, why_len) == 0;
+}
+
 MPIIO_EXPORT int MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
                       const char *datarep, MPI_Info info)
 {
@@ -310,37 +332,48 @@ MPIIO_EXPORT int MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype et
     mpiio_file_t *f = taken_known(fh, 1, "MPI_File_set_view", &rc);
     if (rc != MPI_SUCCESS)
         return rc;
-    rc = PMPI_File_set_view(fh, disp, etype, filetype, datarep, info);
-    if (rc != MPI_SUCCESS || !f)
-        return rc;
+    if (!f)
+        return PMPI_File_set_view(fh, disp, etype, filetype, datarep, info);
     char why[MPIIO_REASON_LEN] = "";
     mpiio_view_t v = {.disp = disp};
-    int esize = 0, ok = 1;
-    PMPI_Type_size(etype, &esize);
-    v.etype_size = esize;
-    if (strcmp(datarep, "native") != 0) {
-        snprintf(why, sizeof(why), "data representation \"%s\"", datarep);
-        ok = 0;
-    } else if (esize <= 0) {
-        snprintf(why, sizeof(why), "an etype of no bytes");
-        ok = 0;
-    } else if (mpiio_flatten(filetype, &v.ft, why, sizeof(why)) != 0) {
-        ok = 0;
-    }
-    /* Every rank keeps the file or every rank releases it. */
+    int mapped = view_map(&v, etype, filetype, datarep, why, sizeof why);
+    int ok = mapped != 0;
+    /* Every rank keeps the file or every rank releases it. MPI-IO's own
+     * set_view is collective and waits for every rank (Open MPI's and
+     * ROMIO's alike), so the ranks' agreement runs beside it: started
+     * before, finished after, by when every rank has made its part and
+     * MPI's progress inside that call has mostly moved it. It is made
+     * whatever MPI-IO's call returns, so no rank waits for one that left. */
     int all = ok;
-    PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, f->comm);
+    MPI_Request req = MPI_REQUEST_NULL;
+    int agreed = PMPI_Iallreduce(&ok, &all, 1, MPI_INT, MPI_MIN, f->comm, &req);
+    rc = PMPI_File_set_view(fh, disp, etype, filetype, datarep, info);
+    if (agreed == MPI_SUCCESS)
+        agreed = PMPI_Wait(&req, MPI_STATUS_IGNORE);
+    int code = rc;
+    if (agreed != MPI_SUCCESS) {
+        /* This rank cannot know what the others chose: it keeps its own
+         * choice and says so (never a silent success over it). */
+        all = ok;
+        int failed = mpiio_agreement_failed(f, agreed, "MPI_File_set_view", "MPI_Iallreduce");
+        code = code != MPI_SUCCESS ? code : failed;
+    }
     if (!all) {
         mpiio_runs_free(&v.ft);
         char reason[MPIIO_REASON_LEN + 32];
         snprintf(reason, sizeof(reason), "MPI_File_set_view with %s",
                  why[0] ? why : "a view another rank could not map");
-        return mpiio_release(f, reason);
+        int released = mpiio_release(f, reason);
+        return code != MPI_SUCCESS ? code : released;
+    }
+    if (rc != MPI_SUCCESS || mapped < 0) { /* MPI-IO kept the old view: so does the layer */
+        mpiio_runs_free(&v.ft);
+        return code;
     }
     mpiio_view_free(&f->view);
     f->view = v;
     f->fp = 0;
-    return MPI_SUCCESS;
+    return code;
 }
 
 MPIIO_EXPORT int MPI_File_get_info(MPI_File fh, MPI_Info *info_used)

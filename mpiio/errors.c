@@ -320,6 +320,11 @@ static int round_outcome(mpiio_file_t *f, int code, const char *call, const int 
     return through_handler(f, text_code(e.cls, text, 1));
 }
 
+int mpiio_agreement_failed(mpiio_file_t *f, int rc, const char *call, const char *mpi_call)
+{
+    return round_failed(f, rc, MPI_SUCCESS, call, mpi_call, NULL, 0);
+}
+
 int mpiio_agree_error_start(mpiio_file_t *f, int code, mpiio_agreement_t *a)
 {
     if (code == MPI_SUCCESS) /* this rank's own failure since the last collective call */

@@ -287,6 +287,9 @@ typedef struct mpiio_agreement {
 } mpiio_agreement_t;
 int mpiio_agree_error_start(mpiio_file_t *f, int code, mpiio_agreement_t *a);
 int mpiio_agree_error_finish(mpiio_file_t *f, mpiio_agreement_t *a, const char *call);
+/* An agreement of the layer's (mpi_call, in `call`) failed on this rank
+ * with MPI's rc: the error `call` returns here, saying so. */
+int mpiio_agreement_failed(mpiio_file_t *f, int rc, const char *call, const char *mpi_call);
 /* A failure of this rank's own (its part of a write): the call's code
  * through the file's handler, remembered until the next collective call
  * makes every rank return it. `status` is fwdio's; the text says `call`. */

@@ -470,6 +470,57 @@ static void agree_fault_second(const char *name)
     model_free(&m);
 }
 
+/* MPI_File_set_view's agreement (an MPI_Iallreduce beside MPI-IO's own
+ * set_view, finished by a PMPI_Wait) fails on rank 1 after its exchange:
+ * rank 1's set_view returns the failure, naming the agreement, the others'
+ * succeed, nobody waits for ever, and since every rank could map its view
+ * (rank 1 keeps its own choice) the writes through the new view land where
+ * MPI says: each rank's 256-byte blocks r, r + n, r + 2n, r + 3n. */
+static void agree_fault_view(const char *name)
+{
+    remove_file(name);
+    model_t m = {.holes_zero = 1};
+    MPI_File fh = open_file(name, MPI_MODE_RDWR | MPI_MODE_CREATE);
+    if (fh == MPI_FILE_NULL)
+        return;
+    OK(MPI_File_set_errhandler(fh, MPI_ERRORS_RETURN));
+    const int block = 256, blocks = 4;
+    MPI_Datatype run, ft;
+    OK(MPI_Type_contiguous(block, MPI_BYTE, &run));
+    OK(MPI_Type_create_resized(run, 0, (MPI_Aint)block * g_size, &ft));
+    OK(MPI_Type_commit(&ft));
+    fail_next_wait = g_rank == 1;
+    int rc = MPI_File_set_view(fh, (MPI_Offset)g_rank * block, MPI_BYTE, ft, "native",
+                               MPI_INFO_NULL);
+    int failed_to_inject = fail_next_wait;
+    fail_next_wait = 0;
+    CHECK(!failed_to_inject, "%s: set_view made no nonblocking agreement on rank 1", name);
+    if (g_rank == 1)
+        CHECK(rc != MPI_SUCCESS && (strstr(err_text(rc), "MPI_Iallreduce") || !g_code_text),
+              "%s: rank 1's set_view did not report its failed agreement: %s", name,
+              rc == MPI_SUCCESS ? "MPI_SUCCESS" : err_text(rc));
+    else
+        CHECK(rc == MPI_SUCCESS, "%s: set_view failed on rank %d: %s", name, g_rank,
+              err_text(rc));
+    uint8_t *b = malloc((size_t)block * blocks);
+    for (int k = 0; k < blocks; k++) {
+        int64_t off = ((int64_t)k * g_size + g_rank) * block;
+        uint8_t *p = pattern_buf(off, block, seed_of(5));
+        memcpy(b + (size_t)k * block, p, (size_t)block);
+        free(p);
+    }
+    OK(MPI_File_write_at_all(fh, 0, b, block * blocks, MPI_BYTE, MPI_STATUS_IGNORE));
+    free(b);
+    for (int q = 0; q < g_size; q++)
+        for (int k = 0; k < blocks; k++)
+            model_put(&m, ((int64_t)k * g_size + q) * block, block, seed_of(5));
+    OK(MPI_File_close(&fh));
+    OK(MPI_Type_free(&ft));
+    OK(MPI_Type_free(&run));
+    check_file(name, &m);
+    model_free(&m);
+}
+
 /* One file: every rank writes its piece (collectively; or, with AF_OVERLAY,
  * independently, rank 0 then writing over its own piece through a second
  * handle, so that the others agree on a last step at the close; or, with
@@ -586,6 +637,7 @@ void case_agree_fault(void)
     agree_fault_read("agree_fault_read.mpiio", 1);
     agree_fault_read("agree_fault_read_none.mpiio", 0);
     agree_fault_second("agree_fault_second.mpiio");
+    agree_fault_view("agree_fault_view.mpiio");
 #else
     note("agree_fault tests the layer's own agreement: nothing to do without it");
 #endif
