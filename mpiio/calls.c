@@ -44,6 +44,18 @@ static mpiio_file_t *taken_known(MPI_File fh, int collective, const char *call, 
     return f;
 }
 
+/* The taken file of fh for an independent read: its open is known first
+ * (a failed one gives the file back with this rank's bytes written), unless
+ * this rank has written nothing and no step has ended, when the outcome
+ * changes nothing the read could see (a code's first read after its open:
+ * HDF5's superblock, a restart's data). */
+static mpiio_file_t *taken_for_read(MPI_File fh, const char *call, int *rc)
+{
+    *rc = MPI_SUCCESS;
+    mpiio_file_t *f = taken(fh);
+    return f && mpiio_opening_moot(f) ? f : taken_known(fh, 0, call, rc);
+}
+
 /* The taken file of fh for a write of count x type: a collective one ends
  * the step (the open must be known), an independent one waits only when the
  * open log has no room for it. */
@@ -729,7 +741,7 @@ MPIIO_EXPORT int MPI_File_read_at(MPI_File fh, MPI_Offset offset, void *buf, int
                      MPI_Status *status)
 {
     int known;
-    mpiio_file_t *f = taken_known(fh, 0, "MPI_File_read_at", &known);
+    mpiio_file_t *f = taken_for_read(fh, "MPI_File_read_at", &known);
     if (known != MPI_SUCCESS)
         return known;
     if (!f)
@@ -747,7 +759,7 @@ MPIIO_EXPORT int MPI_File_iread_at(MPI_File fh, MPI_Offset offset, void *buf, in
                       MPI_Request *request)
 {
     int known;
-    mpiio_file_t *f = taken_known(fh, 0, "MPI_File_iread_at", &known);
+    mpiio_file_t *f = taken_for_read(fh, "MPI_File_iread_at", &known);
     if (known != MPI_SUCCESS) {
         *request = MPI_REQUEST_NULL;
         return known;
@@ -767,7 +779,7 @@ MPIIO_EXPORT int MPI_File_iread_at_all(MPI_File fh, MPI_Offset offset, void *buf
 MPIIO_EXPORT int MPI_File_read(MPI_File fh, void *buf, int count, MPI_Datatype type, MPI_Status *status)
 {
     int known;
-    mpiio_file_t *f = taken_known(fh, 0, "MPI_File_read", &known);
+    mpiio_file_t *f = taken_for_read(fh, "MPI_File_read", &known);
     if (known != MPI_SUCCESS)
         return known;
     if (!f)
@@ -783,7 +795,7 @@ MPIIO_EXPORT int MPI_File_read_all(MPI_File fh, void *buf, int count, MPI_Dataty
 MPIIO_EXPORT int MPI_File_iread(MPI_File fh, void *buf, int count, MPI_Datatype type, MPI_Request *request)
 {
     int known;
-    mpiio_file_t *f = taken_known(fh, 0, "MPI_File_iread", &known);
+    mpiio_file_t *f = taken_for_read(fh, "MPI_File_iread", &known);
     if (known != MPI_SUCCESS) {
         *request = MPI_REQUEST_NULL;
         return known;

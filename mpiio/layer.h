@@ -314,6 +314,10 @@ void mpiio_opening_callbacks(mpiio_file_t *f, fwdio_callbacks_t *cbs);
 /* Cheap, never blocks (every call on a taken file): the log goes once the
  * open is known good. */
 void mpiio_opening_check(mpiio_file_t *f);
+/* A pending open whose outcome nothing of this rank's depends on yet: it
+ * wrote no byte to the file and no step has ended, so an independent read
+ * reads what MPI-IO holds whatever the outcome (never blocks). */
+int mpiio_opening_moot(const mpiio_file_t *f);
 /* Would a write of count x type take the open log past MPIIO_OPEN_LOG_MAX? */
 int mpiio_opening_log_full(const mpiio_file_t *f, int count, MPI_Datatype type);
 /* Hand len bytes for off to the stream (logged while its open is pending):

@@ -47,6 +47,12 @@ void mpiio_opening_check(mpiio_file_t *f)
         known_good(f);
 }
 
+int mpiio_opening_moot(const mpiio_file_t *f)
+{
+    return atomic_load(&f->opening) == MPIIO_OPEN_PENDING && f->open_log.used == 0 &&
+           f->hold.used == 0 && f->steps_ended == 0 && !mpiio_has_unended(f);
+}
+
 int mpiio_opening_log_full(const mpiio_file_t *f, int count, MPI_Datatype type)
 {
     int64_t n = 0;
