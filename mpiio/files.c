@@ -449,14 +449,17 @@ int mpiio_close(mpiio_file_t *f, MPI_File *fh)
      * outcome was not agreed before this close (every rank alike, as the
      * outcome is the same everywhere). */
     /* The same round says whether every rank still holds all it wrote
-     * (hold.c): then each writes its own bytes and the stream got none. */
+     * (hold.c), or gave the stream no byte at all (a file only read, or
+     * opened and closed): then each writes its own held bytes, if any, and
+     * the stream, which got none, finishes in the background. */
     int opening = atomic_load(&f->opening);
     int unsettled = opening != MPIIO_OPEN_KNOWN;
     const int returns = handler_returns(*fh); /* the handler, asked once */
     int late = opening == MPIIO_OPEN_PENDING && f->overlay == NULL && !f->sync_owed &&
                !mpiio_close_async() && returns;
-    int flags[3] = {f->stream && f->overlay != NULL, unsettled && !late,
-                    !(f->stream && f->holding)};
+    int untouched = f->stream && (f->holding || (f->bytes_stream == 0 && !f->tier &&
+                                                 !mpiio_close_async()));
+    int flags[3] = {f->stream && f->overlay != NULL, unsettled && !late, !untouched};
     code = mpiio_agree_error_flags(f, code, "MPI_File_close", flags, 3);
     int held = !flags[2];
     int last_step = flags[0] && !held;

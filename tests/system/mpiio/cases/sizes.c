@@ -209,7 +209,30 @@ void case_reopen(void)
     close_file(&fh);
     check_file(name, &m);
 
-    /* d: errors of MPI_File_open stay MPI's */
+    /* d: opened RDWR and only read (every rank reads the next rank's piece,
+       so no byte goes to fwdio and the close leaves its stream to finish in
+       the background), then at once opened again with the last rank alone
+       writing, independently, past the end (that close must go through
+       fwdio: not every rank left its stream untouched), then read back. */
+    for (int round = 0; round < 2; round++) {
+        fh = open_file(name, MPI_MODE_RDWR);
+        expect_state(fh, "existing file opened RDWR", ST_TAKEN);
+        int64_t at = ((r + 1) % P) * 500;
+        uint8_t got[500];
+        if (OK(MPI_File_read_at(fh, at, got, 500, MPI_BYTE, &st)))
+            check_buf("read back, nothing written", got, &m, at, 500);
+        if (round == 1 && r == P - 1) {
+            uint8_t *b = pattern_buf(P * 500 + 100, 300, seed_of(4));
+            OK(MPI_File_write_at(fh, P * 500 + 100, b, 300, MPI_BYTE, &st));
+            free(b);
+        }
+        close_file(&fh);
+        if (round == 1)
+            model_put(&m, P * 500 + 100, 300, seed_of(4));
+        check_file(name, &m);
+    }
+
+    /* e: errors of MPI_File_open stay MPI's */
     {
         char p[4200];
         path_of(p, sizeof p, name);
