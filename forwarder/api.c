@@ -251,6 +251,9 @@ fail:
     return rc;
 }
 
+/* Seconds fwdio_finalize waits for drains before it says so (fwdio.h). */
+#define FWDIOI_FINALIZE_SAY_S 10
+
 static int all_files_completed(void *arg)
 {
     fwdio_runtime_t *rt = arg;
@@ -287,9 +290,14 @@ int fwdio_finalize(fwdio_runtime_t *rt)
     for (fwdio_file_t *f = LIST_FIRST(&rt->live); f; f = LIST_NEXT(f, live_link))
         drains += f->drain_pending && !f->drained_delivered;
     fwdioi_rt_unlock(rt->engine);
-    if (drains > 0) /* the node-local tier: the targets get their bytes first */
+    if (drains > 0) { /* the node-local tier: the targets get their bytes first */
         fwdioi_log(FWDIOI_LOG_INFO, "rank %d: fwdio_finalize waits for %d drain(s) to the target",
                    fwdioi_rt_rank(rt->engine), drains);
+        if (!fwdioi_rt_wait_for(rt->engine, all_files_completed, rt, FWDIOI_FINALIZE_SAY_S))
+            fwdioi_report("rank %d: fwdio_finalize has waited %d s for %d drain(s) of the "
+                          "node-local tier to their target paths, and waits until they end",
+                          fwdioi_rt_rank(rt->engine), FWDIOI_FINALIZE_SAY_S, drains);
+    }
     fwdioi_rt_wait(rt->engine, all_files_completed, rt);
     /* The communicator made ahead for a next file: every rank started it at
      * the same open, so it completes (unless an MPI failure broke the

@@ -1037,7 +1037,8 @@ FWDIO_API int fwdio_init(MPI_Comm comm, const fwdio_config_t *cfg, fwdio_runtime
 /**
  * Stop fwdio (collective over the init communicator). Files not yet closed on
  * this rank are closed, every file is waited for (and every drain of the
- * node-local tier: fwdio_drain_wait), file handles still held are
+ * node-local tier: fwdio_drain_wait; a rank still waiting for drains after
+ * 10 s says so on stderr, once, with how many), file handles still held are
  * released (do not use them afterwards), and the threads are joined. Call
  * from an application thread, not from a callback.
  * @return FWDIO_OK, FWDIO_EINVAL, FWDIO_ECONTEXT (from a callback), FWDIO_EMPI

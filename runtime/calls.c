@@ -9,6 +9,7 @@
 #include "runtime.h"
 
 #include <stdlib.h>
+#include <time.h>
 
 /* Depth of user callbacks running on this thread: blocking calls made from a
  * callback would wait for the callback itself, so the API refuses them. */
@@ -106,6 +107,25 @@ int fwdioi_rt_run_calls(fwdioi_engine_t *rt)
         /* One at a time, in order, without the lock: a callback may call fwdio. */
         run_call(call);
         n++;
+    }
+}
+
+int fwdioi_rt_wait_for(fwdioi_engine_t *rt, int (*done)(void *arg), void *arg, unsigned seconds)
+{
+    struct timespec deadline;
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    deadline.tv_sec += seconds;
+    for (;;) {
+        fwdioi_rt_run_calls(rt);
+        fwdioi_rt_lock(rt);
+        if (done(arg)) {
+            fwdioi_rt_unlock(rt);
+            return 1;
+        }
+        int late = !calls_queued(rt) && fwdioi_rt_sleep_locked_until(rt, &deadline);
+        fwdioi_rt_unlock(rt);
+        if (late)
+            return 0;
     }
 }
 

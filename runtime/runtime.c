@@ -6,6 +6,7 @@
 #include "config.h"
 #include "log.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -148,6 +149,17 @@ void fwdioi_rt_sleep_locked(fwdioi_engine_t *rt)
         fwdioi_rt_kick(rt);
     pthread_cond_wait(&rt->cond, &rt->lock);
     atomic_fetch_sub(&rt->app_waiters, 1);
+}
+
+int fwdioi_rt_sleep_locked_until(fwdioi_engine_t *rt, const struct timespec *deadline)
+{
+    FWDIOI_ASSERT_LOCKED(rt);
+    atomic_fetch_add(&rt->app_waiters, 1);
+    if (atomic_load(&rt->polling_slowly))
+        fwdioi_rt_kick(rt);
+    int rc = pthread_cond_timedwait(&rt->cond, &rt->lock, deadline);
+    atomic_fetch_sub(&rt->app_waiters, 1);
+    return rc == ETIMEDOUT;
 }
 
 void fwdioi_rt_submit_list(fwdioi_engine_t *rt, fwdioi_task_list_t *tasks)
