@@ -112,9 +112,12 @@ int fwdioi_rt_run_calls(fwdioi_engine_t *rt)
 
 int fwdioi_rt_wait_for(fwdioi_engine_t *rt, int (*done)(void *arg), void *arg, unsigned seconds)
 {
-    struct timespec deadline;
-    clock_gettime(CLOCK_REALTIME, &deadline);
-    deadline.tv_sec += seconds;
+    struct timespec at, *deadline = NULL;
+    if (seconds > 0) {
+        clock_gettime(CLOCK_REALTIME, &at);
+        at.tv_sec += seconds;
+        deadline = &at;
+    }
     for (;;) {
         fwdioi_rt_run_calls(rt);
         fwdioi_rt_lock(rt);
@@ -122,7 +125,7 @@ int fwdioi_rt_wait_for(fwdioi_engine_t *rt, int (*done)(void *arg), void *arg, u
             fwdioi_rt_unlock(rt);
             return 1;
         }
-        int late = !calls_queued(rt) && fwdioi_rt_sleep_locked_until(rt, &deadline);
+        int late = !calls_queued(rt) && fwdioi_rt_sleep_locked_until(rt, deadline);
         fwdioi_rt_unlock(rt);
         if (late)
             return 0;
@@ -131,15 +134,5 @@ int fwdioi_rt_wait_for(fwdioi_engine_t *rt, int (*done)(void *arg), void *arg, u
 
 void fwdioi_rt_wait(fwdioi_engine_t *rt, int (*done)(void *arg), void *arg)
 {
-    for (;;) {
-        fwdioi_rt_run_calls(rt);
-        fwdioi_rt_lock(rt);
-        if (done(arg)) {
-            fwdioi_rt_unlock(rt);
-            return;
-        }
-        if (!calls_queued(rt))
-            fwdioi_rt_sleep_locked(rt);
-        fwdioi_rt_unlock(rt);
-    }
+    (void)fwdioi_rt_wait_for(rt, done, arg, 0);
 }

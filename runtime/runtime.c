@@ -137,7 +137,7 @@ void fwdioi_rt_unlock(fwdioi_engine_t *rt)
 
 void fwdioi_rt_broadcast(fwdioi_engine_t *rt) { pthread_cond_broadcast(&rt->cond); }
 
-void fwdioi_rt_sleep_locked(fwdioi_engine_t *rt)
+int fwdioi_rt_sleep_locked_until(fwdioi_engine_t *rt, const struct timespec *deadline)
 {
     FWDIOI_ASSERT_LOCKED(rt);
     /* The progress thread polls fast while anyone sleeps here; one that is
@@ -147,19 +147,16 @@ void fwdioi_rt_sleep_locked(fwdioi_engine_t *rt)
     atomic_fetch_add(&rt->app_waiters, 1);
     if (atomic_load(&rt->polling_slowly))
         fwdioi_rt_kick(rt);
-    pthread_cond_wait(&rt->cond, &rt->lock);
-    atomic_fetch_sub(&rt->app_waiters, 1);
-}
-
-int fwdioi_rt_sleep_locked_until(fwdioi_engine_t *rt, const struct timespec *deadline)
-{
-    FWDIOI_ASSERT_LOCKED(rt);
-    atomic_fetch_add(&rt->app_waiters, 1);
-    if (atomic_load(&rt->polling_slowly))
-        fwdioi_rt_kick(rt);
-    int rc = pthread_cond_timedwait(&rt->cond, &rt->lock, deadline);
+    int rc = deadline ? pthread_cond_timedwait(&rt->cond, &rt->lock, deadline)
+                      : pthread_cond_wait(&rt->cond, &rt->lock);
     atomic_fetch_sub(&rt->app_waiters, 1);
     return rc == ETIMEDOUT;
+}
+
+void fwdioi_rt_sleep_locked(fwdioi_engine_t *rt)
+{
+    FWDIOI_ASSERT_LOCKED(rt);
+    (void)fwdioi_rt_sleep_locked_until(rt, NULL);
 }
 
 void fwdioi_rt_submit_list(fwdioi_engine_t *rt, fwdioi_task_list_t *tasks)

@@ -48,7 +48,8 @@ void fwdioi_rt_unlock(fwdioi_engine_t *rt);
 void fwdioi_rt_broadcast(fwdioi_engine_t *rt);
 /** Wait for a broadcast, the runtime lock held (app threads only). */
 void fwdioi_rt_sleep_locked(fwdioi_engine_t *rt);
-/** The same, until `deadline` (CLOCK_REALTIME) at the latest: 1 if it passed. */
+/** The same, until `deadline` (CLOCK_REALTIME; NULL: none) at the latest: 1
+ *  if it passed. */
 int fwdioi_rt_sleep_locked_until(fwdioi_engine_t *rt, const struct timespec *deadline);
 
 /** Move every task of `tasks` to the progress thread's queue, in order, and
@@ -100,8 +101,8 @@ int fwdioi_rt_run_calls(fwdioi_engine_t *rt);
 /** Block until done(arg) holds (evaluated under the runtime lock), running queued
  *  callbacks meanwhile (app). */
 void fwdioi_rt_wait(fwdioi_engine_t *rt, int (*done)(void *arg), void *arg);
-/** The same for at most `seconds`: 1 when done(arg) held, 0 when the time
- *  ran out first (app). */
+/** The same for at most `seconds` (0: no limit): 1 when done(arg) held, 0
+ *  when the time ran out first (app). */
 int fwdioi_rt_wait_for(fwdioi_engine_t *rt, int (*done)(void *arg), void *arg, unsigned seconds);
 
 /** A buffer for a message of `len` bytes, reused when possible (any thread). */
