@@ -8,6 +8,8 @@
 #include "plan/describe.h"
 #include "storage/fault.h"
 #include "state.h"
+#include "layer_api.h"
+#include "session/dormant.h"
 #include "session/file_life.h"
 #include "session/refused.h"
 #include "local/local_keep.h"
@@ -33,7 +35,7 @@
 /* Close `f` on this rank (runtime lock held): its open combined messages go
  * first, so the close task finds them sent. Returns 0, or -1 if it was
  * closed already. */
-static int close_locked(fwdio_file_t *f)
+static int close_locked(fwdio_file_t *f, int discard)
 {
     FWDIOI_ASSERT_LOCKED(f->engine);
     if (f->app_closed)
@@ -42,6 +44,8 @@ static int close_locked(fwdio_file_t *f)
         fwdioi_rt_sleep_locked(f->engine);
     if (f->app_closed) /* closed by another thread meanwhile */
         return -1;
+    if (!discard) /* a close is a use: a dormant file's session starts */
+        fwdioi_dormant_use_locked(f);
     fwdioi_combine_flush_file_locked(f);
     f->app_closed = 1;
     uintptr_t open_now = (uintptr_t)fwdioi_u64map_get(&f->owner->open_paths, f->path_hash);
@@ -284,7 +288,7 @@ int fwdio_finalize(fwdio_runtime_t *rt)
     uint64_t t_trace = fwdioi_trace_begin();
     fwdioi_rt_lock(rt->engine);
     for (fwdio_file_t *f = LIST_FIRST(&rt->live); f; f = LIST_NEXT(f, live_link)) {
-        close_locked(f);
+        close_locked(f, 0);
     }
     int drains = 0;
     for (fwdio_file_t *f = LIST_FIRST(&rt->live); f; f = LIST_NEXT(f, live_link))
@@ -333,6 +337,7 @@ int fwdio_finalize(fwdio_runtime_t *rt)
     fwdioi_u64map_free(&rt->active_by_path);
     fwdioi_u64map_free(&rt->open_paths);
     fwdioi_abort_free(rt);
+    fwdioi_dormant_free(rt);
     fwdioi_trace_end_file(t_trace, "finalize", FWDIOI_TRACE_NONE);
     fwdioi_trace_stop(1); /* the threads are joined: every buffer is still */
     fwdioi_local_kept_free(rt); /* the kept copies stay on disk for a restart */
@@ -366,7 +371,7 @@ int fwdio_poll(fwdio_runtime_t *rt)
  * place in the open order: open_file does that). */
 static int open_checked(fwdio_runtime_t *rt, const char *path, uint64_t size,
                         const fwdio_options_t *opts, const fwdio_callbacks_t *cbs, int reading,
-                        fwdio_file_t **out)
+                        int dormant, fwdio_file_t **out)
 {
     if (!path || !*path || !out)
         return FWDIO_EINVAL;
@@ -537,6 +542,8 @@ static int open_checked(fwdio_runtime_t *rt, const char *path, uint64_t size,
     f->known_error = f->open_refusal = FWDIOI_ERRINFO_OK;
     fwdioi_file_fill_check(f);
     fwdioi_session_init(f);
+    /* dormant: a stream of the layer's, outside the node-local tier */
+    fwdioi_dormant_init(f, dormant && stream && !f->local);
     if (!reading && f->my_writer >= 0 && fwdioi_writer_create(f) != 0) {
         fwdioi_file_release(f);
         return FWDIO_ENOMEM;
@@ -591,7 +598,7 @@ static int open_checked(fwdio_runtime_t *rt, const char *path, uint64_t size,
  * other ranks' file fails with this rank's refusal instead of waiting for it. */
 static int open_file(fwdio_runtime_t *rt, const char *path, uint64_t size,
                      const fwdio_options_t *opts, const fwdio_callbacks_t *cbs, int reading,
-                     fwdio_file_t **out)
+                     int dormant, fwdio_file_t **out)
 {
     if (!rt)
         return FWDIO_EINVAL;
@@ -600,7 +607,7 @@ static int open_file(fwdio_runtime_t *rt, const char *path, uint64_t size,
     int finalized = 0;
     if (MPI_Finalized(&finalized) != MPI_SUCCESS || finalized)
         return FWDIO_EINVAL;
-    int rc = open_checked(rt, path, size, opts, cbs, reading, out);
+    int rc = open_checked(rt, path, size, opts, cbs, reading, dormant, out);
     if (rc != FWDIO_OK)
         fwdioi_refused_join(rt, rc);
     return rc;
@@ -609,13 +616,19 @@ static int open_file(fwdio_runtime_t *rt, const char *path, uint64_t size,
 int fwdio_open(fwdio_runtime_t *rt, const char *path, uint64_t size, const fwdio_options_t *opts,
                const fwdio_callbacks_t *cbs, fwdio_file_t **out)
 {
-    return open_file(rt, path, size, opts, cbs, 0, out);
+    return open_file(rt, path, size, opts, cbs, 0, 0, out);
+}
+
+int fwdioi_open_dormant(fwdio_runtime_t *rt, const char *path, const fwdio_options_t *opts,
+                        const fwdio_callbacks_t *cbs, fwdio_file_t **out)
+{
+    return open_file(rt, path, FWDIO_SIZE_GROWS, opts, cbs, 0, 1, out);
 }
 
 int fwdio_open_read(fwdio_runtime_t *rt, const char *path, const fwdio_options_t *opts,
                     const fwdio_callbacks_t *cbs, fwdio_file_t **out)
 {
-    return open_file(rt, path, 0, opts, cbs, 1, out);
+    return open_file(rt, path, 0, opts, cbs, 1, 0, out);
 }
 
 int fwdio_read(fwdio_file_t *f, void *buf, size_t len, uint64_t offset, fwdio_read_cb_t done,
@@ -747,6 +760,7 @@ static int write_copied(fwdio_file_t *f, const void *buf, size_t len, uint64_t o
     const uint64_t budget = fwdioi_rt_config(f->engine)->staging_buffer;
     if (!may_wait && len > budget)
         return FWDIO_ETOOBIG;
+    fwdioi_dormant_use(f);
     if (fwdioi_rt_on_progress_thread())
         may_wait = 0; /* waiting there would stop the sends that make room */
     double t0 = fwdioi_now();
@@ -811,6 +825,7 @@ int fwdio_write_lent(fwdio_file_t *f, const void *buf, size_t len, uint64_t offs
         return FWDIO_EINVAL;
     if (!in_file(f, len, offset))
         return FWDIO_ERANGE;
+    fwdioi_dormant_use(f);
     double t0 = fwdioi_now();
     uint64_t t_trace = fwdioi_trace_begin();
     fwdioi_rt_lock(f->engine);
@@ -871,11 +886,25 @@ int fwdio_close(fwdio_file_t *f)
     double t0 = fwdioi_now();
     uint64_t t_trace = fwdioi_trace_begin();
     fwdioi_rt_lock(f->engine);
-    if (close_locked(f) != 0)
+    if (close_locked(f, 0) != 0)
         rc = FWDIO_ECLOSED;
     f->stats.time_blocked += fwdioi_now() - t0;
     fwdioi_rt_unlock(f->engine);
     fwdioi_trace_end_file(t_trace, "close", (int64_t)f->seq);
+    return rc;
+}
+
+int fwdioi_discard(fwdio_file_t *f)
+{
+    if (!f)
+        return FWDIO_EINVAL;
+    fwdioi_rt_lock(f->engine);
+    /* Used here, or woken by another rank's use: a close like any other
+     * (the progress thread decides by the session's own state, which a wake
+     * heard meanwhile changes first). */
+    (void)fwdioi_dormant_discard_locked(f);
+    int rc = close_locked(f, 1) != 0 ? FWDIO_ECLOSED : FWDIO_OK;
+    fwdioi_rt_unlock(f->engine);
     return rc;
 }
 
@@ -901,6 +930,7 @@ int fwdio_set_commit(fwdio_file_t *f, const void *buf, size_t len, uint64_t offs
                       f->path, len, (unsigned long long)offset, (unsigned long long)f->size);
         return FWDIO_ERANGE;
     }
+    fwdioi_dormant_use(f);
     uint8_t *copy = malloc(len);
     if (!copy)
         return FWDIO_ENOMEM;
@@ -978,6 +1008,7 @@ int fwdio_wait_ready(fwdio_file_t *f)
         return FWDIO_EINVAL;
     if (fwdioi_rt_on_progress_thread() || fwdioi_rt_in_callback())
         return FWDIO_ECONTEXT;
+    fwdioi_dormant_use(f); /* its ready status comes from its open agreement */
     uint64_t t_trace = fwdioi_trace_begin();
     fwdioi_rt_wait(f->engine, file_ready_returned, f);
     fwdioi_rt_lock(f->engine);
@@ -1021,7 +1052,7 @@ void fwdio_file_free(fwdio_file_t *f)
     if (!f)
         return;
     fwdioi_rt_lock(f->engine);
-    close_locked(f);
+    close_locked(f, 0);
     f->app_freed = 1;
     /* Complete (and drained) already delivered: nobody else will touch the
      * file. Else the last of those calls releases it. */

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The public calls of streams (fwdio.h, "Streams"): ending a step, and
  * asking whether one is complete. The progress side is steps.c. */
+#include "session/dormant.h"
 #include "stream/appends.h"
 #include "write/combine.h"
 #include "state.h"
@@ -23,6 +24,7 @@ int fwdio_step_end(fwdio_file_t *f)
         return FWDIO_EINVAL;
     if (!f->stream)
         return refuse_not_stream(f, "fwdio_step_end");
+    fwdioi_dormant_use(f); /* a step's agreement is the session's */
     double t0 = fwdioi_now();
     uint64_t t_trace = fwdioi_trace_begin();
     fwdioi_step_t *step = fwdioi_step_new(f);

@@ -35,7 +35,8 @@ enum {
     FWDIOI_TAG_READ_REQ = 3,  /* requester -> reader: pieces wanted */
     FWDIOI_TAG_READ_HDR = 4,  /* reader -> requester: which piece comes next */
     FWDIOI_TAG_READ_DATA = 5, /* reader -> requester: its bytes */
-    FWDIOI_TAG_COPY = 6       /* writer -> its partner: its local file (local_copies) */
+    FWDIOI_TAG_COPY = 6,      /* writer -> its partner: its local file (local_copies) */
+    FWDIOI_TAG_WAKE = 7       /* a dormant file's session starts (session/dormant.h) */
 };
 
 /* Elements the close agreement and a stream's step agreements sum after the
@@ -299,6 +300,10 @@ typedef struct fwdioi_session {
     int close_early, close_result_waits;
     int open_agreement_started; /* the open agreement is posted (the writer's
                                  * open job runs in OPENING before it) */
+    /* opened dormant and not woken yet (session/dormant.h): its session
+     * starts no collective until a rank uses it */
+    int dormant;
+    int wake_told; /* this rank told its neighbours the file is in use */
     /* An aborted file's end is queued as a task (finish_task): it completes
      * from the top of the progress loop, never inside a callback that may
      * still touch the file after the abort returns. */
@@ -430,6 +435,11 @@ struct fwdio_runtime {
     fwdioi_errinfo_t broken;
     fwdioi_pending_abort_t *pending_aborts;
     int npending_aborts, pending_aborts_cap;
+    /* progress: dormant files (session/dormant.h): how many are dormant
+     * here, and the wakes heard for files not opened here yet */
+    int ndormant;
+    uint64_t *pending_wakes;
+    int npending_wakes, pending_wakes_cap;
     fwdioi_zombie_t *zombies;
     int nzombies, zombies_cap;
     int broken_known; /* locked: broken is set (read by fwdio_finalize) */
@@ -500,6 +510,11 @@ struct fwdio_file {
      * place in the open order, released by fwdio (session/refused.h) */
     int refused;
 
+    /* opened dormant (session/dormant.h) and neither used nor discarded on
+     * this application side yet, nor woken by another rank: the first use
+     * wakes it. Set and cleared under the lock; read without it first. */
+    _Atomic int dormant_app;
+
     /* locked */
     int app_closed;
     int app_freed;
@@ -546,7 +561,7 @@ struct fwdio_file {
 
     /* progress */
     fwdioi_session_t s;
-    fwdioi_task_t open_task, close_task, finish_task;
+    fwdioi_task_t open_task, close_task, finish_task, wake_task;
     fwdioi_call_t ready_call, complete_call, drained_call;
 };
 

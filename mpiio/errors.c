@@ -336,9 +336,19 @@ int mpiio_agree_error_start(mpiio_file_t *f, int code, mpiio_agreement_t *a)
     return a->rc;
 }
 
+int mpiio_agreement_clean(const mpiio_file_t *f, const mpiio_agreement_t *a)
+{
+    if (a->rc != MPI_SUCCESS) /* this rank cannot know: what it put in */
+        return a->code == MPI_SUCCESS;
+    int size = 1;
+    PMPI_Comm_size(f->comm, &size);
+    return a->all[0] == size; /* the lowest failing rank: none */
+}
+
 int mpiio_agree_error_finish(mpiio_file_t *f, mpiio_agreement_t *a, const char *call)
 {
     int rc = a->rc == MPI_SUCCESS ? PMPI_Wait(&a->req, MPI_STATUS_IGNORE) : a->rc;
+    a->rc = rc; /* for mpiio_agreement_clean */
     int code = rc != MPI_SUCCESS ? round_failed(f, rc, a->code, call, "MPI_Iallreduce", NULL, 0)
                                  : round_outcome(f, a->code, call, a->all, NULL, 0);
     if (code != MPI_SUCCESS && f->error_code == MPI_SUCCESS)

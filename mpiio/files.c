@@ -3,6 +3,8 @@
  * waiting for what was written, releasing a file to MPI-IO, and the close. */
 #include "layer.h"
 
+#include "layer_api.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -152,7 +154,12 @@ static int start_stream(mpiio_file_t *f, int64_t size, char *why, size_t why_len
     }
     fwdio_callbacks_t cbs;
     mpiio_opening_callbacks(f, &cbs);
-    int rc = fwdio_open(f->rt, f->path, FWDIO_SIZE_GROWS, &opts, &cbs, &f->stream);
+    /* A file every rank holds (hold.c) opens dormant: its stream starts
+     * only when some rank first hands it a byte or needs it, so a small
+     * file whose bytes the ranks write themselves at the close costs fwdio
+     * no agreement (discarded there). */
+    int rc = f->dormant ? fwdioi_open_dormant(f->rt, f->path, &opts, &cbs, &f->stream)
+                        : fwdio_open(f->rt, f->path, FWDIO_SIZE_GROWS, &opts, &cbs, &f->stream);
     if (rc != FWDIO_OK) {
         snprintf(why, why_len, "fwdio_open refused it: %s", fwdio_strerror(rc));
         f->stream = NULL;
@@ -251,13 +258,22 @@ int mpiio_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info, MP
      * its complement: the AND is d and ~d on every rank exactly when every
      * rank has the same d (FWDIO_LOCAL_DIR set on some ranks only leaves
      * the file to MPI-IO, as FWDIO_MPIIO does). */
+    /* With them whether the rank would hold the file's first bytes (hold.c:
+     * a handle that only writes, FWDIO_MPIIO_HOLD, the tier and the close's
+     * mode): where every rank would, the stream opens dormant. */
     uint64_t reserved = ok ? mpiio_comms_reserve(comm) : 0;
     uint64_t tier = ok ? tier_digest(&f->opts) : 0;
-    uint64_t mine[5] = {ok ? ~(uint64_t)0 : 0,
+    if (ok) {
+        PMPI_Comm_rank(comm, &f->rank);
+        f->write_only = (amode & MPI_MODE_WRONLY) != 0;
+        f->tier = tier_dir(&f->opts) != NULL;
+        mpiio_hold_start(f);
+    }
+    uint64_t mine[6] = {ok ? ~(uint64_t)0 : 0,
                         ok && mpiio_runtime_exists(comm) ? ~(uint64_t)0 : 0, reserved, tier,
-                        ok ? ~tier : 0};
-    uint64_t every[5] = {0, 0, 0, 0, 0};
-    if (PMPI_Allreduce(mine, every, 5, MPI_UINT64_T, MPI_BAND, comm) != MPI_SUCCESS)
+                        ok ? ~tier : 0, ok && f->holding ? ~(uint64_t)0 : 0};
+    uint64_t every[6] = {0, 0, 0, 0, 0, 0};
+    if (PMPI_Allreduce(mine, every, 6, MPI_UINT64_T, MPI_BAND, comm) != MPI_SUCCESS)
         memset(every, 0, sizeof every);
     int all = every[0] != 0;
     if (all && (every[3] != tier || every[4] != ~tier)) {
@@ -295,6 +311,7 @@ int mpiio_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info, MP
     if (all) {
         f->fh = *fh;
         f->rt = rt;
+        f->dormant = every[5] != 0;
         /* fwdio's open runs on its progress thread while the layer takes
          * the file's own communicator: a kept one, or a new duplicate. The
          * open is not waited for (opening.c): the ranks agree only that
@@ -324,8 +341,6 @@ int mpiio_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info, MP
     }
     if (amode & MPI_MODE_APPEND)
         f->fp = size;
-    f->write_only = (amode & MPI_MODE_WRONLY) != 0;
-    mpiio_hold_start(f);
     f->t_open = PMPI_Wtime() - t0;
     mpiio_add_file(f);
     if (mpiio_verbose() && f->rank == 0)
@@ -480,6 +495,7 @@ int mpiio_close(mpiio_file_t *f, MPI_File *fh)
      * waits for every rank anyway, and is finished after it. */
     mpiio_agreement_t second;
     const int beside = !mpiio_close_async() && !f->sync_owed && returns;
+    int clean = 0; /* the second agreement: no rank failed (held files, below) */
     {
         int rc = f->stream && last_step ? mpiio_end_step(f, "MPI_File_close") : MPI_SUCCESS;
         rc = code != MPI_SUCCESS ? code : rc;
@@ -487,7 +503,10 @@ int mpiio_close(mpiio_file_t *f, MPI_File *fh)
             mpiio_agree_error_start(f, rc, &second);
             code = MPI_SUCCESS; /* the agreement carries it */
         } else {
-            code = mpiio_agree_error(f, rc, "MPI_File_close");
+            int flag = 0, failed = 0;
+            const int mine_ok = rc == MPI_SUCCESS && f->local_code == MPI_SUCCESS;
+            code = mpiio_agree_error_round(f, rc, "MPI_File_close", &flag, &failed);
+            clean = failed ? mine_ok : code == MPI_SUCCESS; /* as mpiio_agreement_clean */
         }
     }
     /* fwdio's close, then the wait for it (every byte in the file), unless
@@ -497,10 +516,9 @@ int mpiio_close(mpiio_file_t *f, MPI_File *fh)
      * needs no handle. Otherwise the handler must see the handle open, and
      * a sync owed must follow fwdio's bytes: the wait comes first. */
     int wait_after = 0;
-    if (f->stream) {
+    if (f->stream && !held) { /* a held file's stream got no byte: after MPI-IO's close */
         int closing = fwdio_close(f->stream);
-        if (held) { /* it got no byte: its open is waited for after MPI-IO's close */
-        } else if (closing == FWDIO_OK && mpiio_close_async() && code == MPI_SUCCESS) {
+        if (closing == FWDIO_OK && mpiio_close_async() && code == MPI_SUCCESS) {
             mpiio_add_pending(f->stream, f->path, 0, NULL);
             f->stream = NULL;
         } else if (closing == FWDIO_OK && !f->sync_owed && returns) {
@@ -519,12 +537,21 @@ int mpiio_close(mpiio_file_t *f, MPI_File *fh)
     f->fh = MPI_FILE_NULL; /* nothing to call a handler on from here */
     if (beside) { /* its failure goes before any found since */
         int agreed = mpiio_agree_error_finish(f, &second, "MPI_File_close");
+        clean = mpiio_agreement_clean(f, &second);
         code = agreed != MPI_SUCCESS ? agreed : code;
     }
     fwdio_file_t *leftover = held ? f->stream : NULL; /* no byte in it */
     if (leftover) {
         f->stream = NULL;
         f->record_pending = 1;
+        /* A dormant stream no rank used is discarded, with no message, where
+         * every rank knows no rank used it: every rank held all it wrote (the
+         * first agreement) and none failed (the second: a rank whose first
+         * agreement failed took the stream's way, and its use woke the
+         * stream, which every rank then closes). Else it is closed, which
+         * wakes it: it finishes in the background, writing nothing. */
+        if (!f->dormant || !clean || fwdioi_discard(leftover) != FWDIO_OK)
+            fwdio_close(leftover);
     }
     if (wait_after) { /* its handler returns errors: nothing to call */
         int fin = wait_stream(f, FWDIO_OK, "MPI_File_close");

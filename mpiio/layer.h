@@ -147,6 +147,7 @@ typedef struct mpiio_file {
     mpiio_copies_t hold;         /* bytes held back from the stream (hold.c) */
     int64_t hold_max;            /* FWDIO_MPIIO_HOLD for this file: 0, never held */
     int holding;                 /* every byte for the stream so far is in `hold` */
+    int dormant;                 /* its stream was opened dormant (every rank holds) */
     int record_pending;          /* this struct is freed with its stream (hold.c) */
     struct mpiio_file *next;
 } mpiio_file_t;
@@ -287,6 +288,10 @@ typedef struct mpiio_agreement {
 } mpiio_agreement_t;
 int mpiio_agree_error_start(mpiio_file_t *f, int code, mpiio_agreement_t *a);
 int mpiio_agree_error_finish(mpiio_file_t *f, mpiio_agreement_t *a, const char *call);
+/* After mpiio_agree_error_finish: whether no rank reported a failure in the
+ * round (where this rank's own part of the exchange failed, whether this
+ * rank reported none: the others decide on what they got). */
+int mpiio_agreement_clean(const mpiio_file_t *f, const mpiio_agreement_t *a);
 /* An agreement of the layer's (mpi_call, in `call`) failed on this rank
  * with MPI's rc: the error `call` returns here, saying so. */
 int mpiio_agreement_failed(mpiio_file_t *f, int rc, const char *call, const char *mpi_call);

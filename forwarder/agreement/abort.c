@@ -24,7 +24,7 @@
 #include "agreement/abort.h"
 
 #include "agreement/outcome.h"
-#include "agreement/relay_tree.h"
+#include "agreement/relay_send.h"
 #include "log.h"
 
 #include <stdlib.h>
@@ -36,58 +36,6 @@ enum { ABORT_INTS = 1 + FWDIOI_ERRINFO_INTS + 2 + FWDIOI_ERRINFO_INTS + 1 };
 
 /* How long a zombie is drained after the last file completed, in seconds. */
 #define ZOMBIE_DRAIN_SECONDS 30.0
-
-typedef struct abort_send {
-    int refs;
-    int64_t msg[ABORT_INTS];
-} abort_send_t;
-
-static void on_abort_sent(void *arg, const MPI_Status *st)
-{
-    FWDIOI_ASSERT_PROGRESS();
-    (void)st;
-    abort_send_t *a = arg;
-    if (--a->refs == 0)
-        free(a);
-}
-
-/* Send `msg` to this rank's neighbours in the relay tree (relay_tree.h)
- * but `except` (-1: to all of them) (progress thread). */
-static void relay(struct fwdio_runtime *o, const int64_t msg[ABORT_INTS], int except)
-{
-    FWDIOI_ASSERT_PROGRESS();
-    fwdioi_engine_t *engine = o->engine;
-    const int me = fwdioi_rt_rank(engine);
-    int to[FWDIOI_RELAY_MAX];
-    int n = fwdioi_relay_neighbours(me, fwdioi_rt_size(engine), to);
-    if (n == 0 || (n == 1 && to[0] == except))
-        return;
-    abort_send_t *a = malloc(sizeof *a);
-    if (!a) {
-        fwdioi_log(FWDIOI_LOG_WARN, "rank %d: no memory to tell the other ranks of an MPI failure",
-                   me);
-        return;
-    }
-    a->refs = 1; /* ours, until every send is posted */
-    memcpy(a->msg, msg, sizeof a->msg);
-    for (int i = 0; i < n; i++) {
-        if (to[i] == except)
-            continue;
-        MPI_Request req;
-        int rc = fwdioi_rt_track_reserve(engine) != 0
-                     ? MPI_ERR_NO_MEM
-                     : MPI_Isend(a->msg, ABORT_INTS, MPI_INT64_T, to[i], FWDIOI_TAG_ABORT,
-                                 fwdioi_rt_comm(engine), &req);
-        if (rc != MPI_SUCCESS) {
-            fwdioi_log(FWDIOI_LOG_WARN, "rank %d: could not tell rank %d of an MPI failure", me,
-                       to[i]);
-            continue;
-        }
-        a->refs++;
-        fwdioi_rt_track(engine, req, on_abort_sent, a);
-    }
-    on_abort_sent(a, NULL);
-}
 
 /* Tell every other rank of the abort of file `seq` (of its drain with
  * `drain`): sent along the relay tree, which the ranks that hear it first
@@ -103,7 +51,7 @@ static void announce(struct fwdio_runtime *o, uint64_t seq, const fwdioi_errinfo
     msg[2 + FWDIOI_ERRINFO_INTS] = steps->ok;
     memcpy(&msg[3 + FWDIOI_ERRINFO_INTS], &steps->failed, sizeof steps->failed);
     msg[ABORT_INTS - 1] = drain;
-    relay(o, msg, -1);
+    fwdioi_relay_send(o, msg, ABORT_INTS, FWDIOI_TAG_ABORT, -1, "an MPI failure");
 }
 
 void fwdioi_abort_announce(struct fwdio_runtime *o, uint64_t seq, const fwdioi_errinfo_t *why,
@@ -188,7 +136,8 @@ static void on_abort_received(void *arg, const MPI_Status *st)
             new_here = keep_pending(o, seq, &why, 0);
         /* else: complete here already; the sender's collective found us */
         if (new_here)
-            relay(o, a->msg, st->MPI_SOURCE);
+            fwdioi_relay_send(o, a->msg, ABORT_INTS, FWDIOI_TAG_ABORT, st->MPI_SOURCE,
+                              "an MPI failure");
     }
     free(a);
 }

@@ -50,6 +50,9 @@ typedef struct fwdioi_session_ops {
      *  (a file of the node-local tier): 1 if a drain here took it, 0 if
      *  no drain of that file runs here (yet). */
     int (*drain_abort_heard)(struct fwdio_runtime *o, uint64_t seq, const fwdioi_errinfo_t *why);
+    /** A dormant file was woken (session/dormant.h): start its session
+     *  where it stopped, if it has its communicator. */
+    void (*woken)(fwdio_file_t *f);
 } fwdioi_session_ops_t;
 
 /** Abort the file with `why` (an MPI failure, no memory, a broken rule;

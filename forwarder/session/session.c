@@ -7,6 +7,8 @@
  *
  * DUP: the file gets its own communicator (MPI_Comm_idup), so its collectives
  * never mix with another file's, whatever order ranks close files in.
+ * A file opened dormant (dormant.h) stops here, holding its communicator,
+ * until a rank uses it; one that no rank used is discarded from there.
  * CHECKING: every rank's path, size and plan-shaping options are compared
  * (open_check.h); ranks that disagree fail the file everywhere with
  * FWDIO_EINVAL before anything touches storage, and it completes once closed
@@ -38,6 +40,7 @@
 #include "agreement/abort.h"
 #include "agreement/agreements.h"
 #include "agreement/outcome.h"
+#include "session/dormant.h"
 #include "session/file_life.h"
 #include "local/local_life.h"
 #include "local/local_restart.h"
@@ -63,6 +66,7 @@ static void finish_if_aborted(fwdio_file_t *f);
 static void data_done(fwdio_file_t *f);
 static void read_check_done(fwdio_file_t *f);
 static void try_close(fwdio_file_t *f);
+static void finish_discarded(fwdio_file_t *f);
 
 static void feed_dups(struct fwdio_runtime *owner);
 
@@ -305,6 +309,7 @@ static void finish_session(fwdio_file_t *f, const fwdioi_errinfo_t *result)
     FWDIOI_ASSERT_PROGRESS();
     fwdioi_session_t *s = &f->s;
     s->phase = FWDIOI_PHASE_DONE;
+    fwdioi_dormant_ended(f); /* discarded, or aborted while dormant */
     LIST_REMOVE(f, s.links.active);
     if (s->links.polled) {
         LIST_REMOVE(f, s.links.poll);
@@ -642,6 +647,14 @@ static void close_task(fwdioi_task_t *task)
     fwdio_file_t *f = (fwdio_file_t *)((char *)task - offsetof(fwdio_file_t, close_task));
     f->s.close_requested = 1;
     f->s.watch.t_close_called = fwdioi_now();
+    if (f->s.dormant && !f->s.outcome.aborted) {
+        /* Discarded (fwdioi_discard: a close would have woken it first, its
+         * wake task running before this one): complete once it holds its
+         * communicator (comm_taken), which every rank takes in open order. */
+        if (f->s.phase != FWDIOI_PHASE_DUP)
+            finish_discarded(f);
+        return;
+    }
     if (f->s.outcome.aborted)
         finish_if_aborted(f);
     else if (f->s.phase == FWDIOI_PHASE_OPENING)
@@ -985,6 +998,12 @@ static void comm_taken(fwdio_file_t *f)
         fwdioi_outcome_mpi_failed(f, FWDIOI_MPI_COMM_IDUP, rc);
         return;
     }
+    if (f->s.dormant) { /* no collective of its own until it is used (dormant.h) */
+        f->s.phase = FWDIOI_PHASE_CHECKING;
+        if (f->s.close_requested) /* discarded meanwhile */
+            finish_discarded(f);
+        return;
+    }
     start_check_agreement(f);
 }
 
@@ -1041,6 +1060,26 @@ static void feed_dups(struct fwdio_runtime *owner)
     fwdioi_rt_track(owner->engine, req, on_dup_done, &owner->dup_next);
 }
 
+/* A dormant file no rank used, discarded on every rank (dormant.h): it
+ * completes here with no message; its communicator goes back to the pool
+ * (progress thread). */
+static void finish_discarded(fwdio_file_t *f)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    deliver_ready(f); /* OK: nothing failed (ready before complete, as always) */
+    finish_session(f, &f->s.outcome.open_agreed);
+}
+
+/* A dormant file was woken (dormant.c): its session starts where it stopped,
+ * with the open check, once it holds its communicator (else comm_taken
+ * starts it) (progress thread). */
+static void woken(fwdio_file_t *f)
+{
+    FWDIOI_ASSERT_PROGRESS();
+    if (f->s.phase == FWDIOI_PHASE_CHECKING && !f->s.outcome.aborted)
+        start_check_agreement(f);
+}
+
 static void open_task(fwdioi_task_t *task)
 {
     FWDIOI_ASSERT_PROGRESS();
@@ -1053,6 +1092,7 @@ static void open_task(fwdioi_task_t *task)
         fwdioi_outcome_nomem(f, 0);
         return;
     }
+    fwdioi_dormant_opened(f);
     if (owner->broken.status != FWDIO_OK) {
         why = owner->broken;
         why.call = FWDIOI_REASON_BROKEN;
@@ -1270,7 +1310,7 @@ int fwdioi_session_poll(void *runtime, int *active)
         fwdioi_sender_retry_blocked(owner);
     int area_waiting = fwdioi_shared_settle(owner);
     if (!LIST_EMPTY(&owner->active) || !LIST_EMPTY(&owner->draining))
-        events += fwdioi_abort_receive(owner);
+        events += fwdioi_abort_receive(owner) + fwdioi_dormant_receive(owner);
     if (owner->nzombies)
         events += fwdioi_zombie_drain(owner, active);
     int combining = 0;
@@ -1319,7 +1359,7 @@ int fwdioi_session_poll(void *runtime, int *active)
     int room_waiting = fwdioi_local_room_poll(owner);
     if (probing || combining || area_waiting || *active)
         *active = FWDIOI_POLL_SOON;
-    else if (room_waiting)
+    else if (room_waiting || owner->ndormant > 0) /* wakes come unannounced */
         *active = FWDIOI_POLL_TICK;
     else if (!LIST_EMPTY(&owner->active) && cfg->watchdog != FWDIO_WATCHDOG_OFF)
         *active = FWDIOI_POLL_SLOW; /* the watchdog may have to report a file */
@@ -1340,4 +1380,5 @@ const fwdioi_session_ops_t fwdioi_session_ops = {
     .try_close = try_close,
     .error_path = fwdioi_local_error_path,
     .drain_abort_heard = fwdioi_local_drain_abort_heard,
+    .woken = woken,
 };

@@ -252,6 +252,8 @@ static void report_path_wait(const fwdio_file_t *f, double waited)
 static int waiting_for(const fwdio_file_t *f, double *since)
 {
     const fwdioi_session_t *s = &f->s;
+    if (s->dormant) /* waits for its first use, which may be late */
+        return WAIT_NONE;
     if (s->phase == FWDIOI_PHASE_DUP || s->phase == FWDIOI_PHASE_CHECKING ||
         s->phase == FWDIOI_PHASE_OPENING) {
         *since = f->t_open;

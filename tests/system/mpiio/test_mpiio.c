@@ -105,6 +105,7 @@ static const case_t cases[] = {
     {"read_other_handle", case_read_other_handle, 1},
     {"many_open", case_many_open, 0},
     {"many_closed", case_many_closed, 1},
+    {"dormant_wake", case_dormant_wake, 1},
     {"kept_comms", case_kept_comms, 1},
     {"async_close", case_async_close, 1},
     {"intercomm", case_intercomm, 1},

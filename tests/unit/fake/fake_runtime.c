@@ -374,10 +374,11 @@ int MPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count)
 int MPI_Imrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message,
                MPI_Request *request)
 {
-    (void)type;
     if (!matched)
         abort();
-    size_t n = matched->len < (size_t)count ? matched->len : (size_t)count;
+    /* bytes, or the words a wake carries (session/dormant.c) */
+    size_t cap = (size_t)count * (type == MPI_INT64_T ? sizeof(int64_t) : 1);
+    size_t n = matched->len < cap ? matched->len : cap;
     if (buf && n)
         memcpy(buf, matched->bytes, n);
     free(matched);

@@ -20,6 +20,7 @@
 #include "read/requester.h"
 #include "agreement/abort.h"
 #include "agreement/agree.h"
+#include "agreement/relay_send.h"
 #include "session/file_life.h"
 #include "agreement/open_check.h"
 #include "session/role.h"
@@ -367,6 +368,17 @@ void fwdioi_abort_announce_drain(struct fwdio_runtime *o, uint64_t seq,
 }
 
 int fwdioi_abort_receive(struct fwdio_runtime *o) { (void)o; return 0; }
+
+void fwdioi_relay_send(struct fwdio_runtime *o, const int64_t *msg, int n, int tag, int except,
+                       const char *what)
+{
+    (void)o;
+    (void)what;
+    CHECK(n == 1 && tag == FWDIOI_TAG_WAKE && msg[0] >= 0);
+    W->wakes_told++;
+    W->wake_except = except;
+}
+
 
 int fwdioi_abort_take_pending(struct fwdio_runtime *o, uint64_t seq, int drain,
                               fwdioi_errinfo_t *why)

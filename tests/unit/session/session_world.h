@@ -40,6 +40,9 @@ typedef struct world {
     /* writes held for the open (the test queues them in f's s.held): the
      * bytes the fake sender sent once released, or dropped */
     uint64_t held_sent[NWRITERS], held_dropped;
+    /* wakes (session/dormant.c): told to the neighbours (and the one left
+     * out of the last); one heard is queued with fake_mpi_arrive_tag */
+    int wakes_told, wake_except;
 } world_t;
 
 /** The world of the test running (the fakes record into it). */

@@ -20,6 +20,8 @@
  */
 #include "fake_runtime.h"
 #include "session_world.h"
+
+#include "session/dormant.h"
 #include "unit_check.h"
 
 #include "agreement/agree.h"
@@ -484,6 +486,131 @@ static void test_pick_fails(void)
     world_free(&w);
 }
 
+/* ---- dormant files (dormant.c) ---- */
+
+/* A dormant file's session stops once it holds its communicator: no check
+ * starts (nothing to answer) until the application here uses the file, which
+ * tells the neighbours (once) and starts the check; from there on the file
+ * goes the usual way. */
+static void test_dormant_used_here(void)
+{
+    world_t w;
+    world_init(&w);
+    fwdio_file_t *f = &w.f;
+    fwdioi_dormant_init(f, 1);
+    open_file(&w, f);
+    CHECK(f->s.phase == FWDIOI_PHASE_DUP && w.o.ndormant == 1);
+    finish_dup(MPI_SUCCESS);
+    CHECK(f->s.phase == FWDIOI_PHASE_CHECKING && f->s.comm != MPI_COMM_NULL);
+    CHECK(fake_comm_started() == 0 && w.wakes_told == 0 && f->s.dormant);
+    fwdioi_dormant_use(f); /* a write, say */
+    CHECK(!f->s.dormant && w.o.ndormant == 0 && !atomic_load(&f->dormant_app));
+    CHECK(w.wakes_told == 1 && w.wake_except == -1 && fake_comm_started() == 1);
+    answer_check(f->check_fields);
+    CHECK(f->s.phase == FWDIOI_PHASE_OPENING && !strcmp(w.events, "o"));
+    fwdioi_dormant_use(f); /* used again: nothing more to tell */
+    fwdioi_dormant_wake(f, OTHER); /* a neighbour's wake heard late: carried on once only */
+    CHECK(w.wakes_told == 1);
+    fwdioi_outcome_opened(f);
+    answer_status(OK);
+    CHECK(f->s.phase == FWDIOI_PHASE_OPEN && w.ready == 1 && w.ready_status == FWDIO_OK);
+    close_file(&w, f);
+    uint64_t mine[NWRITERS] = {0, 0}, zero[NWRITERS] = {0, 0};
+    answer_close(mine, zero);
+    fwdioi_outcome_data_done(f);
+    answer_status(OK);
+    CHECK(w.complete == 1 && w.complete_status == FWDIO_OK && f->s.phase == FWDIOI_PHASE_DONE);
+    world_free(&w);
+}
+
+/* Woken by another rank's wake (heard on the runtime's communicator): told
+ * on to the other neighbours (not back to the one it came from), the check
+ * starts, and the application's use later tells nobody again. */
+static void test_dormant_woken_by_other(void)
+{
+    world_t w;
+    world_init(&w);
+    fwdio_file_t *f = &w.f;
+    fwdioi_dormant_init(f, 1);
+    open_file(&w, f);
+    finish_dup(MPI_SUCCESS);
+    int64_t seq = (int64_t)f->seq;
+    fake_mpi_arrive_tag(OTHER, FWDIOI_TAG_WAKE, &seq, sizeof seq);
+    CHECK(fwdioi_dormant_receive(&w.o) == 1 && fake_mpi_unmatched() == 0);
+    CHECK(!f->s.dormant && w.o.ndormant == 0 && !atomic_load(&f->dormant_app));
+    CHECK(w.wakes_told == 1 && w.wake_except == OTHER && fake_comm_started() == 1);
+    fwdioi_dormant_use(f);
+    CHECK(w.wakes_told == 1 && fake_comm_started() == 1);
+    /* the check fails (another rank passed other fields): the file fails
+     * everywhere and completes once closed here */
+    int64_t other[FWDIOI_OPEN_FIELDS];
+    for (int i = 0; i < FWDIOI_OPEN_FIELDS; i++)
+        other[i] = f->check_fields[i] + (i == 0);
+    answer_check(other);
+    close_file(&w, f);
+    CHECK(w.complete == 1 && w.complete_status == FWDIO_EINVAL);
+    world_free(&w);
+}
+
+/* A wake heard before this rank opened the file is kept and told on at
+ * once; the file opens woken (its check starts as soon as it holds its
+ * communicator) and tells nobody again. */
+static void test_dormant_wake_before_open(void)
+{
+    world_t w;
+    world_init(&w);
+    fwdio_file_t *f = &w.f;
+    fwdioi_dormant_init(f, 1);
+    int64_t seq = (int64_t)f->seq;
+    fake_mpi_arrive_tag(OTHER, FWDIOI_TAG_WAKE, &seq, sizeof seq);
+    CHECK(fwdioi_dormant_receive(&w.o) == 1 && w.wakes_told == 1 && w.wake_except == OTHER);
+    CHECK(w.o.npending_wakes == 1);
+    open_file(&w, f);
+    CHECK(!f->s.dormant && w.o.ndormant == 0 && w.o.npending_wakes == 0);
+    finish_dup(MPI_SUCCESS);
+    CHECK(fake_comm_started() == 1 && w.wakes_told == 1);
+    int64_t other[FWDIOI_OPEN_FIELDS];
+    for (int i = 0; i < FWDIOI_OPEN_FIELDS; i++)
+        other[i] = f->check_fields[i] + (i == 0);
+    answer_check(other);
+    close_file(&w, f);
+    CHECK(w.complete == 1 && w.complete_status == FWDIO_EINVAL);
+    world_free(&w);
+}
+
+/* Discarded (closed while dormant here): it completes with FWDIO_OK, ready
+ * first, without any agreement, and its communicator goes back to the pool
+ * for the next file; before it holds one, it completes once it takes one
+ * (the choice is every rank's, in open order). A wake heard after that
+ * finds no file and is dropped. */
+static void test_dormant_discarded(int before_comm)
+{
+    world_t w;
+    world_init(&w);
+    fwdio_file_t *f = &w.f;
+    fwdioi_dormant_init(f, 1);
+    open_file(&w, f);
+    if (before_comm) {
+        close_file(&w, f);
+        CHECK(w.complete == 0 && w.ready == 0 && f->s.phase == FWDIOI_PHASE_DUP);
+    }
+    finish_dup(MPI_SUCCESS);
+    if (!before_comm)
+        close_file(&w, f);
+    CHECK(w.ready == 1 && w.ready_status == FWDIO_OK);
+    CHECK(w.complete == 1 && w.complete_status == FWDIO_OK && f->s.phase == FWDIOI_PHASE_DONE);
+    /* no agreement of its own: the one collective in flight is the next
+     * file's choice, made ahead once the communicator came back */
+    CHECK(w.o.dup_in_flight && fake_comm_started() == 1);
+    CHECK(w.wakes_told == 0 && w.o.ndormant == 0);
+    CHECK(w.o.comm_pool.idle == 1 && fake_comm_frees() == 0);
+    CHECK(fwdioi_outcome_active_file(&w.o, f->seq) == NULL);
+    int64_t seq = (int64_t)f->seq;
+    fake_mpi_arrive_tag(OTHER, FWDIOI_TAG_WAKE, &seq, sizeof seq);
+    CHECK(fwdioi_dormant_receive(&w.o) == 1 && w.wakes_told == 0 && w.o.npending_wakes == 0);
+    world_free(&w);
+}
+
 int main(void)
 {
     test_phases_in_order();
@@ -500,6 +627,11 @@ int main(void)
     test_abort_heard_while_closing();
     test_abort_heard_during_dup();
     test_late_after_end();
+    test_dormant_used_here();
+    test_dormant_woken_by_other();
+    test_dormant_wake_before_open();
+    test_dormant_discarded(0);
+    test_dormant_discarded(1);
     unit_failures += world_failures();
     return unit_result("unit_session");
 }

@@ -293,6 +293,50 @@ void case_many_closed(void)
     model_free(&m);
 }
 
+/*
+ * A write-only file that every rank would hold (hold.c) opens its stream
+ * dormant: nothing of fwdio's runs for it until a rank first needs the
+ * stream. Here rank 0 alone does, writing 2 MiB three times (past the hold,
+ * then past the 4 MiB the layer logs while the stream's open is pending, so
+ * that its third write waits for that open), while every other rank waits in
+ * MPI_Recv for rank 0's word, in no call of the file's: their fwdio must
+ * hear rank 0's wake and join the open by itself, or rank 0 never sends the
+ * word and the test ends at its timeout. Then every rank writes its piece
+ * and closes; every byte is checked.
+ */
+void case_dormant_wake(void)
+{
+    enum { BIG = 2 << 20, PIECE = 3000 };
+    const char *name = "dormant_wake.mpiio";
+    remove_file(name);
+    model_t m = {.holes_zero = g_layer};
+    MPI_File fh = open_file(name, MPI_MODE_WRONLY | MPI_MODE_CREATE);
+    MPI_Status st;
+    const int64_t tail = 3 * (int64_t)BIG; /* the pieces after rank 0's run */
+    if (g_rank == 0) {
+        for (int k = 0; k < 3; k++) {
+            uint8_t *b = pattern_buf((int64_t)k * BIG, BIG, seed_of(11));
+            OK(MPI_File_write_at(fh, (MPI_Offset)k * BIG, b, BIG, MPI_BYTE, &st));
+            free(b);
+        }
+        for (int q = 1; q < g_size; q++)
+            MPI_Send(&q, 1, MPI_INT, q, 77, MPI_COMM_WORLD);
+    } else {
+        int word = 0;
+        MPI_Recv(&word, 1, MPI_INT, 0, 77, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        CHECK(word == g_rank, "dormant_wake: rank %d got %d from rank 0", g_rank, word);
+    }
+    model_put(&m, 0, 3 * (int64_t)BIG, seed_of(11));
+    for (int q = 0; q < g_size; q++)
+        model_put(&m, tail + (int64_t)q * PIECE, PIECE, seed_of(12));
+    uint8_t *b = pattern_buf(tail + (int64_t)g_rank * PIECE, PIECE, seed_of(12));
+    OK(MPI_File_write_at(fh, tail + (MPI_Offset)g_rank * PIECE, b, PIECE, MPI_BYTE, &st));
+    free(b);
+    close_file(&fh);
+    check_file(name, &m);
+    model_free(&m);
+}
+
 /* --- communicators kept from file to file ------------------------------------- */
 
 /* write_at_all of `len` pattern bytes per rank at generation `k`, modelled. */

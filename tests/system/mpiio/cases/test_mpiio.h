@@ -249,6 +249,7 @@ void case_read_all_steps(void);
 void case_read_other_handle(void);
 void case_many_open(void);
 void case_many_closed(void);
+void case_dormant_wake(void);
 void case_kept_comms(void);
 void case_two_handles(void);
 void case_info_reuse(void);
