@@ -21,6 +21,7 @@
 #include "agreement/abort.h"
 #include "agreement/agree.h"
 #include "agreement/relay_send.h"
+#include "session/dormant.h"
 #include "session/file_life.h"
 #include "agreement/open_check.h"
 #include "session/role.h"
@@ -171,6 +172,7 @@ void world_free(world_t *w)
     fwdioi_comm_pool_drain(&w->o.comm_pool, free_comm);
     fwdioi_u64map_free(&w->o.active_by_seq);
     fwdioi_u64map_free(&w->o.active_by_path);
+    fwdioi_dormant_free(&w->o);
     fake_rt_destroy(w->o.engine);
     W = NULL;
 }
