@@ -107,6 +107,10 @@ static int write_extent(void *arg, int64_t off, int64_t len, int64_t data_pos)
             rc = mpiio_stream_write(f, data, len, off);
         if (rc == FWDIO_OK && mpiio_extents_add(&f->own, off, off + len) != 0)
             rc = FWDIO_ENOMEM;
+        if (rc == FWDIO_OK) {
+            f->own_lo = off < f->own_lo ? off : f->own_lo;
+            f->own_hi = off + len > f->own_hi ? off + len : f->own_hi;
+        }
     }
     if (rc != FWDIO_OK) {
         w->status = rc;

@@ -445,11 +445,17 @@ static int write_view(mpiio_file_t *f, int64_t offset, int at_pointer, const voi
                          call);
     if (at_pointer)
         f->fp += bytes / f->view.etype_size;
+    /* the step's bounds: this rank's bytes in it, every rank's once agreed
+     * (a read outside those of every step on its way need not wait) */
+    int64_t lo = f->own_lo, hi = f->own_hi;
     int step = collective ? mpiio_end_step(f, call) : MPI_SUCCESS;
     if (rc == MPI_SUCCESS)
         rc = step;
-    if (collective)
-        rc = mpiio_agree_error(f, rc, call);
+    if (collective) {
+        rc = mpiio_agree_error_bounds(f, rc, call, &lo, &hi);
+        if (rc == MPI_SUCCESS && f->stream)
+            mpiio_inflight_set(f, f->steps_ended - 1, lo, hi);
+    }
     if (rc == MPI_SUCCESS)
         set_status(status, bytes);
     f->blocked[MPIIO_T_WRITE] += PMPI_Wtime() - t0;
@@ -653,6 +659,12 @@ static int before_independent_read(mpiio_file_t *f, int64_t pos, int count, MPI_
         touch_ctx_t t = {.f = f};
         *own = mpiio_view_map(&f->view, pos, n, touches, &t) != 0;
     }
+    /* No byte of it in a step on its way (every rank's bytes of each lie
+     * within the bounds its collective write agreed on): what the file
+     * holds is what MPI-IO would read. In the node-local tier a step is
+     * read at the path only once drained: waited for. */
+    if (n > 0 && !f->tier && !mpiio_inflight_touched(f, pos, n))
+        return MPI_SUCCESS;
     return mpiio_settle_ended(f, call);
 }
 

@@ -320,6 +320,33 @@ static int round_outcome(mpiio_file_t *f, int code, const char *call, const int 
     return through_handler(f, text_code(e.cls, text, 1));
 }
 
+int mpiio_agree_error_bounds(mpiio_file_t *f, int code, const char *call, int64_t *lo,
+                             int64_t *hi)
+{
+    if (code == MPI_SUCCESS) /* this rank's own failure since the last collective call */
+        code = f->local_code;
+    f->local_code = MPI_SUCCESS;
+    /* round_fill's two ints as 64-bit words, then lo and -hi: one MIN */
+    int mine[2], all[2];
+    round_fill(f, code, NULL, 0, mine, all);
+    int64_t mine64[4] = {mine[0], mine[1], *lo, -*hi}, all64[4];
+    int rc = PMPI_Allreduce(mine64, all64, 4, MPI_INT64_T, MPI_MIN, f->comm);
+    if (rc != MPI_SUCCESS) {
+        *lo = 0;
+        *hi = INT64_MAX;
+        code = round_failed(f, rc, code, call, "MPI_Allreduce", NULL, 0);
+    } else {
+        all[0] = (int)all64[0];
+        all[1] = (int)all64[1];
+        *lo = all64[2];
+        *hi = -all64[3];
+        code = round_outcome(f, code, call, all, NULL, 0);
+    }
+    if (code != MPI_SUCCESS && f->error_code == MPI_SUCCESS)
+        f->error_code = code; /* failed on every rank alike from now on */
+    return code;
+}
+
 int mpiio_agreement_failed(mpiio_file_t *f, int rc, const char *call, const char *mpi_call)
 {
     return round_failed(f, rc, MPI_SUCCESS, call, mpi_call, NULL, 0);

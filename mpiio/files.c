@@ -223,6 +223,7 @@ int mpiio_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info, MP
             f->comm_slot = -1;
             f->direct_fd = -1;
             f->overlay_tail = &f->overlay;
+            f->own_lo = INT64_MAX; /* no byte yet */
         }
         if (!ok)
             snprintf(why, sizeof(why), "out of memory");

@@ -102,6 +102,15 @@ enum { MPIIO_OPEN_KNOWN, MPIIO_OPEN_PENDING, MPIIO_OPEN_GIVEN_BACK };
 enum { MPIIO_T_WRITE, MPIIO_T_SIZE, MPIIO_T_SYNC, MPIIO_T_READ, MPIIO_T_CLOSE,
        MPIIO_BLOCKED_KINDS };
 
+/* A step ended here and not known complete: every rank's bytes in it lie
+ * in [lo, hi) (inflight.c). */
+typedef struct mpiio_inflight {
+    uint64_t step;
+    int64_t lo, hi;
+} mpiio_inflight_t;
+/* The most steps inflight.c keeps apart (older ones merge). */
+#define MPIIO_INFLIGHT_MAX 8
+
 typedef struct mpiio_file {
     MPI_File fh;                 /* the real handle: the application's */
     char *path;                  /* as fwdio opened it */
@@ -119,6 +128,11 @@ typedef struct mpiio_file {
     int64_t synced_end;          /* every rank's max_end at the last MPI_File_sync */
     int sync_owed;               /* a sync returned before the bytes were durable */
     mpiio_extents_t own;         /* this rank's bytes in the current step */
+    int64_t own_lo, own_hi;      /* their bounds (none: lo INT64_MAX, hi 0) */
+    /* the steps ended here not known complete, with every rank's bounds
+     * (inflight.c) */
+    mpiio_inflight_t inflight[MPIIO_INFLIGHT_MAX];
+    int ninflight;
     mpiio_overlay_t *overlay, **overlay_tail; /* in call order */
     mpiio_copies_t copies;       /* copies of `own`'s bytes, for this rank's reads */
     int64_t readback_limit;      /* FWDIO_MPIIO_READBACK: most bytes in `copies` */
@@ -262,6 +276,11 @@ int mpiio_drain_error(mpiio_file_t *f, int status, const char *call);
  * file's handler; a failing rank keeps its own code. The file has then
  * failed on every rank (error_code). */
 int mpiio_agree_error(mpiio_file_t *f, int code, const char *call);
+/* The same for a collective write, in the same round: [*lo, *hi) (this
+ * rank's bytes of the step it ends) becomes the bounds of every rank's;
+ * where the round's MPI call failed here, [0, INT64_MAX). */
+int mpiio_agree_error_bounds(mpiio_file_t *f, int code, const char *call, int64_t *lo,
+                             int64_t *hi);
 /* The same, in the same round: *flag (this rank's) becomes whether any rank
  * set it. */
 int mpiio_agree_error_flag(mpiio_file_t *f, int code, const char *call, int *flag);
@@ -393,6 +412,17 @@ void mpiio_settle_quietly(mpiio_file_t *f);
 /* End a step after a collective write (collective); the overlay follows it
  * into the file. */
 int mpiio_end_step(mpiio_file_t *f, const char *call);
+
+/* --- inflight.c: the steps ended and not complete, with their bounds ---------- */
+/* Step `step` ended here (its bounds unknown yet: every byte). */
+void mpiio_inflight_ended(mpiio_file_t *f, uint64_t step);
+/* Its bounds, agreed by the collective write that ended it. */
+void mpiio_inflight_set(mpiio_file_t *f, uint64_t step, int64_t lo, int64_t hi);
+/* Every step ended here is complete. */
+void mpiio_inflight_clear(mpiio_file_t *f);
+/* Whether the view's data bytes [pos, pos + len) touch a step not known
+ * complete (those known complete are dropped first). */
+int mpiio_inflight_touched(mpiio_file_t *f, int64_t pos, int64_t len);
 
 /* --- extents.c: the set of this rank's extents in the stream ------------------ */
 /* Does [start, end) touch an extent? */

@@ -11,6 +11,7 @@ int mpiio_end_step(mpiio_file_t *f, const char *call)
 {
     int rc = fwdio_step_end(f->stream);
     f->steps_ended++;
+    mpiio_inflight_ended(f, f->steps_ended - 1);
     /* A failed stream (known here sooner than elsewhere, perhaps) is the
      * step's status, which the calls that wait for it report everywhere. */
     int code = MPI_SUCCESS;
@@ -28,6 +29,8 @@ int mpiio_end_step(mpiio_file_t *f, const char *call)
     else
         mpiio_overlay_drop(f);
     mpiio_extents_clear(&f->own); /* the next step may write any of them again */
+    f->own_lo = INT64_MAX;
+    f->own_hi = 0;
     mpiio_copies_clear(&f->copies);
     return code != MPI_SUCCESS ? code : over;
 }
@@ -41,6 +44,8 @@ static int wait_ended(mpiio_file_t *f, int drained, const char *call)
     if (rc != FWDIO_OK)
         return mpiio_file_error(f, rc, call);
     rc = drained ? fwdio_step_drain_wait(f->stream, f->steps_ended - 1) : FWDIO_OK;
+    if (rc == FWDIO_OK && drained)
+        mpiio_inflight_clear(f);
     return rc == FWDIO_OK ? MPI_SUCCESS : mpiio_drain_error(f, rc, call);
 }
 

@@ -405,3 +405,61 @@ void case_read_all_steps(void)
     check_file(name, &m);
     model_free(&m);
 }
+
+/* ------------------------------------------------------------------------- */
+/* Case: independent reads while a collective write's step is on its way     */
+/* ------------------------------------------------------------------------- */
+
+/* An independent read right after a collective write waits for that write's
+ * step only where it touches the bytes some rank wrote in it (the bounds the
+ * write agreed on, mpiio/inflight.c); elsewhere it reads the file at once.
+ * Run with every pwrite of the file slowed (FWDIO_FAULT=pwrite:slow=MS), so
+ * that a step stays on its way while the ranks read: each rank reads the
+ * next rank's piece right after every rank rewrote its own (within the
+ * step's bounds: it must see the new bytes, not the old), then, after a
+ * step in which rank 0 alone wrote far past the pieces, the next rank's
+ * piece again (outside that step's bounds: the bytes of the step before)
+ * and rank 0's far bytes (inside: the new ones). These reads of other
+ * ranks' bytes without a sync are the layer's promise (README.md, "MPI's
+ * consistency rules"), not MPI's: without the layer only the file is
+ * checked. */
+void case_read_in_flight(void)
+{
+    enum { PIECE = 65536 };
+    const char *name = "read_in_flight.mpiio";
+    remove_file(name);
+    MPI_File fh = open_file(name, MPI_MODE_RDWR | MPI_MODE_CREATE);
+    model_t m = {.holes_zero = g_layer};
+    MPI_Status st;
+    const int P = g_size, next = (g_rank + 1) % P;
+    const int64_t mine = (int64_t)g_rank * PIECE, theirs = (int64_t)next * PIECE;
+    const int64_t far = (int64_t)(P + 16) * PIECE;
+    uint8_t *got = malloc(PIECE);
+    for (int k = 1; k <= 2; k++) { /* k 1: first bytes; k 2: every piece again */
+        for (int q = 0; q < P; q++)
+            model_put(&m, (int64_t)q * PIECE, PIECE, seed_of(20 + k));
+        uint8_t *b = pattern_buf(mine, PIECE, seed_of(20 + k));
+        OK(MPI_File_write_at_all(fh, mine, b, PIECE, MPI_BYTE, &st));
+        free(b);
+        memset(got, 0xEE, PIECE);
+        if (OK(MPI_File_read_at(fh, theirs, got, PIECE, MPI_BYTE, &st)) && g_layer)
+            check_buf("read_at of the next rank's piece right after write_at_all", got, &m,
+                      theirs, PIECE);
+    }
+    /* rank 0 alone writes far past the pieces: a step whose bounds exclude them */
+    model_put(&m, far, PIECE, seed_of(23));
+    uint8_t *b = pattern_buf(far, PIECE, seed_of(23));
+    OK(MPI_File_write_at_all(fh, far, b, g_rank == 0 ? PIECE : 0, MPI_BYTE, &st));
+    free(b);
+    memset(got, 0xEE, PIECE);
+    if (OK(MPI_File_read_at(fh, theirs, got, PIECE, MPI_BYTE, &st)) && g_layer)
+        check_buf("read_at outside the step on its way", got, &m, theirs, PIECE);
+    memset(got, 0xEE, PIECE);
+    if (OK(MPI_File_read_at(fh, far, got, PIECE, MPI_BYTE, &st)) && g_layer)
+        check_buf("read_at of rank 0's bytes of the step on its way", got, &m, far, PIECE);
+    free(got);
+    expect_state(fh, "before close", ST_TAKEN);
+    close_file(&fh);
+    check_file(name, &m);
+    model_free(&m);
+}
