@@ -488,6 +488,19 @@ static void test_pick_fails(void)
 
 /* ---- dormant files (dormant.c) ---- */
 
+/* The woken file's check fails (another rank passed other fields): it fails
+ * everywhere and completes once closed here. */
+static void fail_check_and_close(world_t *w)
+{
+    fwdio_file_t *f = &w->f;
+    int64_t other[FWDIOI_OPEN_FIELDS];
+    for (int i = 0; i < FWDIOI_OPEN_FIELDS; i++)
+        other[i] = f->check_fields[i] + (i == 0);
+    answer_check(other);
+    close_file(w, f);
+    CHECK(w->complete == 1 && w->complete_status == FWDIO_EINVAL);
+}
+
 /* A dormant file's session stops once it holds its communicator: no check
  * starts (nothing to answer) until the application here uses the file, which
  * tells the neighbours (once) and starts the check; from there on the file
@@ -541,14 +554,7 @@ static void test_dormant_woken_by_other(void)
     CHECK(w.wakes_told == 1 && w.wake_except == OTHER && fake_comm_started() == 1);
     fwdioi_dormant_use(f);
     CHECK(w.wakes_told == 1 && fake_comm_started() == 1);
-    /* the check fails (another rank passed other fields): the file fails
-     * everywhere and completes once closed here */
-    int64_t other[FWDIOI_OPEN_FIELDS];
-    for (int i = 0; i < FWDIOI_OPEN_FIELDS; i++)
-        other[i] = f->check_fields[i] + (i == 0);
-    answer_check(other);
-    close_file(&w, f);
-    CHECK(w.complete == 1 && w.complete_status == FWDIO_EINVAL);
+    fail_check_and_close(&w);
     world_free(&w);
 }
 
@@ -569,12 +575,7 @@ static void test_dormant_wake_before_open(void)
     CHECK(!f->s.dormant && w.o.ndormant == 0 && w.o.npending_wakes == 0);
     finish_dup(MPI_SUCCESS);
     CHECK(fake_comm_started() == 1 && w.wakes_told == 1);
-    int64_t other[FWDIOI_OPEN_FIELDS];
-    for (int i = 0; i < FWDIOI_OPEN_FIELDS; i++)
-        other[i] = f->check_fields[i] + (i == 0);
-    answer_check(other);
-    close_file(&w, f);
-    CHECK(w.complete == 1 && w.complete_status == FWDIO_EINVAL);
+    fail_check_and_close(&w);
     world_free(&w);
 }
 
