@@ -902,7 +902,7 @@ int fwdioi_discard(fwdio_file_t *f)
     /* Used here, or woken by another rank's use: a close like any other
      * (the progress thread decides by the session's own state, which a wake
      * heard meanwhile changes first). */
-    (void)fwdioi_dormant_discard_locked(f);
+    fwdioi_dormant_discard_locked(f);
     int rc = close_locked(f, 1) != 0 ? FWDIO_ECLOSED : FWDIO_OK;
     fwdioi_rt_unlock(f->engine);
     return rc;

@@ -40,12 +40,10 @@ void fwdioi_dormant_use(fwdio_file_t *f)
     fwdioi_rt_unlock(f->engine);
 }
 
-int fwdioi_dormant_discard_locked(fwdio_file_t *f)
+void fwdioi_dormant_discard_locked(fwdio_file_t *f)
 {
     FWDIOI_ASSERT_LOCKED(f->engine);
-    int was = atomic_load(&f->dormant_app);
     atomic_store(&f->dormant_app, 0);
-    return was;
 }
 
 /* Tell the neighbours but `except` that file `seq` is in use. */

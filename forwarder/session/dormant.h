@@ -35,9 +35,9 @@ void fwdioi_dormant_init(fwdio_file_t *f, int dormant);
  *  close): wake it if it is dormant here (lock held, or not: _locked). */
 void fwdioi_dormant_use(fwdio_file_t *f);
 void fwdioi_dormant_use_locked(fwdio_file_t *f);
-/** The application discards f: 1 if it was dormant here (never used here,
- *  not woken by another rank yet), then cleared; 0 otherwise (lock held). */
-int fwdioi_dormant_discard_locked(fwdio_file_t *f);
+/** The application discards f: no later call of its wakes it (lock held;
+ *  the progress thread's close task decides whether it is still dormant). */
+void fwdioi_dormant_discard_locked(fwdio_file_t *f);
 
 /** f's open task ran (progress thread): a dormant file counts as one, and
  *  wakes at once if a wake for it came first; a refused stand-in
