@@ -182,7 +182,7 @@ int mpiio_refuse(mpiio_file_t *f, int cls, const char *fmt, ...)
 }
 
 static int agree(mpiio_file_t *f, int code, const char *call, int *flags, int nflags,
-                 int *failed);
+                 int *failed, int64_t *bounds);
 static int round_failed(mpiio_file_t *f, int rc, int code, const char *call,
                         const char *mpi_call, int *flags, int nflags);
 static int round_outcome(mpiio_file_t *f, int code, const char *call, const int *all,
@@ -209,14 +209,15 @@ int mpiio_agree_error_flag(mpiio_file_t *f, int code, const char *call, int *fla
 }
 
 /* mpiio_agree_error_flags, and *failed: whether the round's MPI call itself
- * failed on this rank (its flags are then taken as set). */
+ * failed on this rank (its flags are then taken as set); with `bounds`
+ * (NULL: none), mpiio_agree_error_bounds's [lo, hi) in the same round. */
 static int agree_error(mpiio_file_t *f, int code, const char *call, int *flags, int nflags,
-                       int *failed)
+                       int *failed, int64_t *bounds)
 {
     if (code == MPI_SUCCESS) /* this rank's own failure since the last collective call */
         code = f->local_code;
     f->local_code = MPI_SUCCESS;
-    code = agree(f, code, call, flags, nflags, failed);
+    code = agree(f, code, call, flags, nflags, failed, bounds);
     if (code != MPI_SUCCESS && f->error_code == MPI_SUCCESS)
         f->error_code = code; /* failed on every rank alike from now on */
     return code;
@@ -225,13 +226,24 @@ static int agree_error(mpiio_file_t *f, int code, const char *call, int *flags, 
 int mpiio_agree_error_flags(mpiio_file_t *f, int code, const char *call, int *flags, int nflags)
 {
     int failed;
-    return agree_error(f, code, call, flags, nflags, &failed);
+    return agree_error(f, code, call, flags, nflags, &failed, NULL);
 }
 
 int mpiio_agree_error_round(mpiio_file_t *f, int code, const char *call, int *flag,
                             int *failed)
 {
-    return agree_error(f, code, call, flag, 1, failed);
+    return agree_error(f, code, call, flag, 1, failed, NULL);
+}
+
+int mpiio_agree_error_bounds(mpiio_file_t *f, int code, const char *call, int64_t *lo,
+                             int64_t *hi)
+{
+    int64_t bounds[2] = {*lo, *hi};
+    int failed;
+    code = agree_error(f, code, call, NULL, 0, &failed, bounds);
+    *lo = bounds[0];
+    *hi = bounds[1];
+    return code;
 }
 
 /* This rank's part of a round (mine) and the identity to reduce into (all):
@@ -254,13 +266,27 @@ static int round_fill(const mpiio_file_t *f, int code, const int *flags, int nfl
 }
 
 static int agree(mpiio_file_t *f, int code, const char *call, int *flags, int nflags,
-                 int *failed)
+                 int *failed, int64_t *bounds)
 {
     if (nflags > MPIIO_AGREE_FLAGS_MAX)
         nflags = MPIIO_AGREE_FLAGS_MAX;
     int mine[1 + MPIIO_AGREE_FLAGS_MAX], all[1 + MPIIO_AGREE_FLAGS_MAX];
     int n = round_fill(f, code, flags, nflags, mine, all);
-    int rc = PMPI_Allreduce(mine, all, n, MPI_INT, MPI_MIN, f->comm);
+    int rc;
+    if (!bounds) {
+        rc = PMPI_Allreduce(mine, all, n, MPI_INT, MPI_MIN, f->comm);
+    } else { /* the ints as 64-bit words, then lo and -hi: one MIN */
+        int64_t mine64[3 + MPIIO_AGREE_FLAGS_MAX], all64[3 + MPIIO_AGREE_FLAGS_MAX];
+        for (int i = 0; i < n; i++)
+            mine64[i] = mine[i];
+        mine64[n] = bounds[0];
+        mine64[n + 1] = -bounds[1];
+        rc = PMPI_Allreduce(mine64, all64, n + 2, MPI_INT64_T, MPI_MIN, f->comm);
+        for (int i = 0; rc == MPI_SUCCESS && i < n; i++)
+            all[i] = (int)all64[i];
+        bounds[0] = rc == MPI_SUCCESS ? all64[n] : 0; /* failed here: every byte */
+        bounds[1] = rc == MPI_SUCCESS ? -all64[n + 1] : INT64_MAX;
+    }
     *failed = rc != MPI_SUCCESS;
     if (rc != MPI_SUCCESS)
         return round_failed(f, rc, code, call, "MPI_Allreduce", flags, nflags);
@@ -318,33 +344,6 @@ static int round_outcome(mpiio_file_t *f, int code, const char *call, const int 
     text[MPI_MAX_ERROR_STRING - 1] = '\0';
     /* said already on the failing rank when this MPI loses the text */
     return through_handler(f, text_code(e.cls, text, 1));
-}
-
-int mpiio_agree_error_bounds(mpiio_file_t *f, int code, const char *call, int64_t *lo,
-                             int64_t *hi)
-{
-    if (code == MPI_SUCCESS) /* this rank's own failure since the last collective call */
-        code = f->local_code;
-    f->local_code = MPI_SUCCESS;
-    /* round_fill's two ints as 64-bit words, then lo and -hi: one MIN */
-    int mine[2], all[2];
-    round_fill(f, code, NULL, 0, mine, all);
-    int64_t mine64[4] = {mine[0], mine[1], *lo, -*hi}, all64[4];
-    int rc = PMPI_Allreduce(mine64, all64, 4, MPI_INT64_T, MPI_MIN, f->comm);
-    if (rc != MPI_SUCCESS) {
-        *lo = 0;
-        *hi = INT64_MAX;
-        code = round_failed(f, rc, code, call, "MPI_Allreduce", NULL, 0);
-    } else {
-        all[0] = (int)all64[0];
-        all[1] = (int)all64[1];
-        *lo = all64[2];
-        *hi = -all64[3];
-        code = round_outcome(f, code, call, all, NULL, 0);
-    }
-    if (code != MPI_SUCCESS && f->error_code == MPI_SUCCESS)
-        f->error_code = code; /* failed on every rank alike from now on */
-    return code;
 }
 
 int mpiio_agreement_failed(mpiio_file_t *f, int rc, const char *call, const char *mpi_call)
