@@ -463,3 +463,61 @@ void case_read_in_flight(void)
     check_file(name, &m);
     model_free(&m);
 }
+
+/* Another rank's independent writes read without a sync (issue 28's D1):
+ * every rank writes its piece collectively (a step on its way: the pwrites
+ * are slowed where the test says so), then rank 0 writes, independently,
+ * over the next rank's piece and past every piece (MPI_File_write_at, then
+ * MPI_File_write at its file pointer); after an MPI_Barrier (no
+ * MPI_File_sync) every rank reads both. MPI-IO over a POSIX file system
+ * returns rank 0's bytes, and the layer does with FWDIO_MPIIO_READBACK=0
+ * (every independent write written at once, after the steps before it):
+ * checked without the layer and with that setting. With the layer's
+ * default the reads may return what the file held before (README.md, "MPI's
+ * consistency rules"): then only the file is checked. */
+void case_others_unsynced(void)
+{
+    enum { PIECE = 32768 };
+    const char *name = "others_unsynced.mpiio";
+    remove_file(name);
+    MPI_File fh = open_file(name, MPI_MODE_RDWR | MPI_MODE_CREATE);
+    model_t m = {.holes_zero = g_layer};
+    MPI_Status st;
+    const char *readback = getenv("FWDIO_MPIIO_READBACK");
+    const int promised = !g_layer || (readback && !strcmp(readback, "0"));
+    const int P = g_size;
+    const int64_t mine = (int64_t)g_rank * PIECE, over = (int64_t)(1 % P) * PIECE;
+    const int64_t past = (int64_t)(P + 3) * PIECE;
+    for (int q = 0; q < P; q++)
+        model_put(&m, (int64_t)q * PIECE, PIECE, seed_of(31));
+    uint8_t *b = pattern_buf(mine, PIECE, seed_of(31));
+    OK(MPI_File_write_at_all(fh, mine, b, PIECE, MPI_BYTE, &st));
+    free(b);
+    /* rank 0 alone: half of the next rank's piece, at an offset, then past
+     * every piece at its individual file pointer */
+    model_put(&m, over + 100, PIECE / 2, seed_of(32));
+    model_put(&m, past, PIECE, seed_of(33));
+    if (g_rank == 0) {
+        b = pattern_buf(over + 100, PIECE / 2, seed_of(32));
+        OK(MPI_File_write_at(fh, over + 100, b, PIECE / 2, MPI_BYTE, &st));
+        free(b);
+        b = pattern_buf(past, PIECE, seed_of(33));
+        OK(MPI_File_seek(fh, past, MPI_SEEK_SET));
+        OK(MPI_File_write(fh, b, PIECE, MPI_BYTE, &st));
+        free(b);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    uint8_t *got = malloc(PIECE);
+    memset(got, 0xEE, PIECE);
+    if (OK(MPI_File_read_at(fh, over, got, PIECE, MPI_BYTE, &st)) && promised)
+        check_buf("read_at of rank 0's unsynced write over a piece of a step on its way", got,
+                  &m, over, PIECE);
+    memset(got, 0xEE, PIECE);
+    if (OK(MPI_File_read_at(fh, past, got, PIECE, MPI_BYTE, &st)) && promised)
+        check_buf("read_at of rank 0's unsynced write at its file pointer", got, &m, past, PIECE);
+    free(got);
+    expect_state(fh, "before close", ST_TAKEN);
+    close_file(&fh);
+    check_file(name, &m);
+    model_free(&m);
+}
