@@ -620,15 +620,24 @@ MPIIO_EXPORT int MPI_File_iwrite_all(MPI_File fh, const void *buf, int count, MP
 
 /* --- reads: the file first holds what they must see ----------------------------------- */
 
+/* One walk of a read's extents for both of its tests: this rank's bytes of
+ * the current step (`own`), and the steps on their way (`flight`); it stops
+ * once every test asked for has found one. */
 typedef struct touch_ctx {
     const mpiio_file_t *f;
+    int want_own, want_flight;
+    int own, flight; /* found */
 } touch_ctx_t;
 
 static int touches(void *arg, int64_t off, int64_t len, int64_t data_pos)
 {
     (void)data_pos;
     touch_ctx_t *t = arg;
-    return mpiio_touches_unended(t->f, off, off + len);
+    if (t->want_own && !t->own)
+        t->own = mpiio_touches_unended(t->f, off, off + len);
+    if (t->want_flight && !t->flight)
+        t->flight = mpiio_inflight_touches(t->f, off, len);
+    return t->own >= t->want_own && t->flight >= t->want_flight;
 }
 
 /* The steps the other handles of f's path in this process ended are in the
@@ -653,17 +662,20 @@ static int before_independent_read(mpiio_file_t *f, int64_t pos, int count, MPI_
                                    int *own, const char *call)
 {
     int64_t n = 0;
-    *own = 0;
     settle_aliases(f);
-    if (mpiio_type_bytes(count, type, &n) == MPI_SUCCESS && n > 0 && mpiio_has_unended(f)) {
-        touch_ctx_t t = {.f = f};
-        *own = mpiio_view_map(&f->view, pos, n, touches, &t) != 0;
-    }
+    if (mpiio_type_bytes(count, type, &n) != MPI_SUCCESS)
+        n = 0;
+    touch_ctx_t t = {.f = f,
+                     .want_own = n > 0 && mpiio_has_unended(f),
+                     .want_flight = n > 0 && !f->tier && mpiio_inflight_pending(f)};
+    if (t.want_own || t.want_flight)
+        (void)mpiio_view_map(&f->view, pos, n, touches, &t);
+    *own = t.own;
     /* No byte of it in a step on its way (every rank's bytes of each lie
      * within the bounds its collective write agreed on): what the file
      * holds is what MPI-IO would read. In the node-local tier a step is
      * read at the path only once drained: waited for. */
-    if (n > 0 && !f->tier && !mpiio_inflight_touched(f, pos, n))
+    if (n > 0 && !f->tier && !t.flight)
         return MPI_SUCCESS;
     return mpiio_settle_ended(f, call);
 }

@@ -4,8 +4,9 @@
  * each with the file's bytes every rank wrote in it, [lo, hi): the bounds
  * the collective write that ended it agreed on (layer.h, mpiio_inflight_*),
  * [0, INT64_MAX) for a step ended otherwise (a sync, a close, a collective
- * read). An independent read that touches none of them reads the file at
- * once: every byte it covers is in the file already, since a step's bytes
+ * read). An independent read that touches none of them (calls.c, in the
+ * same walk of its extents as its test for this rank's own bytes) reads the
+ * file at once: every byte it covers is in the file already, since a step's bytes
  * land only within its bounds. Steps complete in order, so the list sheds
  * its head as they do; past MPIIO_INFLIGHT_MAX entries the two oldest
  * merge into their union (a read then waits more often, never less).
@@ -39,10 +40,10 @@ void mpiio_inflight_set(mpiio_file_t *f, uint64_t step, int64_t lo, int64_t hi)
 
 void mpiio_inflight_clear(mpiio_file_t *f) { f->ninflight = 0; }
 
-/* Drop the steps known complete here (a failed one stays: the reads that
- * touch it wait for it and report its failure). */
-static void prune(mpiio_file_t *f)
+int mpiio_inflight_pending(mpiio_file_t *f)
 {
+    /* Drop the steps known complete here (a failed one stays: the reads
+     * that touch it wait for it and report its failure). */
     int gone = 0;
     while (gone < f->ninflight && f->stream) {
         int done = 0;
@@ -54,22 +55,13 @@ static void prune(mpiio_file_t *f)
         f->ninflight -= gone;
         memmove(f->inflight, f->inflight + gone, (size_t)f->ninflight * sizeof f->inflight[0]);
     }
+    return f->ninflight > 0;
 }
 
-static int touches(void *arg, int64_t off, int64_t len, int64_t data_pos)
+int mpiio_inflight_touches(const mpiio_file_t *f, int64_t off, int64_t len)
 {
-    (void)data_pos;
-    const mpiio_file_t *f = arg;
     for (int i = 0; i < f->ninflight; i++)
         if (off < f->inflight[i].hi && f->inflight[i].lo < off + len)
             return 1;
     return 0;
-}
-
-int mpiio_inflight_touched(mpiio_file_t *f, int64_t pos, int64_t len)
-{
-    if (f->ninflight == 0)
-        return 0;
-    prune(f);
-    return f->ninflight > 0 && mpiio_view_map(&f->view, pos, len, touches, f) != 0;
 }

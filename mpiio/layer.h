@@ -420,9 +420,12 @@ void mpiio_inflight_ended(mpiio_file_t *f, uint64_t step);
 void mpiio_inflight_set(mpiio_file_t *f, uint64_t step, int64_t lo, int64_t hi);
 /* Every step ended here is complete. */
 void mpiio_inflight_clear(mpiio_file_t *f);
-/* Whether the view's data bytes [pos, pos + len) touch a step not known
- * complete (those known complete are dropped first). */
-int mpiio_inflight_touched(mpiio_file_t *f, int64_t pos, int64_t len);
+/* Whether a step not known complete remains (those known complete are
+ * dropped first). */
+int mpiio_inflight_pending(mpiio_file_t *f);
+/* Whether the file's bytes [off, off + len) touch such a step (call
+ * mpiio_inflight_pending first: this one drops none). */
+int mpiio_inflight_touches(const mpiio_file_t *f, int64_t off, int64_t len);
 
 /* --- extents.c: the set of this rank's extents in the stream ------------------ */
 /* Does [start, end) touch an extent? */
