@@ -16,6 +16,7 @@ typedef struct write_ctx {
     const char *data;
     const char *call;
     int keep; /* keep a copy for this rank's reads (see readback.c) */
+    int collective;
     int direct; /* an independent write with another handle of the path open */
     int status;
     int code; /* an MPI error of the layer's own write (through the handler already) */
@@ -111,6 +112,10 @@ static int write_extent(void *arg, int64_t off, int64_t len, int64_t data_pos)
             f->own_lo = off < f->own_lo ? off : f->own_lo;
             f->own_hi = off + len > f->own_hi ? off + len : f->own_hi;
         }
+        if (rc == FWDIO_OK && !w->collective) { /* not in the file yet (unsynced.c) */
+            f->ind_lo = off < f->ind_lo ? off : f->ind_lo;
+            f->ind_hi = off + len > f->ind_hi ? off + len : f->ind_hi;
+        }
     }
     if (rc != FWDIO_OK) {
         w->status = rc;
@@ -151,6 +156,7 @@ int mpiio_write(mpiio_file_t *f, int64_t pos, const void *buf, int count, MPI_Da
     write_ctx_t w = {.f = f,
                      .call = call,
                      .keep = !collective && !f->write_only,
+                     .collective = collective,
                      .status = FWDIO_OK,
                      .code = MPI_SUCCESS};
     /* Steps other handles of the path ended are in the file first. */

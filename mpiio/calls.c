@@ -447,14 +447,17 @@ static int write_view(mpiio_file_t *f, int64_t offset, int at_pointer, const voi
         f->fp += bytes / f->view.etype_size;
     /* the step's bounds: this rank's bytes in it, every rank's once agreed
      * (a read outside those of every step on its way need not wait) */
-    int64_t lo = f->own_lo, hi = f->own_hi;
+    mpiio_step_end_t end;
+    mpiio_step_end_mine(f, &end);
     int step = collective ? mpiio_end_step(f, call) : MPI_SUCCESS;
     if (rc == MPI_SUCCESS)
         rc = step;
     if (collective) {
-        rc = mpiio_agree_error_bounds(f, rc, call, &lo, &hi);
+        int failed = 0;
+        rc = mpiio_agree_step_end(f, rc, call, NULL, 0, &failed, &end);
         if (rc == MPI_SUCCESS && f->stream)
-            mpiio_inflight_set(f, f->steps_ended - 1, lo, hi);
+            mpiio_inflight_set(f, f->steps_ended - 1, end.lo, end.hi);
+        mpiio_unsynced_check(f, &end, call);
     }
     if (rc == MPI_SUCCESS)
         set_status(status, bytes);
@@ -718,6 +721,13 @@ static int read_independent(mpiio_file_t *f, int64_t offset, int at_pointer, voi
     int64_t at = at_pointer ? f->fp : offset;
     int own;
     int rc = before_independent_read(f, at * f->view.etype_size, count, type, &own, call);
+    /* Other ranks' writes since the last collective call may still be on
+     * their way (the one difference from MPI-IO over POSIX, where they
+     * would be in the file already): the step's end tells, under
+     * FWDIO_VERBOSE (unsynced.c). */
+    int64_t n = 0;
+    if (rc == MPI_SUCCESS && mpiio_verbose() && mpiio_type_bytes(count, type, &n) == MPI_SUCCESS)
+        mpiio_unsynced_read(f, at * f->view.etype_size, n, call);
     if (rc == MPI_SUCCESS && own) {
         int64_t bytes = 0;
         rc = mpiio_read_own(f, at, buf, count, type, &bytes, call);
@@ -731,17 +741,6 @@ static int read_independent(mpiio_file_t *f, int64_t offset, int at_pointer, voi
             set_status(status, bytes);
         }
     } else if (rc == MPI_SUCCESS) {
-        /* Other ranks' writes since the last collective call may still be on
-         * their way (the one difference from MPI-IO over POSIX, where they
-         * would be in the file already): said once, under FWDIO_VERBOSE. */
-        if (mpiio_verbose() && !f->said_unsynced_read) {
-            f->said_unsynced_read = 1;
-            mpiio_say("%s: %s: an independent read sees other ranks' writes once they are "
-                      "synced (MPI_File_sync, a barrier, MPI_File_sync: MPI's rule); their "
-                      "writes since the last collective call on the file may still be on "
-                      "their way to fwdio's writers, and a read of them returns what the "
-                      "file held before", f->path, call);
-        }
         /* The real call, at the layer's file pointer when it reads at one. */
         if (at_pointer)
             PMPI_File_seek(f->fh, f->fp, MPI_SEEK_SET);
@@ -1011,9 +1010,13 @@ MPIIO_EXPORT int MPI_File_sync(MPI_File fh)
     f->syncs++;
     if (mpiio_sync_async()) {
         /* Opt-in: the step ends now and the bytes are durable by the close. */
+        mpiio_step_end_t end;
+        int failed = 0;
+        mpiio_step_end_mine(f, &end);
         rc = mpiio_end_step(f, "MPI_File_sync");
         f->sync_owed = 1;
-        rc = mpiio_agree_error(f, rc, "MPI_File_sync");
+        rc = mpiio_agree_step_end(f, rc, "MPI_File_sync", NULL, 0, &failed, &end);
+        mpiio_unsynced_check(f, &end, "MPI_File_sync");
     } else { /* in the node-local tier: durable in the local stores */
         rc = mpiio_settle_collective(f, 0, "MPI_File_sync");
     }

@@ -182,7 +182,7 @@ int mpiio_refuse(mpiio_file_t *f, int cls, const char *fmt, ...)
 }
 
 static int agree(mpiio_file_t *f, int code, const char *call, int *flags, int nflags,
-                 int *failed, int64_t *bounds);
+                 int *failed, int64_t *words, int nwords);
 static int round_failed(mpiio_file_t *f, int rc, int code, const char *call,
                         const char *mpi_call, int *flags, int nflags);
 static int round_outcome(mpiio_file_t *f, int code, const char *call, const int *all,
@@ -209,15 +209,16 @@ int mpiio_agree_error_flag(mpiio_file_t *f, int code, const char *call, int *fla
 }
 
 /* mpiio_agree_error_flags, and *failed: whether the round's MPI call itself
- * failed on this rank (its flags are then taken as set); with `bounds`
- * (NULL: none), mpiio_agree_error_bounds's [lo, hi) in the same round. */
+ * failed on this rank (its flags are then taken as set); with `words`
+ * (NULL: none), nwords 64-bit words reduced by MIN in the same round (left
+ * as they are where the round failed here). */
 static int agree_error(mpiio_file_t *f, int code, const char *call, int *flags, int nflags,
-                       int *failed, int64_t *bounds)
+                       int *failed, int64_t *words, int nwords)
 {
     if (code == MPI_SUCCESS) /* this rank's own failure since the last collective call */
         code = f->local_code;
     f->local_code = MPI_SUCCESS;
-    code = agree(f, code, call, flags, nflags, failed, bounds);
+    code = agree(f, code, call, flags, nflags, failed, words, nwords);
     if (code != MPI_SUCCESS && f->error_code == MPI_SUCCESS)
         f->error_code = code; /* failed on every rank alike from now on */
     return code;
@@ -226,23 +227,37 @@ static int agree_error(mpiio_file_t *f, int code, const char *call, int *flags, 
 int mpiio_agree_error_flags(mpiio_file_t *f, int code, const char *call, int *flags, int nflags)
 {
     int failed;
-    return agree_error(f, code, call, flags, nflags, &failed, NULL);
+    return agree_error(f, code, call, flags, nflags, &failed, NULL, 0);
 }
 
 int mpiio_agree_error_round(mpiio_file_t *f, int code, const char *call, int *flag,
                             int *failed)
 {
-    return agree_error(f, code, call, flag, 1, failed, NULL);
+    return agree_error(f, code, call, flag, 1, failed, NULL, 0);
 }
 
-int mpiio_agree_error_bounds(mpiio_file_t *f, int code, const char *call, int64_t *lo,
-                             int64_t *hi)
+/* The step's end as MIN words: the bounds as lo and -hi, the ranks that
+ * wrote independently as first and -last. */
+enum { END_LO, END_NHI, END_IND_LO, END_IND_NHI, END_FIRST, END_NLAST, END_WORDS };
+
+int mpiio_agree_step_end(mpiio_file_t *f, int code, const char *call, int *flags, int nflags,
+                         int *failed, mpiio_step_end_t *e)
 {
-    int64_t bounds[2] = {*lo, *hi};
-    int failed;
-    code = agree_error(f, code, call, NULL, 0, &failed, bounds);
-    *lo = bounds[0];
-    *hi = bounds[1];
+    int64_t w[END_WORDS] = {e->lo, -e->hi, e->ind_lo, -e->ind_hi, e->first, -e->last};
+    code = agree_error(f, code, call, flags, nflags, failed, w, END_WORDS);
+    if (*failed) { /* every byte may be on its way; nothing to say of reads */
+        e->lo = 0;
+        e->hi = INT64_MAX;
+        e->ind_lo = INT64_MAX;
+        e->ind_hi = 0;
+        return code;
+    }
+    e->lo = w[END_LO];
+    e->hi = -w[END_NHI];
+    e->ind_lo = w[END_IND_LO];
+    e->ind_hi = -w[END_IND_NHI];
+    e->first = w[END_FIRST];
+    e->last = -w[END_NLAST];
     return code;
 }
 
@@ -266,26 +281,29 @@ static int round_fill(const mpiio_file_t *f, int code, const int *flags, int nfl
 }
 
 static int agree(mpiio_file_t *f, int code, const char *call, int *flags, int nflags,
-                 int *failed, int64_t *bounds)
+                 int *failed, int64_t *words, int nwords)
 {
     if (nflags > MPIIO_AGREE_FLAGS_MAX)
         nflags = MPIIO_AGREE_FLAGS_MAX;
     int mine[1 + MPIIO_AGREE_FLAGS_MAX], all[1 + MPIIO_AGREE_FLAGS_MAX];
     int n = round_fill(f, code, flags, nflags, mine, all);
     int rc;
-    if (!bounds) {
+    if (!words) {
         rc = PMPI_Allreduce(mine, all, n, MPI_INT, MPI_MIN, f->comm);
-    } else { /* the ints as 64-bit words, then lo and -hi: one MIN */
-        int64_t mine64[3 + MPIIO_AGREE_FLAGS_MAX], all64[3 + MPIIO_AGREE_FLAGS_MAX];
+    } else { /* the ints as 64-bit words, then the caller's: one MIN */
+        enum { MAX64 = 1 + MPIIO_AGREE_FLAGS_MAX + MPIIO_AGREE_WORDS_MAX };
+        int64_t mine64[MAX64], all64[MAX64];
+        if (nwords > MPIIO_AGREE_WORDS_MAX)
+            nwords = MPIIO_AGREE_WORDS_MAX;
         for (int i = 0; i < n; i++)
             mine64[i] = mine[i];
-        mine64[n] = bounds[0];
-        mine64[n + 1] = -bounds[1];
-        rc = PMPI_Allreduce(mine64, all64, n + 2, MPI_INT64_T, MPI_MIN, f->comm);
+        for (int i = 0; i < nwords; i++)
+            mine64[n + i] = words[i];
+        rc = PMPI_Allreduce(mine64, all64, n + nwords, MPI_INT64_T, MPI_MIN, f->comm);
         for (int i = 0; rc == MPI_SUCCESS && i < n; i++)
             all[i] = (int)all64[i];
-        bounds[0] = rc == MPI_SUCCESS ? all64[n] : 0; /* failed here: every byte */
-        bounds[1] = rc == MPI_SUCCESS ? -all64[n + 1] : INT64_MAX;
+        for (int i = 0; rc == MPI_SUCCESS && i < nwords; i++)
+            words[i] = all64[n + i];
     }
     *failed = rc != MPI_SUCCESS;
     if (rc != MPI_SUCCESS)

@@ -8,6 +8,13 @@ int mpiio_extents_touch(const mpiio_extents_t *x, int64_t start, int64_t end)
     return fwdioi_ranges_touch(x, (uint64_t)start, (uint64_t)end);
 }
 
+int mpiio_extents_cover(const mpiio_extents_t *x, int64_t start, int64_t end)
+{
+    fwdioi_range_t r; /* the extent starting highest at or below start (they never touch) */
+    return fwdioi_ranges_neighbour(x, (uint64_t)start, &r) && r.start <= (uint64_t)start &&
+           r.end >= (uint64_t)end;
+}
+
 /* With MPIIO_EXTENTS_MAX extents, a new one joins its nearest neighbour
  * (the one below it, else the one above), the bytes between them included:
  * the set stays that size, each add still O(log n) (halving the whole set

@@ -223,7 +223,7 @@ int mpiio_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info, MP
             f->comm_slot = -1;
             f->direct_fd = -1;
             f->overlay_tail = &f->overlay;
-            f->own_lo = INT64_MAX; /* no byte yet */
+            f->own_lo = f->ind_lo = f->read_lo = INT64_MAX; /* no byte yet */
         }
         if (!ok)
             snprintf(why, sizeof(why), "out of memory");
@@ -476,7 +476,11 @@ int mpiio_close(mpiio_file_t *f, MPI_File *fh)
     int untouched = f->stream && (f->holding || (f->bytes_stream == 0 && !f->tier &&
                                                  !mpiio_close_async()));
     int flags[3] = {f->stream && f->overlay != NULL, unsettled && !late, !untouched};
-    code = mpiio_agree_error_flags(f, code, "MPI_File_close", flags, 3);
+    mpiio_step_end_t end;
+    int end_failed = 0;
+    mpiio_step_end_mine(f, &end);
+    code = mpiio_agree_step_end(f, code, "MPI_File_close", flags, 3, &end_failed, &end);
+    mpiio_unsynced_check(f, &end, "MPI_File_close");
     int held = !flags[2];
     int last_step = flags[0] && !held;
     if (held) {

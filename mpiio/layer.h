@@ -111,6 +111,19 @@ typedef struct mpiio_inflight {
 /* The most steps inflight.c keeps apart (older ones merge). */
 #define MPIIO_INFLIGHT_MAX 8
 
+/* What a call that ends a step agrees on besides its outcome
+ * (mpiio_agree_step_end): each field this rank's before the round, every
+ * rank's after it. */
+typedef struct mpiio_step_end {
+    int64_t lo, hi;         /* the bounds of the bytes written in the step */
+    int64_t ind_lo, ind_hi; /* of those written independently and not in the
+                             * file when the call returned (unsynced.c) */
+    int64_t first, last;    /* the lowest and highest rank that wrote those
+                             * (INT64_MAX and -1: none) */
+    int64_t read_lo, read_hi; /* this rank's reads (FWDIO_VERBOSE; not agreed) */
+    const char *read_call;
+} mpiio_step_end_t;
+
 typedef struct mpiio_file {
     MPI_File fh;                 /* the real handle: the application's */
     char *path;                  /* as fwdio opened it */
@@ -129,6 +142,11 @@ typedef struct mpiio_file {
     int sync_owed;               /* a sync returned before the bytes were durable */
     mpiio_extents_t own;         /* this rank's bytes in the current step */
     int64_t own_lo, own_hi;      /* their bounds (none: lo INT64_MAX, hi 0) */
+    int64_t ind_lo, ind_hi;      /* of those written independently (unsynced.c) */
+    /* FWDIO_VERBOSE: the bounds of this rank's independent reads in the
+     * current step of bytes not its own (unsynced.c), and the first's call */
+    int64_t read_lo, read_hi;
+    const char *read_call;
     /* the steps ended here not known complete, with every rank's bounds
      * (inflight.c) */
     mpiio_inflight_t inflight[MPIIO_INFLIGHT_MAX];
@@ -276,11 +294,6 @@ int mpiio_drain_error(mpiio_file_t *f, int status, const char *call);
  * file's handler; a failing rank keeps its own code. The file has then
  * failed on every rank (error_code). */
 int mpiio_agree_error(mpiio_file_t *f, int code, const char *call);
-/* The same for a collective write, in the same round: [*lo, *hi) (this
- * rank's bytes of the step it ends) becomes the bounds of every rank's;
- * where the round's MPI call failed here, [0, INT64_MAX). */
-int mpiio_agree_error_bounds(mpiio_file_t *f, int code, const char *call, int64_t *lo,
-                             int64_t *hi);
 /* The same, in the same round: *flag (this rank's) becomes whether any rank
  * set it. */
 int mpiio_agree_error_flag(mpiio_file_t *f, int code, const char *call, int *flag);
@@ -293,6 +306,13 @@ int mpiio_agree_error_round(mpiio_file_t *f, int code, const char *call, int *fl
  * where any rank set it. */
 #define MPIIO_AGREE_FLAGS_MAX 3
 int mpiio_agree_error_flags(mpiio_file_t *f, int code, const char *call, int *flags, int nflags);
+/* mpiio_agree_error_round with nflags flags, for a call that ends a step,
+ * in the same round: *e (this rank's, mpiio_step_end_mine) becomes every
+ * rank's (unsynced.c); where the round's MPI call failed here, every byte
+ * may be on its way (lo 0, hi INT64_MAX) and no rank wrote independently. */
+#define MPIIO_AGREE_WORDS_MAX 6
+int mpiio_agree_step_end(mpiio_file_t *f, int code, const char *call, int *flags, int nflags,
+                         int *failed, mpiio_step_end_t *e);
 /* The same in two halves, for a round that may overlap a blocking call of
  * MPI's (the close's second agreement beside MPI_File_close): start takes
  * `code` (and this rank's earlier failure) into an MPI_Iallreduce (its
@@ -427,9 +447,26 @@ int mpiio_inflight_pending(mpiio_file_t *f);
  * mpiio_inflight_pending first: this one drops none). */
 int mpiio_inflight_touches(const mpiio_file_t *f, int64_t off, int64_t len);
 
+/* --- unsynced.c: reads that may have missed another rank's writes ------------ */
+/* This rank's part of a step's end: its bytes of the step (their bounds,
+ * those written independently, and its rank if it wrote such bytes), and
+ * its reads' bounds, taken before mpiio_end_step forgets them. */
+void mpiio_step_end_mine(const mpiio_file_t *f, mpiio_step_end_t *e);
+/* FWDIO_VERBOSE: an independent read of the view's data bytes
+ * [pos, pos + len) in the current step (the bounds of its bytes that this
+ * rank did not write in the step are kept for mpiio_unsynced_check). */
+void mpiio_unsynced_read(mpiio_file_t *f, int64_t pos, int64_t len, const char *call);
+/* After the round of a call that ends the step (e: every rank's, with this
+ * rank's reads): where this rank read bytes in the step that another rank
+ * may have written independently in it, FWDIO_VERBOSE says so, once per
+ * file. */
+void mpiio_unsynced_check(mpiio_file_t *f, const mpiio_step_end_t *e, const char *call);
+
 /* --- extents.c: the set of this rank's extents in the stream ------------------ */
 /* Does [start, end) touch an extent? */
 int mpiio_extents_touch(const mpiio_extents_t *x, int64_t start, int64_t end);
+/* Does one extent hold all of [start, end)? */
+int mpiio_extents_cover(const mpiio_extents_t *x, int64_t start, int64_t end);
 /* Add [start, end), touching no extent: 0, or -1 out of memory. */
 int mpiio_extents_add(mpiio_extents_t *x, int64_t start, int64_t end);
 void mpiio_extents_clear(mpiio_extents_t *x);

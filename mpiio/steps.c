@@ -29,8 +29,8 @@ int mpiio_end_step(mpiio_file_t *f, const char *call)
     else
         mpiio_overlay_drop(f);
     mpiio_extents_clear(&f->own); /* the next step may write any of them again */
-    f->own_lo = INT64_MAX;
-    f->own_hi = 0;
+    f->own_lo = f->ind_lo = f->read_lo = INT64_MAX;
+    f->own_hi = f->ind_hi = f->read_hi = 0;
     mpiio_copies_clear(&f->copies);
     return code != MPI_SUCCESS ? code : over;
 }
@@ -95,7 +95,10 @@ int mpiio_settle_durable(mpiio_file_t *f, const char *call)
 int mpiio_settle_collective(mpiio_file_t *f, int drained, const char *call)
 {
     int wrote = f->stream && mpiio_has_unended(f), failed = 0;
-    int rc = mpiio_agree_error_round(f, MPI_SUCCESS, call, &wrote, &failed);
+    mpiio_step_end_t e;
+    mpiio_step_end_mine(f, &e);
+    int rc = mpiio_agree_step_end(f, MPI_SUCCESS, call, &wrote, 1, &failed, &e);
+    mpiio_unsynced_check(f, &e, call);
     if (!f->stream) /* released, or given back, on every rank alike */
         return rc;
     if (failed) /* its overlay would wait for the step: the file fails anyway */

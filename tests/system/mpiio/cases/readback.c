@@ -474,7 +474,8 @@ void case_read_in_flight(void)
  * (every independent write written at once, after the steps before it):
  * checked without the layer and with that setting. With the layer's
  * default the reads may return what the file held before (README.md, "MPI's
- * consistency rules"): then only the file is checked. */
+ * consistency rules"): then only the file is checked, and FWDIO_VERBOSE
+ * names the reads at the collective write that ends the step. */
 void case_others_unsynced(void)
 {
     enum { PIECE = 32768 };
@@ -516,6 +517,9 @@ void case_others_unsynced(void)
     if (OK(MPI_File_read_at(fh, past, got, PIECE, MPI_BYTE, &st)) && promised)
         check_buf("read_at of rank 0's unsynced write at its file pointer", got, &m, past, PIECE);
     free(got);
+    /* a collective call that ends the step (with FWDIO_VERBOSE the layer
+     * names the reads above there: unsynced_note.cmake) */
+    OK(MPI_File_write_at_all(fh, 0, NULL, 0, MPI_BYTE, &st));
     expect_state(fh, "before close", ST_TAKEN);
     close_file(&fh);
     check_file(name, &m);

@@ -1,0 +1,42 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# FWDIO_VERBOSE names a read that may have missed another rank's
+# independent write of the same step (mpiio/unsynced.c), and no other:
+# test_mpiio_layer's others_unsynced case on 3 ranks (rank 0 writes
+# independently, a barrier, every rank reads those bytes, then a collective
+# write ends the step): ranks 1 and 2 say so at that write, rank 0 (which
+# reads its own bytes) does not; with FWDIO_MPIIO_READBACK=0 (rank 0's
+# writes in the file at once) no rank does, nor in read_in_flight (reads of
+# bytes of collective writes only). Run with cmake -P and -DMPIEXEC=...
+# -DPROG=... -DDIR=...
+include(${CMAKE_CURRENT_LIST_DIR}/run_layer_case.cmake)
+set(ENV{FWDIO_VERBOSE} 1)
+set(ENV{FWDIO_MPIIO} "*.mpiio")
+set(note "fwdio-mpiio: [^\n]*others_unsynced\\.mpiio: this rank's MPI_File_read_at read bytes within \\[32768, 229376\\) and, since the last collective call on the file, rank 0 wrote bytes within \\[32868, 229376\\) independently \\(found at MPI_File_write_at_all\\)")
+file(REMOVE_RECURSE "${DIR}")
+file(MAKE_DIRECTORY "${DIR}")
+run_layer_case(3 others_unsynced out)
+if(NOT out MATCHES "${note}")
+  message(FATAL_ERROR "no rank named the reads of rank 0's unsynced writes as expected:\n${out}")
+endif()
+# counted by a part without brackets (a list's items may not hold one)
+string(REGEX MATCHALL "229376\\) independently \\(found at MPI_File_write_at_all\\)" notes "${out}")
+list(LENGTH notes n)
+if(NOT n EQUAL 2)
+  message(FATAL_ERROR "${n} ranks named the reads of rank 0's unsynced writes, not 2:\n${out}")
+endif()
+string(REGEX MATCHALL "wrote bytes within" any "${out}")
+list(LENGTH any n)
+if(NOT n EQUAL 2)
+  message(FATAL_ERROR "another note than the two expected:\n${out}")
+endif()
+set(ENV{FWDIO_MPIIO_READBACK} 0)
+run_layer_case(3 others_unsynced out)
+if(out MATCHES "wrote bytes within")
+  message(FATAL_ERROR "a note with every independent write in the file at once:\n${out}")
+endif()
+unset(ENV{FWDIO_MPIIO_READBACK})
+run_layer_case(3 read_in_flight out)
+if(out MATCHES "wrote bytes within")
+  message(FATAL_ERROR "a note where no rank wrote independently:\n${out}")
+endif()
+file(REMOVE_RECURSE "${DIR}")
