@@ -467,8 +467,11 @@ void case_read_in_flight(void)
 /* Another rank's independent writes read without a sync (issue 28's D1):
  * every rank writes its piece collectively (a step on its way: the pwrites
  * are slowed where the test says so), then rank 0 writes, independently,
- * over the next rank's piece and past every piece (MPI_File_write_at, then
- * MPI_File_write at its file pointer); after an MPI_Barrier (no
+ * over part of its own piece (a process's later write wins; another rank's
+ * collective bytes written again without a sync would be MPI's undefined
+ * case, and ROMIO's aggregators may land them last) and past every piece
+ * (MPI_File_write_at, then MPI_File_write at its file pointer); after an
+ * MPI_Barrier (no
  * MPI_File_sync) every rank reads both. MPI-IO over a POSIX file system
  * returns rank 0's bytes, and the layer does with FWDIO_MPIIO_READBACK=0
  * (every independent write written at once, after the steps before it):
@@ -487,15 +490,15 @@ void case_others_unsynced(void)
     const char *readback = getenv("FWDIO_MPIIO_READBACK");
     const int promised = !g_layer || (readback && !strcmp(readback, "0"));
     const int P = g_size;
-    const int64_t mine = (int64_t)g_rank * PIECE, over = (int64_t)(1 % P) * PIECE;
+    const int64_t mine = (int64_t)g_rank * PIECE, over = 0; /* rank 0's piece */
     const int64_t past = (int64_t)(P + 3) * PIECE;
     for (int q = 0; q < P; q++)
         model_put(&m, (int64_t)q * PIECE, PIECE, seed_of(31));
     uint8_t *b = pattern_buf(mine, PIECE, seed_of(31));
     OK(MPI_File_write_at_all(fh, mine, b, PIECE, MPI_BYTE, &st));
     free(b);
-    /* rank 0 alone: half of the next rank's piece, at an offset, then past
-     * every piece at its individual file pointer */
+    /* rank 0 alone: half of its piece, at an offset, then past every piece
+     * at its individual file pointer */
     model_put(&m, over + 100, PIECE / 2, seed_of(32));
     model_put(&m, past, PIECE, seed_of(33));
     if (g_rank == 0) {
