@@ -11,9 +11,12 @@
  * can: its round agrees on the bounds of the bytes the ranks wrote
  * independently in the step and which ranks did (mpiio_agree_step_end),
  * and a rank whose reads in the step touched them, where another rank wrote
- * them, says so. Bounds, not byte sets: a read between two such writes of
+ * them, says so (its reads through another handle of the path count in
+ * this handle's step too). Bounds, not byte sets: a read between two such writes of
  * one rank is named too ("may"); a read of this rank's own bytes of the
- * step is not (it sees them: readback.c).
+ * step is not (it sees them: readback.c). A write through a handle that
+ * only its own process has (opened on MPI_COMM_SELF) reaches no round of
+ * the reader's: a read of it is not named.
  */
 #include "layer.h"
 
@@ -34,7 +37,7 @@ void mpiio_step_end_mine(const mpiio_file_t *f, mpiio_step_end_t *e)
 }
 
 typedef struct read_bounds {
-    const mpiio_file_t *f;
+    const mpiio_extents_t *own; /* the handle's own bytes of its step */
     int64_t lo, hi;
 } read_bounds_t;
 
@@ -42,25 +45,42 @@ static int note_extent(void *arg, int64_t off, int64_t len, int64_t data_pos)
 {
     (void)data_pos;
     read_bounds_t *b = arg;
-    if (len <= 0 || mpiio_extents_cover(&b->f->own, off, off + len))
+    if (len <= 0 || mpiio_extents_cover(b->own, off, off + len))
         return 0; /* this rank's own bytes of the step: it reads them */
     b->lo = off < b->lo ? off : b->lo;
     b->hi = off + len > b->hi ? off + len : b->hi;
     return 0;
 }
 
-void mpiio_unsynced_read(mpiio_file_t *f, int64_t pos, int64_t len, const char *call)
+/* The read's bytes (through f's view) kept in handle h's step. */
+static void note_read(mpiio_file_t *h, mpiio_file_t *f, int64_t pos, int64_t len,
+                      const char *call)
 {
-    if (len <= 0 || f->said_unsynced_read)
+    if (h->said_unsynced_read)
         return;
-    read_bounds_t b = {.f = f, .lo = INT64_MAX, .hi = 0};
+    read_bounds_t b = {.own = &h->own, .lo = INT64_MAX, .hi = 0};
     (void)mpiio_view_map(&f->view, pos, len, note_extent, &b);
     if (b.lo >= b.hi)
         return;
-    if (f->read_lo >= f->read_hi)
-        f->read_call = call;
-    f->read_lo = b.lo < f->read_lo ? b.lo : f->read_lo;
-    f->read_hi = b.hi > f->read_hi ? b.hi : f->read_hi;
+    if (h->read_lo >= h->read_hi)
+        h->read_call = call;
+    h->read_lo = b.lo < h->read_lo ? b.lo : h->read_lo;
+    h->read_hi = b.hi > h->read_hi ? b.hi : h->read_hi;
+}
+
+void mpiio_unsynced_read(mpiio_file_t *f, int64_t pos, int64_t len, const char *call)
+{
+    if (len <= 0)
+        return;
+    note_read(f, f, pos, len, call);
+    /* and in the step of every other handle of the path here: another rank
+     * may have written through that one (PnetCDF's header, written by rank
+     * 0 through the collective handle, read by every rank through its
+     * MPI_COMM_SELF one) */
+    mpiio_file_t *alias[MPIIO_ALIASES_MAX];
+    size_t n = mpiio_aliases(f, alias, MPIIO_ALIASES_MAX);
+    for (size_t i = 0; i < n; i++)
+        note_read(alias[i], f, pos, len, call);
 }
 
 void mpiio_unsynced_check(mpiio_file_t *f, const mpiio_step_end_t *e, const char *call)

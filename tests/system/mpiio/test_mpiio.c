@@ -100,6 +100,7 @@ static const case_t cases[] = {
     {"read_all_steps", case_read_all_steps, 1},
     {"read_in_flight", case_read_in_flight, 1},
     {"others_unsynced", case_others_unsynced, 1},
+    {"others_unsynced_alias", case_others_unsynced_alias, 1},
     {"comm_self", case_comm_self, 1},
     {"split", case_split, 1},
     {"two_files", case_two_files, 1},

@@ -4,8 +4,9 @@
 # test_mpiio_layer's others_unsynced case on 3 ranks (rank 0 writes
 # independently, a barrier, every rank reads those bytes, then a collective
 # write ends the step): ranks 1 and 2 say so at that write, rank 0 (which
-# reads its own bytes) does not; with FWDIO_MPIIO_READBACK=0 (rank 0's
-# writes in the file at once) no rank does, nor in read_in_flight (reads of
+# reads its own bytes) does not; in others_unsynced_alias, which reads
+# them through a second handle, ranks 1 and 2 too; with
+# FWDIO_MPIIO_READBACK=0 (rank 0's writes in the file at once) no rank does, nor in read_in_flight (reads of
 # bytes of collective writes only). Run with cmake -P and -DMPIEXEC=...
 # -DPROG=... -DDIR=...
 include(${CMAKE_CURRENT_LIST_DIR}/run_layer_case.cmake)
@@ -28,6 +29,16 @@ string(REGEX MATCHALL "wrote bytes within" any "${out}")
 list(LENGTH any n)
 if(NOT n EQUAL 2)
   message(FATAL_ERROR "another note than the two expected:\n${out}")
+endif()
+# the same read through a second handle of the path (rank 0 has none)
+run_layer_case(3 others_unsynced_alias out)
+if(NOT out MATCHES "this rank's MPI_File_read_at read bytes within \\[4096, 20480\\) and, since the last collective call on the file, rank 0 wrote bytes within \\[4096, 20480\\) independently \\(found at MPI_File_write_at_all\\)")
+  message(FATAL_ERROR "no rank named its read through a second handle as expected:\n${out}")
+endif()
+string(REGEX MATCHALL "20480\\) independently \\(found at MPI_File_write_at_all\\)" notes "${out}")
+list(LENGTH notes n)
+if(NOT n EQUAL 2)
+  message(FATAL_ERROR "${n} ranks named their reads through a second handle, not 2:\n${out}")
 endif()
 set(ENV{FWDIO_MPIIO_READBACK} 0)
 run_layer_case(3 others_unsynced out)

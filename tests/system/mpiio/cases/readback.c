@@ -528,3 +528,45 @@ void case_others_unsynced(void)
     check_file(name, &m);
     model_free(&m);
 }
+
+/* The same through a second handle: every rank but 0 also opens the path on
+ * MPI_COMM_SELF; rank 0 writes independently through the collective handle
+ * (it has no other, so its bytes go to fwdio), a barrier, the other ranks
+ * read them through their second handle, and a collective write on the
+ * first ends its step (with FWDIO_VERBOSE the readers are named there:
+ * unsynced_note.cmake). Checked as others_unsynced is. */
+void case_others_unsynced_alias(void)
+{
+    enum { PIECE = 16384 };
+    const char *name = "others_alias.mpiio";
+    remove_file(name);
+    MPI_File fh = open_file(name, MPI_MODE_RDWR | MPI_MODE_CREATE);
+    MPI_File self = MPI_FILE_NULL;
+    if (g_rank != 0)
+        self = open_comm(MPI_COMM_SELF, name, MPI_MODE_RDWR);
+    model_t m = {.holes_zero = g_layer};
+    MPI_Status st;
+    const char *readback = getenv("FWDIO_MPIIO_READBACK");
+    const int promised = !g_layer || (readback && !strcmp(readback, "0"));
+    model_put(&m, 4096, PIECE, seed_of(34));
+    if (g_rank == 0) {
+        uint8_t *b = pattern_buf(4096, PIECE, seed_of(34));
+        OK(MPI_File_write_at(fh, 4096, b, PIECE, MPI_BYTE, &st));
+        free(b);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (g_rank != 0) {
+        uint8_t *got = malloc(PIECE);
+        memset(got, 0xEE, PIECE);
+        if (OK(MPI_File_read_at(self, 4096, got, PIECE, MPI_BYTE, &st)) && promised)
+            check_buf("read_at through a second handle of rank 0's unsynced write", got, &m,
+                      4096, PIECE);
+        free(got);
+    }
+    OK(MPI_File_write_at_all(fh, 0, NULL, 0, MPI_BYTE, &st));
+    if (g_rank != 0)
+        close_file(&self);
+    close_file(&fh);
+    check_file(name, &m);
+    model_free(&m);
+}

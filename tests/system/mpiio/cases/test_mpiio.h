@@ -248,6 +248,7 @@ void case_own_read_many(void);
 void case_read_all_steps(void);
 void case_read_in_flight(void);
 void case_others_unsynced(void);
+void case_others_unsynced_alias(void);
 void case_read_other_handle(void);
 void case_many_open(void);
 void case_many_closed(void);
