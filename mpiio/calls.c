@@ -723,11 +723,23 @@ static int read_independent(mpiio_file_t *f, int64_t offset, int at_pointer, voi
     int rc = before_independent_read(f, at * f->view.etype_size, count, type, &own, call);
     /* Other ranks' writes since the last collective call may still be on
      * their way (the one difference from MPI-IO over POSIX, where they
-     * would be in the file already): the step's end tells, under
-     * FWDIO_VERBOSE (unsynced.c). */
+     * would be in the file already): under FWDIO_VERBOSE, MPI's rule once
+     * per file here, and the step's end names a read that may have missed
+     * such writes where it can tell (unsynced.c). */
     int64_t n = 0;
-    if (rc == MPI_SUCCESS && mpiio_verbose() && mpiio_type_bytes(count, type, &n) == MPI_SUCCESS)
+    if (rc == MPI_SUCCESS && mpiio_verbose() && mpiio_type_bytes(count, type, &n) == MPI_SUCCESS) {
+        if (!f->said_unsynced_rule) {
+            f->said_unsynced_rule = 1;
+            mpiio_say("%s: %s: an independent read sees other ranks' writes once they are "
+                      "synced (MPI_File_sync, a barrier, MPI_File_sync: MPI's rule); their "
+                      "writes since the last collective call on the file may still be on "
+                      "their way to fwdio's writers, and a read of them returns what the file "
+                      "held before (the call that ends the step names such a read where it "
+                      "can tell; FWDIO_MPIIO_READBACK=0 writes every independent write at "
+                      "once)", f->path, call);
+        }
         mpiio_unsynced_read(f, at * f->view.etype_size, n, call);
+    }
     if (rc == MPI_SUCCESS && own) {
         int64_t bytes = 0;
         rc = mpiio_read_own(f, at, buf, count, type, &bytes, call);

@@ -166,6 +166,7 @@ typedef struct mpiio_file {
     int local_code;              /* this rank's own failure not yet agreed on (access.c) */
     int said_shared;             /* FWDIO_VERBOSE told of the shared pointer's calls */
     int said_unsynced_read;      /* ... and of independent reads of others' bytes */
+    int said_unsynced_rule;      /* ... and of MPI's rule for them (once) */
     atomic_int aliased;          /* another taken handle of the same path is open here
                                     (set under state.c's lock by any thread's open or
                                     close, read by this handle's writes) */

@@ -3,7 +3,8 @@
 # independent write of the same step (mpiio/unsynced.c), and no other:
 # test_mpiio_layer's others_unsynced case on 3 ranks (rank 0 writes
 # independently, a barrier, every rank reads those bytes, then a collective
-# write ends the step): ranks 1 and 2 say so at that write, rank 0 (which
+# write ends the step): every rank states MPI's rule at its first
+# independent read of the file, ranks 1 and 2 name theirs at that write, rank 0 (which
 # reads its own bytes) does not; in others_unsynced_alias, which reads
 # them through a second handle, ranks 1 and 2 too; with
 # FWDIO_MPIIO_READBACK=0 (rank 0's writes in the file at once) no rank does, nor in read_in_flight (reads of
@@ -16,6 +17,9 @@ set(note "fwdio-mpiio: [^\n]*others_unsynced\\.mpiio: this rank's MPI_File_read_
 file(REMOVE_RECURSE "${DIR}")
 file(MAKE_DIRECTORY "${DIR}")
 run_layer_case(3 others_unsynced out)
+if(NOT out MATCHES "others_unsynced\\.mpiio: MPI_File_read_at: an independent read sees other ranks' writes once they are synced")
+  message(FATAL_ERROR "MPI's rule not stated at the file's first independent read:\n${out}")
+endif()
 if(NOT out MATCHES "${note}")
   message(FATAL_ERROR "no rank named the reads of rank 0's unsynced writes as expected:\n${out}")
 endif()
