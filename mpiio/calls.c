@@ -447,17 +447,11 @@ static int write_view(mpiio_file_t *f, int64_t offset, int at_pointer, const voi
         f->fp += bytes / f->view.etype_size;
     /* the step's bounds: this rank's bytes in it, every rank's once agreed
      * (a read outside those of every step on its way need not wait) */
-    mpiio_step_end_t end;
-    mpiio_step_end_mine(f, &end);
-    int step = collective ? mpiio_end_step(f, call) : MPI_SUCCESS;
-    if (rc == MPI_SUCCESS)
-        rc = step;
     if (collective) {
-        int failed = 0;
-        rc = mpiio_agree_step_end(f, rc, call, NULL, 0, &failed, &end);
+        mpiio_step_end_t end;
+        rc = mpiio_end_step_agreed(f, rc, call, &end);
         if (rc == MPI_SUCCESS && f->stream)
             mpiio_inflight_set(f, f->steps_ended - 1, end.lo, end.hi);
-        mpiio_unsynced_check(f, &end, call);
     }
     if (rc == MPI_SUCCESS)
         set_status(status, bytes);
@@ -1023,12 +1017,8 @@ MPIIO_EXPORT int MPI_File_sync(MPI_File fh)
     if (mpiio_sync_async()) {
         /* Opt-in: the step ends now and the bytes are durable by the close. */
         mpiio_step_end_t end;
-        int failed = 0;
-        mpiio_step_end_mine(f, &end);
-        rc = mpiio_end_step(f, "MPI_File_sync");
+        rc = mpiio_end_step_agreed(f, MPI_SUCCESS, "MPI_File_sync", &end);
         f->sync_owed = 1;
-        rc = mpiio_agree_step_end(f, rc, "MPI_File_sync", NULL, 0, &failed, &end);
-        mpiio_unsynced_check(f, &end, "MPI_File_sync");
     } else { /* in the node-local tier: durable in the local stores */
         rc = mpiio_settle_collective(f, 0, "MPI_File_sync");
     }

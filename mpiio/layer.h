@@ -433,6 +433,12 @@ void mpiio_settle_quietly(mpiio_file_t *f);
 /* End a step after a collective write (collective); the overlay follows it
  * into the file. */
 int mpiio_end_step(mpiio_file_t *f, const char *call);
+/* mpiio_end_step, then its outcome (or `code`, this rank's earlier
+ * failure) agreed in one round that also agrees *e (mpiio_agree_step_end),
+ * and FWDIO_VERBOSE's note on this rank's reads of the step
+ * (mpiio_unsynced_check): a collective write's end, an asynchronous
+ * sync's. */
+int mpiio_end_step_agreed(mpiio_file_t *f, int code, const char *call, mpiio_step_end_t *e);
 
 /* --- inflight.c: the steps ended and not complete, with their bounds ---------- */
 /* Step `step` ended here (its bounds unknown yet: every byte). */

@@ -35,6 +35,16 @@ int mpiio_end_step(mpiio_file_t *f, const char *call)
     return code != MPI_SUCCESS ? code : over;
 }
 
+int mpiio_end_step_agreed(mpiio_file_t *f, int code, const char *call, mpiio_step_end_t *e)
+{
+    mpiio_step_end_mine(f, e); /* before the step's end forgets them */
+    int rc = mpiio_end_step(f, call);
+    int failed = 0;
+    rc = mpiio_agree_step_end(f, code != MPI_SUCCESS ? code : rc, call, NULL, 0, &failed, e);
+    mpiio_unsynced_check(f, e, call);
+    return rc;
+}
+
 /* Wait for the steps ended so far: complete, and with `drained` at the path. */
 static int wait_ended(mpiio_file_t *f, int drained, const char *call)
 {
